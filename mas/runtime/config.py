@@ -1,0 +1,64 @@
+"""Configuration data shared by the runtime's loaders and providers.
+
+Frozen dataclasses only: parsing lives in ``infra.py`` / ``yaml_source.py``; behaviour lives in the
+providers. Keeping these apart lets the code generator reuse the same server settings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = ["ConfigError", "MCPServerConfig", "SourceLocation", "Transport"]
+
+Transport = Literal["stdio", "streamable-http", "sse"]
+
+
+@dataclass(frozen=True)
+class SourceLocation:
+    """Where a piece of configuration came from: a file, a 1-based line and a field path."""
+
+    file: str
+    line: int | None = None
+    field: str | None = None
+
+    def __str__(self) -> str:
+        where = self.file if self.line is None else f"{self.file}:{self.line}"
+        return where if not self.field else f"{where}: {self.field}"
+
+
+class ConfigError(ValueError):
+    """Bad configuration. ``str()`` is one line: ``file:line: field: what is wrong``."""
+
+    def __init__(self, message: str, location: SourceLocation | None = None) -> None:
+        self.message = message
+        self.location = location
+        super().__init__(f"{location}: {message}" if location else message)
+
+
+@dataclass(frozen=True)
+class MCPServerConfig:
+    """One ``protocol: mcp`` entry of an infra ToolServerRegistry file.
+
+    ``headers`` values may be ``env:VAR``; they are resolved at connect time and never stored
+    resolved, so a config object can be printed or logged without leaking a secret.
+    """
+
+    name: str
+    transport: Transport
+    url: str | None = None
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    connect_timeout_seconds: float = 30.0
+    follow_pagination: bool = True
+    max_pages: int = 100
+    cache_ttl_ms: int = 0
+    cache_scope: Literal["provider", "process"] = "provider"
+    namespace: str | None = None
+    #: Explicit tool list (MCP tool objects) that skips discovery; None means discover.
+    tools: tuple[Mapping[str, Any], ...] | None = None
+    location: SourceLocation | None = None
