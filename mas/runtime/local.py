@@ -1,0 +1,100 @@
+"""In-process tools: a registry over ``ToolContract`` classes or instances."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from mas.runtime.config import ConfigError, SourceLocation
+from mas.runtime.contracts.tool_contract import (
+    ToolContract,
+    ToolResultEnvelope,
+    ainvoke_call_tool,
+    invoke_call_tool,
+)
+
+__all__ = ["LocalToolRegistry", "import_tool_class"]
+
+
+def _origin(tool: ToolContract) -> str:
+    cls = type(tool)
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def import_tool_class(spec: str) -> type[ToolContract]:
+    """``"package.module:Class"`` -> the ToolContract subclass; ConfigError when it is not one."""
+    module_name, sep, attr = spec.partition(":")
+    where = SourceLocation(spec)
+    if not sep or not module_name or not attr:
+        raise ConfigError("a local tool must be given as 'package.module:Class'", where)
+    try:
+        target: Any = importlib.import_module(module_name)
+        for part in attr.split("."):
+            target = getattr(target, part)
+    except Exception as exc:
+        raise ConfigError(f"cannot import local tool: {type(exc).__name__}: {exc}", where) from exc
+    if not (isinstance(target, type) and issubclass(target, ToolContract)):
+        raise ConfigError("not a ToolContract subclass", where)
+    return target
+
+
+class LocalToolRegistry:
+    """Merges the ``list_tools`` of several ToolContract tools and routes calls by name.
+
+    Classes are instantiated with no arguments; two tools with the same name are a ConfigError.
+    """
+
+    def __init__(self, tools: Iterable[ToolContract | type[ToolContract]], *, name: str = "local") -> None:
+        self.name = name
+        self._tools: dict[str, ToolContract] = {}
+        self._entries: list[dict[str, Any]] = []
+        for item in tools:
+            tool = item() if isinstance(item, type) else item
+            for entry in tool.list_tools():
+                other = self._tools.get(entry["name"])
+                if other is not None:
+                    raise ConfigError(
+                        f"duplicate local tool name {entry['name']!r}: {_origin(other)} and {_origin(tool)}",
+                        SourceLocation(_origin(tool)),
+                    )
+                self._tools[entry["name"]] = tool
+                self._entries.append(entry)
+
+    @property
+    def tools(self) -> Mapping[str, ToolContract]:
+        return dict(self._tools)
+
+    def origin_of(self, tool_name: str) -> str | None:
+        """``module:Class`` of the tool serving ``tool_name`` (for error messages and tooling)."""
+        tool = self._tools.get(tool_name)
+        return None if tool is None else _origin(tool)
+
+    def list_tools(self) -> list[dict[str, Any]]:
+        return [dict(entry) for entry in self._entries]
+
+    def _unknown(self, tool_name: str) -> ToolResultEnvelope:
+        return ToolResultEnvelope.failure(f"unknown tool {tool_name!r} (local: {', '.join(self._tools)})")
+
+    def call_tool(self, tool_name: str, arguments: Mapping[str, Any] | None, **kwargs: Any) -> ToolResultEnvelope:
+        tool = self._tools.get(tool_name)
+        if tool is None:
+            return self._unknown(tool_name)
+        return ToolResultEnvelope.coerce(invoke_call_tool(tool, tool_name, arguments, **kwargs))
+
+    async def acall_tool(
+        self, tool_name: str, arguments: Mapping[str, Any] | None, **kwargs: Any
+    ) -> ToolResultEnvelope:
+        tool = self._tools.get(tool_name)
+        if tool is None:
+            return self._unknown(tool_name)
+        return ToolResultEnvelope.coerce(await ainvoke_call_tool(tool, tool_name, arguments, **kwargs))
+
+    def close(self) -> None:
+        for tool in {id(t): t for t in self._tools.values()}.values():
+            closer = getattr(tool, "close", None)
+            if callable(closer):
+                closer()
+
+    async def aclose(self) -> None:
+        self.close()

@@ -1,0 +1,161 @@
+"""Skill tools: declared in ``kind: Tool`` YAML, implemented by the Python callable in ``spec.handler``.
+
+Handler resolution: a handler is imported the first time its tool is called, so building the
+provider (and the code generator's use of the same YAML) never imports user code. A failed import
+comes back as an error envelope, never as an exception. :meth:`SkillToolProvider.resolve` imports
+every handler up front and raises :class:`ConfigError`; ``RuntimeRegistry`` calls it at start so a
+typo in ``spec.handler`` stops the registry instead of failing on the first call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import importlib
+import inspect
+import threading
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from typing import Any
+
+from mas.runtime.config import ConfigError
+from mas.runtime.contracts.tool_contract import ToolResultEnvelope, validate_arguments, wrap_result
+from mas.runtime.yaml_source import ToolDefinition
+
+__all__ = ["SkillToolProvider", "import_handler"]
+
+
+def import_handler(spec: str) -> Callable[..., Any]:
+    """``"package.module:function"`` (or ``module:Class.method``) -> the callable.
+
+    Raises ImportError/AttributeError/TypeError with a message naming ``spec``.
+    """
+    module_name, sep, attr_path = spec.partition(":")
+    if not sep or not module_name or not attr_path:
+        raise ValueError(f"handler {spec!r} must look like 'package.module:function'")
+    target: Any = importlib.import_module(module_name)
+    for attr in attr_path.split("."):
+        try:
+            target = getattr(target, attr)
+        except AttributeError:
+            raise AttributeError(f"module {module_name!r} has no attribute {attr_path!r}") from None
+    if not callable(target):
+        raise TypeError(f"handler {spec!r} is not callable")
+    return target  # type: ignore[no-any-return]
+
+
+def _run_coroutine(coro: Coroutine[Any, Any, Any]) -> Any:
+    """Run a coroutine from sync code, even when this thread already runs an event loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
+class SkillToolProvider:
+    """A provider over ``ToolDefinition`` objects (see the module docstring for resolution)."""
+
+    def __init__(self, definitions: Sequence[ToolDefinition], *, name: str = "skills") -> None:
+        self.name = name
+        self._definitions: dict[str, ToolDefinition] = {}
+        for definition in definitions:
+            if definition.name in self._definitions:
+                first = self._definitions[definition.name].location
+                raise ConfigError(f"duplicate tool name {definition.name!r} (also at {first})", definition.location)
+            self._definitions[definition.name] = definition
+        self._handlers: dict[str, Callable[..., Any]] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def definitions(self) -> Mapping[str, ToolDefinition]:
+        return dict(self._definitions)
+
+    def list_tools(self) -> list[dict[str, Any]]:
+        return [definition.to_entry() for definition in self._definitions.values()]
+
+    def resolve(self) -> None:
+        """Import every handler now; raise ConfigError (with the ``spec.handler`` line) on the first failure."""
+        for name, definition in self._definitions.items():
+            try:
+                self._handler(name)
+            except Exception as exc:
+                where = definition.handler_location or definition.location
+                raise ConfigError(f"cannot load handler: {type(exc).__name__}: {exc}", where) from exc
+
+    def _handler(self, tool_name: str) -> Callable[..., Any]:
+        with self._lock:  # concurrent first calls import once
+            if tool_name not in self._handlers:
+                spec = self._definitions[tool_name].handler
+                if spec is None:
+                    raise LookupError(f"tool {tool_name!r} declares no spec.handler")
+                self._handlers[tool_name] = import_handler(spec)
+            return self._handlers[tool_name]
+
+    def _prepare(
+        self, tool_name: str, arguments: Mapping[str, Any] | None
+    ) -> tuple[Callable[..., Any], dict[str, Any]] | ToolResultEnvelope:
+        """The handler and checked arguments, or the error envelope that explains why not."""
+        definition = self._definitions.get(tool_name)
+        if definition is None:
+            return ToolResultEnvelope.failure(f"unknown tool {tool_name!r} (skills: {', '.join(self._definitions)})")
+        args = dict(arguments or {})
+        problem = validate_arguments(definition.parameters, args)
+        if problem is not None:
+            return ToolResultEnvelope.failure(f"invalid arguments for tool {tool_name!r}: {problem}")
+        try:
+            return self._handler(tool_name), args
+        except Exception as exc:
+            return ToolResultEnvelope.failure(
+                f"cannot load handler {definition.handler!r} for tool {tool_name!r}: {type(exc).__name__}: {exc}"
+            )
+
+    def _wrap(self, tool_name: str, value: Any) -> ToolResultEnvelope:
+        return wrap_result(value, has_output_schema="output_schema" in self._definitions[tool_name].advertise)
+
+    def call_tool(self, tool_name: str, arguments: Mapping[str, Any] | None) -> ToolResultEnvelope:
+        """Validate, then ``handler(**arguments)``; coroutine handlers are run to completion."""
+        prepared = self._prepare(tool_name, arguments)
+        if isinstance(prepared, ToolResultEnvelope):
+            return prepared
+        handler, args = prepared
+        try:
+            value = handler(**args)
+            if inspect.iscoroutine(value):
+                value = _run_coroutine(value)
+        except Exception as exc:  # a handler error never crashes the caller
+            return ToolResultEnvelope.failure(f"tool {tool_name!r} failed: {type(exc).__name__}: {exc}")
+        return self._wrap(tool_name, value)
+
+    async def acall_tool(
+        self, tool_name: str, arguments: Mapping[str, Any] | None, *, timeout_seconds: float | None = None
+    ) -> ToolResultEnvelope:
+        """Await coroutine handlers; run sync ones in a worker thread.
+
+        ``timeout_seconds`` (else the tool's ``spec.timeout_seconds``) bounds the wait; a sync handler
+        that overruns keeps running in its thread, but the caller gets an error envelope on time.
+        """
+        prepared = self._prepare(tool_name, arguments)
+        if isinstance(prepared, ToolResultEnvelope):
+            return prepared
+        handler, args = prepared
+        limit = timeout_seconds or self._definitions[tool_name].advertise.get("timeout_seconds")
+        try:
+            if inspect.iscoroutinefunction(handler):
+                pending: Any = handler(**args)
+            else:
+                pending = asyncio.to_thread(handler, **args)
+            value = await asyncio.wait_for(pending, timeout=limit)
+            if inspect.iscoroutine(value):  # a sync function that returned a coroutine
+                value = await asyncio.wait_for(value, timeout=limit)
+        except TimeoutError:
+            return ToolResultEnvelope.failure(f"tool {tool_name!r} timed out after {limit} s")
+        except Exception as exc:
+            return ToolResultEnvelope.failure(f"tool {tool_name!r} failed: {type(exc).__name__}: {exc}")
+        return self._wrap(tool_name, value)
+
+    def close(self) -> None:
+        """Nothing to release; present so every provider can be closed the same way."""
+
+    async def aclose(self) -> None:
+        """Async twin of :meth:`close`."""
