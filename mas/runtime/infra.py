@@ -1,0 +1,90 @@
+"""Load infra files (``kind: ToolServerRegistry``) into :class:`MCPServerConfig` objects.
+
+Format: ``docs/tool-server-registry.md`` and ``infra.schema.yaml``. Header values written as
+``env:VAR`` are kept as written; the provider resolves them when it connects.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from mas.runtime.config import ConfigError, MCPServerConfig, SourceLocation
+from mas.runtime.yaml_source import LineMap, dotted, load_schema, load_yaml_documents, validate_document
+
+__all__ = ["PYTHON_COMMANDS", "load_infra", "load_infra_files"]
+
+#: Commands that mean "the interpreter running the registry", so a stdio server started with
+#: ``command: python`` sees the same installed packages (and works inside any virtualenv).
+PYTHON_COMMANDS = frozenset({"python", "python3"})
+
+
+def _tool_object(item: str | Mapping[str, Any]) -> Mapping[str, Any]:
+    return {"name": item} if isinstance(item, str) else dict(item)
+
+
+def _server(entry: Mapping[str, Any], index: int, lines: LineMap, file: str) -> MCPServerConfig:
+    path = ("spec", "servers", index)
+    command = entry.get("command")
+    if command in PYTHON_COMMANDS:
+        command = sys.executable
+    cwd = entry.get("cwd")
+    if cwd is not None and not Path(cwd).is_absolute():
+        cwd = str(Path(file).parent / cwd)  # relative to the infra file, not to wherever we run from
+    tools = entry.get("tools")
+    optional: dict[str, Any] = {
+        key: entry[key]
+        for key in ("connect_timeout_seconds", "follow_pagination", "max_pages", "cache_ttl_ms", "cache_scope")
+        if key in entry
+    }
+    return MCPServerConfig(
+        name=entry["name"],
+        transport=entry["transport"],
+        url=entry.get("url", entry.get("endpoint")),
+        command=command,
+        args=tuple(entry.get("args", ())),
+        env=dict(entry.get("env", {})),
+        cwd=cwd,
+        headers=dict(entry.get("headers", {})),
+        namespace=entry.get("namespace"),
+        tools=None if tools is None else tuple(_tool_object(t) for t in tools),
+        location=SourceLocation(file, lines.line(path), dotted(path)),
+        **optional,
+    )
+
+
+def load_infra(path: str | Path) -> list[MCPServerConfig]:
+    """Every server of every ``ToolServerRegistry`` document in ``path``; names must be unique."""
+    file = str(path)
+    servers: list[MCPServerConfig] = []
+    seen: dict[str, MCPServerConfig] = {}
+    for doc, lines in load_yaml_documents(path):
+        validate_document(doc, lines, load_schema("mas.runtime", "infra.schema.yaml"), file)
+        for index, entry in enumerate(doc["spec"]["servers"]):
+            server = _server(entry, index, lines, file)
+            if server.name in seen:
+                name_path = ("spec", "servers", index, "name")
+                where = SourceLocation(file, lines.line(name_path), dotted(name_path))
+                raise ConfigError(
+                    f"duplicate server name {server.name!r} (also at {seen[server.name].location})", where
+                )
+            seen[server.name] = server
+            servers.append(server)
+    return servers
+
+
+def load_infra_files(paths: Iterable[str | Path]) -> list[MCPServerConfig]:
+    """:func:`load_infra` over several files; a server name must be unique across all of them."""
+    servers: list[MCPServerConfig] = []
+    seen: dict[str, MCPServerConfig] = {}
+    for path in paths:
+        for server in load_infra(path):
+            if server.name in seen:
+                raise ConfigError(
+                    f"duplicate server name {server.name!r} (also at {seen[server.name].location})", server.location
+                )
+            seen[server.name] = server
+            servers.append(server)
+    return servers

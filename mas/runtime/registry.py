@@ -1,0 +1,241 @@
+"""RuntimeRegistry: one ``list_tools``/``call_tool`` over local classes, YAML skills and MCP servers.
+
+Guide: ``docs/infra.md``. The registry starts completely or not at all: every file is loaded,
+every handler imported and every server listed before it is returned; on any failure the
+providers opened so far are closed and the error is raised.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import types
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from mas.runtime.config import ConfigError, MCPServerConfig, SourceLocation
+from mas.runtime.contracts.tool_contract import (
+    CALL_KWARGS,
+    ToolContract,
+    ToolResultEnvelope,
+    ainvoke_call_tool,
+    invoke_call_tool,
+)
+from mas.runtime.infra import load_infra_files
+from mas.runtime.local import LocalToolRegistry, import_tool_class
+from mas.runtime.skills import SkillToolProvider
+from mas.runtime.yaml_source import load_tool_documents
+
+__all__ = ["LOCAL_PROVIDER", "SKILLS_PROVIDER", "RuntimeRegistry"]
+
+LOCAL_PROVIDER = "local"
+SKILLS_PROVIDER = "skills"
+
+ProviderFactory = Callable[[MCPServerConfig], Any]
+_Route = tuple[str, str, dict[str, Any]]  # provider name, the provider's own tool name, entry
+
+
+def _mcp_provider(config: MCPServerConfig) -> Any:
+    # Imported by name, lazily: only registries with infra servers need the MCP SDK loaded.
+    module = importlib.import_module("mas.runtime.mcp_provider")
+    return module.MCPToolProvider(config)
+
+
+def _close_quietly(provider: Any) -> None:
+    closer = getattr(provider, "close", None)
+    if callable(closer):
+        try:
+            closer()
+        except Exception:  # already failing: the original error is the one to report
+            pass
+
+
+class RuntimeRegistry:
+    """Routes calls by tool name to the provider that lists it.
+
+    ``providers`` maps a provider name to anything with ``list_tools``/``call_tool``.
+    ``namespaces`` maps a provider name to a prefix: its tools are exposed as ``prefix.tool``.
+    ``locations`` says where a provider was configured (used in error messages).
+    """
+
+    def __init__(
+        self,
+        providers: Mapping[str, Any],
+        *,
+        namespaces: Mapping[str, str] | None = None,
+        locations: Mapping[str, SourceLocation] | None = None,
+    ) -> None:
+        self._providers = dict(providers)
+        self._namespaces = dict(namespaces or {})
+        self._locations = dict(locations or {})
+        self._routes = self._build_routes()
+
+    # --- construction -----------------------------------------------------------------------
+    @classmethod
+    def from_sources(
+        cls,
+        infra: Iterable[str | Path] = (),
+        tools: Iterable[str | Path] = (),
+        local: Iterable[str | ToolContract | type[ToolContract]] = (),
+        *,
+        mcp_factory: ProviderFactory | None = None,
+    ) -> RuntimeRegistry:
+        """Build from infra files, tool YAML files/folders and local tools (``"pkg.mod:Class"`` or classes).
+
+        ``mcp_factory`` builds the provider for one infra server (default: ``MCPToolProvider``).
+        """
+        configs = load_infra_files(infra)
+        definitions = load_tool_documents(tools)
+        local_tools = [import_tool_class(item) if isinstance(item, str) else item for item in local]
+        factory = mcp_factory or _mcp_provider
+        opened: dict[str, Any] = {}
+        try:
+            if local_tools:
+                opened[LOCAL_PROVIDER] = LocalToolRegistry(local_tools, name=LOCAL_PROVIDER)
+            if definitions:
+                skills = SkillToolProvider(definitions, name=SKILLS_PROVIDER)
+                skills.resolve()
+                opened[SKILLS_PROVIDER] = skills
+            for config in configs:
+                if config.name in (LOCAL_PROVIDER, SKILLS_PROVIDER):
+                    raise ConfigError(f"server name {config.name!r} is reserved", config.location)
+                opened[config.name] = factory(config)
+            return cls(
+                opened,
+                namespaces={c.name: c.namespace for c in configs if c.namespace},
+                locations={c.name: c.location for c in configs if c.location is not None},
+            )
+        except BaseException:
+            for provider in reversed(opened.values()):
+                _close_quietly(provider)
+            raise
+
+    def _where(self, provider_name: str, tool_name: str) -> str:
+        provider = self._providers[provider_name]
+        if isinstance(provider, SkillToolProvider) and tool_name in provider.definitions:
+            return str(provider.definitions[tool_name].location)
+        if isinstance(provider, LocalToolRegistry):
+            return provider.origin_of(tool_name) or provider_name
+        location = self._locations.get(provider_name)
+        return str(location) if location is not None else provider_name
+
+    def _list(self, provider_name: str) -> list[dict[str, Any]]:
+        try:
+            entries: list[dict[str, Any]] = self._providers[provider_name].list_tools()
+        except Exception as exc:  # unreachable server, bad handler module, ...: refuse to start
+            raise ConfigError(
+                f"provider {provider_name!r} cannot list its tools: {type(exc).__name__}: {exc}",
+                self._locations.get(provider_name),
+            ) from exc
+        return entries
+
+    def _build_routes(self) -> dict[str, _Route]:
+        routes: dict[str, _Route] = {}
+        for provider_name in self._providers:
+            prefix = self._namespaces.get(provider_name)
+            for entry in self._list(provider_name):
+                inner = entry["name"]
+                exposed = f"{prefix}.{inner}" if prefix else inner
+                if exposed in routes:
+                    other, other_inner, _ = routes[exposed]
+                    raise ConfigError(
+                        f"tool {exposed!r} is provided by both {other!r} ({self._where(other, other_inner)}) "
+                        f"and {provider_name!r} ({self._where(provider_name, inner)}); "
+                        "set `namespace` on an infra server to keep both"
+                    )
+                routes[exposed] = (provider_name, inner, {**entry, "name": exposed})
+        return routes
+
+    def refresh(self) -> None:
+        """Re-list every provider (e.g. after an MCP list change); on a conflict keep the old table and raise."""
+        self._routes = self._build_routes()
+
+    # --- the contract -----------------------------------------------------------------------
+    @property
+    def providers(self) -> Mapping[str, Any]:
+        return types.MappingProxyType(self._providers)
+
+    def owner_of(self, tool_name: str) -> str | None:
+        """The name of the provider serving ``tool_name`` (as exposed), or None."""
+        route = self._routes.get(tool_name)
+        return None if route is None else route[0]
+
+    def list_tools(self) -> list[dict[str, Any]]:
+        return [dict(entry) for _, _, entry in self._routes.values()]
+
+    def _unknown(self, tool_name: str) -> ToolResultEnvelope:
+        close = difflib.get_close_matches(tool_name, list(self._routes), n=3, cutoff=0.6)
+        hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else f" ({len(self._routes)} known)"
+        return ToolResultEnvelope.failure(f"unknown tool {tool_name!r}{hint}")
+
+    def _route(self, tool_name: str, kwargs: Mapping[str, Any]) -> _Route | ToolResultEnvelope:
+        unknown = sorted(set(kwargs) - set(CALL_KWARGS))
+        if unknown:  # a caller bug, not a tool failure: raise like any bad keyword argument
+            raise TypeError(f"unknown call_tool option(s): {', '.join(unknown)}; known: {', '.join(CALL_KWARGS)}")
+        return self._routes.get(tool_name) or self._unknown(tool_name)
+
+    @staticmethod
+    def _failed(tool_name: str, provider_name: str, exc: Exception) -> ToolResultEnvelope:
+        return ToolResultEnvelope.failure(f"tool {tool_name!r} ({provider_name}) failed: {type(exc).__name__}: {exc}")
+
+    def call_tool(self, tool_name: str, arguments: Mapping[str, Any] | None, **kwargs: Any) -> ToolResultEnvelope:
+        """Forward to the owning provider (namespace prefix stripped); a tool failure is an error envelope."""
+        route = self._route(tool_name, kwargs)
+        if isinstance(route, ToolResultEnvelope):
+            return route
+        provider_name, inner, _ = route
+        try:
+            return ToolResultEnvelope.coerce(
+                invoke_call_tool(self._providers[provider_name], inner, arguments, **kwargs)
+            )
+        except Exception as exc:  # e.g. a dropped MCP connection
+            return self._failed(tool_name, provider_name, exc)
+
+    async def acall_tool(
+        self, tool_name: str, arguments: Mapping[str, Any] | None, **kwargs: Any
+    ) -> ToolResultEnvelope:
+        route = self._route(tool_name, kwargs)
+        if isinstance(route, ToolResultEnvelope):
+            return route
+        provider_name, inner, _ = route
+        try:
+            return ToolResultEnvelope.coerce(
+                await ainvoke_call_tool(self._providers[provider_name], inner, arguments, **kwargs)
+            )
+        except Exception as exc:
+            return self._failed(tool_name, provider_name, exc)
+
+    # --- lifetime ---------------------------------------------------------------------------
+    def close(self) -> None:
+        """Close every provider (last opened first); the first error is raised after all are tried."""
+        errors: list[Exception] = []
+        for provider in reversed(list(self._providers.values())):
+            closer = getattr(provider, "close", None)
+            if callable(closer):
+                try:
+                    closer()
+                except Exception as exc:
+                    errors.append(exc)
+        if errors:
+            raise errors[0]
+
+    async def aclose(self) -> None:
+        for provider in reversed(list(self._providers.values())):
+            closer = getattr(provider, "aclose", None)
+            if callable(closer):
+                await closer()
+            else:
+                _close_quietly(provider)
+
+    def __enter__(self) -> RuntimeRegistry:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> RuntimeRegistry:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
