@@ -1,0 +1,1 @@
+"""Runtime shim shipped inside every generated package (see ``_runtime.py``; copied verbatim)."""
