@@ -1,0 +1,380 @@
+"""The repo's sample MCP server, built on the official SDK's low-level ``Server``.
+
+Run it with::
+
+    python -m mas.samples.mcp_server [--transport stdio|streamable-http] [--host 127.0.0.1]
+                                     [--port 8765] [--page-size 3] [--with-crash-tool]
+
+The low-level server is used (not FastMCP) because ``tools/list`` must paginate with an opaque
+cursor: the runtime and the code generator are tested against a server that really pages.
+Tool names and schemas are stable on purpose; the code generator's golden files depend on them.
+Every tool is offline and deterministic.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import binascii
+import hashlib
+import hmac
+import os
+import sys
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+import mcp_types as types
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel.server import Server
+from mcp.shared.exceptions import MCPError
+
+__all__ = ["SampleState", "build_server", "main", "tool_definitions"]
+
+SERVER_NAME = "toolgen-sample"
+TOKEN_ENV = "SAMPLE_SERVER_TOKEN"
+
+_CONDITIONS = ("sunny", "partly cloudy", "overcast", "light rain", "thunderstorms", "snow", "fog", "windy")
+
+# A tiny fixed corpus so search-docs is deterministic and needs no network.
+_DOCS: tuple[dict[str, Any], ...] = (
+    {"title": "Getting started with toolgen", "url": "https://docs.example.com/start", "tags": ["intro"]},
+    {"title": "Writing a ToolContract", "url": "https://docs.example.com/contract", "tags": ["tools", "python"]},
+    {"title": "Connecting MCP servers", "url": "https://docs.example.com/mcp", "tags": ["mcp", "tools"]},
+    {"title": "Pagination in tools/list", "url": "https://docs.example.com/mcp/pagination", "tags": ["mcp"]},
+    {"title": "Secrets in infra headers", "url": "https://docs.example.com/infra/secrets", "tags": ["infra"]},
+    {"title": "Generated Python stubs", "url": "https://docs.example.com/codegen", "tags": ["python", "codegen"]},
+    {"title": "Timeouts and cancellation", "url": "https://docs.example.com/mcp/timeouts", "tags": ["mcp"]},
+)
+# Publication dates for the `since` filter, parallel to _DOCS.
+_DOC_DATES = ("2025-01-10", "2025-03-02", "2025-06-15", "2025-07-01", "2025-09-20", "2025-10-05", "2025-11-30")
+
+
+def tool_definitions(*, with_crash_tool: bool = False) -> list[types.Tool]:
+    """The advertised tools, in listing order."""
+    tools = [
+        types.Tool(
+            name="get_weather",
+            description="Get the current weather for a city (fake, deterministic data).",
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "city": {"type": "string", "description": "City name, e.g. Paris"},
+                    "units": {"type": "string", "enum": ["celsius", "fahrenheit"], "default": "celsius"},
+                },
+                "required": ["city"],
+            },
+            output_schema={
+                "type": "object",
+                "properties": {
+                    "city": {"type": "string"},
+                    "temperature": {"type": "number"},
+                    "conditions": {"type": "string"},
+                    "humidity": {"type": "integer"},
+                },
+                "required": ["city", "temperature", "conditions", "humidity"],
+            },
+            annotations=types.ToolAnnotations(title="Current weather", read_only_hint=True, open_world_hint=False),
+        ),
+        types.Tool(
+            name="search-docs",
+            description="Search the documentation and return the best matching pages.",
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string"},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 5},
+                    "filters": {
+                        "type": "object",
+                        "properties": {
+                            "tags": {"type": "array", "items": {"type": "string"}},
+                            "since": {"type": "string", "format": "date"},
+                        },
+                    },
+                },
+                "required": ["query"],
+            },
+            output_schema={
+                "type": "object",
+                "properties": {
+                    "results": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "title": {"type": "string"},
+                                "url": {"type": "string"},
+                                "score": {"type": "number"},
+                            },
+                            "required": ["title", "url", "score"],
+                        },
+                    },
+                    "total": {"type": "integer"},
+                },
+                "required": ["results", "total"],
+            },
+            annotations=types.ToolAnnotations(read_only_hint=True),
+        ),
+        types.Tool(
+            name="notes.create",
+            description="Create a note in the server's memory and return its id.",
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "title": {"type": "string"},
+                    "body": {"type": "string"},
+                    "tags": {"type": "array", "items": {"type": "string"}},
+                },
+                "required": ["title", "body"],
+            },
+            output_schema={
+                "type": "object",
+                "properties": {"id": {"type": "string"}, "title": {"type": "string"}},
+                "required": ["id", "title"],
+            },
+            annotations=types.ToolAnnotations(idempotent_hint=False, destructive_hint=False),
+        ),
+        types.Tool(
+            name="notes.delete",
+            description="Delete a note by id.",
+            input_schema={"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]},
+            annotations=types.ToolAnnotations(destructive_hint=True),
+        ),
+        types.Tool(
+            name="count_slowly",
+            description="Count to `steps`, sleeping `delay_seconds` per step and reporting progress.",
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "steps": {"type": "integer", "minimum": 0, "default": 3},
+                    "delay_seconds": {"type": "number", "minimum": 0, "default": 0.2},
+                },
+            },
+        ),
+        types.Tool(
+            name="whoami",
+            description="Report whether the HTTP Authorization header matches the server token (never echoes it).",
+            input_schema={"type": "object", "properties": {}},
+            output_schema={
+                "type": "object",
+                "properties": {
+                    "authorized": {"type": "boolean"},
+                    "header_sha256": {"type": ["string", "null"]},
+                },
+                "required": ["authorized", "header_sha256"],
+            },
+            annotations=types.ToolAnnotations(read_only_hint=True),
+        ),
+    ]
+    if with_crash_tool:
+        tools.append(
+            types.Tool(
+                name="crash",
+                description="Exit the server process immediately (tests only).",
+                input_schema={"type": "object", "properties": {"code": {"type": "integer", "default": 1}}},
+            )
+        )
+    return tools
+
+
+@dataclass
+class SampleState:
+    """Per-process server state: the tool list and the in-memory notes."""
+
+    tools: list[types.Tool]
+    page_size: int = 3
+    notes: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def tool(self, name: str) -> types.Tool | None:
+        return next((t for t in self.tools if t.name == name), None)
+
+
+def _encode_cursor(offset: int) -> str:
+    return base64.urlsafe_b64encode(f"tools:{offset}".encode()).decode()
+
+
+def _decode_cursor(cursor: str) -> int:
+    try:
+        kind, _, raw = base64.urlsafe_b64decode(cursor.encode()).decode().partition(":")
+        if kind == "tools" and raw.isdigit():
+            return int(raw)
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        pass
+    raise MCPError(code=types.INVALID_PARAMS, message=f"invalid cursor: {cursor!r}")
+
+
+def _text(text: str) -> list[types.ContentBlock]:
+    return [types.TextContent(text=text)]
+
+
+def _structured(value: dict[str, Any], text: str) -> types.CallToolResult:
+    return types.CallToolResult(content=_text(text), structured_content=value)
+
+
+def _digest(value: str) -> int:
+    # sha256, not hash(): the fake data must be identical across processes.
+    return int.from_bytes(hashlib.sha256(value.encode()).digest()[:8], "big")
+
+
+def get_weather(city: str, units: str = "celsius") -> dict[str, Any]:
+    seed = _digest(city.strip().lower())
+    celsius = round(-10 + (seed % 450) / 10, 1)
+    temperature = celsius if units == "celsius" else round(celsius * 9 / 5 + 32, 1)
+    return {
+        "city": city,
+        "temperature": temperature,
+        "conditions": _CONDITIONS[(seed >> 16) % len(_CONDITIONS)],
+        "humidity": 20 + (seed >> 24) % 76,
+    }
+
+
+def search_docs(query: str, limit: int = 5, filters: dict[str, Any] | None = None) -> dict[str, Any]:
+    terms = [t for t in query.lower().split() if t]
+    tags = set((filters or {}).get("tags") or ())
+    since_raw = (filters or {}).get("since")
+    since = date.fromisoformat(since_raw) if since_raw else None
+    hits: list[dict[str, Any]] = []
+    for doc, published in zip(_DOCS, _DOC_DATES, strict=True):
+        if tags and not tags & set(doc["tags"]):
+            continue
+        if since and date.fromisoformat(published) < since:
+            continue
+        haystack = (doc["title"] + " " + " ".join(doc["tags"])).lower()
+        matched = sum(1 for term in terms if term in haystack)
+        if matched:
+            hits.append({"title": doc["title"], "url": doc["url"], "score": round(matched / len(terms), 3)})
+    hits.sort(key=lambda h: (-h["score"], h["title"]))
+    return {"results": hits[:limit], "total": len(hits)}
+
+
+def whoami(authorization: str | None) -> dict[str, Any]:
+    token = os.environ.get(TOKEN_ENV)
+    authorized = (
+        authorization is not None
+        and token is not None
+        and hmac.compare_digest(authorization.encode(), f"Bearer {token}".encode())
+    )
+    digest = hashlib.sha256(authorization.encode()).hexdigest() if authorization is not None else None
+    return {"authorized": authorized, "header_sha256": digest}
+
+
+def _authorization_header(ctx: ServerRequestContext[Any, Any]) -> str | None:
+    # Over streamable HTTP the SDK hands handlers the Starlette request; over stdio it is None.
+    headers = getattr(ctx.request, "headers", None)
+    if headers is None:
+        return None
+    value = headers.get("authorization")
+    return value if isinstance(value, str) else None
+
+
+async def _count_slowly(ctx: ServerRequestContext[Any, Any], steps: int, delay: float) -> types.CallToolResult:
+    for i in range(1, steps + 1):
+        await asyncio.sleep(delay)
+        # A no-op when the request carried no progressToken.
+        await ctx.session.report_progress(i, steps, f"step {i}/{steps}")
+    return types.CallToolResult(content=_text(f"counted to {steps}"))
+
+
+def build_server(state: SampleState) -> Server[Any]:
+    """A low-level Server whose handlers close over ``state``."""
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        start = _decode_cursor(params.cursor) if params is not None and params.cursor else 0
+        end = start + state.page_size
+        next_cursor = _encode_cursor(end) if end < len(state.tools) else None
+        return types.ListToolsResult(tools=state.tools[start:end], next_cursor=next_cursor)
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        tool = state.tool(params.name)
+        if tool is None:
+            # Spec: an unknown tool is a protocol error, not a tool result.
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+        args = dict(params.arguments or {})
+        error = best_match(Draft202012Validator(tool.input_schema).iter_errors(args))
+        if error is not None:
+            where = "/" + "/".join(str(p) for p in error.absolute_path)
+            return types.CallToolResult(content=_text(f"invalid arguments: {where}: {error.message}"), is_error=True)
+        return await _dispatch(ctx, state, params.name, args)
+
+    return Server(SERVER_NAME, version="1.0.0", on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+async def _dispatch(
+    ctx: ServerRequestContext[Any, Any], state: SampleState, name: str, args: dict[str, Any]
+) -> types.CallToolResult:
+    if name == "get_weather":
+        weather = get_weather(args["city"], args.get("units", "celsius"))
+        return _structured(weather, f"{weather['city']}: {weather['temperature']} degrees, {weather['conditions']}")
+    if name == "search-docs":
+        found = search_docs(args["query"], args.get("limit", 5), args.get("filters"))
+        return _structured(found, "\n".join(f"{r['title']} <{r['url']}>" for r in found["results"]) or "no results")
+    if name == "notes.create":
+        note_id = uuid.uuid4().hex[:12]
+        state.notes[note_id] = {"title": args["title"], "body": args["body"], "tags": list(args.get("tags", []))}
+        return _structured({"id": note_id, "title": args["title"]}, f"created note {note_id}")
+    if name == "notes.delete":
+        note_id = args["id"]
+        if state.notes.pop(note_id, None) is None:
+            return types.CallToolResult(
+                content=_text(f"note {note_id} not found"),
+                structured_content={"code": "not_found", "id": note_id},
+                is_error=True,
+            )
+        return types.CallToolResult(content=_text(f"deleted note {note_id}"))
+    if name == "count_slowly":
+        return await _count_slowly(ctx, int(args.get("steps", 3)), float(args.get("delay_seconds", 0.2)))
+    if name == "whoami":
+        who = whoami(_authorization_header(ctx))
+        return _structured(who, "authorized" if who["authorized"] else "not authorized")
+    if name == "crash":
+        sys.stdout.flush()
+        os._exit(int(args.get("code", 1)))  # on purpose: simulates a server dying mid-call
+    raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {name}")
+
+
+async def _serve_stdio(server: Server[Any]) -> None:
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def _serve_http(server: Server[Any], host: str, port: int) -> None:
+    import uvicorn
+
+    app = server.streamable_http_app(host=host)
+    uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m mas.samples.mcp_server", description=__doc__.splitlines()[0])
+    parser.add_argument("--transport", choices=["stdio", "streamable-http"], default="stdio")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--page-size", type=int, default=3, help="tools per tools/list page (default 3)")
+    parser.add_argument(
+        "--with-crash-tool", action="store_true", help="also list `crash`, which kills the server (tests only)"
+    )
+    ns = parser.parse_args(argv)
+    if ns.page_size < 1:
+        parser.error("--page-size must be at least 1")
+    state = SampleState(tools=tool_definitions(with_crash_tool=ns.with_crash_tool), page_size=ns.page_size)
+    server = build_server(state)
+    if ns.transport == "stdio":
+        asyncio.run(_serve_stdio(server))
+    else:
+        _serve_http(server, ns.host, ns.port)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
