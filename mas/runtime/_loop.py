@@ -1,0 +1,132 @@
+"""A private event loop on a daemon thread, so synchronous code can drive async clients.
+
+The MCP SDK is async and its context managers must be entered and exited by the same task,
+so a provider keeps its session on one long-lived loop. :class:`BackgroundLoop` owns that loop:
+
+* ``run(coro)`` blocks the calling thread until ``coro`` finishes on the loop. It works from
+  plain sync code and from worker threads of another running loop (``asyncio.to_thread``).
+* ``arun(coro)`` awaits ``coro`` from any event loop without blocking it.
+* Calling ``run`` on the loop's own thread would deadlock, so it raises
+  :class:`LoopThreadError` telling the user to use the async API instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+__all__ = ["BackgroundLoop", "LoopThreadError"]
+
+T = TypeVar("T")
+
+
+class LoopThreadError(RuntimeError):
+    """A blocking call was made on the background loop's own thread."""
+
+
+class BackgroundLoop:
+    """An asyncio loop running on a daemon thread, started lazily and stopped by :meth:`close`."""
+
+    def __init__(self, name: str, *, async_hint: str = "the async API") -> None:
+        self._name = name
+        self._async_hint = async_hint
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._closed = False
+
+    @property
+    def thread(self) -> threading.Thread | None:
+        return self._thread
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop | None:
+        return self._loop
+
+    def in_loop_thread(self) -> bool:
+        return self._thread is not None and threading.current_thread() is self._thread
+
+    def _ensure_started(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._closed:
+                raise RuntimeError(f"{self._name} is closed")
+            if self._loop is not None:
+                return self._loop
+            loop = asyncio.new_event_loop()
+            started = threading.Event()
+
+            def runner() -> None:
+                asyncio.set_event_loop(loop)
+                loop.call_soon(started.set)
+                try:
+                    loop.run_forever()
+                finally:
+                    _drain(loop)
+
+            thread = threading.Thread(target=runner, name=f"{self._name}-loop", daemon=True)
+            thread.start()
+            started.wait()
+            self._loop, self._thread = loop, thread
+            return loop
+
+    def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        """Schedule ``coro`` on the loop and return a thread-safe future."""
+        try:
+            loop = self._ensure_started()
+        except BaseException:
+            coro.close()  # never leave an un-awaited coroutine behind
+            raise
+        return asyncio.run_coroutine_threadsafe(coro, loop)
+
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run ``coro`` on the loop and block until it finishes."""
+        if self.in_loop_thread():
+            coro.close()
+            raise LoopThreadError(
+                f"{self._name}: a blocking call was made on its own event-loop thread (it would deadlock); "
+                f"use {self._async_hint} instead"
+            )
+        future = self.submit(coro)
+        try:
+            return future.result()
+        except KeyboardInterrupt:
+            future.cancel()  # stop the work on the loop too, then let Ctrl-C through
+            raise
+
+    async def arun(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Await ``coro`` on the background loop from any event loop (or inline when already on it)."""
+        if self.in_loop_thread():
+            return await coro
+        # Cancelling the awaiting task cancels the wrapped future, which cancels the task on our loop.
+        return await asyncio.wrap_future(self.submit(coro))
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Stop the loop and join its thread. Idempotent; must not be called from the loop thread."""
+        with self._lock:
+            self._closed = True
+            loop, thread = self._loop, self._thread
+            self._loop = self._thread = None
+        if loop is None or thread is None:
+            return
+        if threading.current_thread() is thread:
+            raise LoopThreadError(f"{self._name}: close() was called on its own event-loop thread")
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout)
+
+
+def _drain(loop: asyncio.AbstractEventLoop) -> None:
+    """Cancel what is left on a stopped loop and close it, as ``asyncio.run`` does on exit."""
+    try:
+        pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
+        for task in pending:
+            task.cancel()
+        if pending:
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        # getaddrinfo and friends run in the default executor; join its threads too.
+        loop.run_until_complete(loop.shutdown_default_executor())
+    finally:
+        loop.close()
