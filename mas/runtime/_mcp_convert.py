@@ -1,0 +1,154 @@
+"""Pure helpers for the MCP provider: MCP wire objects <-> contract shapes, header secrets, error text.
+
+Kept apart from ``mcp_provider`` so the conversions can be read (and tested) without the
+connection machinery.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import mcp_types as types
+
+from mas.runtime.config import MCPServerConfig
+from mas.runtime.contracts.tool_contract import HINT_KEYS, ToolResultEnvelope, build_tool_entry
+
+__all__ = [
+    "ToolServerError",
+    "dump_wire",
+    "envelope_from_result",
+    "exception_text",
+    "resolve_headers",
+    "server_identity",
+    "tool_entry_from_mcp",
+]
+
+_ENV_PREFIX = "env:"
+# Literal (non env:) header values under these names are treated as secrets too when scrubbing.
+_SENSITIVE_HEADER_WORDS = ("authorization", "cookie", "token", "key", "secret", "password")
+
+
+class ToolServerError(RuntimeError):
+    """A tool server could not be reached or answered badly. ``str()`` is one line naming the server."""
+
+    def __init__(self, server: str, detail: str) -> None:
+        self.server = server
+        self.detail = one_line(detail)
+        super().__init__(f"MCP server {server!r}: {self.detail}")
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def dump_wire(model: Any) -> Any:
+    """A pydantic MCP object as JSON with camelCase wire keys and unset optionals left out."""
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def server_identity(config: MCPServerConfig) -> tuple[Any, ...]:
+    """What makes two configs "the same server" for the process-wide listing cache."""
+    target: tuple[Any, ...]
+    if config.transport == "stdio":
+        target = (config.command, tuple(config.args), config.cwd)
+    else:
+        target = (config.url,)
+    # follow_pagination changes what a listing contains, so it is part of the key.
+    return (config.name, config.transport, *target, config.follow_pagination)
+
+
+def tool_entry_from_mcp(tool: Mapping[str, Any]) -> dict[str, Any]:
+    """One contract ``list_tools`` entry from an MCP tool object (wire keys)."""
+    annotations: Mapping[str, Any] = tool.get("annotations") or {}
+    execution: Mapping[str, Any] = tool.get("execution") or {}
+    hints = {key: annotations.get(wire) for key, wire in HINT_KEYS.items()}
+    return build_tool_entry(
+        tool["name"],
+        tool.get("description") or "",
+        tool.get("inputSchema") or {"type": "object", "properties": {}},
+        # MCP display precedence: the tool's title, then annotations.title.
+        title=tool.get("title") or annotations.get("title"),
+        output_schema=tool.get("outputSchema"),
+        icons=tool.get("icons"),
+        task_support=execution.get("taskSupport"),
+        meta=tool.get("_meta"),
+        **hints,
+    )
+
+
+def envelope_from_result(result: types.Result) -> ToolResultEnvelope:
+    """A tools/call result as an envelope; content blocks stay JSON dicts with wire keys."""
+    if isinstance(result, types.CallToolResult):
+        content = [dump_wire(block) for block in result.content]
+        structured = result.structured_content
+        if structured is None:
+            value: Any = "\n".join(b["text"] for b in content if b.get("type") == "text")
+        else:
+            value = structured
+        return ToolResultEnvelope(
+            status="error" if result.is_error else "success",
+            result=value,
+            is_error=result.is_error,
+            content=content,
+            structured_content=structured,
+            meta=result.meta,
+            result_type=result.result_type or "complete",
+        )
+    # input_required or an extension's claimed result: hand the whole wire object back.
+    wire = dump_wire(result)
+    return ToolResultEnvelope(
+        status="success",
+        result=wire,
+        is_error=False,
+        meta=result.meta,
+        result_type=str(wire.get("resultType") or "complete"),
+    )
+
+
+def resolve_headers(config: MCPServerConfig) -> tuple[dict[str, str], set[str]]:
+    """Resolve ``env:VAR`` header values; return the headers and the values to scrub from text.
+
+    A missing variable raises :class:`ToolServerError` naming the variable and the header only.
+    """
+    headers: dict[str, str] = {}
+    secrets: set[str] = set()
+    for key, raw in config.headers.items():
+        if raw.startswith(_ENV_PREFIX):
+            var = raw[len(_ENV_PREFIX) :].strip()
+            value = os.environ.get(var)
+            if not value:
+                raise ToolServerError(
+                    config.name, f"header {key!r} needs environment variable {var}, which is not set (or empty)"
+                )
+            secrets.add(value)
+        else:
+            value = raw
+            if any(word in key.lower() for word in _SENSITIVE_HEADER_WORDS):
+                secrets.add(value)
+        headers[key] = value
+    return headers, secrets
+
+
+def leaf_exception(exc: BaseException) -> BaseException:
+    """The first real error inside (possibly nested) exception groups raised by task groups."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def exception_text(exc: BaseException, secrets: Iterable[str] = ()) -> str:
+    """``Type: message`` on one line with every secret value blanked out."""
+    leaf = leaf_exception(exc)
+    message = str(leaf)
+    text = f"{type(leaf).__name__}: {message}" if message else type(leaf).__name__
+    return scrub(one_line(text), secrets)
+
+
+def scrub(text: str, secrets: Iterable[str]) -> str:
+    # Longest first so a secret containing another is blanked whole.
+    for secret in sorted(secrets, key=len, reverse=True):
+        if secret:
+            text = text.replace(secret, "***")
+    return text
