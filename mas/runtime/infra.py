@@ -6,7 +6,6 @@ Format: ``docs/tool-server-registry.md`` and ``infra.schema.yaml``. Header value
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -14,22 +13,18 @@ from typing import Any
 from mas.runtime.config import ConfigError, MCPServerConfig, SourceLocation
 from mas.runtime.yaml_source import LineMap, dotted, load_schema, load_yaml_documents, validate_document
 
-__all__ = ["PYTHON_COMMANDS", "load_infra", "load_infra_files"]
-
-#: Commands that mean "the interpreter running the registry", so a stdio server started with
-#: ``command: python`` sees the same installed packages (and works inside any virtualenv).
-PYTHON_COMMANDS = frozenset({"python", "python3"})
+__all__ = ["load_infra", "load_infra_files"]
 
 
 def _tool_object(item: str | Mapping[str, Any]) -> Mapping[str, Any]:
-    return {"name": item} if isinstance(item, str) else dict(item)
+    """An MCP tool object; a bare name (or a missing inputSchema) means "takes any object"."""
+    tool: dict[str, Any] = {"name": item} if isinstance(item, str) else dict(item)
+    tool.setdefault("inputSchema", {"type": "object"})
+    return tool
 
 
 def _server(entry: Mapping[str, Any], index: int, lines: LineMap, file: str) -> MCPServerConfig:
     path = ("spec", "servers", index)
-    command = entry.get("command")
-    if command in PYTHON_COMMANDS:
-        command = sys.executable
     cwd = entry.get("cwd")
     if cwd is not None and not Path(cwd).is_absolute():
         cwd = str(Path(file).parent / cwd)  # relative to the infra file, not to wherever we run from
@@ -43,7 +38,7 @@ def _server(entry: Mapping[str, Any], index: int, lines: LineMap, file: str) -> 
         name=entry["name"],
         transport=entry["transport"],
         url=entry.get("url", entry.get("endpoint")),
-        command=command,
+        command=entry.get("command"),  # `python` stays as written; MCPToolProvider maps it at spawn
         args=tuple(entry.get("args", ())),
         env=dict(entry.get("env", {})),
         cwd=cwd,
