@@ -1,0 +1,3 @@
+from codegen.cli import main
+
+raise SystemExit(main())

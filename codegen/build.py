@@ -1,0 +1,311 @@
+"""Build the intermediate form (``PackageSpec``) from parsed sources."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from codegen.classes import build_classes
+from codegen.datamodels import ModelModule, generate_models
+from codegen.errors import GenerateError
+from codegen.literals import docstring_literal, json_default_literal, str_literal
+from codegen.model import ImportSpec, NamespaceSpec, PackageSpec, ParamSpec, SourceTools, ToolSpec
+from codegen.naming import assign_names, class_name, unique
+from codegen.schemas import SchemaDocument
+
+__all__ = ["RESERVED_ATTRS", "build_package", "check_tools"]
+
+#: Attributes every generated tools class has; a tool method may not take these names.
+RESERVED_ATTRS = frozenset({"results", "with_options"})
+_HINTS = {"read_only": "readOnlyHint", "destructive": "destructiveHint", "idempotent": "idempotentHint",
+          "open_world": "openWorldHint"}  # fmt: skip
+_JSON_TYPES = {bool: "boolean", str: "string", int: "integer", float: "number", type(None): "null"}
+_METHOD_INDENT = 8
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """A tool with its names decided, before the models exist."""
+
+    source: SourceTools
+    tool: Mapping[str, Any]
+    index: int
+    wire_name: str
+    method: str
+    input_def: str
+    output_def: str | None
+
+
+def check_tools(source: SourceTools) -> None:
+    """Reject what is not a tool list, with the source and a JSON pointer."""
+    seen: dict[str, int] = {}
+    for i, tool in enumerate(source.tools):
+        at = f"/tools/{i}"
+        if not isinstance(tool, Mapping):
+            raise GenerateError("a tool must be an object", source.origin, at)
+        name = tool.get("name")
+        if not isinstance(name, str) or not name:
+            raise GenerateError("tool name must be a non-empty string", source.origin, f"{at}/name")
+        if name in seen:
+            raise GenerateError(f"duplicate tool name {name!r} (also /tools/{seen[name]})", source.origin, f"{at}/name")
+        seen[name] = i
+        schema = tool.get("inputSchema")
+        if not isinstance(schema, Mapping):
+            raise GenerateError("inputSchema must be an object", source.origin, f"{at}/inputSchema")
+        if schema.get("type", "object") != "object":
+            raise GenerateError("inputSchema type must be 'object'", source.origin, f"{at}/inputSchema/type")
+        props = schema.get("properties", {})
+        if not isinstance(props, Mapping):
+            raise GenerateError("properties must be an object", source.origin, f"{at}/inputSchema/properties")
+        required = schema.get("required", [])
+        if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
+            raise GenerateError("required must be a list of strings", source.origin, f"{at}/inputSchema/required")
+        if "outputSchema" in tool and not isinstance(tool["outputSchema"], Mapping | bool):
+            raise GenerateError("outputSchema must be an object", source.origin, f"{at}/outputSchema")
+        for key in ("title", "description"):
+            if tool.get(key) is not None and not isinstance(tool[key], str):
+                raise GenerateError(f"{key} must be a string", source.origin, f"{at}/{key}")
+        if tool.get("annotations") is not None and not isinstance(tool["annotations"], Mapping):
+            raise GenerateError("annotations must be an object", source.origin, f"{at}/annotations")
+
+
+def build_package(sources: Sequence[SourceTools], *, package: str, header: str) -> PackageSpec:
+    for source in sources:
+        check_tools(source)
+    _check_wire_names(sources)
+    nested = len(sources) > 1
+    ns_attrs = assign_names([s.name for s in sources], prefix="ns", reserved=RESERVED_ATTRS) if nested else {}
+
+    used_defs: set[str] = set()
+    inputs, outputs = SchemaDocument(), SchemaDocument()
+    plans: list[tuple[SourceTools, list[_Plan]]] = []
+    for source in sorted(sources, key=lambda s: ns_attrs.get(s.name, "")):
+        by_name = {t["name"]: (i, t) for i, t in enumerate(source.tools)}
+        methods = assign_names(by_name, prefix="tool", reserved=RESERVED_ATTRS)
+        ns_plans = []
+        for wire in sorted(by_name):
+            index, tool = by_name[wire]
+            method = methods[wire]
+            base = class_name(f"{ns_attrs[source.name]}_{method}" if nested else method)
+            where = source.origin
+            input_def = unique(base + "Input", used_defs)
+            inputs.add(input_def, tool["inputSchema"], where=f"{where}: /tools/{index}/inputSchema", used=used_defs)
+            output_def = None
+            if "outputSchema" in tool:
+                output_def = unique(base + "Output", used_defs)
+                outputs.add(
+                    output_def, tool["outputSchema"], where=f"{where}: /tools/{index}/outputSchema", used=used_defs
+                )
+            full_wire = f"{source.wire_prefix}.{wire}" if source.wire_prefix else wire
+            ns_plans.append(_Plan(source, tool, index, full_wire, method, input_def, output_def))
+        plans.append((source, ns_plans))
+
+    in_models = generate_models(inputs.document(), kind="inputs")
+    out_models = generate_models(outputs.document(), kind="outputs")
+    needed: dict[str, tuple[str, str]] = {}
+    used_consts: set[str] = set()
+    namespaces = []
+    for source, ns_plans in plans:
+        attr = ns_attrs.get(source.name)
+        prefix = class_name(attr) if attr else ""
+        ns_literal = str_literal(source.name if nested else None)
+        tools = tuple(_tool_spec(p, attr, ns_literal, in_models, out_models, needed, used_consts) for p in ns_plans)
+        namespaces.append(
+            NamespaceSpec(
+                attr=attr,
+                sync_class=f"{prefix}Tools",
+                sync_results_class=f"{prefix}ToolsResults",
+                async_class=f"Async{prefix}Tools",
+                async_results_class=f"Async{prefix}ToolsResults",
+                namespace_literal=ns_literal,
+                tools=tools,
+            )
+        )
+    by_module: dict[str, set[str]] = {}
+    for local, (module, original) in needed.items():
+        by_module.setdefault(module, set()).add(original if original == local else f"{original} as {local}")
+    imports = tuple(ImportSpec(m, tuple(sorted(names))) for m, names in sorted(by_module.items()))
+    return PackageSpec(
+        name=package,
+        header=header,
+        namespaces=tuple(namespaces),
+        classes=build_classes(namespaces, source_names=[s.name for s, _ in plans]),
+        tools_imports=imports,
+        inputs_code=in_models.code,
+        outputs_code=out_models.code,
+        exports=_exports(),
+    )
+
+
+def _check_wire_names(sources: Sequence[SourceTools]) -> None:
+    owner: dict[str, str] = {}
+    for source in sources:
+        for tool in source.tools:
+            wire = f"{source.wire_prefix}.{tool['name']}" if source.wire_prefix else tool["name"]
+            if wire in owner:
+                raise GenerateError(
+                    f"tool {wire!r} is provided by both {owner[wire]} and {source.origin}; "
+                    "set a namespace on one of the servers in the infra file",
+                    source.origin,
+                )
+            owner[wire] = source.origin
+
+
+def _exports() -> tuple[str, ...]:
+    names = {
+        "AsyncTools", "AsyncToolsResults", "CallOptions", "TOOLS", "ToolCallError", "ToolError", "ToolInfo",
+        "ToolOutput", "ToolOutputValidationError", "ToolResult", "Tools", "ToolsResults",
+    }  # fmt: skip
+    return tuple(sorted(names))
+
+
+def _tool_spec(
+    plan: _Plan,
+    attr: str | None,
+    ns_literal: str,
+    in_models: ModelModule,
+    out_models: ModelModule,
+    needed: dict[str, tuple[str, str]],
+    used_consts: set[str],
+) -> ToolSpec:
+    tool = plan.tool
+    schema = tool["inputSchema"]
+    props: Mapping[str, Any] = schema.get("properties", {})
+    required = set(schema.get("required", []))
+    fields = in_models.fields.get(plan.input_def, {})
+    py_names = assign_names(props, prefix="arg", reserved={"self"}, builtins_ok=True)
+    params = []
+    for wire in sorted(props):  # sorted like the models: property order is not drift
+        node = fields.get(wire)
+        annotation = in_models.qualify(node, needed) if node is not None else _any(needed)
+        params.append(_param(wire, py_names[wire], annotation, wire in required, props[wire]))
+    params.sort(key=lambda p: not p.required)  # keyword-only: order is for reading, required first
+
+    if plan.output_def is not None:
+        output_model = f"_o.{plan.output_def}"
+        root = out_models.roots.get(plan.output_def)
+        is_root = root is not None
+        value_annotation = out_models.qualify(root, needed) if root is not None else output_model
+        if plan.output_def not in out_models.defined:
+            raise GenerateError(f"no model was generated for {plan.output_def}", plan.source.origin)
+    else:
+        output_model, is_root, value_annotation = None, False, "_rt.ToolOutput"
+    if plan.input_def not in in_models.defined:
+        raise GenerateError(f"no model was generated for {plan.input_def}", plan.source.origin)
+
+    annotations = tool.get("annotations") or {}
+    hints = {
+        key: annotations.get(mcp) if isinstance(annotations.get(mcp), bool) else None for key, mcp in _HINTS.items()
+    }
+    title = next((t for t in (tool.get("title"), annotations.get("title")) if isinstance(t, str) and t), None)
+    description = tool.get("description") or ""
+    const = unique(f"{attr.upper()}__{plan.method.upper()}" if attr else plan.method.upper(), used_consts)
+    return ToolSpec(
+        wire_name=plan.wire_name,
+        method=plan.method,
+        const_name=f"_{const}",
+        name_literal=repr(plan.wire_name),
+        namespace_literal=ns_literal,
+        title_literal=str_literal(title),
+        description_literal=str_literal(description),
+        docstring=docstring_literal(_docstring(plan.wire_name, title, description, params, hints), _METHOD_INDENT),
+        params=tuple(params),
+        input_model=f"_i.{plan.input_def}",
+        output_model=output_model,
+        output_is_root=is_root,
+        value_annotation=value_annotation,
+        hints=hints,
+        signature=", ".join(["self", "*", *(_param_decl(p) for p in params)]) if params else "self",
+        arguments_literal="{" + ", ".join(f"{p.wire_name!r}: {p.py_name}" for p in params) + "}",
+        omit_literal="{" + ", ".join(f"{p.wire_name!r}: {p.omit_literal}" for p in params if not p.required) + "}",
+    )
+
+
+def _param_decl(p: ParamSpec) -> str:
+    return f"{p.py_name}: {p.annotation}" if p.required else f"{p.py_name}: {p.annotation} = {p.default_literal}"
+
+
+def _any(needed: dict[str, tuple[str, str]]) -> str:
+    needed["Any"] = ("typing", "Any")
+    return "Any"
+
+
+def _param(wire: str, py_name: str, annotation: str, required: bool, prop: Any) -> ParamSpec:
+    description = prop.get("description", "") if isinstance(prop, Mapping) else ""
+    if required:
+        return ParamSpec(wire, py_name, annotation, True, None, None, str(description))
+    default = _usable_default(prop)
+    if default is None:
+        if not _allows_none(annotation):
+            annotation = f"{annotation} | None"
+        return ParamSpec(wire, py_name, annotation, False, "None", "None", str(description))
+    return ParamSpec(wire, py_name, annotation, False, default, default, str(description))
+
+
+def _allows_none(annotation: str) -> bool:
+    node = ast.parse(annotation, mode="eval").body
+    parts = []
+    while isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        parts.append(node.right)
+        node = node.left
+    parts.append(node)
+    return any(isinstance(p, ast.Constant) and p.value is None for p in parts) or annotation == "Any"
+
+
+def _usable_default(prop: Any) -> str | None:
+    """The schema default as a literal, only when it certainly fits the parameter's type."""
+    if not isinstance(prop, Mapping) or "default" not in prop:
+        return None
+    value = prop["default"]
+    literal = json_default_literal(value)
+    if literal is None:
+        return None
+    if "enum" in prop:
+        return literal if isinstance(prop["enum"], list) and _strict_in(value, prop["enum"]) else None
+    if "const" in prop:
+        return literal if _strict_in(value, [prop["const"]]) else None
+    types = prop.get("type")
+    allowed = {types} if isinstance(types, str) else set(types) if isinstance(types, list) else set()
+    kind = _JSON_TYPES[type(value)]
+    if kind in allowed or (kind == "integer" and "number" in allowed):
+        return literal
+    return None
+
+
+def _strict_in(value: Any, options: list[Any]) -> bool:
+    return any(type(value) is type(o) and value == o for o in options)
+
+
+def _docstring(
+    wire: str, title: str | None, description: str, params: list[ParamSpec], hints: Mapping[str, bool | None]
+) -> str:
+    lines = []
+    summary = title or (description.strip().splitlines() or [f"Call the {wire!r} tool."])[0]
+    lines.append(summary.strip())
+    rest = description.strip() if title else "\n".join(description.strip().splitlines()[1:]).strip()
+    if rest:
+        lines += ["", rest]
+    documented = [p for p in params if p.description.strip()]
+    if documented:
+        lines += ["", "Args:"]
+        lines += [f"    {p.py_name}: {' '.join(p.description.split())}" for p in documented]
+    words = _hint_words(hints)
+    if words:
+        lines += ["", f"Hints: {words}."]
+    lines += ["", f"Wire name: {wire!r}."]
+    return "\n".join(lines)
+
+
+def _hint_words(hints: Mapping[str, bool | None]) -> str:
+    words = []
+    pairs = {"read_only": ("read-only", "may modify its environment"),
+             "destructive": ("may be destructive", "not destructive"),
+             "idempotent": ("idempotent", "not idempotent"),
+             "open_world": ("open-world (reaches outside systems)", "closed-world")}  # fmt: skip
+    for key, (yes, no) in pairs.items():
+        value = hints.get(key)
+        if value is not None:
+            words.append(yes if value else no)
+    return ", ".join(words)

@@ -1,0 +1,184 @@
+"""Models from datamodel-code-generator, and the type expressions the wrappers need from them.
+
+One batched call per model kind: TypedDicts for inputs (callers pass plain dicts with wire keys,
+and a type checker still checks them) and pydantic models for outputs (decoded values).
+Wrapper signatures reuse the TypedDict field annotations, read back with ``ast``, so the keyword
+arguments and the nested dict types can never disagree.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from codegen.errors import GenerateError
+
+__all__ = ["ModelModule", "generate_models"]
+
+_WRAPPERS = frozenset({"NotRequired", "Required", "ReadOnly"})
+_BUILTINS = frozenset(dir(builtins))
+
+
+@dataclass(frozen=True)
+class ModelModule:
+    """Generated source plus what the wrappers need to know about it."""
+
+    code: str
+    alias: str  # how the wrapper module imports it: ``_i`` / ``_o``
+    defined: frozenset[str]
+    imports: Mapping[str, tuple[str, str]]  # local name -> (module, name in that module)
+    fields: Mapping[str, Mapping[str, ast.expr]]  # class -> wire key -> annotation
+    roots: Mapping[str, ast.expr]  # RootModel class -> root annotation
+
+    def qualify(self, node: ast.expr, needed: dict[str, tuple[str, str]]) -> str:
+        """Annotation text for use in another module: own names get ``alias.``; imports are recorded."""
+        return ast.unparse(_Qualifier(self, needed).visit(_strip(node)))
+
+
+class _Qualifier(ast.NodeTransformer):
+    def __init__(self, module: ModelModule, needed: dict[str, tuple[str, str]]) -> None:
+        self.module = module
+        self.needed = needed
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+        if isinstance(node.value, ast.Name) and node.value.id == "Literal":
+            self.visit(node.value)  # the values are data, not forward references
+            return node
+        return self.generic_visit(node)
+
+    def visit_Constant(self, node: ast.Constant) -> ast.AST:
+        if isinstance(node.value, str) and _is_forward_ref(node.value):  # quoted forward reference
+            parsed: ast.AST = self.visit(ast.parse(node.value, mode="eval").body)
+            return parsed
+        return node
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id in self.module.defined:
+            return ast.copy_location(ast.Attribute(ast.Name(self.module.alias, ast.Load()), node.id, ast.Load()), node)
+        if node.id in self.module.imports:
+            self.needed[node.id] = self.module.imports[node.id]
+        elif node.id not in _BUILTINS:
+            raise GenerateError(f"generated annotation uses unknown name {node.id!r}", "datamodel-code-generator")
+        return node
+
+
+def _is_forward_ref(text: str) -> bool:
+    try:
+        ast.parse(text, mode="eval")
+    except SyntaxError:
+        return False
+    return True
+
+
+def _strip(node: ast.expr) -> ast.expr:
+    """Drop ``NotRequired[...]`` / ``Annotated[T, ...]`` wrappers: the signature wants plain ``T``."""
+    while isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+        head = node.value.id
+        if head in _WRAPPERS:
+            node = node.slice
+        elif head == "Annotated" and isinstance(node.slice, ast.Tuple):
+            node = node.slice.elts[0]
+        else:
+            break
+    return node
+
+
+def _read_module(code: str, alias: str) -> ModelModule:
+    tree = ast.parse(code)
+    defined: set[str] = set()
+    imports: dict[str, tuple[str, str]] = {}
+    fields: dict[str, dict[str, ast.expr]] = {}
+    roots: dict[str, ast.expr] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ImportFrom) and stmt.module and stmt.module != "__future__":
+            for a in stmt.names:
+                imports[a.asname or a.name] = (stmt.module, a.name)
+        elif isinstance(stmt, ast.ClassDef):
+            defined.add(stmt.name)
+            body = {
+                s.target.id: s.annotation
+                for s in stmt.body
+                if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)
+            }
+            if "root" in body and any(_base_name(b) == "RootModel" for b in stmt.bases):
+                roots[stmt.name] = body["root"]
+            fields[stmt.name] = body
+        elif isinstance(stmt, ast.Assign | ast.AnnAssign):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            for t in targets:
+                if isinstance(t, ast.Name):
+                    defined.add(t.id)
+                    functional = _functional_typeddict(stmt.value)
+                    if functional is not None:
+                        fields[t.id] = functional
+    return ModelModule(code, alias, frozenset(defined), imports, fields, roots)
+
+
+def _base_name(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Subscript):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _functional_typeddict(value: ast.expr | None) -> dict[str, ast.expr] | None:
+    """Fields of ``X = TypedDict('X', {'wire-key': T, ...})``, the form used for non-identifier keys."""
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "TypedDict"):
+        return None
+    if len(value.args) < 2 or not isinstance(value.args[1], ast.Dict):
+        return None
+    out: dict[str, ast.expr] = {}
+    for k, v in zip(value.args[1].keys, value.args[1].values, strict=True):
+        if isinstance(k, ast.Constant) and isinstance(k.value, str):
+            out[k.value] = v
+    return out
+
+
+_COMMON: dict[str, Any] = {
+    "disable_timestamp": True,
+    "use_annotated": True,
+    "field_constraints": True,
+    "enum_field_as_literal": "all",
+    "use_standard_collections": True,
+    "use_union_operator": True,
+    "use_double_quotes": True,
+    "use_closed_typed_dict": False,
+    "formatters": [],  # formatted once, with the rest of the package
+}
+
+
+def generate_models(document: Mapping[str, Any], *, kind: str) -> ModelModule:
+    """Run datamodel-code-generator once over every definition in ``document``.
+
+    ``kind`` is ``"inputs"`` (TypedDicts) or ``"outputs"`` (pydantic v2 models).
+    """
+    import datamodel_code_generator as dcg
+    from datamodel_code_generator.enums import DataModelType, InputFileType
+    from datamodel_code_generator.format import PythonVersion
+
+    model_type = DataModelType.TypingTypedDict if kind == "inputs" else DataModelType.PydanticV2BaseModel
+    if not document.get("$defs"):
+        code = "from __future__ import annotations\n"
+        return _read_module(code, "_i" if kind == "inputs" else "_o")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            generated = dcg.generate(
+                dict(document),
+                input_file_type=InputFileType.JsonSchema,
+                output_model_type=model_type,
+                target_python_version=PythonVersion.PY_311,
+                **_COMMON,
+            )
+    except Exception as exc:  # the library's own errors carry no location; say which stage failed
+        raise GenerateError(f"datamodel-code-generator could not build the {kind}: {exc}") from exc
+    if not isinstance(generated, str):
+        raise GenerateError(f"datamodel-code-generator returned no single module for the {kind}")
+    # Its own header names a pseudo file; ours replaces it.
+    lines = generated.splitlines()
+    while lines and (lines[0].startswith("#") or not lines[0].strip()):
+        lines.pop(0)
+    return _read_module("\n".join(lines) + "\n", "_i" if kind == "inputs" else "_o")

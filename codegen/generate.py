@@ -1,0 +1,107 @@
+"""The pipeline: parse sources -> build the intermediate form -> render -> write (or check)."""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from codegen import __version__
+from codegen.build import build_package
+from codegen.errors import GenerateError
+from codegen.model import SourceTools
+from codegen.render import render_package
+from codegen.settings import Settings
+from codegen.snapshot import canonical_json, load_snapshot, render_snapshot
+from codegen.sources import parse_infra, parse_mcp_json, parse_yaml_tools, read_live, read_snapshot_sources
+from codegen.write import GENERATED_MARKER, Change, diff_changes, plan_changes, write_file_atomic, write_package
+
+__all__ = ["Outcome", "collect_sources", "header_for", "run", "shown"]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    changes: tuple[Change, ...]
+    snapshot_changed: bool
+
+    @property
+    def stale(self) -> bool:
+        return bool(self.changes) or self.snapshot_changed
+
+
+def collect_sources(settings: Settings) -> tuple[list[SourceTools], str | None]:
+    """Every source, and the new snapshot text when servers were listed live."""
+    sources: list[SourceTools] = []
+    if settings.tools:
+        sources.append(parse_yaml_tools(settings.tools))
+    sources += [parse_mcp_json(p) for p in settings.mcp_json]
+    snapshot_text = None
+    if settings.infra:
+        configs = parse_infra(settings.infra)
+        if settings.offline:
+            live = read_snapshot_sources(configs, load_snapshot(settings.snapshot))
+        else:
+            live = read_live(configs)
+            snapshot_text = render_snapshot({s.name: s.tools for s in live})
+        sources += live
+    if not sources:
+        raise GenerateError("nothing to generate: give --tools, --infra or --mcp-json, or set them in [tool.toolgen]")
+    names = [s.name for s in sources]
+    for name in names:
+        if names.count(name) > 1:
+            raise GenerateError(f"two sources are named {name!r}; rename a file or a server")
+    return sources, snapshot_text
+
+
+def header_for(sources: Sequence[SourceTools], package: str) -> str:
+    """File header: generator version and a hash of the inputs (never a path, never a time)."""
+    payload = canonical_json(
+        {
+            "package": package,
+            "sources": [
+                {
+                    "name": s.name,
+                    "kind": s.kind,
+                    "prefix": s.wire_prefix,
+                    "tools": sorted(s.tools, key=lambda t: str(t.get("name"))),
+                }
+                for s in sources
+            ],
+        }
+    )
+    digest = hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
+    return (
+        f"# {GENERATED_MARKER} {__version__} from inputs sha256:{digest}. Do not edit.\n"
+        "# Regenerate with `toolgen generate` (or `python -m codegen generate`)."
+    )
+
+
+def shown(path: Path) -> str:
+    """Paths relative to the working folder in messages: no machine paths in logs."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def run(settings: Settings, out: TextIO = sys.stdout) -> Outcome:
+    """Generate, or with ``settings.check`` only compare. Raises GenerateError on bad input, before
+    anything is written."""
+    sources, snapshot_text = collect_sources(settings)
+    pkg = build_package(sources, package=settings.package, header=header_for(sources, settings.package))
+    files = render_package(pkg)
+    snapshot_changed = snapshot_text is not None and (
+        not settings.snapshot.is_file() or settings.snapshot.read_text(encoding="utf-8") != snapshot_text
+    )
+    if settings.check:
+        changes = plan_changes(settings.target, files)
+        if settings.diff:
+            out.write(diff_changes(settings.target, files, changes))
+        return Outcome(tuple(changes), snapshot_changed)
+    changes = write_package(settings.target, files)
+    if snapshot_text is not None:
+        write_file_atomic(settings.snapshot, snapshot_text)
+    return Outcome(tuple(changes), snapshot_changed)

@@ -1,0 +1,125 @@
+"""The intermediate form: every name, type and docstring is computed here, before any template runs.
+
+Templates only loop over these and print. Anything that came from a server or a YAML file is held
+as data (``wire_name``) or as an already-escaped Python literal (``*_literal``), never as raw code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+SourceKind = Literal["yaml", "mcp-json", "mcp-live"]
+
+
+@dataclass(frozen=True)
+class SourceTools:
+    """One parsed source: a name (becomes a namespace when there are several) and MCP-shaped tools.
+
+    ``tools`` are MCP tool objects (``name``, ``inputSchema``, optional ``outputSchema``, ``title``,
+    ``description``, ``annotations``, ``_meta``) whatever the origin, so one build path serves all.
+    """
+
+    name: str
+    kind: SourceKind
+    origin: str  # file path or server name, for error messages
+    tools: tuple[Mapping[str, Any], ...]
+    #: Prefix the runtime registry puts in front of this source's wire names (infra ``namespace``).
+    wire_prefix: str | None = None
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    wire_name: str
+    py_name: str
+    annotation: str  # a type expression, names already qualified (``_i.Filters``)
+    required: bool
+    default_literal: str | None  # Python literal for the signature default; None when required
+    omit_literal: str | None  # value that means "not passed" (dropped from arguments)
+    description: str
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    wire_name: str  # what call_tool receives, prefix included
+    method: str
+    const_name: str  # module-level ToolInfo constant
+    name_literal: str  # repr(wire_name)
+    namespace_literal: str  # repr(source name) when there are several sources, else "None"
+    title_literal: str  # repr(title) or "None"
+    description_literal: str
+    docstring: str  # a complete, escaped triple-quoted literal
+    params: tuple[ParamSpec, ...]
+    input_model: str  # qualified TypedDict class
+    output_model: str | None  # qualified pydantic class
+    output_is_root: bool
+    value_annotation: str  # type of the decoded value
+    hints: Mapping[str, bool | None]  # read_only / destructive / idempotent / open_world
+    signature: str  # "self, *, city: str, units: ... = 'celsius'"
+    arguments_literal: str  # {"city": city, "units": units}: wire keys -> parameters
+    omit_literal: str  # {"units": 'celsius'}: values that mean "not passed"
+
+
+@dataclass(frozen=True)
+class NamespaceSpec:
+    attr: str | None  # attribute on the top-level Tools; None when it *is* the top level
+    sync_class: str
+    sync_results_class: str
+    async_class: str
+    async_results_class: str
+    namespace_literal: str  # repr(source name) or "None"
+    tools: tuple[ToolSpec, ...]
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    name: str
+    def_keyword: str  # "def" / "async def"
+    signature: str
+    return_annotation: str
+    docstring: str
+    return_expr: str
+
+
+@dataclass(frozen=True)
+class ClassSpec:
+    """One emitted class: a namespace's sync/async, value/result flavour, or a top-level aggregate."""
+
+    name: str
+    base: str
+    docstring: str
+    provider_annotation: str
+    results_class: str | None  # the class the ``results`` property returns
+    children: tuple[tuple[str, str], ...]  # (attribute, class) for the per-source aggregate
+    methods: tuple[MethodSpec, ...]
+
+
+@dataclass(frozen=True)
+class ImportSpec:
+    module: str
+    names: tuple[str, ...]
+
+    @property
+    def line(self) -> str:
+        return f"from {self.module} import {', '.join(self.names)}"
+
+
+@dataclass(frozen=True)
+class PackageSpec:
+    name: str
+    header: str  # comment lines, each starting with "#"
+    namespaces: tuple[NamespaceSpec, ...]
+    classes: tuple[ClassSpec, ...]
+    tools_imports: tuple[ImportSpec, ...]  # typing imports the wrapper annotations need
+    inputs_code: str  # datamodel-code-generator output (TypedDicts)
+    outputs_code: str  # datamodel-code-generator output (pydantic models)
+    exports: tuple[str, ...]
+
+    @property
+    def all_tools(self) -> tuple[ToolSpec, ...]:
+        return tuple(t for ns in self.namespaces for t in ns.tools)
+
+    @property
+    def nested(self) -> bool:
+        return self.namespaces[0].attr is not None

@@ -1,0 +1,68 @@
+"""Render a ``PackageSpec`` into file contents, then format them once with the pinned black."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import black
+import jinja2
+from black.mode import TargetVersion
+from black.report import NothingChanged
+
+from codegen.model import PackageSpec
+
+__all__ = ["SHIM_PATH", "format_python", "render_package", "templates_dir"]
+
+_HERE = Path(__file__).resolve().parent
+SHIM_PATH = _HERE / "shim" / "_runtime.py"
+# Black's own defaults, set explicitly: the user's formatter config must not change our output.
+_BLACK_MODE = black.Mode(target_versions={TargetVersion.PY311}, line_length=88)
+
+
+def templates_dir() -> Path:
+    """Inside the wheel the templates sit in the package; in a checkout, at the top level."""
+    packaged = _HERE / "templates"
+    return packaged if packaged.is_dir() else _HERE.parent / "templates"
+
+
+@cache
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(templates_dir()),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,  # Python source, not HTML; every untrusted value arrives pre-escaped
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def format_python(source: str) -> str:
+    # fast=True skips black's AST-equivalence self-check; the output is compiled in tests instead.
+    try:
+        return black.format_file_contents(source, fast=True, mode=_BLACK_MODE)
+    except NothingChanged:
+        return source
+
+
+def _module(header: str, doc: str, code: str) -> str:
+    return f'{header}\n"""{doc}"""\n\n{code}'
+
+
+def render_package(pkg: PackageSpec) -> dict[str, str]:
+    """Relative path inside the package -> file text."""
+    env = _environment()
+    files = {
+        "__init__.py": env.get_template("__init__.py.jinja").render(pkg=pkg),
+        "_tools.py": env.get_template("_tools.py.jinja").render(pkg=pkg),
+        "inputs.py": _module(pkg.header, "Argument types (TypedDicts with the wire keys).", pkg.inputs_code),
+        "outputs.py": _module(
+            pkg.header, "Result models (pydantic), decoded from structured content.", pkg.outputs_code
+        ),
+    }
+    out = {path: format_python(text) for path, text in files.items()}
+    # The shim is copied verbatim below its header, so it stays the tested file byte for byte.
+    out["_runtime.py"] = f"{pkg.header}\n{SHIM_PATH.read_text(encoding='utf-8')}"
+    out["py.typed"] = ""
+    return dict(sorted(out.items()))

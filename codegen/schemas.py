@@ -1,0 +1,144 @@
+"""JSON Schema preparation: one combined ``$defs`` document for every tool of a build.
+
+Each tool's input and output schema becomes one named definition; the definitions a schema
+carries are hoisted beside it under prefixed names and its ``$ref``s rewritten to match, so one
+batched datamodel-code-generator call sees every model at once.
+
+Keys are sorted at every level, property maps included: a server that reorders its schema does
+not change the generated code, so drift means a real change.
+
+Text that only documents (``title``, ``description``, ``examples``, ``$comment``) is dropped here:
+it reaches the generated code only through the docstrings we escape ourselves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from codegen.errors import GenerateError
+from codegen.naming import class_name, unique
+
+__all__ = ["MAX_DEPTH", "SchemaDocument", "pointer", "prepare_schema"]
+
+MAX_DEPTH = 64
+
+_SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+_SCHEMA_VALUES = (
+    "items",
+    "additionalProperties",
+    "additionalItems",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "propertyNames",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "contentSchema",
+)
+_SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
+_DOC_ONLY = ("title", "description", "examples", "$comment", "$id", "$schema", "$anchor", "deprecated")
+_DEF_KEYS = ("$defs", "definitions")
+
+
+def pointer(parts: tuple[str | int, ...]) -> str:
+    """RFC 6901 JSON pointer text."""
+    return "/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in parts) if parts else ""
+
+
+def _unescape(token: str) -> str:
+    return token.replace("~1", "/").replace("~0", "~")
+
+
+class SchemaDocument:
+    """Collects named definitions for one datamodel-code-generator run."""
+
+    def __init__(self) -> None:
+        self.definitions: dict[str, Any] = {}
+
+    def add(self, name: str, schema: Any, *, where: str, used: set[str]) -> None:
+        """Add ``schema`` as definition ``name`` (already unique), hoisting its own definitions."""
+        local: dict[str, str] = {}
+        if isinstance(schema, Mapping):
+            for key in _DEF_KEYS:
+                defs = schema.get(key)
+                if isinstance(defs, Mapping):
+                    for def_name in sorted(defs):
+                        local[f"#/{key}/{def_name}"] = _unique(name + _pascal(str(def_name)), used)
+
+        def rewrite(ref: str, at: tuple[str | int, ...]) -> str:
+            if not ref.startswith("#"):
+                raise GenerateError(f"external $ref {ref!r} is not supported (only local refs)", where, pointer(at))
+            if ref == "#":
+                return f"#/$defs/{name}"
+            for prefix in sorted(local, key=len, reverse=True):
+                if ref == prefix or ref.startswith(prefix + "/"):
+                    return f"#/$defs/{local[prefix]}" + ref[len(prefix) :]
+            if ref.startswith("#/"):  # a pointer into the root schema itself
+                return f"#/$defs/{name}/" + ref[2:]
+            raise GenerateError(f"unsupported $ref {ref!r}", where, pointer(at))
+
+        if isinstance(schema, Mapping):
+            for key in _DEF_KEYS:
+                defs = schema.get(key)
+                if isinstance(defs, Mapping):
+                    for def_name in sorted(defs):
+                        target = local[f"#/{key}/{def_name}"]
+                        self.definitions[target] = prepare_schema(
+                            defs[def_name], where=where, rewrite=rewrite, at=(key, def_name)
+                        )
+        root = prepare_schema(schema, where=where, rewrite=rewrite, at=(), drop=_DEF_KEYS)
+        self.definitions[name] = root
+
+    def document(self) -> dict[str, Any]:
+        return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$defs": self.definitions}
+
+
+def prepare_schema(
+    schema: Any,
+    *,
+    where: str,
+    rewrite: Callable[[str, tuple[str | int, ...]], str] | None = None,
+    at: tuple[str | int, ...] = (),
+    drop: tuple[str, ...] = (),
+) -> Any:
+    """Copy ``schema`` without documentation text, with refs rewritten; bounded depth."""
+    if len(at) > MAX_DEPTH * 2:
+        raise GenerateError(f"schema nested deeper than {MAX_DEPTH} levels", where, pointer(at))
+    if isinstance(schema, bool):
+        return schema
+    if not isinstance(schema, Mapping):
+        raise GenerateError(f"a schema must be an object or a boolean, not {type(schema).__name__}", where, pointer(at))
+    out: dict[str, Any] = {}
+    for key in sorted(schema):
+        value = schema[key]
+        if key in _DOC_ONLY or key in drop:
+            continue
+        if key == "$ref":
+            if not isinstance(value, str):
+                raise GenerateError("$ref must be a string", where, pointer((*at, key)))
+            out[key] = rewrite(value, (*at, key)) if rewrite else value
+        elif key in _SCHEMA_MAPS and isinstance(value, Mapping):
+            out[key] = {
+                str(k): prepare_schema(value[k], where=where, rewrite=rewrite, at=(*at, key, str(k)))
+                for k in sorted(value, key=str)
+            }
+        elif key in _SCHEMA_VALUES and not isinstance(value, list):
+            out[key] = prepare_schema(value, where=where, rewrite=rewrite, at=(*at, key))
+        elif key in _SCHEMA_LISTS or (key == "items" and isinstance(value, list)):
+            if not isinstance(value, list):
+                raise GenerateError(f"{key} must be an array", where, pointer((*at, key)))
+            out[key] = [prepare_schema(v, where=where, rewrite=rewrite, at=(*at, key, i)) for i, v in enumerate(value)]
+        else:
+            out[key] = value
+    return out
+
+
+def _pascal(text: str) -> str:
+    return class_name(_unescape(text))
+
+
+def _unique(candidate: str, used: set[str]) -> str:
+    return unique(candidate, used)

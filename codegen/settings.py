@@ -1,0 +1,94 @@
+"""Settings: ``[tool.toolgen]`` in pyproject.toml, overridden by command-line options."""
+
+from __future__ import annotations
+
+import keyword
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from codegen.errors import GenerateError
+
+__all__ = ["DEFAULT_PACKAGE", "Settings", "find_pyproject", "load_settings"]
+
+DEFAULT_PACKAGE = "toolgen_tools"
+_LIST_KEYS = ("tools", "infra", "mcp_json")
+_KEYS = {*_LIST_KEYS, "snapshot", "out", "package"}
+
+
+@dataclass(frozen=True)
+class Settings:
+    tools: tuple[Path, ...] = ()
+    infra: tuple[Path, ...] = ()
+    mcp_json: tuple[Path, ...] = ()
+    snapshot: Path = Path("toolgen.lock.json")
+    out: Path = Path("generated")
+    package: str = DEFAULT_PACKAGE
+    offline: bool = False
+    check: bool = False
+    diff: bool = False
+
+    @property
+    def target(self) -> Path:
+        return self.out / self.package
+
+
+def find_pyproject(start: Path) -> Path | None:
+    for folder in (start, *start.parents):
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _from_table(table: Mapping[str, Any], root: Path, file: Path) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for raw_key, value in table.items():
+        key = raw_key.replace("-", "_")
+        where = f"{file}: [tool.toolgen]"
+        if key not in _KEYS:
+            raise GenerateError(f"unknown key {raw_key!r} (known: {', '.join(sorted(_KEYS))})", where, raw_key)
+        if key in _LIST_KEYS:
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise GenerateError("must be a list of paths", where, raw_key)
+            values[key] = tuple(root / v for v in value)
+        elif not isinstance(value, str):
+            raise GenerateError("must be a string", where, raw_key)
+        else:
+            values[key] = value if key == "package" else root / value
+    return values
+
+
+def load_settings(cwd: Path, overrides: Mapping[str, Any]) -> Settings:
+    """Config-file values (paths relative to the pyproject.toml) under command-line ``overrides``.
+
+    A repeatable option given on the command line replaces the configured list, not extends it.
+    """
+    values: dict[str, Any] = {}
+    pyproject = find_pyproject(cwd)
+    if pyproject is not None:
+        try:
+            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise GenerateError(f"invalid TOML: {exc}", str(pyproject)) from exc
+        table = data.get("tool", {}).get("toolgen")
+        if table is not None:
+            values = _from_table(table, pyproject.parent, pyproject)
+    settings = replace(Settings(), **values)
+    given = {k: v for k, v in overrides.items() if v not in (None, [], ())}
+    for key in _LIST_KEYS:
+        if key in given:
+            given[key] = tuple(cwd / Path(p) for p in given[key])
+    for key in ("snapshot", "out"):
+        if key in given:
+            given[key] = cwd / Path(given[key])
+    settings = replace(settings, **given)
+    _check_package(settings.package)
+    return settings
+
+
+def _check_package(name: str) -> None:
+    if not name.isidentifier() or keyword.iskeyword(name) or not name.isascii():
+        raise GenerateError("must be a Python identifier", "--package", repr(name))

@@ -1,0 +1,130 @@
+"""Parse every input into ``SourceTools``: kind: Tool YAML, saved tools/list JSON, live MCP servers.
+
+All three end up as MCP-shaped tool objects, so the build stage has one path.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from codegen.errors import GenerateError
+from codegen.model import SourceTools
+from codegen.snapshot import Snapshot
+from mas.runtime.config import ConfigError, MCPServerConfig
+
+__all__ = [
+    "YAML_SOURCE_NAME",
+    "parse_infra",
+    "parse_mcp_json",
+    "parse_yaml_tools",
+    "read_live",
+    "read_snapshot_sources",
+]
+
+#: All ``--tools`` paths form one source, as they form one skills provider in the runtime registry.
+YAML_SOURCE_NAME = "skills"
+_HINTS = {"read_only": "readOnlyHint", "destructive": "destructiveHint", "idempotent": "idempotentHint",
+          "open_world": "openWorldHint"}  # fmt: skip
+
+
+def parse_yaml_tools(paths: Sequence[Path]) -> SourceTools:
+    from mas.runtime.yaml_source import load_tool_documents
+
+    try:
+        definitions = load_tool_documents(paths)
+    except ConfigError as exc:
+        raise GenerateError(str(exc)) from exc
+    tools = []
+    for d in definitions:
+        adv = d.advertise
+        tool: dict[str, Any] = {"name": d.name, "description": d.description, "inputSchema": dict(d.parameters)}
+        if adv.get("title") is not None:
+            tool["title"] = adv["title"]
+        if adv.get("output_schema") is not None:
+            tool["outputSchema"] = adv["output_schema"]
+        hints = {mcp: adv[key] for key, mcp in _HINTS.items() if adv.get(key) is not None}
+        if hints:
+            tool["annotations"] = hints
+        tools.append(tool)
+    origin = ", ".join(str(p) for p in paths)
+    return SourceTools(name=YAML_SOURCE_NAME, kind="yaml", origin=origin, tools=tuple(tools))
+
+
+def parse_mcp_json(path: Path) -> SourceTools:
+    """A saved tools/list result: ``{"tools": [...]}`` (``nextCursor`` allowed), a JSON-RPC response
+    wrapping one, or a bare array of tools."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise GenerateError(f"cannot read: {exc.strerror}", str(path)) from exc
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise GenerateError(f"not JSON: {exc.msg}", f"{path}:{exc.lineno}") from exc
+    pointer = ""
+    if isinstance(data, Mapping) and isinstance(data.get("result"), Mapping):
+        data, pointer = data["result"], "/result"
+    if isinstance(data, Mapping):
+        if "tools" not in data:
+            raise GenerateError("not a tools/list result: no 'tools' array", str(path), pointer or "/")
+        data, pointer = data["tools"], f"{pointer}/tools"
+    if not isinstance(data, list):
+        raise GenerateError("not a tools/list result: 'tools' must be an array", str(path), pointer or "/")
+    tools = tuple(data)
+    # Pointers in later errors say /tools/N; keep that true for a bare array too.
+    return SourceTools(name=path.stem, kind="mcp-json", origin=str(path), tools=tools)
+
+
+def parse_infra(paths: Sequence[Path]) -> list[MCPServerConfig]:
+    from mas.runtime.infra import load_infra_files
+
+    try:
+        return load_infra_files(paths)
+    except ConfigError as exc:
+        raise GenerateError(str(exc)) from exc
+
+
+def read_live(configs: Sequence[MCPServerConfig]) -> list[SourceTools]:
+    """List every server through the runtime's provider (same pagination, headers and timeouts)."""
+    from mas.runtime.mcp_provider import MCPToolProvider
+
+    sources = []
+    for config in configs:
+        provider = MCPToolProvider(config)
+        try:
+            tools = provider.list_mcp_tools()
+        except Exception as exc:  # any failure to list is one clear line, with the way out
+            raise GenerateError(
+                f"cannot list MCP server {config.name!r}: {exc}; use --offline to generate from the snapshot instead",
+                str(config.location) if config.location else None,
+            ) from exc
+        finally:
+            provider.close()
+        sources.append(_server_source(config, tools))
+    return sources
+
+
+def read_snapshot_sources(configs: Sequence[MCPServerConfig], snapshot: Snapshot) -> list[SourceTools]:
+    sources = []
+    for config in configs:
+        tools = snapshot.servers.get(config.name)
+        if tools is None:
+            raise GenerateError(
+                f"the snapshot has no listing for MCP server {config.name!r}; run once without --offline",
+                str(snapshot.path),
+            )
+        sources.append(_server_source(config, tools))
+    return sources
+
+
+def _server_source(config: MCPServerConfig, tools: Sequence[Mapping[str, Any]]) -> SourceTools:
+    return SourceTools(
+        name=config.name,
+        kind="mcp-live",
+        origin=f"MCP server {config.name!r}",
+        tools=tuple(tools),
+        wire_prefix=config.namespace,
+    )
