@@ -131,7 +131,11 @@ def load_yaml_documents(path: str | Path) -> list[tuple[Any, LineMap]]:
         if mark is not None and mark.index >= len(text) and exc.context_mark is not None:
             mark = exc.context_mark  # "unexpected end of file": the unclosed construct is the useful line
         line = None if mark is None else mark.line + 1
-        problem = " ".join(str(p) for p in (exc.problem, exc.context) if p) or "invalid YAML"
+        problem = str(exc.problem or "invalid YAML")
+        if exc.context and exc.context_mark is not None and exc.context_mark.line + 1 != line:
+            problem += f" ({exc.context} that starts on line {exc.context_mark.line + 1})"
+        elif exc.context:
+            problem += f" ({exc.context})"
         raise ConfigError(f"YAML syntax error: {problem}", SourceLocation(file, line)) from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"YAML error: {exc}", SourceLocation(file)) from None
