@@ -110,23 +110,28 @@ def envelope_from_result(result: types.Result) -> ToolResultEnvelope:
 def resolve_headers(config: MCPServerConfig) -> tuple[dict[str, str], set[str]]:
     """Resolve ``env:VAR`` header values; return the headers and the values to scrub from text.
 
-    A missing variable raises :class:`ToolServerError` naming the variable and the header only.
+    A value is either ``env:VAR`` (the whole value comes from ``$VAR``) or ``<prefix> env:VAR``
+    (e.g. ``Bearer env:TOKEN``: the prefix is kept and ``$VAR`` holds just the token). A missing
+    variable raises :class:`ToolServerError` naming the variable and the header, never a value.
     """
     headers: dict[str, str] = {}
     secrets: set[str] = set()
     for key, raw in config.headers.items():
-        if raw.startswith(_ENV_PREFIX):
-            var = raw[len(_ENV_PREFIX) :].strip()
-            value = os.environ.get(var)
-            if not value:
+        prefix, _, last = raw.rstrip().rpartition(" ")
+        if last.startswith(_ENV_PREFIX):
+            var = last[len(_ENV_PREFIX) :]
+            secret = os.environ.get(var)
+            if not secret:
                 raise ToolServerError(
                     config.name, f"header {key!r} needs environment variable {var}, which is not set (or empty)"
                 )
-            secrets.add(value)
+            secrets.add(secret)
+            value = f"{prefix} {secret}" if prefix else secret
         else:
             value = raw
             if any(word in key.lower() for word in _SENSITIVE_HEADER_WORDS):
-                secrets.add(value)
+                # The whole value and the bare credential; very short values would garble messages.
+                secrets.update(v for v in (value, last) if len(v) >= 4)
         headers[key] = value
     return headers, secrets
 
