@@ -1,0 +1,114 @@
+"""``python -m mas.runtime``: the table, JSON listing, calls and exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from mas.runtime.__main__ import format_table, main
+
+
+def run_cli(repo_root: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run the CLI as a user would, from a folder that is not the repo."""
+    env = {**os.environ, "PYTHONPATH": str(repo_root)}
+    return subprocess.run(
+        [sys.executable, "-m", "mas.runtime", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_list_prints_a_table(repo_root: Path, tmp_path: Path) -> None:
+    proc = run_cli(
+        repo_root,
+        tmp_path,
+        "list",
+        "--tools",
+        str(repo_root / "library-samples" / "tools"),
+        "--local",
+        "mas.samples.local_tools:WordCount",
+    )
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert proc.stdout == textwrap.dedent(
+        """\
+        NAME            PROVIDER  TITLE           HINTS                              REQUIRED
+        word_count      local     Word count      idempotent, read-only              text
+        current_time    skills    Current time    read-only                          -
+        unit_convert    skills    Unit converter  idempotent, read-only              value, from_unit, to_unit
+        web_search      skills    Web search      idempotent, read-only, open-world  query
+        summarize_text  skills    Summarize text  idempotent, read-only              text
+        """
+    )
+
+
+def test_list_includes_the_sample_mcp_server(repo_root: Path, tmp_path: Path) -> None:
+    pytest.importorskip("mas.runtime.mcp_provider")
+    infra = tmp_path / "stdio.yaml"
+    infra.write_text(
+        "kind: ToolServerRegistry\nspec:\n  servers:\n"
+        "    - {name: sample, protocol: mcp, transport: stdio, command: python,\n"
+        f"       args: [-m, mas.samples.mcp_server, --page-size, '3'], cwd: '{repo_root}'}}\n",
+        encoding="utf-8",
+    )
+    unit_convert = str(repo_root / "library-samples" / "tools" / "unit_convert.yaml")
+    proc = run_cli(repo_root, tmp_path, "list", "--infra", str(infra), "--tools", unit_convert)
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert proc.stdout == textwrap.dedent(
+        """\
+        NAME          PROVIDER  TITLE            HINTS                  REQUIRED
+        unit_convert  skills    Unit converter   idempotent, read-only  value, from_unit, to_unit
+        get_weather   sample    Current weather  read-only              city
+        search-docs   sample    -                read-only              query
+        notes.create  sample    -                -                      title, body
+        notes.delete  sample    -                destructive            id
+        count_slowly  sample    -                -                      -
+        whoami        sample    -                read-only              -
+        """
+    )
+
+
+def test_bad_yaml_exits_2_with_one_line(repo_root: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("kind: Tool\nmetadata:\n  name: x\nspec:\n  description: d\n", encoding="utf-8")
+    proc = run_cli(repo_root, tmp_path, "list", "--tools", "bad.yaml")
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == "bad.yaml:4: spec.parameters: required key is missing\n"
+
+
+def test_list_json(repo_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["list", "--json", "--tools", str(repo_root / "library-samples" / "tools" / "current_time.yaml")]) == 0
+    [entry] = json.loads(capsys.readouterr().out)
+    assert (entry["name"], entry["timeout_seconds"], entry["annotations"]) == (
+        "current_time",
+        5,
+        {"readOnlyHint": True, "openWorldHint": False},
+    )
+
+
+def test_call_prints_the_envelope(repo_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tools = str(repo_root / "library-samples" / "tools")
+    args = '{"value": 5, "from_unit": "km", "to_unit": "mi"}'
+    assert main(["call", "unit_convert", args, "--tools", tools]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["result"] == {"value": 3.106856, "unit": "mi", "category": "length"}
+    assert main(["call", "unit_convert", '{"value": 5}', "--tools", tools]) == 1
+    assert json.loads(capsys.readouterr().out)["result"] == (
+        "invalid arguments for tool 'unit_convert': /: missing required argument 'from_unit'"
+    )
+    assert main(["call", "unit_convert", "{nope", "--tools", tools]) == 2
+    assert capsys.readouterr().err.startswith("arguments: not valid JSON: ")
+
+
+def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["lst"]) == 2
+    assert "invalid choice: 'lst'" in capsys.readouterr().err
+    assert main(["list", "--local", "nope"]) == 2
+    assert capsys.readouterr().err == "nope: a local tool must be given as 'package.module:Class'\n"
+
+
+def test_format_table_aligns_columns() -> None:
+    assert format_table([("a", "bb"), ("ccc", "d")], header=("X", "Y")) == "X    Y\na    bb\nccc  d"
