@@ -93,7 +93,7 @@ def test_load_infra_reads_every_field(tmp_path: Path) -> None:
 def test_library_sample_infra_files_load(repo_root: Path) -> None:
     [http] = load_infra(repo_root / "library-samples" / "infra" / "mcp-localhost.yaml")
     assert (http.name, http.transport, http.url) == ("sample", "streamable-http", "http://127.0.0.1:8765/mcp")
-    assert http.headers == {"Authorization": "env:SAMPLE_SERVER_TOKEN"}
+    assert http.headers == {"Authorization": "Bearer env:SAMPLE_SERVER_TOKEN"}
     [stdio] = load_infra(repo_root / "library-samples" / "infra" / "sample-stdio.yaml")
     assert (stdio.command, stdio.args) == ("python", ("-m", "mas.samples.mcp_server"))
 
