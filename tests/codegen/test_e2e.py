@@ -1,0 +1,182 @@
+"""Generate, import and call through the real runtime: YAML skills and the sample MCP server (stdio)."""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from gen_helpers import REPO, generate, import_fresh
+
+from mas.runtime.contracts.tool_contract import invoke_call_tool
+from mas.runtime.registry import RuntimeRegistry
+
+INFRA = REPO / "library-samples" / "infra" / "sample-stdio.yaml"
+TOOLS_DIR = REPO / "library-samples" / "tools"
+
+
+class Recorder:
+    """Sits between the generated code and the registry and records what crossed ``call_tool``.
+
+    Declares ``timeout_seconds`` and ``cancel_event`` only: per the contract, nothing else may reach it.
+    """
+
+    def __init__(self, registry: RuntimeRegistry) -> None:
+        self.registry = registry
+        self.calls: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
+
+    def call_tool(
+        self,
+        tool_name: str,
+        arguments: dict[str, Any],
+        timeout_seconds: float | None = None,
+        cancel_event: threading.Event | None = None,
+    ) -> Any:
+        kwargs = {k: v for k, v in (("timeout_seconds", timeout_seconds), ("cancel_event", cancel_event)) if v}
+        self.calls.append((tool_name, dict(arguments), kwargs))
+        return invoke_call_tool(self.registry, tool_name, arguments, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def pkg(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
+    """Generated live from the sample server, the way `nox -s generate` does."""
+    root = tmp_path_factory.mktemp("e2e")
+    mp = pytest.MonkeyPatch()
+    try:
+        args = ["--tools", str(TOOLS_DIR), "--infra", str(INFRA), "--snapshot", str(root / "lock.json")]
+        assert generate(root, [*args, "--out", str(root / "out"), "--package", "e2e_tools"], mp) == 0
+    finally:
+        mp.undo()
+    return import_fresh(root / "out", "e2e_tools")
+
+
+@pytest.fixture(scope="module")
+def registry() -> Iterator[RuntimeRegistry]:
+    with RuntimeRegistry.from_sources(infra=[INFRA], tools=[TOOLS_DIR]) as reg:
+        yield reg
+
+
+@pytest.fixture
+def recorder(registry: RuntimeRegistry) -> Recorder:
+    return Recorder(registry)
+
+
+def test_structured_result_is_decoded_into_the_output_model(pkg: ModuleType, recorder: Recorder) -> None:
+    tools = pkg.Tools(recorder)
+    weather = tools.sample.get_weather(city="Paris")
+    assert type(weather).__name__ == "SampleGetWeatherOutput"
+    assert weather.city == "Paris"
+    assert isinstance(weather.temperature, float) and isinstance(weather.humidity, int)
+    # Optional "units" was not passed, so it must not be sent: the server default applies.
+    assert recorder.calls == [("get_weather", {"city": "Paris"}, {})]
+
+
+def test_wire_names_and_wire_keys_reach_call_tool_unchanged(pkg: ModuleType, recorder: Recorder) -> None:
+    tools = pkg.Tools(recorder)
+    found = tools.sample.search_docs(query="pagination", limit=2, filters={"tags": ["mcp"]})
+    note = tools.sample.notes_create(title="t", body="b", tags=["x"])
+    assert [c[:2] for c in recorder.calls] == [
+        ("search-docs", {"query": "pagination", "limit": 2, "filters": {"tags": ["mcp"]}}),
+        ("notes.create", {"title": "t", "body": "b", "tags": ["x"]}),
+    ]
+    assert found.total == len(found.results) >= 1
+    assert note.title == "t" and len(note.id) > 0
+
+
+def test_yaml_skill_tools_are_called_through_the_same_path(pkg: ModuleType, recorder: Recorder) -> None:
+    tools = pkg.Tools(recorder)
+    converted = tools.skills.unit_convert(value=1.0, from_unit="km", to_unit="m")
+    assert recorder.calls[0][0] == "unit_convert"
+    assert recorder.calls[0][1] == {"value": 1.0, "from_unit": "km", "to_unit": "m"}
+    assert converted.value == pytest.approx(1000.0)
+
+
+def test_error_result_raises_tool_call_error_with_payload(pkg: ModuleType, recorder: Recorder) -> None:
+    tools = pkg.Tools(recorder)
+    with pytest.raises(pkg.ToolCallError) as caught:
+        tools.sample.notes_delete(id="missing-note")
+    err = caught.value
+    assert isinstance(err, pkg.ToolError)
+    assert err.tool_name == "notes.delete"
+    assert err.payload == {"code": "not_found", "id": "missing-note"}
+    assert "note missing-note not found" in err.message
+    assert err.envelope["is_error"] is True
+
+
+def test_result_that_breaks_the_output_schema_raises_validation_error(pkg: ModuleType) -> None:
+    class Liar:
+        def call_tool(self, tool_name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+            return {"is_error": False, "structured_content": {"city": "Paris", "temperature": "hot"}}
+
+    with pytest.raises(pkg.ToolOutputValidationError) as caught:
+        pkg.Tools(Liar()).sample.get_weather(city="Paris")
+    assert caught.value.tool_name == "get_weather"
+    assert caught.value.envelope["structured_content"]["temperature"] == "hot"
+
+
+def test_results_view_keeps_the_envelope(pkg: ModuleType, recorder: Recorder) -> None:
+    result = pkg.Tools(recorder).results.sample.get_weather(city="Oslo")
+    assert result.value.city == "Oslo"
+    assert result.structured_content["city"] == "Oslo"
+    assert result.envelope["is_error"] is False
+    assert type(result).__name__ == "ToolResult"
+
+
+def test_call_options_are_forwarded_only_when_declared(pkg: ModuleType, recorder: Recorder) -> None:
+    tools = pkg.Tools(recorder).with_options(timeout_seconds=30.0, meta={"trace": "1"}, user="ann")
+    tools.sample.whoami()
+    # meta and user are not declared by Recorder.call_tool, so they must not arrive.
+    assert recorder.calls == [("whoami", {}, {"timeout_seconds": 30.0})]
+
+
+def test_timeout_option_reaches_the_server_call(pkg: ModuleType, registry: RuntimeRegistry) -> None:
+    tools = pkg.Tools(registry).with_options(timeout_seconds=0.5)
+    with pytest.raises(pkg.ToolCallError) as caught:
+        tools.sample.count_slowly(steps=20, delay_seconds=0.5)
+    assert "timed out" in caught.value.message
+
+
+def test_async_tools_against_the_registry(pkg: ModuleType, registry: RuntimeRegistry) -> None:
+    async def main() -> tuple[Any, Any]:
+        tools = pkg.AsyncTools(registry)
+        return await asyncio.gather(tools.sample.get_weather(city="Rome"), tools.skills.current_time(timezone="UTC"))
+
+    weather, now = asyncio.run(main())
+    assert weather.city == "Rome"
+    assert now is not None
+
+
+def test_manifest_describes_every_tool(pkg: ModuleType, registry: RuntimeRegistry) -> None:
+    listed = {t["name"] for t in registry.list_tools()}
+    assert set(pkg.TOOLS) == listed
+    info = pkg.TOOLS["search-docs"]
+    assert (info.name, info.method, info.namespace) == ("search-docs", "search_docs", "sample")
+    assert info.read_only is True and info.output_model is not None
+    assert pkg.TOOLS["notes.delete"].output_model is None
+    assert pkg.TOOLS["notes.delete"].destructive is True
+
+
+def test_committed_package_is_importable_and_callable(registry: RuntimeRegistry) -> None:
+    committed = import_fresh(REPO / "generated", "sample_tools")
+    weather = committed.Tools(registry).sample.get_weather(city="Lima", units="fahrenheit")
+    assert weather.city == "Lima"
+
+
+def test_generated_package_depends_only_on_pydantic(pkg: ModuleType) -> None:
+    root = Path(pkg.__file__).parent
+    imported: set[str] = set()
+    for path in root.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                imported.update(a.name.split(".")[0] for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                imported.add(node.module.split(".")[0])
+    third_party = imported - set(sys.stdlib_module_names)
+    assert third_party <= {"pydantic", "typing_extensions"}, third_party
+    assert "pydantic" in third_party

@@ -1,0 +1,67 @@
+"""Helpers for generator tests: generate into a temporary folder and import the result.
+
+Imported by test modules as ``gen_helpers`` (tests/conftest.py puts tests/ on sys.path).
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from codegen.cli import main as toolgen_main
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def generate(cwd: Path, args: Sequence[str], monkeypatch: pytest.MonkeyPatch | None = None) -> int:
+    """Run ``toolgen generate`` in-process with ``cwd`` as the working folder."""
+    mp = monkeypatch or pytest.MonkeyPatch()
+    try:
+        mp.chdir(cwd)
+        return toolgen_main(["generate", *args])
+    finally:
+        if monkeypatch is None:
+            mp.undo()
+
+
+def import_fresh(out: Path, package: str) -> ModuleType:
+    """Import ``out/package`` freshly (tests generate several packages with the same name)."""
+    for name in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
+        del sys.modules[name]
+    sys.path.insert(0, str(out))
+    try:
+        importlib.invalidate_caches()
+        return importlib.import_module(package)
+    finally:
+        sys.path.remove(str(out))
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+
+
+class RecordingProvider:
+    """A provider that records what reached call_tool and answers with canned envelopes.
+
+    It declares only ``timeout_seconds``: the contract's rule says no other option may reach it.
+    """
+
+    def __init__(self, answers: dict[str, Any] | None = None, default: Any = None) -> None:
+        self.calls: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
+        self.answers = answers or {}
+        self.default = default if default is not None else {"is_error": False, "result": "ok"}
+
+    def call_tool(self, tool_name: str, arguments: dict[str, Any], timeout_seconds: float | None = None) -> Any:
+        kwargs = {} if timeout_seconds is None else {"timeout_seconds": timeout_seconds}
+        self.calls.append((tool_name, dict(arguments), kwargs))
+        return self.answers.get(tool_name, self.default)
