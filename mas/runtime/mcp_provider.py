@@ -7,13 +7,21 @@ connection failures and unknown tools all become one-line error envelopes naming
 
 Threading model: each provider owns a private event loop on a daemon thread
 (:class:`~mas.runtime._loop.BackgroundLoop`). One long-lived task on that loop enters the SDK's
-transport and ``ClientSession`` context managers and exits them again (the SDK requires the
-same task for both). Sync methods block on that loop; async methods await it from any loop.
+transport and ``ClientSession`` context managers and later exits them (the SDK requires the
+same task for both; see ``_mcp_session``). Sync methods block on that loop; async methods await
+it from any loop. A sync call made on the provider's own loop thread (for example from inside a
+progress callback) raises :class:`LoopThreadError`: use ``acall_tool`` there.
 
-Transports (from :class:`MCPServerConfig`): ``stdio`` (command/args/env/cwd; a command of
-exactly ``python`` or ``python3`` runs ``sys.executable`` so a server module runs in the same
-virtualenv as the runtime), ``streamable-http`` and ``sse`` (url, headers). Header values
-``env:VAR`` are read from the environment at connect time and scrubbed from every message.
+Transports (from :class:`MCPServerConfig`):
+
+* ``stdio``: command/args/env/cwd. A command of exactly ``python`` or ``python3`` runs
+  ``sys.executable``, so a server module runs in the runtime's own virtualenv. The SDK passes
+  only a few variables (PATH, HOME, ...) to the child; put anything else in ``env``.
+* ``streamable-http`` and ``sse``: url and headers. A header value ``env:VAR`` (or
+  ``Bearer env:VAR``) is read from the environment at connect time, never stored resolved, and
+  blanked out of every message this module produces.
+
+``connect_timeout_seconds`` bounds connect + initialize, and each ``tools/list`` page.
 """
 
 from __future__ import annotations
@@ -21,24 +29,15 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
-import math
-import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable, Mapping
-from contextlib import AbstractAsyncContextManager, AsyncExitStack, suppress
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from contextlib import suppress
 from types import TracebackType
 from typing import Any, Protocol, cast
 
 import anyio
-import httpx2
 import mcp_types as types
-from mcp.client._transport import TransportStreams
-from mcp.client.session import ClientSession, IncomingMessage
-from mcp.client.sse import sse_client
-from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter, ValidationError
 
@@ -47,53 +46,30 @@ from mas.runtime._mcp_convert import (
     ToolServerError,
     dump_wire,
     envelope_from_result,
-    exception_text,
     one_line,
-    resolve_headers,
-    scrub,
     server_identity,
     tool_entry_from_mcp,
 )
+from mas.runtime._mcp_session import Connection, ProgressCallback, ProgressRelay, SessionKeeper
 from mas.runtime.config import MCPServerConfig
 from mas.runtime.contracts.tool_contract import ToolResultEnvelope
 
-__all__ = ["LoopThreadError", "MCPToolProvider", "ToolServerError"]
+__all__ = ["LoopThreadError", "MCPToolProvider", "ProgressCallback", "ToolServerError"]
 
 logger = logging.getLogger(__name__)
 
-ProgressCallback = Callable[[float, float | None, str | None], Any]
 _POLL_SECONDS = 0.05  # how often a cancel_event is polled
-_CLOSE_TIMEOUT = 15.0  # the SDK's stdio shutdown escalates within ~6 s; leave headroom
 _INPUT_RESPONSES: TypeAdapter[dict[str, types.InputResponse]] = TypeAdapter(dict[str, types.InputResponse])
 
-# Process-wide listing cache (cache_scope "process"): identity -> (expires at, raw MCP tools).
+# Process-wide listing cache (cache_scope "process"): server identity -> (expires at, raw tools).
 _PROCESS_CACHE: dict[tuple[Any, ...], tuple[float, list[dict[str, Any]]]] = {}
 _PROCESS_CACHE_LOCK = threading.Lock()
 
 
 class _Settable(Protocol):
+    """A cancel signal: ``threading.Event``, ``asyncio.Event`` or anything with ``is_set()``."""
+
     def is_set(self) -> bool: ...
-
-
-@dataclass(eq=False)
-class _Connection:
-    """One live session and the task that owns its context managers."""
-
-    ready: asyncio.Future[ClientSession]
-    stop: asyncio.Event = field(default_factory=asyncio.Event)
-    task: asyncio.Task[None] | None = None
-    broken: bool = False
-    listed: bool = False
-
-    def usable(self) -> bool:
-        if self.broken or self.task is None or self.task.done():
-            return False
-        if not self.ready.done():
-            return True  # still connecting: share it
-        if self.ready.cancelled() or self.ready.exception() is not None:
-            return False
-        # The SDK has no public "closed" flag; its dispatcher marks EOF here (best effort).
-        return not getattr(getattr(self.ready.result(), "_dispatcher", None), "_closed", False)
 
 
 class MCPToolProvider:
@@ -102,11 +78,8 @@ class MCPToolProvider:
     def __init__(self, config: MCPServerConfig) -> None:
         self.config = config
         self._runner = BackgroundLoop(f"MCP server {config.name!r}", async_hint="acall_tool()/alist_tools()")
-        self._conn: _Connection | None = None
-        self._conn_lock: asyncio.Lock | None = None  # created on the background loop
+        self._keeper = SessionKeeper(config)
         self._cache: tuple[float, list[dict[str, Any]]] | None = None
-        self._secrets: set[str] = set()
-        self._closed = False
 
     @property
     def name(self) -> str:
@@ -117,14 +90,17 @@ class MCPToolProvider:
 
     # --- listing ------------------------------------------------------------------------------
     def list_tools(self) -> list[dict[str, Any]]:
-        """Contract entries (``name``, ``description``, ``parameters`` + advertise keys when set)."""
+        """Contract entries (``name``, ``description``, ``parameters`` + advertise keys when set).
+
+        Raises :class:`ToolServerError` when the server cannot be listed.
+        """
         return [tool_entry_from_mcp(tool) for tool in self.list_mcp_tools()]
 
     async def alist_tools(self) -> list[dict[str, Any]]:
         return [tool_entry_from_mcp(tool) for tool in await self.alist_mcp_tools()]
 
     def list_mcp_tools(self) -> list[dict[str, Any]]:
-        """The raw MCP tool objects (wire keys), in server order, across all pages."""
+        """The raw MCP tool objects (camelCase wire keys), in server order, across all pages."""
         if self.config.tools is not None:
             return self._explicit_tools()
         return self._runner.run(self._list_mcp_tools())
@@ -135,14 +111,14 @@ class MCPToolProvider:
         return await self._runner.arun(self._list_mcp_tools())
 
     def _explicit_tools(self) -> list[dict[str, Any]]:
+        # config.tools skips discovery entirely; still normalise it through the SDK's model.
         tools: list[dict[str, Any]] = []
         for index, raw in enumerate(self.config.tools or ()):
             try:
                 tools.append(dump_wire(types.Tool.model_validate(dict(raw), by_name=False)))
             except ValidationError as exc:
-                raise ToolServerError(
-                    self.name, f"explicit tools[{index}] is not a valid MCP tool: {one_line(str(exc))}"
-                ) from None
+                detail = f"explicit tools[{index}] is not a valid MCP tool: {one_line(str(exc))}"
+                raise ToolServerError(self.name, detail) from None
         return tools
 
     async def _list_mcp_tools(self) -> list[dict[str, Any]]:
@@ -156,13 +132,12 @@ class MCPToolProvider:
     def _cached_listing(self) -> list[dict[str, Any]] | None:
         if self.config.cache_ttl_ms <= 0:
             return None
-        now = time.monotonic()
         if self.config.cache_scope == "process":
             with _PROCESS_CACHE_LOCK:
                 hit = _PROCESS_CACHE.get(server_identity(self.config))
         else:
             hit = self._cache
-        if hit is None or hit[0] <= now:
+        if hit is None or hit[0] <= time.monotonic():
             return None
         return copy.deepcopy(hit[1])  # callers may mutate what they get
 
@@ -177,7 +152,7 @@ class MCPToolProvider:
             self._cache = entry
 
     async def _fetch_listing(self) -> list[dict[str, Any]]:
-        conn, session = await self._session()
+        conn, session = await self._keeper.acquire()
         cfg = self.config
         tools: list[dict[str, Any]] = []
         seen: set[str] = set()
@@ -186,9 +161,8 @@ class MCPToolProvider:
         try:
             while True:
                 if pages >= cfg.max_pages:
-                    raise ToolServerError(
-                        self.name, f"tools/list returned more than max_pages={cfg.max_pages} pages; stopped paging"
-                    )
+                    detail = f"tools/list returned more than max_pages={cfg.max_pages} pages; stopped paging"
+                    raise ToolServerError(self.name, detail)
                 params = types.PaginatedRequestParams(cursor=cursor) if cursor is not None else None
                 # tools/list has no timeout of its own; a hung server must not hang discovery.
                 with anyio.fail_after(cfg.connect_timeout_seconds):
@@ -198,22 +172,19 @@ class MCPToolProvider:
                 if not cfg.follow_pagination or not page.next_cursor:
                     break
                 if page.next_cursor in seen or page.next_cursor == cursor:
-                    raise ToolServerError(
-                        self.name,
-                        f"tools/list repeated cursor {page.next_cursor!r} on page {pages + 1}; stopped paging",
-                    )
+                    detail = f"tools/list repeated cursor {page.next_cursor!r} on page {pages + 1}; stopped paging"
+                    raise ToolServerError(self.name, detail)
                 if cursor is not None:
                     seen.add(cursor)
                 cursor = page.next_cursor
         except ToolServerError:
             raise
         except TimeoutError:
-            raise ToolServerError(
-                self.name, f"tools/list timed out after {cfg.connect_timeout_seconds} s (page {pages + 1})"
-            ) from None
+            detail = f"tools/list timed out after {cfg.connect_timeout_seconds} s (page {pages + 1})"
+            raise ToolServerError(self.name, detail) from None
         except Exception as exc:
-            self._note_failure(conn, exc)
-            raise ToolServerError(self.name, f"tools/list failed: {self._text(exc)}") from None
+            conn.note_failure(exc)
+            raise ToolServerError(self.name, f"tools/list failed: {self._keeper.text(exc)}") from None
         conn.listed = cfg.follow_pagination
         return tools
 
@@ -234,10 +205,11 @@ class MCPToolProvider:
         ctx: Any = None,
         user: str = "",
     ) -> ToolResultEnvelope:
-        """Send ``tools/call``; block until the envelope is ready. Never raises (except on misuse:
-        calling it on the provider's own loop thread raises :class:`LoopThreadError`).
+        """Send ``tools/call`` and block until the envelope is ready.
 
-        ``ctx`` and ``user`` are accepted for the contract and have no MCP mapping.
+        Never raises, except :class:`LoopThreadError` for a call made on the provider's own loop
+        thread. ``timeout_seconds`` becomes the SDK's ``read_timeout_seconds``; ``cancel_event``
+        is polled and cancels the in-flight request. ``ctx`` and ``user`` have no MCP mapping.
         """
         call = self._call(
             tool_name, arguments, timeout_seconds, progress_callback, cancel_event, meta,
@@ -247,8 +219,8 @@ class MCPToolProvider:
             return self._runner.run(call)
         except LoopThreadError:
             raise
-        except Exception as exc:  # closed provider, loop failure: still an envelope
-            return self._failure(tool_name, f"failed: {self._text(exc)}")
+        except Exception as exc:  # e.g. the provider was closed: still an envelope
+            return self._failure(tool_name, f"failed: {self._keeper.text(exc)}")
 
     async def acall_tool(
         self,
@@ -275,7 +247,7 @@ class MCPToolProvider:
         try:
             return await self._runner.arun(call)
         except Exception as exc:
-            return self._failure(tool_name, f"failed: {self._text(exc)}")
+            return self._failure(tool_name, f"failed: {self._keeper.text(exc)}")
 
     async def _call(
         self,
@@ -298,10 +270,10 @@ class MCPToolProvider:
             responses = None if input_responses is None else _INPUT_RESPONSES.validate_python(dict(input_responses))
         except ValidationError as exc:
             return self._failure(tool_name, f"failed: invalid input_responses: {one_line(str(exc))}")
-        relay = _ProgressRelay(progress_callback, caller_loop, self._label(tool_name)) if progress_callback else None
+        relay = ProgressRelay(progress_callback, caller_loop, self._label(tool_name)) if progress_callback else None
 
         async def send() -> ToolResultEnvelope:
-            conn, session = await self._session()
+            conn, session = await self._keeper.acquire()
             await self._prefetch_listing(conn)
             try:
                 result = await session.call_tool(
@@ -315,25 +287,13 @@ class MCPToolProvider:
                     allow_input_required=bool(allow_input_required),
                     allow_claimed=bool(allow_claimed),
                 )
-            except MCPError as exc:
-                if exc.code == types.REQUEST_TIMEOUT:
-                    return self._failure(tool_name, f"timed out after {timeout_seconds} s")
-                self._note_failure(conn, exc)
-                if exc.code == types.CONNECTION_CLOSED:
-                    return self._failure(
-                        tool_name,
-                        "failed: the connection closed mid-call (did the server exit?); the next call reconnects",
-                    )
-                return self._failure(tool_name, f"failed: {self._scrub(exc.message)} (MCP error {exc.code})")
             except Exception as exc:
-                # SDK-level complaints (RuntimeError, bad result shape) leave the session usable;
-                # anything else is a transport failure, so reconnect next time.
-                if not isinstance(exc, RuntimeError | ValidationError):
-                    conn.broken = True
-                raise
+                conn.note_failure(exc)
+                return self._call_error(tool_name, exc, timeout_seconds)
             return envelope_from_result(result)
 
-        relay_task = asyncio.ensure_future(relay.run()) if relay else None
+        if relay is not None:
+            relay.start()
         work = asyncio.ensure_future(send())
         try:
             if cancel_event is not None:
@@ -344,21 +304,30 @@ class MCPToolProvider:
                         with suppress(BaseException):
                             await work
                         return self._failure(tool_name, "was cancelled by the caller (cancel_event)")
-            envelope = await work
+            return await work
         except ToolServerError as exc:
             return self._failure(tool_name, f"failed: {exc.detail}")
         except Exception as exc:
-            return self._failure(tool_name, f"failed: {self._text(exc)}")
+            return self._failure(tool_name, f"failed: {self._keeper.text(exc)}")
         finally:
             if not work.done():
                 work.cancel()
-            if relay is not None and relay_task is not None:
-                await relay.finish(relay_task)
-        return envelope
+            if relay is not None:
+                await relay.finish()
 
-    async def _prefetch_listing(self, conn: _Connection) -> None:
-        # The SDK validates structured results against output schemas it has seen in tools/list,
-        # but only fetches the first page itself; one full listing per session covers every page.
+    def _call_error(self, tool_name: str, exc: Exception, timeout_seconds: float | None) -> ToolResultEnvelope:
+        if isinstance(exc, MCPError):
+            if exc.code == types.REQUEST_TIMEOUT:
+                return self._failure(tool_name, f"timed out after {timeout_seconds} s")
+            if exc.code == types.CONNECTION_CLOSED:
+                detail = "the connection to the server closed (did it exit?); the next call reconnects"
+                return self._failure(tool_name, f"failed: {detail}")
+            return self._failure(tool_name, f"failed: {self._keeper.scrub(exc.message)} (MCP error {exc.code})")
+        return self._failure(tool_name, f"failed: {self._keeper.text(exc)}")
+
+    async def _prefetch_listing(self, conn: Connection) -> None:
+        # The SDK checks structured results against output schemas seen in tools/list but only
+        # fetches the first page itself; one full listing per session covers every page.
         if conn.listed or self.config.tools is not None or not self.config.follow_pagination:
             return
         conn.listed = True
@@ -367,136 +336,22 @@ class MCPToolProvider:
         except ToolServerError as exc:
             logger.debug("%s", exc)
 
-    # --- connection ---------------------------------------------------------------------------
-    async def _session(self) -> tuple[_Connection, ClientSession]:
-        """The live session, connecting (or reconnecting after the server died) when needed."""
-        if self._closed:
-            raise ToolServerError(self.name, "the provider is closed")
-        if self._conn_lock is None:
-            self._conn_lock = asyncio.Lock()
-        async with self._conn_lock:
-            conn = self._conn
-            if conn is not None and not conn.usable():
-                self._conn = None
-                await self._stop(conn)
-                logger.info("MCP server %r: reconnecting", self.name)
-                conn = None
-            if conn is None:
-                conn = _Connection(ready=asyncio.get_running_loop().create_future())
-                conn.task = asyncio.ensure_future(self._own_session(conn))
-                self._conn = conn
-        try:
-            # Shielded: a cancelled call must not abort a connect other calls may share.
-            return conn, await asyncio.shield(conn.ready)
-        except BaseException:
-            if self._conn is conn and conn.ready.done():
-                self._conn = None
-            raise
-
-    async def _own_session(self, conn: _Connection) -> None:
-        """Enter transport + session, initialize, then hold them open until asked to stop."""
-        timeout = self.config.connect_timeout_seconds
-        try:
-            with anyio.CancelScope() as scope:
-                # One scope around everything so the connect deadline can be lifted once
-                # initialized without exiting a cancel scope out of order.
-                scope.deadline = anyio.current_time() + timeout
-                async with AsyncExitStack() as stack:
-                    read, write = await stack.enter_async_context(self._transport(stack))
-                    session = await stack.enter_async_context(
-                        ClientSession(read, write, message_handler=self._on_message)
-                    )
-                    await session.initialize()
-                    scope.deadline = math.inf
-                    logger.debug("MCP server %r: connected over %s", self.name, self.config.transport)
-                    conn.ready.set_result(session)
-                    await conn.stop.wait()
-            if scope.cancelled_caught and not conn.ready.done():
-                conn.ready.set_exception(
-                    ToolServerError(self.name, f"connect + initialize timed out after {timeout} s")
-                )
-        except ToolServerError as exc:
-            if not conn.ready.done():
-                conn.ready.set_exception(exc)
-        except Exception as exc:
-            if not conn.ready.done():
-                conn.ready.set_exception(ToolServerError(self.name, f"could not connect: {self._text(exc)}"))
-            else:
-                logger.debug("MCP server %r: session ended: %s", self.name, self._text(exc))
-        finally:
-            conn.broken = True
-            if not conn.ready.done():
-                conn.ready.set_exception(ToolServerError(self.name, "the connection closed during connect"))
-            # Nobody may be waiting on `ready`; mark the exception retrieved to avoid a noisy warning.
-            if not conn.ready.cancelled():
-                conn.ready.exception()
-
-    def _transport(self, stack: AsyncExitStack) -> AbstractAsyncContextManager[TransportStreams]:
-        cfg = self.config
-        if cfg.transport == "stdio":
-            if not cfg.command:
-                raise ToolServerError(self.name, "stdio transport needs a command")
-            # A bare "python" would run whatever interpreter PATH finds, not the runtime's venv.
-            command = sys.executable if cfg.command in ("python", "python3") else cfg.command
-            params = StdioServerParameters(command=command, args=list(cfg.args), env=dict(cfg.env) or None, cwd=cfg.cwd)
-            return stdio_client(params, errlog=_errlog())
-        if not cfg.url:
-            raise ToolServerError(self.name, f"{cfg.transport} transport needs a url")
-        headers, secrets = resolve_headers(cfg)
-        self._secrets |= secrets
-        if cfg.transport == "streamable-http":
-            client = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(cfg.connect_timeout_seconds, read=300))
-            stack.push_async_callback(client.aclose)
-            return streamable_http_client(cfg.url, http_client=client)
-        if cfg.transport == "sse":
-            return cast(
-                AbstractAsyncContextManager[TransportStreams],
-                sse_client(cfg.url, headers=headers, timeout=cfg.connect_timeout_seconds),
-            )
-        raise ToolServerError(self.name, f"unsupported transport {cfg.transport!r}")
-
-    async def _on_message(self, message: IncomingMessage) -> None:
-        if isinstance(message, Exception):  # transport faults; the calls they break report them
-            logger.debug("MCP server %r: transport error: %s", self.name, self._text(message))
-        await anyio.lowlevel.checkpoint()
-
-    def _note_failure(self, conn: _Connection, exc: BaseException) -> None:
-        if isinstance(exc, MCPError) and exc.code != types.CONNECTION_CLOSED:
-            return  # the server answered: the session is fine
-        conn.broken = True
-
-    async def _stop(self, conn: _Connection) -> None:
-        conn.stop.set()
-        if conn.task is not None and not conn.task.done():
-            try:
-                await asyncio.wait_for(asyncio.shield(conn.task), _CLOSE_TIMEOUT)
-            except TimeoutError:
-                conn.task.cancel()
-                with suppress(BaseException):
-                    await conn.task
-
     # --- lifecycle ----------------------------------------------------------------------------
-    async def _shutdown(self) -> None:
-        self._closed = True
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            await self._stop(conn)
-
     def close(self) -> None:
-        """Close the session (stopping a stdio server) and the background thread. Idempotent."""
+        """Close the session (a stdio server is stopped) and the loop thread. Idempotent."""
         if self._runner.in_loop_thread():
             raise LoopThreadError(f"MCP server {self.name!r}: close() on the provider's loop thread; use aclose()")
-        self._closed = True
+        self._keeper.closed = True
         if self._runner.loop is not None:
-            with suppress(RuntimeError):
-                self._runner.run(self._shutdown())
+            with suppress(RuntimeError):  # the loop is already closed
+                self._runner.run(self._keeper.shutdown())
         self._runner.close()
 
     async def aclose(self) -> None:
-        self._closed = True
+        self._keeper.closed = True
         if self._runner.loop is not None:
             with suppress(RuntimeError):
-                await self._runner.arun(self._shutdown())
+                await self._runner.arun(self._keeper.shutdown())
         await asyncio.to_thread(self._runner.close)
 
     def __enter__(self) -> MCPToolProvider:
@@ -520,67 +375,4 @@ class MCPToolProvider:
         return f"MCP server {self.name!r}: tools/call {tool_name!r}"
 
     def _failure(self, tool_name: str, what: str) -> ToolResultEnvelope:
-        return ToolResultEnvelope.failure(self._scrub(one_line(f"{self._label(tool_name)} {what}")))
-
-    def _scrub(self, text: str) -> str:
-        return scrub(text, self._secrets)
-
-    def _text(self, exc: BaseException) -> str:
-        return exception_text(exc, self._secrets)
-
-
-class _ProgressRelay:
-    """Delivers progress to the user's callback in wire order, one at a time.
-
-    The SDK runs each progress notification in its own task; enqueueing synchronously keeps
-    their order, and a single consumer keeps callbacks from overlapping.
-    """
-
-    def __init__(self, callback: ProgressCallback, caller_loop: asyncio.AbstractEventLoop | None, label: str) -> None:
-        self._callback = callback
-        self._caller_loop = caller_loop
-        self._label = label
-        self._queue: asyncio.Queue[tuple[float, float | None, str | None] | None] = asyncio.Queue()
-
-    async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
-        self._queue.put_nowait((progress, total, message))
-
-    async def run(self) -> None:
-        while (item := await self._queue.get()) is not None:
-            try:
-                await self._deliver(*item)
-            except Exception as exc:
-                logger.warning("%s: progress callback raised %s", self._label, type(exc).__name__)
-
-    async def _deliver(self, progress: float, total: float | None, message: str | None) -> None:
-        outcome = self._callback(progress, total, message)
-        if not isinstance(outcome, Awaitable):
-            return
-        loop = self._caller_loop
-        if asyncio.iscoroutine(outcome) and loop is not None and loop is not asyncio.get_running_loop():
-            # An async callback belongs to the caller's loop (its events, queues, tasks).
-            if loop.is_closed():
-                outcome.close()
-                return
-            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(outcome, loop))
-        else:
-            await outcome
-
-    async def finish(self, task: asyncio.Future[None]) -> None:
-        """Let already-received progress reach the callback, then stop the consumer."""
-        self._queue.put_nowait(None)
-        try:
-            await asyncio.wait_for(asyncio.shield(task), _CLOSE_TIMEOUT)
-        except (TimeoutError, asyncio.CancelledError):
-            task.cancel()
-            raise
-
-
-def _errlog() -> Any:
-    # The SDK hands this to the child as its stderr, so it needs a real file descriptor
-    # (pytest and notebooks may replace sys.stderr with an in-memory stream).
-    try:
-        sys.stderr.fileno()
-        return sys.stderr
-    except (AttributeError, OSError, ValueError):
-        return sys.__stderr__
+        return ToolResultEnvelope.failure(self._keeper.scrub(one_line(f"{self._label(tool_name)} {what}")))

@@ -15,6 +15,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -58,14 +59,11 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@pytest.fixture(scope="module")
-def http_server() -> Iterator[tuple[str, str]]:
-    """The sample server over streamable HTTP (page size 2); yields (url, server token)."""
-    token = secrets.token_urlsafe(24)
-    port = free_port()
+@contextmanager
+def http_sample_server(port: int, token: str, *args: str) -> Iterator[subprocess.Popen[bytes]]:
+    """Run the sample server over streamable HTTP on 127.0.0.1:port until the block ends."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "mas.samples.mcp_server", "--transport", "streamable-http", "--port", str(port)]
-        + ["--page-size", "2"],
+        [sys.executable, "-m", "mas.samples.mcp_server", "--transport", "streamable-http", "--port", str(port), *args],
         cwd=REPO,
         env={**os.environ, "PYTHONPATH": str(REPO), "SAMPLE_SERVER_TOKEN": token},
         stdout=subprocess.DEVNULL,
@@ -81,7 +79,7 @@ def http_server() -> Iterator[tuple[str, str]]:
                 assert proc.poll() is None, "the sample HTTP server exited during startup"
                 assert time.monotonic() < deadline, "the sample HTTP server did not start listening"
                 time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp", token
+        yield proc
     finally:
         proc.terminate()
         try:
@@ -89,6 +87,15 @@ def http_server() -> Iterator[tuple[str, str]]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+@pytest.fixture(scope="module")
+def http_server() -> Iterator[tuple[str, str]]:
+    """The sample server over streamable HTTP (page size 2); yields (url, server token)."""
+    token = secrets.token_urlsafe(24)
+    port = free_port()
+    with http_sample_server(port, token, "--page-size", "2"):
+        yield f"http://127.0.0.1:{port}/mcp", token
 
 
 @pytest.fixture(scope="module")
@@ -161,8 +168,8 @@ def test_lists_every_page_in_server_order(provider: MCPToolProvider) -> None:
     assert set(entries["count_slowly"]) == {"name", "description", "parameters"}
 
 
-def test_follow_pagination_false_returns_only_the_first_page() -> None:
-    with MCPToolProvider(stdio_config("first-page", "--page-size", "2", follow_pagination=False)) as provider:
+def test_follow_pagination_false_returns_only_the_first_page(http_server: tuple[str, str]) -> None:
+    with MCPToolProvider(http_config("first-page", http_server[0], follow_pagination=False)) as provider:
         assert [t["name"] for t in provider.list_tools()] == ["get_weather", "search-docs"]
 
 
@@ -175,10 +182,11 @@ def test_repeating_cursor_is_cut_off_with_a_clear_error() -> None:
     assert isinstance(info.value, RuntimeError)
 
 
-def test_more_pages_than_max_pages_is_an_error() -> None:
-    with MCPToolProvider(stdio_config("pages", "--page-size", "1", max_pages=3)) as provider:
-        with pytest.raises(ToolServerError, match=r"^MCP server 'pages': .*more than max_pages=3 pages"):
+def test_more_pages_than_max_pages_is_an_error(http_server: tuple[str, str]) -> None:
+    with MCPToolProvider(http_config("pages", http_server[0], max_pages=2)) as provider:  # 3 pages of 2
+        with pytest.raises(ToolServerError) as info:
             provider.list_tools()
+    assert str(info.value) == "MCP server 'pages': tools/list returned more than max_pages=2 pages; stopped paging"
 
 
 def test_explicit_tools_skip_discovery() -> None:
@@ -334,13 +342,33 @@ def test_server_exit_mid_call_is_reported_and_the_next_call_reconnects() -> None
         envelope = provider.call_tool("crash", {"code": 3})
         assert envelope.is_error
         assert envelope.result == (
-            "MCP server 'crashy': tools/call 'crash' failed: the connection closed mid-call "
-            "(did the server exit?); the next call reconnects"
+            "MCP server 'crashy': tools/call 'crash' failed: the connection to the server closed "
+            "(did it exit?); the next call reconnects"
         )
         again = provider.call_tool("get_weather", {"city": "Lima"})
         assert again.is_error is False and again.result == sample.get_weather("Lima")
         after = set(sample_children()) - baseline
         assert len(after) == 1 and after != before  # a new server process
+
+
+def test_http_server_exit_mid_call_then_reconnect_after_restart() -> None:
+    port = free_port()
+    provider = MCPToolProvider(http_config("web", f"http://127.0.0.1:{port}/mcp"))
+    try:
+        with http_sample_server(port, "unused", "--with-crash-tool") as proc:
+            assert provider.call_tool("get_weather", {"city": "Baku"}).result == sample.get_weather("Baku")
+            crashed = provider.call_tool("crash", {})
+            assert crashed.result == (
+                "MCP server 'web': tools/call 'crash' failed: the connection to the server closed "
+                "(did it exit?); the next call reconnects"
+            )
+            assert proc.wait(5) == 1
+        down = provider.call_tool("get_weather", {"city": "Baku"})
+        assert down.is_error and down.result.startswith("MCP server 'web': tools/call 'get_weather' failed: could not")
+        with http_sample_server(port, "unused"):
+            assert provider.call_tool("get_weather", {"city": "Baku"}).result == sample.get_weather("Baku")
+    finally:
+        provider.close()
 
 
 # --- secrets ---------------------------------------------------------------------------------
@@ -443,26 +471,26 @@ def test_close_leaves_no_child_process_or_thread() -> None:
     provider.close()  # idempotent
 
 
-def test_aclose_and_close_during_an_in_flight_call() -> None:
+def test_aclose_during_an_in_flight_call() -> None:
     baseline = sample_children()
-
-    async def main() -> None:
-        async with MCPToolProvider(stdio_config("hang", script=SERVERS / "hang_server.py")) as provider:
-            assert [t["name"] for t in await provider.alist_tools()] == ["hang"]
-        assert sample_children() == baseline
-
-    asyncio.run(main())
-
     provider = MCPToolProvider(stdio_config("hang", script=SERVERS / "hang_server.py"))
     results: list[ToolResultEnvelope] = []
-    caller = threading.Thread(target=lambda: results.append(provider.call_tool("hang", {})))
-    caller.start()
-    time.sleep(0.5)
-    start = time.monotonic()
-    provider.close()
-    caller.join(5)
-    assert time.monotonic() - start < 5
-    assert len(results) == 1 and results[0].is_error and "'hang'" in results[0].result
+
+    async def main() -> float:
+        assert [t["name"] for t in await provider.alist_tools()] == ["hang"]
+        # A sync caller blocked in a call that never returns, then the owner closes the provider.
+        caller = threading.Thread(target=lambda: results.append(provider.call_tool("hang", {})))
+        caller.start()
+        await asyncio.sleep(0.5)
+        start = time.monotonic()
+        async with provider:
+            pass  # __aexit__ -> aclose()
+        await asyncio.to_thread(caller.join, 5)
+        return time.monotonic() - start
+
+    assert asyncio.run(main()) < 5
+    assert len(results) == 1 and results[0].is_error
+    assert results[0].result.startswith("MCP server 'hang': tools/call 'hang' failed: ")
     assert sample_children() == baseline and loop_threads(provider) == []
 
 

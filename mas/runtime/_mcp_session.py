@@ -1,0 +1,263 @@
+"""The MCP provider's connection machinery: one SDK session per provider, reconnected on demand.
+
+The SDK's transport and ``ClientSession`` context managers must be entered and exited by the
+same task, so :class:`SessionKeeper` starts one owner task per connection that enters them,
+initializes, hands the session out and then waits to be told to stop. Calls use the session
+from their own tasks, which the SDK allows. Everything here runs on the provider's loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import sys
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, suppress
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import anyio
+import anyio.lowlevel
+import httpx2
+import mcp_types as types
+from mcp.client._transport import TransportStreams
+from mcp.client.session import ClientSession, IncomingMessage
+from mcp.client.sse import sse_client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+from mas.runtime._mcp_convert import ToolServerError, exception_text, resolve_headers, scrub
+from mas.runtime.config import MCPServerConfig
+
+__all__ = ["CLOSE_TIMEOUT", "Connection", "ProgressCallback", "ProgressRelay", "SessionKeeper"]
+
+logger = logging.getLogger("mas.runtime.mcp_provider")
+
+ProgressCallback = Callable[[float, float | None, str | None], Any]
+#: Upper bound for tearing a session down; the SDK's stdio shutdown escalates within ~6 s.
+CLOSE_TIMEOUT = 15.0
+
+
+@dataclass(eq=False)
+class Connection:
+    """One session and the task that owns its context managers."""
+
+    ready: asyncio.Future[ClientSession]
+    stop: asyncio.Event = field(default_factory=asyncio.Event)
+    task: asyncio.Task[None] | None = None
+    broken: bool = False
+    #: A full paginated tools/list ran on this session (so the SDK knows every output schema).
+    listed: bool = False
+
+    def usable(self) -> bool:
+        if self.broken or self.task is None or self.task.done():
+            return False
+        if not self.ready.done():
+            return True  # still connecting: share it
+        if self.ready.cancelled() or self.ready.exception() is not None:
+            return False
+        # The SDK has no public "closed" flag; its dispatcher marks EOF here (best effort).
+        return not getattr(getattr(self.ready.result(), "_dispatcher", None), "_closed", False)
+
+    def note_failure(self, exc: BaseException) -> None:
+        """Mark the session for replacement unless the failure left it intact."""
+        if isinstance(exc, MCPError):
+            if exc.code == types.CONNECTION_CLOSED:
+                self.broken = True
+            return  # the server answered: the session is fine
+        if not isinstance(exc, RuntimeError | ValueError):  # SDK complaints (bad result shape) keep it too
+            self.broken = True
+
+
+class SessionKeeper:
+    """Owns the provider's current :class:`Connection`; connects and reconnects on demand."""
+
+    def __init__(self, config: MCPServerConfig) -> None:
+        self.config = config
+        self.name = config.name
+        #: Resolved secret header values, only to blank them out of messages.
+        self.secrets: set[str] = set()
+        self.closed = False
+        self._conn: Connection | None = None
+        self._lock: asyncio.Lock | None = None  # created lazily on the provider's loop
+
+    def text(self, exc: BaseException) -> str:
+        return exception_text(exc, self.secrets)
+
+    def scrub(self, text: str) -> str:
+        return scrub(text, self.secrets)
+
+    async def acquire(self) -> tuple[Connection, ClientSession]:
+        """The live session, connecting (or reconnecting after the server died) when needed."""
+        if self.closed:
+            raise ToolServerError(self.name, "the provider is closed")
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            conn = self._conn
+            if conn is not None and not conn.usable():
+                self._conn = None
+                await self._stop(conn)
+                logger.info("MCP server %r: reconnecting", self.name)
+                conn = None
+            if conn is None:
+                conn = Connection(ready=asyncio.get_running_loop().create_future())
+                conn.task = asyncio.ensure_future(self._own(conn))
+                self._conn = conn
+        try:
+            # Shielded: one cancelled call must not abort a connect that other calls share.
+            return conn, await asyncio.shield(conn.ready)
+        except BaseException:
+            if self._conn is conn and conn.ready.done():
+                self._conn = None
+            raise
+
+    async def shutdown(self) -> None:
+        self.closed = True
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            await self._stop(conn)
+
+    async def _stop(self, conn: Connection) -> None:
+        conn.stop.set()
+        if conn.task is not None and not conn.task.done():
+            try:
+                await asyncio.wait_for(asyncio.shield(conn.task), CLOSE_TIMEOUT)
+            except TimeoutError:
+                conn.task.cancel()
+                with suppress(BaseException):
+                    await conn.task
+
+    async def _own(self, conn: Connection) -> None:
+        """Enter transport + session, initialize, then hold them open until asked to stop."""
+        timeout = self.config.connect_timeout_seconds
+        try:
+            with anyio.CancelScope() as scope:
+                # One scope around everything: the connect deadline is lifted once initialized,
+                # without exiting a cancel scope out of order.
+                scope.deadline = anyio.current_time() + timeout
+                async with AsyncExitStack() as stack:
+                    read, write = await stack.enter_async_context(self._transport(stack))
+                    session = await stack.enter_async_context(
+                        ClientSession(read, write, message_handler=self._on_message)
+                    )
+                    await session.initialize()
+                    scope.deadline = math.inf
+                    logger.debug("MCP server %r: connected over %s", self.name, self.config.transport)
+                    conn.ready.set_result(session)
+                    await conn.stop.wait()
+            if scope.cancelled_caught and not conn.ready.done():
+                conn.ready.set_exception(
+                    ToolServerError(self.name, f"connect + initialize timed out after {timeout} s")
+                )
+        except ToolServerError as exc:
+            if not conn.ready.done():
+                conn.ready.set_exception(exc)
+        except Exception as exc:
+            if not conn.ready.done():
+                conn.ready.set_exception(ToolServerError(self.name, f"could not connect: {self.text(exc)}"))
+            else:
+                logger.debug("MCP server %r: session ended: %s", self.name, self.text(exc))
+        finally:
+            conn.broken = True
+            if not conn.ready.done():
+                conn.ready.set_exception(ToolServerError(self.name, "the connection closed during connect"))
+            # Nobody may be waiting on `ready` any more; mark its exception as retrieved.
+            if not conn.ready.cancelled():
+                conn.ready.exception()
+
+    def _transport(self, stack: AsyncExitStack) -> AbstractAsyncContextManager[TransportStreams]:
+        cfg = self.config
+        if cfg.transport == "stdio":
+            if not cfg.command:
+                raise ToolServerError(self.name, "stdio transport needs a command")
+            # A bare "python" would run whatever interpreter PATH finds, not the runtime's venv.
+            command = sys.executable if cfg.command in ("python", "python3") else cfg.command
+            params = StdioServerParameters(command=command, args=list(cfg.args), env=dict(cfg.env) or None, cwd=cfg.cwd)
+            return stdio_client(params, errlog=_errlog())
+        if not cfg.url:
+            raise ToolServerError(self.name, f"{cfg.transport} transport needs a url")
+        headers, secrets = resolve_headers(cfg)
+        self.secrets |= secrets
+        if cfg.transport == "streamable-http":
+            client = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(cfg.connect_timeout_seconds, read=300))
+            stack.push_async_callback(client.aclose)
+            return streamable_http_client(cfg.url, http_client=client)
+        if cfg.transport == "sse":
+            return cast(
+                AbstractAsyncContextManager[TransportStreams],
+                sse_client(cfg.url, headers=headers, timeout=cfg.connect_timeout_seconds),
+            )
+        raise ToolServerError(self.name, f"unsupported transport {cfg.transport!r}")
+
+    async def _on_message(self, message: IncomingMessage) -> None:
+        if isinstance(message, Exception):  # transport faults; the calls they break report them
+            logger.debug("MCP server %r: transport error: %s", self.name, self.text(message))
+        await anyio.lowlevel.checkpoint()
+
+
+class ProgressRelay:
+    """Delivers progress to the user's callback in wire order, one at a time.
+
+    The SDK runs each progress notification in its own task; enqueueing without awaiting keeps
+    their order, and a single consumer keeps callbacks from overlapping. Sync callbacks run on
+    the provider's loop thread; async ones on the caller's loop when the call came from one.
+    """
+
+    def __init__(self, callback: ProgressCallback, caller_loop: asyncio.AbstractEventLoop | None, label: str) -> None:
+        self._callback = callback
+        self._caller_loop = caller_loop
+        self._label = label
+        self._queue: asyncio.Queue[tuple[float, float | None, str | None] | None] = asyncio.Queue()
+        self._task: asyncio.Future[None] | None = None
+
+    async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
+        self._queue.put_nowait((progress, total, message))
+
+    def start(self) -> None:
+        self._task = asyncio.ensure_future(self._run())
+
+    async def _run(self) -> None:
+        while (item := await self._queue.get()) is not None:
+            try:
+                await self._deliver(*item)
+            except Exception as exc:
+                logger.warning("%s: progress callback raised %s", self._label, type(exc).__name__)
+
+    async def _deliver(self, progress: float, total: float | None, message: str | None) -> None:
+        outcome = self._callback(progress, total, message)
+        if not isinstance(outcome, Awaitable):
+            return
+        loop = self._caller_loop
+        if asyncio.iscoroutine(outcome) and loop is not None and loop is not asyncio.get_running_loop():
+            # An async callback belongs to the caller's loop (its events, queues, tasks).
+            if loop.is_closed():
+                outcome.close()
+                return
+            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(outcome, loop))
+        else:
+            await outcome
+
+    async def finish(self) -> None:
+        """Let already-received progress reach the callback, then stop the consumer."""
+        task = self._task
+        if task is None:
+            return
+        self._queue.put_nowait(None)
+        try:
+            await asyncio.wait_for(asyncio.shield(task), CLOSE_TIMEOUT)
+        except (TimeoutError, asyncio.CancelledError):
+            task.cancel()
+            raise
+
+
+def _errlog() -> Any:
+    # The SDK hands this to the child as its stderr, so it needs a real file descriptor
+    # (pytest and notebooks may replace sys.stderr with an in-memory stream).
+    try:
+        sys.stderr.fileno()
+        return sys.stderr
+    except (AttributeError, OSError, ValueError):
+        return sys.__stderr__
