@@ -1,0 +1,168 @@
+"""The command line as a user meets it: exit codes, one-line errors, untouched output on failure."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from gen_helpers import REPO, generate, tree
+
+TIME = REPO / "tests" / "fixtures" / "mcp-tools-list" / "time.json"
+
+
+@pytest.fixture
+def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A folder with a good tools/list file, generated once into out/pkg."""
+    (tmp_path / "tools.json").write_text(TIME.read_text())
+    assert generate(tmp_path, ["--mcp-json", "tools.json", "--out", "out", "--package", "pkg"], monkeypatch) == 0
+    return tmp_path
+
+
+def _run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+    return subprocess.run(
+        [sys.executable, "-m", "codegen", "generate", *args], cwd=cwd, capture_output=True, text=True, env=env
+    )
+
+
+BAD_INPUTS = {
+    "broken JSON": ("tools.json", '{"tools": [\n  {"name": "x",\n}', "tools.json:3: not JSON"),
+    "not a tools/list": ("tools.json", '{"items": []}', "tools.json: /: not a tools/list result: no 'tools' array"),
+    "tool without inputSchema": (
+        "tools.json",
+        '{"tools": [{"name": "a", "inputSchema": {"type": "object"}}, {"name": "b"}]}',
+        "tools.json: /tools/1/inputSchema: inputSchema must be an object",
+    ),
+    "duplicate tool": (
+        "tools.json",
+        '[{"name": "a", "inputSchema": {}}, {"name": "a", "inputSchema": {}}]',
+        "tools.json: /tools/1/name: duplicate tool name 'a' (also /tools/0)",
+    ),
+    "external ref": (
+        "tools.json",
+        '[{"name": "a", "inputSchema": {"type": "object", "properties": {"x": {"$ref": "http://127.0.0.1:9/s"}}}}]',
+        "/tools/0/inputSchema: /properties/x/$ref: external $ref 'http://127.0.0.1:9/s' is not supported",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_INPUTS))
+def test_bad_input_exits_2_with_one_line_and_keeps_previous_output(workdir: Path, case: str) -> None:
+    before = tree(workdir / "out" / "pkg")
+    name, text, expected = BAD_INPUTS[case]
+    (workdir / name).write_text(text)
+    proc = _run(workdir, "--mcp-json", name, "--out", "out", "--package", "pkg")
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("toolgen: error: ") and expected in lines[0], lines[0]
+    assert tree(workdir / "out" / "pkg") == before
+    assert sorted(p.name for p in (workdir / "out").iterdir()) == ["pkg"]  # no staging folder left behind
+
+
+def test_broken_yaml_names_file_and_line(workdir: Path) -> None:
+    before = tree(workdir / "out" / "pkg")
+    (workdir / "bad.yaml").write_text("kind: Tool\nmetadata:\n  name: x\nspec:\n  description: [oops\n")
+    proc = _run(workdir, "--tools", "bad.yaml", "--out", "out", "--package", "pkg")
+    assert proc.returncode == 2
+    line = proc.stderr.strip()
+    assert "\n" not in line and "bad.yaml:" in line, line
+    assert tree(workdir / "out" / "pkg") == before
+
+
+def test_unreachable_server_names_it_and_suggests_offline(workdir: Path) -> None:
+    (workdir / "infra.yaml").write_text(
+        "kind: ToolServerRegistry\nmetadata:\n  name: t\nspec:\n  servers:\n"
+        "    - name: gone\n      protocol: mcp\n      transport: streamable-http\n"
+        "      url: http://127.0.0.1:9/mcp\n      connect_timeout_seconds: 3\n"
+    )
+    before = tree(workdir / "out" / "pkg")
+    proc = _run(workdir, "--infra", "infra.yaml", "--out", "out", "--package", "pkg")
+    assert proc.returncode == 2
+    line = proc.stderr.strip()
+    assert "\n" not in line and "'gone'" in line and "--offline" in line, line
+    assert tree(workdir / "out" / "pkg") == before
+    # Offline without a snapshot says so instead of contacting anything.
+    proc = _run(workdir, "--infra", "infra.yaml", "--offline", "--out", "out", "--package", "pkg")
+    assert proc.returncode == 2 and "snapshot" in proc.stderr
+
+
+def test_check_is_1_after_an_input_change_and_0_after_regenerating(workdir: Path) -> None:
+    args = ["--mcp-json", "tools.json", "--out", "out", "--package", "pkg"]
+    assert _run(workdir, *args, "--check").returncode == 0
+    data = json.loads((workdir / "tools.json").read_text())
+    data["tools"][0]["description"] = "Changed upstream."
+    (workdir / "tools.json").write_text(json.dumps(data))
+    before = tree(workdir / "out" / "pkg")
+    proc = _run(workdir, *args, "--check")
+    assert proc.returncode == 1
+    assert "changed  _tools.py" in proc.stdout
+    assert tree(workdir / "out" / "pkg") == before  # --check writes nothing
+    assert _run(workdir, *args).returncode == 0
+    assert _run(workdir, *args, "--check").returncode == 0
+
+
+def test_diff_shows_the_change(workdir: Path) -> None:
+    data = json.loads((workdir / "tools.json").read_text())
+    data["tools"][0]["description"] = "Changed upstream."
+    (workdir / "tools.json").write_text(json.dumps(data))
+    proc = _run(workdir, "--mcp-json", "tools.json", "--out", "out", "--package", "pkg", "--diff")
+    assert proc.returncode == 1
+    assert "+++ b/pkg/_tools.py" in proc.stdout and "Changed upstream." in proc.stdout
+
+
+def test_stale_files_are_removed(workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (workdir / "out" / "pkg" / "leftover.py").write_text("x = 1\n")
+    args = ["--mcp-json", "tools.json", "--out", "out", "--package", "pkg"]
+    proc = _run(workdir, *args, "--check")
+    assert proc.returncode == 1 and "removed  leftover.py" in proc.stdout
+    assert generate(workdir, args, monkeypatch) == 0
+    assert not (workdir / "out" / "pkg" / "leftover.py").exists()
+
+
+def test_refuses_to_replace_a_folder_it_did_not_generate(tmp_path: Path) -> None:
+    (tmp_path / "tools.json").write_text(TIME.read_text())
+    (tmp_path / "src" / "mine").mkdir(parents=True)
+    (tmp_path / "src" / "mine" / "__init__.py").write_text("# hand-written\n")
+    proc = _run(tmp_path, "--mcp-json", "tools.json", "--out", "src", "--package", "mine")
+    assert proc.returncode == 2 and "did not generate" in proc.stderr
+    assert (tmp_path / "src" / "mine" / "__init__.py").read_text() == "# hand-written\n"
+
+
+def test_settings_come_from_pyproject(tmp_path: Path) -> None:
+    (tmp_path / "schemas").mkdir()
+    (tmp_path / "schemas" / "time.json").write_text(TIME.read_text())
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.toolgen]\nmcp-json = ["schemas/time.json"]\nout = "gen"\npackage = "time_tools"\n'
+    )
+    (tmp_path / "sub").mkdir()
+    proc = _run(tmp_path / "sub", "--check")  # found by walking up from a subfolder
+    assert proc.returncode == 1 and "added    __init__.py" in proc.stdout
+    assert _run(tmp_path / "sub").returncode == 0
+    assert (tmp_path / "gen" / "time_tools" / "py.typed").exists()
+    (tmp_path / "pyproject.toml").write_text('[tool.toolgen]\nmcp_jsn = ["x"]\n')
+    proc = _run(tmp_path)
+    assert proc.returncode == 2 and "unknown key 'mcp_jsn'" in proc.stderr
+
+
+def test_bad_package_name(tmp_path: Path) -> None:
+    (tmp_path / "tools.json").write_text(TIME.read_text())
+    proc = _run(tmp_path, "--mcp-json", "tools.json", "--package", "not-valid")
+    assert proc.returncode == 2 and "--package" in proc.stderr
+
+
+def test_console_script_and_module_agree(workdir: Path) -> None:
+    script = Path(sys.executable).parent / "toolgen"
+    proc = subprocess.run([str(script), "--version"], capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout.strip() == "toolgen 0.1.0"
+
+
+def test_committed_generated_package_is_current() -> None:
+    """The same drift check CI runs: generated/ matches library-samples/ and the snapshot."""
+    proc = _run(REPO, "--offline", "--check")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "generated/sample_tools is up to date" in proc.stdout
