@@ -171,6 +171,10 @@ def _describe(error: ValidationError) -> tuple[JsonPath, str]:
     if error.validator == "required" and isinstance(value, Mapping):
         missing = [k for k in expected if k not in value]
         return (*path, missing[0]), "required key is missing"
+    if error.validator in ("anyOf", "oneOf"):
+        kinds = [c.validator_value for c in error.context or () if c.validator == "type" and not c.relative_path]
+        if len(kinds) == len(error.context or ()):  # every branch wants another type: say which
+            return path, f"expected {' or '.join(map(str, kinds))}, got {_json_type(value)}"
     if error.validator == "type":
         return (
             path,
@@ -196,7 +200,19 @@ def _pick(errors: Iterable[ValidationError], lines: LineMap) -> ValidationError 
         return None
     first = min(lines.line(_describe(e)[0]) for e in errors)
     best = max((e for e in errors if lines.line(_describe(e)[0]) == first), key=relevance)
-    if best.context and "x-error" not in (best.schema if isinstance(best.schema, Mapping) else {}):
+    schema = best.schema if isinstance(best.schema, Mapping) else {}
+    if best.validator in ("anyOf", "oneOf") and best.context and "x-error" not in schema:
+        # Branches whose type does not even match were not what the author meant; when exactly one
+        # branch is left, its own first problem is the useful message.
+        branches: dict[Any, list[ValidationError]] = {}
+        for sub in best.context:
+            branches.setdefault(sub.relative_schema_path[0], []).append(sub)
+        plausible = [
+            subs for subs in branches.values() if not any(s.validator == "type" and not s.relative_path for s in subs)
+        ]
+        if len(plausible) == 1:
+            return _pick(plausible[0], lines)
+    elif best.context and "x-error" not in schema:
         return best_match([best]) or best
     return best
 

@@ -130,6 +130,12 @@ def test_library_sample_infra_files_load(repo_root: Path) -> None:
         ),
         ("- name: files", "- name: weather", "11: spec.servers[1].name: duplicate server name 'weather' (also at "),
         ("kind: ToolServerRegistry", "kind: Tool", "1: kind: must be 'ToolServerRegistry', got 'Tool'"),
+        ("tools: [forecast,", "tools: [3,", "10: spec.servers[0].tools[0]: expected string or object, got integer"),
+        (
+            "{name: alerts,",
+            "{nam: alerts,",
+            "10: spec.servers[0].tools[1].name: required key is missing",
+        ),
     ],
 )
 def test_bad_infra_gives_a_line_numbered_error(tmp_path: Path, old: str, new: str, expected: str) -> None:
