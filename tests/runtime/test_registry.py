@@ -421,3 +421,26 @@ def test_sample_mcp_server_over_stdio_with_skills(tmp_path: Path, repo_root: Pat
             "unknown tool 'sample.get_wether'; did you mean 'sample.get_weather' or 'sample.whoami'?"
         )
         assert registry.call_tool("web_search", {"query": "units"}).is_error is False
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        ("parameters: {{type: object}}", "parameters: {{type: object", "7: YAML syntax error: "),
+        ("kind: Tool", "kind: Agent", "1: kind: must be 'Tool', got 'Agent'"),
+        ("  name: {name}\n", "  labels: {{}}\n", "2: metadata.name: required key is missing"),
+        ("{{type: object}}", "{{type: object, required: x}}", "6: spec.parameters.required: invalid JSON Schema: "),
+        ("  handler:", "  hadler:", "7: spec.hadler: unknown key (allowed: "),
+    ],
+)
+def test_each_bad_tool_file_stops_the_registry(tmp_path: Path, old: str, new: str, expected: str) -> None:
+    assert old in TOOL
+    write(tmp_path, "tools/a_good.yaml", TOOL.format(name="good"))
+    bad = write(tmp_path, "tools/b_bad.yaml", TOOL.replace(old, new).format(name="bad"))
+    servers = Servers({"weather": ["forecast"], "files": []})
+    with pytest.raises(ConfigError) as info:
+        RuntimeRegistry.from_sources(
+            infra=[write(tmp_path, "i.yaml", INFRA)], tools=[tmp_path / "tools"], local=[Echo], mcp_factory=servers
+        )
+    assert str(info.value).startswith(f"{bad}:{expected}")
+    assert servers.built == {}  # no server was started, so none is left half-started
