@@ -54,7 +54,7 @@ from mas.runtime._mcp_session import Connection, ProgressCallback, ProgressRelay
 from mas.runtime.config import MCPServerConfig
 from mas.runtime.contracts.tool_contract import ToolResultEnvelope
 
-__all__ = ["LoopThreadError", "MCPToolProvider", "ProgressCallback", "ToolServerError"]
+__all__ = ["CancelSignal", "LoopThreadError", "MCPToolProvider", "ProgressCallback", "ToolServerError"]
 
 logger = logging.getLogger(__name__)
 
@@ -66,7 +66,7 @@ _PROCESS_CACHE: dict[tuple[Any, ...], tuple[float, list[dict[str, Any]]]] = {}
 _PROCESS_CACHE_LOCK = threading.Lock()
 
 
-class _Settable(Protocol):
+class CancelSignal(Protocol):
     """A cancel signal: ``threading.Event``, ``asyncio.Event`` or anything with ``is_set()``."""
 
     def is_set(self) -> bool: ...
@@ -103,12 +103,18 @@ class MCPToolProvider:
         """The raw MCP tool objects (camelCase wire keys), in server order, across all pages."""
         if self.config.tools is not None:
             return self._explicit_tools()
+        self._check_open()
         return self._runner.run(self._list_mcp_tools())
 
     async def alist_mcp_tools(self) -> list[dict[str, Any]]:
         if self.config.tools is not None:
             return self._explicit_tools()
+        self._check_open()
         return await self._runner.arun(self._list_mcp_tools())
+
+    def _check_open(self) -> None:
+        if self._keeper.closed:
+            raise ToolServerError(self.name, "the provider is closed")
 
     def _explicit_tools(self) -> list[dict[str, Any]]:
         # config.tools skips discovery entirely; still normalise it through the SDK's model.
@@ -196,7 +202,7 @@ class MCPToolProvider:
         *,
         timeout_seconds: float | None = None,
         progress_callback: ProgressCallback | None = None,
-        cancel_event: _Settable | None = None,
+        cancel_event: CancelSignal | None = None,
         meta: Mapping[str, Any] | None = None,
         input_responses: Mapping[str, Any] | None = None,
         request_state: str | None = None,
@@ -211,6 +217,8 @@ class MCPToolProvider:
         thread. ``timeout_seconds`` becomes the SDK's ``read_timeout_seconds``; ``cancel_event``
         is polled and cancels the in-flight request. ``ctx`` and ``user`` have no MCP mapping.
         """
+        if self._keeper.closed:
+            return self._failure(tool_name, "failed: the provider is closed")
         call = self._call(
             tool_name, arguments, timeout_seconds, progress_callback, cancel_event, meta,
             input_responses, request_state, allow_input_required, allow_claimed, caller_loop=None,
@@ -229,7 +237,7 @@ class MCPToolProvider:
         *,
         timeout_seconds: float | None = None,
         progress_callback: ProgressCallback | None = None,
-        cancel_event: _Settable | None = None,
+        cancel_event: CancelSignal | None = None,
         meta: Mapping[str, Any] | None = None,
         input_responses: Mapping[str, Any] | None = None,
         request_state: str | None = None,
@@ -239,6 +247,8 @@ class MCPToolProvider:
         user: str = "",
     ) -> ToolResultEnvelope:
         """Async twin of :meth:`call_tool`; async progress callbacks run on the caller's loop."""
+        if self._keeper.closed:
+            return self._failure(tool_name, "failed: the provider is closed")
         call = self._call(
             tool_name, arguments, timeout_seconds, progress_callback, cancel_event, meta,
             input_responses, request_state, allow_input_required, allow_claimed,
@@ -255,7 +265,7 @@ class MCPToolProvider:
         arguments: Mapping[str, Any] | None,
         timeout_seconds: float | None,
         progress_callback: ProgressCallback | None,
-        cancel_event: _Settable | None,
+        cancel_event: CancelSignal | None,
         meta: Mapping[str, Any] | None,
         input_responses: Mapping[str, Any] | None,
         request_state: str | None,

@@ -1,1 +1,1 @@
-"""Runnable samples that ship with the runtime (the sample MCP server lives in ``mcp_server``)."""
+"""Runnable samples that ship with the runtime, such as the sample MCP server (``mcp_server``)."""

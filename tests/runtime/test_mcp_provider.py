@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from mas.runtime.config import MCPServerConfig
-from mas.runtime.contracts.tool_contract import ToolResultEnvelope
+from mas.runtime.contracts.tool_contract import ToolResultEnvelope, ainvoke_call_tool, invoke_call_tool
 from mas.runtime.mcp_provider import LoopThreadError, MCPToolProvider, ToolServerError
 from mas.samples import mcp_server as sample
 
@@ -448,6 +448,23 @@ def test_sync_call_on_the_providers_own_loop_thread_raises(stdio_provider: MCPTo
     assert len(errors) == 1 and "use acall_tool()" in str(errors[0])
 
 
+def test_contract_dispatch_helpers_forward_options(stdio_provider: MCPToolProvider) -> None:
+    seen: list[float] = []
+    envelope = invoke_call_tool(
+        stdio_provider,
+        "count_slowly",
+        {"steps": 2, "delay_seconds": 0.01},
+        timeout_seconds=10,
+        progress_callback=lambda p, t, m: seen.append(p),
+        user="ignored",
+    )
+    assert envelope.result == "counted to 2" and seen == [1.0, 2.0]
+    timed_out = asyncio.run(
+        ainvoke_call_tool(stdio_provider, "count_slowly", {"steps": 50, "delay_seconds": 0.5}, timeout_seconds=0.3)
+    )
+    assert timed_out.result == "MCP server 'sample': tools/call 'count_slowly' timed out after 0.3 s"
+
+
 def test_concurrent_acall_tool_from_an_event_loop(http_provider: MCPToolProvider) -> None:
     cities = ["Cairo", "Delhi", "Quito"]
 
@@ -467,7 +484,9 @@ def test_close_leaves_no_child_process_or_thread() -> None:
     assert sample_children() == baseline
     assert loop_threads(provider) == []
     after = provider.call_tool("get_weather", {"city": "Bern"})
-    assert after.is_error and "closed" in after.result
+    assert after.result == "MCP server 'closing': tools/call 'get_weather' failed: the provider is closed"
+    with pytest.raises(ToolServerError, match="^MCP server 'closing': the provider is closed$"):
+        provider.list_tools()
     provider.close()  # idempotent
 
 
