@@ -87,10 +87,12 @@ class LineLoader(yaml.SafeLoader):
             if data is not None:  # an empty document (a trailing ``---``) is not a document
                 yield data, LineMap(lines, node.start_mark.line + 1)
 
-    def _record(self, node: yaml.Node, path: JsonPath, lines: dict[JsonPath, int], active: set[int]) -> None:
-        if id(node) in active:  # a recursive alias: stop rather than loop forever
+    def _record(self, node: yaml.Node, path: JsonPath, lines: dict[JsonPath, int], seen: set[int]) -> None:
+        # Walk each node once: an alias (even a recursive one, or a "billion laughs" file) then
+        # costs nothing, and its paths fall back to the line of the key that holds the alias.
+        if id(node) in seen:
             return
-        active = active | {id(node)}
+        seen.add(id(node))
         if isinstance(node, yaml.MappingNode):
             first_seen: dict[Any, int] = {}
             for key_node, value_node in node.value:
@@ -104,11 +106,11 @@ class LineLoader(yaml.SafeLoader):
                     raise _DuplicateKey((*path, key), line, first_seen[key])
                 first_seen[key] = line
                 lines[(*path, key)] = line
-                self._record(value_node, (*path, key), lines, active)
+                self._record(value_node, (*path, key), lines, seen)
         elif isinstance(node, yaml.SequenceNode):
             for index, item in enumerate(node.value):
                 lines[(*path, index)] = item.start_mark.line + 1
-                self._record(item, (*path, index), lines, active)
+                self._record(item, (*path, index), lines, seen)
 
 
 def load_yaml_documents(path: str | Path) -> list[tuple[Any, LineMap]]:

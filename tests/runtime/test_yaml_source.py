@@ -215,3 +215,15 @@ def test_missing_path(tmp_path: Path) -> None:
 def test_loading_does_not_import_handlers(tmp_path: Path) -> None:
     path = write(tmp_path, "x.yaml", GOOD.replace("weather_pkg.handlers", "module_that_does_not_exist"))
     assert [d.handler for d in load_tool_documents([path])] == ["module_that_does_not_exist:get_weather"]
+
+
+def test_aliases_are_walked_once_and_point_at_the_alias_key(tmp_path: Path) -> None:
+    text = GOOD.replace("  read_only: true\n", "  output_schema: *params\n").replace(
+        "  parameters:\n", "  parameters: &params\n"
+    )
+    path = write(tmp_path, "alias.yaml", text)
+    [definition] = load_tool_documents([path])
+    assert definition.advertise["output_schema"] == definition.parameters
+    [(_, lines)] = load_yaml_documents(path)
+    assert lines.line(("spec", "parameters", "properties", "city")) == 11
+    assert lines.line(("spec", "output_schema", "properties", "city")) == 13
