@@ -1,0 +1,269 @@
+"""Generated packages pass real ``mypy --strict`` and real pyright (strict), and so does correct user code.
+
+One package is generated from all six tools/list captures together (namespaced: ``tools.time...``)
+and one from the sample ``kind: Tool`` YAML. Each checker runs once over both packages plus four user
+scripts from ``cases/typecheck/``: two correct ones (no diagnostic allowed) and two with deliberate
+mistakes, whose diagnostics (line, rule, a fragment of the message) are compared in full with the
+snapshots below, like mypy_boto3_builder's typing snapshots. A mistake that stops being reported,
+or a new diagnostic anywhere, fails the test.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from codegen.cli import main as toolgen
+
+REPO = Path(__file__).resolve().parents[2]
+CAPTURES = sorted((REPO / "tests" / "fixtures" / "mcp-tools-list").glob("*.json"))
+SAMPLE_TOOLS = REPO / "library-samples" / "tools"
+SCRIPTS = Path(__file__).resolve().parent / "cases" / "typecheck"
+PACKAGES = ("captures", "samples")
+SCRIPT_NAMES = ("good_captures.py", "bad_captures.py", "good_samples.py", "bad_samples.py")
+
+# (line, rule, fragment of the message) for every error, sorted. Lines refer to the scripts in
+# cases/typecheck/; the comment at the end of each line there names the mistake.
+MYPY_BAD_CAPTURES = [
+    (21, "arg-type", 'Argument "timezone" to "get_current_time" of "TimeTools" has incompatible type "int"'),
+    (22, "call-arg", 'Unexpected keyword argument "tz" for "get_current_time"'),
+    (23, "call-arg", 'Missing named argument "target_timezone" for "convert_time"'),
+    (24, "call-arg", 'Too many positional arguments for "get_current_time"'),
+    (25, "typeddict-item", 'Missing key "oldText" for TypedDict "Edit"'),
+    (25, "typeddict-unknown-key", 'Extra key "old_text" for TypedDict "Edit"'),
+    (26, "arg-type", "\"Literal['warning']\"; expected \"Literal['error', 'success', 'debug']\""),
+    (27, "assignment", 'expression has type "TimeGetCurrentTimeOutput", variable has type "str"'),
+    (28, "assignment", 'expression has type "bool", variable has type "str"'),
+    (29, "attr-defined", '"TimeGetCurrentTimeOutput" has no attribute "is_dts"'),
+    (30, "attr-defined", '"ToolOutput" has no attribute "value"'),
+    (31, "call-arg", 'Unexpected keyword argument "timeout" for "with_options"'),
+    (37, "assignment", 'expression has type "Coroutine[Any, Any, TimeGetCurrentTimeOutput]"'),
+]
+MYPY_BAD_SAMPLES = [
+    (17, "arg-type", 'Argument "value" to "unit_convert" of "Tools" has incompatible type "str"; expected "float"'),
+    (18, "arg-type", 'Argument "from_unit" to "unit_convert" of "Tools" has incompatible type "Literal[\'parsec\']"'),
+    (19, "call-arg", 'Missing named argument "to_unit" for "unit_convert"'),
+    (20, "call-arg", 'Unexpected keyword argument "limit" for "web_search"'),
+    (21, "arg-type", 'Argument "timezone" to "current_time" of "Tools" has incompatible type "None"; expected "str"'),
+    (22, "assignment", 'expression has type "list[Result]", variable has type "int"'),
+]
+PYRIGHT_BAD_CAPTURES = [
+    (21, "reportArgumentType", 'cannot be assigned to parameter "timezone" of type "str"'),
+    (22, "reportCallIssue", 'No parameter named "tz"'),
+    (23, "reportCallIssue", 'Argument missing for parameter "target_timezone"'),
+    (24, "reportCallIssue", "Expected 0 positional arguments"),
+    (25, "reportArgumentType", '"old_text" is an undefined item in type "Edit"'),
+    (26, "reportArgumentType", '"Literal[\'warning\']" cannot be assigned to parameter "message_type"'),
+    (27, "reportAssignmentType", '"TimeGetCurrentTimeOutput" is not assignable to declared type "str"'),
+    (28, "reportAssignmentType", '"bool" is not assignable to declared type "str"'),
+    (29, "reportUnknownMemberType", 'Type of "is_dts" is unknown'),
+    (29, "reportUnknownArgumentType", "Argument type is unknown"),
+    (29, "reportAttributeAccessIssue", 'Cannot access attribute "is_dts" for class "TimeGetCurrentTimeOutput"'),
+    (30, "reportUnknownMemberType", 'Type of "value" is unknown'),
+    (30, "reportUnknownArgumentType", "Argument type is unknown"),
+    (30, "reportAttributeAccessIssue", 'Cannot access attribute "value" for class "ToolOutput"'),
+    (31, "reportCallIssue", 'No parameter named "timeout"'),
+    (
+        37,
+        "reportAssignmentType",
+        'Any, TimeGetCurrentTimeOutput]" is not assignable to declared type "TimeGetCurrentTimeOutput"',
+    ),
+]
+PYRIGHT_BAD_SAMPLES = [
+    (17, "reportArgumentType", 'cannot be assigned to parameter "value" of type "float"'),
+    (18, "reportArgumentType", '"Literal[\'parsec\']" cannot be assigned to parameter "from_unit"'),
+    (19, "reportCallIssue", 'Argument missing for parameter "to_unit"'),
+    (20, "reportCallIssue", 'No parameter named "limit"'),
+    (21, "reportArgumentType", '"None" cannot be assigned to parameter "timezone" of type "str"'),
+    (22, "reportAssignmentType", '"list[Result]" is not assignable to declared type "int"'),
+]
+
+_MYPY_LINE = re.compile(
+    r"^(?P<file>[^:]+):(?P<line>\d+): (?P<severity>error|note): (?P<message>.*?)(?:  \[(?P<code>[a-z-]+)\])?$"
+)
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    file: str  # path relative to the workspace, "/"-separated
+    line: int
+    rule: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Report:
+    diagnostics: tuple[Diagnostic, ...]
+    output: str  # the checker's raw output, for failure messages
+
+    def of(self, file: str) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.file == file]
+
+    def under(self, package: str) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.file.startswith(package + "/")]
+
+
+def _generate(out: Path, package: str, sources: list[str]) -> None:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(out)  # no pyproject.toml above a temporary folder: only the flags below count
+        assert toolgen(["generate", "--out", str(out), "--package", package, *sources]) == 0
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("typecheck")
+    _generate(root, "captures", [arg for path in CAPTURES for arg in ("--mcp-json", str(path))])
+    _generate(root, "samples", ["--tools", str(SAMPLE_TOOLS)])
+    for name in SCRIPT_NAMES:
+        shutil.copyfile(SCRIPTS / name, root / name)
+    return root
+
+
+@pytest.fixture(scope="module")
+def mypy_report(workspace: Path) -> Report:
+    (workspace / "mypy.ini").write_text("[mypy]\n", encoding="utf-8")  # never a user's or the repo's config
+    completed = subprocess.run(
+        [sys.executable, "-m", "mypy", "--config-file", "mypy.ini", "--strict", "--python-version", "3.11",
+         "--show-error-codes", "--no-pretty", "--no-color-output", "--no-error-summary", *PACKAGES, *SCRIPT_NAMES],
+        cwd=workspace, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    output = completed.stdout + completed.stderr
+    assert completed.returncode == 1, output  # 1: type errors found (the bad scripts); 2 would be a crash
+    diagnostics = []
+    for line in completed.stdout.splitlines():
+        match = _MYPY_LINE.match(line)
+        assert match is not None, f"unparsed mypy output line: {line!r}"
+        if match["severity"] == "error":
+            file = match["file"].replace("\\", "/")
+            diagnostics.append(Diagnostic(file, int(match["line"]), match["code"] or "", match["message"]))
+    return Report(tuple(diagnostics), output)
+
+
+def _pyright() -> str | None:
+    beside = Path(sys.executable).parent / "pyright"
+    return str(beside) if beside.exists() else shutil.which("pyright")
+
+
+@pytest.fixture(scope="module")
+def pyright_report(workspace: Path) -> Report:
+    pyright = _pyright()
+    if pyright is None:
+        pytest.skip("pyright is not installed")
+    config = {"typeCheckingMode": "strict", "pythonVersion": "3.11", "include": [*PACKAGES, *SCRIPT_NAMES]}
+    (workspace / "pyrightconfig.json").write_text(json.dumps(config), encoding="utf-8")
+    completed = subprocess.run(
+        [pyright, "--outputjson", "--pythonpath", sys.executable],
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    output = completed.stdout + completed.stderr
+    report = json.loads(completed.stdout)
+    # Every package module and every script was analysed (5 modules per package).
+    assert report["summary"]["filesAnalyzed"] == 5 * len(PACKAGES) + len(SCRIPT_NAMES), output
+    diagnostics = [
+        Diagnostic(
+            Path(d["file"]).resolve().relative_to(workspace.resolve()).as_posix(),
+            d["range"]["start"]["line"] + 1,
+            d.get("rule", ""),
+            d["message"],
+        )
+        for d in report["generalDiagnostics"]
+        if d["severity"] in ("error", "warning")
+    ]
+    return Report(tuple(diagnostics), output)
+
+
+def _snapshot(diagnostics: list[Diagnostic], expected: list[tuple[int, str, str]]) -> list[tuple[int, str, str]]:
+    """The diagnostics in snapshot form, sorted: the message becomes the expected fragment when it contains it."""
+    fragments = {(line, rule): fragment for line, rule, fragment in expected}
+    out = []
+    for d in diagnostics:
+        fragment = fragments.get((d.line, d.rule))
+        out.append((d.line, d.rule, fragment if fragment is not None and fragment in d.message else d.message))
+    return sorted(out)
+
+
+# --- the generated packages -----------------------------------------------------------------------
+
+
+def test_packages_are_generated(workspace: Path) -> None:
+    for package in PACKAGES:
+        names = sorted(p.name for p in (workspace / package).iterdir() if p.name != "__pycache__")
+        assert names == ["__init__.py", "_runtime.py", "_tools.py", "inputs.py", "outputs.py", "py.typed"]
+    tools = (workspace / "captures" / "_tools.py").read_text(encoding="utf-8")
+    for attr, cls in [("everything", "Everything"), ("fetch", "Fetch"), ("filesystem", "Filesystem"),
+                      ("git", "Git"), ("memory", "Memory"), ("time", "Time")]:  # fmt: skip
+        assert f"        self.{attr} = {cls}Tools(provider, options)\n" in tools
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_mypy_strict_package_has_no_errors(mypy_report: Report, package: str) -> None:
+    assert mypy_report.under(package) == [], mypy_report.output
+
+
+# Generator bug, reported to the generator's owners (not fixed here: templates/ and the goldens are
+# theirs): ``_tools.py`` does ``from . import _runtime as _rt`` while ``__init__.py`` does
+# ``from ._runtime import ...``, which binds ``_runtime`` as a private name of the package module, so
+# pyright strict reports reportPrivateUsage on that import line. Suggested fix in
+# templates/_tools.py.jinja: ``from . import _runtime as _rt  # pyright: ignore[reportPrivateUsage]``.
+# When it is fixed, empty this list and drop the xfail below.
+KNOWN_PYRIGHT_PACKAGE_ERRORS = [("_tools.py", 12, "reportPrivateUsage")]
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_pyright_strict_package_has_only_the_known_errors(pyright_report: Report, package: str) -> None:
+    found = [(d.file.removeprefix(package + "/"), d.line, d.rule) for d in pyright_report.under(package)]
+    assert found == KNOWN_PYRIGHT_PACKAGE_ERRORS, pyright_report.output
+
+
+@pytest.mark.xfail(strict=True, reason="generator bug: pyright reportPrivateUsage on `from . import _runtime as _rt`")
+@pytest.mark.parametrize("package", PACKAGES)
+def test_pyright_strict_package_has_no_errors(pyright_report: Report, package: str) -> None:
+    assert pyright_report.under(package) == [], pyright_report.output
+
+
+@pytest.mark.parametrize("script", ["good_captures.py", "good_samples.py"])
+def test_mypy_strict_accepts_correct_code(mypy_report: Report, script: str) -> None:
+    assert mypy_report.of(script) == [], mypy_report.output
+
+
+@pytest.mark.parametrize("script", ["good_captures.py", "good_samples.py"])
+def test_pyright_strict_accepts_correct_code(pyright_report: Report, script: str) -> None:
+    assert pyright_report.of(script) == [], pyright_report.output
+
+
+@pytest.mark.parametrize(
+    ("script", "expected"), [("bad_captures.py", MYPY_BAD_CAPTURES), ("bad_samples.py", MYPY_BAD_SAMPLES)]
+)
+def test_mypy_strict_reports_each_mistake(
+    mypy_report: Report, script: str, expected: list[tuple[int, str, str]]
+) -> None:
+    assert _snapshot(mypy_report.of(script), expected) == sorted(expected), mypy_report.output
+
+
+@pytest.mark.parametrize(
+    ("script", "expected"), [("bad_captures.py", PYRIGHT_BAD_CAPTURES), ("bad_samples.py", PYRIGHT_BAD_SAMPLES)]
+)
+def test_pyright_strict_reports_each_mistake(
+    pyright_report: Report, script: str, expected: list[tuple[int, str, str]]
+) -> None:
+    assert _snapshot(pyright_report.of(script), expected) == sorted(expected), pyright_report.output
+
+
+def test_every_marked_mistake_is_in_the_snapshots() -> None:
+    """Each line of a bad script that ends in a ``# comment`` naming a mistake has a snapshot entry."""
+    for script, snapshots in [("bad_captures.py", (MYPY_BAD_CAPTURES, PYRIGHT_BAD_CAPTURES)),
+                              ("bad_samples.py", (MYPY_BAD_SAMPLES, PYRIGHT_BAD_SAMPLES))]:  # fmt: skip
+        lines = (SCRIPTS / script).read_text(encoding="utf-8").splitlines()
+        marked = {n for n, text in enumerate(lines, start=1) if "  # " in text}
+        for snapshot in snapshots:
+            assert {line for line, _, _ in snapshot} == marked, script
