@@ -2,7 +2,7 @@
 
 Run it with::
 
-    python -m mas.samples.mcp_server [--transport stdio|streamable-http] [--host 127.0.0.1]
+    python -m mas.samples.mcp_server [--transport stdio|streamable-http|sse] [--host 127.0.0.1]
                                      [--port 8765] [--page-size 3] [--with-crash-tool]
 
 The low-level server is used (not FastMCP) because ``tools/list`` must paginate with an opaque
@@ -355,9 +355,32 @@ def _serve_http(server: Server[Any], host: str, port: int) -> None:
     uvicorn.run(app, host=host, port=port, log_level="warning")
 
 
+def _serve_sse(server: Server[Any], host: str, port: int) -> None:
+    # Legacy HTTP+SSE transport (GET /sse for the stream, POST /messages/ for requests), kept so
+    # clients that still speak it can be tested against the same tools.
+    import uvicorn
+    from mcp.server.sse import SseServerTransport
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.routing import Mount, Route
+
+    sse = SseServerTransport("/messages/")
+
+    async def handle_sse(request: Request) -> Response:
+        async with sse.connect_sse(request.scope, request.receive, request._send) as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+        return Response()
+
+    app = Starlette(
+        routes=[Route("/sse", handle_sse, methods=["GET"]), Mount("/messages/", app=sse.handle_post_message)]
+    )
+    uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m mas.samples.mcp_server", description=__doc__.splitlines()[0])
-    parser.add_argument("--transport", choices=["stdio", "streamable-http"], default="stdio")
+    parser.add_argument("--transport", choices=["stdio", "streamable-http", "sse"], default="stdio")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--page-size", type=int, default=3, help="tools per tools/list page (default 3)")
@@ -371,6 +394,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     server = build_server(state)
     if ns.transport == "stdio":
         asyncio.run(_serve_stdio(server))
+    elif ns.transport == "sse":
+        _serve_sse(server, ns.host, ns.port)
     else:
         _serve_http(server, ns.host, ns.port)
     return 0

@@ -60,10 +60,12 @@ def free_port() -> int:
 
 
 @contextmanager
-def http_sample_server(port: int, token: str, *args: str) -> Iterator[subprocess.Popen[bytes]]:
-    """Run the sample server over streamable HTTP on 127.0.0.1:port until the block ends."""
+def http_sample_server(
+    port: int, token: str, *args: str, transport: str = "streamable-http"
+) -> Iterator[subprocess.Popen[bytes]]:
+    """Run the sample server over HTTP on 127.0.0.1:port until the block ends."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "mas.samples.mcp_server", "--transport", "streamable-http", "--port", str(port), *args],
+        [sys.executable, "-m", "mas.samples.mcp_server", "--transport", transport, "--port", str(port), *args],
         cwd=REPO,
         env={**os.environ, "PYTHONPATH": str(REPO), "SAMPLE_SERVER_TOKEN": token},
         stdout=subprocess.DEVNULL,
@@ -369,6 +371,26 @@ def test_http_server_exit_mid_call_then_reconnect_after_restart() -> None:
             assert provider.call_tool("get_weather", {"city": "Baku"}).result == sample.get_weather("Baku")
     finally:
         provider.close()
+
+
+def test_sse_transport_lists_calls_and_sends_headers(monkeypatch: pytest.MonkeyPatch) -> None:
+    port, token = free_port(), secrets.token_urlsafe(16)
+    monkeypatch.setenv(TOKEN_VAR, token)
+    config = MCPServerConfig(
+        name="legacy",
+        transport="sse",
+        url=f"http://127.0.0.1:{port}/sse",
+        headers={"Authorization": f"Bearer env:{TOKEN_VAR}"},
+        connect_timeout_seconds=10,
+    )
+    with http_sample_server(port, token, "--page-size", "4", transport="sse"), MCPToolProvider(config) as provider:
+        assert [t["name"] for t in provider.list_tools()] == DEFAULT_TOOLS
+        assert provider.call_tool("whoami", {}).result["authorized"] is True
+        seen: list[str | None] = []
+        done = provider.call_tool(
+            "count_slowly", {"steps": 2, "delay_seconds": 0.01}, progress_callback=lambda p, t, m: seen.append(m)
+        )
+        assert done.result == "counted to 2" and seen == ["step 1/2", "step 2/2"]
 
 
 # --- secrets ---------------------------------------------------------------------------------
