@@ -311,8 +311,7 @@ class MCPToolProvider:
                     await asyncio.wait({work}, timeout=_POLL_SECONDS)
                     if not work.done() and cancel_event.is_set():
                         work.cancel()  # the SDK sends notifications/cancelled for the in-flight request
-                        with suppress(BaseException):
-                            await work
+                        await asyncio.wait({work})  # let it unwind; our own cancellation still propagates
                         return self._failure(tool_name, "was cancelled by the caller (cancel_event)")
             return await work
         except ToolServerError as exc:

@@ -335,6 +335,17 @@ def test_asyncio_cancel_event_with_acall_tool(http_provider: MCPToolProvider) ->
     assert elapsed < 1.3
 
 
+def test_cancelling_the_awaiting_task_cancels_the_call(http_provider: MCPToolProvider) -> None:
+    async def main() -> float:
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(http_provider.acall_tool("count_slowly", {"steps": 100, "delay_seconds": 0.5}), 0.3)
+        start = time.monotonic()
+        assert (await http_provider.acall_tool("get_weather", {"city": "Lagos"})).result == sample.get_weather("Lagos")
+        return time.monotonic() - start
+
+    assert asyncio.run(main()) < 1.0  # the session was not left busy or broken
+
+
 def test_server_exit_mid_call_is_reported_and_the_next_call_reconnects() -> None:
     with MCPToolProvider(stdio_config("crashy", "--with-crash-tool")) as provider:
         baseline = set(sample_children())
