@@ -39,11 +39,8 @@ class BackgroundLoop:
         self._closed = False
 
     @property
-    def thread(self) -> threading.Thread | None:
-        return self._thread
-
-    @property
     def loop(self) -> asyncio.AbstractEventLoop | None:
+        """The running loop, or None before the first use and after :meth:`close`."""
         return self._loop
 
     def in_loop_thread(self) -> bool:
