@@ -151,8 +151,8 @@ def tool_definitions(*, with_crash_tool: bool = False) -> list[types.Tool]:
             input_schema={
                 "type": "object",
                 "properties": {
-                    "steps": {"type": "integer", "default": 3},
-                    "delay_seconds": {"type": "number", "default": 0.2},
+                    "steps": {"type": "integer", "minimum": 0, "default": 3},
+                    "delay_seconds": {"type": "number", "minimum": 0, "default": 0.2},
                 },
             },
         ),
@@ -168,6 +168,7 @@ def tool_definitions(*, with_crash_tool: bool = False) -> list[types.Tool]:
                 },
                 "required": ["authorized", "header_sha256"],
             },
+            annotations=types.ToolAnnotations(read_only_hint=True),
         ),
     ]
     if with_crash_tool:
@@ -273,7 +274,7 @@ def _authorization_header(ctx: ServerRequestContext[Any, Any]) -> str | None:
 
 async def _count_slowly(ctx: ServerRequestContext[Any, Any], steps: int, delay: float) -> types.CallToolResult:
     for i in range(1, steps + 1):
-        await asyncio.sleep(max(delay, 0.0))
+        await asyncio.sleep(delay)
         # A no-op when the request carried no progressToken.
         await ctx.session.report_progress(i, steps, f"step {i}/{steps}")
     return types.CallToolResult(content=_text(f"counted to {steps}"))
