@@ -165,10 +165,9 @@ def pyright_report(workspace: Path) -> Report:
         text=True,
         timeout=300,
     )
-    output = completed.stdout + completed.stderr
     report = json.loads(completed.stdout)
     # Every package module and every script was analysed (5 modules per package).
-    assert report["summary"]["filesAnalyzed"] == 5 * len(PACKAGES) + len(SCRIPT_NAMES), output
+    assert report["summary"]["filesAnalyzed"] == 5 * len(PACKAGES) + len(SCRIPT_NAMES), completed.stdout
     diagnostics = [
         Diagnostic(
             Path(d["file"]).resolve().relative_to(workspace.resolve()).as_posix(),
@@ -179,7 +178,9 @@ def pyright_report(workspace: Path) -> Report:
         for d in report["generalDiagnostics"]
         if d["severity"] in ("error", "warning")
     ]
-    return Report(tuple(diagnostics), output)
+    # Failure messages show the diagnostics one per line, not pyright's whole JSON report.
+    summary = "\n".join(f"{d.file}:{d.line}: {d.rule}: {d.message.splitlines()[0]}" for d in diagnostics)
+    return Report(tuple(diagnostics), summary + "\n" + completed.stderr)
 
 
 def _snapshot(diagnostics: list[Diagnostic], expected: list[tuple[int, str, str]]) -> list[tuple[int, str, str]]:
