@@ -597,8 +597,10 @@ def _refused(tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, text
     assert not (tmp_path / "out").exists()
     lines = captured.err.splitlines()
     assert len(lines) == 1, captured.err
-    prefix = f"toolgen: error: {tmp_path / name}: "
-    assert lines[0].startswith(prefix), lines[0]
+    # The file as given (relative) or as resolved against the working folder.
+    prefixes = [f"toolgen: error: {shown}: " for shown in (name, tmp_path / name)]
+    prefix = next((p for p in prefixes if lines[0].startswith(p)), None)
+    assert prefix is not None, lines[0]
     return lines[0].removeprefix(prefix)
 
 
