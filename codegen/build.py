@@ -10,8 +10,9 @@ from typing import Any
 from codegen.classes import build_classes
 from codegen.datamodels import ModelModule, generate_models
 from codegen.errors import GenerateError
-from codegen.literals import docstring_literal, json_default_literal, str_literal
-from codegen.model import ImportSpec, NamespaceSpec, PackageSpec, ParamSpec, SourceTools, ToolSpec
+from codegen.layout import annotation_text, subscript_lines
+from codegen.literals import docstring_literal, json_default_literal, str_literal, wire_literal
+from codegen.model import ImportSpec, MethodSpec, NamespaceSpec, PackageSpec, ParamSpec, SourceTools, ToolSpec
 from codegen.naming import assign_names, class_name, unique
 from codegen.schemas import SchemaDocument
 
@@ -132,6 +133,7 @@ def build_package(sources: Sequence[SourceTools], *, package: str, header: str) 
         header=header,
         namespaces=tuple(namespaces),
         classes=build_classes(namespaces, source_names=[s.name for s, _ in plans]),
+        const_decls=tuple(_const_decl(t) for ns in namespaces for t in ns.tools),
         tools_imports=imports,
         inputs_code=in_models.code,
         outputs_code=out_models.code,
@@ -179,7 +181,7 @@ def _tool_spec(
     params = []
     for wire in sorted(props):  # sorted like the models: property order is not drift
         node = fields.get(wire)
-        annotation = in_models.qualify(node, needed) if node is not None else _any(needed)
+        annotation = annotation_text(in_models.qualify(node, needed)) if node is not None else _any(needed)
         params.append(_param(wire, py_names[wire], annotation, wire in required, props[wire]))
     params.sort(key=lambda p: not p.required)  # keyword-only: order is for reading, required first
 
@@ -187,11 +189,11 @@ def _tool_spec(
         output_model = f"_o.{plan.output_def}"
         root = out_models.roots.get(plan.output_def)
         is_root = root is not None
-        value_annotation = out_models.qualify(root, needed) if root is not None else output_model
+        value_annotation = annotation_text(out_models.qualify(root, needed)) if root is not None else output_model
         if plan.output_def not in out_models.defined:
             raise GenerateError(f"no model was generated for {plan.output_def}", plan.source.origin)
     else:
-        output_model, is_root, value_annotation = None, False, "_rt.ToolOutput"
+        output_model, is_root, value_annotation = None, False, "_ToolOutput"
     if plan.input_def not in in_models.defined:
         raise GenerateError(f"no model was generated for {plan.input_def}", plan.source.origin)
 
@@ -201,12 +203,13 @@ def _tool_spec(
     }
     title = next((t for t in (tool.get("title"), annotations.get("title")) if isinstance(t, str) and t), None)
     description = tool.get("description") or ""
-    const = unique(f"{attr.upper()}__{plan.method.upper()}" if attr else plan.method.upper(), used_consts)
+    # Lower case: strict pyright treats upper-case names as constants, which may not be declared apart.
+    const = unique(f"{attr}__{plan.method}" if attr else plan.method, used_consts)
     return ToolSpec(
         wire_name=plan.wire_name,
         method=plan.method,
-        const_name=f"_{const}",
-        name_literal=repr(plan.wire_name),
+        const_name=f"_info_{const}",
+        name_literal=wire_literal(plan.wire_name),
         namespace_literal=ns_literal,
         title_literal=str_literal(title),
         description_literal=str_literal(description),
@@ -217,10 +220,16 @@ def _tool_spec(
         output_is_root=is_root,
         value_annotation=value_annotation,
         hints=hints,
-        signature=", ".join(["self", "*", *(_param_decl(p) for p in params)]) if params else "self",
-        arguments_literal="{" + ", ".join(f"{p.wire_name!r}: {p.py_name}" for p in params) + "}",
-        omit_literal="{" + ", ".join(f"{p.wire_name!r}: {p.omit_literal}" for p in params if not p.required) + "}",
+        params_decl=("self", "*", *(_param_decl(p) for p in params)) if params else ("self",),
+        argument_items=tuple(f"{wire_literal(p.wire_name)}: {p.py_name}" for p in params),
+        omit_items=tuple(f"{wire_literal(p.wire_name)}: {p.omit_literal}" for p in params if not p.required),
     )
+
+
+def _const_decl(tool: ToolSpec) -> MethodSpec:
+    """Declared apart from its value, so the value's lines stay short whatever the type's length."""
+    laid = subscript_lines(f"{tool.const_name}: _ToolInfo[", tool.value_annotation)
+    return MethodSpec(tool.const_name, laid.lines, laid.fits)
 
 
 def _param_decl(p: ParamSpec) -> str:

@@ -1,31 +1,52 @@
-"""The classes a package emits, derived from its namespaces (four flavours each, plus aggregates)."""
+"""The classes a package emits, laid out line by line (four flavours per source, plus aggregates)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from codegen.layout import call_lines, def_lines
 from codegen.literals import docstring_literal
 from codegen.model import ClassSpec, MethodSpec, NamespaceSpec, ToolSpec
 
 __all__ = ["build_classes"]
 
-_SYNC_PROVIDER = "_rt.SupportsCallTool"
-_ASYNC_PROVIDER = "_rt.SupportsCallTool | _rt.SupportsAsyncCallTool"
-_CLASS_INDENT = 4
+_SYNC_PROVIDER = "_SupportsCallTool"
+_ASYNC_PROVIDER = "_SupportsCallTool | _SupportsAsyncCallTool"
+_IN_CLASS, _IN_METHOD = " " * 4, " " * 8
 
 
-def _method(tool: ToolSpec, *, is_async: bool, results: bool) -> MethodSpec:
-    call = f"self._call({tool.const_name}, {tool.arguments_literal}, {tool.omit_literal})"
-    if is_async:
-        call = f"(await {call})"
-    return MethodSpec(
-        name=tool.method,
-        def_keyword="async def" if is_async else "def",
-        signature=tool.signature,
-        return_annotation=f"_rt.ToolResult[{tool.value_annotation}]" if results else tool.value_annotation,
-        docstring=tool.docstring,
-        return_expr=call if results else f"{call}.value",
+def _tool_method(tool: ToolSpec, *, is_async: bool, results: bool) -> MethodSpec:
+    returns = f"_ToolResult[{tool.value_annotation}]" if results else tool.value_annotation
+    keyword = "async def" if is_async else "def"
+    signature = def_lines(_IN_CLASS, keyword, tool.method, tool.params_decl, returns)
+    call = call_lines(
+        _IN_METHOD,
+        f"result = {'await ' if is_async else ''}self._call(",
+        [tool.const_name, list(tool.argument_items), list(tool.omit_items)],
     )
+    body = (*call.lines, f"{_IN_METHOD}return result" + ("" if results else ".value"))
+    lines = (*signature.lines, _IN_METHOD + tool.docstring, *body)
+    return MethodSpec(tool.method, lines, signature.fits and call.fits)
+
+
+def _results_property(results_class: str) -> MethodSpec:
+    signature = def_lines(_IN_CLASS, "def", "results", ["self"], results_class)
+    call = call_lines(_IN_METHOD, f"return {results_class}(", ["self._provider", "self._options"])
+    doc = f'{_IN_METHOD}"""The same tools, returning the whole ``ToolResult`` instead of the value."""'
+    lines = (f"{_IN_CLASS}@property", *signature.lines, doc, *call.lines)
+    return MethodSpec("results", lines, signature.fits and call.fits)
+
+
+def _init(provider: str, children: Sequence[tuple[str, str]]) -> MethodSpec:
+    params = ["self", f"provider: {provider}", "options: _CallOptions | None = None"]
+    signature = def_lines(_IN_CLASS, "def", "__init__", params, "None")
+    body = [f"{_IN_METHOD}super().__init__(provider, options)"]
+    fits = signature.fits
+    for attr, cls in children:
+        call = call_lines(_IN_METHOD, f"self.{attr} = {cls}(", ["provider", "options"])
+        body += call.lines
+        fits = fits and call.fits
+    return MethodSpec("__init__", (*signature.lines, *body), fits)
 
 
 def _flavours(prefix: str) -> list[tuple[str, bool, bool, str | None]]:
@@ -40,40 +61,24 @@ def _flavours(prefix: str) -> list[tuple[str, bool, bool, str | None]]:
 
 def _doc(is_async: bool, results: bool, of: str | None) -> str:
     text = ("Async tools" if is_async else "Tools") + (" returning the whole ToolResult" if results else "")
-    return docstring_literal(text + (f" of the {of!r} source." if of else "."), _CLASS_INDENT)
+    return docstring_literal(text + (f" of the {of!r} source." if of else "."), len(_IN_CLASS))
 
 
 def build_classes(namespaces: Sequence[NamespaceSpec], *, source_names: Sequence[str]) -> tuple[ClassSpec, ...]:
     classes: list[ClassSpec] = []
     nested = namespaces[0].attr is not None
     for ns, source in zip(namespaces, source_names, strict=True):
-        prefix = ns.sync_class.removesuffix("Tools")
-        for name, is_async, results, results_class in _flavours(prefix):
-            classes.append(
-                ClassSpec(
-                    name=name,
-                    base="_rt.AsyncToolsBase" if is_async else "_rt.ToolsBase",
-                    docstring=_doc(is_async, results, source if nested else None),
-                    provider_annotation=_ASYNC_PROVIDER if is_async else _SYNC_PROVIDER,
-                    results_class=results_class,
-                    children=(),
-                    methods=tuple(_method(t, is_async=is_async, results=results) for t in ns.tools),
-                )
-            )
+        for name, is_async, results, results_class in _flavours(ns.sync_class.removesuffix("Tools")):
+            members = [_results_property(results_class)] if results_class else []
+            members += [_tool_method(t, is_async=is_async, results=results) for t in ns.tools]
+            base = "_AsyncToolsBase" if is_async else "_ToolsBase"
+            classes.append(ClassSpec(name, base, _doc(is_async, results, source if nested else None), tuple(members)))
     if nested:
         for index, (name, is_async, results, results_class) in enumerate(_flavours("")):
-            children = tuple(
-                (ns.attr or "", _flavours(ns.sync_class.removesuffix("Tools"))[index][0]) for ns in namespaces
-            )
-            classes.append(
-                ClassSpec(
-                    name=name,
-                    base="_rt.AsyncToolsBase" if is_async else "_rt.ToolsBase",
-                    docstring=_doc(is_async, results, None),
-                    provider_annotation=_ASYNC_PROVIDER if is_async else _SYNC_PROVIDER,
-                    results_class=results_class,
-                    children=children,
-                    methods=(),
-                )
-            )
+            children = [(ns.attr or "", _flavours(ns.sync_class.removesuffix("Tools"))[index][0]) for ns in namespaces]
+            members = [_init(_ASYNC_PROVIDER if is_async else _SYNC_PROVIDER, children)]
+            if results_class:
+                members.append(_results_property(results_class))
+            base = "_AsyncToolsBase" if is_async else "_ToolsBase"
+            classes.append(ClassSpec(name, base, _doc(is_async, results, None), tuple(members)))
     return tuple(classes)

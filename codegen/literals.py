@@ -1,13 +1,20 @@
-"""Untrusted text and values as Python literals. Nothing here ever emits text that is not a literal."""
+"""Untrusted text and values as Python literals. Nothing here ever emits text that is not a literal.
+
+Literals come out in black's normal form (double quotes unless that needs more escapes; docstrings
+stripped and re-indented the way black does), so the wrapper module needs no formatting pass.
+"""
 
 from __future__ import annotations
 
 import ast
 import math
+import textwrap
 import unicodedata
 from typing import Any
 
-__all__ = ["clean_text", "docstring_literal", "json_default_literal", "str_literal"]
+from codegen.layout import str_literal as _black_str
+
+__all__ = ["clean_text", "docstring_literal", "json_default_literal", "str_literal", "wire_literal"]
 
 # Control, format (bidi overrides: "Trojan Source") and separator characters never reach a file.
 _DROP_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
@@ -20,37 +27,56 @@ def clean_text(text: str) -> str:
 
 
 def str_literal(value: str | None) -> str:
-    """A one-line Python literal for ``value`` (``None`` -> ``None``)."""
-    return "None" if value is None else repr(clean_text(value))
+    """A one-line literal for display text (cleaned); ``None`` -> ``None``."""
+    return "None" if value is None else _black_str(clean_text(value))
+
+
+def wire_literal(value: str) -> str:
+    """A literal for a wire name or key: exact, every character kept (escaped where needed)."""
+    return _black_str(value)
+
+
+def _docstring_lines(text: str) -> list[str]:
+    lines = [line.rstrip() for line in clean_text(text).split("\n")]
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    if not lines:
+        return ["(no description)"]
+    rest = textwrap.dedent("\n".join(lines[1:])).split("\n") if len(lines) > 1 else []
+    lines = [lines[0].strip(), *(line.rstrip() for line in rest)]
+    while len(lines) > 1 and not lines[-1]:
+        lines.pop()
+    return lines
 
 
 def docstring_literal(text: str, indent: int) -> str:
-    """A triple-quoted docstring whose value is exactly the cleaned ``text``.
+    """A triple-quoted docstring whose value is exactly the cleaned ``text``, in black's layout.
 
-    Backslashes and quotes are escaped so no description can close the string early; the
-    result is checked with ``ast.literal_eval`` and falls back to ``repr`` if it ever differs.
+    Backslashes and quotes are escaped so no description can close the string early; the result
+    is checked with ``ast.literal_eval`` and falls back to a plain literal if it ever differs.
     """
-    body = clean_text(text).strip("\n")
-    escaped = body.replace("\\", "\\\\").replace('"', '\\"')
+    lines = _docstring_lines(text)
     pad = " " * indent
-    lines = escaped.split("\n")
-    indented = "\n".join(lines[:1] + [(pad + line) if line.strip() else "" for line in lines[1:]])
-    literal = f'"""{indented}\n{pad}"""' if len(lines) > 1 else f'"""{indented}"""'
-    expected = "\n".join(lines[:1] + [(pad + line) if line.strip() else "" for line in body.split("\n")[1:]])
-    if len(lines) > 1:
-        expected += "\n" + pad
+    escaped = [line.replace("\\", "\\\\").replace('"', '\\"') for line in lines]
+    if len(lines) == 1:
+        body = escaped[0] + (" " if escaped[0].endswith('"') else "")  # black pads a closing quote
+        literal, expected = f'"""{body}"""', lines[0] + (" " if body.endswith(" ") else "")
+    else:
+        inner = "\n".join(escaped[:1] + [pad + line if line else "" for line in escaped[1:]])
+        literal = f'"""{inner}\n{pad}"""'
+        expected = "\n".join(lines[:1] + [pad + line if line else "" for line in lines[1:]]) + "\n" + pad
     try:
         ok = ast.literal_eval(literal) == expected
     except (SyntaxError, ValueError):
         ok = False
-    return literal if ok else repr(body)
+    return literal if ok else _black_str("\n".join(lines))
 
 
 def json_default_literal(value: Any) -> str | None:
     """A literal for a JSON Schema ``default`` that is a scalar; None when it cannot be one."""
     if isinstance(value, str):
         # A default we would have to alter to print is no default at all: the server's applies.
-        return repr(value) if clean_text(value) == value else None
+        return _black_str(value) if clean_text(value) == value else None
     if value is None or isinstance(value, bool):
         return repr(value)
     if isinstance(value, int):

@@ -45,9 +45,9 @@ class ToolSpec:
     wire_name: str  # what call_tool receives, prefix included
     method: str
     const_name: str  # module-level ToolInfo constant
-    name_literal: str  # repr(wire_name)
-    namespace_literal: str  # repr(source name) when there are several sources, else "None"
-    title_literal: str  # repr(title) or "None"
+    name_literal: str  # the wire name as a literal
+    namespace_literal: str  # the source name as a literal when there are several sources, else "None"
+    title_literal: str  # literal or "None"
     description_literal: str
     docstring: str  # a complete, escaped triple-quoted literal
     params: tuple[ParamSpec, ...]
@@ -56,9 +56,9 @@ class ToolSpec:
     output_is_root: bool
     value_annotation: str  # type of the decoded value
     hints: Mapping[str, bool | None]  # read_only / destructive / idempotent / open_world
-    signature: str  # "self, *, city: str, units: ... = 'celsius'"
-    arguments_literal: str  # {"city": city, "units": units}: wire keys -> parameters
-    omit_literal: str  # {"units": 'celsius'}: values that mean "not passed"
+    params_decl: tuple[str, ...]  # ("self", "*", "city: str", 'units: ... = "celsius"')
+    argument_items: tuple[str, ...]  # ('"city": city', ...): wire keys -> parameters
+    omit_items: tuple[str, ...]  # ('"units": "celsius"', ...): values that mean "not passed"
 
 
 @dataclass(frozen=True)
@@ -74,12 +74,11 @@ class NamespaceSpec:
 
 @dataclass(frozen=True)
 class MethodSpec:
+    """A method, laid out: its lines (def, docstring, body) at class-body indentation."""
+
     name: str
-    def_keyword: str  # "def" / "async def"
-    signature: str
-    return_annotation: str
-    docstring: str
-    return_expr: str
+    lines: tuple[str, ...]
+    fits: bool  # False: some line needs black to lay it out
 
 
 @dataclass(frozen=True)
@@ -89,10 +88,11 @@ class ClassSpec:
     name: str
     base: str
     docstring: str
-    provider_annotation: str
-    results_class: str | None  # the class the ``results`` property returns
-    children: tuple[tuple[str, str], ...]  # (attribute, class) for the per-source aggregate
-    methods: tuple[MethodSpec, ...]
+    members: tuple[MethodSpec, ...]  # __init__ / results property first, then one per tool
+
+    @property
+    def fits(self) -> bool:
+        return all(m.fits for m in self.members)
 
 
 @dataclass(frozen=True)
@@ -123,3 +123,5 @@ class PackageSpec:
     @property
     def nested(self) -> bool:
         return self.namespaces[0].attr is not None
+
+    const_decls: tuple[MethodSpec, ...] = ()  # ``_CONST: _ToolInfo[T]``, laid out

@@ -46,6 +46,10 @@ def format_python(source: str) -> str:
         return source
 
 
+def _wrappers_fit(pkg: PackageSpec) -> bool:
+    return all(c.fits for c in pkg.classes) and all(d.fits for d in pkg.const_decls)
+
+
 def _module(header: str, doc: str, code: str) -> str:
     return f'{header}\n"""{doc}"""\n\n{code}'
 
@@ -61,7 +65,10 @@ def render_package(pkg: PackageSpec) -> dict[str, str]:
             pkg.header, "Result models (pydantic), decoded from structured content.", pkg.outputs_code
         ),
     }
-    out = {path: format_python(text) for path, text in files.items()}
+    # The wrappers are laid out in black's style as they are built (see layout.py); black runs on
+    # them only when some line did not fit the simple rules.
+    laid_out = {"_tools.py"} if _wrappers_fit(pkg) else set()
+    out = {path: text if path in laid_out else format_python(text) for path, text in files.items()}
     # The shim is copied verbatim below its header, so it stays the tested file byte for byte.
     out["_runtime.py"] = f"{pkg.header}\n{SHIM_PATH.read_text(encoding='utf-8')}"
     out["py.typed"] = ""

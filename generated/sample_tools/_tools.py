@@ -9,13 +9,33 @@ from types import MappingProxyType as _MappingProxyType
 from typing import Any as _Any
 from typing import Literal
 
-from . import _runtime as _rt
+# Imported name by name: strict pyright forbids importing the private module itself.
+from ._runtime import AsyncToolsBase as _AsyncToolsBase
+from ._runtime import CallOptions as _CallOptions
+from ._runtime import SupportsAsyncCallTool as _SupportsAsyncCallTool
+from ._runtime import SupportsCallTool as _SupportsCallTool
+from ._runtime import ToolInfo as _ToolInfo
+from ._runtime import ToolOutput as _ToolOutput
+from ._runtime import ToolResult as _ToolResult
+from ._runtime import ToolsBase as _ToolsBase
+
 from . import inputs as _i
 from . import outputs as _o
 
 __all__ = ["TOOLS", "AsyncTools", "AsyncToolsResults", "Tools", "ToolsResults"]
 
-_SAMPLE__COUNT_SLOWLY: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
+_info_sample__count_slowly: _ToolInfo[_ToolOutput]
+_info_sample__get_weather: _ToolInfo[_o.SampleGetWeatherOutput]
+_info_sample__notes_create: _ToolInfo[_o.SampleNotesCreateOutput]
+_info_sample__notes_delete: _ToolInfo[_ToolOutput]
+_info_sample__search_docs: _ToolInfo[_o.SampleSearchDocsOutput]
+_info_sample__whoami: _ToolInfo[_o.SampleWhoamiOutput]
+_info_skills__current_time: _ToolInfo[_o.SkillsCurrentTimeOutput]
+_info_skills__summarize_text: _ToolInfo[_ToolOutput]
+_info_skills__unit_convert: _ToolInfo[_o.SkillsUnitConvertOutput]
+_info_skills__web_search: _ToolInfo[_o.SkillsWebSearchOutput]
+
+_info_sample__count_slowly = _ToolInfo(
     name="count_slowly",
     method="count_slowly",
     namespace="sample",
@@ -30,7 +50,7 @@ _SAMPLE__COUNT_SLOWLY: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
     open_world=None,
 )
 
-_SAMPLE__GET_WEATHER: _rt.ToolInfo[_o.SampleGetWeatherOutput] = _rt.ToolInfo(
+_info_sample__get_weather = _ToolInfo(
     name="get_weather",
     method="get_weather",
     namespace="sample",
@@ -45,7 +65,7 @@ _SAMPLE__GET_WEATHER: _rt.ToolInfo[_o.SampleGetWeatherOutput] = _rt.ToolInfo(
     open_world=False,
 )
 
-_SAMPLE__NOTES_CREATE: _rt.ToolInfo[_o.SampleNotesCreateOutput] = _rt.ToolInfo(
+_info_sample__notes_create = _ToolInfo(
     name="notes.create",
     method="notes_create",
     namespace="sample",
@@ -60,7 +80,7 @@ _SAMPLE__NOTES_CREATE: _rt.ToolInfo[_o.SampleNotesCreateOutput] = _rt.ToolInfo(
     open_world=None,
 )
 
-_SAMPLE__NOTES_DELETE: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
+_info_sample__notes_delete = _ToolInfo(
     name="notes.delete",
     method="notes_delete",
     namespace="sample",
@@ -75,7 +95,7 @@ _SAMPLE__NOTES_DELETE: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
     open_world=None,
 )
 
-_SAMPLE__SEARCH_DOCS: _rt.ToolInfo[_o.SampleSearchDocsOutput] = _rt.ToolInfo(
+_info_sample__search_docs = _ToolInfo(
     name="search-docs",
     method="search_docs",
     namespace="sample",
@@ -90,7 +110,7 @@ _SAMPLE__SEARCH_DOCS: _rt.ToolInfo[_o.SampleSearchDocsOutput] = _rt.ToolInfo(
     open_world=None,
 )
 
-_SAMPLE__WHOAMI: _rt.ToolInfo[_o.SampleWhoamiOutput] = _rt.ToolInfo(
+_info_sample__whoami = _ToolInfo(
     name="whoami",
     method="whoami",
     namespace="sample",
@@ -105,7 +125,7 @@ _SAMPLE__WHOAMI: _rt.ToolInfo[_o.SampleWhoamiOutput] = _rt.ToolInfo(
     open_world=None,
 )
 
-_SKILLS__CURRENT_TIME: _rt.ToolInfo[_o.SkillsCurrentTimeOutput] = _rt.ToolInfo(
+_info_skills__current_time = _ToolInfo(
     name="current_time",
     method="current_time",
     namespace="skills",
@@ -120,7 +140,7 @@ _SKILLS__CURRENT_TIME: _rt.ToolInfo[_o.SkillsCurrentTimeOutput] = _rt.ToolInfo(
     open_world=False,
 )
 
-_SKILLS__SUMMARIZE_TEXT: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
+_info_skills__summarize_text = _ToolInfo(
     name="summarize_text",
     method="summarize_text",
     namespace="skills",
@@ -135,7 +155,7 @@ _SKILLS__SUMMARIZE_TEXT: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
     open_world=None,
 )
 
-_SKILLS__UNIT_CONVERT: _rt.ToolInfo[_o.SkillsUnitConvertOutput] = _rt.ToolInfo(
+_info_skills__unit_convert = _ToolInfo(
     name="unit_convert",
     method="unit_convert",
     namespace="skills",
@@ -150,7 +170,7 @@ _SKILLS__UNIT_CONVERT: _rt.ToolInfo[_o.SkillsUnitConvertOutput] = _rt.ToolInfo(
     open_world=False,
 )
 
-_SKILLS__WEB_SEARCH: _rt.ToolInfo[_o.SkillsWebSearchOutput] = _rt.ToolInfo(
+_info_skills__web_search = _ToolInfo(
     name="web_search",
     method="web_search",
     namespace="skills",
@@ -166,23 +186,23 @@ _SKILLS__WEB_SEARCH: _rt.ToolInfo[_o.SkillsWebSearchOutput] = _rt.ToolInfo(
 )
 
 #: Every tool, keyed by the wire name that ``call_tool`` receives.
-TOOLS: _Mapping[str, _rt.ToolInfo[_Any]] = _MappingProxyType(
+TOOLS: _Mapping[str, _ToolInfo[_Any]] = _MappingProxyType(
     {
-        "count_slowly": _SAMPLE__COUNT_SLOWLY,
-        "get_weather": _SAMPLE__GET_WEATHER,
-        "notes.create": _SAMPLE__NOTES_CREATE,
-        "notes.delete": _SAMPLE__NOTES_DELETE,
-        "search-docs": _SAMPLE__SEARCH_DOCS,
-        "whoami": _SAMPLE__WHOAMI,
-        "current_time": _SKILLS__CURRENT_TIME,
-        "summarize_text": _SKILLS__SUMMARIZE_TEXT,
-        "unit_convert": _SKILLS__UNIT_CONVERT,
-        "web_search": _SKILLS__WEB_SEARCH,
+        "count_slowly": _info_sample__count_slowly,
+        "get_weather": _info_sample__get_weather,
+        "notes.create": _info_sample__notes_create,
+        "notes.delete": _info_sample__notes_delete,
+        "search-docs": _info_sample__search_docs,
+        "whoami": _info_sample__whoami,
+        "current_time": _info_skills__current_time,
+        "summarize_text": _info_skills__summarize_text,
+        "unit_convert": _info_skills__unit_convert,
+        "web_search": _info_skills__web_search,
     }
 )
 
 
-class SampleTools(_rt.ToolsBase):
+class SampleTools(_ToolsBase):
     """Tools of the 'sample' source."""
 
     @property
@@ -192,16 +212,17 @@ class SampleTools(_rt.ToolsBase):
 
     def count_slowly(
         self, *, delay_seconds: float = 0.2, steps: int = 3
-    ) -> _rt.ToolOutput:
+    ) -> _ToolOutput:
         """Count to `steps`, sleeping `delay_seconds` per step and reporting progress.
 
         Wire name: 'count_slowly'.
         """
-        return self._call(
-            _SAMPLE__COUNT_SLOWLY,
+        result = self._call(
+            _info_sample__count_slowly,
             {"delay_seconds": delay_seconds, "steps": steps},
             {"delay_seconds": 0.2, "steps": 3},
-        ).value
+        )
+        return result.value
 
     def get_weather(
         self, *, city: str, units: Literal["celsius", "fahrenheit"] = "celsius"
@@ -217,9 +238,12 @@ class SampleTools(_rt.ToolsBase):
 
         Wire name: 'get_weather'.
         """
-        return self._call(
-            _SAMPLE__GET_WEATHER, {"city": city, "units": units}, {"units": "celsius"}
-        ).value
+        result = self._call(
+            _info_sample__get_weather,
+            {"city": city, "units": units},
+            {"units": "celsius"},
+        )
+        return result.value
 
     def notes_create(
         self, *, body: str, title: str, tags: list[str] | None = None
@@ -230,20 +254,22 @@ class SampleTools(_rt.ToolsBase):
 
         Wire name: 'notes.create'.
         """
-        return self._call(
-            _SAMPLE__NOTES_CREATE,
+        result = self._call(
+            _info_sample__notes_create,
             {"body": body, "title": title, "tags": tags},
             {"tags": None},
-        ).value
+        )
+        return result.value
 
-    def notes_delete(self, *, id: str) -> _rt.ToolOutput:
+    def notes_delete(self, *, id: str) -> _ToolOutput:
         """Delete a note by id.
 
         Hints: may be destructive.
 
         Wire name: 'notes.delete'.
         """
-        return self._call(_SAMPLE__NOTES_DELETE, {"id": id}, {}).value
+        result = self._call(_info_sample__notes_delete, {"id": id}, {})
+        return result.value
 
     def search_docs(
         self, *, query: str, filters: _i.Filters | None = None, limit: int = 5
@@ -254,11 +280,12 @@ class SampleTools(_rt.ToolsBase):
 
         Wire name: 'search-docs'.
         """
-        return self._call(
-            _SAMPLE__SEARCH_DOCS,
+        result = self._call(
+            _info_sample__search_docs,
             {"query": query, "filters": filters, "limit": limit},
             {"filters": None, "limit": 5},
-        ).value
+        )
+        return result.value
 
     def whoami(self) -> _o.SampleWhoamiOutput:
         """Report whether the HTTP Authorization header matches the server token (never echoes it).
@@ -267,28 +294,30 @@ class SampleTools(_rt.ToolsBase):
 
         Wire name: 'whoami'.
         """
-        return self._call(_SAMPLE__WHOAMI, {}, {}).value
+        result = self._call(_info_sample__whoami, {}, {})
+        return result.value
 
 
-class SampleToolsResults(_rt.ToolsBase):
+class SampleToolsResults(_ToolsBase):
     """Tools returning the whole ToolResult of the 'sample' source."""
 
     def count_slowly(
         self, *, delay_seconds: float = 0.2, steps: int = 3
-    ) -> _rt.ToolResult[_rt.ToolOutput]:
+    ) -> _ToolResult[_ToolOutput]:
         """Count to `steps`, sleeping `delay_seconds` per step and reporting progress.
 
         Wire name: 'count_slowly'.
         """
-        return self._call(
-            _SAMPLE__COUNT_SLOWLY,
+        result = self._call(
+            _info_sample__count_slowly,
             {"delay_seconds": delay_seconds, "steps": steps},
             {"delay_seconds": 0.2, "steps": 3},
         )
+        return result
 
     def get_weather(
         self, *, city: str, units: Literal["celsius", "fahrenheit"] = "celsius"
-    ) -> _rt.ToolResult[_o.SampleGetWeatherOutput]:
+    ) -> _ToolResult[_o.SampleGetWeatherOutput]:
         """Current weather
 
         Get the current weather for a city (fake, deterministic data).
@@ -300,60 +329,67 @@ class SampleToolsResults(_rt.ToolsBase):
 
         Wire name: 'get_weather'.
         """
-        return self._call(
-            _SAMPLE__GET_WEATHER, {"city": city, "units": units}, {"units": "celsius"}
+        result = self._call(
+            _info_sample__get_weather,
+            {"city": city, "units": units},
+            {"units": "celsius"},
         )
+        return result
 
     def notes_create(
         self, *, body: str, title: str, tags: list[str] | None = None
-    ) -> _rt.ToolResult[_o.SampleNotesCreateOutput]:
+    ) -> _ToolResult[_o.SampleNotesCreateOutput]:
         """Create a note in the server's memory and return its id.
 
         Hints: not destructive, not idempotent.
 
         Wire name: 'notes.create'.
         """
-        return self._call(
-            _SAMPLE__NOTES_CREATE,
+        result = self._call(
+            _info_sample__notes_create,
             {"body": body, "title": title, "tags": tags},
             {"tags": None},
         )
+        return result
 
-    def notes_delete(self, *, id: str) -> _rt.ToolResult[_rt.ToolOutput]:
+    def notes_delete(self, *, id: str) -> _ToolResult[_ToolOutput]:
         """Delete a note by id.
 
         Hints: may be destructive.
 
         Wire name: 'notes.delete'.
         """
-        return self._call(_SAMPLE__NOTES_DELETE, {"id": id}, {})
+        result = self._call(_info_sample__notes_delete, {"id": id}, {})
+        return result
 
     def search_docs(
         self, *, query: str, filters: _i.Filters | None = None, limit: int = 5
-    ) -> _rt.ToolResult[_o.SampleSearchDocsOutput]:
+    ) -> _ToolResult[_o.SampleSearchDocsOutput]:
         """Search the documentation and return the best matching pages.
 
         Hints: read-only.
 
         Wire name: 'search-docs'.
         """
-        return self._call(
-            _SAMPLE__SEARCH_DOCS,
+        result = self._call(
+            _info_sample__search_docs,
             {"query": query, "filters": filters, "limit": limit},
             {"filters": None, "limit": 5},
         )
+        return result
 
-    def whoami(self) -> _rt.ToolResult[_o.SampleWhoamiOutput]:
+    def whoami(self) -> _ToolResult[_o.SampleWhoamiOutput]:
         """Report whether the HTTP Authorization header matches the server token (never echoes it).
 
         Hints: read-only.
 
         Wire name: 'whoami'.
         """
-        return self._call(_SAMPLE__WHOAMI, {}, {})
+        result = self._call(_info_sample__whoami, {}, {})
+        return result
 
 
-class AsyncSampleTools(_rt.AsyncToolsBase):
+class AsyncSampleTools(_AsyncToolsBase):
     """Async tools of the 'sample' source."""
 
     @property
@@ -363,18 +399,17 @@ class AsyncSampleTools(_rt.AsyncToolsBase):
 
     async def count_slowly(
         self, *, delay_seconds: float = 0.2, steps: int = 3
-    ) -> _rt.ToolOutput:
+    ) -> _ToolOutput:
         """Count to `steps`, sleeping `delay_seconds` per step and reporting progress.
 
         Wire name: 'count_slowly'.
         """
-        return (
-            await self._call(
-                _SAMPLE__COUNT_SLOWLY,
-                {"delay_seconds": delay_seconds, "steps": steps},
-                {"delay_seconds": 0.2, "steps": 3},
-            )
-        ).value
+        result = await self._call(
+            _info_sample__count_slowly,
+            {"delay_seconds": delay_seconds, "steps": steps},
+            {"delay_seconds": 0.2, "steps": 3},
+        )
+        return result.value
 
     async def get_weather(
         self, *, city: str, units: Literal["celsius", "fahrenheit"] = "celsius"
@@ -390,13 +425,12 @@ class AsyncSampleTools(_rt.AsyncToolsBase):
 
         Wire name: 'get_weather'.
         """
-        return (
-            await self._call(
-                _SAMPLE__GET_WEATHER,
-                {"city": city, "units": units},
-                {"units": "celsius"},
-            )
-        ).value
+        result = await self._call(
+            _info_sample__get_weather,
+            {"city": city, "units": units},
+            {"units": "celsius"},
+        )
+        return result.value
 
     async def notes_create(
         self, *, body: str, title: str, tags: list[str] | None = None
@@ -407,22 +441,22 @@ class AsyncSampleTools(_rt.AsyncToolsBase):
 
         Wire name: 'notes.create'.
         """
-        return (
-            await self._call(
-                _SAMPLE__NOTES_CREATE,
-                {"body": body, "title": title, "tags": tags},
-                {"tags": None},
-            )
-        ).value
+        result = await self._call(
+            _info_sample__notes_create,
+            {"body": body, "title": title, "tags": tags},
+            {"tags": None},
+        )
+        return result.value
 
-    async def notes_delete(self, *, id: str) -> _rt.ToolOutput:
+    async def notes_delete(self, *, id: str) -> _ToolOutput:
         """Delete a note by id.
 
         Hints: may be destructive.
 
         Wire name: 'notes.delete'.
         """
-        return (await self._call(_SAMPLE__NOTES_DELETE, {"id": id}, {})).value
+        result = await self._call(_info_sample__notes_delete, {"id": id}, {})
+        return result.value
 
     async def search_docs(
         self, *, query: str, filters: _i.Filters | None = None, limit: int = 5
@@ -433,13 +467,12 @@ class AsyncSampleTools(_rt.AsyncToolsBase):
 
         Wire name: 'search-docs'.
         """
-        return (
-            await self._call(
-                _SAMPLE__SEARCH_DOCS,
-                {"query": query, "filters": filters, "limit": limit},
-                {"filters": None, "limit": 5},
-            )
-        ).value
+        result = await self._call(
+            _info_sample__search_docs,
+            {"query": query, "filters": filters, "limit": limit},
+            {"filters": None, "limit": 5},
+        )
+        return result.value
 
     async def whoami(self) -> _o.SampleWhoamiOutput:
         """Report whether the HTTP Authorization header matches the server token (never echoes it).
@@ -448,28 +481,30 @@ class AsyncSampleTools(_rt.AsyncToolsBase):
 
         Wire name: 'whoami'.
         """
-        return (await self._call(_SAMPLE__WHOAMI, {}, {})).value
+        result = await self._call(_info_sample__whoami, {}, {})
+        return result.value
 
 
-class AsyncSampleToolsResults(_rt.AsyncToolsBase):
+class AsyncSampleToolsResults(_AsyncToolsBase):
     """Async tools returning the whole ToolResult of the 'sample' source."""
 
     async def count_slowly(
         self, *, delay_seconds: float = 0.2, steps: int = 3
-    ) -> _rt.ToolResult[_rt.ToolOutput]:
+    ) -> _ToolResult[_ToolOutput]:
         """Count to `steps`, sleeping `delay_seconds` per step and reporting progress.
 
         Wire name: 'count_slowly'.
         """
-        return await self._call(
-            _SAMPLE__COUNT_SLOWLY,
+        result = await self._call(
+            _info_sample__count_slowly,
             {"delay_seconds": delay_seconds, "steps": steps},
             {"delay_seconds": 0.2, "steps": 3},
         )
+        return result
 
     async def get_weather(
         self, *, city: str, units: Literal["celsius", "fahrenheit"] = "celsius"
-    ) -> _rt.ToolResult[_o.SampleGetWeatherOutput]:
+    ) -> _ToolResult[_o.SampleGetWeatherOutput]:
         """Current weather
 
         Get the current weather for a city (fake, deterministic data).
@@ -481,60 +516,67 @@ class AsyncSampleToolsResults(_rt.AsyncToolsBase):
 
         Wire name: 'get_weather'.
         """
-        return await self._call(
-            _SAMPLE__GET_WEATHER, {"city": city, "units": units}, {"units": "celsius"}
+        result = await self._call(
+            _info_sample__get_weather,
+            {"city": city, "units": units},
+            {"units": "celsius"},
         )
+        return result
 
     async def notes_create(
         self, *, body: str, title: str, tags: list[str] | None = None
-    ) -> _rt.ToolResult[_o.SampleNotesCreateOutput]:
+    ) -> _ToolResult[_o.SampleNotesCreateOutput]:
         """Create a note in the server's memory and return its id.
 
         Hints: not destructive, not idempotent.
 
         Wire name: 'notes.create'.
         """
-        return await self._call(
-            _SAMPLE__NOTES_CREATE,
+        result = await self._call(
+            _info_sample__notes_create,
             {"body": body, "title": title, "tags": tags},
             {"tags": None},
         )
+        return result
 
-    async def notes_delete(self, *, id: str) -> _rt.ToolResult[_rt.ToolOutput]:
+    async def notes_delete(self, *, id: str) -> _ToolResult[_ToolOutput]:
         """Delete a note by id.
 
         Hints: may be destructive.
 
         Wire name: 'notes.delete'.
         """
-        return await self._call(_SAMPLE__NOTES_DELETE, {"id": id}, {})
+        result = await self._call(_info_sample__notes_delete, {"id": id}, {})
+        return result
 
     async def search_docs(
         self, *, query: str, filters: _i.Filters | None = None, limit: int = 5
-    ) -> _rt.ToolResult[_o.SampleSearchDocsOutput]:
+    ) -> _ToolResult[_o.SampleSearchDocsOutput]:
         """Search the documentation and return the best matching pages.
 
         Hints: read-only.
 
         Wire name: 'search-docs'.
         """
-        return await self._call(
-            _SAMPLE__SEARCH_DOCS,
+        result = await self._call(
+            _info_sample__search_docs,
             {"query": query, "filters": filters, "limit": limit},
             {"filters": None, "limit": 5},
         )
+        return result
 
-    async def whoami(self) -> _rt.ToolResult[_o.SampleWhoamiOutput]:
+    async def whoami(self) -> _ToolResult[_o.SampleWhoamiOutput]:
         """Report whether the HTTP Authorization header matches the server token (never echoes it).
 
         Hints: read-only.
 
         Wire name: 'whoami'.
         """
-        return await self._call(_SAMPLE__WHOAMI, {}, {})
+        result = await self._call(_info_sample__whoami, {}, {})
+        return result
 
 
-class SkillsTools(_rt.ToolsBase):
+class SkillsTools(_ToolsBase):
     """Tools of the 'skills' source."""
 
     @property
@@ -557,13 +599,14 @@ class SkillsTools(_rt.ToolsBase):
 
         Wire name: 'current_time'.
         """
-        return self._call(
-            _SKILLS__CURRENT_TIME,
+        result = self._call(
+            _info_skills__current_time,
             {"at": at, "timezone": timezone},
             {"at": None, "timezone": "UTC"},
-        ).value
+        )
+        return result.value
 
-    def summarize_text(self, *, text: str, max_sentences: int = 2) -> _rt.ToolOutput:
+    def summarize_text(self, *, text: str, max_sentences: int = 2) -> _ToolOutput:
         """Summarize text
 
         Shorten a text to its most informative sentences, kept in their original order.
@@ -576,11 +619,12 @@ class SkillsTools(_rt.ToolsBase):
 
         Wire name: 'summarize_text'.
         """
-        return self._call(
-            _SKILLS__SUMMARIZE_TEXT,
+        result = self._call(
+            _info_skills__summarize_text,
             {"text": text, "max_sentences": max_sentences},
             {"max_sentences": 2},
-        ).value
+        )
+        return result.value
 
     def unit_convert(
         self,
@@ -636,11 +680,12 @@ class SkillsTools(_rt.ToolsBase):
 
         Wire name: 'unit_convert'.
         """
-        return self._call(
-            _SKILLS__UNIT_CONVERT,
+        result = self._call(
+            _info_skills__unit_convert,
             {"from_unit": from_unit, "to_unit": to_unit, "value": value},
             {},
-        ).value
+        )
+        return result.value
 
     def web_search(
         self, *, query: str, max_results: int = 3
@@ -657,19 +702,20 @@ class SkillsTools(_rt.ToolsBase):
 
         Wire name: 'web_search'.
         """
-        return self._call(
-            _SKILLS__WEB_SEARCH,
+        result = self._call(
+            _info_skills__web_search,
             {"query": query, "max_results": max_results},
             {"max_results": 3},
-        ).value
+        )
+        return result.value
 
 
-class SkillsToolsResults(_rt.ToolsBase):
+class SkillsToolsResults(_ToolsBase):
     """Tools returning the whole ToolResult of the 'skills' source."""
 
     def current_time(
         self, *, at: str | None = None, timezone: str = "UTC"
-    ) -> _rt.ToolResult[_o.SkillsCurrentTimeOutput]:
+    ) -> _ToolResult[_o.SkillsCurrentTimeOutput]:
         """Current time
 
         The current date and time in a time zone, or the local time at a given instant.
@@ -682,15 +728,16 @@ class SkillsToolsResults(_rt.ToolsBase):
 
         Wire name: 'current_time'.
         """
-        return self._call(
-            _SKILLS__CURRENT_TIME,
+        result = self._call(
+            _info_skills__current_time,
             {"at": at, "timezone": timezone},
             {"at": None, "timezone": "UTC"},
         )
+        return result
 
     def summarize_text(
         self, *, text: str, max_sentences: int = 2
-    ) -> _rt.ToolResult[_rt.ToolOutput]:
+    ) -> _ToolResult[_ToolOutput]:
         """Summarize text
 
         Shorten a text to its most informative sentences, kept in their original order.
@@ -703,11 +750,12 @@ class SkillsToolsResults(_rt.ToolsBase):
 
         Wire name: 'summarize_text'.
         """
-        return self._call(
-            _SKILLS__SUMMARIZE_TEXT,
+        result = self._call(
+            _info_skills__summarize_text,
             {"text": text, "max_sentences": max_sentences},
             {"max_sentences": 2},
         )
+        return result
 
     def unit_convert(
         self,
@@ -751,7 +799,7 @@ class SkillsToolsResults(_rt.ToolsBase):
             "K",
         ],
         value: float,
-    ) -> _rt.ToolResult[_o.SkillsUnitConvertOutput]:
+    ) -> _ToolResult[_o.SkillsUnitConvertOutput]:
         """Unit converter
 
         Convert a quantity between units of length (mm, cm, m, km, in, ft, mi), mass (g, kg, lb, oz), volume (ml, l, gal) or temperature (C, F, K).
@@ -763,15 +811,16 @@ class SkillsToolsResults(_rt.ToolsBase):
 
         Wire name: 'unit_convert'.
         """
-        return self._call(
-            _SKILLS__UNIT_CONVERT,
+        result = self._call(
+            _info_skills__unit_convert,
             {"from_unit": from_unit, "to_unit": to_unit, "value": value},
             {},
         )
+        return result
 
     def web_search(
         self, *, query: str, max_results: int = 3
-    ) -> _rt.ToolResult[_o.SkillsWebSearchOutput]:
+    ) -> _ToolResult[_o.SkillsWebSearchOutput]:
         """Web search
 
         Search the web and return the best matching pages with a short snippet each.
@@ -784,14 +833,15 @@ class SkillsToolsResults(_rt.ToolsBase):
 
         Wire name: 'web_search'.
         """
-        return self._call(
-            _SKILLS__WEB_SEARCH,
+        result = self._call(
+            _info_skills__web_search,
             {"query": query, "max_results": max_results},
             {"max_results": 3},
         )
+        return result
 
 
-class AsyncSkillsTools(_rt.AsyncToolsBase):
+class AsyncSkillsTools(_AsyncToolsBase):
     """Async tools of the 'skills' source."""
 
     @property
@@ -814,17 +864,14 @@ class AsyncSkillsTools(_rt.AsyncToolsBase):
 
         Wire name: 'current_time'.
         """
-        return (
-            await self._call(
-                _SKILLS__CURRENT_TIME,
-                {"at": at, "timezone": timezone},
-                {"at": None, "timezone": "UTC"},
-            )
-        ).value
+        result = await self._call(
+            _info_skills__current_time,
+            {"at": at, "timezone": timezone},
+            {"at": None, "timezone": "UTC"},
+        )
+        return result.value
 
-    async def summarize_text(
-        self, *, text: str, max_sentences: int = 2
-    ) -> _rt.ToolOutput:
+    async def summarize_text(self, *, text: str, max_sentences: int = 2) -> _ToolOutput:
         """Summarize text
 
         Shorten a text to its most informative sentences, kept in their original order.
@@ -837,13 +884,12 @@ class AsyncSkillsTools(_rt.AsyncToolsBase):
 
         Wire name: 'summarize_text'.
         """
-        return (
-            await self._call(
-                _SKILLS__SUMMARIZE_TEXT,
-                {"text": text, "max_sentences": max_sentences},
-                {"max_sentences": 2},
-            )
-        ).value
+        result = await self._call(
+            _info_skills__summarize_text,
+            {"text": text, "max_sentences": max_sentences},
+            {"max_sentences": 2},
+        )
+        return result.value
 
     async def unit_convert(
         self,
@@ -899,13 +945,12 @@ class AsyncSkillsTools(_rt.AsyncToolsBase):
 
         Wire name: 'unit_convert'.
         """
-        return (
-            await self._call(
-                _SKILLS__UNIT_CONVERT,
-                {"from_unit": from_unit, "to_unit": to_unit, "value": value},
-                {},
-            )
-        ).value
+        result = await self._call(
+            _info_skills__unit_convert,
+            {"from_unit": from_unit, "to_unit": to_unit, "value": value},
+            {},
+        )
+        return result.value
 
     async def web_search(
         self, *, query: str, max_results: int = 3
@@ -922,21 +967,20 @@ class AsyncSkillsTools(_rt.AsyncToolsBase):
 
         Wire name: 'web_search'.
         """
-        return (
-            await self._call(
-                _SKILLS__WEB_SEARCH,
-                {"query": query, "max_results": max_results},
-                {"max_results": 3},
-            )
-        ).value
+        result = await self._call(
+            _info_skills__web_search,
+            {"query": query, "max_results": max_results},
+            {"max_results": 3},
+        )
+        return result.value
 
 
-class AsyncSkillsToolsResults(_rt.AsyncToolsBase):
+class AsyncSkillsToolsResults(_AsyncToolsBase):
     """Async tools returning the whole ToolResult of the 'skills' source."""
 
     async def current_time(
         self, *, at: str | None = None, timezone: str = "UTC"
-    ) -> _rt.ToolResult[_o.SkillsCurrentTimeOutput]:
+    ) -> _ToolResult[_o.SkillsCurrentTimeOutput]:
         """Current time
 
         The current date and time in a time zone, or the local time at a given instant.
@@ -949,15 +993,16 @@ class AsyncSkillsToolsResults(_rt.AsyncToolsBase):
 
         Wire name: 'current_time'.
         """
-        return await self._call(
-            _SKILLS__CURRENT_TIME,
+        result = await self._call(
+            _info_skills__current_time,
             {"at": at, "timezone": timezone},
             {"at": None, "timezone": "UTC"},
         )
+        return result
 
     async def summarize_text(
         self, *, text: str, max_sentences: int = 2
-    ) -> _rt.ToolResult[_rt.ToolOutput]:
+    ) -> _ToolResult[_ToolOutput]:
         """Summarize text
 
         Shorten a text to its most informative sentences, kept in their original order.
@@ -970,11 +1015,12 @@ class AsyncSkillsToolsResults(_rt.AsyncToolsBase):
 
         Wire name: 'summarize_text'.
         """
-        return await self._call(
-            _SKILLS__SUMMARIZE_TEXT,
+        result = await self._call(
+            _info_skills__summarize_text,
             {"text": text, "max_sentences": max_sentences},
             {"max_sentences": 2},
         )
+        return result
 
     async def unit_convert(
         self,
@@ -1018,7 +1064,7 @@ class AsyncSkillsToolsResults(_rt.AsyncToolsBase):
             "K",
         ],
         value: float,
-    ) -> _rt.ToolResult[_o.SkillsUnitConvertOutput]:
+    ) -> _ToolResult[_o.SkillsUnitConvertOutput]:
         """Unit converter
 
         Convert a quantity between units of length (mm, cm, m, km, in, ft, mi), mass (g, kg, lb, oz), volume (ml, l, gal) or temperature (C, F, K).
@@ -1030,15 +1076,16 @@ class AsyncSkillsToolsResults(_rt.AsyncToolsBase):
 
         Wire name: 'unit_convert'.
         """
-        return await self._call(
-            _SKILLS__UNIT_CONVERT,
+        result = await self._call(
+            _info_skills__unit_convert,
             {"from_unit": from_unit, "to_unit": to_unit, "value": value},
             {},
         )
+        return result
 
     async def web_search(
         self, *, query: str, max_results: int = 3
-    ) -> _rt.ToolResult[_o.SkillsWebSearchOutput]:
+    ) -> _ToolResult[_o.SkillsWebSearchOutput]:
         """Web search
 
         Search the web and return the best matching pages with a short snippet each.
@@ -1051,18 +1098,19 @@ class AsyncSkillsToolsResults(_rt.AsyncToolsBase):
 
         Wire name: 'web_search'.
         """
-        return await self._call(
-            _SKILLS__WEB_SEARCH,
+        result = await self._call(
+            _info_skills__web_search,
             {"query": query, "max_results": max_results},
             {"max_results": 3},
         )
+        return result
 
 
-class Tools(_rt.ToolsBase):
+class Tools(_ToolsBase):
     """Tools."""
 
     def __init__(
-        self, provider: _rt.SupportsCallTool, options: _rt.CallOptions | None = None
+        self, provider: _SupportsCallTool, options: _CallOptions | None = None
     ) -> None:
         super().__init__(provider, options)
         self.sample = SampleTools(provider, options)
@@ -1074,24 +1122,24 @@ class Tools(_rt.ToolsBase):
         return ToolsResults(self._provider, self._options)
 
 
-class ToolsResults(_rt.ToolsBase):
+class ToolsResults(_ToolsBase):
     """Tools returning the whole ToolResult."""
 
     def __init__(
-        self, provider: _rt.SupportsCallTool, options: _rt.CallOptions | None = None
+        self, provider: _SupportsCallTool, options: _CallOptions | None = None
     ) -> None:
         super().__init__(provider, options)
         self.sample = SampleToolsResults(provider, options)
         self.skills = SkillsToolsResults(provider, options)
 
 
-class AsyncTools(_rt.AsyncToolsBase):
+class AsyncTools(_AsyncToolsBase):
     """Async tools."""
 
     def __init__(
         self,
-        provider: _rt.SupportsCallTool | _rt.SupportsAsyncCallTool,
-        options: _rt.CallOptions | None = None,
+        provider: _SupportsCallTool | _SupportsAsyncCallTool,
+        options: _CallOptions | None = None,
     ) -> None:
         super().__init__(provider, options)
         self.sample = AsyncSampleTools(provider, options)
@@ -1103,13 +1151,13 @@ class AsyncTools(_rt.AsyncToolsBase):
         return AsyncToolsResults(self._provider, self._options)
 
 
-class AsyncToolsResults(_rt.AsyncToolsBase):
+class AsyncToolsResults(_AsyncToolsBase):
     """Async tools returning the whole ToolResult."""
 
     def __init__(
         self,
-        provider: _rt.SupportsCallTool | _rt.SupportsAsyncCallTool,
-        options: _rt.CallOptions | None = None,
+        provider: _SupportsCallTool | _SupportsAsyncCallTool,
+        options: _CallOptions | None = None,
     ) -> None:
         super().__init__(provider, options)
         self.sample = AsyncSampleToolsResults(provider, options)

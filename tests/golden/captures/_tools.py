@@ -9,13 +9,84 @@ from types import MappingProxyType as _MappingProxyType
 from typing import Any as _Any
 from typing import Literal
 
-from . import _runtime as _rt
+# Imported name by name: strict pyright forbids importing the private module itself.
+from ._runtime import AsyncToolsBase as _AsyncToolsBase
+from ._runtime import CallOptions as _CallOptions
+from ._runtime import SupportsAsyncCallTool as _SupportsAsyncCallTool
+from ._runtime import SupportsCallTool as _SupportsCallTool
+from ._runtime import ToolInfo as _ToolInfo
+from ._runtime import ToolOutput as _ToolOutput
+from ._runtime import ToolResult as _ToolResult
+from ._runtime import ToolsBase as _ToolsBase
+
 from . import inputs as _i
 from . import outputs as _o
 
 __all__ = ["TOOLS", "AsyncTools", "AsyncToolsResults", "Tools", "ToolsResults"]
 
-_EVERYTHING__ECHO: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
+_info_everything__echo: _ToolInfo[_ToolOutput]
+_info_everything__get_annotated_message: _ToolInfo[_ToolOutput]
+_info_everything__get_env: _ToolInfo[_ToolOutput]
+_info_everything__get_resource_links: _ToolInfo[_ToolOutput]
+_info_everything__get_resource_reference: _ToolInfo[_ToolOutput]
+_info_everything__get_roots_list: _ToolInfo[_ToolOutput]
+_info_everything__get_structured_content: _ToolInfo[
+    _o.EverythingGetStructuredContentOutput
+]
+_info_everything__get_sum: _ToolInfo[_ToolOutput]
+_info_everything__get_tiny_image: _ToolInfo[_ToolOutput]
+_info_everything__gzip_file_as_resource: _ToolInfo[_ToolOutput]
+_info_everything__simulate_research_query: _ToolInfo[_ToolOutput]
+_info_everything__toggle_simulated_logging: _ToolInfo[_ToolOutput]
+_info_everything__toggle_subscriber_updates: _ToolInfo[_ToolOutput]
+_info_everything__trigger_elicitation_request: _ToolInfo[_ToolOutput]
+_info_everything__trigger_long_running_operation: _ToolInfo[_ToolOutput]
+_info_everything__trigger_sampling_request: _ToolInfo[_ToolOutput]
+_info_everything__trigger_url_elicitation: _ToolInfo[_ToolOutput]
+_info_fetch__fetch: _ToolInfo[_ToolOutput]
+_info_filesystem__create_directory: _ToolInfo[_o.FilesystemCreateDirectoryOutput]
+_info_filesystem__directory_tree: _ToolInfo[_o.FilesystemDirectoryTreeOutput]
+_info_filesystem__edit_file: _ToolInfo[_o.FilesystemEditFileOutput]
+_info_filesystem__get_file_info: _ToolInfo[_o.FilesystemGetFileInfoOutput]
+_info_filesystem__list_allowed_directories: _ToolInfo[
+    _o.FilesystemListAllowedDirectoriesOutput
+]
+_info_filesystem__list_directory: _ToolInfo[_o.FilesystemListDirectoryOutput]
+_info_filesystem__list_directory_with_sizes: _ToolInfo[
+    _o.FilesystemListDirectoryWithSizesOutput
+]
+_info_filesystem__move_file: _ToolInfo[_o.FilesystemMoveFileOutput]
+_info_filesystem__read_file: _ToolInfo[_o.FilesystemReadFileOutput]
+_info_filesystem__read_media_file: _ToolInfo[_o.FilesystemReadMediaFileOutput]
+_info_filesystem__read_multiple_files: _ToolInfo[_o.FilesystemReadMultipleFilesOutput]
+_info_filesystem__read_text_file: _ToolInfo[_o.FilesystemReadTextFileOutput]
+_info_filesystem__search_files: _ToolInfo[_o.FilesystemSearchFilesOutput]
+_info_filesystem__write_file: _ToolInfo[_o.FilesystemWriteFileOutput]
+_info_git__git_add: _ToolInfo[_ToolOutput]
+_info_git__git_branch: _ToolInfo[_ToolOutput]
+_info_git__git_checkout: _ToolInfo[_ToolOutput]
+_info_git__git_commit: _ToolInfo[_ToolOutput]
+_info_git__git_create_branch: _ToolInfo[_ToolOutput]
+_info_git__git_diff: _ToolInfo[_ToolOutput]
+_info_git__git_diff_staged: _ToolInfo[_ToolOutput]
+_info_git__git_diff_unstaged: _ToolInfo[_ToolOutput]
+_info_git__git_log: _ToolInfo[_ToolOutput]
+_info_git__git_reset: _ToolInfo[_ToolOutput]
+_info_git__git_show: _ToolInfo[_ToolOutput]
+_info_git__git_status: _ToolInfo[_ToolOutput]
+_info_memory__add_observations: _ToolInfo[_o.MemoryAddObservationsOutput]
+_info_memory__create_entities: _ToolInfo[_o.MemoryCreateEntitiesOutput]
+_info_memory__create_relations: _ToolInfo[_o.MemoryCreateRelationsOutput]
+_info_memory__delete_entities: _ToolInfo[_o.MemoryDeleteEntitiesOutput]
+_info_memory__delete_observations: _ToolInfo[_o.MemoryDeleteObservationsOutput]
+_info_memory__delete_relations: _ToolInfo[_o.MemoryDeleteRelationsOutput]
+_info_memory__open_nodes: _ToolInfo[_o.MemoryOpenNodesOutput]
+_info_memory__read_graph: _ToolInfo[_o.MemoryReadGraphOutput]
+_info_memory__search_nodes: _ToolInfo[_o.MemorySearchNodesOutput]
+_info_time__convert_time: _ToolInfo[_o.TimeConvertTimeOutput]
+_info_time__get_current_time: _ToolInfo[_o.TimeGetCurrentTimeOutput]
+
+_info_everything__echo = _ToolInfo(
     name="echo",
     method="echo",
     namespace="everything",
@@ -30,7 +101,7 @@ _EVERYTHING__ECHO: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
     open_world=False,
 )
 
-_EVERYTHING__GET_ANNOTATED_MESSAGE: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
+_info_everything__get_annotated_message = _ToolInfo(
     name="get-annotated-message",
     method="get_annotated_message",
     namespace="everything",
@@ -45,7 +116,7 @@ _EVERYTHING__GET_ANNOTATED_MESSAGE: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
     open_world=False,
 )
 
-_EVERYTHING__GET_ENV: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
+_info_everything__get_env = _ToolInfo(
     name="get-env",
     method="get_env",
     namespace="everything",
@@ -60,7 +131,7 @@ _EVERYTHING__GET_ENV: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
     open_world=False,
 )
 
-_EVERYTHING__GET_RESOURCE_LINKS: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
+_info_everything__get_resource_links = _ToolInfo(
     name="get-resource-links",
     method="get_resource_links",
     namespace="everything",
@@ -75,7 +146,7 @@ _EVERYTHING__GET_RESOURCE_LINKS: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
     open_world=False,
 )
 
-_EVERYTHING__GET_RESOURCE_REFERENCE: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
+_info_everything__get_resource_reference = _ToolInfo(
     name="get-resource-reference",
     method="get_resource_reference",
     namespace="everything",
@@ -90,7 +161,7 @@ _EVERYTHING__GET_RESOURCE_REFERENCE: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo
     open_world=False,
 )
 
-_EVERYTHING__GET_ROOTS_LIST: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
+_info_everything__get_roots_list = _ToolInfo(
     name="get-roots-list",
     method="get_roots_list",
     namespace="everything",
@@ -105,9 +176,7 @@ _EVERYTHING__GET_ROOTS_LIST: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
     open_world=False,
 )
 
-_EVERYTHING__GET_STRUCTURED_CONTENT: _rt.ToolInfo[
-    _o.EverythingGetStructuredContentOutput
-] = _rt.ToolInfo(
+_info_everything__get_structured_content = _ToolInfo(
     name="get-structured-content",
     method="get_structured_content",
     namespace="everything",
@@ -122,7 +191,7 @@ _EVERYTHING__GET_STRUCTURED_CONTENT: _rt.ToolInfo[
     open_world=False,
 )
 
-_EVERYTHING__GET_SUM: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
+_info_everything__get_sum = _ToolInfo(
     name="get-sum",
     method="get_sum",
     namespace="everything",
@@ -137,7 +206,7 @@ _EVERYTHING__GET_SUM: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
     open_world=False,
 )
 
-_EVERYTHING__GET_TINY_IMAGE: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
+_info_everything__get_tiny_image = _ToolInfo(
     name="get-tiny-image",
     method="get_tiny_image",
     namespace="everything",
@@ -152,7 +221,7 @@ _EVERYTHING__GET_TINY_IMAGE: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
     open_world=False,
 )
 
-_EVERYTHING__GZIP_FILE_AS_RESOURCE: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
+_info_everything__gzip_file_as_resource = _ToolInfo(
     name="gzip-file-as-resource",
     method="gzip_file_as_resource",
     namespace="everything",
@@ -167,7 +236,7 @@ _EVERYTHING__GZIP_FILE_AS_RESOURCE: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
     open_world=True,
 )
 
-_EVERYTHING__SIMULATE_RESEARCH_QUERY: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
+_info_everything__simulate_research_query = _ToolInfo(
     name="simulate-research-query",
     method="simulate_research_query",
     namespace="everything",
@@ -182,7 +251,7 @@ _EVERYTHING__SIMULATE_RESEARCH_QUERY: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInf
     open_world=False,
 )
 
-_EVERYTHING__TOGGLE_SIMULATED_LOGGING: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
+_info_everything__toggle_simulated_logging = _ToolInfo(
     name="toggle-simulated-logging",
     method="toggle_simulated_logging",
     namespace="everything",
@@ -197,7 +266,7 @@ _EVERYTHING__TOGGLE_SIMULATED_LOGGING: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolIn
     open_world=False,
 )
 
-_EVERYTHING__TOGGLE_SUBSCRIBER_UPDATES: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
+_info_everything__toggle_subscriber_updates = _ToolInfo(
     name="toggle-subscriber-updates",
     method="toggle_subscriber_updates",
     namespace="everything",
@@ -212,7 +281,7 @@ _EVERYTHING__TOGGLE_SUBSCRIBER_UPDATES: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolI
     open_world=False,
 )
 
-_EVERYTHING__TRIGGER_ELICITATION_REQUEST: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
+_info_everything__trigger_elicitation_request = _ToolInfo(
     name="trigger-elicitation-request",
     method="trigger_elicitation_request",
     namespace="everything",
@@ -227,24 +296,22 @@ _EVERYTHING__TRIGGER_ELICITATION_REQUEST: _rt.ToolInfo[_rt.ToolOutput] = _rt.Too
     open_world=False,
 )
 
-_EVERYTHING__TRIGGER_LONG_RUNNING_OPERATION: _rt.ToolInfo[_rt.ToolOutput] = (
-    _rt.ToolInfo(
-        name="trigger-long-running-operation",
-        method="trigger_long_running_operation",
-        namespace="everything",
-        title="Trigger Long Running Operation Tool",
-        description="Demonstrates a long running operation with progress updates.",
-        input_model=_i.EverythingTriggerLongRunningOperationInput,
-        output_model=None,
-        output_is_root=False,
-        read_only=True,
-        destructive=False,
-        idempotent=True,
-        open_world=False,
-    )
+_info_everything__trigger_long_running_operation = _ToolInfo(
+    name="trigger-long-running-operation",
+    method="trigger_long_running_operation",
+    namespace="everything",
+    title="Trigger Long Running Operation Tool",
+    description="Demonstrates a long running operation with progress updates.",
+    input_model=_i.EverythingTriggerLongRunningOperationInput,
+    output_model=None,
+    output_is_root=False,
+    read_only=True,
+    destructive=False,
+    idempotent=True,
+    open_world=False,
 )
 
-_EVERYTHING__TRIGGER_SAMPLING_REQUEST: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
+_info_everything__trigger_sampling_request = _ToolInfo(
     name="trigger-sampling-request",
     method="trigger_sampling_request",
     namespace="everything",
@@ -259,7 +326,7 @@ _EVERYTHING__TRIGGER_SAMPLING_REQUEST: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolIn
     open_world=True,
 )
 
-_EVERYTHING__TRIGGER_URL_ELICITATION: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
+_info_everything__trigger_url_elicitation = _ToolInfo(
     name="trigger-url-elicitation",
     method="trigger_url_elicitation",
     namespace="everything",
@@ -274,7 +341,7 @@ _EVERYTHING__TRIGGER_URL_ELICITATION: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInf
     open_world=True,
 )
 
-_FETCH__FETCH: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
+_info_fetch__fetch = _ToolInfo(
     name="fetch",
     method="fetch",
     namespace="fetch",
@@ -289,41 +356,37 @@ _FETCH__FETCH: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
     open_world=True,
 )
 
-_FILESYSTEM__CREATE_DIRECTORY: _rt.ToolInfo[_o.FilesystemCreateDirectoryOutput] = (
-    _rt.ToolInfo(
-        name="create_directory",
-        method="create_directory",
-        namespace="filesystem",
-        title="Create Directory",
-        description="Create a new directory or ensure a directory exists. Can create multiple nested directories in one operation. If the directory already exists, this operation will succeed silently. Perfect for setting up directory structures for projects or ensuring required paths exist. Only works within allowed directories.",
-        input_model=_i.FilesystemCreateDirectoryInput,
-        output_model=_o.FilesystemCreateDirectoryOutput,
-        output_is_root=False,
-        read_only=False,
-        destructive=False,
-        idempotent=True,
-        open_world=False,
-    )
+_info_filesystem__create_directory = _ToolInfo(
+    name="create_directory",
+    method="create_directory",
+    namespace="filesystem",
+    title="Create Directory",
+    description="Create a new directory or ensure a directory exists. Can create multiple nested directories in one operation. If the directory already exists, this operation will succeed silently. Perfect for setting up directory structures for projects or ensuring required paths exist. Only works within allowed directories.",
+    input_model=_i.FilesystemCreateDirectoryInput,
+    output_model=_o.FilesystemCreateDirectoryOutput,
+    output_is_root=False,
+    read_only=False,
+    destructive=False,
+    idempotent=True,
+    open_world=False,
 )
 
-_FILESYSTEM__DIRECTORY_TREE: _rt.ToolInfo[_o.FilesystemDirectoryTreeOutput] = (
-    _rt.ToolInfo(
-        name="directory_tree",
-        method="directory_tree",
-        namespace="filesystem",
-        title="Directory Tree",
-        description="Get a recursive tree view of files and directories as a JSON structure. Each entry includes 'name', 'type' (file/directory), and 'children' for directories. Files have no children array, while directories always have a children array (which may be empty). The output is formatted with 2-space indentation for readability. Only works within allowed directories.",
-        input_model=_i.FilesystemDirectoryTreeInput,
-        output_model=_o.FilesystemDirectoryTreeOutput,
-        output_is_root=False,
-        read_only=True,
-        destructive=None,
-        idempotent=None,
-        open_world=False,
-    )
+_info_filesystem__directory_tree = _ToolInfo(
+    name="directory_tree",
+    method="directory_tree",
+    namespace="filesystem",
+    title="Directory Tree",
+    description="Get a recursive tree view of files and directories as a JSON structure. Each entry includes 'name', 'type' (file/directory), and 'children' for directories. Files have no children array, while directories always have a children array (which may be empty). The output is formatted with 2-space indentation for readability. Only works within allowed directories.",
+    input_model=_i.FilesystemDirectoryTreeInput,
+    output_model=_o.FilesystemDirectoryTreeOutput,
+    output_is_root=False,
+    read_only=True,
+    destructive=None,
+    idempotent=None,
+    open_world=False,
 )
 
-_FILESYSTEM__EDIT_FILE: _rt.ToolInfo[_o.FilesystemEditFileOutput] = _rt.ToolInfo(
+_info_filesystem__edit_file = _ToolInfo(
     name="edit_file",
     method="edit_file",
     namespace="filesystem",
@@ -338,7 +401,7 @@ _FILESYSTEM__EDIT_FILE: _rt.ToolInfo[_o.FilesystemEditFileOutput] = _rt.ToolInfo
     open_world=False,
 )
 
-_FILESYSTEM__GET_FILE_INFO: _rt.ToolInfo[_o.FilesystemGetFileInfoOutput] = _rt.ToolInfo(
+_info_filesystem__get_file_info = _ToolInfo(
     name="get_file_info",
     method="get_file_info",
     namespace="filesystem",
@@ -353,9 +416,7 @@ _FILESYSTEM__GET_FILE_INFO: _rt.ToolInfo[_o.FilesystemGetFileInfoOutput] = _rt.T
     open_world=False,
 )
 
-_FILESYSTEM__LIST_ALLOWED_DIRECTORIES: _rt.ToolInfo[
-    _o.FilesystemListAllowedDirectoriesOutput
-] = _rt.ToolInfo(
+_info_filesystem__list_allowed_directories = _ToolInfo(
     name="list_allowed_directories",
     method="list_allowed_directories",
     namespace="filesystem",
@@ -370,26 +431,22 @@ _FILESYSTEM__LIST_ALLOWED_DIRECTORIES: _rt.ToolInfo[
     open_world=False,
 )
 
-_FILESYSTEM__LIST_DIRECTORY: _rt.ToolInfo[_o.FilesystemListDirectoryOutput] = (
-    _rt.ToolInfo(
-        name="list_directory",
-        method="list_directory",
-        namespace="filesystem",
-        title="List Directory",
-        description="Get a detailed listing of all files and directories in a specified path. Results clearly distinguish between files and directories with [FILE] and [DIR] prefixes. This tool is essential for understanding directory structure and finding specific files within a directory. Only works within allowed directories.",
-        input_model=_i.FilesystemListDirectoryInput,
-        output_model=_o.FilesystemListDirectoryOutput,
-        output_is_root=False,
-        read_only=True,
-        destructive=None,
-        idempotent=None,
-        open_world=False,
-    )
+_info_filesystem__list_directory = _ToolInfo(
+    name="list_directory",
+    method="list_directory",
+    namespace="filesystem",
+    title="List Directory",
+    description="Get a detailed listing of all files and directories in a specified path. Results clearly distinguish between files and directories with [FILE] and [DIR] prefixes. This tool is essential for understanding directory structure and finding specific files within a directory. Only works within allowed directories.",
+    input_model=_i.FilesystemListDirectoryInput,
+    output_model=_o.FilesystemListDirectoryOutput,
+    output_is_root=False,
+    read_only=True,
+    destructive=None,
+    idempotent=None,
+    open_world=False,
 )
 
-_FILESYSTEM__LIST_DIRECTORY_WITH_SIZES: _rt.ToolInfo[
-    _o.FilesystemListDirectoryWithSizesOutput
-] = _rt.ToolInfo(
+_info_filesystem__list_directory_with_sizes = _ToolInfo(
     name="list_directory_with_sizes",
     method="list_directory_with_sizes",
     namespace="filesystem",
@@ -404,7 +461,7 @@ _FILESYSTEM__LIST_DIRECTORY_WITH_SIZES: _rt.ToolInfo[
     open_world=False,
 )
 
-_FILESYSTEM__MOVE_FILE: _rt.ToolInfo[_o.FilesystemMoveFileOutput] = _rt.ToolInfo(
+_info_filesystem__move_file = _ToolInfo(
     name="move_file",
     method="move_file",
     namespace="filesystem",
@@ -419,7 +476,7 @@ _FILESYSTEM__MOVE_FILE: _rt.ToolInfo[_o.FilesystemMoveFileOutput] = _rt.ToolInfo
     open_world=False,
 )
 
-_FILESYSTEM__READ_FILE: _rt.ToolInfo[_o.FilesystemReadFileOutput] = _rt.ToolInfo(
+_info_filesystem__read_file = _ToolInfo(
     name="read_file",
     method="read_file",
     namespace="filesystem",
@@ -434,58 +491,52 @@ _FILESYSTEM__READ_FILE: _rt.ToolInfo[_o.FilesystemReadFileOutput] = _rt.ToolInfo
     open_world=False,
 )
 
-_FILESYSTEM__READ_MEDIA_FILE: _rt.ToolInfo[_o.FilesystemReadMediaFileOutput] = (
-    _rt.ToolInfo(
-        name="read_media_file",
-        method="read_media_file",
-        namespace="filesystem",
-        title="Read Media File",
-        description="Read a file and return it as a base64-encoded content block with its MIME type. Image and audio files are returned as image/audio content; any other file type is returned as an embedded resource. Only works within allowed directories.",
-        input_model=_i.FilesystemReadMediaFileInput,
-        output_model=_o.FilesystemReadMediaFileOutput,
-        output_is_root=False,
-        read_only=True,
-        destructive=None,
-        idempotent=None,
-        open_world=False,
-    )
+_info_filesystem__read_media_file = _ToolInfo(
+    name="read_media_file",
+    method="read_media_file",
+    namespace="filesystem",
+    title="Read Media File",
+    description="Read a file and return it as a base64-encoded content block with its MIME type. Image and audio files are returned as image/audio content; any other file type is returned as an embedded resource. Only works within allowed directories.",
+    input_model=_i.FilesystemReadMediaFileInput,
+    output_model=_o.FilesystemReadMediaFileOutput,
+    output_is_root=False,
+    read_only=True,
+    destructive=None,
+    idempotent=None,
+    open_world=False,
 )
 
-_FILESYSTEM__READ_MULTIPLE_FILES: _rt.ToolInfo[_o.FilesystemReadMultipleFilesOutput] = (
-    _rt.ToolInfo(
-        name="read_multiple_files",
-        method="read_multiple_files",
-        namespace="filesystem",
-        title="Read Multiple Files",
-        description="Read the contents of multiple files simultaneously. This is more efficient than reading files one by one when you need to analyze or compare multiple files. Each file's content is returned with its path as a reference. Failed reads for individual files won't stop the entire operation. Only works within allowed directories.",
-        input_model=_i.FilesystemReadMultipleFilesInput,
-        output_model=_o.FilesystemReadMultipleFilesOutput,
-        output_is_root=False,
-        read_only=True,
-        destructive=None,
-        idempotent=None,
-        open_world=False,
-    )
+_info_filesystem__read_multiple_files = _ToolInfo(
+    name="read_multiple_files",
+    method="read_multiple_files",
+    namespace="filesystem",
+    title="Read Multiple Files",
+    description="Read the contents of multiple files simultaneously. This is more efficient than reading files one by one when you need to analyze or compare multiple files. Each file's content is returned with its path as a reference. Failed reads for individual files won't stop the entire operation. Only works within allowed directories.",
+    input_model=_i.FilesystemReadMultipleFilesInput,
+    output_model=_o.FilesystemReadMultipleFilesOutput,
+    output_is_root=False,
+    read_only=True,
+    destructive=None,
+    idempotent=None,
+    open_world=False,
 )
 
-_FILESYSTEM__READ_TEXT_FILE: _rt.ToolInfo[_o.FilesystemReadTextFileOutput] = (
-    _rt.ToolInfo(
-        name="read_text_file",
-        method="read_text_file",
-        namespace="filesystem",
-        title="Read Text File",
-        description="Read the complete contents of a file from the file system as text. Handles various text encodings and provides detailed error messages if the file cannot be read. Use this tool when you need to examine the contents of a single file. Use the 'head' parameter to read only the first N lines of a file, or the 'tail' parameter to read only the last N lines of a file. Operates on the file as text regardless of extension. Only works within allowed directories.",
-        input_model=_i.FilesystemReadTextFileInput,
-        output_model=_o.FilesystemReadTextFileOutput,
-        output_is_root=False,
-        read_only=True,
-        destructive=None,
-        idempotent=None,
-        open_world=False,
-    )
+_info_filesystem__read_text_file = _ToolInfo(
+    name="read_text_file",
+    method="read_text_file",
+    namespace="filesystem",
+    title="Read Text File",
+    description="Read the complete contents of a file from the file system as text. Handles various text encodings and provides detailed error messages if the file cannot be read. Use this tool when you need to examine the contents of a single file. Use the 'head' parameter to read only the first N lines of a file, or the 'tail' parameter to read only the last N lines of a file. Operates on the file as text regardless of extension. Only works within allowed directories.",
+    input_model=_i.FilesystemReadTextFileInput,
+    output_model=_o.FilesystemReadTextFileOutput,
+    output_is_root=False,
+    read_only=True,
+    destructive=None,
+    idempotent=None,
+    open_world=False,
 )
 
-_FILESYSTEM__SEARCH_FILES: _rt.ToolInfo[_o.FilesystemSearchFilesOutput] = _rt.ToolInfo(
+_info_filesystem__search_files = _ToolInfo(
     name="search_files",
     method="search_files",
     namespace="filesystem",
@@ -500,7 +551,7 @@ _FILESYSTEM__SEARCH_FILES: _rt.ToolInfo[_o.FilesystemSearchFilesOutput] = _rt.To
     open_world=False,
 )
 
-_FILESYSTEM__WRITE_FILE: _rt.ToolInfo[_o.FilesystemWriteFileOutput] = _rt.ToolInfo(
+_info_filesystem__write_file = _ToolInfo(
     name="write_file",
     method="write_file",
     namespace="filesystem",
@@ -515,7 +566,7 @@ _FILESYSTEM__WRITE_FILE: _rt.ToolInfo[_o.FilesystemWriteFileOutput] = _rt.ToolIn
     open_world=False,
 )
 
-_GIT__GIT_ADD: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
+_info_git__git_add = _ToolInfo(
     name="git_add",
     method="git_add",
     namespace="git",
@@ -530,7 +581,7 @@ _GIT__GIT_ADD: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
     open_world=False,
 )
 
-_GIT__GIT_BRANCH: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
+_info_git__git_branch = _ToolInfo(
     name="git_branch",
     method="git_branch",
     namespace="git",
@@ -545,7 +596,7 @@ _GIT__GIT_BRANCH: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
     open_world=False,
 )
 
-_GIT__GIT_CHECKOUT: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
+_info_git__git_checkout = _ToolInfo(
     name="git_checkout",
     method="git_checkout",
     namespace="git",
@@ -560,7 +611,7 @@ _GIT__GIT_CHECKOUT: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
     open_world=False,
 )
 
-_GIT__GIT_COMMIT: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
+_info_git__git_commit = _ToolInfo(
     name="git_commit",
     method="git_commit",
     namespace="git",
@@ -575,7 +626,7 @@ _GIT__GIT_COMMIT: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
     open_world=False,
 )
 
-_GIT__GIT_CREATE_BRANCH: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
+_info_git__git_create_branch = _ToolInfo(
     name="git_create_branch",
     method="git_create_branch",
     namespace="git",
@@ -590,7 +641,7 @@ _GIT__GIT_CREATE_BRANCH: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
     open_world=False,
 )
 
-_GIT__GIT_DIFF: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
+_info_git__git_diff = _ToolInfo(
     name="git_diff",
     method="git_diff",
     namespace="git",
@@ -605,7 +656,7 @@ _GIT__GIT_DIFF: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
     open_world=False,
 )
 
-_GIT__GIT_DIFF_STAGED: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
+_info_git__git_diff_staged = _ToolInfo(
     name="git_diff_staged",
     method="git_diff_staged",
     namespace="git",
@@ -620,7 +671,7 @@ _GIT__GIT_DIFF_STAGED: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
     open_world=False,
 )
 
-_GIT__GIT_DIFF_UNSTAGED: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
+_info_git__git_diff_unstaged = _ToolInfo(
     name="git_diff_unstaged",
     method="git_diff_unstaged",
     namespace="git",
@@ -635,7 +686,7 @@ _GIT__GIT_DIFF_UNSTAGED: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
     open_world=False,
 )
 
-_GIT__GIT_LOG: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
+_info_git__git_log = _ToolInfo(
     name="git_log",
     method="git_log",
     namespace="git",
@@ -650,7 +701,7 @@ _GIT__GIT_LOG: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
     open_world=False,
 )
 
-_GIT__GIT_RESET: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
+_info_git__git_reset = _ToolInfo(
     name="git_reset",
     method="git_reset",
     namespace="git",
@@ -665,7 +716,7 @@ _GIT__GIT_RESET: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
     open_world=False,
 )
 
-_GIT__GIT_SHOW: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
+_info_git__git_show = _ToolInfo(
     name="git_show",
     method="git_show",
     namespace="git",
@@ -680,7 +731,7 @@ _GIT__GIT_SHOW: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
     open_world=False,
 )
 
-_GIT__GIT_STATUS: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
+_info_git__git_status = _ToolInfo(
     name="git_status",
     method="git_status",
     namespace="git",
@@ -695,7 +746,7 @@ _GIT__GIT_STATUS: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
     open_world=False,
 )
 
-_MEMORY__ADD_OBSERVATIONS: _rt.ToolInfo[_o.MemoryAddObservationsOutput] = _rt.ToolInfo(
+_info_memory__add_observations = _ToolInfo(
     name="add_observations",
     method="add_observations",
     namespace="memory",
@@ -710,7 +761,7 @@ _MEMORY__ADD_OBSERVATIONS: _rt.ToolInfo[_o.MemoryAddObservationsOutput] = _rt.To
     open_world=False,
 )
 
-_MEMORY__CREATE_ENTITIES: _rt.ToolInfo[_o.MemoryCreateEntitiesOutput] = _rt.ToolInfo(
+_info_memory__create_entities = _ToolInfo(
     name="create_entities",
     method="create_entities",
     namespace="memory",
@@ -725,7 +776,7 @@ _MEMORY__CREATE_ENTITIES: _rt.ToolInfo[_o.MemoryCreateEntitiesOutput] = _rt.Tool
     open_world=False,
 )
 
-_MEMORY__CREATE_RELATIONS: _rt.ToolInfo[_o.MemoryCreateRelationsOutput] = _rt.ToolInfo(
+_info_memory__create_relations = _ToolInfo(
     name="create_relations",
     method="create_relations",
     namespace="memory",
@@ -740,7 +791,7 @@ _MEMORY__CREATE_RELATIONS: _rt.ToolInfo[_o.MemoryCreateRelationsOutput] = _rt.To
     open_world=False,
 )
 
-_MEMORY__DELETE_ENTITIES: _rt.ToolInfo[_o.MemoryDeleteEntitiesOutput] = _rt.ToolInfo(
+_info_memory__delete_entities = _ToolInfo(
     name="delete_entities",
     method="delete_entities",
     namespace="memory",
@@ -755,24 +806,22 @@ _MEMORY__DELETE_ENTITIES: _rt.ToolInfo[_o.MemoryDeleteEntitiesOutput] = _rt.Tool
     open_world=False,
 )
 
-_MEMORY__DELETE_OBSERVATIONS: _rt.ToolInfo[_o.MemoryDeleteObservationsOutput] = (
-    _rt.ToolInfo(
-        name="delete_observations",
-        method="delete_observations",
-        namespace="memory",
-        title="Delete Observations",
-        description="Delete specific observations from entities in the knowledge graph",
-        input_model=_i.MemoryDeleteObservationsInput,
-        output_model=_o.MemoryDeleteObservationsOutput,
-        output_is_root=False,
-        read_only=False,
-        destructive=True,
-        idempotent=True,
-        open_world=False,
-    )
+_info_memory__delete_observations = _ToolInfo(
+    name="delete_observations",
+    method="delete_observations",
+    namespace="memory",
+    title="Delete Observations",
+    description="Delete specific observations from entities in the knowledge graph",
+    input_model=_i.MemoryDeleteObservationsInput,
+    output_model=_o.MemoryDeleteObservationsOutput,
+    output_is_root=False,
+    read_only=False,
+    destructive=True,
+    idempotent=True,
+    open_world=False,
 )
 
-_MEMORY__DELETE_RELATIONS: _rt.ToolInfo[_o.MemoryDeleteRelationsOutput] = _rt.ToolInfo(
+_info_memory__delete_relations = _ToolInfo(
     name="delete_relations",
     method="delete_relations",
     namespace="memory",
@@ -787,7 +836,7 @@ _MEMORY__DELETE_RELATIONS: _rt.ToolInfo[_o.MemoryDeleteRelationsOutput] = _rt.To
     open_world=False,
 )
 
-_MEMORY__OPEN_NODES: _rt.ToolInfo[_o.MemoryOpenNodesOutput] = _rt.ToolInfo(
+_info_memory__open_nodes = _ToolInfo(
     name="open_nodes",
     method="open_nodes",
     namespace="memory",
@@ -802,7 +851,7 @@ _MEMORY__OPEN_NODES: _rt.ToolInfo[_o.MemoryOpenNodesOutput] = _rt.ToolInfo(
     open_world=False,
 )
 
-_MEMORY__READ_GRAPH: _rt.ToolInfo[_o.MemoryReadGraphOutput] = _rt.ToolInfo(
+_info_memory__read_graph = _ToolInfo(
     name="read_graph",
     method="read_graph",
     namespace="memory",
@@ -817,7 +866,7 @@ _MEMORY__READ_GRAPH: _rt.ToolInfo[_o.MemoryReadGraphOutput] = _rt.ToolInfo(
     open_world=False,
 )
 
-_MEMORY__SEARCH_NODES: _rt.ToolInfo[_o.MemorySearchNodesOutput] = _rt.ToolInfo(
+_info_memory__search_nodes = _ToolInfo(
     name="search_nodes",
     method="search_nodes",
     namespace="memory",
@@ -832,7 +881,7 @@ _MEMORY__SEARCH_NODES: _rt.ToolInfo[_o.MemorySearchNodesOutput] = _rt.ToolInfo(
     open_world=False,
 )
 
-_TIME__CONVERT_TIME: _rt.ToolInfo[_o.TimeConvertTimeOutput] = _rt.ToolInfo(
+_info_time__convert_time = _ToolInfo(
     name="convert_time",
     method="convert_time",
     namespace="time",
@@ -847,7 +896,7 @@ _TIME__CONVERT_TIME: _rt.ToolInfo[_o.TimeConvertTimeOutput] = _rt.ToolInfo(
     open_world=False,
 )
 
-_TIME__GET_CURRENT_TIME: _rt.ToolInfo[_o.TimeGetCurrentTimeOutput] = _rt.ToolInfo(
+_info_time__get_current_time = _ToolInfo(
     name="get_current_time",
     method="get_current_time",
     namespace="time",
@@ -863,68 +912,68 @@ _TIME__GET_CURRENT_TIME: _rt.ToolInfo[_o.TimeGetCurrentTimeOutput] = _rt.ToolInf
 )
 
 #: Every tool, keyed by the wire name that ``call_tool`` receives.
-TOOLS: _Mapping[str, _rt.ToolInfo[_Any]] = _MappingProxyType(
+TOOLS: _Mapping[str, _ToolInfo[_Any]] = _MappingProxyType(
     {
-        "echo": _EVERYTHING__ECHO,
-        "get-annotated-message": _EVERYTHING__GET_ANNOTATED_MESSAGE,
-        "get-env": _EVERYTHING__GET_ENV,
-        "get-resource-links": _EVERYTHING__GET_RESOURCE_LINKS,
-        "get-resource-reference": _EVERYTHING__GET_RESOURCE_REFERENCE,
-        "get-roots-list": _EVERYTHING__GET_ROOTS_LIST,
-        "get-structured-content": _EVERYTHING__GET_STRUCTURED_CONTENT,
-        "get-sum": _EVERYTHING__GET_SUM,
-        "get-tiny-image": _EVERYTHING__GET_TINY_IMAGE,
-        "gzip-file-as-resource": _EVERYTHING__GZIP_FILE_AS_RESOURCE,
-        "simulate-research-query": _EVERYTHING__SIMULATE_RESEARCH_QUERY,
-        "toggle-simulated-logging": _EVERYTHING__TOGGLE_SIMULATED_LOGGING,
-        "toggle-subscriber-updates": _EVERYTHING__TOGGLE_SUBSCRIBER_UPDATES,
-        "trigger-elicitation-request": _EVERYTHING__TRIGGER_ELICITATION_REQUEST,
-        "trigger-long-running-operation": _EVERYTHING__TRIGGER_LONG_RUNNING_OPERATION,
-        "trigger-sampling-request": _EVERYTHING__TRIGGER_SAMPLING_REQUEST,
-        "trigger-url-elicitation": _EVERYTHING__TRIGGER_URL_ELICITATION,
-        "fetch": _FETCH__FETCH,
-        "create_directory": _FILESYSTEM__CREATE_DIRECTORY,
-        "directory_tree": _FILESYSTEM__DIRECTORY_TREE,
-        "edit_file": _FILESYSTEM__EDIT_FILE,
-        "get_file_info": _FILESYSTEM__GET_FILE_INFO,
-        "list_allowed_directories": _FILESYSTEM__LIST_ALLOWED_DIRECTORIES,
-        "list_directory": _FILESYSTEM__LIST_DIRECTORY,
-        "list_directory_with_sizes": _FILESYSTEM__LIST_DIRECTORY_WITH_SIZES,
-        "move_file": _FILESYSTEM__MOVE_FILE,
-        "read_file": _FILESYSTEM__READ_FILE,
-        "read_media_file": _FILESYSTEM__READ_MEDIA_FILE,
-        "read_multiple_files": _FILESYSTEM__READ_MULTIPLE_FILES,
-        "read_text_file": _FILESYSTEM__READ_TEXT_FILE,
-        "search_files": _FILESYSTEM__SEARCH_FILES,
-        "write_file": _FILESYSTEM__WRITE_FILE,
-        "git_add": _GIT__GIT_ADD,
-        "git_branch": _GIT__GIT_BRANCH,
-        "git_checkout": _GIT__GIT_CHECKOUT,
-        "git_commit": _GIT__GIT_COMMIT,
-        "git_create_branch": _GIT__GIT_CREATE_BRANCH,
-        "git_diff": _GIT__GIT_DIFF,
-        "git_diff_staged": _GIT__GIT_DIFF_STAGED,
-        "git_diff_unstaged": _GIT__GIT_DIFF_UNSTAGED,
-        "git_log": _GIT__GIT_LOG,
-        "git_reset": _GIT__GIT_RESET,
-        "git_show": _GIT__GIT_SHOW,
-        "git_status": _GIT__GIT_STATUS,
-        "add_observations": _MEMORY__ADD_OBSERVATIONS,
-        "create_entities": _MEMORY__CREATE_ENTITIES,
-        "create_relations": _MEMORY__CREATE_RELATIONS,
-        "delete_entities": _MEMORY__DELETE_ENTITIES,
-        "delete_observations": _MEMORY__DELETE_OBSERVATIONS,
-        "delete_relations": _MEMORY__DELETE_RELATIONS,
-        "open_nodes": _MEMORY__OPEN_NODES,
-        "read_graph": _MEMORY__READ_GRAPH,
-        "search_nodes": _MEMORY__SEARCH_NODES,
-        "convert_time": _TIME__CONVERT_TIME,
-        "get_current_time": _TIME__GET_CURRENT_TIME,
+        "echo": _info_everything__echo,
+        "get-annotated-message": _info_everything__get_annotated_message,
+        "get-env": _info_everything__get_env,
+        "get-resource-links": _info_everything__get_resource_links,
+        "get-resource-reference": _info_everything__get_resource_reference,
+        "get-roots-list": _info_everything__get_roots_list,
+        "get-structured-content": _info_everything__get_structured_content,
+        "get-sum": _info_everything__get_sum,
+        "get-tiny-image": _info_everything__get_tiny_image,
+        "gzip-file-as-resource": _info_everything__gzip_file_as_resource,
+        "simulate-research-query": _info_everything__simulate_research_query,
+        "toggle-simulated-logging": _info_everything__toggle_simulated_logging,
+        "toggle-subscriber-updates": _info_everything__toggle_subscriber_updates,
+        "trigger-elicitation-request": _info_everything__trigger_elicitation_request,
+        "trigger-long-running-operation": _info_everything__trigger_long_running_operation,
+        "trigger-sampling-request": _info_everything__trigger_sampling_request,
+        "trigger-url-elicitation": _info_everything__trigger_url_elicitation,
+        "fetch": _info_fetch__fetch,
+        "create_directory": _info_filesystem__create_directory,
+        "directory_tree": _info_filesystem__directory_tree,
+        "edit_file": _info_filesystem__edit_file,
+        "get_file_info": _info_filesystem__get_file_info,
+        "list_allowed_directories": _info_filesystem__list_allowed_directories,
+        "list_directory": _info_filesystem__list_directory,
+        "list_directory_with_sizes": _info_filesystem__list_directory_with_sizes,
+        "move_file": _info_filesystem__move_file,
+        "read_file": _info_filesystem__read_file,
+        "read_media_file": _info_filesystem__read_media_file,
+        "read_multiple_files": _info_filesystem__read_multiple_files,
+        "read_text_file": _info_filesystem__read_text_file,
+        "search_files": _info_filesystem__search_files,
+        "write_file": _info_filesystem__write_file,
+        "git_add": _info_git__git_add,
+        "git_branch": _info_git__git_branch,
+        "git_checkout": _info_git__git_checkout,
+        "git_commit": _info_git__git_commit,
+        "git_create_branch": _info_git__git_create_branch,
+        "git_diff": _info_git__git_diff,
+        "git_diff_staged": _info_git__git_diff_staged,
+        "git_diff_unstaged": _info_git__git_diff_unstaged,
+        "git_log": _info_git__git_log,
+        "git_reset": _info_git__git_reset,
+        "git_show": _info_git__git_show,
+        "git_status": _info_git__git_status,
+        "add_observations": _info_memory__add_observations,
+        "create_entities": _info_memory__create_entities,
+        "create_relations": _info_memory__create_relations,
+        "delete_entities": _info_memory__delete_entities,
+        "delete_observations": _info_memory__delete_observations,
+        "delete_relations": _info_memory__delete_relations,
+        "open_nodes": _info_memory__open_nodes,
+        "read_graph": _info_memory__read_graph,
+        "search_nodes": _info_memory__search_nodes,
+        "convert_time": _info_time__convert_time,
+        "get_current_time": _info_time__get_current_time,
     }
 )
 
 
-class EverythingTools(_rt.ToolsBase):
+class EverythingTools(_ToolsBase):
     """Tools of the 'everything' source."""
 
     @property
@@ -932,7 +981,7 @@ class EverythingTools(_rt.ToolsBase):
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
         return EverythingToolsResults(self._provider, self._options)
 
-    def echo(self, *, message: str) -> _rt.ToolOutput:
+    def echo(self, *, message: str) -> _ToolOutput:
         """Echo Tool
 
         Echoes back the input string
@@ -944,14 +993,15 @@ class EverythingTools(_rt.ToolsBase):
 
         Wire name: 'echo'.
         """
-        return self._call(_EVERYTHING__ECHO, {"message": message}, {}).value
+        result = self._call(_info_everything__echo, {"message": message}, {})
+        return result.value
 
     def get_annotated_message(
         self,
         *,
         message_type: Literal["error", "success", "debug"],
         include_image: bool = False,
-    ) -> _rt.ToolOutput:
+    ) -> _ToolOutput:
         """Get Annotated Message Tool
 
         Demonstrates how annotations can be used to provide metadata about content.
@@ -964,13 +1014,14 @@ class EverythingTools(_rt.ToolsBase):
 
         Wire name: 'get-annotated-message'.
         """
-        return self._call(
-            _EVERYTHING__GET_ANNOTATED_MESSAGE,
+        result = self._call(
+            _info_everything__get_annotated_message,
             {"messageType": message_type, "includeImage": include_image},
             {"includeImage": False},
-        ).value
+        )
+        return result.value
 
-    def get_env(self) -> _rt.ToolOutput:
+    def get_env(self) -> _ToolOutput:
         """Print Environment Tool
 
         Returns all environment variables, helpful for debugging MCP server configuration
@@ -979,9 +1030,10 @@ class EverythingTools(_rt.ToolsBase):
 
         Wire name: 'get-env'.
         """
-        return self._call(_EVERYTHING__GET_ENV, {}, {}).value
+        result = self._call(_info_everything__get_env, {}, {})
+        return result.value
 
-    def get_resource_links(self, *, count: float = 3) -> _rt.ToolOutput:
+    def get_resource_links(self, *, count: float = 3) -> _ToolOutput:
         """Get Resource Links Tool
 
         Returns up to ten resource links that reference different types of resources
@@ -993,13 +1045,14 @@ class EverythingTools(_rt.ToolsBase):
 
         Wire name: 'get-resource-links'.
         """
-        return self._call(
-            _EVERYTHING__GET_RESOURCE_LINKS, {"count": count}, {"count": 3}
-        ).value
+        result = self._call(
+            _info_everything__get_resource_links, {"count": count}, {"count": 3}
+        )
+        return result.value
 
     def get_resource_reference(
         self, *, resource_id: float = 1, resource_type: Literal["Text", "Blob"] = "Text"
-    ) -> _rt.ToolOutput:
+    ) -> _ToolOutput:
         """Get Resource Reference Tool
 
         Returns a resource reference that can be used by MCP clients
@@ -1011,13 +1064,14 @@ class EverythingTools(_rt.ToolsBase):
 
         Wire name: 'get-resource-reference'.
         """
-        return self._call(
-            _EVERYTHING__GET_RESOURCE_REFERENCE,
+        result = self._call(
+            _info_everything__get_resource_reference,
             {"resourceId": resource_id, "resourceType": resource_type},
             {"resourceId": 1, "resourceType": "Text"},
-        ).value
+        )
+        return result.value
 
-    def get_roots_list(self) -> _rt.ToolOutput:
+    def get_roots_list(self) -> _ToolOutput:
         """Get Roots List Tool
 
         Lists the current MCP roots provided by the client. Demonstrates the roots protocol capability even though this server doesn't access files.
@@ -1026,7 +1080,8 @@ class EverythingTools(_rt.ToolsBase):
 
         Wire name: 'get-roots-list'.
         """
-        return self._call(_EVERYTHING__GET_ROOTS_LIST, {}, {}).value
+        result = self._call(_info_everything__get_roots_list, {}, {})
+        return result.value
 
     def get_structured_content(
         self, *, location: Literal["New York", "Chicago", "Los Angeles"]
@@ -1042,11 +1097,12 @@ class EverythingTools(_rt.ToolsBase):
 
         Wire name: 'get-structured-content'.
         """
-        return self._call(
-            _EVERYTHING__GET_STRUCTURED_CONTENT, {"location": location}, {}
-        ).value
+        result = self._call(
+            _info_everything__get_structured_content, {"location": location}, {}
+        )
+        return result.value
 
-    def get_sum(self, *, a: float, b: float) -> _rt.ToolOutput:
+    def get_sum(self, *, a: float, b: float) -> _ToolOutput:
         """Get Sum Tool
 
         Returns the sum of two numbers
@@ -1059,9 +1115,10 @@ class EverythingTools(_rt.ToolsBase):
 
         Wire name: 'get-sum'.
         """
-        return self._call(_EVERYTHING__GET_SUM, {"a": a, "b": b}, {}).value
+        result = self._call(_info_everything__get_sum, {"a": a, "b": b}, {})
+        return result.value
 
-    def get_tiny_image(self) -> _rt.ToolOutput:
+    def get_tiny_image(self) -> _ToolOutput:
         """Get Tiny Image Tool
 
         Returns a tiny MCP logo image.
@@ -1070,7 +1127,8 @@ class EverythingTools(_rt.ToolsBase):
 
         Wire name: 'get-tiny-image'.
         """
-        return self._call(_EVERYTHING__GET_TINY_IMAGE, {}, {}).value
+        result = self._call(_info_everything__get_tiny_image, {}, {})
+        return result.value
 
     def gzip_file_as_resource(
         self,
@@ -1078,7 +1136,7 @@ class EverythingTools(_rt.ToolsBase):
         data: str = "https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md",
         name: str = "README.md.gz",
         output_type: Literal["resourceLink", "resource"] = "resourceLink",
-    ) -> _rt.ToolOutput:
+    ) -> _ToolOutput:
         """GZip File as Resource Tool
 
         Compresses a single file using gzip compression. Depending upon the selected output type, returns either the compressed data as a gzipped resource or a resource link, allowing it to be downloaded in a subsequent request during the current session.
@@ -1092,19 +1150,20 @@ class EverythingTools(_rt.ToolsBase):
 
         Wire name: 'gzip-file-as-resource'.
         """
-        return self._call(
-            _EVERYTHING__GZIP_FILE_AS_RESOURCE,
+        result = self._call(
+            _info_everything__gzip_file_as_resource,
             {"data": data, "name": name, "outputType": output_type},
             {
                 "data": "https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md",
                 "name": "README.md.gz",
                 "outputType": "resourceLink",
             },
-        ).value
+        )
+        return result.value
 
     def simulate_research_query(
         self, *, topic: str, ambiguous: bool = False
-    ) -> _rt.ToolOutput:
+    ) -> _ToolOutput:
         """Simulate Research Query
 
         Simulates a deep research operation that gathers, analyzes, and synthesizes information. Demonstrates MCP task-based operations with progress through multiple stages. If 'ambiguous' is true and client supports elicitation, sends an elicitation request for clarification.
@@ -1117,13 +1176,14 @@ class EverythingTools(_rt.ToolsBase):
 
         Wire name: 'simulate-research-query'.
         """
-        return self._call(
-            _EVERYTHING__SIMULATE_RESEARCH_QUERY,
+        result = self._call(
+            _info_everything__simulate_research_query,
             {"topic": topic, "ambiguous": ambiguous},
             {"ambiguous": False},
-        ).value
+        )
+        return result.value
 
-    def toggle_simulated_logging(self) -> _rt.ToolOutput:
+    def toggle_simulated_logging(self) -> _ToolOutput:
         """Toggle Simulated Logging
 
         Toggles simulated, random-leveled logging on or off.
@@ -1132,9 +1192,10 @@ class EverythingTools(_rt.ToolsBase):
 
         Wire name: 'toggle-simulated-logging'.
         """
-        return self._call(_EVERYTHING__TOGGLE_SIMULATED_LOGGING, {}, {}).value
+        result = self._call(_info_everything__toggle_simulated_logging, {}, {})
+        return result.value
 
-    def toggle_subscriber_updates(self) -> _rt.ToolOutput:
+    def toggle_subscriber_updates(self) -> _ToolOutput:
         """Toggle Subscriber Updates
 
         Toggles simulated resource subscription updates on or off.
@@ -1143,9 +1204,10 @@ class EverythingTools(_rt.ToolsBase):
 
         Wire name: 'toggle-subscriber-updates'.
         """
-        return self._call(_EVERYTHING__TOGGLE_SUBSCRIBER_UPDATES, {}, {}).value
+        result = self._call(_info_everything__toggle_subscriber_updates, {}, {})
+        return result.value
 
-    def trigger_elicitation_request(self) -> _rt.ToolOutput:
+    def trigger_elicitation_request(self) -> _ToolOutput:
         """Trigger Elicitation Request Tool
 
         Trigger a Request from the Server for User Elicitation
@@ -1154,11 +1216,12 @@ class EverythingTools(_rt.ToolsBase):
 
         Wire name: 'trigger-elicitation-request'.
         """
-        return self._call(_EVERYTHING__TRIGGER_ELICITATION_REQUEST, {}, {}).value
+        result = self._call(_info_everything__trigger_elicitation_request, {}, {})
+        return result.value
 
     def trigger_long_running_operation(
         self, *, duration: float = 10, steps: float = 5
-    ) -> _rt.ToolOutput:
+    ) -> _ToolOutput:
         """Trigger Long Running Operation Tool
 
         Demonstrates a long running operation with progress updates.
@@ -1171,15 +1234,16 @@ class EverythingTools(_rt.ToolsBase):
 
         Wire name: 'trigger-long-running-operation'.
         """
-        return self._call(
-            _EVERYTHING__TRIGGER_LONG_RUNNING_OPERATION,
+        result = self._call(
+            _info_everything__trigger_long_running_operation,
             {"duration": duration, "steps": steps},
             {"duration": 10, "steps": 5},
-        ).value
+        )
+        return result.value
 
     def trigger_sampling_request(
         self, *, prompt: str, max_tokens: float = 100
-    ) -> _rt.ToolOutput:
+    ) -> _ToolOutput:
         """Trigger Sampling Request Tool
 
         Trigger a Request from the Server for LLM Sampling
@@ -1192,11 +1256,12 @@ class EverythingTools(_rt.ToolsBase):
 
         Wire name: 'trigger-sampling-request'.
         """
-        return self._call(
-            _EVERYTHING__TRIGGER_SAMPLING_REQUEST,
+        result = self._call(
+            _info_everything__trigger_sampling_request,
             {"prompt": prompt, "maxTokens": max_tokens},
             {"maxTokens": 100},
-        ).value
+        )
+        return result.value
 
     def trigger_url_elicitation(
         self,
@@ -1205,7 +1270,7 @@ class EverythingTools(_rt.ToolsBase):
         elicitation_id: str | None = None,
         error_path: bool = False,
         message: str = "Please open the link to complete this action.",
-    ) -> _rt.ToolOutput:
+    ) -> _ToolOutput:
         """Trigger URL Elicitation Tool
 
         Trigger a URL elicitation so the client can direct the user to a browser flow. Supports two mechanisms: the request path (elicitation/create, default) which awaits the user's response, and the error path (UrlElicitationRequiredError, -32042) which signals the client to handle URL elicitation via the error response. Set errorPath=true to use the error path.
@@ -1220,8 +1285,8 @@ class EverythingTools(_rt.ToolsBase):
 
         Wire name: 'trigger-url-elicitation'.
         """
-        return self._call(
-            _EVERYTHING__TRIGGER_URL_ELICITATION,
+        result = self._call(
+            _info_everything__trigger_url_elicitation,
             {
                 "url": url,
                 "elicitationId": elicitation_id,
@@ -1233,13 +1298,14 @@ class EverythingTools(_rt.ToolsBase):
                 "errorPath": False,
                 "message": "Please open the link to complete this action.",
             },
-        ).value
+        )
+        return result.value
 
 
-class EverythingToolsResults(_rt.ToolsBase):
+class EverythingToolsResults(_ToolsBase):
     """Tools returning the whole ToolResult of the 'everything' source."""
 
-    def echo(self, *, message: str) -> _rt.ToolResult[_rt.ToolOutput]:
+    def echo(self, *, message: str) -> _ToolResult[_ToolOutput]:
         """Echo Tool
 
         Echoes back the input string
@@ -1251,14 +1317,15 @@ class EverythingToolsResults(_rt.ToolsBase):
 
         Wire name: 'echo'.
         """
-        return self._call(_EVERYTHING__ECHO, {"message": message}, {})
+        result = self._call(_info_everything__echo, {"message": message}, {})
+        return result
 
     def get_annotated_message(
         self,
         *,
         message_type: Literal["error", "success", "debug"],
         include_image: bool = False,
-    ) -> _rt.ToolResult[_rt.ToolOutput]:
+    ) -> _ToolResult[_ToolOutput]:
         """Get Annotated Message Tool
 
         Demonstrates how annotations can be used to provide metadata about content.
@@ -1271,13 +1338,14 @@ class EverythingToolsResults(_rt.ToolsBase):
 
         Wire name: 'get-annotated-message'.
         """
-        return self._call(
-            _EVERYTHING__GET_ANNOTATED_MESSAGE,
+        result = self._call(
+            _info_everything__get_annotated_message,
             {"messageType": message_type, "includeImage": include_image},
             {"includeImage": False},
         )
+        return result
 
-    def get_env(self) -> _rt.ToolResult[_rt.ToolOutput]:
+    def get_env(self) -> _ToolResult[_ToolOutput]:
         """Print Environment Tool
 
         Returns all environment variables, helpful for debugging MCP server configuration
@@ -1286,9 +1354,10 @@ class EverythingToolsResults(_rt.ToolsBase):
 
         Wire name: 'get-env'.
         """
-        return self._call(_EVERYTHING__GET_ENV, {}, {})
+        result = self._call(_info_everything__get_env, {}, {})
+        return result
 
-    def get_resource_links(self, *, count: float = 3) -> _rt.ToolResult[_rt.ToolOutput]:
+    def get_resource_links(self, *, count: float = 3) -> _ToolResult[_ToolOutput]:
         """Get Resource Links Tool
 
         Returns up to ten resource links that reference different types of resources
@@ -1300,13 +1369,14 @@ class EverythingToolsResults(_rt.ToolsBase):
 
         Wire name: 'get-resource-links'.
         """
-        return self._call(
-            _EVERYTHING__GET_RESOURCE_LINKS, {"count": count}, {"count": 3}
+        result = self._call(
+            _info_everything__get_resource_links, {"count": count}, {"count": 3}
         )
+        return result
 
     def get_resource_reference(
         self, *, resource_id: float = 1, resource_type: Literal["Text", "Blob"] = "Text"
-    ) -> _rt.ToolResult[_rt.ToolOutput]:
+    ) -> _ToolResult[_ToolOutput]:
         """Get Resource Reference Tool
 
         Returns a resource reference that can be used by MCP clients
@@ -1318,13 +1388,14 @@ class EverythingToolsResults(_rt.ToolsBase):
 
         Wire name: 'get-resource-reference'.
         """
-        return self._call(
-            _EVERYTHING__GET_RESOURCE_REFERENCE,
+        result = self._call(
+            _info_everything__get_resource_reference,
             {"resourceId": resource_id, "resourceType": resource_type},
             {"resourceId": 1, "resourceType": "Text"},
         )
+        return result
 
-    def get_roots_list(self) -> _rt.ToolResult[_rt.ToolOutput]:
+    def get_roots_list(self) -> _ToolResult[_ToolOutput]:
         """Get Roots List Tool
 
         Lists the current MCP roots provided by the client. Demonstrates the roots protocol capability even though this server doesn't access files.
@@ -1333,11 +1404,12 @@ class EverythingToolsResults(_rt.ToolsBase):
 
         Wire name: 'get-roots-list'.
         """
-        return self._call(_EVERYTHING__GET_ROOTS_LIST, {}, {})
+        result = self._call(_info_everything__get_roots_list, {}, {})
+        return result
 
     def get_structured_content(
         self, *, location: Literal["New York", "Chicago", "Los Angeles"]
-    ) -> _rt.ToolResult[_o.EverythingGetStructuredContentOutput]:
+    ) -> _ToolResult[_o.EverythingGetStructuredContentOutput]:
         """Get Structured Content Tool
 
         Returns structured content along with an output schema for client data validation
@@ -1349,11 +1421,12 @@ class EverythingToolsResults(_rt.ToolsBase):
 
         Wire name: 'get-structured-content'.
         """
-        return self._call(
-            _EVERYTHING__GET_STRUCTURED_CONTENT, {"location": location}, {}
+        result = self._call(
+            _info_everything__get_structured_content, {"location": location}, {}
         )
+        return result
 
-    def get_sum(self, *, a: float, b: float) -> _rt.ToolResult[_rt.ToolOutput]:
+    def get_sum(self, *, a: float, b: float) -> _ToolResult[_ToolOutput]:
         """Get Sum Tool
 
         Returns the sum of two numbers
@@ -1366,9 +1439,10 @@ class EverythingToolsResults(_rt.ToolsBase):
 
         Wire name: 'get-sum'.
         """
-        return self._call(_EVERYTHING__GET_SUM, {"a": a, "b": b}, {})
+        result = self._call(_info_everything__get_sum, {"a": a, "b": b}, {})
+        return result
 
-    def get_tiny_image(self) -> _rt.ToolResult[_rt.ToolOutput]:
+    def get_tiny_image(self) -> _ToolResult[_ToolOutput]:
         """Get Tiny Image Tool
 
         Returns a tiny MCP logo image.
@@ -1377,7 +1451,8 @@ class EverythingToolsResults(_rt.ToolsBase):
 
         Wire name: 'get-tiny-image'.
         """
-        return self._call(_EVERYTHING__GET_TINY_IMAGE, {}, {})
+        result = self._call(_info_everything__get_tiny_image, {}, {})
+        return result
 
     def gzip_file_as_resource(
         self,
@@ -1385,7 +1460,7 @@ class EverythingToolsResults(_rt.ToolsBase):
         data: str = "https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md",
         name: str = "README.md.gz",
         output_type: Literal["resourceLink", "resource"] = "resourceLink",
-    ) -> _rt.ToolResult[_rt.ToolOutput]:
+    ) -> _ToolResult[_ToolOutput]:
         """GZip File as Resource Tool
 
         Compresses a single file using gzip compression. Depending upon the selected output type, returns either the compressed data as a gzipped resource or a resource link, allowing it to be downloaded in a subsequent request during the current session.
@@ -1399,8 +1474,8 @@ class EverythingToolsResults(_rt.ToolsBase):
 
         Wire name: 'gzip-file-as-resource'.
         """
-        return self._call(
-            _EVERYTHING__GZIP_FILE_AS_RESOURCE,
+        result = self._call(
+            _info_everything__gzip_file_as_resource,
             {"data": data, "name": name, "outputType": output_type},
             {
                 "data": "https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md",
@@ -1408,10 +1483,11 @@ class EverythingToolsResults(_rt.ToolsBase):
                 "outputType": "resourceLink",
             },
         )
+        return result
 
     def simulate_research_query(
         self, *, topic: str, ambiguous: bool = False
-    ) -> _rt.ToolResult[_rt.ToolOutput]:
+    ) -> _ToolResult[_ToolOutput]:
         """Simulate Research Query
 
         Simulates a deep research operation that gathers, analyzes, and synthesizes information. Demonstrates MCP task-based operations with progress through multiple stages. If 'ambiguous' is true and client supports elicitation, sends an elicitation request for clarification.
@@ -1424,13 +1500,14 @@ class EverythingToolsResults(_rt.ToolsBase):
 
         Wire name: 'simulate-research-query'.
         """
-        return self._call(
-            _EVERYTHING__SIMULATE_RESEARCH_QUERY,
+        result = self._call(
+            _info_everything__simulate_research_query,
             {"topic": topic, "ambiguous": ambiguous},
             {"ambiguous": False},
         )
+        return result
 
-    def toggle_simulated_logging(self) -> _rt.ToolResult[_rt.ToolOutput]:
+    def toggle_simulated_logging(self) -> _ToolResult[_ToolOutput]:
         """Toggle Simulated Logging
 
         Toggles simulated, random-leveled logging on or off.
@@ -1439,9 +1516,10 @@ class EverythingToolsResults(_rt.ToolsBase):
 
         Wire name: 'toggle-simulated-logging'.
         """
-        return self._call(_EVERYTHING__TOGGLE_SIMULATED_LOGGING, {}, {})
+        result = self._call(_info_everything__toggle_simulated_logging, {}, {})
+        return result
 
-    def toggle_subscriber_updates(self) -> _rt.ToolResult[_rt.ToolOutput]:
+    def toggle_subscriber_updates(self) -> _ToolResult[_ToolOutput]:
         """Toggle Subscriber Updates
 
         Toggles simulated resource subscription updates on or off.
@@ -1450,9 +1528,10 @@ class EverythingToolsResults(_rt.ToolsBase):
 
         Wire name: 'toggle-subscriber-updates'.
         """
-        return self._call(_EVERYTHING__TOGGLE_SUBSCRIBER_UPDATES, {}, {})
+        result = self._call(_info_everything__toggle_subscriber_updates, {}, {})
+        return result
 
-    def trigger_elicitation_request(self) -> _rt.ToolResult[_rt.ToolOutput]:
+    def trigger_elicitation_request(self) -> _ToolResult[_ToolOutput]:
         """Trigger Elicitation Request Tool
 
         Trigger a Request from the Server for User Elicitation
@@ -1461,11 +1540,12 @@ class EverythingToolsResults(_rt.ToolsBase):
 
         Wire name: 'trigger-elicitation-request'.
         """
-        return self._call(_EVERYTHING__TRIGGER_ELICITATION_REQUEST, {}, {})
+        result = self._call(_info_everything__trigger_elicitation_request, {}, {})
+        return result
 
     def trigger_long_running_operation(
         self, *, duration: float = 10, steps: float = 5
-    ) -> _rt.ToolResult[_rt.ToolOutput]:
+    ) -> _ToolResult[_ToolOutput]:
         """Trigger Long Running Operation Tool
 
         Demonstrates a long running operation with progress updates.
@@ -1478,15 +1558,16 @@ class EverythingToolsResults(_rt.ToolsBase):
 
         Wire name: 'trigger-long-running-operation'.
         """
-        return self._call(
-            _EVERYTHING__TRIGGER_LONG_RUNNING_OPERATION,
+        result = self._call(
+            _info_everything__trigger_long_running_operation,
             {"duration": duration, "steps": steps},
             {"duration": 10, "steps": 5},
         )
+        return result
 
     def trigger_sampling_request(
         self, *, prompt: str, max_tokens: float = 100
-    ) -> _rt.ToolResult[_rt.ToolOutput]:
+    ) -> _ToolResult[_ToolOutput]:
         """Trigger Sampling Request Tool
 
         Trigger a Request from the Server for LLM Sampling
@@ -1499,11 +1580,12 @@ class EverythingToolsResults(_rt.ToolsBase):
 
         Wire name: 'trigger-sampling-request'.
         """
-        return self._call(
-            _EVERYTHING__TRIGGER_SAMPLING_REQUEST,
+        result = self._call(
+            _info_everything__trigger_sampling_request,
             {"prompt": prompt, "maxTokens": max_tokens},
             {"maxTokens": 100},
         )
+        return result
 
     def trigger_url_elicitation(
         self,
@@ -1512,7 +1594,7 @@ class EverythingToolsResults(_rt.ToolsBase):
         elicitation_id: str | None = None,
         error_path: bool = False,
         message: str = "Please open the link to complete this action.",
-    ) -> _rt.ToolResult[_rt.ToolOutput]:
+    ) -> _ToolResult[_ToolOutput]:
         """Trigger URL Elicitation Tool
 
         Trigger a URL elicitation so the client can direct the user to a browser flow. Supports two mechanisms: the request path (elicitation/create, default) which awaits the user's response, and the error path (UrlElicitationRequiredError, -32042) which signals the client to handle URL elicitation via the error response. Set errorPath=true to use the error path.
@@ -1527,8 +1609,8 @@ class EverythingToolsResults(_rt.ToolsBase):
 
         Wire name: 'trigger-url-elicitation'.
         """
-        return self._call(
-            _EVERYTHING__TRIGGER_URL_ELICITATION,
+        result = self._call(
+            _info_everything__trigger_url_elicitation,
             {
                 "url": url,
                 "elicitationId": elicitation_id,
@@ -1541,9 +1623,10 @@ class EverythingToolsResults(_rt.ToolsBase):
                 "message": "Please open the link to complete this action.",
             },
         )
+        return result
 
 
-class AsyncEverythingTools(_rt.AsyncToolsBase):
+class AsyncEverythingTools(_AsyncToolsBase):
     """Async tools of the 'everything' source."""
 
     @property
@@ -1551,7 +1634,7 @@ class AsyncEverythingTools(_rt.AsyncToolsBase):
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
         return AsyncEverythingToolsResults(self._provider, self._options)
 
-    async def echo(self, *, message: str) -> _rt.ToolOutput:
+    async def echo(self, *, message: str) -> _ToolOutput:
         """Echo Tool
 
         Echoes back the input string
@@ -1563,14 +1646,15 @@ class AsyncEverythingTools(_rt.AsyncToolsBase):
 
         Wire name: 'echo'.
         """
-        return (await self._call(_EVERYTHING__ECHO, {"message": message}, {})).value
+        result = await self._call(_info_everything__echo, {"message": message}, {})
+        return result.value
 
     async def get_annotated_message(
         self,
         *,
         message_type: Literal["error", "success", "debug"],
         include_image: bool = False,
-    ) -> _rt.ToolOutput:
+    ) -> _ToolOutput:
         """Get Annotated Message Tool
 
         Demonstrates how annotations can be used to provide metadata about content.
@@ -1583,15 +1667,14 @@ class AsyncEverythingTools(_rt.AsyncToolsBase):
 
         Wire name: 'get-annotated-message'.
         """
-        return (
-            await self._call(
-                _EVERYTHING__GET_ANNOTATED_MESSAGE,
-                {"messageType": message_type, "includeImage": include_image},
-                {"includeImage": False},
-            )
-        ).value
+        result = await self._call(
+            _info_everything__get_annotated_message,
+            {"messageType": message_type, "includeImage": include_image},
+            {"includeImage": False},
+        )
+        return result.value
 
-    async def get_env(self) -> _rt.ToolOutput:
+    async def get_env(self) -> _ToolOutput:
         """Print Environment Tool
 
         Returns all environment variables, helpful for debugging MCP server configuration
@@ -1600,9 +1683,10 @@ class AsyncEverythingTools(_rt.AsyncToolsBase):
 
         Wire name: 'get-env'.
         """
-        return (await self._call(_EVERYTHING__GET_ENV, {}, {})).value
+        result = await self._call(_info_everything__get_env, {}, {})
+        return result.value
 
-    async def get_resource_links(self, *, count: float = 3) -> _rt.ToolOutput:
+    async def get_resource_links(self, *, count: float = 3) -> _ToolOutput:
         """Get Resource Links Tool
 
         Returns up to ten resource links that reference different types of resources
@@ -1614,15 +1698,14 @@ class AsyncEverythingTools(_rt.AsyncToolsBase):
 
         Wire name: 'get-resource-links'.
         """
-        return (
-            await self._call(
-                _EVERYTHING__GET_RESOURCE_LINKS, {"count": count}, {"count": 3}
-            )
-        ).value
+        result = await self._call(
+            _info_everything__get_resource_links, {"count": count}, {"count": 3}
+        )
+        return result.value
 
     async def get_resource_reference(
         self, *, resource_id: float = 1, resource_type: Literal["Text", "Blob"] = "Text"
-    ) -> _rt.ToolOutput:
+    ) -> _ToolOutput:
         """Get Resource Reference Tool
 
         Returns a resource reference that can be used by MCP clients
@@ -1634,15 +1717,14 @@ class AsyncEverythingTools(_rt.AsyncToolsBase):
 
         Wire name: 'get-resource-reference'.
         """
-        return (
-            await self._call(
-                _EVERYTHING__GET_RESOURCE_REFERENCE,
-                {"resourceId": resource_id, "resourceType": resource_type},
-                {"resourceId": 1, "resourceType": "Text"},
-            )
-        ).value
+        result = await self._call(
+            _info_everything__get_resource_reference,
+            {"resourceId": resource_id, "resourceType": resource_type},
+            {"resourceId": 1, "resourceType": "Text"},
+        )
+        return result.value
 
-    async def get_roots_list(self) -> _rt.ToolOutput:
+    async def get_roots_list(self) -> _ToolOutput:
         """Get Roots List Tool
 
         Lists the current MCP roots provided by the client. Demonstrates the roots protocol capability even though this server doesn't access files.
@@ -1651,7 +1733,8 @@ class AsyncEverythingTools(_rt.AsyncToolsBase):
 
         Wire name: 'get-roots-list'.
         """
-        return (await self._call(_EVERYTHING__GET_ROOTS_LIST, {}, {})).value
+        result = await self._call(_info_everything__get_roots_list, {}, {})
+        return result.value
 
     async def get_structured_content(
         self, *, location: Literal["New York", "Chicago", "Los Angeles"]
@@ -1667,13 +1750,12 @@ class AsyncEverythingTools(_rt.AsyncToolsBase):
 
         Wire name: 'get-structured-content'.
         """
-        return (
-            await self._call(
-                _EVERYTHING__GET_STRUCTURED_CONTENT, {"location": location}, {}
-            )
-        ).value
+        result = await self._call(
+            _info_everything__get_structured_content, {"location": location}, {}
+        )
+        return result.value
 
-    async def get_sum(self, *, a: float, b: float) -> _rt.ToolOutput:
+    async def get_sum(self, *, a: float, b: float) -> _ToolOutput:
         """Get Sum Tool
 
         Returns the sum of two numbers
@@ -1686,9 +1768,10 @@ class AsyncEverythingTools(_rt.AsyncToolsBase):
 
         Wire name: 'get-sum'.
         """
-        return (await self._call(_EVERYTHING__GET_SUM, {"a": a, "b": b}, {})).value
+        result = await self._call(_info_everything__get_sum, {"a": a, "b": b}, {})
+        return result.value
 
-    async def get_tiny_image(self) -> _rt.ToolOutput:
+    async def get_tiny_image(self) -> _ToolOutput:
         """Get Tiny Image Tool
 
         Returns a tiny MCP logo image.
@@ -1697,7 +1780,8 @@ class AsyncEverythingTools(_rt.AsyncToolsBase):
 
         Wire name: 'get-tiny-image'.
         """
-        return (await self._call(_EVERYTHING__GET_TINY_IMAGE, {}, {})).value
+        result = await self._call(_info_everything__get_tiny_image, {}, {})
+        return result.value
 
     async def gzip_file_as_resource(
         self,
@@ -1705,7 +1789,7 @@ class AsyncEverythingTools(_rt.AsyncToolsBase):
         data: str = "https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md",
         name: str = "README.md.gz",
         output_type: Literal["resourceLink", "resource"] = "resourceLink",
-    ) -> _rt.ToolOutput:
+    ) -> _ToolOutput:
         """GZip File as Resource Tool
 
         Compresses a single file using gzip compression. Depending upon the selected output type, returns either the compressed data as a gzipped resource or a resource link, allowing it to be downloaded in a subsequent request during the current session.
@@ -1719,329 +1803,8 @@ class AsyncEverythingTools(_rt.AsyncToolsBase):
 
         Wire name: 'gzip-file-as-resource'.
         """
-        return (
-            await self._call(
-                _EVERYTHING__GZIP_FILE_AS_RESOURCE,
-                {"data": data, "name": name, "outputType": output_type},
-                {
-                    "data": "https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md",
-                    "name": "README.md.gz",
-                    "outputType": "resourceLink",
-                },
-            )
-        ).value
-
-    async def simulate_research_query(
-        self, *, topic: str, ambiguous: bool = False
-    ) -> _rt.ToolOutput:
-        """Simulate Research Query
-
-        Simulates a deep research operation that gathers, analyzes, and synthesizes information. Demonstrates MCP task-based operations with progress through multiple stages. If 'ambiguous' is true and client supports elicitation, sends an elicitation request for clarification.
-
-        Args:
-            topic: The research topic to investigate
-            ambiguous: Simulate an ambiguous query that requires clarification (triggers input_required status)
-
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
-
-        Wire name: 'simulate-research-query'.
-        """
-        return (
-            await self._call(
-                _EVERYTHING__SIMULATE_RESEARCH_QUERY,
-                {"topic": topic, "ambiguous": ambiguous},
-                {"ambiguous": False},
-            )
-        ).value
-
-    async def toggle_simulated_logging(self) -> _rt.ToolOutput:
-        """Toggle Simulated Logging
-
-        Toggles simulated, random-leveled logging on or off.
-
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
-
-        Wire name: 'toggle-simulated-logging'.
-        """
-        return (await self._call(_EVERYTHING__TOGGLE_SIMULATED_LOGGING, {}, {})).value
-
-    async def toggle_subscriber_updates(self) -> _rt.ToolOutput:
-        """Toggle Subscriber Updates
-
-        Toggles simulated resource subscription updates on or off.
-
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
-
-        Wire name: 'toggle-subscriber-updates'.
-        """
-        return (await self._call(_EVERYTHING__TOGGLE_SUBSCRIBER_UPDATES, {}, {})).value
-
-    async def trigger_elicitation_request(self) -> _rt.ToolOutput:
-        """Trigger Elicitation Request Tool
-
-        Trigger a Request from the Server for User Elicitation
-
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
-
-        Wire name: 'trigger-elicitation-request'.
-        """
-        return (
-            await self._call(_EVERYTHING__TRIGGER_ELICITATION_REQUEST, {}, {})
-        ).value
-
-    async def trigger_long_running_operation(
-        self, *, duration: float = 10, steps: float = 5
-    ) -> _rt.ToolOutput:
-        """Trigger Long Running Operation Tool
-
-        Demonstrates a long running operation with progress updates.
-
-        Args:
-            duration: Duration of the operation in seconds
-            steps: Number of steps in the operation
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'trigger-long-running-operation'.
-        """
-        return (
-            await self._call(
-                _EVERYTHING__TRIGGER_LONG_RUNNING_OPERATION,
-                {"duration": duration, "steps": steps},
-                {"duration": 10, "steps": 5},
-            )
-        ).value
-
-    async def trigger_sampling_request(
-        self, *, prompt: str, max_tokens: float = 100
-    ) -> _rt.ToolOutput:
-        """Trigger Sampling Request Tool
-
-        Trigger a Request from the Server for LLM Sampling
-
-        Args:
-            prompt: The prompt to send to the LLM
-            max_tokens: Maximum number of tokens to generate
-
-        Hints: may modify its environment, not destructive, not idempotent, open-world (reaches outside systems).
-
-        Wire name: 'trigger-sampling-request'.
-        """
-        return (
-            await self._call(
-                _EVERYTHING__TRIGGER_SAMPLING_REQUEST,
-                {"prompt": prompt, "maxTokens": max_tokens},
-                {"maxTokens": 100},
-            )
-        ).value
-
-    async def trigger_url_elicitation(
-        self,
-        *,
-        url: str,
-        elicitation_id: str | None = None,
-        error_path: bool = False,
-        message: str = "Please open the link to complete this action.",
-    ) -> _rt.ToolOutput:
-        """Trigger URL Elicitation Tool
-
-        Trigger a URL elicitation so the client can direct the user to a browser flow. Supports two mechanisms: the request path (elicitation/create, default) which awaits the user's response, and the error path (UrlElicitationRequiredError, -32042) which signals the client to handle URL elicitation via the error response. Set errorPath=true to use the error path.
-
-        Args:
-            url: The URL the user should open
-            elicitation_id: Optional explicit elicitation ID. Defaults to a random UUID.
-            error_path: Controls which elicitation mechanism is used. When false (default), sends an elicitation/create request (request path). When true, throws a UrlElicitationRequiredError (MCP error code -32042) so the client handles the URL elicitation via the error path rather than waiting for a response. To clear the error, satisfy the prerequisite and retry this call with the same arguments; the retry ignores errorPath and proceeds, so the client does not loop on the same error.
-            message: Message shown to the user before opening the URL
-
-        Hints: may modify its environment, not destructive, not idempotent, open-world (reaches outside systems).
-
-        Wire name: 'trigger-url-elicitation'.
-        """
-        return (
-            await self._call(
-                _EVERYTHING__TRIGGER_URL_ELICITATION,
-                {
-                    "url": url,
-                    "elicitationId": elicitation_id,
-                    "errorPath": error_path,
-                    "message": message,
-                },
-                {
-                    "elicitationId": None,
-                    "errorPath": False,
-                    "message": "Please open the link to complete this action.",
-                },
-            )
-        ).value
-
-
-class AsyncEverythingToolsResults(_rt.AsyncToolsBase):
-    """Async tools returning the whole ToolResult of the 'everything' source."""
-
-    async def echo(self, *, message: str) -> _rt.ToolResult[_rt.ToolOutput]:
-        """Echo Tool
-
-        Echoes back the input string
-
-        Args:
-            message: Message to echo
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'echo'.
-        """
-        return await self._call(_EVERYTHING__ECHO, {"message": message}, {})
-
-    async def get_annotated_message(
-        self,
-        *,
-        message_type: Literal["error", "success", "debug"],
-        include_image: bool = False,
-    ) -> _rt.ToolResult[_rt.ToolOutput]:
-        """Get Annotated Message Tool
-
-        Demonstrates how annotations can be used to provide metadata about content.
-
-        Args:
-            message_type: Type of message to demonstrate different annotation patterns
-            include_image: Whether to include an example image
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'get-annotated-message'.
-        """
-        return await self._call(
-            _EVERYTHING__GET_ANNOTATED_MESSAGE,
-            {"messageType": message_type, "includeImage": include_image},
-            {"includeImage": False},
-        )
-
-    async def get_env(self) -> _rt.ToolResult[_rt.ToolOutput]:
-        """Print Environment Tool
-
-        Returns all environment variables, helpful for debugging MCP server configuration
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'get-env'.
-        """
-        return await self._call(_EVERYTHING__GET_ENV, {}, {})
-
-    async def get_resource_links(
-        self, *, count: float = 3
-    ) -> _rt.ToolResult[_rt.ToolOutput]:
-        """Get Resource Links Tool
-
-        Returns up to ten resource links that reference different types of resources
-
-        Args:
-            count: Number of resource links to return (1-10)
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'get-resource-links'.
-        """
-        return await self._call(
-            _EVERYTHING__GET_RESOURCE_LINKS, {"count": count}, {"count": 3}
-        )
-
-    async def get_resource_reference(
-        self, *, resource_id: float = 1, resource_type: Literal["Text", "Blob"] = "Text"
-    ) -> _rt.ToolResult[_rt.ToolOutput]:
-        """Get Resource Reference Tool
-
-        Returns a resource reference that can be used by MCP clients
-
-        Args:
-            resource_id: ID of the text resource to fetch
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'get-resource-reference'.
-        """
-        return await self._call(
-            _EVERYTHING__GET_RESOURCE_REFERENCE,
-            {"resourceId": resource_id, "resourceType": resource_type},
-            {"resourceId": 1, "resourceType": "Text"},
-        )
-
-    async def get_roots_list(self) -> _rt.ToolResult[_rt.ToolOutput]:
-        """Get Roots List Tool
-
-        Lists the current MCP roots provided by the client. Demonstrates the roots protocol capability even though this server doesn't access files.
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'get-roots-list'.
-        """
-        return await self._call(_EVERYTHING__GET_ROOTS_LIST, {}, {})
-
-    async def get_structured_content(
-        self, *, location: Literal["New York", "Chicago", "Los Angeles"]
-    ) -> _rt.ToolResult[_o.EverythingGetStructuredContentOutput]:
-        """Get Structured Content Tool
-
-        Returns structured content along with an output schema for client data validation
-
-        Args:
-            location: Choose city
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'get-structured-content'.
-        """
-        return await self._call(
-            _EVERYTHING__GET_STRUCTURED_CONTENT, {"location": location}, {}
-        )
-
-    async def get_sum(self, *, a: float, b: float) -> _rt.ToolResult[_rt.ToolOutput]:
-        """Get Sum Tool
-
-        Returns the sum of two numbers
-
-        Args:
-            a: First number
-            b: Second number
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'get-sum'.
-        """
-        return await self._call(_EVERYTHING__GET_SUM, {"a": a, "b": b}, {})
-
-    async def get_tiny_image(self) -> _rt.ToolResult[_rt.ToolOutput]:
-        """Get Tiny Image Tool
-
-        Returns a tiny MCP logo image.
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'get-tiny-image'.
-        """
-        return await self._call(_EVERYTHING__GET_TINY_IMAGE, {}, {})
-
-    async def gzip_file_as_resource(
-        self,
-        *,
-        data: str = "https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md",
-        name: str = "README.md.gz",
-        output_type: Literal["resourceLink", "resource"] = "resourceLink",
-    ) -> _rt.ToolResult[_rt.ToolOutput]:
-        """GZip File as Resource Tool
-
-        Compresses a single file using gzip compression. Depending upon the selected output type, returns either the compressed data as a gzipped resource or a resource link, allowing it to be downloaded in a subsequent request during the current session.
-
-        Args:
-            data: URL or data URI of the file content to compress
-            name: Name of the output file
-            output_type: How the resulting gzipped file should be returned. 'resourceLink' returns a link to a resource that can be read later, 'resource' returns a full resource object.
-
-        Hints: may modify its environment, not destructive, idempotent, open-world (reaches outside systems).
-
-        Wire name: 'gzip-file-as-resource'.
-        """
-        return await self._call(
-            _EVERYTHING__GZIP_FILE_AS_RESOURCE,
+        result = await self._call(
+            _info_everything__gzip_file_as_resource,
             {"data": data, "name": name, "outputType": output_type},
             {
                 "data": "https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md",
@@ -2049,10 +1812,11 @@ class AsyncEverythingToolsResults(_rt.AsyncToolsBase):
                 "outputType": "resourceLink",
             },
         )
+        return result.value
 
     async def simulate_research_query(
         self, *, topic: str, ambiguous: bool = False
-    ) -> _rt.ToolResult[_rt.ToolOutput]:
+    ) -> _ToolOutput:
         """Simulate Research Query
 
         Simulates a deep research operation that gathers, analyzes, and synthesizes information. Demonstrates MCP task-based operations with progress through multiple stages. If 'ambiguous' is true and client supports elicitation, sends an elicitation request for clarification.
@@ -2065,13 +1829,14 @@ class AsyncEverythingToolsResults(_rt.AsyncToolsBase):
 
         Wire name: 'simulate-research-query'.
         """
-        return await self._call(
-            _EVERYTHING__SIMULATE_RESEARCH_QUERY,
+        result = await self._call(
+            _info_everything__simulate_research_query,
             {"topic": topic, "ambiguous": ambiguous},
             {"ambiguous": False},
         )
+        return result.value
 
-    async def toggle_simulated_logging(self) -> _rt.ToolResult[_rt.ToolOutput]:
+    async def toggle_simulated_logging(self) -> _ToolOutput:
         """Toggle Simulated Logging
 
         Toggles simulated, random-leveled logging on or off.
@@ -2080,9 +1845,10 @@ class AsyncEverythingToolsResults(_rt.AsyncToolsBase):
 
         Wire name: 'toggle-simulated-logging'.
         """
-        return await self._call(_EVERYTHING__TOGGLE_SIMULATED_LOGGING, {}, {})
+        result = await self._call(_info_everything__toggle_simulated_logging, {}, {})
+        return result.value
 
-    async def toggle_subscriber_updates(self) -> _rt.ToolResult[_rt.ToolOutput]:
+    async def toggle_subscriber_updates(self) -> _ToolOutput:
         """Toggle Subscriber Updates
 
         Toggles simulated resource subscription updates on or off.
@@ -2091,9 +1857,10 @@ class AsyncEverythingToolsResults(_rt.AsyncToolsBase):
 
         Wire name: 'toggle-subscriber-updates'.
         """
-        return await self._call(_EVERYTHING__TOGGLE_SUBSCRIBER_UPDATES, {}, {})
+        result = await self._call(_info_everything__toggle_subscriber_updates, {}, {})
+        return result.value
 
-    async def trigger_elicitation_request(self) -> _rt.ToolResult[_rt.ToolOutput]:
+    async def trigger_elicitation_request(self) -> _ToolOutput:
         """Trigger Elicitation Request Tool
 
         Trigger a Request from the Server for User Elicitation
@@ -2102,11 +1869,12 @@ class AsyncEverythingToolsResults(_rt.AsyncToolsBase):
 
         Wire name: 'trigger-elicitation-request'.
         """
-        return await self._call(_EVERYTHING__TRIGGER_ELICITATION_REQUEST, {}, {})
+        result = await self._call(_info_everything__trigger_elicitation_request, {}, {})
+        return result.value
 
     async def trigger_long_running_operation(
         self, *, duration: float = 10, steps: float = 5
-    ) -> _rt.ToolResult[_rt.ToolOutput]:
+    ) -> _ToolOutput:
         """Trigger Long Running Operation Tool
 
         Demonstrates a long running operation with progress updates.
@@ -2119,15 +1887,16 @@ class AsyncEverythingToolsResults(_rt.AsyncToolsBase):
 
         Wire name: 'trigger-long-running-operation'.
         """
-        return await self._call(
-            _EVERYTHING__TRIGGER_LONG_RUNNING_OPERATION,
+        result = await self._call(
+            _info_everything__trigger_long_running_operation,
             {"duration": duration, "steps": steps},
             {"duration": 10, "steps": 5},
         )
+        return result.value
 
     async def trigger_sampling_request(
         self, *, prompt: str, max_tokens: float = 100
-    ) -> _rt.ToolResult[_rt.ToolOutput]:
+    ) -> _ToolOutput:
         """Trigger Sampling Request Tool
 
         Trigger a Request from the Server for LLM Sampling
@@ -2140,11 +1909,12 @@ class AsyncEverythingToolsResults(_rt.AsyncToolsBase):
 
         Wire name: 'trigger-sampling-request'.
         """
-        return await self._call(
-            _EVERYTHING__TRIGGER_SAMPLING_REQUEST,
+        result = await self._call(
+            _info_everything__trigger_sampling_request,
             {"prompt": prompt, "maxTokens": max_tokens},
             {"maxTokens": 100},
         )
+        return result.value
 
     async def trigger_url_elicitation(
         self,
@@ -2153,7 +1923,7 @@ class AsyncEverythingToolsResults(_rt.AsyncToolsBase):
         elicitation_id: str | None = None,
         error_path: bool = False,
         message: str = "Please open the link to complete this action.",
-    ) -> _rt.ToolResult[_rt.ToolOutput]:
+    ) -> _ToolOutput:
         """Trigger URL Elicitation Tool
 
         Trigger a URL elicitation so the client can direct the user to a browser flow. Supports two mechanisms: the request path (elicitation/create, default) which awaits the user's response, and the error path (UrlElicitationRequiredError, -32042) which signals the client to handle URL elicitation via the error response. Set errorPath=true to use the error path.
@@ -2168,8 +1938,8 @@ class AsyncEverythingToolsResults(_rt.AsyncToolsBase):
 
         Wire name: 'trigger-url-elicitation'.
         """
-        return await self._call(
-            _EVERYTHING__TRIGGER_URL_ELICITATION,
+        result = await self._call(
+            _info_everything__trigger_url_elicitation,
             {
                 "url": url,
                 "elicitationId": elicitation_id,
@@ -2182,9 +1952,334 @@ class AsyncEverythingToolsResults(_rt.AsyncToolsBase):
                 "message": "Please open the link to complete this action.",
             },
         )
+        return result.value
 
 
-class FetchTools(_rt.ToolsBase):
+class AsyncEverythingToolsResults(_AsyncToolsBase):
+    """Async tools returning the whole ToolResult of the 'everything' source."""
+
+    async def echo(self, *, message: str) -> _ToolResult[_ToolOutput]:
+        """Echo Tool
+
+        Echoes back the input string
+
+        Args:
+            message: Message to echo
+
+        Hints: read-only, not destructive, idempotent, closed-world.
+
+        Wire name: 'echo'.
+        """
+        result = await self._call(_info_everything__echo, {"message": message}, {})
+        return result
+
+    async def get_annotated_message(
+        self,
+        *,
+        message_type: Literal["error", "success", "debug"],
+        include_image: bool = False,
+    ) -> _ToolResult[_ToolOutput]:
+        """Get Annotated Message Tool
+
+        Demonstrates how annotations can be used to provide metadata about content.
+
+        Args:
+            message_type: Type of message to demonstrate different annotation patterns
+            include_image: Whether to include an example image
+
+        Hints: read-only, not destructive, idempotent, closed-world.
+
+        Wire name: 'get-annotated-message'.
+        """
+        result = await self._call(
+            _info_everything__get_annotated_message,
+            {"messageType": message_type, "includeImage": include_image},
+            {"includeImage": False},
+        )
+        return result
+
+    async def get_env(self) -> _ToolResult[_ToolOutput]:
+        """Print Environment Tool
+
+        Returns all environment variables, helpful for debugging MCP server configuration
+
+        Hints: read-only, not destructive, idempotent, closed-world.
+
+        Wire name: 'get-env'.
+        """
+        result = await self._call(_info_everything__get_env, {}, {})
+        return result
+
+    async def get_resource_links(self, *, count: float = 3) -> _ToolResult[_ToolOutput]:
+        """Get Resource Links Tool
+
+        Returns up to ten resource links that reference different types of resources
+
+        Args:
+            count: Number of resource links to return (1-10)
+
+        Hints: read-only, not destructive, idempotent, closed-world.
+
+        Wire name: 'get-resource-links'.
+        """
+        result = await self._call(
+            _info_everything__get_resource_links, {"count": count}, {"count": 3}
+        )
+        return result
+
+    async def get_resource_reference(
+        self, *, resource_id: float = 1, resource_type: Literal["Text", "Blob"] = "Text"
+    ) -> _ToolResult[_ToolOutput]:
+        """Get Resource Reference Tool
+
+        Returns a resource reference that can be used by MCP clients
+
+        Args:
+            resource_id: ID of the text resource to fetch
+
+        Hints: read-only, not destructive, idempotent, closed-world.
+
+        Wire name: 'get-resource-reference'.
+        """
+        result = await self._call(
+            _info_everything__get_resource_reference,
+            {"resourceId": resource_id, "resourceType": resource_type},
+            {"resourceId": 1, "resourceType": "Text"},
+        )
+        return result
+
+    async def get_roots_list(self) -> _ToolResult[_ToolOutput]:
+        """Get Roots List Tool
+
+        Lists the current MCP roots provided by the client. Demonstrates the roots protocol capability even though this server doesn't access files.
+
+        Hints: read-only, not destructive, idempotent, closed-world.
+
+        Wire name: 'get-roots-list'.
+        """
+        result = await self._call(_info_everything__get_roots_list, {}, {})
+        return result
+
+    async def get_structured_content(
+        self, *, location: Literal["New York", "Chicago", "Los Angeles"]
+    ) -> _ToolResult[_o.EverythingGetStructuredContentOutput]:
+        """Get Structured Content Tool
+
+        Returns structured content along with an output schema for client data validation
+
+        Args:
+            location: Choose city
+
+        Hints: read-only, not destructive, idempotent, closed-world.
+
+        Wire name: 'get-structured-content'.
+        """
+        result = await self._call(
+            _info_everything__get_structured_content, {"location": location}, {}
+        )
+        return result
+
+    async def get_sum(self, *, a: float, b: float) -> _ToolResult[_ToolOutput]:
+        """Get Sum Tool
+
+        Returns the sum of two numbers
+
+        Args:
+            a: First number
+            b: Second number
+
+        Hints: read-only, not destructive, idempotent, closed-world.
+
+        Wire name: 'get-sum'.
+        """
+        result = await self._call(_info_everything__get_sum, {"a": a, "b": b}, {})
+        return result
+
+    async def get_tiny_image(self) -> _ToolResult[_ToolOutput]:
+        """Get Tiny Image Tool
+
+        Returns a tiny MCP logo image.
+
+        Hints: read-only, not destructive, idempotent, closed-world.
+
+        Wire name: 'get-tiny-image'.
+        """
+        result = await self._call(_info_everything__get_tiny_image, {}, {})
+        return result
+
+    async def gzip_file_as_resource(
+        self,
+        *,
+        data: str = "https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md",
+        name: str = "README.md.gz",
+        output_type: Literal["resourceLink", "resource"] = "resourceLink",
+    ) -> _ToolResult[_ToolOutput]:
+        """GZip File as Resource Tool
+
+        Compresses a single file using gzip compression. Depending upon the selected output type, returns either the compressed data as a gzipped resource or a resource link, allowing it to be downloaded in a subsequent request during the current session.
+
+        Args:
+            data: URL or data URI of the file content to compress
+            name: Name of the output file
+            output_type: How the resulting gzipped file should be returned. 'resourceLink' returns a link to a resource that can be read later, 'resource' returns a full resource object.
+
+        Hints: may modify its environment, not destructive, idempotent, open-world (reaches outside systems).
+
+        Wire name: 'gzip-file-as-resource'.
+        """
+        result = await self._call(
+            _info_everything__gzip_file_as_resource,
+            {"data": data, "name": name, "outputType": output_type},
+            {
+                "data": "https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md",
+                "name": "README.md.gz",
+                "outputType": "resourceLink",
+            },
+        )
+        return result
+
+    async def simulate_research_query(
+        self, *, topic: str, ambiguous: bool = False
+    ) -> _ToolResult[_ToolOutput]:
+        """Simulate Research Query
+
+        Simulates a deep research operation that gathers, analyzes, and synthesizes information. Demonstrates MCP task-based operations with progress through multiple stages. If 'ambiguous' is true and client supports elicitation, sends an elicitation request for clarification.
+
+        Args:
+            topic: The research topic to investigate
+            ambiguous: Simulate an ambiguous query that requires clarification (triggers input_required status)
+
+        Hints: may modify its environment, not destructive, not idempotent, closed-world.
+
+        Wire name: 'simulate-research-query'.
+        """
+        result = await self._call(
+            _info_everything__simulate_research_query,
+            {"topic": topic, "ambiguous": ambiguous},
+            {"ambiguous": False},
+        )
+        return result
+
+    async def toggle_simulated_logging(self) -> _ToolResult[_ToolOutput]:
+        """Toggle Simulated Logging
+
+        Toggles simulated, random-leveled logging on or off.
+
+        Hints: may modify its environment, not destructive, not idempotent, closed-world.
+
+        Wire name: 'toggle-simulated-logging'.
+        """
+        result = await self._call(_info_everything__toggle_simulated_logging, {}, {})
+        return result
+
+    async def toggle_subscriber_updates(self) -> _ToolResult[_ToolOutput]:
+        """Toggle Subscriber Updates
+
+        Toggles simulated resource subscription updates on or off.
+
+        Hints: may modify its environment, not destructive, not idempotent, closed-world.
+
+        Wire name: 'toggle-subscriber-updates'.
+        """
+        result = await self._call(_info_everything__toggle_subscriber_updates, {}, {})
+        return result
+
+    async def trigger_elicitation_request(self) -> _ToolResult[_ToolOutput]:
+        """Trigger Elicitation Request Tool
+
+        Trigger a Request from the Server for User Elicitation
+
+        Hints: may modify its environment, not destructive, not idempotent, closed-world.
+
+        Wire name: 'trigger-elicitation-request'.
+        """
+        result = await self._call(_info_everything__trigger_elicitation_request, {}, {})
+        return result
+
+    async def trigger_long_running_operation(
+        self, *, duration: float = 10, steps: float = 5
+    ) -> _ToolResult[_ToolOutput]:
+        """Trigger Long Running Operation Tool
+
+        Demonstrates a long running operation with progress updates.
+
+        Args:
+            duration: Duration of the operation in seconds
+            steps: Number of steps in the operation
+
+        Hints: read-only, not destructive, idempotent, closed-world.
+
+        Wire name: 'trigger-long-running-operation'.
+        """
+        result = await self._call(
+            _info_everything__trigger_long_running_operation,
+            {"duration": duration, "steps": steps},
+            {"duration": 10, "steps": 5},
+        )
+        return result
+
+    async def trigger_sampling_request(
+        self, *, prompt: str, max_tokens: float = 100
+    ) -> _ToolResult[_ToolOutput]:
+        """Trigger Sampling Request Tool
+
+        Trigger a Request from the Server for LLM Sampling
+
+        Args:
+            prompt: The prompt to send to the LLM
+            max_tokens: Maximum number of tokens to generate
+
+        Hints: may modify its environment, not destructive, not idempotent, open-world (reaches outside systems).
+
+        Wire name: 'trigger-sampling-request'.
+        """
+        result = await self._call(
+            _info_everything__trigger_sampling_request,
+            {"prompt": prompt, "maxTokens": max_tokens},
+            {"maxTokens": 100},
+        )
+        return result
+
+    async def trigger_url_elicitation(
+        self,
+        *,
+        url: str,
+        elicitation_id: str | None = None,
+        error_path: bool = False,
+        message: str = "Please open the link to complete this action.",
+    ) -> _ToolResult[_ToolOutput]:
+        """Trigger URL Elicitation Tool
+
+        Trigger a URL elicitation so the client can direct the user to a browser flow. Supports two mechanisms: the request path (elicitation/create, default) which awaits the user's response, and the error path (UrlElicitationRequiredError, -32042) which signals the client to handle URL elicitation via the error response. Set errorPath=true to use the error path.
+
+        Args:
+            url: The URL the user should open
+            elicitation_id: Optional explicit elicitation ID. Defaults to a random UUID.
+            error_path: Controls which elicitation mechanism is used. When false (default), sends an elicitation/create request (request path). When true, throws a UrlElicitationRequiredError (MCP error code -32042) so the client handles the URL elicitation via the error path rather than waiting for a response. To clear the error, satisfy the prerequisite and retry this call with the same arguments; the retry ignores errorPath and proceeds, so the client does not loop on the same error.
+            message: Message shown to the user before opening the URL
+
+        Hints: may modify its environment, not destructive, not idempotent, open-world (reaches outside systems).
+
+        Wire name: 'trigger-url-elicitation'.
+        """
+        result = await self._call(
+            _info_everything__trigger_url_elicitation,
+            {
+                "url": url,
+                "elicitationId": elicitation_id,
+                "errorPath": error_path,
+                "message": message,
+            },
+            {
+                "elicitationId": None,
+                "errorPath": False,
+                "message": "Please open the link to complete this action.",
+            },
+        )
+        return result
+
+
+class FetchTools(_ToolsBase):
     """Tools of the 'fetch' source."""
 
     @property
@@ -2199,7 +2294,7 @@ class FetchTools(_rt.ToolsBase):
         max_length: int = 5000,
         raw: bool = False,
         start_index: int = 0,
-    ) -> _rt.ToolOutput:
+    ) -> _ToolOutput:
         """Fetches a URL from the internet and optionally extracts its contents as markdown.
 
         Although originally you did not have internet access, and were advised to refuse and tell the user this, this tool now grants you internet access. Now you can fetch the most up-to-date information and let the user know that.
@@ -2214,8 +2309,8 @@ class FetchTools(_rt.ToolsBase):
 
         Wire name: 'fetch'.
         """
-        return self._call(
-            _FETCH__FETCH,
+        result = self._call(
+            _info_fetch__fetch,
             {
                 "url": url,
                 "max_length": max_length,
@@ -2223,10 +2318,11 @@ class FetchTools(_rt.ToolsBase):
                 "start_index": start_index,
             },
             {"max_length": 5000, "raw": False, "start_index": 0},
-        ).value
+        )
+        return result.value
 
 
-class FetchToolsResults(_rt.ToolsBase):
+class FetchToolsResults(_ToolsBase):
     """Tools returning the whole ToolResult of the 'fetch' source."""
 
     def fetch(
@@ -2236,7 +2332,7 @@ class FetchToolsResults(_rt.ToolsBase):
         max_length: int = 5000,
         raw: bool = False,
         start_index: int = 0,
-    ) -> _rt.ToolResult[_rt.ToolOutput]:
+    ) -> _ToolResult[_ToolOutput]:
         """Fetches a URL from the internet and optionally extracts its contents as markdown.
 
         Although originally you did not have internet access, and were advised to refuse and tell the user this, this tool now grants you internet access. Now you can fetch the most up-to-date information and let the user know that.
@@ -2251,8 +2347,8 @@ class FetchToolsResults(_rt.ToolsBase):
 
         Wire name: 'fetch'.
         """
-        return self._call(
-            _FETCH__FETCH,
+        result = self._call(
+            _info_fetch__fetch,
             {
                 "url": url,
                 "max_length": max_length,
@@ -2261,9 +2357,10 @@ class FetchToolsResults(_rt.ToolsBase):
             },
             {"max_length": 5000, "raw": False, "start_index": 0},
         )
+        return result
 
 
-class AsyncFetchTools(_rt.AsyncToolsBase):
+class AsyncFetchTools(_AsyncToolsBase):
     """Async tools of the 'fetch' source."""
 
     @property
@@ -2278,7 +2375,7 @@ class AsyncFetchTools(_rt.AsyncToolsBase):
         max_length: int = 5000,
         raw: bool = False,
         start_index: int = 0,
-    ) -> _rt.ToolOutput:
+    ) -> _ToolOutput:
         """Fetches a URL from the internet and optionally extracts its contents as markdown.
 
         Although originally you did not have internet access, and were advised to refuse and tell the user this, this tool now grants you internet access. Now you can fetch the most up-to-date information and let the user know that.
@@ -2293,21 +2390,20 @@ class AsyncFetchTools(_rt.AsyncToolsBase):
 
         Wire name: 'fetch'.
         """
-        return (
-            await self._call(
-                _FETCH__FETCH,
-                {
-                    "url": url,
-                    "max_length": max_length,
-                    "raw": raw,
-                    "start_index": start_index,
-                },
-                {"max_length": 5000, "raw": False, "start_index": 0},
-            )
-        ).value
+        result = await self._call(
+            _info_fetch__fetch,
+            {
+                "url": url,
+                "max_length": max_length,
+                "raw": raw,
+                "start_index": start_index,
+            },
+            {"max_length": 5000, "raw": False, "start_index": 0},
+        )
+        return result.value
 
 
-class AsyncFetchToolsResults(_rt.AsyncToolsBase):
+class AsyncFetchToolsResults(_AsyncToolsBase):
     """Async tools returning the whole ToolResult of the 'fetch' source."""
 
     async def fetch(
@@ -2317,7 +2413,7 @@ class AsyncFetchToolsResults(_rt.AsyncToolsBase):
         max_length: int = 5000,
         raw: bool = False,
         start_index: int = 0,
-    ) -> _rt.ToolResult[_rt.ToolOutput]:
+    ) -> _ToolResult[_ToolOutput]:
         """Fetches a URL from the internet and optionally extracts its contents as markdown.
 
         Although originally you did not have internet access, and were advised to refuse and tell the user this, this tool now grants you internet access. Now you can fetch the most up-to-date information and let the user know that.
@@ -2332,8 +2428,8 @@ class AsyncFetchToolsResults(_rt.AsyncToolsBase):
 
         Wire name: 'fetch'.
         """
-        return await self._call(
-            _FETCH__FETCH,
+        result = await self._call(
+            _info_fetch__fetch,
             {
                 "url": url,
                 "max_length": max_length,
@@ -2342,9 +2438,10 @@ class AsyncFetchToolsResults(_rt.AsyncToolsBase):
             },
             {"max_length": 5000, "raw": False, "start_index": 0},
         )
+        return result
 
 
-class FilesystemTools(_rt.ToolsBase):
+class FilesystemTools(_ToolsBase):
     """Tools of the 'filesystem' source."""
 
     @property
@@ -2361,7 +2458,8 @@ class FilesystemTools(_rt.ToolsBase):
 
         Wire name: 'create_directory'.
         """
-        return self._call(_FILESYSTEM__CREATE_DIRECTORY, {"path": path}, {}).value
+        result = self._call(_info_filesystem__create_directory, {"path": path}, {})
+        return result.value
 
     def directory_tree(
         self, *, path: str, exclude_patterns: list[str] | None = None
@@ -2374,11 +2472,12 @@ class FilesystemTools(_rt.ToolsBase):
 
         Wire name: 'directory_tree'.
         """
-        return self._call(
-            _FILESYSTEM__DIRECTORY_TREE,
+        result = self._call(
+            _info_filesystem__directory_tree,
             {"path": path, "excludePatterns": exclude_patterns},
             {"excludePatterns": None},
-        ).value
+        )
+        return result.value
 
     def edit_file(
         self, *, edits: list[_i.Edit], path: str, dry_run: bool = False
@@ -2394,11 +2493,12 @@ class FilesystemTools(_rt.ToolsBase):
 
         Wire name: 'edit_file'.
         """
-        return self._call(
-            _FILESYSTEM__EDIT_FILE,
+        result = self._call(
+            _info_filesystem__edit_file,
             {"edits": edits, "path": path, "dryRun": dry_run},
             {"dryRun": False},
-        ).value
+        )
+        return result.value
 
     def get_file_info(self, *, path: str) -> _o.FilesystemGetFileInfoOutput:
         """Get File Info
@@ -2409,7 +2509,8 @@ class FilesystemTools(_rt.ToolsBase):
 
         Wire name: 'get_file_info'.
         """
-        return self._call(_FILESYSTEM__GET_FILE_INFO, {"path": path}, {}).value
+        result = self._call(_info_filesystem__get_file_info, {"path": path}, {})
+        return result.value
 
     def list_allowed_directories(self) -> _o.FilesystemListAllowedDirectoriesOutput:
         """List Allowed Directories
@@ -2420,7 +2521,8 @@ class FilesystemTools(_rt.ToolsBase):
 
         Wire name: 'list_allowed_directories'.
         """
-        return self._call(_FILESYSTEM__LIST_ALLOWED_DIRECTORIES, {}, {}).value
+        result = self._call(_info_filesystem__list_allowed_directories, {}, {})
+        return result.value
 
     def list_directory(self, *, path: str) -> _o.FilesystemListDirectoryOutput:
         """List Directory
@@ -2431,7 +2533,8 @@ class FilesystemTools(_rt.ToolsBase):
 
         Wire name: 'list_directory'.
         """
-        return self._call(_FILESYSTEM__LIST_DIRECTORY, {"path": path}, {}).value
+        result = self._call(_info_filesystem__list_directory, {"path": path}, {})
+        return result.value
 
     def list_directory_with_sizes(
         self, *, path: str, sort_by: Literal["name", "size"] = "name"
@@ -2447,11 +2550,12 @@ class FilesystemTools(_rt.ToolsBase):
 
         Wire name: 'list_directory_with_sizes'.
         """
-        return self._call(
-            _FILESYSTEM__LIST_DIRECTORY_WITH_SIZES,
+        result = self._call(
+            _info_filesystem__list_directory_with_sizes,
             {"path": path, "sortBy": sort_by},
             {"sortBy": "name"},
-        ).value
+        )
+        return result.value
 
     def move_file(
         self, *, destination: str, source: str
@@ -2464,9 +2568,12 @@ class FilesystemTools(_rt.ToolsBase):
 
         Wire name: 'move_file'.
         """
-        return self._call(
-            _FILESYSTEM__MOVE_FILE, {"destination": destination, "source": source}, {}
-        ).value
+        result = self._call(
+            _info_filesystem__move_file,
+            {"destination": destination, "source": source},
+            {},
+        )
+        return result.value
 
     def read_file(
         self, *, path: str, head: float | None = None, tail: float | None = None
@@ -2483,11 +2590,12 @@ class FilesystemTools(_rt.ToolsBase):
 
         Wire name: 'read_file'.
         """
-        return self._call(
-            _FILESYSTEM__READ_FILE,
+        result = self._call(
+            _info_filesystem__read_file,
             {"path": path, "head": head, "tail": tail},
             {"head": None, "tail": None},
-        ).value
+        )
+        return result.value
 
     def read_media_file(self, *, path: str) -> _o.FilesystemReadMediaFileOutput:
         """Read Media File
@@ -2498,7 +2606,8 @@ class FilesystemTools(_rt.ToolsBase):
 
         Wire name: 'read_media_file'.
         """
-        return self._call(_FILESYSTEM__READ_MEDIA_FILE, {"path": path}, {}).value
+        result = self._call(_info_filesystem__read_media_file, {"path": path}, {})
+        return result.value
 
     def read_multiple_files(
         self, *, paths: list[str]
@@ -2514,7 +2623,8 @@ class FilesystemTools(_rt.ToolsBase):
 
         Wire name: 'read_multiple_files'.
         """
-        return self._call(_FILESYSTEM__READ_MULTIPLE_FILES, {"paths": paths}, {}).value
+        result = self._call(_info_filesystem__read_multiple_files, {"paths": paths}, {})
+        return result.value
 
     def read_text_file(
         self, *, path: str, head: float | None = None, tail: float | None = None
@@ -2531,11 +2641,12 @@ class FilesystemTools(_rt.ToolsBase):
 
         Wire name: 'read_text_file'.
         """
-        return self._call(
-            _FILESYSTEM__READ_TEXT_FILE,
+        result = self._call(
+            _info_filesystem__read_text_file,
             {"path": path, "head": head, "tail": tail},
             {"head": None, "tail": None},
-        ).value
+        )
+        return result.value
 
     def search_files(
         self, *, path: str, pattern: str, exclude_patterns: list[str] | None = None
@@ -2548,11 +2659,12 @@ class FilesystemTools(_rt.ToolsBase):
 
         Wire name: 'search_files'.
         """
-        return self._call(
-            _FILESYSTEM__SEARCH_FILES,
+        result = self._call(
+            _info_filesystem__search_files,
             {"path": path, "pattern": pattern, "excludePatterns": exclude_patterns},
             {"excludePatterns": None},
-        ).value
+        )
+        return result.value
 
     def write_file(self, *, content: str, path: str) -> _o.FilesystemWriteFileOutput:
         """Write File
@@ -2563,17 +2675,18 @@ class FilesystemTools(_rt.ToolsBase):
 
         Wire name: 'write_file'.
         """
-        return self._call(
-            _FILESYSTEM__WRITE_FILE, {"content": content, "path": path}, {}
-        ).value
+        result = self._call(
+            _info_filesystem__write_file, {"content": content, "path": path}, {}
+        )
+        return result.value
 
 
-class FilesystemToolsResults(_rt.ToolsBase):
+class FilesystemToolsResults(_ToolsBase):
     """Tools returning the whole ToolResult of the 'filesystem' source."""
 
     def create_directory(
         self, *, path: str
-    ) -> _rt.ToolResult[_o.FilesystemCreateDirectoryOutput]:
+    ) -> _ToolResult[_o.FilesystemCreateDirectoryOutput]:
         """Create Directory
 
         Create a new directory or ensure a directory exists. Can create multiple nested directories in one operation. If the directory already exists, this operation will succeed silently. Perfect for setting up directory structures for projects or ensuring required paths exist. Only works within allowed directories.
@@ -2582,11 +2695,12 @@ class FilesystemToolsResults(_rt.ToolsBase):
 
         Wire name: 'create_directory'.
         """
-        return self._call(_FILESYSTEM__CREATE_DIRECTORY, {"path": path}, {})
+        result = self._call(_info_filesystem__create_directory, {"path": path}, {})
+        return result
 
     def directory_tree(
         self, *, path: str, exclude_patterns: list[str] | None = None
-    ) -> _rt.ToolResult[_o.FilesystemDirectoryTreeOutput]:
+    ) -> _ToolResult[_o.FilesystemDirectoryTreeOutput]:
         """Directory Tree
 
         Get a recursive tree view of files and directories as a JSON structure. Each entry includes 'name', 'type' (file/directory), and 'children' for directories. Files have no children array, while directories always have a children array (which may be empty). The output is formatted with 2-space indentation for readability. Only works within allowed directories.
@@ -2595,15 +2709,16 @@ class FilesystemToolsResults(_rt.ToolsBase):
 
         Wire name: 'directory_tree'.
         """
-        return self._call(
-            _FILESYSTEM__DIRECTORY_TREE,
+        result = self._call(
+            _info_filesystem__directory_tree,
             {"path": path, "excludePatterns": exclude_patterns},
             {"excludePatterns": None},
         )
+        return result
 
     def edit_file(
         self, *, edits: list[_i.Edit], path: str, dry_run: bool = False
-    ) -> _rt.ToolResult[_o.FilesystemEditFileOutput]:
+    ) -> _ToolResult[_o.FilesystemEditFileOutput]:
         """Edit File
 
         Make line-based edits to a text file. Each edit replaces exact line sequences with new content. Returns a git-style diff showing the changes made. Only works within allowed directories.
@@ -2615,15 +2730,16 @@ class FilesystemToolsResults(_rt.ToolsBase):
 
         Wire name: 'edit_file'.
         """
-        return self._call(
-            _FILESYSTEM__EDIT_FILE,
+        result = self._call(
+            _info_filesystem__edit_file,
             {"edits": edits, "path": path, "dryRun": dry_run},
             {"dryRun": False},
         )
+        return result
 
     def get_file_info(
         self, *, path: str
-    ) -> _rt.ToolResult[_o.FilesystemGetFileInfoOutput]:
+    ) -> _ToolResult[_o.FilesystemGetFileInfoOutput]:
         """Get File Info
 
         Retrieve detailed metadata about a file or directory. Returns comprehensive information including size, creation time, last modified time, permissions, and type. This tool is perfect for understanding file characteristics without reading the actual content. Only works within allowed directories.
@@ -2632,11 +2748,12 @@ class FilesystemToolsResults(_rt.ToolsBase):
 
         Wire name: 'get_file_info'.
         """
-        return self._call(_FILESYSTEM__GET_FILE_INFO, {"path": path}, {})
+        result = self._call(_info_filesystem__get_file_info, {"path": path}, {})
+        return result
 
     def list_allowed_directories(
         self,
-    ) -> _rt.ToolResult[_o.FilesystemListAllowedDirectoriesOutput]:
+    ) -> _ToolResult[_o.FilesystemListAllowedDirectoriesOutput]:
         """List Allowed Directories
 
         Returns the list of directories that this server is allowed to access. Subdirectories within these allowed directories are also accessible. Use this to understand which directories and their nested paths are available before trying to access files.
@@ -2645,11 +2762,12 @@ class FilesystemToolsResults(_rt.ToolsBase):
 
         Wire name: 'list_allowed_directories'.
         """
-        return self._call(_FILESYSTEM__LIST_ALLOWED_DIRECTORIES, {}, {})
+        result = self._call(_info_filesystem__list_allowed_directories, {}, {})
+        return result
 
     def list_directory(
         self, *, path: str
-    ) -> _rt.ToolResult[_o.FilesystemListDirectoryOutput]:
+    ) -> _ToolResult[_o.FilesystemListDirectoryOutput]:
         """List Directory
 
         Get a detailed listing of all files and directories in a specified path. Results clearly distinguish between files and directories with [FILE] and [DIR] prefixes. This tool is essential for understanding directory structure and finding specific files within a directory. Only works within allowed directories.
@@ -2658,11 +2776,12 @@ class FilesystemToolsResults(_rt.ToolsBase):
 
         Wire name: 'list_directory'.
         """
-        return self._call(_FILESYSTEM__LIST_DIRECTORY, {"path": path}, {})
+        result = self._call(_info_filesystem__list_directory, {"path": path}, {})
+        return result
 
     def list_directory_with_sizes(
         self, *, path: str, sort_by: Literal["name", "size"] = "name"
-    ) -> _rt.ToolResult[_o.FilesystemListDirectoryWithSizesOutput]:
+    ) -> _ToolResult[_o.FilesystemListDirectoryWithSizesOutput]:
         """List Directory with Sizes
 
         Get a detailed listing of all files and directories in a specified path, including sizes. Results clearly distinguish between files and directories with [FILE] and [DIR] prefixes. This tool is useful for understanding directory structure and finding specific files within a directory. Only works within allowed directories.
@@ -2674,15 +2793,16 @@ class FilesystemToolsResults(_rt.ToolsBase):
 
         Wire name: 'list_directory_with_sizes'.
         """
-        return self._call(
-            _FILESYSTEM__LIST_DIRECTORY_WITH_SIZES,
+        result = self._call(
+            _info_filesystem__list_directory_with_sizes,
             {"path": path, "sortBy": sort_by},
             {"sortBy": "name"},
         )
+        return result
 
     def move_file(
         self, *, destination: str, source: str
-    ) -> _rt.ToolResult[_o.FilesystemMoveFileOutput]:
+    ) -> _ToolResult[_o.FilesystemMoveFileOutput]:
         """Move File
 
         Move or rename files and directories. Can move files between directories and rename them in a single operation. If the destination exists, the operation will fail. Works across different directories and can be used for simple renaming within the same directory. Both source and destination must be within allowed directories.
@@ -2691,13 +2811,16 @@ class FilesystemToolsResults(_rt.ToolsBase):
 
         Wire name: 'move_file'.
         """
-        return self._call(
-            _FILESYSTEM__MOVE_FILE, {"destination": destination, "source": source}, {}
+        result = self._call(
+            _info_filesystem__move_file,
+            {"destination": destination, "source": source},
+            {},
         )
+        return result
 
     def read_file(
         self, *, path: str, head: float | None = None, tail: float | None = None
-    ) -> _rt.ToolResult[_o.FilesystemReadFileOutput]:
+    ) -> _ToolResult[_o.FilesystemReadFileOutput]:
         """Read File (Deprecated)
 
         Read the complete contents of a file as text. DEPRECATED: Use read_text_file instead.
@@ -2710,15 +2833,16 @@ class FilesystemToolsResults(_rt.ToolsBase):
 
         Wire name: 'read_file'.
         """
-        return self._call(
-            _FILESYSTEM__READ_FILE,
+        result = self._call(
+            _info_filesystem__read_file,
             {"path": path, "head": head, "tail": tail},
             {"head": None, "tail": None},
         )
+        return result
 
     def read_media_file(
         self, *, path: str
-    ) -> _rt.ToolResult[_o.FilesystemReadMediaFileOutput]:
+    ) -> _ToolResult[_o.FilesystemReadMediaFileOutput]:
         """Read Media File
 
         Read a file and return it as a base64-encoded content block with its MIME type. Image and audio files are returned as image/audio content; any other file type is returned as an embedded resource. Only works within allowed directories.
@@ -2727,11 +2851,12 @@ class FilesystemToolsResults(_rt.ToolsBase):
 
         Wire name: 'read_media_file'.
         """
-        return self._call(_FILESYSTEM__READ_MEDIA_FILE, {"path": path}, {})
+        result = self._call(_info_filesystem__read_media_file, {"path": path}, {})
+        return result
 
     def read_multiple_files(
         self, *, paths: list[str]
-    ) -> _rt.ToolResult[_o.FilesystemReadMultipleFilesOutput]:
+    ) -> _ToolResult[_o.FilesystemReadMultipleFilesOutput]:
         """Read Multiple Files
 
         Read the contents of multiple files simultaneously. This is more efficient than reading files one by one when you need to analyze or compare multiple files. Each file's content is returned with its path as a reference. Failed reads for individual files won't stop the entire operation. Only works within allowed directories.
@@ -2743,11 +2868,12 @@ class FilesystemToolsResults(_rt.ToolsBase):
 
         Wire name: 'read_multiple_files'.
         """
-        return self._call(_FILESYSTEM__READ_MULTIPLE_FILES, {"paths": paths}, {})
+        result = self._call(_info_filesystem__read_multiple_files, {"paths": paths}, {})
+        return result
 
     def read_text_file(
         self, *, path: str, head: float | None = None, tail: float | None = None
-    ) -> _rt.ToolResult[_o.FilesystemReadTextFileOutput]:
+    ) -> _ToolResult[_o.FilesystemReadTextFileOutput]:
         """Read Text File
 
         Read the complete contents of a file from the file system as text. Handles various text encodings and provides detailed error messages if the file cannot be read. Use this tool when you need to examine the contents of a single file. Use the 'head' parameter to read only the first N lines of a file, or the 'tail' parameter to read only the last N lines of a file. Operates on the file as text regardless of extension. Only works within allowed directories.
@@ -2760,15 +2886,16 @@ class FilesystemToolsResults(_rt.ToolsBase):
 
         Wire name: 'read_text_file'.
         """
-        return self._call(
-            _FILESYSTEM__READ_TEXT_FILE,
+        result = self._call(
+            _info_filesystem__read_text_file,
             {"path": path, "head": head, "tail": tail},
             {"head": None, "tail": None},
         )
+        return result
 
     def search_files(
         self, *, path: str, pattern: str, exclude_patterns: list[str] | None = None
-    ) -> _rt.ToolResult[_o.FilesystemSearchFilesOutput]:
+    ) -> _ToolResult[_o.FilesystemSearchFilesOutput]:
         """Search Files
 
         Recursively search for files and directories matching a pattern. The patterns should be glob-style patterns that match paths relative to the working directory. Use pattern like '*.ext' to match files in current directory, and '**/*.ext' to match files in all subdirectories. Returns full paths to all matching items. Great for finding files when you don't know their exact location. Only searches within allowed directories.
@@ -2777,15 +2904,16 @@ class FilesystemToolsResults(_rt.ToolsBase):
 
         Wire name: 'search_files'.
         """
-        return self._call(
-            _FILESYSTEM__SEARCH_FILES,
+        result = self._call(
+            _info_filesystem__search_files,
             {"path": path, "pattern": pattern, "excludePatterns": exclude_patterns},
             {"excludePatterns": None},
         )
+        return result
 
     def write_file(
         self, *, content: str, path: str
-    ) -> _rt.ToolResult[_o.FilesystemWriteFileOutput]:
+    ) -> _ToolResult[_o.FilesystemWriteFileOutput]:
         """Write File
 
         Create a new file or completely overwrite an existing file with new content. Use with caution as it will overwrite existing files without warning. Handles text content with proper encoding. Only works within allowed directories.
@@ -2794,12 +2922,13 @@ class FilesystemToolsResults(_rt.ToolsBase):
 
         Wire name: 'write_file'.
         """
-        return self._call(
-            _FILESYSTEM__WRITE_FILE, {"content": content, "path": path}, {}
+        result = self._call(
+            _info_filesystem__write_file, {"content": content, "path": path}, {}
         )
+        return result
 
 
-class AsyncFilesystemTools(_rt.AsyncToolsBase):
+class AsyncFilesystemTools(_AsyncToolsBase):
     """Async tools of the 'filesystem' source."""
 
     @property
@@ -2818,9 +2947,10 @@ class AsyncFilesystemTools(_rt.AsyncToolsBase):
 
         Wire name: 'create_directory'.
         """
-        return (
-            await self._call(_FILESYSTEM__CREATE_DIRECTORY, {"path": path}, {})
-        ).value
+        result = await self._call(
+            _info_filesystem__create_directory, {"path": path}, {}
+        )
+        return result.value
 
     async def directory_tree(
         self, *, path: str, exclude_patterns: list[str] | None = None
@@ -2833,13 +2963,12 @@ class AsyncFilesystemTools(_rt.AsyncToolsBase):
 
         Wire name: 'directory_tree'.
         """
-        return (
-            await self._call(
-                _FILESYSTEM__DIRECTORY_TREE,
-                {"path": path, "excludePatterns": exclude_patterns},
-                {"excludePatterns": None},
-            )
-        ).value
+        result = await self._call(
+            _info_filesystem__directory_tree,
+            {"path": path, "excludePatterns": exclude_patterns},
+            {"excludePatterns": None},
+        )
+        return result.value
 
     async def edit_file(
         self, *, edits: list[_i.Edit], path: str, dry_run: bool = False
@@ -2855,13 +2984,12 @@ class AsyncFilesystemTools(_rt.AsyncToolsBase):
 
         Wire name: 'edit_file'.
         """
-        return (
-            await self._call(
-                _FILESYSTEM__EDIT_FILE,
-                {"edits": edits, "path": path, "dryRun": dry_run},
-                {"dryRun": False},
-            )
-        ).value
+        result = await self._call(
+            _info_filesystem__edit_file,
+            {"edits": edits, "path": path, "dryRun": dry_run},
+            {"dryRun": False},
+        )
+        return result.value
 
     async def get_file_info(self, *, path: str) -> _o.FilesystemGetFileInfoOutput:
         """Get File Info
@@ -2872,7 +3000,8 @@ class AsyncFilesystemTools(_rt.AsyncToolsBase):
 
         Wire name: 'get_file_info'.
         """
-        return (await self._call(_FILESYSTEM__GET_FILE_INFO, {"path": path}, {})).value
+        result = await self._call(_info_filesystem__get_file_info, {"path": path}, {})
+        return result.value
 
     async def list_allowed_directories(
         self,
@@ -2885,7 +3014,8 @@ class AsyncFilesystemTools(_rt.AsyncToolsBase):
 
         Wire name: 'list_allowed_directories'.
         """
-        return (await self._call(_FILESYSTEM__LIST_ALLOWED_DIRECTORIES, {}, {})).value
+        result = await self._call(_info_filesystem__list_allowed_directories, {}, {})
+        return result.value
 
     async def list_directory(self, *, path: str) -> _o.FilesystemListDirectoryOutput:
         """List Directory
@@ -2896,7 +3026,8 @@ class AsyncFilesystemTools(_rt.AsyncToolsBase):
 
         Wire name: 'list_directory'.
         """
-        return (await self._call(_FILESYSTEM__LIST_DIRECTORY, {"path": path}, {})).value
+        result = await self._call(_info_filesystem__list_directory, {"path": path}, {})
+        return result.value
 
     async def list_directory_with_sizes(
         self, *, path: str, sort_by: Literal["name", "size"] = "name"
@@ -2912,13 +3043,12 @@ class AsyncFilesystemTools(_rt.AsyncToolsBase):
 
         Wire name: 'list_directory_with_sizes'.
         """
-        return (
-            await self._call(
-                _FILESYSTEM__LIST_DIRECTORY_WITH_SIZES,
-                {"path": path, "sortBy": sort_by},
-                {"sortBy": "name"},
-            )
-        ).value
+        result = await self._call(
+            _info_filesystem__list_directory_with_sizes,
+            {"path": path, "sortBy": sort_by},
+            {"sortBy": "name"},
+        )
+        return result.value
 
     async def move_file(
         self, *, destination: str, source: str
@@ -2931,13 +3061,12 @@ class AsyncFilesystemTools(_rt.AsyncToolsBase):
 
         Wire name: 'move_file'.
         """
-        return (
-            await self._call(
-                _FILESYSTEM__MOVE_FILE,
-                {"destination": destination, "source": source},
-                {},
-            )
-        ).value
+        result = await self._call(
+            _info_filesystem__move_file,
+            {"destination": destination, "source": source},
+            {},
+        )
+        return result.value
 
     async def read_file(
         self, *, path: str, head: float | None = None, tail: float | None = None
@@ -2954,13 +3083,12 @@ class AsyncFilesystemTools(_rt.AsyncToolsBase):
 
         Wire name: 'read_file'.
         """
-        return (
-            await self._call(
-                _FILESYSTEM__READ_FILE,
-                {"path": path, "head": head, "tail": tail},
-                {"head": None, "tail": None},
-            )
-        ).value
+        result = await self._call(
+            _info_filesystem__read_file,
+            {"path": path, "head": head, "tail": tail},
+            {"head": None, "tail": None},
+        )
+        return result.value
 
     async def read_media_file(self, *, path: str) -> _o.FilesystemReadMediaFileOutput:
         """Read Media File
@@ -2971,9 +3099,8 @@ class AsyncFilesystemTools(_rt.AsyncToolsBase):
 
         Wire name: 'read_media_file'.
         """
-        return (
-            await self._call(_FILESYSTEM__READ_MEDIA_FILE, {"path": path}, {})
-        ).value
+        result = await self._call(_info_filesystem__read_media_file, {"path": path}, {})
+        return result.value
 
     async def read_multiple_files(
         self, *, paths: list[str]
@@ -2989,9 +3116,10 @@ class AsyncFilesystemTools(_rt.AsyncToolsBase):
 
         Wire name: 'read_multiple_files'.
         """
-        return (
-            await self._call(_FILESYSTEM__READ_MULTIPLE_FILES, {"paths": paths}, {})
-        ).value
+        result = await self._call(
+            _info_filesystem__read_multiple_files, {"paths": paths}, {}
+        )
+        return result.value
 
     async def read_text_file(
         self, *, path: str, head: float | None = None, tail: float | None = None
@@ -3008,13 +3136,12 @@ class AsyncFilesystemTools(_rt.AsyncToolsBase):
 
         Wire name: 'read_text_file'.
         """
-        return (
-            await self._call(
-                _FILESYSTEM__READ_TEXT_FILE,
-                {"path": path, "head": head, "tail": tail},
-                {"head": None, "tail": None},
-            )
-        ).value
+        result = await self._call(
+            _info_filesystem__read_text_file,
+            {"path": path, "head": head, "tail": tail},
+            {"head": None, "tail": None},
+        )
+        return result.value
 
     async def search_files(
         self, *, path: str, pattern: str, exclude_patterns: list[str] | None = None
@@ -3027,13 +3154,12 @@ class AsyncFilesystemTools(_rt.AsyncToolsBase):
 
         Wire name: 'search_files'.
         """
-        return (
-            await self._call(
-                _FILESYSTEM__SEARCH_FILES,
-                {"path": path, "pattern": pattern, "excludePatterns": exclude_patterns},
-                {"excludePatterns": None},
-            )
-        ).value
+        result = await self._call(
+            _info_filesystem__search_files,
+            {"path": path, "pattern": pattern, "excludePatterns": exclude_patterns},
+            {"excludePatterns": None},
+        )
+        return result.value
 
     async def write_file(
         self, *, content: str, path: str
@@ -3046,19 +3172,18 @@ class AsyncFilesystemTools(_rt.AsyncToolsBase):
 
         Wire name: 'write_file'.
         """
-        return (
-            await self._call(
-                _FILESYSTEM__WRITE_FILE, {"content": content, "path": path}, {}
-            )
-        ).value
+        result = await self._call(
+            _info_filesystem__write_file, {"content": content, "path": path}, {}
+        )
+        return result.value
 
 
-class AsyncFilesystemToolsResults(_rt.AsyncToolsBase):
+class AsyncFilesystemToolsResults(_AsyncToolsBase):
     """Async tools returning the whole ToolResult of the 'filesystem' source."""
 
     async def create_directory(
         self, *, path: str
-    ) -> _rt.ToolResult[_o.FilesystemCreateDirectoryOutput]:
+    ) -> _ToolResult[_o.FilesystemCreateDirectoryOutput]:
         """Create Directory
 
         Create a new directory or ensure a directory exists. Can create multiple nested directories in one operation. If the directory already exists, this operation will succeed silently. Perfect for setting up directory structures for projects or ensuring required paths exist. Only works within allowed directories.
@@ -3067,11 +3192,14 @@ class AsyncFilesystemToolsResults(_rt.AsyncToolsBase):
 
         Wire name: 'create_directory'.
         """
-        return await self._call(_FILESYSTEM__CREATE_DIRECTORY, {"path": path}, {})
+        result = await self._call(
+            _info_filesystem__create_directory, {"path": path}, {}
+        )
+        return result
 
     async def directory_tree(
         self, *, path: str, exclude_patterns: list[str] | None = None
-    ) -> _rt.ToolResult[_o.FilesystemDirectoryTreeOutput]:
+    ) -> _ToolResult[_o.FilesystemDirectoryTreeOutput]:
         """Directory Tree
 
         Get a recursive tree view of files and directories as a JSON structure. Each entry includes 'name', 'type' (file/directory), and 'children' for directories. Files have no children array, while directories always have a children array (which may be empty). The output is formatted with 2-space indentation for readability. Only works within allowed directories.
@@ -3080,15 +3208,16 @@ class AsyncFilesystemToolsResults(_rt.AsyncToolsBase):
 
         Wire name: 'directory_tree'.
         """
-        return await self._call(
-            _FILESYSTEM__DIRECTORY_TREE,
+        result = await self._call(
+            _info_filesystem__directory_tree,
             {"path": path, "excludePatterns": exclude_patterns},
             {"excludePatterns": None},
         )
+        return result
 
     async def edit_file(
         self, *, edits: list[_i.Edit], path: str, dry_run: bool = False
-    ) -> _rt.ToolResult[_o.FilesystemEditFileOutput]:
+    ) -> _ToolResult[_o.FilesystemEditFileOutput]:
         """Edit File
 
         Make line-based edits to a text file. Each edit replaces exact line sequences with new content. Returns a git-style diff showing the changes made. Only works within allowed directories.
@@ -3100,15 +3229,16 @@ class AsyncFilesystemToolsResults(_rt.AsyncToolsBase):
 
         Wire name: 'edit_file'.
         """
-        return await self._call(
-            _FILESYSTEM__EDIT_FILE,
+        result = await self._call(
+            _info_filesystem__edit_file,
             {"edits": edits, "path": path, "dryRun": dry_run},
             {"dryRun": False},
         )
+        return result
 
     async def get_file_info(
         self, *, path: str
-    ) -> _rt.ToolResult[_o.FilesystemGetFileInfoOutput]:
+    ) -> _ToolResult[_o.FilesystemGetFileInfoOutput]:
         """Get File Info
 
         Retrieve detailed metadata about a file or directory. Returns comprehensive information including size, creation time, last modified time, permissions, and type. This tool is perfect for understanding file characteristics without reading the actual content. Only works within allowed directories.
@@ -3117,11 +3247,12 @@ class AsyncFilesystemToolsResults(_rt.AsyncToolsBase):
 
         Wire name: 'get_file_info'.
         """
-        return await self._call(_FILESYSTEM__GET_FILE_INFO, {"path": path}, {})
+        result = await self._call(_info_filesystem__get_file_info, {"path": path}, {})
+        return result
 
     async def list_allowed_directories(
         self,
-    ) -> _rt.ToolResult[_o.FilesystemListAllowedDirectoriesOutput]:
+    ) -> _ToolResult[_o.FilesystemListAllowedDirectoriesOutput]:
         """List Allowed Directories
 
         Returns the list of directories that this server is allowed to access. Subdirectories within these allowed directories are also accessible. Use this to understand which directories and their nested paths are available before trying to access files.
@@ -3130,11 +3261,12 @@ class AsyncFilesystemToolsResults(_rt.AsyncToolsBase):
 
         Wire name: 'list_allowed_directories'.
         """
-        return await self._call(_FILESYSTEM__LIST_ALLOWED_DIRECTORIES, {}, {})
+        result = await self._call(_info_filesystem__list_allowed_directories, {}, {})
+        return result
 
     async def list_directory(
         self, *, path: str
-    ) -> _rt.ToolResult[_o.FilesystemListDirectoryOutput]:
+    ) -> _ToolResult[_o.FilesystemListDirectoryOutput]:
         """List Directory
 
         Get a detailed listing of all files and directories in a specified path. Results clearly distinguish between files and directories with [FILE] and [DIR] prefixes. This tool is essential for understanding directory structure and finding specific files within a directory. Only works within allowed directories.
@@ -3143,11 +3275,12 @@ class AsyncFilesystemToolsResults(_rt.AsyncToolsBase):
 
         Wire name: 'list_directory'.
         """
-        return await self._call(_FILESYSTEM__LIST_DIRECTORY, {"path": path}, {})
+        result = await self._call(_info_filesystem__list_directory, {"path": path}, {})
+        return result
 
     async def list_directory_with_sizes(
         self, *, path: str, sort_by: Literal["name", "size"] = "name"
-    ) -> _rt.ToolResult[_o.FilesystemListDirectoryWithSizesOutput]:
+    ) -> _ToolResult[_o.FilesystemListDirectoryWithSizesOutput]:
         """List Directory with Sizes
 
         Get a detailed listing of all files and directories in a specified path, including sizes. Results clearly distinguish between files and directories with [FILE] and [DIR] prefixes. This tool is useful for understanding directory structure and finding specific files within a directory. Only works within allowed directories.
@@ -3159,15 +3292,16 @@ class AsyncFilesystemToolsResults(_rt.AsyncToolsBase):
 
         Wire name: 'list_directory_with_sizes'.
         """
-        return await self._call(
-            _FILESYSTEM__LIST_DIRECTORY_WITH_SIZES,
+        result = await self._call(
+            _info_filesystem__list_directory_with_sizes,
             {"path": path, "sortBy": sort_by},
             {"sortBy": "name"},
         )
+        return result
 
     async def move_file(
         self, *, destination: str, source: str
-    ) -> _rt.ToolResult[_o.FilesystemMoveFileOutput]:
+    ) -> _ToolResult[_o.FilesystemMoveFileOutput]:
         """Move File
 
         Move or rename files and directories. Can move files between directories and rename them in a single operation. If the destination exists, the operation will fail. Works across different directories and can be used for simple renaming within the same directory. Both source and destination must be within allowed directories.
@@ -3176,13 +3310,16 @@ class AsyncFilesystemToolsResults(_rt.AsyncToolsBase):
 
         Wire name: 'move_file'.
         """
-        return await self._call(
-            _FILESYSTEM__MOVE_FILE, {"destination": destination, "source": source}, {}
+        result = await self._call(
+            _info_filesystem__move_file,
+            {"destination": destination, "source": source},
+            {},
         )
+        return result
 
     async def read_file(
         self, *, path: str, head: float | None = None, tail: float | None = None
-    ) -> _rt.ToolResult[_o.FilesystemReadFileOutput]:
+    ) -> _ToolResult[_o.FilesystemReadFileOutput]:
         """Read File (Deprecated)
 
         Read the complete contents of a file as text. DEPRECATED: Use read_text_file instead.
@@ -3195,15 +3332,16 @@ class AsyncFilesystemToolsResults(_rt.AsyncToolsBase):
 
         Wire name: 'read_file'.
         """
-        return await self._call(
-            _FILESYSTEM__READ_FILE,
+        result = await self._call(
+            _info_filesystem__read_file,
             {"path": path, "head": head, "tail": tail},
             {"head": None, "tail": None},
         )
+        return result
 
     async def read_media_file(
         self, *, path: str
-    ) -> _rt.ToolResult[_o.FilesystemReadMediaFileOutput]:
+    ) -> _ToolResult[_o.FilesystemReadMediaFileOutput]:
         """Read Media File
 
         Read a file and return it as a base64-encoded content block with its MIME type. Image and audio files are returned as image/audio content; any other file type is returned as an embedded resource. Only works within allowed directories.
@@ -3212,11 +3350,12 @@ class AsyncFilesystemToolsResults(_rt.AsyncToolsBase):
 
         Wire name: 'read_media_file'.
         """
-        return await self._call(_FILESYSTEM__READ_MEDIA_FILE, {"path": path}, {})
+        result = await self._call(_info_filesystem__read_media_file, {"path": path}, {})
+        return result
 
     async def read_multiple_files(
         self, *, paths: list[str]
-    ) -> _rt.ToolResult[_o.FilesystemReadMultipleFilesOutput]:
+    ) -> _ToolResult[_o.FilesystemReadMultipleFilesOutput]:
         """Read Multiple Files
 
         Read the contents of multiple files simultaneously. This is more efficient than reading files one by one when you need to analyze or compare multiple files. Each file's content is returned with its path as a reference. Failed reads for individual files won't stop the entire operation. Only works within allowed directories.
@@ -3228,11 +3367,14 @@ class AsyncFilesystemToolsResults(_rt.AsyncToolsBase):
 
         Wire name: 'read_multiple_files'.
         """
-        return await self._call(_FILESYSTEM__READ_MULTIPLE_FILES, {"paths": paths}, {})
+        result = await self._call(
+            _info_filesystem__read_multiple_files, {"paths": paths}, {}
+        )
+        return result
 
     async def read_text_file(
         self, *, path: str, head: float | None = None, tail: float | None = None
-    ) -> _rt.ToolResult[_o.FilesystemReadTextFileOutput]:
+    ) -> _ToolResult[_o.FilesystemReadTextFileOutput]:
         """Read Text File
 
         Read the complete contents of a file from the file system as text. Handles various text encodings and provides detailed error messages if the file cannot be read. Use this tool when you need to examine the contents of a single file. Use the 'head' parameter to read only the first N lines of a file, or the 'tail' parameter to read only the last N lines of a file. Operates on the file as text regardless of extension. Only works within allowed directories.
@@ -3245,15 +3387,16 @@ class AsyncFilesystemToolsResults(_rt.AsyncToolsBase):
 
         Wire name: 'read_text_file'.
         """
-        return await self._call(
-            _FILESYSTEM__READ_TEXT_FILE,
+        result = await self._call(
+            _info_filesystem__read_text_file,
             {"path": path, "head": head, "tail": tail},
             {"head": None, "tail": None},
         )
+        return result
 
     async def search_files(
         self, *, path: str, pattern: str, exclude_patterns: list[str] | None = None
-    ) -> _rt.ToolResult[_o.FilesystemSearchFilesOutput]:
+    ) -> _ToolResult[_o.FilesystemSearchFilesOutput]:
         """Search Files
 
         Recursively search for files and directories matching a pattern. The patterns should be glob-style patterns that match paths relative to the working directory. Use pattern like '*.ext' to match files in current directory, and '**/*.ext' to match files in all subdirectories. Returns full paths to all matching items. Great for finding files when you don't know their exact location. Only searches within allowed directories.
@@ -3262,15 +3405,16 @@ class AsyncFilesystemToolsResults(_rt.AsyncToolsBase):
 
         Wire name: 'search_files'.
         """
-        return await self._call(
-            _FILESYSTEM__SEARCH_FILES,
+        result = await self._call(
+            _info_filesystem__search_files,
             {"path": path, "pattern": pattern, "excludePatterns": exclude_patterns},
             {"excludePatterns": None},
         )
+        return result
 
     async def write_file(
         self, *, content: str, path: str
-    ) -> _rt.ToolResult[_o.FilesystemWriteFileOutput]:
+    ) -> _ToolResult[_o.FilesystemWriteFileOutput]:
         """Write File
 
         Create a new file or completely overwrite an existing file with new content. Use with caution as it will overwrite existing files without warning. Handles text content with proper encoding. Only works within allowed directories.
@@ -3279,12 +3423,13 @@ class AsyncFilesystemToolsResults(_rt.AsyncToolsBase):
 
         Wire name: 'write_file'.
         """
-        return await self._call(
-            _FILESYSTEM__WRITE_FILE, {"content": content, "path": path}, {}
+        result = await self._call(
+            _info_filesystem__write_file, {"content": content, "path": path}, {}
         )
+        return result
 
 
-class GitTools(_rt.ToolsBase):
+class GitTools(_ToolsBase):
     """Tools of the 'git' source."""
 
     @property
@@ -3292,16 +3437,17 @@ class GitTools(_rt.ToolsBase):
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
         return GitToolsResults(self._provider, self._options)
 
-    def git_add(self, *, files: list[str], repo_path: str) -> _rt.ToolOutput:
+    def git_add(self, *, files: list[str], repo_path: str) -> _ToolOutput:
         """Adds file contents to the staging area
 
         Hints: may modify its environment, not destructive, idempotent, closed-world.
 
         Wire name: 'git_add'.
         """
-        return self._call(
-            _GIT__GIT_ADD, {"files": files, "repo_path": repo_path}, {}
-        ).value
+        result = self._call(
+            _info_git__git_add, {"files": files, "repo_path": repo_path}, {}
+        )
+        return result.value
 
     def git_branch(
         self,
@@ -3310,7 +3456,7 @@ class GitTools(_rt.ToolsBase):
         repo_path: str,
         contains: str | None = None,
         not_contains: str | None = None,
-    ) -> _rt.ToolOutput:
+    ) -> _ToolOutput:
         """List Git branches
 
         Args:
@@ -3323,8 +3469,8 @@ class GitTools(_rt.ToolsBase):
 
         Wire name: 'git_branch'.
         """
-        return self._call(
-            _GIT__GIT_BRANCH,
+        result = self._call(
+            _info_git__git_branch,
             {
                 "branch_type": branch_type,
                 "repo_path": repo_path,
@@ -3332,93 +3478,100 @@ class GitTools(_rt.ToolsBase):
                 "not_contains": not_contains,
             },
             {"contains": None, "not_contains": None},
-        ).value
+        )
+        return result.value
 
-    def git_checkout(self, *, branch_name: str, repo_path: str) -> _rt.ToolOutput:
+    def git_checkout(self, *, branch_name: str, repo_path: str) -> _ToolOutput:
         """Switches branches
 
         Hints: may modify its environment, not destructive, not idempotent, closed-world.
 
         Wire name: 'git_checkout'.
         """
-        return self._call(
-            _GIT__GIT_CHECKOUT, {"branch_name": branch_name, "repo_path": repo_path}, {}
-        ).value
+        result = self._call(
+            _info_git__git_checkout,
+            {"branch_name": branch_name, "repo_path": repo_path},
+            {},
+        )
+        return result.value
 
-    def git_commit(self, *, message: str, repo_path: str) -> _rt.ToolOutput:
+    def git_commit(self, *, message: str, repo_path: str) -> _ToolOutput:
         """Records changes to the repository
 
         Hints: may modify its environment, not destructive, not idempotent, closed-world.
 
         Wire name: 'git_commit'.
         """
-        return self._call(
-            _GIT__GIT_COMMIT, {"message": message, "repo_path": repo_path}, {}
-        ).value
+        result = self._call(
+            _info_git__git_commit, {"message": message, "repo_path": repo_path}, {}
+        )
+        return result.value
 
     def git_create_branch(
         self, *, branch_name: str, repo_path: str, base_branch: str | None = None
-    ) -> _rt.ToolOutput:
+    ) -> _ToolOutput:
         """Creates a new branch from an optional base branch
 
         Hints: may modify its environment, not destructive, not idempotent, closed-world.
 
         Wire name: 'git_create_branch'.
         """
-        return self._call(
-            _GIT__GIT_CREATE_BRANCH,
+        result = self._call(
+            _info_git__git_create_branch,
             {
                 "branch_name": branch_name,
                 "repo_path": repo_path,
                 "base_branch": base_branch,
             },
             {"base_branch": None},
-        ).value
+        )
+        return result.value
 
     def git_diff(
         self, *, repo_path: str, target: str, context_lines: int = 3
-    ) -> _rt.ToolOutput:
+    ) -> _ToolOutput:
         """Shows differences between branches or commits
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
         Wire name: 'git_diff'.
         """
-        return self._call(
-            _GIT__GIT_DIFF,
+        result = self._call(
+            _info_git__git_diff,
             {"repo_path": repo_path, "target": target, "context_lines": context_lines},
             {"context_lines": 3},
-        ).value
+        )
+        return result.value
 
-    def git_diff_staged(
-        self, *, repo_path: str, context_lines: int = 3
-    ) -> _rt.ToolOutput:
+    def git_diff_staged(self, *, repo_path: str, context_lines: int = 3) -> _ToolOutput:
         """Shows changes that are staged for commit
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
         Wire name: 'git_diff_staged'.
         """
-        return self._call(
-            _GIT__GIT_DIFF_STAGED,
+        result = self._call(
+            _info_git__git_diff_staged,
             {"repo_path": repo_path, "context_lines": context_lines},
             {"context_lines": 3},
-        ).value
+        )
+        return result.value
 
     def git_diff_unstaged(
         self, *, repo_path: str, context_lines: int = 3
-    ) -> _rt.ToolOutput:
+    ) -> _ToolOutput:
         """Shows changes in the working directory that are not yet staged
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
         Wire name: 'git_diff_unstaged'.
         """
-        return self._call(
-            _GIT__GIT_DIFF_UNSTAGED,
+        result = self._call(
+            _info_git__git_diff_unstaged,
             {"repo_path": repo_path, "context_lines": context_lines},
             {"context_lines": 3},
-        ).value
+        )
+        return result.value
 
     def git_log(
         self,
@@ -3427,7 +3580,7 @@ class GitTools(_rt.ToolsBase):
         end_timestamp: str | None = None,
         max_count: int = 10,
         start_timestamp: str | None = None,
-    ) -> _rt.ToolOutput:
+    ) -> _ToolOutput:
         """Shows the commit logs
 
         Args:
@@ -3438,8 +3591,8 @@ class GitTools(_rt.ToolsBase):
 
         Wire name: 'git_log'.
         """
-        return self._call(
-            _GIT__GIT_LOG,
+        result = self._call(
+            _info_git__git_log,
             {
                 "repo_path": repo_path,
                 "end_timestamp": end_timestamp,
@@ -3447,51 +3600,56 @@ class GitTools(_rt.ToolsBase):
                 "start_timestamp": start_timestamp,
             },
             {"end_timestamp": None, "max_count": 10, "start_timestamp": None},
-        ).value
+        )
+        return result.value
 
-    def git_reset(self, *, repo_path: str) -> _rt.ToolOutput:
+    def git_reset(self, *, repo_path: str) -> _ToolOutput:
         """Unstages all staged changes
 
         Hints: may modify its environment, may be destructive, idempotent, closed-world.
 
         Wire name: 'git_reset'.
         """
-        return self._call(_GIT__GIT_RESET, {"repo_path": repo_path}, {}).value
+        result = self._call(_info_git__git_reset, {"repo_path": repo_path}, {})
+        return result.value
 
-    def git_show(self, *, repo_path: str, revision: str) -> _rt.ToolOutput:
+    def git_show(self, *, repo_path: str, revision: str) -> _ToolOutput:
         """Shows the contents of a commit, or of a file or directory given as <revision>:<path>
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
         Wire name: 'git_show'.
         """
-        return self._call(
-            _GIT__GIT_SHOW, {"repo_path": repo_path, "revision": revision}, {}
-        ).value
+        result = self._call(
+            _info_git__git_show, {"repo_path": repo_path, "revision": revision}, {}
+        )
+        return result.value
 
-    def git_status(self, *, repo_path: str) -> _rt.ToolOutput:
+    def git_status(self, *, repo_path: str) -> _ToolOutput:
         """Shows the working tree status
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
         Wire name: 'git_status'.
         """
-        return self._call(_GIT__GIT_STATUS, {"repo_path": repo_path}, {}).value
+        result = self._call(_info_git__git_status, {"repo_path": repo_path}, {})
+        return result.value
 
 
-class GitToolsResults(_rt.ToolsBase):
+class GitToolsResults(_ToolsBase):
     """Tools returning the whole ToolResult of the 'git' source."""
 
-    def git_add(
-        self, *, files: list[str], repo_path: str
-    ) -> _rt.ToolResult[_rt.ToolOutput]:
+    def git_add(self, *, files: list[str], repo_path: str) -> _ToolResult[_ToolOutput]:
         """Adds file contents to the staging area
 
         Hints: may modify its environment, not destructive, idempotent, closed-world.
 
         Wire name: 'git_add'.
         """
-        return self._call(_GIT__GIT_ADD, {"files": files, "repo_path": repo_path}, {})
+        result = self._call(
+            _info_git__git_add, {"files": files, "repo_path": repo_path}, {}
+        )
+        return result
 
     def git_branch(
         self,
@@ -3500,7 +3658,7 @@ class GitToolsResults(_rt.ToolsBase):
         repo_path: str,
         contains: str | None = None,
         not_contains: str | None = None,
-    ) -> _rt.ToolResult[_rt.ToolOutput]:
+    ) -> _ToolResult[_ToolOutput]:
         """List Git branches
 
         Args:
@@ -3513,8 +3671,8 @@ class GitToolsResults(_rt.ToolsBase):
 
         Wire name: 'git_branch'.
         """
-        return self._call(
-            _GIT__GIT_BRANCH,
+        result = self._call(
+            _info_git__git_branch,
             {
                 "branch_type": branch_type,
                 "repo_path": repo_path,
@@ -3523,44 +3681,47 @@ class GitToolsResults(_rt.ToolsBase):
             },
             {"contains": None, "not_contains": None},
         )
+        return result
 
     def git_checkout(
         self, *, branch_name: str, repo_path: str
-    ) -> _rt.ToolResult[_rt.ToolOutput]:
+    ) -> _ToolResult[_ToolOutput]:
         """Switches branches
 
         Hints: may modify its environment, not destructive, not idempotent, closed-world.
 
         Wire name: 'git_checkout'.
         """
-        return self._call(
-            _GIT__GIT_CHECKOUT, {"branch_name": branch_name, "repo_path": repo_path}, {}
+        result = self._call(
+            _info_git__git_checkout,
+            {"branch_name": branch_name, "repo_path": repo_path},
+            {},
         )
+        return result
 
-    def git_commit(
-        self, *, message: str, repo_path: str
-    ) -> _rt.ToolResult[_rt.ToolOutput]:
+    def git_commit(self, *, message: str, repo_path: str) -> _ToolResult[_ToolOutput]:
         """Records changes to the repository
 
         Hints: may modify its environment, not destructive, not idempotent, closed-world.
 
         Wire name: 'git_commit'.
         """
-        return self._call(
-            _GIT__GIT_COMMIT, {"message": message, "repo_path": repo_path}, {}
+        result = self._call(
+            _info_git__git_commit, {"message": message, "repo_path": repo_path}, {}
         )
+        return result
 
     def git_create_branch(
         self, *, branch_name: str, repo_path: str, base_branch: str | None = None
-    ) -> _rt.ToolResult[_rt.ToolOutput]:
+    ) -> _ToolResult[_ToolOutput]:
         """Creates a new branch from an optional base branch
 
         Hints: may modify its environment, not destructive, not idempotent, closed-world.
 
         Wire name: 'git_create_branch'.
         """
-        return self._call(
-            _GIT__GIT_CREATE_BRANCH,
+        result = self._call(
+            _info_git__git_create_branch,
             {
                 "branch_name": branch_name,
                 "repo_path": repo_path,
@@ -3568,51 +3729,55 @@ class GitToolsResults(_rt.ToolsBase):
             },
             {"base_branch": None},
         )
+        return result
 
     def git_diff(
         self, *, repo_path: str, target: str, context_lines: int = 3
-    ) -> _rt.ToolResult[_rt.ToolOutput]:
+    ) -> _ToolResult[_ToolOutput]:
         """Shows differences between branches or commits
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
         Wire name: 'git_diff'.
         """
-        return self._call(
-            _GIT__GIT_DIFF,
+        result = self._call(
+            _info_git__git_diff,
             {"repo_path": repo_path, "target": target, "context_lines": context_lines},
             {"context_lines": 3},
         )
+        return result
 
     def git_diff_staged(
         self, *, repo_path: str, context_lines: int = 3
-    ) -> _rt.ToolResult[_rt.ToolOutput]:
+    ) -> _ToolResult[_ToolOutput]:
         """Shows changes that are staged for commit
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
         Wire name: 'git_diff_staged'.
         """
-        return self._call(
-            _GIT__GIT_DIFF_STAGED,
+        result = self._call(
+            _info_git__git_diff_staged,
             {"repo_path": repo_path, "context_lines": context_lines},
             {"context_lines": 3},
         )
+        return result
 
     def git_diff_unstaged(
         self, *, repo_path: str, context_lines: int = 3
-    ) -> _rt.ToolResult[_rt.ToolOutput]:
+    ) -> _ToolResult[_ToolOutput]:
         """Shows changes in the working directory that are not yet staged
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
         Wire name: 'git_diff_unstaged'.
         """
-        return self._call(
-            _GIT__GIT_DIFF_UNSTAGED,
+        result = self._call(
+            _info_git__git_diff_unstaged,
             {"repo_path": repo_path, "context_lines": context_lines},
             {"context_lines": 3},
         )
+        return result
 
     def git_log(
         self,
@@ -3621,7 +3786,7 @@ class GitToolsResults(_rt.ToolsBase):
         end_timestamp: str | None = None,
         max_count: int = 10,
         start_timestamp: str | None = None,
-    ) -> _rt.ToolResult[_rt.ToolOutput]:
+    ) -> _ToolResult[_ToolOutput]:
         """Shows the commit logs
 
         Args:
@@ -3632,8 +3797,8 @@ class GitToolsResults(_rt.ToolsBase):
 
         Wire name: 'git_log'.
         """
-        return self._call(
-            _GIT__GIT_LOG,
+        result = self._call(
+            _info_git__git_log,
             {
                 "repo_path": repo_path,
                 "end_timestamp": end_timestamp,
@@ -3642,40 +3807,42 @@ class GitToolsResults(_rt.ToolsBase):
             },
             {"end_timestamp": None, "max_count": 10, "start_timestamp": None},
         )
+        return result
 
-    def git_reset(self, *, repo_path: str) -> _rt.ToolResult[_rt.ToolOutput]:
+    def git_reset(self, *, repo_path: str) -> _ToolResult[_ToolOutput]:
         """Unstages all staged changes
 
         Hints: may modify its environment, may be destructive, idempotent, closed-world.
 
         Wire name: 'git_reset'.
         """
-        return self._call(_GIT__GIT_RESET, {"repo_path": repo_path}, {})
+        result = self._call(_info_git__git_reset, {"repo_path": repo_path}, {})
+        return result
 
-    def git_show(
-        self, *, repo_path: str, revision: str
-    ) -> _rt.ToolResult[_rt.ToolOutput]:
+    def git_show(self, *, repo_path: str, revision: str) -> _ToolResult[_ToolOutput]:
         """Shows the contents of a commit, or of a file or directory given as <revision>:<path>
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
         Wire name: 'git_show'.
         """
-        return self._call(
-            _GIT__GIT_SHOW, {"repo_path": repo_path, "revision": revision}, {}
+        result = self._call(
+            _info_git__git_show, {"repo_path": repo_path, "revision": revision}, {}
         )
+        return result
 
-    def git_status(self, *, repo_path: str) -> _rt.ToolResult[_rt.ToolOutput]:
+    def git_status(self, *, repo_path: str) -> _ToolResult[_ToolOutput]:
         """Shows the working tree status
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
         Wire name: 'git_status'.
         """
-        return self._call(_GIT__GIT_STATUS, {"repo_path": repo_path}, {})
+        result = self._call(_info_git__git_status, {"repo_path": repo_path}, {})
+        return result
 
 
-class AsyncGitTools(_rt.AsyncToolsBase):
+class AsyncGitTools(_AsyncToolsBase):
     """Async tools of the 'git' source."""
 
     @property
@@ -3683,234 +3850,17 @@ class AsyncGitTools(_rt.AsyncToolsBase):
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
         return AsyncGitToolsResults(self._provider, self._options)
 
-    async def git_add(self, *, files: list[str], repo_path: str) -> _rt.ToolOutput:
+    async def git_add(self, *, files: list[str], repo_path: str) -> _ToolOutput:
         """Adds file contents to the staging area
 
         Hints: may modify its environment, not destructive, idempotent, closed-world.
 
         Wire name: 'git_add'.
         """
-        return (
-            await self._call(
-                _GIT__GIT_ADD, {"files": files, "repo_path": repo_path}, {}
-            )
-        ).value
-
-    async def git_branch(
-        self,
-        *,
-        branch_type: str,
-        repo_path: str,
-        contains: str | None = None,
-        not_contains: str | None = None,
-    ) -> _rt.ToolOutput:
-        """List Git branches
-
-        Args:
-            branch_type: Whether to list local branches ('local'), remote branches ('remote') or all branches('all').
-            repo_path: The path to the Git repository.
-            contains: The commit sha that branch should contain. Do not pass anything to this param if no commit sha is specified
-            not_contains: The commit sha that branch should NOT contain. Do not pass anything to this param if no commit sha is specified
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'git_branch'.
-        """
-        return (
-            await self._call(
-                _GIT__GIT_BRANCH,
-                {
-                    "branch_type": branch_type,
-                    "repo_path": repo_path,
-                    "contains": contains,
-                    "not_contains": not_contains,
-                },
-                {"contains": None, "not_contains": None},
-            )
-        ).value
-
-    async def git_checkout(self, *, branch_name: str, repo_path: str) -> _rt.ToolOutput:
-        """Switches branches
-
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
-
-        Wire name: 'git_checkout'.
-        """
-        return (
-            await self._call(
-                _GIT__GIT_CHECKOUT,
-                {"branch_name": branch_name, "repo_path": repo_path},
-                {},
-            )
-        ).value
-
-    async def git_commit(self, *, message: str, repo_path: str) -> _rt.ToolOutput:
-        """Records changes to the repository
-
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
-
-        Wire name: 'git_commit'.
-        """
-        return (
-            await self._call(
-                _GIT__GIT_COMMIT, {"message": message, "repo_path": repo_path}, {}
-            )
-        ).value
-
-    async def git_create_branch(
-        self, *, branch_name: str, repo_path: str, base_branch: str | None = None
-    ) -> _rt.ToolOutput:
-        """Creates a new branch from an optional base branch
-
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
-
-        Wire name: 'git_create_branch'.
-        """
-        return (
-            await self._call(
-                _GIT__GIT_CREATE_BRANCH,
-                {
-                    "branch_name": branch_name,
-                    "repo_path": repo_path,
-                    "base_branch": base_branch,
-                },
-                {"base_branch": None},
-            )
-        ).value
-
-    async def git_diff(
-        self, *, repo_path: str, target: str, context_lines: int = 3
-    ) -> _rt.ToolOutput:
-        """Shows differences between branches or commits
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'git_diff'.
-        """
-        return (
-            await self._call(
-                _GIT__GIT_DIFF,
-                {
-                    "repo_path": repo_path,
-                    "target": target,
-                    "context_lines": context_lines,
-                },
-                {"context_lines": 3},
-            )
-        ).value
-
-    async def git_diff_staged(
-        self, *, repo_path: str, context_lines: int = 3
-    ) -> _rt.ToolOutput:
-        """Shows changes that are staged for commit
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'git_diff_staged'.
-        """
-        return (
-            await self._call(
-                _GIT__GIT_DIFF_STAGED,
-                {"repo_path": repo_path, "context_lines": context_lines},
-                {"context_lines": 3},
-            )
-        ).value
-
-    async def git_diff_unstaged(
-        self, *, repo_path: str, context_lines: int = 3
-    ) -> _rt.ToolOutput:
-        """Shows changes in the working directory that are not yet staged
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'git_diff_unstaged'.
-        """
-        return (
-            await self._call(
-                _GIT__GIT_DIFF_UNSTAGED,
-                {"repo_path": repo_path, "context_lines": context_lines},
-                {"context_lines": 3},
-            )
-        ).value
-
-    async def git_log(
-        self,
-        *,
-        repo_path: str,
-        end_timestamp: str | None = None,
-        max_count: int = 10,
-        start_timestamp: str | None = None,
-    ) -> _rt.ToolOutput:
-        """Shows the commit logs
-
-        Args:
-            end_timestamp: End timestamp for filtering commits. Accepts: ISO 8601 format (e.g., '2024-01-15T14:30:25'), relative dates (e.g., '2 weeks ago', 'yesterday'), or absolute dates (e.g., '2024-01-15', 'Jan 15 2024')
-            start_timestamp: Start timestamp for filtering commits. Accepts: ISO 8601 format (e.g., '2024-01-15T14:30:25'), relative dates (e.g., '2 weeks ago', 'yesterday'), or absolute dates (e.g., '2024-01-15', 'Jan 15 2024')
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'git_log'.
-        """
-        return (
-            await self._call(
-                _GIT__GIT_LOG,
-                {
-                    "repo_path": repo_path,
-                    "end_timestamp": end_timestamp,
-                    "max_count": max_count,
-                    "start_timestamp": start_timestamp,
-                },
-                {"end_timestamp": None, "max_count": 10, "start_timestamp": None},
-            )
-        ).value
-
-    async def git_reset(self, *, repo_path: str) -> _rt.ToolOutput:
-        """Unstages all staged changes
-
-        Hints: may modify its environment, may be destructive, idempotent, closed-world.
-
-        Wire name: 'git_reset'.
-        """
-        return (await self._call(_GIT__GIT_RESET, {"repo_path": repo_path}, {})).value
-
-    async def git_show(self, *, repo_path: str, revision: str) -> _rt.ToolOutput:
-        """Shows the contents of a commit, or of a file or directory given as <revision>:<path>
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'git_show'.
-        """
-        return (
-            await self._call(
-                _GIT__GIT_SHOW, {"repo_path": repo_path, "revision": revision}, {}
-            )
-        ).value
-
-    async def git_status(self, *, repo_path: str) -> _rt.ToolOutput:
-        """Shows the working tree status
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'git_status'.
-        """
-        return (await self._call(_GIT__GIT_STATUS, {"repo_path": repo_path}, {})).value
-
-
-class AsyncGitToolsResults(_rt.AsyncToolsBase):
-    """Async tools returning the whole ToolResult of the 'git' source."""
-
-    async def git_add(
-        self, *, files: list[str], repo_path: str
-    ) -> _rt.ToolResult[_rt.ToolOutput]:
-        """Adds file contents to the staging area
-
-        Hints: may modify its environment, not destructive, idempotent, closed-world.
-
-        Wire name: 'git_add'.
-        """
-        return await self._call(
-            _GIT__GIT_ADD, {"files": files, "repo_path": repo_path}, {}
+        result = await self._call(
+            _info_git__git_add, {"files": files, "repo_path": repo_path}, {}
         )
+        return result.value
 
     async def git_branch(
         self,
@@ -3919,7 +3869,7 @@ class AsyncGitToolsResults(_rt.AsyncToolsBase):
         repo_path: str,
         contains: str | None = None,
         not_contains: str | None = None,
-    ) -> _rt.ToolResult[_rt.ToolOutput]:
+    ) -> _ToolOutput:
         """List Git branches
 
         Args:
@@ -3932,8 +3882,8 @@ class AsyncGitToolsResults(_rt.AsyncToolsBase):
 
         Wire name: 'git_branch'.
         """
-        return await self._call(
-            _GIT__GIT_BRANCH,
+        result = await self._call(
+            _info_git__git_branch,
             {
                 "branch_type": branch_type,
                 "repo_path": repo_path,
@@ -3942,44 +3892,45 @@ class AsyncGitToolsResults(_rt.AsyncToolsBase):
             },
             {"contains": None, "not_contains": None},
         )
+        return result.value
 
-    async def git_checkout(
-        self, *, branch_name: str, repo_path: str
-    ) -> _rt.ToolResult[_rt.ToolOutput]:
+    async def git_checkout(self, *, branch_name: str, repo_path: str) -> _ToolOutput:
         """Switches branches
 
         Hints: may modify its environment, not destructive, not idempotent, closed-world.
 
         Wire name: 'git_checkout'.
         """
-        return await self._call(
-            _GIT__GIT_CHECKOUT, {"branch_name": branch_name, "repo_path": repo_path}, {}
+        result = await self._call(
+            _info_git__git_checkout,
+            {"branch_name": branch_name, "repo_path": repo_path},
+            {},
         )
+        return result.value
 
-    async def git_commit(
-        self, *, message: str, repo_path: str
-    ) -> _rt.ToolResult[_rt.ToolOutput]:
+    async def git_commit(self, *, message: str, repo_path: str) -> _ToolOutput:
         """Records changes to the repository
 
         Hints: may modify its environment, not destructive, not idempotent, closed-world.
 
         Wire name: 'git_commit'.
         """
-        return await self._call(
-            _GIT__GIT_COMMIT, {"message": message, "repo_path": repo_path}, {}
+        result = await self._call(
+            _info_git__git_commit, {"message": message, "repo_path": repo_path}, {}
         )
+        return result.value
 
     async def git_create_branch(
         self, *, branch_name: str, repo_path: str, base_branch: str | None = None
-    ) -> _rt.ToolResult[_rt.ToolOutput]:
+    ) -> _ToolOutput:
         """Creates a new branch from an optional base branch
 
         Hints: may modify its environment, not destructive, not idempotent, closed-world.
 
         Wire name: 'git_create_branch'.
         """
-        return await self._call(
-            _GIT__GIT_CREATE_BRANCH,
+        result = await self._call(
+            _info_git__git_create_branch,
             {
                 "branch_name": branch_name,
                 "repo_path": repo_path,
@@ -3987,51 +3938,55 @@ class AsyncGitToolsResults(_rt.AsyncToolsBase):
             },
             {"base_branch": None},
         )
+        return result.value
 
     async def git_diff(
         self, *, repo_path: str, target: str, context_lines: int = 3
-    ) -> _rt.ToolResult[_rt.ToolOutput]:
+    ) -> _ToolOutput:
         """Shows differences between branches or commits
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
         Wire name: 'git_diff'.
         """
-        return await self._call(
-            _GIT__GIT_DIFF,
+        result = await self._call(
+            _info_git__git_diff,
             {"repo_path": repo_path, "target": target, "context_lines": context_lines},
             {"context_lines": 3},
         )
+        return result.value
 
     async def git_diff_staged(
         self, *, repo_path: str, context_lines: int = 3
-    ) -> _rt.ToolResult[_rt.ToolOutput]:
+    ) -> _ToolOutput:
         """Shows changes that are staged for commit
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
         Wire name: 'git_diff_staged'.
         """
-        return await self._call(
-            _GIT__GIT_DIFF_STAGED,
+        result = await self._call(
+            _info_git__git_diff_staged,
             {"repo_path": repo_path, "context_lines": context_lines},
             {"context_lines": 3},
         )
+        return result.value
 
     async def git_diff_unstaged(
         self, *, repo_path: str, context_lines: int = 3
-    ) -> _rt.ToolResult[_rt.ToolOutput]:
+    ) -> _ToolOutput:
         """Shows changes in the working directory that are not yet staged
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
         Wire name: 'git_diff_unstaged'.
         """
-        return await self._call(
-            _GIT__GIT_DIFF_UNSTAGED,
+        result = await self._call(
+            _info_git__git_diff_unstaged,
             {"repo_path": repo_path, "context_lines": context_lines},
             {"context_lines": 3},
         )
+        return result.value
 
     async def git_log(
         self,
@@ -4040,7 +3995,7 @@ class AsyncGitToolsResults(_rt.AsyncToolsBase):
         end_timestamp: str | None = None,
         max_count: int = 10,
         start_timestamp: str | None = None,
-    ) -> _rt.ToolResult[_rt.ToolOutput]:
+    ) -> _ToolOutput:
         """Shows the commit logs
 
         Args:
@@ -4051,8 +4006,8 @@ class AsyncGitToolsResults(_rt.AsyncToolsBase):
 
         Wire name: 'git_log'.
         """
-        return await self._call(
-            _GIT__GIT_LOG,
+        result = await self._call(
+            _info_git__git_log,
             {
                 "repo_path": repo_path,
                 "end_timestamp": end_timestamp,
@@ -4061,40 +4016,254 @@ class AsyncGitToolsResults(_rt.AsyncToolsBase):
             },
             {"end_timestamp": None, "max_count": 10, "start_timestamp": None},
         )
+        return result.value
 
-    async def git_reset(self, *, repo_path: str) -> _rt.ToolResult[_rt.ToolOutput]:
+    async def git_reset(self, *, repo_path: str) -> _ToolOutput:
         """Unstages all staged changes
 
         Hints: may modify its environment, may be destructive, idempotent, closed-world.
 
         Wire name: 'git_reset'.
         """
-        return await self._call(_GIT__GIT_RESET, {"repo_path": repo_path}, {})
+        result = await self._call(_info_git__git_reset, {"repo_path": repo_path}, {})
+        return result.value
 
-    async def git_show(
-        self, *, repo_path: str, revision: str
-    ) -> _rt.ToolResult[_rt.ToolOutput]:
+    async def git_show(self, *, repo_path: str, revision: str) -> _ToolOutput:
         """Shows the contents of a commit, or of a file or directory given as <revision>:<path>
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
         Wire name: 'git_show'.
         """
-        return await self._call(
-            _GIT__GIT_SHOW, {"repo_path": repo_path, "revision": revision}, {}
+        result = await self._call(
+            _info_git__git_show, {"repo_path": repo_path, "revision": revision}, {}
         )
+        return result.value
 
-    async def git_status(self, *, repo_path: str) -> _rt.ToolResult[_rt.ToolOutput]:
+    async def git_status(self, *, repo_path: str) -> _ToolOutput:
         """Shows the working tree status
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
         Wire name: 'git_status'.
         """
-        return await self._call(_GIT__GIT_STATUS, {"repo_path": repo_path}, {})
+        result = await self._call(_info_git__git_status, {"repo_path": repo_path}, {})
+        return result.value
 
 
-class MemoryTools(_rt.ToolsBase):
+class AsyncGitToolsResults(_AsyncToolsBase):
+    """Async tools returning the whole ToolResult of the 'git' source."""
+
+    async def git_add(
+        self, *, files: list[str], repo_path: str
+    ) -> _ToolResult[_ToolOutput]:
+        """Adds file contents to the staging area
+
+        Hints: may modify its environment, not destructive, idempotent, closed-world.
+
+        Wire name: 'git_add'.
+        """
+        result = await self._call(
+            _info_git__git_add, {"files": files, "repo_path": repo_path}, {}
+        )
+        return result
+
+    async def git_branch(
+        self,
+        *,
+        branch_type: str,
+        repo_path: str,
+        contains: str | None = None,
+        not_contains: str | None = None,
+    ) -> _ToolResult[_ToolOutput]:
+        """List Git branches
+
+        Args:
+            branch_type: Whether to list local branches ('local'), remote branches ('remote') or all branches('all').
+            repo_path: The path to the Git repository.
+            contains: The commit sha that branch should contain. Do not pass anything to this param if no commit sha is specified
+            not_contains: The commit sha that branch should NOT contain. Do not pass anything to this param if no commit sha is specified
+
+        Hints: read-only, not destructive, idempotent, closed-world.
+
+        Wire name: 'git_branch'.
+        """
+        result = await self._call(
+            _info_git__git_branch,
+            {
+                "branch_type": branch_type,
+                "repo_path": repo_path,
+                "contains": contains,
+                "not_contains": not_contains,
+            },
+            {"contains": None, "not_contains": None},
+        )
+        return result
+
+    async def git_checkout(
+        self, *, branch_name: str, repo_path: str
+    ) -> _ToolResult[_ToolOutput]:
+        """Switches branches
+
+        Hints: may modify its environment, not destructive, not idempotent, closed-world.
+
+        Wire name: 'git_checkout'.
+        """
+        result = await self._call(
+            _info_git__git_checkout,
+            {"branch_name": branch_name, "repo_path": repo_path},
+            {},
+        )
+        return result
+
+    async def git_commit(
+        self, *, message: str, repo_path: str
+    ) -> _ToolResult[_ToolOutput]:
+        """Records changes to the repository
+
+        Hints: may modify its environment, not destructive, not idempotent, closed-world.
+
+        Wire name: 'git_commit'.
+        """
+        result = await self._call(
+            _info_git__git_commit, {"message": message, "repo_path": repo_path}, {}
+        )
+        return result
+
+    async def git_create_branch(
+        self, *, branch_name: str, repo_path: str, base_branch: str | None = None
+    ) -> _ToolResult[_ToolOutput]:
+        """Creates a new branch from an optional base branch
+
+        Hints: may modify its environment, not destructive, not idempotent, closed-world.
+
+        Wire name: 'git_create_branch'.
+        """
+        result = await self._call(
+            _info_git__git_create_branch,
+            {
+                "branch_name": branch_name,
+                "repo_path": repo_path,
+                "base_branch": base_branch,
+            },
+            {"base_branch": None},
+        )
+        return result
+
+    async def git_diff(
+        self, *, repo_path: str, target: str, context_lines: int = 3
+    ) -> _ToolResult[_ToolOutput]:
+        """Shows differences between branches or commits
+
+        Hints: read-only, not destructive, idempotent, closed-world.
+
+        Wire name: 'git_diff'.
+        """
+        result = await self._call(
+            _info_git__git_diff,
+            {"repo_path": repo_path, "target": target, "context_lines": context_lines},
+            {"context_lines": 3},
+        )
+        return result
+
+    async def git_diff_staged(
+        self, *, repo_path: str, context_lines: int = 3
+    ) -> _ToolResult[_ToolOutput]:
+        """Shows changes that are staged for commit
+
+        Hints: read-only, not destructive, idempotent, closed-world.
+
+        Wire name: 'git_diff_staged'.
+        """
+        result = await self._call(
+            _info_git__git_diff_staged,
+            {"repo_path": repo_path, "context_lines": context_lines},
+            {"context_lines": 3},
+        )
+        return result
+
+    async def git_diff_unstaged(
+        self, *, repo_path: str, context_lines: int = 3
+    ) -> _ToolResult[_ToolOutput]:
+        """Shows changes in the working directory that are not yet staged
+
+        Hints: read-only, not destructive, idempotent, closed-world.
+
+        Wire name: 'git_diff_unstaged'.
+        """
+        result = await self._call(
+            _info_git__git_diff_unstaged,
+            {"repo_path": repo_path, "context_lines": context_lines},
+            {"context_lines": 3},
+        )
+        return result
+
+    async def git_log(
+        self,
+        *,
+        repo_path: str,
+        end_timestamp: str | None = None,
+        max_count: int = 10,
+        start_timestamp: str | None = None,
+    ) -> _ToolResult[_ToolOutput]:
+        """Shows the commit logs
+
+        Args:
+            end_timestamp: End timestamp for filtering commits. Accepts: ISO 8601 format (e.g., '2024-01-15T14:30:25'), relative dates (e.g., '2 weeks ago', 'yesterday'), or absolute dates (e.g., '2024-01-15', 'Jan 15 2024')
+            start_timestamp: Start timestamp for filtering commits. Accepts: ISO 8601 format (e.g., '2024-01-15T14:30:25'), relative dates (e.g., '2 weeks ago', 'yesterday'), or absolute dates (e.g., '2024-01-15', 'Jan 15 2024')
+
+        Hints: read-only, not destructive, idempotent, closed-world.
+
+        Wire name: 'git_log'.
+        """
+        result = await self._call(
+            _info_git__git_log,
+            {
+                "repo_path": repo_path,
+                "end_timestamp": end_timestamp,
+                "max_count": max_count,
+                "start_timestamp": start_timestamp,
+            },
+            {"end_timestamp": None, "max_count": 10, "start_timestamp": None},
+        )
+        return result
+
+    async def git_reset(self, *, repo_path: str) -> _ToolResult[_ToolOutput]:
+        """Unstages all staged changes
+
+        Hints: may modify its environment, may be destructive, idempotent, closed-world.
+
+        Wire name: 'git_reset'.
+        """
+        result = await self._call(_info_git__git_reset, {"repo_path": repo_path}, {})
+        return result
+
+    async def git_show(
+        self, *, repo_path: str, revision: str
+    ) -> _ToolResult[_ToolOutput]:
+        """Shows the contents of a commit, or of a file or directory given as <revision>:<path>
+
+        Hints: read-only, not destructive, idempotent, closed-world.
+
+        Wire name: 'git_show'.
+        """
+        result = await self._call(
+            _info_git__git_show, {"repo_path": repo_path, "revision": revision}, {}
+        )
+        return result
+
+    async def git_status(self, *, repo_path: str) -> _ToolResult[_ToolOutput]:
+        """Shows the working tree status
+
+        Hints: read-only, not destructive, idempotent, closed-world.
+
+        Wire name: 'git_status'.
+        """
+        result = await self._call(_info_git__git_status, {"repo_path": repo_path}, {})
+        return result
+
+
+class MemoryTools(_ToolsBase):
     """Tools of the 'memory' source."""
 
     @property
@@ -4113,9 +4282,10 @@ class MemoryTools(_rt.ToolsBase):
 
         Wire name: 'add_observations'.
         """
-        return self._call(
-            _MEMORY__ADD_OBSERVATIONS, {"observations": observations}, {}
-        ).value
+        result = self._call(
+            _info_memory__add_observations, {"observations": observations}, {}
+        )
+        return result.value
 
     def create_entities(
         self, *, entities: list[_i.Entity]
@@ -4128,7 +4298,8 @@ class MemoryTools(_rt.ToolsBase):
 
         Wire name: 'create_entities'.
         """
-        return self._call(_MEMORY__CREATE_ENTITIES, {"entities": entities}, {}).value
+        result = self._call(_info_memory__create_entities, {"entities": entities}, {})
+        return result.value
 
     def create_relations(
         self, *, relations: list[_i.Relation]
@@ -4141,7 +4312,10 @@ class MemoryTools(_rt.ToolsBase):
 
         Wire name: 'create_relations'.
         """
-        return self._call(_MEMORY__CREATE_RELATIONS, {"relations": relations}, {}).value
+        result = self._call(
+            _info_memory__create_relations, {"relations": relations}, {}
+        )
+        return result.value
 
     def delete_entities(
         self, *, entity_names: list[str]
@@ -4157,9 +4331,10 @@ class MemoryTools(_rt.ToolsBase):
 
         Wire name: 'delete_entities'.
         """
-        return self._call(
-            _MEMORY__DELETE_ENTITIES, {"entityNames": entity_names}, {}
-        ).value
+        result = self._call(
+            _info_memory__delete_entities, {"entityNames": entity_names}, {}
+        )
+        return result.value
 
     def delete_observations(
         self, *, deletions: list[_i.Deletion]
@@ -4172,9 +4347,10 @@ class MemoryTools(_rt.ToolsBase):
 
         Wire name: 'delete_observations'.
         """
-        return self._call(
-            _MEMORY__DELETE_OBSERVATIONS, {"deletions": deletions}, {}
-        ).value
+        result = self._call(
+            _info_memory__delete_observations, {"deletions": deletions}, {}
+        )
+        return result.value
 
     def delete_relations(
         self, *, relations: list[_i.Relation]
@@ -4190,7 +4366,10 @@ class MemoryTools(_rt.ToolsBase):
 
         Wire name: 'delete_relations'.
         """
-        return self._call(_MEMORY__DELETE_RELATIONS, {"relations": relations}, {}).value
+        result = self._call(
+            _info_memory__delete_relations, {"relations": relations}, {}
+        )
+        return result.value
 
     def open_nodes(self, *, names: list[str]) -> _o.MemoryOpenNodesOutput:
         """Open Nodes
@@ -4204,7 +4383,8 @@ class MemoryTools(_rt.ToolsBase):
 
         Wire name: 'open_nodes'.
         """
-        return self._call(_MEMORY__OPEN_NODES, {"names": names}, {}).value
+        result = self._call(_info_memory__open_nodes, {"names": names}, {})
+        return result.value
 
     def read_graph(self) -> _o.MemoryReadGraphOutput:
         """Read Graph
@@ -4215,7 +4395,8 @@ class MemoryTools(_rt.ToolsBase):
 
         Wire name: 'read_graph'.
         """
-        return self._call(_MEMORY__READ_GRAPH, {}, {}).value
+        result = self._call(_info_memory__read_graph, {}, {})
+        return result.value
 
     def search_nodes(self, *, query: str) -> _o.MemorySearchNodesOutput:
         """Search Nodes
@@ -4229,15 +4410,16 @@ class MemoryTools(_rt.ToolsBase):
 
         Wire name: 'search_nodes'.
         """
-        return self._call(_MEMORY__SEARCH_NODES, {"query": query}, {}).value
+        result = self._call(_info_memory__search_nodes, {"query": query}, {})
+        return result.value
 
 
-class MemoryToolsResults(_rt.ToolsBase):
+class MemoryToolsResults(_ToolsBase):
     """Tools returning the whole ToolResult of the 'memory' source."""
 
     def add_observations(
         self, *, observations: list[_i.Observation]
-    ) -> _rt.ToolResult[_o.MemoryAddObservationsOutput]:
+    ) -> _ToolResult[_o.MemoryAddObservationsOutput]:
         """Add Observations
 
         Add new observations to existing entities in the knowledge graph
@@ -4246,11 +4428,14 @@ class MemoryToolsResults(_rt.ToolsBase):
 
         Wire name: 'add_observations'.
         """
-        return self._call(_MEMORY__ADD_OBSERVATIONS, {"observations": observations}, {})
+        result = self._call(
+            _info_memory__add_observations, {"observations": observations}, {}
+        )
+        return result
 
     def create_entities(
         self, *, entities: list[_i.Entity]
-    ) -> _rt.ToolResult[_o.MemoryCreateEntitiesOutput]:
+    ) -> _ToolResult[_o.MemoryCreateEntitiesOutput]:
         """Create Entities
 
         Create multiple new entities in the knowledge graph
@@ -4259,11 +4444,12 @@ class MemoryToolsResults(_rt.ToolsBase):
 
         Wire name: 'create_entities'.
         """
-        return self._call(_MEMORY__CREATE_ENTITIES, {"entities": entities}, {})
+        result = self._call(_info_memory__create_entities, {"entities": entities}, {})
+        return result
 
     def create_relations(
         self, *, relations: list[_i.Relation]
-    ) -> _rt.ToolResult[_o.MemoryCreateRelationsOutput]:
+    ) -> _ToolResult[_o.MemoryCreateRelationsOutput]:
         """Create Relations
 
         Create multiple new relations between entities in the knowledge graph. Relations should be in active voice
@@ -4272,11 +4458,14 @@ class MemoryToolsResults(_rt.ToolsBase):
 
         Wire name: 'create_relations'.
         """
-        return self._call(_MEMORY__CREATE_RELATIONS, {"relations": relations}, {})
+        result = self._call(
+            _info_memory__create_relations, {"relations": relations}, {}
+        )
+        return result
 
     def delete_entities(
         self, *, entity_names: list[str]
-    ) -> _rt.ToolResult[_o.MemoryDeleteEntitiesOutput]:
+    ) -> _ToolResult[_o.MemoryDeleteEntitiesOutput]:
         """Delete Entities
 
         Delete multiple entities and their associated relations from the knowledge graph
@@ -4288,11 +4477,14 @@ class MemoryToolsResults(_rt.ToolsBase):
 
         Wire name: 'delete_entities'.
         """
-        return self._call(_MEMORY__DELETE_ENTITIES, {"entityNames": entity_names}, {})
+        result = self._call(
+            _info_memory__delete_entities, {"entityNames": entity_names}, {}
+        )
+        return result
 
     def delete_observations(
         self, *, deletions: list[_i.Deletion]
-    ) -> _rt.ToolResult[_o.MemoryDeleteObservationsOutput]:
+    ) -> _ToolResult[_o.MemoryDeleteObservationsOutput]:
         """Delete Observations
 
         Delete specific observations from entities in the knowledge graph
@@ -4301,11 +4493,14 @@ class MemoryToolsResults(_rt.ToolsBase):
 
         Wire name: 'delete_observations'.
         """
-        return self._call(_MEMORY__DELETE_OBSERVATIONS, {"deletions": deletions}, {})
+        result = self._call(
+            _info_memory__delete_observations, {"deletions": deletions}, {}
+        )
+        return result
 
     def delete_relations(
         self, *, relations: list[_i.Relation]
-    ) -> _rt.ToolResult[_o.MemoryDeleteRelationsOutput]:
+    ) -> _ToolResult[_o.MemoryDeleteRelationsOutput]:
         """Delete Relations
 
         Delete multiple relations from the knowledge graph
@@ -4317,11 +4512,12 @@ class MemoryToolsResults(_rt.ToolsBase):
 
         Wire name: 'delete_relations'.
         """
-        return self._call(_MEMORY__DELETE_RELATIONS, {"relations": relations}, {})
+        result = self._call(
+            _info_memory__delete_relations, {"relations": relations}, {}
+        )
+        return result
 
-    def open_nodes(
-        self, *, names: list[str]
-    ) -> _rt.ToolResult[_o.MemoryOpenNodesOutput]:
+    def open_nodes(self, *, names: list[str]) -> _ToolResult[_o.MemoryOpenNodesOutput]:
         """Open Nodes
 
         Open specific nodes in the knowledge graph by their names
@@ -4333,9 +4529,10 @@ class MemoryToolsResults(_rt.ToolsBase):
 
         Wire name: 'open_nodes'.
         """
-        return self._call(_MEMORY__OPEN_NODES, {"names": names}, {})
+        result = self._call(_info_memory__open_nodes, {"names": names}, {})
+        return result
 
-    def read_graph(self) -> _rt.ToolResult[_o.MemoryReadGraphOutput]:
+    def read_graph(self) -> _ToolResult[_o.MemoryReadGraphOutput]:
         """Read Graph
 
         Read the entire knowledge graph
@@ -4344,9 +4541,10 @@ class MemoryToolsResults(_rt.ToolsBase):
 
         Wire name: 'read_graph'.
         """
-        return self._call(_MEMORY__READ_GRAPH, {}, {})
+        result = self._call(_info_memory__read_graph, {}, {})
+        return result
 
-    def search_nodes(self, *, query: str) -> _rt.ToolResult[_o.MemorySearchNodesOutput]:
+    def search_nodes(self, *, query: str) -> _ToolResult[_o.MemorySearchNodesOutput]:
         """Search Nodes
 
         Search for nodes in the knowledge graph based on a query
@@ -4358,10 +4556,11 @@ class MemoryToolsResults(_rt.ToolsBase):
 
         Wire name: 'search_nodes'.
         """
-        return self._call(_MEMORY__SEARCH_NODES, {"query": query}, {})
+        result = self._call(_info_memory__search_nodes, {"query": query}, {})
+        return result
 
 
-class AsyncMemoryTools(_rt.AsyncToolsBase):
+class AsyncMemoryTools(_AsyncToolsBase):
     """Async tools of the 'memory' source."""
 
     @property
@@ -4380,11 +4579,10 @@ class AsyncMemoryTools(_rt.AsyncToolsBase):
 
         Wire name: 'add_observations'.
         """
-        return (
-            await self._call(
-                _MEMORY__ADD_OBSERVATIONS, {"observations": observations}, {}
-            )
-        ).value
+        result = await self._call(
+            _info_memory__add_observations, {"observations": observations}, {}
+        )
+        return result.value
 
     async def create_entities(
         self, *, entities: list[_i.Entity]
@@ -4397,9 +4595,10 @@ class AsyncMemoryTools(_rt.AsyncToolsBase):
 
         Wire name: 'create_entities'.
         """
-        return (
-            await self._call(_MEMORY__CREATE_ENTITIES, {"entities": entities}, {})
-        ).value
+        result = await self._call(
+            _info_memory__create_entities, {"entities": entities}, {}
+        )
+        return result.value
 
     async def create_relations(
         self, *, relations: list[_i.Relation]
@@ -4412,9 +4611,10 @@ class AsyncMemoryTools(_rt.AsyncToolsBase):
 
         Wire name: 'create_relations'.
         """
-        return (
-            await self._call(_MEMORY__CREATE_RELATIONS, {"relations": relations}, {})
-        ).value
+        result = await self._call(
+            _info_memory__create_relations, {"relations": relations}, {}
+        )
+        return result.value
 
     async def delete_entities(
         self, *, entity_names: list[str]
@@ -4430,11 +4630,10 @@ class AsyncMemoryTools(_rt.AsyncToolsBase):
 
         Wire name: 'delete_entities'.
         """
-        return (
-            await self._call(
-                _MEMORY__DELETE_ENTITIES, {"entityNames": entity_names}, {}
-            )
-        ).value
+        result = await self._call(
+            _info_memory__delete_entities, {"entityNames": entity_names}, {}
+        )
+        return result.value
 
     async def delete_observations(
         self, *, deletions: list[_i.Deletion]
@@ -4447,9 +4646,10 @@ class AsyncMemoryTools(_rt.AsyncToolsBase):
 
         Wire name: 'delete_observations'.
         """
-        return (
-            await self._call(_MEMORY__DELETE_OBSERVATIONS, {"deletions": deletions}, {})
-        ).value
+        result = await self._call(
+            _info_memory__delete_observations, {"deletions": deletions}, {}
+        )
+        return result.value
 
     async def delete_relations(
         self, *, relations: list[_i.Relation]
@@ -4465,9 +4665,10 @@ class AsyncMemoryTools(_rt.AsyncToolsBase):
 
         Wire name: 'delete_relations'.
         """
-        return (
-            await self._call(_MEMORY__DELETE_RELATIONS, {"relations": relations}, {})
-        ).value
+        result = await self._call(
+            _info_memory__delete_relations, {"relations": relations}, {}
+        )
+        return result.value
 
     async def open_nodes(self, *, names: list[str]) -> _o.MemoryOpenNodesOutput:
         """Open Nodes
@@ -4481,7 +4682,8 @@ class AsyncMemoryTools(_rt.AsyncToolsBase):
 
         Wire name: 'open_nodes'.
         """
-        return (await self._call(_MEMORY__OPEN_NODES, {"names": names}, {})).value
+        result = await self._call(_info_memory__open_nodes, {"names": names}, {})
+        return result.value
 
     async def read_graph(self) -> _o.MemoryReadGraphOutput:
         """Read Graph
@@ -4492,7 +4694,8 @@ class AsyncMemoryTools(_rt.AsyncToolsBase):
 
         Wire name: 'read_graph'.
         """
-        return (await self._call(_MEMORY__READ_GRAPH, {}, {})).value
+        result = await self._call(_info_memory__read_graph, {}, {})
+        return result.value
 
     async def search_nodes(self, *, query: str) -> _o.MemorySearchNodesOutput:
         """Search Nodes
@@ -4506,15 +4709,16 @@ class AsyncMemoryTools(_rt.AsyncToolsBase):
 
         Wire name: 'search_nodes'.
         """
-        return (await self._call(_MEMORY__SEARCH_NODES, {"query": query}, {})).value
+        result = await self._call(_info_memory__search_nodes, {"query": query}, {})
+        return result.value
 
 
-class AsyncMemoryToolsResults(_rt.AsyncToolsBase):
+class AsyncMemoryToolsResults(_AsyncToolsBase):
     """Async tools returning the whole ToolResult of the 'memory' source."""
 
     async def add_observations(
         self, *, observations: list[_i.Observation]
-    ) -> _rt.ToolResult[_o.MemoryAddObservationsOutput]:
+    ) -> _ToolResult[_o.MemoryAddObservationsOutput]:
         """Add Observations
 
         Add new observations to existing entities in the knowledge graph
@@ -4523,13 +4727,14 @@ class AsyncMemoryToolsResults(_rt.AsyncToolsBase):
 
         Wire name: 'add_observations'.
         """
-        return await self._call(
-            _MEMORY__ADD_OBSERVATIONS, {"observations": observations}, {}
+        result = await self._call(
+            _info_memory__add_observations, {"observations": observations}, {}
         )
+        return result
 
     async def create_entities(
         self, *, entities: list[_i.Entity]
-    ) -> _rt.ToolResult[_o.MemoryCreateEntitiesOutput]:
+    ) -> _ToolResult[_o.MemoryCreateEntitiesOutput]:
         """Create Entities
 
         Create multiple new entities in the knowledge graph
@@ -4538,11 +4743,14 @@ class AsyncMemoryToolsResults(_rt.AsyncToolsBase):
 
         Wire name: 'create_entities'.
         """
-        return await self._call(_MEMORY__CREATE_ENTITIES, {"entities": entities}, {})
+        result = await self._call(
+            _info_memory__create_entities, {"entities": entities}, {}
+        )
+        return result
 
     async def create_relations(
         self, *, relations: list[_i.Relation]
-    ) -> _rt.ToolResult[_o.MemoryCreateRelationsOutput]:
+    ) -> _ToolResult[_o.MemoryCreateRelationsOutput]:
         """Create Relations
 
         Create multiple new relations between entities in the knowledge graph. Relations should be in active voice
@@ -4551,11 +4759,14 @@ class AsyncMemoryToolsResults(_rt.AsyncToolsBase):
 
         Wire name: 'create_relations'.
         """
-        return await self._call(_MEMORY__CREATE_RELATIONS, {"relations": relations}, {})
+        result = await self._call(
+            _info_memory__create_relations, {"relations": relations}, {}
+        )
+        return result
 
     async def delete_entities(
         self, *, entity_names: list[str]
-    ) -> _rt.ToolResult[_o.MemoryDeleteEntitiesOutput]:
+    ) -> _ToolResult[_o.MemoryDeleteEntitiesOutput]:
         """Delete Entities
 
         Delete multiple entities and their associated relations from the knowledge graph
@@ -4567,13 +4778,14 @@ class AsyncMemoryToolsResults(_rt.AsyncToolsBase):
 
         Wire name: 'delete_entities'.
         """
-        return await self._call(
-            _MEMORY__DELETE_ENTITIES, {"entityNames": entity_names}, {}
+        result = await self._call(
+            _info_memory__delete_entities, {"entityNames": entity_names}, {}
         )
+        return result
 
     async def delete_observations(
         self, *, deletions: list[_i.Deletion]
-    ) -> _rt.ToolResult[_o.MemoryDeleteObservationsOutput]:
+    ) -> _ToolResult[_o.MemoryDeleteObservationsOutput]:
         """Delete Observations
 
         Delete specific observations from entities in the knowledge graph
@@ -4582,13 +4794,14 @@ class AsyncMemoryToolsResults(_rt.AsyncToolsBase):
 
         Wire name: 'delete_observations'.
         """
-        return await self._call(
-            _MEMORY__DELETE_OBSERVATIONS, {"deletions": deletions}, {}
+        result = await self._call(
+            _info_memory__delete_observations, {"deletions": deletions}, {}
         )
+        return result
 
     async def delete_relations(
         self, *, relations: list[_i.Relation]
-    ) -> _rt.ToolResult[_o.MemoryDeleteRelationsOutput]:
+    ) -> _ToolResult[_o.MemoryDeleteRelationsOutput]:
         """Delete Relations
 
         Delete multiple relations from the knowledge graph
@@ -4600,11 +4813,14 @@ class AsyncMemoryToolsResults(_rt.AsyncToolsBase):
 
         Wire name: 'delete_relations'.
         """
-        return await self._call(_MEMORY__DELETE_RELATIONS, {"relations": relations}, {})
+        result = await self._call(
+            _info_memory__delete_relations, {"relations": relations}, {}
+        )
+        return result
 
     async def open_nodes(
         self, *, names: list[str]
-    ) -> _rt.ToolResult[_o.MemoryOpenNodesOutput]:
+    ) -> _ToolResult[_o.MemoryOpenNodesOutput]:
         """Open Nodes
 
         Open specific nodes in the knowledge graph by their names
@@ -4616,9 +4832,10 @@ class AsyncMemoryToolsResults(_rt.AsyncToolsBase):
 
         Wire name: 'open_nodes'.
         """
-        return await self._call(_MEMORY__OPEN_NODES, {"names": names}, {})
+        result = await self._call(_info_memory__open_nodes, {"names": names}, {})
+        return result
 
-    async def read_graph(self) -> _rt.ToolResult[_o.MemoryReadGraphOutput]:
+    async def read_graph(self) -> _ToolResult[_o.MemoryReadGraphOutput]:
         """Read Graph
 
         Read the entire knowledge graph
@@ -4627,11 +4844,12 @@ class AsyncMemoryToolsResults(_rt.AsyncToolsBase):
 
         Wire name: 'read_graph'.
         """
-        return await self._call(_MEMORY__READ_GRAPH, {}, {})
+        result = await self._call(_info_memory__read_graph, {}, {})
+        return result
 
     async def search_nodes(
         self, *, query: str
-    ) -> _rt.ToolResult[_o.MemorySearchNodesOutput]:
+    ) -> _ToolResult[_o.MemorySearchNodesOutput]:
         """Search Nodes
 
         Search for nodes in the knowledge graph based on a query
@@ -4643,10 +4861,11 @@ class AsyncMemoryToolsResults(_rt.AsyncToolsBase):
 
         Wire name: 'search_nodes'.
         """
-        return await self._call(_MEMORY__SEARCH_NODES, {"query": query}, {})
+        result = await self._call(_info_memory__search_nodes, {"query": query}, {})
+        return result
 
 
-class TimeTools(_rt.ToolsBase):
+class TimeTools(_ToolsBase):
     """Tools of the 'time' source."""
 
     @property
@@ -4668,15 +4887,16 @@ class TimeTools(_rt.ToolsBase):
 
         Wire name: 'convert_time'.
         """
-        return self._call(
-            _TIME__CONVERT_TIME,
+        result = self._call(
+            _info_time__convert_time,
             {
                 "source_timezone": source_timezone,
                 "target_timezone": target_timezone,
                 "time": time,
             },
             {},
-        ).value
+        )
+        return result.value
 
     def get_current_time(self, *, timezone: str) -> _o.TimeGetCurrentTimeOutput:
         """Get current time in a specific timezone
@@ -4688,15 +4908,16 @@ class TimeTools(_rt.ToolsBase):
 
         Wire name: 'get_current_time'.
         """
-        return self._call(_TIME__GET_CURRENT_TIME, {"timezone": timezone}, {}).value
+        result = self._call(_info_time__get_current_time, {"timezone": timezone}, {})
+        return result.value
 
 
-class TimeToolsResults(_rt.ToolsBase):
+class TimeToolsResults(_ToolsBase):
     """Tools returning the whole ToolResult of the 'time' source."""
 
     def convert_time(
         self, *, source_timezone: str, target_timezone: str, time: str
-    ) -> _rt.ToolResult[_o.TimeConvertTimeOutput]:
+    ) -> _ToolResult[_o.TimeConvertTimeOutput]:
         """Convert time between timezones
 
         Args:
@@ -4708,8 +4929,8 @@ class TimeToolsResults(_rt.ToolsBase):
 
         Wire name: 'convert_time'.
         """
-        return self._call(
-            _TIME__CONVERT_TIME,
+        result = self._call(
+            _info_time__convert_time,
             {
                 "source_timezone": source_timezone,
                 "target_timezone": target_timezone,
@@ -4717,10 +4938,11 @@ class TimeToolsResults(_rt.ToolsBase):
             },
             {},
         )
+        return result
 
     def get_current_time(
         self, *, timezone: str
-    ) -> _rt.ToolResult[_o.TimeGetCurrentTimeOutput]:
+    ) -> _ToolResult[_o.TimeGetCurrentTimeOutput]:
         """Get current time in a specific timezone
 
         Args:
@@ -4730,10 +4952,11 @@ class TimeToolsResults(_rt.ToolsBase):
 
         Wire name: 'get_current_time'.
         """
-        return self._call(_TIME__GET_CURRENT_TIME, {"timezone": timezone}, {})
+        result = self._call(_info_time__get_current_time, {"timezone": timezone}, {})
+        return result
 
 
-class AsyncTimeTools(_rt.AsyncToolsBase):
+class AsyncTimeTools(_AsyncToolsBase):
     """Async tools of the 'time' source."""
 
     @property
@@ -4755,17 +4978,16 @@ class AsyncTimeTools(_rt.AsyncToolsBase):
 
         Wire name: 'convert_time'.
         """
-        return (
-            await self._call(
-                _TIME__CONVERT_TIME,
-                {
-                    "source_timezone": source_timezone,
-                    "target_timezone": target_timezone,
-                    "time": time,
-                },
-                {},
-            )
-        ).value
+        result = await self._call(
+            _info_time__convert_time,
+            {
+                "source_timezone": source_timezone,
+                "target_timezone": target_timezone,
+                "time": time,
+            },
+            {},
+        )
+        return result.value
 
     async def get_current_time(self, *, timezone: str) -> _o.TimeGetCurrentTimeOutput:
         """Get current time in a specific timezone
@@ -4777,17 +4999,18 @@ class AsyncTimeTools(_rt.AsyncToolsBase):
 
         Wire name: 'get_current_time'.
         """
-        return (
-            await self._call(_TIME__GET_CURRENT_TIME, {"timezone": timezone}, {})
-        ).value
+        result = await self._call(
+            _info_time__get_current_time, {"timezone": timezone}, {}
+        )
+        return result.value
 
 
-class AsyncTimeToolsResults(_rt.AsyncToolsBase):
+class AsyncTimeToolsResults(_AsyncToolsBase):
     """Async tools returning the whole ToolResult of the 'time' source."""
 
     async def convert_time(
         self, *, source_timezone: str, target_timezone: str, time: str
-    ) -> _rt.ToolResult[_o.TimeConvertTimeOutput]:
+    ) -> _ToolResult[_o.TimeConvertTimeOutput]:
         """Convert time between timezones
 
         Args:
@@ -4799,8 +5022,8 @@ class AsyncTimeToolsResults(_rt.AsyncToolsBase):
 
         Wire name: 'convert_time'.
         """
-        return await self._call(
-            _TIME__CONVERT_TIME,
+        result = await self._call(
+            _info_time__convert_time,
             {
                 "source_timezone": source_timezone,
                 "target_timezone": target_timezone,
@@ -4808,10 +5031,11 @@ class AsyncTimeToolsResults(_rt.AsyncToolsBase):
             },
             {},
         )
+        return result
 
     async def get_current_time(
         self, *, timezone: str
-    ) -> _rt.ToolResult[_o.TimeGetCurrentTimeOutput]:
+    ) -> _ToolResult[_o.TimeGetCurrentTimeOutput]:
         """Get current time in a specific timezone
 
         Args:
@@ -4821,14 +5045,17 @@ class AsyncTimeToolsResults(_rt.AsyncToolsBase):
 
         Wire name: 'get_current_time'.
         """
-        return await self._call(_TIME__GET_CURRENT_TIME, {"timezone": timezone}, {})
+        result = await self._call(
+            _info_time__get_current_time, {"timezone": timezone}, {}
+        )
+        return result
 
 
-class Tools(_rt.ToolsBase):
+class Tools(_ToolsBase):
     """Tools."""
 
     def __init__(
-        self, provider: _rt.SupportsCallTool, options: _rt.CallOptions | None = None
+        self, provider: _SupportsCallTool, options: _CallOptions | None = None
     ) -> None:
         super().__init__(provider, options)
         self.everything = EverythingTools(provider, options)
@@ -4844,11 +5071,11 @@ class Tools(_rt.ToolsBase):
         return ToolsResults(self._provider, self._options)
 
 
-class ToolsResults(_rt.ToolsBase):
+class ToolsResults(_ToolsBase):
     """Tools returning the whole ToolResult."""
 
     def __init__(
-        self, provider: _rt.SupportsCallTool, options: _rt.CallOptions | None = None
+        self, provider: _SupportsCallTool, options: _CallOptions | None = None
     ) -> None:
         super().__init__(provider, options)
         self.everything = EverythingToolsResults(provider, options)
@@ -4859,13 +5086,13 @@ class ToolsResults(_rt.ToolsBase):
         self.time = TimeToolsResults(provider, options)
 
 
-class AsyncTools(_rt.AsyncToolsBase):
+class AsyncTools(_AsyncToolsBase):
     """Async tools."""
 
     def __init__(
         self,
-        provider: _rt.SupportsCallTool | _rt.SupportsAsyncCallTool,
-        options: _rt.CallOptions | None = None,
+        provider: _SupportsCallTool | _SupportsAsyncCallTool,
+        options: _CallOptions | None = None,
     ) -> None:
         super().__init__(provider, options)
         self.everything = AsyncEverythingTools(provider, options)
@@ -4881,13 +5108,13 @@ class AsyncTools(_rt.AsyncToolsBase):
         return AsyncToolsResults(self._provider, self._options)
 
 
-class AsyncToolsResults(_rt.AsyncToolsBase):
+class AsyncToolsResults(_AsyncToolsBase):
     """Async tools returning the whole ToolResult."""
 
     def __init__(
         self,
-        provider: _rt.SupportsCallTool | _rt.SupportsAsyncCallTool,
-        options: _rt.CallOptions | None = None,
+        provider: _SupportsCallTool | _SupportsAsyncCallTool,
+        options: _CallOptions | None = None,
     ) -> None:
         super().__init__(provider, options)
         self.everything = AsyncEverythingToolsResults(provider, options)

@@ -9,13 +9,27 @@ from types import MappingProxyType as _MappingProxyType
 from typing import Any as _Any
 from typing import Literal
 
-from . import _runtime as _rt
+# Imported name by name: strict pyright forbids importing the private module itself.
+from ._runtime import AsyncToolsBase as _AsyncToolsBase
+from ._runtime import CallOptions as _CallOptions
+from ._runtime import SupportsAsyncCallTool as _SupportsAsyncCallTool
+from ._runtime import SupportsCallTool as _SupportsCallTool
+from ._runtime import ToolInfo as _ToolInfo
+from ._runtime import ToolOutput as _ToolOutput
+from ._runtime import ToolResult as _ToolResult
+from ._runtime import ToolsBase as _ToolsBase
+
 from . import inputs as _i
 from . import outputs as _o
 
 __all__ = ["TOOLS", "AsyncTools", "AsyncToolsResults", "Tools", "ToolsResults"]
 
-_CURRENT_TIME: _rt.ToolInfo[_o.CurrentTimeOutput] = _rt.ToolInfo(
+_info_current_time: _ToolInfo[_o.CurrentTimeOutput]
+_info_summarize_text: _ToolInfo[_ToolOutput]
+_info_unit_convert: _ToolInfo[_o.UnitConvertOutput]
+_info_web_search: _ToolInfo[_o.WebSearchOutput]
+
+_info_current_time = _ToolInfo(
     name="current_time",
     method="current_time",
     namespace=None,
@@ -30,7 +44,7 @@ _CURRENT_TIME: _rt.ToolInfo[_o.CurrentTimeOutput] = _rt.ToolInfo(
     open_world=False,
 )
 
-_SUMMARIZE_TEXT: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
+_info_summarize_text = _ToolInfo(
     name="summarize_text",
     method="summarize_text",
     namespace=None,
@@ -45,7 +59,7 @@ _SUMMARIZE_TEXT: _rt.ToolInfo[_rt.ToolOutput] = _rt.ToolInfo(
     open_world=None,
 )
 
-_UNIT_CONVERT: _rt.ToolInfo[_o.UnitConvertOutput] = _rt.ToolInfo(
+_info_unit_convert = _ToolInfo(
     name="unit_convert",
     method="unit_convert",
     namespace=None,
@@ -60,7 +74,7 @@ _UNIT_CONVERT: _rt.ToolInfo[_o.UnitConvertOutput] = _rt.ToolInfo(
     open_world=False,
 )
 
-_WEB_SEARCH: _rt.ToolInfo[_o.WebSearchOutput] = _rt.ToolInfo(
+_info_web_search = _ToolInfo(
     name="web_search",
     method="web_search",
     namespace=None,
@@ -76,17 +90,17 @@ _WEB_SEARCH: _rt.ToolInfo[_o.WebSearchOutput] = _rt.ToolInfo(
 )
 
 #: Every tool, keyed by the wire name that ``call_tool`` receives.
-TOOLS: _Mapping[str, _rt.ToolInfo[_Any]] = _MappingProxyType(
+TOOLS: _Mapping[str, _ToolInfo[_Any]] = _MappingProxyType(
     {
-        "current_time": _CURRENT_TIME,
-        "summarize_text": _SUMMARIZE_TEXT,
-        "unit_convert": _UNIT_CONVERT,
-        "web_search": _WEB_SEARCH,
+        "current_time": _info_current_time,
+        "summarize_text": _info_summarize_text,
+        "unit_convert": _info_unit_convert,
+        "web_search": _info_web_search,
     }
 )
 
 
-class Tools(_rt.ToolsBase):
+class Tools(_ToolsBase):
     """Tools."""
 
     @property
@@ -109,13 +123,14 @@ class Tools(_rt.ToolsBase):
 
         Wire name: 'current_time'.
         """
-        return self._call(
-            _CURRENT_TIME,
+        result = self._call(
+            _info_current_time,
             {"at": at, "timezone": timezone},
             {"at": None, "timezone": "UTC"},
-        ).value
+        )
+        return result.value
 
-    def summarize_text(self, *, text: str, max_sentences: int = 2) -> _rt.ToolOutput:
+    def summarize_text(self, *, text: str, max_sentences: int = 2) -> _ToolOutput:
         """Summarize text
 
         Shorten a text to its most informative sentences, kept in their original order.
@@ -128,11 +143,12 @@ class Tools(_rt.ToolsBase):
 
         Wire name: 'summarize_text'.
         """
-        return self._call(
-            _SUMMARIZE_TEXT,
+        result = self._call(
+            _info_summarize_text,
             {"text": text, "max_sentences": max_sentences},
             {"max_sentences": 2},
-        ).value
+        )
+        return result.value
 
     def unit_convert(
         self,
@@ -188,11 +204,12 @@ class Tools(_rt.ToolsBase):
 
         Wire name: 'unit_convert'.
         """
-        return self._call(
-            _UNIT_CONVERT,
+        result = self._call(
+            _info_unit_convert,
             {"from_unit": from_unit, "to_unit": to_unit, "value": value},
             {},
-        ).value
+        )
+        return result.value
 
     def web_search(self, *, query: str, max_results: int = 3) -> _o.WebSearchOutput:
         """Web search
@@ -207,19 +224,20 @@ class Tools(_rt.ToolsBase):
 
         Wire name: 'web_search'.
         """
-        return self._call(
-            _WEB_SEARCH,
+        result = self._call(
+            _info_web_search,
             {"query": query, "max_results": max_results},
             {"max_results": 3},
-        ).value
+        )
+        return result.value
 
 
-class ToolsResults(_rt.ToolsBase):
+class ToolsResults(_ToolsBase):
     """Tools returning the whole ToolResult."""
 
     def current_time(
         self, *, at: str | None = None, timezone: str = "UTC"
-    ) -> _rt.ToolResult[_o.CurrentTimeOutput]:
+    ) -> _ToolResult[_o.CurrentTimeOutput]:
         """Current time
 
         The current date and time in a time zone, or the local time at a given instant.
@@ -232,15 +250,16 @@ class ToolsResults(_rt.ToolsBase):
 
         Wire name: 'current_time'.
         """
-        return self._call(
-            _CURRENT_TIME,
+        result = self._call(
+            _info_current_time,
             {"at": at, "timezone": timezone},
             {"at": None, "timezone": "UTC"},
         )
+        return result
 
     def summarize_text(
         self, *, text: str, max_sentences: int = 2
-    ) -> _rt.ToolResult[_rt.ToolOutput]:
+    ) -> _ToolResult[_ToolOutput]:
         """Summarize text
 
         Shorten a text to its most informative sentences, kept in their original order.
@@ -253,11 +272,12 @@ class ToolsResults(_rt.ToolsBase):
 
         Wire name: 'summarize_text'.
         """
-        return self._call(
-            _SUMMARIZE_TEXT,
+        result = self._call(
+            _info_summarize_text,
             {"text": text, "max_sentences": max_sentences},
             {"max_sentences": 2},
         )
+        return result
 
     def unit_convert(
         self,
@@ -301,7 +321,7 @@ class ToolsResults(_rt.ToolsBase):
             "K",
         ],
         value: float,
-    ) -> _rt.ToolResult[_o.UnitConvertOutput]:
+    ) -> _ToolResult[_o.UnitConvertOutput]:
         """Unit converter
 
         Convert a quantity between units of length (mm, cm, m, km, in, ft, mi), mass (g, kg, lb, oz), volume (ml, l, gal) or temperature (C, F, K).
@@ -313,15 +333,16 @@ class ToolsResults(_rt.ToolsBase):
 
         Wire name: 'unit_convert'.
         """
-        return self._call(
-            _UNIT_CONVERT,
+        result = self._call(
+            _info_unit_convert,
             {"from_unit": from_unit, "to_unit": to_unit, "value": value},
             {},
         )
+        return result
 
     def web_search(
         self, *, query: str, max_results: int = 3
-    ) -> _rt.ToolResult[_o.WebSearchOutput]:
+    ) -> _ToolResult[_o.WebSearchOutput]:
         """Web search
 
         Search the web and return the best matching pages with a short snippet each.
@@ -334,14 +355,15 @@ class ToolsResults(_rt.ToolsBase):
 
         Wire name: 'web_search'.
         """
-        return self._call(
-            _WEB_SEARCH,
+        result = self._call(
+            _info_web_search,
             {"query": query, "max_results": max_results},
             {"max_results": 3},
         )
+        return result
 
 
-class AsyncTools(_rt.AsyncToolsBase):
+class AsyncTools(_AsyncToolsBase):
     """Async tools."""
 
     @property
@@ -364,17 +386,14 @@ class AsyncTools(_rt.AsyncToolsBase):
 
         Wire name: 'current_time'.
         """
-        return (
-            await self._call(
-                _CURRENT_TIME,
-                {"at": at, "timezone": timezone},
-                {"at": None, "timezone": "UTC"},
-            )
-        ).value
+        result = await self._call(
+            _info_current_time,
+            {"at": at, "timezone": timezone},
+            {"at": None, "timezone": "UTC"},
+        )
+        return result.value
 
-    async def summarize_text(
-        self, *, text: str, max_sentences: int = 2
-    ) -> _rt.ToolOutput:
+    async def summarize_text(self, *, text: str, max_sentences: int = 2) -> _ToolOutput:
         """Summarize text
 
         Shorten a text to its most informative sentences, kept in their original order.
@@ -387,13 +406,12 @@ class AsyncTools(_rt.AsyncToolsBase):
 
         Wire name: 'summarize_text'.
         """
-        return (
-            await self._call(
-                _SUMMARIZE_TEXT,
-                {"text": text, "max_sentences": max_sentences},
-                {"max_sentences": 2},
-            )
-        ).value
+        result = await self._call(
+            _info_summarize_text,
+            {"text": text, "max_sentences": max_sentences},
+            {"max_sentences": 2},
+        )
+        return result.value
 
     async def unit_convert(
         self,
@@ -449,13 +467,12 @@ class AsyncTools(_rt.AsyncToolsBase):
 
         Wire name: 'unit_convert'.
         """
-        return (
-            await self._call(
-                _UNIT_CONVERT,
-                {"from_unit": from_unit, "to_unit": to_unit, "value": value},
-                {},
-            )
-        ).value
+        result = await self._call(
+            _info_unit_convert,
+            {"from_unit": from_unit, "to_unit": to_unit, "value": value},
+            {},
+        )
+        return result.value
 
     async def web_search(
         self, *, query: str, max_results: int = 3
@@ -472,21 +489,20 @@ class AsyncTools(_rt.AsyncToolsBase):
 
         Wire name: 'web_search'.
         """
-        return (
-            await self._call(
-                _WEB_SEARCH,
-                {"query": query, "max_results": max_results},
-                {"max_results": 3},
-            )
-        ).value
+        result = await self._call(
+            _info_web_search,
+            {"query": query, "max_results": max_results},
+            {"max_results": 3},
+        )
+        return result.value
 
 
-class AsyncToolsResults(_rt.AsyncToolsBase):
+class AsyncToolsResults(_AsyncToolsBase):
     """Async tools returning the whole ToolResult."""
 
     async def current_time(
         self, *, at: str | None = None, timezone: str = "UTC"
-    ) -> _rt.ToolResult[_o.CurrentTimeOutput]:
+    ) -> _ToolResult[_o.CurrentTimeOutput]:
         """Current time
 
         The current date and time in a time zone, or the local time at a given instant.
@@ -499,15 +515,16 @@ class AsyncToolsResults(_rt.AsyncToolsBase):
 
         Wire name: 'current_time'.
         """
-        return await self._call(
-            _CURRENT_TIME,
+        result = await self._call(
+            _info_current_time,
             {"at": at, "timezone": timezone},
             {"at": None, "timezone": "UTC"},
         )
+        return result
 
     async def summarize_text(
         self, *, text: str, max_sentences: int = 2
-    ) -> _rt.ToolResult[_rt.ToolOutput]:
+    ) -> _ToolResult[_ToolOutput]:
         """Summarize text
 
         Shorten a text to its most informative sentences, kept in their original order.
@@ -520,11 +537,12 @@ class AsyncToolsResults(_rt.AsyncToolsBase):
 
         Wire name: 'summarize_text'.
         """
-        return await self._call(
-            _SUMMARIZE_TEXT,
+        result = await self._call(
+            _info_summarize_text,
             {"text": text, "max_sentences": max_sentences},
             {"max_sentences": 2},
         )
+        return result
 
     async def unit_convert(
         self,
@@ -568,7 +586,7 @@ class AsyncToolsResults(_rt.AsyncToolsBase):
             "K",
         ],
         value: float,
-    ) -> _rt.ToolResult[_o.UnitConvertOutput]:
+    ) -> _ToolResult[_o.UnitConvertOutput]:
         """Unit converter
 
         Convert a quantity between units of length (mm, cm, m, km, in, ft, mi), mass (g, kg, lb, oz), volume (ml, l, gal) or temperature (C, F, K).
@@ -580,15 +598,16 @@ class AsyncToolsResults(_rt.AsyncToolsBase):
 
         Wire name: 'unit_convert'.
         """
-        return await self._call(
-            _UNIT_CONVERT,
+        result = await self._call(
+            _info_unit_convert,
             {"from_unit": from_unit, "to_unit": to_unit, "value": value},
             {},
         )
+        return result
 
     async def web_search(
         self, *, query: str, max_results: int = 3
-    ) -> _rt.ToolResult[_o.WebSearchOutput]:
+    ) -> _ToolResult[_o.WebSearchOutput]:
         """Web search
 
         Search the web and return the best matching pages with a short snippet each.
@@ -601,8 +620,9 @@ class AsyncToolsResults(_rt.AsyncToolsBase):
 
         Wire name: 'web_search'.
         """
-        return await self._call(
-            _WEB_SEARCH,
+        result = await self._call(
+            _info_web_search,
             {"query": query, "max_results": max_results},
             {"max_results": 3},
         )
+        return result

@@ -8,13 +8,25 @@ from collections.abc import Mapping as _Mapping
 from types import MappingProxyType as _MappingProxyType
 from typing import Any as _Any
 
-from . import _runtime as _rt
+# Imported name by name: strict pyright forbids importing the private module itself.
+from ._runtime import AsyncToolsBase as _AsyncToolsBase
+from ._runtime import CallOptions as _CallOptions
+from ._runtime import SupportsAsyncCallTool as _SupportsAsyncCallTool
+from ._runtime import SupportsCallTool as _SupportsCallTool
+from ._runtime import ToolInfo as _ToolInfo
+from ._runtime import ToolOutput as _ToolOutput
+from ._runtime import ToolResult as _ToolResult
+from ._runtime import ToolsBase as _ToolsBase
+
 from . import inputs as _i
 from . import outputs as _o
 
 __all__ = ["TOOLS", "AsyncTools", "AsyncToolsResults", "Tools", "ToolsResults"]
 
-_CONVERT_TIME: _rt.ToolInfo[_o.ConvertTimeOutput] = _rt.ToolInfo(
+_info_convert_time: _ToolInfo[_o.ConvertTimeOutput]
+_info_get_current_time: _ToolInfo[_o.GetCurrentTimeOutput]
+
+_info_convert_time = _ToolInfo(
     name="convert_time",
     method="convert_time",
     namespace=None,
@@ -29,7 +41,7 @@ _CONVERT_TIME: _rt.ToolInfo[_o.ConvertTimeOutput] = _rt.ToolInfo(
     open_world=False,
 )
 
-_GET_CURRENT_TIME: _rt.ToolInfo[_o.GetCurrentTimeOutput] = _rt.ToolInfo(
+_info_get_current_time = _ToolInfo(
     name="get_current_time",
     method="get_current_time",
     namespace=None,
@@ -45,15 +57,15 @@ _GET_CURRENT_TIME: _rt.ToolInfo[_o.GetCurrentTimeOutput] = _rt.ToolInfo(
 )
 
 #: Every tool, keyed by the wire name that ``call_tool`` receives.
-TOOLS: _Mapping[str, _rt.ToolInfo[_Any]] = _MappingProxyType(
+TOOLS: _Mapping[str, _ToolInfo[_Any]] = _MappingProxyType(
     {
-        "convert_time": _CONVERT_TIME,
-        "get_current_time": _GET_CURRENT_TIME,
+        "convert_time": _info_convert_time,
+        "get_current_time": _info_get_current_time,
     }
 )
 
 
-class Tools(_rt.ToolsBase):
+class Tools(_ToolsBase):
     """Tools."""
 
     @property
@@ -75,15 +87,16 @@ class Tools(_rt.ToolsBase):
 
         Wire name: 'convert_time'.
         """
-        return self._call(
-            _CONVERT_TIME,
+        result = self._call(
+            _info_convert_time,
             {
                 "source_timezone": source_timezone,
                 "target_timezone": target_timezone,
                 "time": time,
             },
             {},
-        ).value
+        )
+        return result.value
 
     def get_current_time(self, *, timezone: str) -> _o.GetCurrentTimeOutput:
         """Get current time in a specific timezone
@@ -95,15 +108,16 @@ class Tools(_rt.ToolsBase):
 
         Wire name: 'get_current_time'.
         """
-        return self._call(_GET_CURRENT_TIME, {"timezone": timezone}, {}).value
+        result = self._call(_info_get_current_time, {"timezone": timezone}, {})
+        return result.value
 
 
-class ToolsResults(_rt.ToolsBase):
+class ToolsResults(_ToolsBase):
     """Tools returning the whole ToolResult."""
 
     def convert_time(
         self, *, source_timezone: str, target_timezone: str, time: str
-    ) -> _rt.ToolResult[_o.ConvertTimeOutput]:
+    ) -> _ToolResult[_o.ConvertTimeOutput]:
         """Convert time between timezones
 
         Args:
@@ -115,8 +129,8 @@ class ToolsResults(_rt.ToolsBase):
 
         Wire name: 'convert_time'.
         """
-        return self._call(
-            _CONVERT_TIME,
+        result = self._call(
+            _info_convert_time,
             {
                 "source_timezone": source_timezone,
                 "target_timezone": target_timezone,
@@ -124,10 +138,11 @@ class ToolsResults(_rt.ToolsBase):
             },
             {},
         )
+        return result
 
     def get_current_time(
         self, *, timezone: str
-    ) -> _rt.ToolResult[_o.GetCurrentTimeOutput]:
+    ) -> _ToolResult[_o.GetCurrentTimeOutput]:
         """Get current time in a specific timezone
 
         Args:
@@ -137,10 +152,11 @@ class ToolsResults(_rt.ToolsBase):
 
         Wire name: 'get_current_time'.
         """
-        return self._call(_GET_CURRENT_TIME, {"timezone": timezone}, {})
+        result = self._call(_info_get_current_time, {"timezone": timezone}, {})
+        return result
 
 
-class AsyncTools(_rt.AsyncToolsBase):
+class AsyncTools(_AsyncToolsBase):
     """Async tools."""
 
     @property
@@ -162,17 +178,16 @@ class AsyncTools(_rt.AsyncToolsBase):
 
         Wire name: 'convert_time'.
         """
-        return (
-            await self._call(
-                _CONVERT_TIME,
-                {
-                    "source_timezone": source_timezone,
-                    "target_timezone": target_timezone,
-                    "time": time,
-                },
-                {},
-            )
-        ).value
+        result = await self._call(
+            _info_convert_time,
+            {
+                "source_timezone": source_timezone,
+                "target_timezone": target_timezone,
+                "time": time,
+            },
+            {},
+        )
+        return result.value
 
     async def get_current_time(self, *, timezone: str) -> _o.GetCurrentTimeOutput:
         """Get current time in a specific timezone
@@ -184,15 +199,16 @@ class AsyncTools(_rt.AsyncToolsBase):
 
         Wire name: 'get_current_time'.
         """
-        return (await self._call(_GET_CURRENT_TIME, {"timezone": timezone}, {})).value
+        result = await self._call(_info_get_current_time, {"timezone": timezone}, {})
+        return result.value
 
 
-class AsyncToolsResults(_rt.AsyncToolsBase):
+class AsyncToolsResults(_AsyncToolsBase):
     """Async tools returning the whole ToolResult."""
 
     async def convert_time(
         self, *, source_timezone: str, target_timezone: str, time: str
-    ) -> _rt.ToolResult[_o.ConvertTimeOutput]:
+    ) -> _ToolResult[_o.ConvertTimeOutput]:
         """Convert time between timezones
 
         Args:
@@ -204,8 +220,8 @@ class AsyncToolsResults(_rt.AsyncToolsBase):
 
         Wire name: 'convert_time'.
         """
-        return await self._call(
-            _CONVERT_TIME,
+        result = await self._call(
+            _info_convert_time,
             {
                 "source_timezone": source_timezone,
                 "target_timezone": target_timezone,
@@ -213,10 +229,11 @@ class AsyncToolsResults(_rt.AsyncToolsBase):
             },
             {},
         )
+        return result
 
     async def get_current_time(
         self, *, timezone: str
-    ) -> _rt.ToolResult[_o.GetCurrentTimeOutput]:
+    ) -> _ToolResult[_o.GetCurrentTimeOutput]:
         """Get current time in a specific timezone
 
         Args:
@@ -226,4 +243,5 @@ class AsyncToolsResults(_rt.AsyncToolsBase):
 
         Wire name: 'get_current_time'.
         """
-        return await self._call(_GET_CURRENT_TIME, {"timezone": timezone}, {})
+        result = await self._call(_info_get_current_time, {"timezone": timezone}, {})
+        return result
