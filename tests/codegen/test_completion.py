@@ -135,7 +135,7 @@ def test_signature_help_shows_python_names_literals_and_defaults(editor: Editor)
     (signature,) = editor.signatures("tools.everything.get_annotated_message(")
     assert signature.to_string() == (
         'get_annotated_message(*, message_type: Literal["error", "success", "debug"], include_image: bool=False)'
-        " -> _rt.ToolOutput"
+        " -> _ToolOutput"
     )
     (signature,) = editor.signatures("flat.current_time(")
     assert signature.to_string() == 'current_time(*, at: str | None=None, timezone: str="UTC") -> _o.CurrentTimeOutput'
