@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -12,7 +13,16 @@ from codegen.datamodels import ModelModule, generate_models
 from codegen.errors import GenerateError
 from codegen.layout import annotation_text, subscript_lines
 from codegen.literals import docstring_literal, json_default_literal, str_literal, wire_literal
-from codegen.model import ImportSpec, MethodSpec, NamespaceSpec, PackageSpec, ParamSpec, SourceTools, ToolSpec
+from codegen.model import (
+    ClassSpec,
+    ImportSpec,
+    MethodSpec,
+    NamespaceSpec,
+    PackageSpec,
+    ParamSpec,
+    SourceTools,
+    ToolSpec,
+)
 from codegen.naming import assign_names, class_name, unique
 from codegen.schemas import SchemaDocument
 
@@ -124,6 +134,8 @@ def build_package(sources: Sequence[SourceTools], *, package: str, header: str) 
                 tools=tools,
             )
         )
+    classes = build_classes(namespaces, source_names=[s.name for s, _ in plans])
+    const_decls = tuple(_const_decl(t) for ns in namespaces for t in ns.tools)
     by_module: dict[str, set[str]] = {}
     for local, (module, original) in needed.items():
         by_module.setdefault(module, set()).add(original if original == local else f"{original} as {local}")
@@ -132,8 +144,9 @@ def build_package(sources: Sequence[SourceTools], *, package: str, header: str) 
         name=package,
         header=header,
         namespaces=tuple(namespaces),
-        classes=build_classes(namespaces, source_names=[s.name for s, _ in plans]),
-        const_decls=tuple(_const_decl(t) for ns in namespaces for t in ns.tools),
+        classes=classes,
+        const_decls=const_decls,
+        runtime_imports=_runtime_imports(classes, const_decls),
         tools_imports=imports,
         inputs_code=in_models.code,
         outputs_code=out_models.code,
@@ -224,6 +237,21 @@ def _tool_spec(
         argument_items=tuple(f"{wire_literal(p.wire_name)}: {p.py_name}" for p in params),
         omit_items=tuple(f"{wire_literal(p.wire_name)}: {p.omit_literal}" for p in params if not p.required),
     )
+
+
+_RUNTIME_NAMES = ("AsyncToolsBase", "CallOptions", "SupportsAsyncCallTool", "SupportsCallTool", "ToolInfo",
+                  "ToolOutput", "ToolResult", "ToolsBase")  # fmt: skip
+
+
+def _runtime_imports(classes: Sequence[ClassSpec], decls: Sequence[MethodSpec]) -> tuple[str, ...]:
+    """The shim names the laid-out code uses; an unused import fails strict pyright."""
+    text = "\n".join(
+        [c.base for c in classes] + [line for c in classes for m in c.members for line in m.lines]
+        + [line for d in decls for line in d.lines]
+    )  # fmt: skip
+    used = {"ToolInfo"}  # the TOOLS manifest's type, always printed
+    used.update(n for n in _RUNTIME_NAMES if re.search(rf"\b_{n}\b", text))
+    return tuple(sorted(used))
 
 
 def _const_decl(tool: ToolSpec) -> MethodSpec:

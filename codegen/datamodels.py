@@ -10,16 +10,21 @@ from __future__ import annotations
 
 import ast
 import builtins
+import io
+import tokenize
+import unicodedata
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from codegen.errors import GenerateError
+from codegen.layout import str_literal
 
 __all__ = ["ModelModule", "generate_models"]
 
 _WRAPPERS = frozenset({"NotRequired", "Required", "ReadOnly"})
+_INVISIBLE = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 _BUILTINS = frozenset(dir(builtins))
 
 
@@ -85,6 +90,29 @@ def _strip(node: ast.expr) -> ast.expr:
         else:
             break
     return node
+
+
+def _escape_invisible(code: str) -> str:
+    """Re-spell string literals holding control or bidi characters with escapes.
+
+    datamodel-code-generator writes a property name such as ``"a\u202eb"`` verbatim into a
+    functional TypedDict key; the character would then sit raw in the file ("Trojan Source").
+    """
+    if all(c == "\n" or unicodedata.category(c) not in _INVISIBLE for c in code):
+        return code
+    out, lines = [], code.splitlines(keepends=True)
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
+    last = 0
+    for tok in tokenize.generate_tokens(io.StringIO(code).readline):
+        if tok.type == tokenize.STRING and any(unicodedata.category(c) in _INVISIBLE for c in tok.string):
+            start = offsets[tok.start[0] - 1] + tok.start[1]
+            end = offsets[tok.end[0] - 1] + tok.end[1]
+            out += [code[last:start], str_literal(ast.literal_eval(tok.string))]
+            last = end
+    out.append(code[last:])
+    return "".join(out)
 
 
 def _read_module(code: str, alias: str) -> ModelModule:
@@ -181,4 +209,4 @@ def generate_models(document: Mapping[str, Any], *, kind: str) -> ModelModule:
     lines = generated.splitlines()
     while lines and (lines[0].startswith("#") or not lines[0].strip()):
         lines.pop(0)
-    return _read_module("\n".join(lines) + "\n", "_i" if kind == "inputs" else "_o")
+    return _read_module(_escape_invisible("\n".join(lines) + "\n"), "_i" if kind == "inputs" else "_o")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from codegen import __version__
 from codegen.build import build_package
@@ -56,22 +56,28 @@ def collect_sources(settings: Settings) -> tuple[list[SourceTools], str | None]:
     return sources, snapshot_text
 
 
+def _canonical(value: Any, key: str = "") -> Any:
+    """Inputs without the order that carries no meaning: keys (by canonical_json), ``required``."""
+    if isinstance(value, Mapping):
+        return {str(k): _canonical(v, str(k)) for k, v in value.items()}
+    if isinstance(value, list):
+        items = [_canonical(v) for v in value]
+        return sorted(items) if key == "required" and all(isinstance(v, str) for v in items) else items
+    return value
+
+
 def header_for(sources: Sequence[SourceTools], package: str) -> str:
     """File header: generator version and a hash of the inputs (never a path, never a time)."""
-    payload = canonical_json(
+    described = [
         {
-            "package": package,
-            "sources": [
-                {
-                    "name": s.name,
-                    "kind": s.kind,
-                    "prefix": s.wire_prefix,
-                    "tools": sorted(s.tools, key=lambda t: str(t.get("name"))),
-                }
-                for s in sources
-            ],
+            "name": s.name,
+            "kind": s.kind,
+            "prefix": s.wire_prefix,
+            "tools": sorted((_canonical(t) for t in s.tools), key=lambda t: str(t.get("name"))),
         }
-    )
+        for s in sources
+    ]
+    payload = canonical_json({"package": package, "sources": sorted(described, key=lambda s: str(s["name"]))})
     digest = hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
     return (
         f"# {GENERATED_MARKER} {__version__} from inputs sha256:{digest}. Do not edit.\n"

@@ -121,7 +121,12 @@ class PackageSpec:
         return tuple(t for ns in self.namespaces for t in ns.tools)
 
     @property
+    def uses_outputs(self) -> bool:
+        return any(t.output_model is not None for t in self.all_tools)
+
+    @property
     def nested(self) -> bool:
         return self.namespaces[0].attr is not None
 
     const_decls: tuple[MethodSpec, ...] = ()  # ``_CONST: _ToolInfo[T]``, laid out
+    runtime_imports: tuple[str, ...] = ()  # shim names the wrappers use (imported as ``_Name``)

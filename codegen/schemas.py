@@ -8,7 +8,7 @@ Keys are sorted at every level, property maps included: a server that reorders i
 not change the generated code, so drift means a real change.
 
 Text that only documents (``title``, ``description``, ``examples``, ``$comment``) is dropped here:
-it reaches the generated code only through the docstrings we escape ourselves.
+it reaches the generated code only through the docstrings we escape ourselves. So are defaults.
 """
 
 from __future__ import annotations
@@ -40,6 +40,9 @@ _SCHEMA_VALUES = (
 )
 _SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
 _DOC_ONLY = ("title", "description", "examples", "$comment", "$id", "$schema", "$anchor", "deprecated")
+# Defaults are left to the server: a default that does not fit its type would become a model
+# field that fails type checking. (Signature defaults are read from the original schema.)
+_DROPPED = (*_DOC_ONLY, "default")
 _DEF_KEYS = ("$defs", "definitions")
 
 
@@ -71,6 +74,8 @@ class SchemaDocument:
         def rewrite(ref: str, at: tuple[str | int, ...]) -> str:
             if not ref.startswith("#"):
                 raise GenerateError(f"external $ref {ref!r} is not supported (only local refs)", where, pointer(at))
+            if not _resolves(schema, ref):  # else datamodel-code-generator would quietly make it Any
+                raise GenerateError(f"$ref {ref!r} points at nothing in this schema", where, pointer(at))
             if ref == "#":
                 return f"#/$defs/{name}"
             for prefix in sorted(local, key=len, reverse=True):
@@ -114,7 +119,10 @@ def prepare_schema(
     out: dict[str, Any] = {}
     for key in sorted(schema):
         value = schema[key]
-        if key in _DOC_ONLY or key in drop:
+        if key in _DROPPED or key in drop:
+            continue
+        if key == "const" and isinstance(value, float):  # Literal[0.5] is not a valid type
+            out.setdefault("type", "number")
             continue
         if key == "$ref":
             if not isinstance(value, str):
@@ -134,6 +142,20 @@ def prepare_schema(
         else:
             out[key] = value
     return out
+
+
+def _resolves(schema: Any, ref: str) -> bool:
+    """Whether a local ``#/a/b`` pointer names something inside ``schema``."""
+    node = schema
+    for token in ref[2:].split("/") if ref.startswith("#/") else []:
+        key = _unescape(token)
+        if isinstance(node, Mapping) and key in node:
+            node = node[key]
+        elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
+            node = node[int(key)]
+        else:
+            return False
+    return ref == "#" or ref.startswith("#/")
 
 
 def _pascal(text: str) -> str:

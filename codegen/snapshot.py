@@ -47,6 +47,8 @@ def load_snapshot(path: Path) -> Snapshot:
         raise GenerateError("no snapshot file; run once without --offline to create it", str(path)) from exc
     except json.JSONDecodeError as exc:
         raise GenerateError(f"not JSON: {exc.msg}", f"{path}:{exc.lineno}") from exc
+    except RecursionError as exc:
+        raise GenerateError("JSON nested too deeply", str(path)) from exc
     if not isinstance(data, Mapping) or data.get("toolgen_snapshot") != SNAPSHOT_VERSION:
         raise GenerateError(f"not a toolgen snapshot (version {SNAPSHOT_VERSION})", str(path), "/toolgen_snapshot")
     servers = data.get("servers")

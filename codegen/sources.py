@@ -64,6 +64,8 @@ def parse_mcp_json(path: Path) -> SourceTools:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise GenerateError(f"not JSON: {exc.msg}", f"{path}:{exc.lineno}") from exc
+    except RecursionError as exc:
+        raise GenerateError("JSON nested too deeply to be a tools/list result", str(path)) from exc
     pointer = ""
     if isinstance(data, Mapping) and isinstance(data.get("result"), Mapping):
         data, pointer = data["result"], "/result"
