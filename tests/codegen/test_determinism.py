@@ -216,7 +216,6 @@ def _without_headers(files: dict[str, bytes]) -> dict[str, bytes]:
     return {name: HEADER.sub("", data.decode("utf-8"), count=1).encode() for name, data in files.items()}
 
 
-@pytest.mark.xfail(strict=True, reason="generator bug: header hash depends on the order of --mcp-json options")
 def test_hash_ignores_the_order_of_the_sources(tmp_path: Path) -> None:
     (tmp_path / "f").mkdir()
     (tmp_path / "b").mkdir()
@@ -227,7 +226,6 @@ def test_hash_ignores_the_order_of_the_sources(tmp_path: Path) -> None:
     assert forward == backward  # ... so the header must be too
 
 
-@pytest.mark.xfail(strict=True, reason="generator bug: header hash depends on the order of 'required'")
 def test_hash_ignores_the_order_of_required(tmp_path: Path) -> None:
     original = _time_listing()
     reordered = _time_listing()

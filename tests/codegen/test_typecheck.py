@@ -211,37 +211,7 @@ def test_mypy_strict_package_has_no_errors(mypy_report: Report, package: str) ->
     assert mypy_report.under(package) == [], mypy_report.output
 
 
-# Generator bug (reported; codegen/ and templates/ belong to the generator's owners): with one
-# source there is no aggregate class with an ``__init__``, yet _tools.py still imports
-# ``_CallOptions``, ``_SupportsAsyncCallTool`` and ``_SupportsCallTool`` from ._runtime; pyright strict
-# reports reportUnusedImport on each. Suggested fix: import them only when an aggregate class is
-# emitted (``pkg.nested``). When it is fixed, empty the "samples" entry and drop the xfail below.
-KNOWN_PYRIGHT_PACKAGE_ERRORS: dict[str, list[tuple[str, int, str]]] = {
-    "captures": [],
-    "samples": [
-        ("_tools.py", 14, "reportUnusedImport"),
-        ("_tools.py", 15, "reportUnusedImport"),
-        ("_tools.py", 16, "reportUnusedImport"),
-    ],
-}
-
-
 @pytest.mark.parametrize("package", PACKAGES)
-def test_pyright_strict_package_has_only_the_known_errors(pyright_report: Report, package: str) -> None:
-    found = [(d.file.removeprefix(package + "/"), d.line, d.rule) for d in pyright_report.under(package)]
-    assert found == KNOWN_PYRIGHT_PACKAGE_ERRORS[package], pyright_report.output
-
-
-@pytest.mark.parametrize(
-    "package",
-    [
-        "captures",
-        pytest.param(
-            "samples",
-            marks=pytest.mark.xfail(strict=True, reason="generator bug: unused _runtime imports in a flat package"),
-        ),
-    ],
-)
 def test_pyright_strict_package_has_no_errors(pyright_report: Report, package: str) -> None:
     assert pyright_report.under(package) == [], pyright_report.output
 
