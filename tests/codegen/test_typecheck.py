@@ -45,6 +45,9 @@ MYPY_BAD_CAPTURES = [
     (30, "attr-defined", '"ToolOutput" has no attribute "value"'),
     (31, "call-arg", 'Unexpected keyword argument "timeout" for "with_options"'),
     (37, "assignment", 'expression has type "Coroutine[Any, Any, TimeGetCurrentTimeOutput]"'),
+    (47, "arg-type", 'Argument 1 to "Tools" has incompatible type "AsyncProvider"; expected "SupportsCallTool"'),
+    (48, "typeddict-unknown-key", 'Extra key "timeout" for TypedDict "CallOptions"'),
+    (49, "arg-type", 'Argument 2 to "Tools" has incompatible type "dict[str, str]"; expected "CallOptions | None"'),
 ]
 MYPY_BAD_SAMPLES = [
     (17, "arg-type", 'Argument "value" to "unit_convert" of "Tools" has incompatible type "str"; expected "float"'),
@@ -75,6 +78,9 @@ PYRIGHT_BAD_CAPTURES = [
         "reportAssignmentType",
         'Any, TimeGetCurrentTimeOutput]" is not assignable to declared type "TimeGetCurrentTimeOutput"',
     ),
+    (47, "reportArgumentType", '"AsyncProvider" cannot be assigned to parameter "provider" of type "SupportsCallTool"'),
+    (48, "reportAssignmentType", 'Type "dict[str, float]" is not assignable to declared type "CallOptions"'),
+    (49, "reportArgumentType", 'cannot be assigned to parameter "options" of type "CallOptions | None"'),
 ]
 PYRIGHT_BAD_SAMPLES = [
     (17, "reportArgumentType", 'cannot be assigned to parameter "value" of type "float"'),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from captures import AsyncTools, Tools, outputs
+from captures import AsyncTools, CallOptions, Tools, outputs
 
 
 class Provider:
@@ -36,3 +36,15 @@ async def async_mistakes() -> None:
     tools = AsyncTools(Provider())
     now: outputs.TimeGetCurrentTimeOutput = tools.time.get_current_time(timezone="UTC")  # not awaited
     print(now)
+
+
+class AsyncProvider:
+    async def acall_tool(self, tool_name: str, arguments: dict[str, Any]) -> object:
+        return {}
+
+
+def provider_and_option_mistakes() -> None:
+    Tools(AsyncProvider())  # an async-only provider needs AsyncTools
+    options: CallOptions = {"timeout": 2.0}  # unknown call option key
+    Tools(Provider(), {"timeout_seconds": "soon"})  # call option of the wrong type
+    print(options)

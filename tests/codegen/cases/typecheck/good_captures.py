@@ -7,9 +7,22 @@ mypy --strict and pyright (strict) over both.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
 from typing import Any, Literal, assert_type
 
-from captures import TOOLS, AsyncTools, ToolInfo, ToolOutput, ToolResult, Tools, inputs, outputs
+from captures import (
+    TOOLS,
+    AsyncTools,
+    CallOptions,
+    ToolCallError,
+    ToolError,
+    ToolInfo,
+    ToolOutput,
+    ToolResult,
+    Tools,
+    inputs,
+    outputs,
+)
 
 
 class Provider:
@@ -61,3 +74,21 @@ async def async_calls() -> None:
     assert_type(result.value, outputs.MemorySearchNodesOutput)
     both = await asyncio.gather(tools.time.get_current_time(timezone="UTC"), tools.everything.get_sum(a=1, b=2.5))
     assert_type(both, tuple[outputs.TimeGetCurrentTimeOutput, ToolOutput])
+
+
+class AsyncProvider:
+    def acall_tool(self, tool_name: str, arguments: dict[str, Any]) -> Awaitable[object]:
+        raise NotImplementedError
+
+
+def options_and_errors() -> None:
+    options: CallOptions = {"timeout_seconds": 2.0, "meta": {"trace": "x"}}
+    tools = Tools(Provider(), options)
+    try:
+        tools.git.git_status(repo_path=".")
+    except ToolCallError as exc:
+        assert_type(exc.payload, Any)
+        assert_type(exc.envelope, dict[str, Any])
+    except ToolError as exc:
+        assert_type(exc.tool_name, str)
+    AsyncTools(AsyncProvider()).with_options(timeout_seconds=1.0, user="me")
