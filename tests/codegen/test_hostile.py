@@ -34,11 +34,14 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+import yaml
 
 from codegen.cli import main as toolgen
 from codegen.render import SHIM_PATH
 
 PACKAGE = "hostile_tools"
+YAML_PACKAGE = "hostile_yaml_tools"
+BOTH = (PACKAGE, YAML_PACKAGE)
 SLOPPY = "sloppy_tools"
 SENTINEL = "TOOLGEN_HOSTILE_PWNED"
 GENERATED_MODULES = ("__init__.py", "_tools.py", "inputs.py", "outputs.py")
@@ -165,6 +168,32 @@ def hostile_listing(marker: Path) -> dict[str, Any]:
     return {"tools": tools}
 
 
+# The same payloads through ``kind: Tool`` YAML (names there must match ^[A-Za-z0-9_.-]{1,128}$).
+YAML_METHODS = {"weather.get": "weather_get_2", "weather-get": "weather_get", "class": "class_", "_call": "tool_call"}
+
+
+def hostile_yaml(marker: Path) -> str:
+    texts = payloads(marker)
+    props: dict[str, Any] = {text: {"type": "string", "description": text, "title": text} for text in texts}
+    props |= {"a-b": dict(_STR), "a_b": dict(_STR), "lit": {"type": "string", "enum": texts}}
+    docs = [
+        {
+            "apiVersion": "toolgen/v1",
+            "kind": "Tool",
+            "metadata": {"name": name, "description": texts[0]},
+            "spec": {
+                "title": texts[1],
+                "description": texts[2] + texts[4],
+                "parameters": _obj(props, ["a-b", texts[5]]),
+                "output_schema": _obj(props),
+                "handler": "os:system",  # named, never imported while generating
+            },
+        }
+        for name in YAML_METHODS
+    ]
+    return yaml.safe_dump_all(docs)
+
+
 # --- generation -----------------------------------------------------------------------------------
 
 
@@ -180,6 +209,9 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     listing = hostile_listing(root / "pwned")
     (root / "hostile.json").write_text(json.dumps(listing, indent=1), encoding="utf-8")
     assert _run_toolgen(root, ["--out", ".", "--package", PACKAGE, "--mcp-json", "hostile.json"]) == 0
+    (root / "yaml-tools").mkdir()
+    (root / "yaml-tools" / "hostile.yaml").write_text(hostile_yaml(root / "pwned"), encoding="utf-8")
+    assert _run_toolgen(root, ["--out", ".", "--package", YAML_PACKAGE, "--tools", "yaml-tools"]) == 0
     return root
 
 
@@ -212,22 +244,37 @@ def package(imported: tuple[ModuleType, list[str]]) -> ModuleType:
     return imported[0]
 
 
-def _text(workspace: Path, name: str) -> str:
-    return (workspace / PACKAGE / name).read_text(encoding="utf-8")
+@pytest.fixture(scope="module")
+def yaml_package(workspace: Path) -> Iterator[ModuleType]:
+    sys.path.insert(0, str(workspace))
+    try:
+        importlib.invalidate_caches()
+        yield importlib.import_module(YAML_PACKAGE)
+    finally:
+        sys.path.remove(str(workspace))
+        for name in [m for m in sys.modules if m == YAML_PACKAGE or m.startswith(YAML_PACKAGE + ".")]:
+            del sys.modules[name]
 
 
-def test_generation_writes_the_package(workspace: Path) -> None:
-    names = sorted(p.name for p in (workspace / PACKAGE).iterdir() if p.name != "__pycache__")
+def _text(workspace: Path, name: str, pkg: str = PACKAGE) -> str:
+    return (workspace / pkg / name).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("pkg", BOTH)
+def test_generation_writes_the_package(workspace: Path, pkg: str) -> None:
+    names = sorted(p.name for p in (workspace / pkg).iterdir() if p.name != "__pycache__")
     assert names == ["__init__.py", "_runtime.py", "_tools.py", "inputs.py", "outputs.py", "py.typed"]
 
 
+@pytest.mark.parametrize("pkg", BOTH)
 @pytest.mark.parametrize("name", [*GENERATED_MODULES, "_runtime.py"])
-def test_generated_files_compile(workspace: Path, name: str) -> None:
-    compile(_text(workspace, name), name, "exec", dont_inherit=True)
+def test_generated_files_compile(workspace: Path, name: str, pkg: str) -> None:
+    compile(_text(workspace, name, pkg), name, "exec", dont_inherit=True)
 
 
-def test_runtime_is_the_shim_verbatim(workspace: Path) -> None:
-    header, _, body = _text(workspace, "_runtime.py").partition("\n# Regenerate with")
+@pytest.mark.parametrize("pkg", BOTH)
+def test_runtime_is_the_shim_verbatim(workspace: Path, pkg: str) -> None:
+    header, _, body = _text(workspace, "_runtime.py", pkg).partition("\n# Regenerate with")
     assert body.split("\n", 1)[1] == SHIM_PATH.read_text(encoding="utf-8")
 
 
@@ -237,7 +284,8 @@ def test_runtime_is_the_shim_verbatim(workspace: Path) -> None:
 def test_importing_runs_no_injected_code(workspace: Path) -> None:
     code = (
         "import builtins, importlib\n"
-        f"for name in ('', '._tools', '.inputs', '.outputs'): importlib.import_module({PACKAGE!r} + name)\n"
+        f"for pkg in {BOTH!r}:\n"
+        "    for name in ('', '._tools', '.inputs', '.outputs'): importlib.import_module(pkg + name)\n"
         f"print(hasattr(builtins, {SENTINEL!r}))\n"
     )
     completed = subprocess.run([sys.executable, "-c", code], cwd=workspace, capture_output=True, text=True, timeout=120)
@@ -283,9 +331,10 @@ def _call_names(func: ast.expr) -> set[str]:
     return names
 
 
+@pytest.mark.parametrize("pkg", BOTH)
 @pytest.mark.parametrize("name", GENERATED_MODULES)
-def test_ast_has_no_injected_calls_or_imports(workspace: Path, name: str) -> None:
-    tree = ast.parse(_text(workspace, name))
+def test_ast_has_no_injected_calls_or_imports(workspace: Path, name: str, pkg: str) -> None:
+    tree = ast.parse(_text(workspace, name, pkg))
     calls: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
@@ -310,9 +359,10 @@ def test_ast_has_no_injected_calls_or_imports(workspace: Path, name: str) -> Non
             assert isinstance(node.value, ast.Call) and ast.unparse(node.value.func) in allowed, ast.unparse(node)
 
 
+@pytest.mark.parametrize("pkg", BOTH)
 @pytest.mark.parametrize("name", GENERATED_MODULES)
-def test_only_the_generator_writes_comments(workspace: Path, name: str) -> None:
-    with (workspace / PACKAGE / name).open("rb") as handle:
+def test_only_the_generator_writes_comments(workspace: Path, name: str, pkg: str) -> None:
+    with (workspace / pkg / name).open("rb") as handle:
         comments = [t.string for t in tokenize.tokenize(handle.readline) if t.type == tokenize.COMMENT]
     assert comments[0].startswith("# Generated by toolgen ") and comments[0].endswith(". Do not edit.")
     assert comments[1] == "# Regenerate with `toolgen generate` (or `python -m codegen generate`)."
@@ -322,9 +372,10 @@ def test_only_the_generator_writes_comments(workspace: Path, name: str) -> None:
     assert comments[2:] == expected_rest
 
 
+@pytest.mark.parametrize("pkg", BOTH)
 @pytest.mark.parametrize("name", [*GENERATED_MODULES, "_runtime.py"])
-def test_no_control_or_bidi_characters_reach_a_file(workspace: Path, name: str) -> None:
-    text = _text(workspace, name)
+def test_no_control_or_bidi_characters_reach_a_file(workspace: Path, name: str, pkg: str) -> None:
+    text = _text(workspace, name, pkg)
     bad = sorted({f"U+{ord(c):04X}" for c in text if c != "\n" and unicodedata.category(c) in _BAD_CHARACTERS})
     assert bad == []
 
@@ -376,7 +427,7 @@ class RecordingProvider:
 
     def call_tool(self, tool_name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         self.calls.append((tool_name, dict(arguments)))
-        structured: dict[str, Any] | None = None
+        structured: dict[str, Any] = {}  # fits every output model whose fields are all optional
         if tool_name == "props":
             structured = {key: f"out:{key}" for key in arguments if key not in ("lit", "deflit")}
         elif tool_name == "defs":
@@ -489,12 +540,28 @@ def test_docstrings_and_literals_keep_the_text_inert(package: ModuleType) -> Non
     assert bidi.name == BIDI_TOOL  # the wire name itself is data and stays exact
 
 
-def test_the_payloads_reached_the_files_as_data(workspace: Path) -> None:
+@pytest.mark.parametrize("pkg", BOTH)
+def test_the_payloads_reached_the_files_as_data(workspace: Path, pkg: str) -> None:
     """The checks above are only worth something if the hostile text is in the files (escaped)."""
-    tools = _text(workspace, "_tools.py")
+    tools = _text(workspace, "_tools.py", pkg)
     assert "os.system(" in tools and SENTINEL in tools
-    assert "os.system(" in _text(workspace, "inputs.py")  # TypedDict keys and Literal values
-    assert "os.system(" in _text(workspace, "outputs.py")  # field aliases, Literal values and defaults
+    assert "os.system(" in _text(workspace, "inputs.py", pkg)  # TypedDict keys and Literal values
+    assert "os.system(" in _text(workspace, "outputs.py", pkg)  # field aliases, Literal values and defaults
+
+
+def test_yaml_tools_send_exact_wire_names_and_keys(yaml_package: ModuleType, workspace: Path) -> None:
+    assert {wire: info.method for wire, info in yaml_package.TOOLS.items()} == YAML_METHODS
+    provider = RecordingProvider()
+    tools = yaml_package.Tools(provider)
+    for wire, method_name in YAML_METHODS.items():
+        method = getattr(tools, method_name)
+        kwargs = _arguments_for(method)
+        method(**kwargs)
+        sent_name, sent = provider.calls[-1]
+        assert sent_name == wire
+        mapping = _sent_by(kwargs, sent)
+        assert {key: mapping[key] for key in ("a-b", "a_b")} == {"a-b": "a_b", "a_b": "a_b_2"}
+        assert sorted(sent) == sorted([*payloads(workspace / "pwned"), "a-b", "a_b", "lit"])
 
 
 # --- mypy --strict --------------------------------------------------------------------------------
@@ -525,7 +592,7 @@ def mypy_errors(workspace: Path) -> list[tuple[str, str]]:
     (workspace / "mypy.ini").write_text("[mypy]\n", encoding="utf-8")
     completed = subprocess.run(
         [sys.executable, "-m", "mypy", "--config-file", "mypy.ini", "--strict", "--show-error-codes",
-         "--no-pretty", "--no-color-output", "--no-error-summary", PACKAGE, SLOPPY],
+         "--no-pretty", "--no-color-output", "--no-error-summary", PACKAGE, YAML_PACKAGE, SLOPPY],
         cwd=workspace, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert completed.returncode in (0, 1), completed.stdout + completed.stderr
@@ -537,8 +604,9 @@ def mypy_errors(workspace: Path) -> list[tuple[str, str]]:
     return errors
 
 
-def test_hostile_package_passes_mypy_strict(mypy_errors: list[tuple[str, str]]) -> None:
-    assert [e for e in mypy_errors if e[0].startswith(PACKAGE + "/")] == []
+@pytest.mark.parametrize("pkg", BOTH)
+def test_hostile_package_passes_mypy_strict(mypy_errors: list[tuple[str, str]], pkg: str) -> None:
+    assert [e for e in mypy_errors if e[0].startswith(pkg + "/")] == []
 
 
 def test_sloppy_package_passes_mypy_strict(mypy_errors: list[tuple[str, str]]) -> None:
@@ -555,7 +623,7 @@ def test_hostile_package_passes_pyright_strict(workspace: Path) -> None:
     pyright = _pyright()
     if pyright is None:
         pytest.skip("pyright is not installed")
-    config = {"typeCheckingMode": "strict", "pythonVersion": "3.11", "include": [PACKAGE]}
+    config = {"typeCheckingMode": "strict", "pythonVersion": "3.11", "include": list(BOTH)}
     (workspace / "pyrightconfig.json").write_text(json.dumps(config), encoding="utf-8")
     completed = subprocess.run(
         [pyright, "--outputjson", "--pythonpath", sys.executable],
@@ -565,7 +633,7 @@ def test_hostile_package_passes_pyright_strict(workspace: Path) -> None:
         timeout=300,
     )
     report = json.loads(completed.stdout)
-    assert report["summary"]["filesAnalyzed"] == 5
+    assert report["summary"]["filesAnalyzed"] == 5 * len(BOTH)
     found = [
         (Path(d["file"]).name, d["range"]["start"]["line"] + 1, d.get("rule", ""))
         for d in report["generalDiagnostics"]
