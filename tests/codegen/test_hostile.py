@@ -8,7 +8,8 @@ that are keywords, builtins or the generated classes' own attributes, names that
 sanitising, recursive schemas, and (in separate files) inputs that must be refused with exit 2 and
 one line: a schema nested 200 levels deep and external ``$ref``s (refused without network access).
 
-The package is generated, imported, type-checked and called once per module.
+The same payloads also go through ``kind: Tool`` YAML. Each package is generated, imported,
+type-checked (mypy --strict, pyright strict) and called once per module.
 """
 
 from __future__ import annotations
