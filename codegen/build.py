@@ -102,12 +102,14 @@ def build_package(sources: Sequence[SourceTools], *, package: str, header: str) 
             base = class_name(f"{ns_attrs[source.name]}_{method}" if nested else method)
             where = source.origin
             input_def = unique(base + "Input", used_defs)
-            inputs.add(input_def, tool["inputSchema"], where=f"{where}: /tools/{index}/inputSchema", used=used_defs)
+            inputs.add(
+                input_def, tool["inputSchema"], where=where, used=used_defs, base=("tools", index, "inputSchema")
+            )
             output_def = None
             if "outputSchema" in tool:
                 output_def = unique(base + "Output", used_defs)
                 outputs.add(
-                    output_def, tool["outputSchema"], where=f"{where}: /tools/{index}/outputSchema", used=used_defs
+                    output_def, tool["outputSchema"], where=where, used=used_defs, base=("tools", index, "outputSchema")
                 )
             full_wire = f"{source.wire_prefix}.{wire}" if source.wire_prefix else wire
             ns_plans.append(_Plan(source, tool, index, full_wire, method, input_def, output_def))

@@ -61,8 +61,11 @@ class SchemaDocument:
     def __init__(self) -> None:
         self.definitions: dict[str, Any] = {}
 
-    def add(self, name: str, schema: Any, *, where: str, used: set[str]) -> None:
-        """Add ``schema`` as definition ``name`` (already unique), hoisting its own definitions."""
+    def add(self, name: str, schema: Any, *, where: str, used: set[str], base: tuple[str | int, ...] = ()) -> None:
+        """Add ``schema`` as definition ``name`` (already unique), hoisting its own definitions.
+
+        ``base`` is the schema's own JSON pointer in its file, so errors point into the file.
+        """
         local: dict[str, str] = {}
         if isinstance(schema, Mapping):
             for key in _DEF_KEYS:
@@ -92,9 +95,9 @@ class SchemaDocument:
                     for def_name in sorted(defs):
                         target = local[f"#/{key}/{def_name}"]
                         self.definitions[target] = prepare_schema(
-                            defs[def_name], where=where, rewrite=rewrite, at=(key, def_name)
+                            defs[def_name], where=where, rewrite=rewrite, at=(*base, key, def_name), floor=len(base)
                         )
-        root = prepare_schema(schema, where=where, rewrite=rewrite, at=(), drop=_DEF_KEYS)
+        root = prepare_schema(schema, where=where, rewrite=rewrite, at=base, drop=_DEF_KEYS, floor=len(base))
         self.definitions[name] = root
 
     def document(self) -> dict[str, Any]:
@@ -108,9 +111,10 @@ def prepare_schema(
     rewrite: Callable[[str, tuple[str | int, ...]], str] | None = None,
     at: tuple[str | int, ...] = (),
     drop: tuple[str, ...] = (),
+    floor: int = 0,
 ) -> Any:
     """Copy ``schema`` without documentation text, with refs rewritten; bounded depth."""
-    if len(at) > MAX_DEPTH * 2:
+    if len(at) - floor > MAX_DEPTH * 2:
         raise GenerateError(f"schema nested deeper than {MAX_DEPTH} levels", where, pointer(at))
     if isinstance(schema, bool):
         return schema
@@ -130,15 +134,18 @@ def prepare_schema(
             out[key] = rewrite(value, (*at, key)) if rewrite else value
         elif key in _SCHEMA_MAPS and isinstance(value, Mapping):
             out[key] = {
-                str(k): prepare_schema(value[k], where=where, rewrite=rewrite, at=(*at, key, str(k)))
+                str(k): prepare_schema(value[k], where=where, rewrite=rewrite, at=(*at, key, str(k)), floor=floor)
                 for k in sorted(value, key=str)
             }
         elif key in _SCHEMA_VALUES and not isinstance(value, list):
-            out[key] = prepare_schema(value, where=where, rewrite=rewrite, at=(*at, key))
+            out[key] = prepare_schema(value, where=where, rewrite=rewrite, at=(*at, key), floor=floor)
         elif key in _SCHEMA_LISTS or (key == "items" and isinstance(value, list)):
             if not isinstance(value, list):
                 raise GenerateError(f"{key} must be an array", where, pointer((*at, key)))
-            out[key] = [prepare_schema(v, where=where, rewrite=rewrite, at=(*at, key, i)) for i, v in enumerate(value)]
+            out[key] = [
+                prepare_schema(v, where=where, rewrite=rewrite, at=(*at, key, i), floor=floor)
+                for i, v in enumerate(value)
+            ]
         else:
             out[key] = value
     return out

@@ -86,7 +86,26 @@ def load_settings(cwd: Path, overrides: Mapping[str, Any]) -> Settings:
             given[key] = cwd / Path(given[key])
     settings = replace(settings, **given)
     _check_package(settings.package)
-    return settings
+    return _relative_to(settings, cwd)
+
+
+def _relative_to(settings: Settings, cwd: Path) -> Settings:
+    """Paths under the working folder as relative ones: error messages then show no machine path."""
+
+    def rel(path: Path) -> Path:
+        try:
+            return path.relative_to(cwd)
+        except ValueError:
+            return path
+
+    return replace(
+        settings,
+        tools=tuple(map(rel, settings.tools)),
+        infra=tuple(map(rel, settings.infra)),
+        mcp_json=tuple(map(rel, settings.mcp_json)),
+        snapshot=rel(settings.snapshot),
+        out=rel(settings.out),
+    )
 
 
 def _check_package(name: str) -> None:

@@ -45,7 +45,7 @@ BAD_INPUTS = {
     "external ref": (
         "tools.json",
         '[{"name": "a", "inputSchema": {"type": "object", "properties": {"x": {"$ref": "http://127.0.0.1:9/s"}}}}]',
-        "/tools/0/inputSchema: /properties/x/$ref: external $ref 'http://127.0.0.1:9/s' is not supported",
+        "/tools/0/inputSchema/properties/x/$ref: external $ref 'http://127.0.0.1:9/s' is not supported",
     ),
 }
 
