@@ -82,7 +82,9 @@ def check_tools(source: SourceTools) -> None:
             raise GenerateError("annotations must be an object", source.origin, f"{at}/annotations")
 
 
-def build_package(sources: Sequence[SourceTools], *, package: str, header: str) -> PackageSpec:
+def build_package(
+    sources: Sequence[SourceTools], *, package: str, header: str, parallel: bool | None = None
+) -> PackageSpec:
     for source in sources:
         check_tools(source)
     _check_wire_names(sources)
@@ -115,8 +117,7 @@ def build_package(sources: Sequence[SourceTools], *, package: str, header: str) 
             ns_plans.append(_Plan(source, tool, index, full_wire, method, input_def, output_def))
         plans.append((source, ns_plans))
 
-    in_models = generate_models(inputs.document(), kind="inputs")
-    out_models = generate_models(outputs.document(), kind="outputs")
+    in_models, out_models = generate_models(inputs.document(), outputs.document(), parallel=parallel)
     needed: dict[str, tuple[str, str]] = {}
     used_consts: set[str] = set()
     namespaces = []

@@ -11,18 +11,25 @@ from __future__ import annotations
 import ast
 import builtins
 import io
+import multiprocessing
+import os
+import threading
 import tokenize
 import unicodedata
 import warnings
 from collections.abc import Mapping
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 from codegen.errors import GenerateError
+from codegen.formatting import format_python
 from codegen.layout import str_literal
 
-__all__ = ["ModelModule", "generate_models"]
+__all__ = ["PARALLEL_MIN_DEFINITIONS", "ModelModule", "generate_models", "model_code"]
 
+#: Below this many definitions a forked worker costs more than it saves.
+PARALLEL_MIN_DEFINITIONS = 200
 _WRAPPERS = frozenset({"NotRequired", "Required", "ReadOnly"})
 _INVISIBLE = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 _BUILTINS = frozenset(dir(builtins))
@@ -178,8 +185,8 @@ _COMMON: dict[str, Any] = {
 }
 
 
-def generate_models(document: Mapping[str, Any], *, kind: str) -> ModelModule:
-    """Run datamodel-code-generator once over every definition in ``document``.
+def model_code(document: Mapping[str, Any], *, kind: str) -> str:
+    """One datamodel-code-generator run over every definition in ``document``, formatted.
 
     ``kind`` is ``"inputs"`` (TypedDicts) or ``"outputs"`` (pydantic v2 models).
     """
@@ -187,10 +194,9 @@ def generate_models(document: Mapping[str, Any], *, kind: str) -> ModelModule:
     from datamodel_code_generator.enums import DataModelType, InputFileType
     from datamodel_code_generator.format import PythonVersion
 
-    model_type = DataModelType.TypingTypedDict if kind == "inputs" else DataModelType.PydanticV2BaseModel
     if not document.get("$defs"):
-        code = "from __future__ import annotations\n"
-        return _read_module(code, "_i" if kind == "inputs" else "_o")
+        return "from __future__ import annotations\n"
+    model_type = DataModelType.TypingTypedDict if kind == "inputs" else DataModelType.PydanticV2BaseModel
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -209,4 +215,34 @@ def generate_models(document: Mapping[str, Any], *, kind: str) -> ModelModule:
     lines = generated.splitlines()
     while lines and (lines[0].startswith("#") or not lines[0].strip()):
         lines.pop(0)
-    return _read_module(_escape_invisible("\n".join(lines) + "\n"), "_i" if kind == "inputs" else "_o")
+    return format_python(_escape_invisible("\n".join(lines) + "\n"))
+
+
+def _can_fork() -> bool:
+    # A fork copies only the calling thread; with others alive (an MCP client's loop, say) it could
+    # inherit a held lock, so it is used only when this is the one thread.
+    return (
+        "fork" in multiprocessing.get_all_start_methods()
+        and threading.active_count() == 1
+        and ((os.cpu_count() or 1) > 1)
+    )
+
+
+def generate_models(
+    inputs: Mapping[str, Any], outputs: Mapping[str, Any], *, parallel: bool | None = None
+) -> tuple[ModelModule, ModelModule]:
+    """Input TypedDicts and output models: two batched runs, side by side on two cores when the
+    catalog is large enough to pay for a forked worker (``parallel=None`` decides by size)."""
+    if parallel is None:
+        size = len(inputs.get("$defs", {})) + len(outputs.get("$defs", {}))
+        parallel = size >= PARALLEL_MIN_DEFINITIONS and _can_fork()
+    if parallel and _can_fork():
+        context = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
+            pending = pool.submit(model_code, inputs, kind="inputs")
+            out_code = model_code(outputs, kind="outputs")
+            in_code = pending.result()
+    else:
+        in_code = model_code(inputs, kind="inputs")
+        out_code = model_code(outputs, kind="outputs")
+    return _read_module(in_code, "_i"), _read_module(out_code, "_o")

@@ -5,19 +5,15 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
-import black
 import jinja2
-from black.mode import TargetVersion
-from black.report import NothingChanged
 
+from codegen.formatting import format_python
 from codegen.model import PackageSpec
 
 __all__ = ["SHIM_PATH", "format_python", "render_package", "templates_dir"]
 
 _HERE = Path(__file__).resolve().parent
 SHIM_PATH = _HERE / "shim" / "_runtime.py"
-# Black's own defaults, set explicitly: the user's formatter config must not change our output.
-_BLACK_MODE = black.Mode(target_versions={TargetVersion.PY311}, line_length=88)
 
 
 def templates_dir() -> Path:
@@ -36,14 +32,6 @@ def _environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-
-
-def format_python(source: str) -> str:
-    # fast=True skips black's AST-equivalence self-check; the output is compiled in tests instead.
-    try:
-        return black.format_file_contents(source, fast=True, mode=_BLACK_MODE)
-    except NothingChanged:
-        return source
 
 
 def _wrappers_fit(pkg: PackageSpec) -> bool:
@@ -65,10 +53,11 @@ def render_package(pkg: PackageSpec) -> dict[str, str]:
             pkg.header, "Result models (pydantic), decoded from structured content.", pkg.outputs_code
         ),
     }
-    # The wrappers are laid out in black's style as they are built (see layout.py); black runs on
-    # them only when some line did not fit the simple rules.
-    laid_out = {"_tools.py"} if _wrappers_fit(pkg) else set()
-    out = {path: text if path in laid_out else format_python(text) for path, text in files.items()}
+    # The models were formatted as they were generated (datamodels.py). The wrappers are laid out
+    # in black's style as they are built (layout.py); black runs on them only when some line did
+    # not fit those rules.
+    ready = {"inputs.py", "outputs.py"} | ({"_tools.py"} if _wrappers_fit(pkg) else set())
+    out = {path: text if path in ready else format_python(text) for path, text in files.items()}
     # The shim is copied verbatim below its header, so it stays the tested file byte for byte.
     out["_runtime.py"] = f"{pkg.header}\n{SHIM_PATH.read_text(encoding='utf-8')}"
     out["py.typed"] = ""
