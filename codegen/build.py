@@ -233,6 +233,8 @@ def _tool_spec(
         params=tuple(params),
         input_model=f"_i.{plan.input_def}",
         output_model=output_model,
+        input_ref=wire_literal(plan.input_def),
+        output_ref=wire_literal(plan.output_def) if plan.output_def else "None",
         output_is_root=is_root,
         value_annotation=value_annotation,
         hints=hints,

@@ -51,8 +51,10 @@ class ToolSpec:
     description_literal: str
     docstring: str  # a complete, escaped triple-quoted literal
     params: tuple[ParamSpec, ...]
-    input_model: str  # qualified TypedDict class
-    output_model: str | None  # qualified pydantic class
+    input_model: str  # qualified TypedDict class (for annotations)
+    output_model: str | None  # qualified pydantic class (for annotations)
+    input_ref: str  # the class name as a literal: imported on first use
+    output_ref: str  # literal or "None"
     output_is_root: bool
     value_annotation: str  # type of the decoded value
     hints: Mapping[str, bool | None]  # read_only / destructive / idempotent / open_world
@@ -122,7 +124,12 @@ class PackageSpec:
 
     @property
     def uses_outputs(self) -> bool:
-        return any(t.output_model is not None for t in self.all_tools)
+        """Whether any annotation names an output model (imported for type checkers only)."""
+        return any("_o." in t.value_annotation for t in self.all_tools)
+
+    @property
+    def uses_inputs(self) -> bool:
+        return any("_i." in p.annotation for t in self.all_tools for p in t.params)
 
     @property
     def nested(self) -> bool:

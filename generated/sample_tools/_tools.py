@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping as _Mapping
 from types import MappingProxyType as _MappingProxyType
+from typing import TYPE_CHECKING
 from typing import Any as _Any
 from typing import Literal
 
@@ -18,10 +19,13 @@ from ._runtime import ToolOutput as _ToolOutput
 from ._runtime import ToolResult as _ToolResult
 from ._runtime import ToolsBase as _ToolsBase
 
-from . import inputs as _i
-from . import outputs as _o
+if TYPE_CHECKING:
+    from . import inputs as _i
+    from . import outputs as _o
 
 __all__ = ["TOOLS", "AsyncTools", "AsyncToolsResults", "Tools", "ToolsResults"]
+
+_PACKAGE = __name__.rpartition(".")[0]
 
 _info_sample__count_slowly: _ToolInfo[_ToolOutput]
 _info_sample__get_weather: _ToolInfo[_o.SampleGetWeatherOutput]
@@ -40,13 +44,14 @@ _info_sample__count_slowly = _ToolInfo(
     namespace="sample",
     title=None,
     description="Count to `steps`, sleeping `delay_seconds` per step and reporting progress.",
-    input_model=_i.SampleCountSlowlyInput,
-    output_model=None,
+    input_ref="SampleCountSlowlyInput",
+    output_ref=None,
     output_is_root=False,
     read_only=None,
     destructive=None,
     idempotent=None,
     open_world=None,
+    package=_PACKAGE,
 )
 
 _info_sample__get_weather = _ToolInfo(
@@ -55,13 +60,14 @@ _info_sample__get_weather = _ToolInfo(
     namespace="sample",
     title="Current weather",
     description="Get the current weather for a city (fake, deterministic data).",
-    input_model=_i.SampleGetWeatherInput,
-    output_model=_o.SampleGetWeatherOutput,
+    input_ref="SampleGetWeatherInput",
+    output_ref="SampleGetWeatherOutput",
     output_is_root=False,
     read_only=True,
     destructive=None,
     idempotent=None,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_sample__notes_create = _ToolInfo(
@@ -70,13 +76,14 @@ _info_sample__notes_create = _ToolInfo(
     namespace="sample",
     title=None,
     description="Create a note in the server's memory and return its id.",
-    input_model=_i.SampleNotesCreateInput,
-    output_model=_o.SampleNotesCreateOutput,
+    input_ref="SampleNotesCreateInput",
+    output_ref="SampleNotesCreateOutput",
     output_is_root=False,
     read_only=None,
     destructive=False,
     idempotent=False,
     open_world=None,
+    package=_PACKAGE,
 )
 
 _info_sample__notes_delete = _ToolInfo(
@@ -85,13 +92,14 @@ _info_sample__notes_delete = _ToolInfo(
     namespace="sample",
     title=None,
     description="Delete a note by id.",
-    input_model=_i.SampleNotesDeleteInput,
-    output_model=None,
+    input_ref="SampleNotesDeleteInput",
+    output_ref=None,
     output_is_root=False,
     read_only=None,
     destructive=True,
     idempotent=None,
     open_world=None,
+    package=_PACKAGE,
 )
 
 _info_sample__search_docs = _ToolInfo(
@@ -100,13 +108,14 @@ _info_sample__search_docs = _ToolInfo(
     namespace="sample",
     title=None,
     description="Search the documentation and return the best matching pages.",
-    input_model=_i.SampleSearchDocsInput,
-    output_model=_o.SampleSearchDocsOutput,
+    input_ref="SampleSearchDocsInput",
+    output_ref="SampleSearchDocsOutput",
     output_is_root=False,
     read_only=True,
     destructive=None,
     idempotent=None,
     open_world=None,
+    package=_PACKAGE,
 )
 
 _info_sample__whoami = _ToolInfo(
@@ -115,13 +124,14 @@ _info_sample__whoami = _ToolInfo(
     namespace="sample",
     title=None,
     description="Report whether the HTTP Authorization header matches the server token (never echoes it).",
-    input_model=_i.SampleWhoamiInput,
-    output_model=_o.SampleWhoamiOutput,
+    input_ref="SampleWhoamiInput",
+    output_ref="SampleWhoamiOutput",
     output_is_root=False,
     read_only=True,
     destructive=None,
     idempotent=None,
     open_world=None,
+    package=_PACKAGE,
 )
 
 _info_skills__current_time = _ToolInfo(
@@ -130,13 +140,14 @@ _info_skills__current_time = _ToolInfo(
     namespace="skills",
     title="Current time",
     description="The current date and time in a time zone, or the local time at a given instant.",
-    input_model=_i.SkillsCurrentTimeInput,
-    output_model=_o.SkillsCurrentTimeOutput,
+    input_ref="SkillsCurrentTimeInput",
+    output_ref="SkillsCurrentTimeOutput",
     output_is_root=False,
     read_only=True,
     destructive=None,
     idempotent=None,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_skills__summarize_text = _ToolInfo(
@@ -145,13 +156,14 @@ _info_skills__summarize_text = _ToolInfo(
     namespace="skills",
     title="Summarize text",
     description="Shorten a text to its most informative sentences, kept in their original order.",
-    input_model=_i.SkillsSummarizeTextInput,
-    output_model=None,
+    input_ref="SkillsSummarizeTextInput",
+    output_ref=None,
     output_is_root=False,
     read_only=True,
     destructive=None,
     idempotent=True,
     open_world=None,
+    package=_PACKAGE,
 )
 
 _info_skills__unit_convert = _ToolInfo(
@@ -160,13 +172,14 @@ _info_skills__unit_convert = _ToolInfo(
     namespace="skills",
     title="Unit converter",
     description="Convert a quantity between units of length (mm, cm, m, km, in, ft, mi), mass (g, kg, lb, oz), volume (ml, l, gal) or temperature (C, F, K).",
-    input_model=_i.SkillsUnitConvertInput,
-    output_model=_o.SkillsUnitConvertOutput,
+    input_ref="SkillsUnitConvertInput",
+    output_ref="SkillsUnitConvertOutput",
     output_is_root=False,
     read_only=True,
     destructive=None,
     idempotent=True,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_skills__web_search = _ToolInfo(
@@ -175,13 +188,14 @@ _info_skills__web_search = _ToolInfo(
     namespace="skills",
     title="Web search",
     description="Search the web and return the best matching pages with a short snippet each.",
-    input_model=_i.SkillsWebSearchInput,
-    output_model=_o.SkillsWebSearchOutput,
+    input_ref="SkillsWebSearchInput",
+    output_ref="SkillsWebSearchOutput",
     output_is_root=False,
     read_only=True,
     destructive=None,
     idempotent=True,
     open_world=True,
+    package=_PACKAGE,
 )
 
 #: Every tool, keyed by the wire name that ``call_tool`` receives.

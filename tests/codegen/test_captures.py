@@ -102,3 +102,27 @@ def test_async_twin_calls_the_same_wire_name(pkg: ModuleType) -> None:
         "convert_time",
         {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"},
     )
+
+
+def test_models_are_imported_on_first_use(pkg: ModuleType) -> None:
+    """A large package imports fast: no model module loads until a tool needs one."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(pkg.__file__).parent.parent
+    script = """
+import json, sys
+import all_captures as pkg
+before = sorted(m for m in sys.modules if m.startswith("all_captures."))
+answer = {"structuredContent": {"timezone": "UTC", "datetime": "2026-01-01T00:00:00+00:00",
+          "day_of_week": "Thursday", "is_dst": False}}
+value = pkg.Tools(type("P", (), {"call_tool": lambda self, n, a: answer})()).time.get_current_time(timezone="UTC")
+after = sorted(m for m in sys.modules if m.startswith("all_captures."))
+print(json.dumps([before, after, type(value).__name__, pkg.TOOLS["get_current_time"].output_model.__name__]))
+"""
+    proc = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, check=True)
+    before, after, value_type, model_name = json.loads(proc.stdout)
+    assert before == ["all_captures._runtime", "all_captures._tools"]
+    assert after == ["all_captures._runtime", "all_captures._tools", "all_captures.outputs"]
+    assert value_type == model_name == "TimeGetCurrentTimeOutput"

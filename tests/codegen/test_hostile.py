@@ -349,12 +349,16 @@ def test_ast_has_no_injected_calls_or_imports(workspace: Path, name: str, pkg: s
             raise AssertionError(f"unexpected {type(node).__name__} in {name}: {ast.unparse(node)}")
     classes = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
     allowed = {"_ToolInfo", "_MappingProxyType", "super", "super().__init__", "self._call", "TypedDict",
-               "Field", "Field_aliased", "ConfigDict"}  # fmt: skip
+               "Field", "Field_aliased", "ConfigDict", "__name__.rpartition"}  # fmt: skip
     allowed |= classes | {f"{c}.model_rebuild" for c in classes}  # pydantic: resolve recursive models
     assert calls <= allowed, sorted(calls - allowed)
     # Only definitions at module level: nothing that runs on import but imports, classes and constants.
     kinds = {type(n).__name__ for n in tree.body}
-    assert kinds <= {"ImportFrom", "ClassDef", "Assign", "AnnAssign", "Expr"}, kinds
+    assert kinds <= {"ImportFrom", "ClassDef", "Assign", "AnnAssign", "Expr", "If"}, kinds
+    for node in tree.body:  # the one `if`: models imported for type checkers only
+        if isinstance(node, ast.If):
+            assert ast.unparse(node.test) == "TYPE_CHECKING" and not node.orelse, ast.unparse(node)
+            assert all(isinstance(n, ast.ImportFrom) and n.level == 1 for n in node.body), ast.unparse(node)
     for node in tree.body[1:]:  # after the module docstring, only ``Model.model_rebuild()`` calls
         if isinstance(node, ast.Expr):
             assert isinstance(node.value, ast.Call) and ast.unparse(node.value.func) in allowed, ast.unparse(node)

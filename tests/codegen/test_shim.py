@@ -48,8 +48,8 @@ def info(
         namespace=None,
         title=None,
         description="",
-        input_model=dict,
-        output_model=output_model,
+        input_ref=dict,
+        output_ref=output_model,
         output_is_root=output_is_root,
         **hints,
     )

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import importlib
 import inspect
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -174,16 +175,42 @@ class ToolInfo(Generic[T]):
     namespace: str | None
     title: str | None
     description: str
-    input_model: type[Any]
-    """The generated TypedDict of the arguments."""
-    output_model: type[BaseModel] | None
-    """The generated output model; None when the tool has no output schema (value: ToolOutput)."""
+    input_ref: type[Any] | str
+    """The generated TypedDict of the arguments, or its name in ``<package>.inputs``."""
+    output_ref: type[BaseModel] | str | None
+    """The output model, or its name in ``<package>.outputs``; None: the value is a ToolOutput."""
     output_is_root: bool
     """True when ``output_model`` is a RootModel whose ``.root`` is the value."""
     read_only: bool | None = None
     destructive: bool | None = None
     idempotent: bool | None = None
     open_world: bool | None = None
+    package: str | None = None
+    """The generated package; models named by string are imported from it on first use, so a
+    package of a thousand tools imports without building a thousand pydantic models."""
+
+    def _import(self, module: str, name: str) -> type[Any]:
+        if self.package is None:
+            raise TypeError(f"tool {self.name!r}: a model named by string needs ToolInfo.package")
+        model: type[Any] = getattr(importlib.import_module(f"{self.package}.{module}"), name)
+        return model
+
+    @property
+    def input_model(self) -> type[Any]:
+        """The generated TypedDict of the arguments."""
+        ref = self.input_ref
+        return self._import("inputs", ref) if isinstance(ref, str) else ref
+
+    @property
+    def output_model(self) -> type[BaseModel] | None:
+        """The generated output model; None when the tool has no output schema."""
+        ref = self.output_ref
+        if not isinstance(ref, str):
+            return ref
+        model = self._import("outputs", ref)
+        if not issubclass(model, BaseModel):
+            raise TypeError(f"tool {self.name!r}: {self.package}.outputs.{ref} is not a pydantic model")
+        return model
 
     @property
     def hints(self) -> tuple[str, ...]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping as _Mapping
 from types import MappingProxyType as _MappingProxyType
+from typing import TYPE_CHECKING
 from typing import Any as _Any
 from typing import Literal
 
@@ -18,10 +19,13 @@ from ._runtime import ToolOutput as _ToolOutput
 from ._runtime import ToolResult as _ToolResult
 from ._runtime import ToolsBase as _ToolsBase
 
-from . import inputs as _i
-from . import outputs as _o
+if TYPE_CHECKING:
+    from . import inputs as _i
+    from . import outputs as _o
 
 __all__ = ["TOOLS", "AsyncTools", "AsyncToolsResults", "Tools", "ToolsResults"]
+
+_PACKAGE = __name__.rpartition(".")[0]
 
 _info_everything__echo: _ToolInfo[_ToolOutput]
 _info_everything__get_annotated_message: _ToolInfo[_ToolOutput]
@@ -91,13 +95,14 @@ _info_everything__echo = _ToolInfo(
     namespace="everything",
     title="Echo Tool",
     description="Echoes back the input string",
-    input_model=_i.EverythingEchoInput,
-    output_model=None,
+    input_ref="EverythingEchoInput",
+    output_ref=None,
     output_is_root=False,
     read_only=True,
     destructive=False,
     idempotent=True,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_everything__get_annotated_message = _ToolInfo(
@@ -106,13 +111,14 @@ _info_everything__get_annotated_message = _ToolInfo(
     namespace="everything",
     title="Get Annotated Message Tool",
     description="Demonstrates how annotations can be used to provide metadata about content.",
-    input_model=_i.EverythingGetAnnotatedMessageInput,
-    output_model=None,
+    input_ref="EverythingGetAnnotatedMessageInput",
+    output_ref=None,
     output_is_root=False,
     read_only=True,
     destructive=False,
     idempotent=True,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_everything__get_env = _ToolInfo(
@@ -121,13 +127,14 @@ _info_everything__get_env = _ToolInfo(
     namespace="everything",
     title="Print Environment Tool",
     description="Returns all environment variables, helpful for debugging MCP server configuration",
-    input_model=_i.EverythingGetEnvInput,
-    output_model=None,
+    input_ref="EverythingGetEnvInput",
+    output_ref=None,
     output_is_root=False,
     read_only=True,
     destructive=False,
     idempotent=True,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_everything__get_resource_links = _ToolInfo(
@@ -136,13 +143,14 @@ _info_everything__get_resource_links = _ToolInfo(
     namespace="everything",
     title="Get Resource Links Tool",
     description="Returns up to ten resource links that reference different types of resources",
-    input_model=_i.EverythingGetResourceLinksInput,
-    output_model=None,
+    input_ref="EverythingGetResourceLinksInput",
+    output_ref=None,
     output_is_root=False,
     read_only=True,
     destructive=False,
     idempotent=True,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_everything__get_resource_reference = _ToolInfo(
@@ -151,13 +159,14 @@ _info_everything__get_resource_reference = _ToolInfo(
     namespace="everything",
     title="Get Resource Reference Tool",
     description="Returns a resource reference that can be used by MCP clients",
-    input_model=_i.EverythingGetResourceReferenceInput,
-    output_model=None,
+    input_ref="EverythingGetResourceReferenceInput",
+    output_ref=None,
     output_is_root=False,
     read_only=True,
     destructive=False,
     idempotent=True,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_everything__get_roots_list = _ToolInfo(
@@ -166,13 +175,14 @@ _info_everything__get_roots_list = _ToolInfo(
     namespace="everything",
     title="Get Roots List Tool",
     description="Lists the current MCP roots provided by the client. Demonstrates the roots protocol capability even though this server doesn't access files.",
-    input_model=_i.EverythingGetRootsListInput,
-    output_model=None,
+    input_ref="EverythingGetRootsListInput",
+    output_ref=None,
     output_is_root=False,
     read_only=True,
     destructive=False,
     idempotent=True,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_everything__get_structured_content = _ToolInfo(
@@ -181,13 +191,14 @@ _info_everything__get_structured_content = _ToolInfo(
     namespace="everything",
     title="Get Structured Content Tool",
     description="Returns structured content along with an output schema for client data validation",
-    input_model=_i.EverythingGetStructuredContentInput,
-    output_model=_o.EverythingGetStructuredContentOutput,
+    input_ref="EverythingGetStructuredContentInput",
+    output_ref="EverythingGetStructuredContentOutput",
     output_is_root=False,
     read_only=True,
     destructive=False,
     idempotent=True,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_everything__get_sum = _ToolInfo(
@@ -196,13 +207,14 @@ _info_everything__get_sum = _ToolInfo(
     namespace="everything",
     title="Get Sum Tool",
     description="Returns the sum of two numbers",
-    input_model=_i.EverythingGetSumInput,
-    output_model=None,
+    input_ref="EverythingGetSumInput",
+    output_ref=None,
     output_is_root=False,
     read_only=True,
     destructive=False,
     idempotent=True,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_everything__get_tiny_image = _ToolInfo(
@@ -211,13 +223,14 @@ _info_everything__get_tiny_image = _ToolInfo(
     namespace="everything",
     title="Get Tiny Image Tool",
     description="Returns a tiny MCP logo image.",
-    input_model=_i.EverythingGetTinyImageInput,
-    output_model=None,
+    input_ref="EverythingGetTinyImageInput",
+    output_ref=None,
     output_is_root=False,
     read_only=True,
     destructive=False,
     idempotent=True,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_everything__gzip_file_as_resource = _ToolInfo(
@@ -226,13 +239,14 @@ _info_everything__gzip_file_as_resource = _ToolInfo(
     namespace="everything",
     title="GZip File as Resource Tool",
     description="Compresses a single file using gzip compression. Depending upon the selected output type, returns either the compressed data as a gzipped resource or a resource link, allowing it to be downloaded in a subsequent request during the current session.",
-    input_model=_i.EverythingGzipFileAsResourceInput,
-    output_model=None,
+    input_ref="EverythingGzipFileAsResourceInput",
+    output_ref=None,
     output_is_root=False,
     read_only=False,
     destructive=False,
     idempotent=True,
     open_world=True,
+    package=_PACKAGE,
 )
 
 _info_everything__simulate_research_query = _ToolInfo(
@@ -241,13 +255,14 @@ _info_everything__simulate_research_query = _ToolInfo(
     namespace="everything",
     title="Simulate Research Query",
     description="Simulates a deep research operation that gathers, analyzes, and synthesizes information. Demonstrates MCP task-based operations with progress through multiple stages. If 'ambiguous' is true and client supports elicitation, sends an elicitation request for clarification.",
-    input_model=_i.EverythingSimulateResearchQueryInput,
-    output_model=None,
+    input_ref="EverythingSimulateResearchQueryInput",
+    output_ref=None,
     output_is_root=False,
     read_only=False,
     destructive=False,
     idempotent=False,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_everything__toggle_simulated_logging = _ToolInfo(
@@ -256,13 +271,14 @@ _info_everything__toggle_simulated_logging = _ToolInfo(
     namespace="everything",
     title="Toggle Simulated Logging",
     description="Toggles simulated, random-leveled logging on or off.",
-    input_model=_i.EverythingToggleSimulatedLoggingInput,
-    output_model=None,
+    input_ref="EverythingToggleSimulatedLoggingInput",
+    output_ref=None,
     output_is_root=False,
     read_only=False,
     destructive=False,
     idempotent=False,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_everything__toggle_subscriber_updates = _ToolInfo(
@@ -271,13 +287,14 @@ _info_everything__toggle_subscriber_updates = _ToolInfo(
     namespace="everything",
     title="Toggle Subscriber Updates",
     description="Toggles simulated resource subscription updates on or off.",
-    input_model=_i.EverythingToggleSubscriberUpdatesInput,
-    output_model=None,
+    input_ref="EverythingToggleSubscriberUpdatesInput",
+    output_ref=None,
     output_is_root=False,
     read_only=False,
     destructive=False,
     idempotent=False,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_everything__trigger_elicitation_request = _ToolInfo(
@@ -286,13 +303,14 @@ _info_everything__trigger_elicitation_request = _ToolInfo(
     namespace="everything",
     title="Trigger Elicitation Request Tool",
     description="Trigger a Request from the Server for User Elicitation",
-    input_model=_i.EverythingTriggerElicitationRequestInput,
-    output_model=None,
+    input_ref="EverythingTriggerElicitationRequestInput",
+    output_ref=None,
     output_is_root=False,
     read_only=False,
     destructive=False,
     idempotent=False,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_everything__trigger_long_running_operation = _ToolInfo(
@@ -301,13 +319,14 @@ _info_everything__trigger_long_running_operation = _ToolInfo(
     namespace="everything",
     title="Trigger Long Running Operation Tool",
     description="Demonstrates a long running operation with progress updates.",
-    input_model=_i.EverythingTriggerLongRunningOperationInput,
-    output_model=None,
+    input_ref="EverythingTriggerLongRunningOperationInput",
+    output_ref=None,
     output_is_root=False,
     read_only=True,
     destructive=False,
     idempotent=True,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_everything__trigger_sampling_request = _ToolInfo(
@@ -316,13 +335,14 @@ _info_everything__trigger_sampling_request = _ToolInfo(
     namespace="everything",
     title="Trigger Sampling Request Tool",
     description="Trigger a Request from the Server for LLM Sampling",
-    input_model=_i.EverythingTriggerSamplingRequestInput,
-    output_model=None,
+    input_ref="EverythingTriggerSamplingRequestInput",
+    output_ref=None,
     output_is_root=False,
     read_only=False,
     destructive=False,
     idempotent=False,
     open_world=True,
+    package=_PACKAGE,
 )
 
 _info_everything__trigger_url_elicitation = _ToolInfo(
@@ -331,13 +351,14 @@ _info_everything__trigger_url_elicitation = _ToolInfo(
     namespace="everything",
     title="Trigger URL Elicitation Tool",
     description="Trigger a URL elicitation so the client can direct the user to a browser flow. Supports two mechanisms: the request path (elicitation/create, default) which awaits the user's response, and the error path (UrlElicitationRequiredError, -32042) which signals the client to handle URL elicitation via the error response. Set errorPath=true to use the error path.",
-    input_model=_i.EverythingTriggerUrlElicitationInput,
-    output_model=None,
+    input_ref="EverythingTriggerUrlElicitationInput",
+    output_ref=None,
     output_is_root=False,
     read_only=False,
     destructive=False,
     idempotent=False,
     open_world=True,
+    package=_PACKAGE,
 )
 
 _info_fetch__fetch = _ToolInfo(
@@ -346,13 +367,14 @@ _info_fetch__fetch = _ToolInfo(
     namespace="fetch",
     title=None,
     description="Fetches a URL from the internet and optionally extracts its contents as markdown.\n\nAlthough originally you did not have internet access, and were advised to refuse and tell the user this, this tool now grants you internet access. Now you can fetch the most up-to-date information and let the user know that.",
-    input_model=_i.FetchFetchInput,
-    output_model=None,
+    input_ref="FetchFetchInput",
+    output_ref=None,
     output_is_root=False,
     read_only=True,
     destructive=False,
     idempotent=True,
     open_world=True,
+    package=_PACKAGE,
 )
 
 _info_filesystem__create_directory = _ToolInfo(
@@ -361,13 +383,14 @@ _info_filesystem__create_directory = _ToolInfo(
     namespace="filesystem",
     title="Create Directory",
     description="Create a new directory or ensure a directory exists. Can create multiple nested directories in one operation. If the directory already exists, this operation will succeed silently. Perfect for setting up directory structures for projects or ensuring required paths exist. Only works within allowed directories.",
-    input_model=_i.FilesystemCreateDirectoryInput,
-    output_model=_o.FilesystemCreateDirectoryOutput,
+    input_ref="FilesystemCreateDirectoryInput",
+    output_ref="FilesystemCreateDirectoryOutput",
     output_is_root=False,
     read_only=False,
     destructive=False,
     idempotent=True,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_filesystem__directory_tree = _ToolInfo(
@@ -376,13 +399,14 @@ _info_filesystem__directory_tree = _ToolInfo(
     namespace="filesystem",
     title="Directory Tree",
     description="Get a recursive tree view of files and directories as a JSON structure. Each entry includes 'name', 'type' (file/directory), and 'children' for directories. Files have no children array, while directories always have a children array (which may be empty). The output is formatted with 2-space indentation for readability. Only works within allowed directories.",
-    input_model=_i.FilesystemDirectoryTreeInput,
-    output_model=_o.FilesystemDirectoryTreeOutput,
+    input_ref="FilesystemDirectoryTreeInput",
+    output_ref="FilesystemDirectoryTreeOutput",
     output_is_root=False,
     read_only=True,
     destructive=None,
     idempotent=None,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_filesystem__edit_file = _ToolInfo(
@@ -391,13 +415,14 @@ _info_filesystem__edit_file = _ToolInfo(
     namespace="filesystem",
     title="Edit File",
     description="Make line-based edits to a text file. Each edit replaces exact line sequences with new content. Returns a git-style diff showing the changes made. Only works within allowed directories.",
-    input_model=_i.FilesystemEditFileInput,
-    output_model=_o.FilesystemEditFileOutput,
+    input_ref="FilesystemEditFileInput",
+    output_ref="FilesystemEditFileOutput",
     output_is_root=False,
     read_only=False,
     destructive=True,
     idempotent=False,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_filesystem__get_file_info = _ToolInfo(
@@ -406,13 +431,14 @@ _info_filesystem__get_file_info = _ToolInfo(
     namespace="filesystem",
     title="Get File Info",
     description="Retrieve detailed metadata about a file or directory. Returns comprehensive information including size, creation time, last modified time, permissions, and type. This tool is perfect for understanding file characteristics without reading the actual content. Only works within allowed directories.",
-    input_model=_i.FilesystemGetFileInfoInput,
-    output_model=_o.FilesystemGetFileInfoOutput,
+    input_ref="FilesystemGetFileInfoInput",
+    output_ref="FilesystemGetFileInfoOutput",
     output_is_root=False,
     read_only=True,
     destructive=None,
     idempotent=None,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_filesystem__list_allowed_directories = _ToolInfo(
@@ -421,13 +447,14 @@ _info_filesystem__list_allowed_directories = _ToolInfo(
     namespace="filesystem",
     title="List Allowed Directories",
     description="Returns the list of directories that this server is allowed to access. Subdirectories within these allowed directories are also accessible. Use this to understand which directories and their nested paths are available before trying to access files.",
-    input_model=_i.FilesystemListAllowedDirectoriesInput,
-    output_model=_o.FilesystemListAllowedDirectoriesOutput,
+    input_ref="FilesystemListAllowedDirectoriesInput",
+    output_ref="FilesystemListAllowedDirectoriesOutput",
     output_is_root=False,
     read_only=True,
     destructive=None,
     idempotent=None,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_filesystem__list_directory = _ToolInfo(
@@ -436,13 +463,14 @@ _info_filesystem__list_directory = _ToolInfo(
     namespace="filesystem",
     title="List Directory",
     description="Get a detailed listing of all files and directories in a specified path. Results clearly distinguish between files and directories with [FILE] and [DIR] prefixes. This tool is essential for understanding directory structure and finding specific files within a directory. Only works within allowed directories.",
-    input_model=_i.FilesystemListDirectoryInput,
-    output_model=_o.FilesystemListDirectoryOutput,
+    input_ref="FilesystemListDirectoryInput",
+    output_ref="FilesystemListDirectoryOutput",
     output_is_root=False,
     read_only=True,
     destructive=None,
     idempotent=None,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_filesystem__list_directory_with_sizes = _ToolInfo(
@@ -451,13 +479,14 @@ _info_filesystem__list_directory_with_sizes = _ToolInfo(
     namespace="filesystem",
     title="List Directory with Sizes",
     description="Get a detailed listing of all files and directories in a specified path, including sizes. Results clearly distinguish between files and directories with [FILE] and [DIR] prefixes. This tool is useful for understanding directory structure and finding specific files within a directory. Only works within allowed directories.",
-    input_model=_i.FilesystemListDirectoryWithSizesInput,
-    output_model=_o.FilesystemListDirectoryWithSizesOutput,
+    input_ref="FilesystemListDirectoryWithSizesInput",
+    output_ref="FilesystemListDirectoryWithSizesOutput",
     output_is_root=False,
     read_only=True,
     destructive=None,
     idempotent=None,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_filesystem__move_file = _ToolInfo(
@@ -466,13 +495,14 @@ _info_filesystem__move_file = _ToolInfo(
     namespace="filesystem",
     title="Move File",
     description="Move or rename files and directories. Can move files between directories and rename them in a single operation. If the destination exists, the operation will fail. Works across different directories and can be used for simple renaming within the same directory. Both source and destination must be within allowed directories.",
-    input_model=_i.FilesystemMoveFileInput,
-    output_model=_o.FilesystemMoveFileOutput,
+    input_ref="FilesystemMoveFileInput",
+    output_ref="FilesystemMoveFileOutput",
     output_is_root=False,
     read_only=False,
     destructive=True,
     idempotent=False,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_filesystem__read_file = _ToolInfo(
@@ -481,13 +511,14 @@ _info_filesystem__read_file = _ToolInfo(
     namespace="filesystem",
     title="Read File (Deprecated)",
     description="Read the complete contents of a file as text. DEPRECATED: Use read_text_file instead.",
-    input_model=_i.FilesystemReadFileInput,
-    output_model=_o.FilesystemReadFileOutput,
+    input_ref="FilesystemReadFileInput",
+    output_ref="FilesystemReadFileOutput",
     output_is_root=False,
     read_only=True,
     destructive=None,
     idempotent=None,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_filesystem__read_media_file = _ToolInfo(
@@ -496,13 +527,14 @@ _info_filesystem__read_media_file = _ToolInfo(
     namespace="filesystem",
     title="Read Media File",
     description="Read a file and return it as a base64-encoded content block with its MIME type. Image and audio files are returned as image/audio content; any other file type is returned as an embedded resource. Only works within allowed directories.",
-    input_model=_i.FilesystemReadMediaFileInput,
-    output_model=_o.FilesystemReadMediaFileOutput,
+    input_ref="FilesystemReadMediaFileInput",
+    output_ref="FilesystemReadMediaFileOutput",
     output_is_root=False,
     read_only=True,
     destructive=None,
     idempotent=None,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_filesystem__read_multiple_files = _ToolInfo(
@@ -511,13 +543,14 @@ _info_filesystem__read_multiple_files = _ToolInfo(
     namespace="filesystem",
     title="Read Multiple Files",
     description="Read the contents of multiple files simultaneously. This is more efficient than reading files one by one when you need to analyze or compare multiple files. Each file's content is returned with its path as a reference. Failed reads for individual files won't stop the entire operation. Only works within allowed directories.",
-    input_model=_i.FilesystemReadMultipleFilesInput,
-    output_model=_o.FilesystemReadMultipleFilesOutput,
+    input_ref="FilesystemReadMultipleFilesInput",
+    output_ref="FilesystemReadMultipleFilesOutput",
     output_is_root=False,
     read_only=True,
     destructive=None,
     idempotent=None,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_filesystem__read_text_file = _ToolInfo(
@@ -526,13 +559,14 @@ _info_filesystem__read_text_file = _ToolInfo(
     namespace="filesystem",
     title="Read Text File",
     description="Read the complete contents of a file from the file system as text. Handles various text encodings and provides detailed error messages if the file cannot be read. Use this tool when you need to examine the contents of a single file. Use the 'head' parameter to read only the first N lines of a file, or the 'tail' parameter to read only the last N lines of a file. Operates on the file as text regardless of extension. Only works within allowed directories.",
-    input_model=_i.FilesystemReadTextFileInput,
-    output_model=_o.FilesystemReadTextFileOutput,
+    input_ref="FilesystemReadTextFileInput",
+    output_ref="FilesystemReadTextFileOutput",
     output_is_root=False,
     read_only=True,
     destructive=None,
     idempotent=None,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_filesystem__search_files = _ToolInfo(
@@ -541,13 +575,14 @@ _info_filesystem__search_files = _ToolInfo(
     namespace="filesystem",
     title="Search Files",
     description="Recursively search for files and directories matching a pattern. The patterns should be glob-style patterns that match paths relative to the working directory. Use pattern like '*.ext' to match files in current directory, and '**/*.ext' to match files in all subdirectories. Returns full paths to all matching items. Great for finding files when you don't know their exact location. Only searches within allowed directories.",
-    input_model=_i.FilesystemSearchFilesInput,
-    output_model=_o.FilesystemSearchFilesOutput,
+    input_ref="FilesystemSearchFilesInput",
+    output_ref="FilesystemSearchFilesOutput",
     output_is_root=False,
     read_only=True,
     destructive=None,
     idempotent=None,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_filesystem__write_file = _ToolInfo(
@@ -556,13 +591,14 @@ _info_filesystem__write_file = _ToolInfo(
     namespace="filesystem",
     title="Write File",
     description="Create a new file or completely overwrite an existing file with new content. Use with caution as it will overwrite existing files without warning. Handles text content with proper encoding. Only works within allowed directories.",
-    input_model=_i.FilesystemWriteFileInput,
-    output_model=_o.FilesystemWriteFileOutput,
+    input_ref="FilesystemWriteFileInput",
+    output_ref="FilesystemWriteFileOutput",
     output_is_root=False,
     read_only=False,
     destructive=True,
     idempotent=True,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_git__git_add = _ToolInfo(
@@ -571,13 +607,14 @@ _info_git__git_add = _ToolInfo(
     namespace="git",
     title=None,
     description="Adds file contents to the staging area",
-    input_model=_i.GitGitAddInput,
-    output_model=None,
+    input_ref="GitGitAddInput",
+    output_ref=None,
     output_is_root=False,
     read_only=False,
     destructive=False,
     idempotent=True,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_git__git_branch = _ToolInfo(
@@ -586,13 +623,14 @@ _info_git__git_branch = _ToolInfo(
     namespace="git",
     title=None,
     description="List Git branches",
-    input_model=_i.GitGitBranchInput,
-    output_model=None,
+    input_ref="GitGitBranchInput",
+    output_ref=None,
     output_is_root=False,
     read_only=True,
     destructive=False,
     idempotent=True,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_git__git_checkout = _ToolInfo(
@@ -601,13 +639,14 @@ _info_git__git_checkout = _ToolInfo(
     namespace="git",
     title=None,
     description="Switches branches",
-    input_model=_i.GitGitCheckoutInput,
-    output_model=None,
+    input_ref="GitGitCheckoutInput",
+    output_ref=None,
     output_is_root=False,
     read_only=False,
     destructive=False,
     idempotent=False,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_git__git_commit = _ToolInfo(
@@ -616,13 +655,14 @@ _info_git__git_commit = _ToolInfo(
     namespace="git",
     title=None,
     description="Records changes to the repository",
-    input_model=_i.GitGitCommitInput,
-    output_model=None,
+    input_ref="GitGitCommitInput",
+    output_ref=None,
     output_is_root=False,
     read_only=False,
     destructive=False,
     idempotent=False,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_git__git_create_branch = _ToolInfo(
@@ -631,13 +671,14 @@ _info_git__git_create_branch = _ToolInfo(
     namespace="git",
     title=None,
     description="Creates a new branch from an optional base branch",
-    input_model=_i.GitGitCreateBranchInput,
-    output_model=None,
+    input_ref="GitGitCreateBranchInput",
+    output_ref=None,
     output_is_root=False,
     read_only=False,
     destructive=False,
     idempotent=False,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_git__git_diff = _ToolInfo(
@@ -646,13 +687,14 @@ _info_git__git_diff = _ToolInfo(
     namespace="git",
     title=None,
     description="Shows differences between branches or commits",
-    input_model=_i.GitGitDiffInput,
-    output_model=None,
+    input_ref="GitGitDiffInput",
+    output_ref=None,
     output_is_root=False,
     read_only=True,
     destructive=False,
     idempotent=True,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_git__git_diff_staged = _ToolInfo(
@@ -661,13 +703,14 @@ _info_git__git_diff_staged = _ToolInfo(
     namespace="git",
     title=None,
     description="Shows changes that are staged for commit",
-    input_model=_i.GitGitDiffStagedInput,
-    output_model=None,
+    input_ref="GitGitDiffStagedInput",
+    output_ref=None,
     output_is_root=False,
     read_only=True,
     destructive=False,
     idempotent=True,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_git__git_diff_unstaged = _ToolInfo(
@@ -676,13 +719,14 @@ _info_git__git_diff_unstaged = _ToolInfo(
     namespace="git",
     title=None,
     description="Shows changes in the working directory that are not yet staged",
-    input_model=_i.GitGitDiffUnstagedInput,
-    output_model=None,
+    input_ref="GitGitDiffUnstagedInput",
+    output_ref=None,
     output_is_root=False,
     read_only=True,
     destructive=False,
     idempotent=True,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_git__git_log = _ToolInfo(
@@ -691,13 +735,14 @@ _info_git__git_log = _ToolInfo(
     namespace="git",
     title=None,
     description="Shows the commit logs",
-    input_model=_i.GitGitLogInput,
-    output_model=None,
+    input_ref="GitGitLogInput",
+    output_ref=None,
     output_is_root=False,
     read_only=True,
     destructive=False,
     idempotent=True,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_git__git_reset = _ToolInfo(
@@ -706,13 +751,14 @@ _info_git__git_reset = _ToolInfo(
     namespace="git",
     title=None,
     description="Unstages all staged changes",
-    input_model=_i.GitGitResetInput,
-    output_model=None,
+    input_ref="GitGitResetInput",
+    output_ref=None,
     output_is_root=False,
     read_only=False,
     destructive=True,
     idempotent=True,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_git__git_show = _ToolInfo(
@@ -721,13 +767,14 @@ _info_git__git_show = _ToolInfo(
     namespace="git",
     title=None,
     description="Shows the contents of a commit, or of a file or directory given as <revision>:<path>",
-    input_model=_i.GitGitShowInput,
-    output_model=None,
+    input_ref="GitGitShowInput",
+    output_ref=None,
     output_is_root=False,
     read_only=True,
     destructive=False,
     idempotent=True,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_git__git_status = _ToolInfo(
@@ -736,13 +783,14 @@ _info_git__git_status = _ToolInfo(
     namespace="git",
     title=None,
     description="Shows the working tree status",
-    input_model=_i.GitGitStatusInput,
-    output_model=None,
+    input_ref="GitGitStatusInput",
+    output_ref=None,
     output_is_root=False,
     read_only=True,
     destructive=False,
     idempotent=True,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_memory__add_observations = _ToolInfo(
@@ -751,13 +799,14 @@ _info_memory__add_observations = _ToolInfo(
     namespace="memory",
     title="Add Observations",
     description="Add new observations to existing entities in the knowledge graph",
-    input_model=_i.MemoryAddObservationsInput,
-    output_model=_o.MemoryAddObservationsOutput,
+    input_ref="MemoryAddObservationsInput",
+    output_ref="MemoryAddObservationsOutput",
     output_is_root=False,
     read_only=False,
     destructive=False,
     idempotent=False,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_memory__create_entities = _ToolInfo(
@@ -766,13 +815,14 @@ _info_memory__create_entities = _ToolInfo(
     namespace="memory",
     title="Create Entities",
     description="Create multiple new entities in the knowledge graph",
-    input_model=_i.MemoryCreateEntitiesInput,
-    output_model=_o.MemoryCreateEntitiesOutput,
+    input_ref="MemoryCreateEntitiesInput",
+    output_ref="MemoryCreateEntitiesOutput",
     output_is_root=False,
     read_only=False,
     destructive=False,
     idempotent=False,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_memory__create_relations = _ToolInfo(
@@ -781,13 +831,14 @@ _info_memory__create_relations = _ToolInfo(
     namespace="memory",
     title="Create Relations",
     description="Create multiple new relations between entities in the knowledge graph. Relations should be in active voice",
-    input_model=_i.MemoryCreateRelationsInput,
-    output_model=_o.MemoryCreateRelationsOutput,
+    input_ref="MemoryCreateRelationsInput",
+    output_ref="MemoryCreateRelationsOutput",
     output_is_root=False,
     read_only=False,
     destructive=False,
     idempotent=False,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_memory__delete_entities = _ToolInfo(
@@ -796,13 +847,14 @@ _info_memory__delete_entities = _ToolInfo(
     namespace="memory",
     title="Delete Entities",
     description="Delete multiple entities and their associated relations from the knowledge graph",
-    input_model=_i.MemoryDeleteEntitiesInput,
-    output_model=_o.MemoryDeleteEntitiesOutput,
+    input_ref="MemoryDeleteEntitiesInput",
+    output_ref="MemoryDeleteEntitiesOutput",
     output_is_root=False,
     read_only=False,
     destructive=True,
     idempotent=True,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_memory__delete_observations = _ToolInfo(
@@ -811,13 +863,14 @@ _info_memory__delete_observations = _ToolInfo(
     namespace="memory",
     title="Delete Observations",
     description="Delete specific observations from entities in the knowledge graph",
-    input_model=_i.MemoryDeleteObservationsInput,
-    output_model=_o.MemoryDeleteObservationsOutput,
+    input_ref="MemoryDeleteObservationsInput",
+    output_ref="MemoryDeleteObservationsOutput",
     output_is_root=False,
     read_only=False,
     destructive=True,
     idempotent=True,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_memory__delete_relations = _ToolInfo(
@@ -826,13 +879,14 @@ _info_memory__delete_relations = _ToolInfo(
     namespace="memory",
     title="Delete Relations",
     description="Delete multiple relations from the knowledge graph",
-    input_model=_i.MemoryDeleteRelationsInput,
-    output_model=_o.MemoryDeleteRelationsOutput,
+    input_ref="MemoryDeleteRelationsInput",
+    output_ref="MemoryDeleteRelationsOutput",
     output_is_root=False,
     read_only=False,
     destructive=True,
     idempotent=True,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_memory__open_nodes = _ToolInfo(
@@ -841,13 +895,14 @@ _info_memory__open_nodes = _ToolInfo(
     namespace="memory",
     title="Open Nodes",
     description="Open specific nodes in the knowledge graph by their names",
-    input_model=_i.MemoryOpenNodesInput,
-    output_model=_o.MemoryOpenNodesOutput,
+    input_ref="MemoryOpenNodesInput",
+    output_ref="MemoryOpenNodesOutput",
     output_is_root=False,
     read_only=True,
     destructive=False,
     idempotent=True,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_memory__read_graph = _ToolInfo(
@@ -856,13 +911,14 @@ _info_memory__read_graph = _ToolInfo(
     namespace="memory",
     title="Read Graph",
     description="Read the entire knowledge graph",
-    input_model=_i.MemoryReadGraphInput,
-    output_model=_o.MemoryReadGraphOutput,
+    input_ref="MemoryReadGraphInput",
+    output_ref="MemoryReadGraphOutput",
     output_is_root=False,
     read_only=True,
     destructive=False,
     idempotent=True,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_memory__search_nodes = _ToolInfo(
@@ -871,13 +927,14 @@ _info_memory__search_nodes = _ToolInfo(
     namespace="memory",
     title="Search Nodes",
     description="Search for nodes in the knowledge graph based on a query",
-    input_model=_i.MemorySearchNodesInput,
-    output_model=_o.MemorySearchNodesOutput,
+    input_ref="MemorySearchNodesInput",
+    output_ref="MemorySearchNodesOutput",
     output_is_root=False,
     read_only=True,
     destructive=False,
     idempotent=True,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_time__convert_time = _ToolInfo(
@@ -886,13 +943,14 @@ _info_time__convert_time = _ToolInfo(
     namespace="time",
     title=None,
     description="Convert time between timezones",
-    input_model=_i.TimeConvertTimeInput,
-    output_model=_o.TimeConvertTimeOutput,
+    input_ref="TimeConvertTimeInput",
+    output_ref="TimeConvertTimeOutput",
     output_is_root=False,
     read_only=True,
     destructive=False,
     idempotent=True,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_time__get_current_time = _ToolInfo(
@@ -901,13 +959,14 @@ _info_time__get_current_time = _ToolInfo(
     namespace="time",
     title=None,
     description="Get current time in a specific timezone",
-    input_model=_i.TimeGetCurrentTimeInput,
-    output_model=_o.TimeGetCurrentTimeOutput,
+    input_ref="TimeGetCurrentTimeInput",
+    output_ref="TimeGetCurrentTimeOutput",
     output_is_root=False,
     read_only=True,
     destructive=False,
     idempotent=True,
     open_world=False,
+    package=_PACKAGE,
 )
 
 #: Every tool, keyed by the wire name that ``call_tool`` receives.

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping as _Mapping
 from types import MappingProxyType as _MappingProxyType
+from typing import TYPE_CHECKING
 from typing import Any as _Any
 from typing import Literal
 
@@ -15,10 +16,12 @@ from ._runtime import ToolOutput as _ToolOutput
 from ._runtime import ToolResult as _ToolResult
 from ._runtime import ToolsBase as _ToolsBase
 
-from . import inputs as _i
-from . import outputs as _o
+if TYPE_CHECKING:
+    from . import outputs as _o
 
 __all__ = ["TOOLS", "AsyncTools", "AsyncToolsResults", "Tools", "ToolsResults"]
+
+_PACKAGE = __name__.rpartition(".")[0]
 
 _info_current_time: _ToolInfo[_o.CurrentTimeOutput]
 _info_summarize_text: _ToolInfo[_ToolOutput]
@@ -31,13 +34,14 @@ _info_current_time = _ToolInfo(
     namespace=None,
     title="Current time",
     description="The current date and time in a time zone, or the local time at a given instant.",
-    input_model=_i.CurrentTimeInput,
-    output_model=_o.CurrentTimeOutput,
+    input_ref="CurrentTimeInput",
+    output_ref="CurrentTimeOutput",
     output_is_root=False,
     read_only=True,
     destructive=None,
     idempotent=None,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_summarize_text = _ToolInfo(
@@ -46,13 +50,14 @@ _info_summarize_text = _ToolInfo(
     namespace=None,
     title="Summarize text",
     description="Shorten a text to its most informative sentences, kept in their original order.",
-    input_model=_i.SummarizeTextInput,
-    output_model=None,
+    input_ref="SummarizeTextInput",
+    output_ref=None,
     output_is_root=False,
     read_only=True,
     destructive=None,
     idempotent=True,
     open_world=None,
+    package=_PACKAGE,
 )
 
 _info_unit_convert = _ToolInfo(
@@ -61,13 +66,14 @@ _info_unit_convert = _ToolInfo(
     namespace=None,
     title="Unit converter",
     description="Convert a quantity between units of length (mm, cm, m, km, in, ft, mi), mass (g, kg, lb, oz), volume (ml, l, gal) or temperature (C, F, K).",
-    input_model=_i.UnitConvertInput,
-    output_model=_o.UnitConvertOutput,
+    input_ref="UnitConvertInput",
+    output_ref="UnitConvertOutput",
     output_is_root=False,
     read_only=True,
     destructive=None,
     idempotent=True,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_web_search = _ToolInfo(
@@ -76,13 +82,14 @@ _info_web_search = _ToolInfo(
     namespace=None,
     title="Web search",
     description="Search the web and return the best matching pages with a short snippet each.",
-    input_model=_i.WebSearchInput,
-    output_model=_o.WebSearchOutput,
+    input_ref="WebSearchInput",
+    output_ref="WebSearchOutput",
     output_is_root=False,
     read_only=True,
     destructive=None,
     idempotent=True,
     open_world=True,
+    package=_PACKAGE,
 )
 
 #: Every tool, keyed by the wire name that ``call_tool`` receives.

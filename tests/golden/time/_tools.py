@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping as _Mapping
 from types import MappingProxyType as _MappingProxyType
+from typing import TYPE_CHECKING
 from typing import Any as _Any
 
 from ._runtime import AsyncToolsBase as _AsyncToolsBase
@@ -13,10 +14,12 @@ from ._runtime import ToolInfo as _ToolInfo
 from ._runtime import ToolResult as _ToolResult
 from ._runtime import ToolsBase as _ToolsBase
 
-from . import inputs as _i
-from . import outputs as _o
+if TYPE_CHECKING:
+    from . import outputs as _o
 
 __all__ = ["TOOLS", "AsyncTools", "AsyncToolsResults", "Tools", "ToolsResults"]
+
+_PACKAGE = __name__.rpartition(".")[0]
 
 _info_convert_time: _ToolInfo[_o.ConvertTimeOutput]
 _info_get_current_time: _ToolInfo[_o.GetCurrentTimeOutput]
@@ -27,13 +30,14 @@ _info_convert_time = _ToolInfo(
     namespace=None,
     title=None,
     description="Convert time between timezones",
-    input_model=_i.ConvertTimeInput,
-    output_model=_o.ConvertTimeOutput,
+    input_ref="ConvertTimeInput",
+    output_ref="ConvertTimeOutput",
     output_is_root=False,
     read_only=True,
     destructive=False,
     idempotent=True,
     open_world=False,
+    package=_PACKAGE,
 )
 
 _info_get_current_time = _ToolInfo(
@@ -42,13 +46,14 @@ _info_get_current_time = _ToolInfo(
     namespace=None,
     title=None,
     description="Get current time in a specific timezone",
-    input_model=_i.GetCurrentTimeInput,
-    output_model=_o.GetCurrentTimeOutput,
+    input_ref="GetCurrentTimeInput",
+    output_ref="GetCurrentTimeOutput",
     output_is_root=False,
     read_only=True,
     destructive=False,
     idempotent=True,
     open_world=False,
+    package=_PACKAGE,
 )
 
 #: Every tool, keyed by the wire name that ``call_tool`` receives.
