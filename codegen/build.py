@@ -129,11 +129,7 @@ def build_package(
         namespaces.append(
             NamespaceSpec(
                 attr=attr,
-                sync_class=f"{prefix}Tools",
-                sync_results_class=f"{prefix}ToolsResults",
-                async_class=f"Async{prefix}Tools",
-                async_results_class=f"Async{prefix}ToolsResults",
-                namespace_literal=ns_literal,
+                class_prefix=prefix,
                 tools=tools,
             )
         )
@@ -231,7 +227,6 @@ def _tool_spec(
         description_literal=str_literal(description),
         docstring=docstring_literal(_docstring(plan.wire_name, title, description, params, hints), _METHOD_INDENT),
         params=tuple(params),
-        input_model=f"_i.{plan.input_def}",
         output_model=output_model,
         input_ref=wire_literal(plan.input_def),
         output_ref=wire_literal(plan.output_def) if plan.output_def else "None",

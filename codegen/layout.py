@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import tokenize
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from black.strings import normalize_string_quotes
 
@@ -21,20 +22,15 @@ LINE_LENGTH = 88
 _STEP = "    "
 
 
-class Laid(tuple[tuple[str, ...], bool]):
-    """Lines plus whether they are certainly black's layout."""
+class Laid(NamedTuple):
+    """Lines, and whether they are certainly black's layout."""
 
-    @property
-    def lines(self) -> tuple[str, ...]:
-        return self[0]
-
-    @property
-    def fits(self) -> bool:
-        return self[1]
+    lines: tuple[str, ...]
+    fits: bool
 
 
 def _laid(lines: Sequence[str], fits: bool) -> Laid:
-    return Laid((tuple(lines), fits))
+    return Laid(tuple(lines), fits)
 
 
 def str_literal(value: str) -> str:

@@ -51,7 +51,6 @@ class ToolSpec:
     description_literal: str
     docstring: str  # a complete, escaped triple-quoted literal
     params: tuple[ParamSpec, ...]
-    input_model: str  # qualified TypedDict class (for annotations)
     output_model: str | None  # qualified pydantic class (for annotations)
     input_ref: str  # the class name as a literal: imported on first use
     output_ref: str  # literal or "None"
@@ -66,11 +65,7 @@ class ToolSpec:
 @dataclass(frozen=True)
 class NamespaceSpec:
     attr: str | None  # attribute on the top-level Tools; None when it *is* the top level
-    sync_class: str
-    sync_results_class: str
-    async_class: str
-    async_results_class: str
-    namespace_literal: str  # repr(source name) or "None"
+    class_prefix: str  # "Sample" -> SampleTools, SampleToolsResults, AsyncSampleTools, ...
     tools: tuple[ToolSpec, ...]
 
 
