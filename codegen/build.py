@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from codegen.classes import build_classes
+from codegen.classes import build_classes, settle
 from codegen.datamodels import ModelModule, generate_models
 from codegen.errors import GenerateError
 from codegen.layout import annotation_text, subscript_lines
@@ -257,7 +257,7 @@ def _runtime_imports(classes: Sequence[ClassSpec], decls: Sequence[MethodSpec]) 
 def _const_decl(tool: ToolSpec) -> MethodSpec:
     """Declared apart from its value, so the value's lines stay short whatever the type's length."""
     laid = subscript_lines(f"{tool.const_name}: _ToolInfo[", tool.value_annotation)
-    return MethodSpec(tool.const_name, laid.lines, laid.fits)
+    return settle(MethodSpec(tool.const_name, laid.lines, laid.fits), in_class=False)
 
 
 def _param_decl(p: ParamSpec) -> str:

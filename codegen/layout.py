@@ -62,11 +62,14 @@ def _final(line: str) -> bool:
     (a long string default, say) and, having one item, no comma to split at either."""
     if _fits(line):
         return True
-    code = "".join(
-        tok.string
-        for tok in tokenize.generate_tokens(io.StringIO(line.strip().removesuffix(",")).readline)
-        if tok.type not in (tokenize.STRING, tokenize.NEWLINE, tokenize.ENDMARKER)
-    )
+    try:
+        code = "".join(
+            tok.string
+            for tok in tokenize.generate_tokens(io.StringIO(line.strip().removesuffix(",")).readline)
+            if tok.type not in (tokenize.STRING, tokenize.NEWLINE, tokenize.ENDMARKER)
+        )
+    except tokenize.TokenError:  # an unclosed bracket: black may well split here
+        return False
     return not any(c in code for c in "([{,")
 
 

@@ -54,8 +54,8 @@ def render_package(pkg: PackageSpec) -> dict[str, str]:
         ),
     }
     # The models were formatted as they were generated (datamodels.py). The wrappers are laid out
-    # in black's style as they are built (layout.py); black runs on them only when some line did
-    # not fit those rules.
+    # in black's style as they are built (layout.py; a member outside its rules was formatted on its
+    # own there), so black runs over the whole module only as a safety net.
     ready = {"inputs.py", "outputs.py"} | ({"_tools.py"} if _wrappers_fit(pkg) else set())
     out = {path: text if path in ready else format_python(text) for path, text in files.items()}
     # The shim is copied verbatim below its header, so it stays the tested file byte for byte.

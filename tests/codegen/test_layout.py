@@ -1,0 +1,85 @@
+"""The wrapper module is laid out without black; black must agree with every line of it."""
+
+from __future__ import annotations
+
+import pytest
+
+import codegen.classes as classes
+from codegen.build import build_package
+from codegen.formatting import format_python
+from codegen.layout import call_lines, def_lines
+from codegen.model import SourceTools
+from codegen.render import _wrappers_fit, render_package
+
+LONG = "x" * 90
+ENUM = {"type": "string", "enum": [f"choice_number_{i}" for i in range(12)], "default": "choice_number_0"}
+
+
+def _tool(name: str, props: dict[str, object], required: list[str], output: bool = False) -> dict[str, object]:
+    tool: dict[str, object] = {
+        "name": name,
+        "inputSchema": {"type": "object", "properties": props, "required": required},
+    }
+    if output:
+        tool["outputSchema"] = {
+            "type": "object",
+            "properties": {"value": {"type": "array", "items": {"type": "string"}}},
+        }
+    return tool
+
+
+SHAPES = [
+    _tool("short", {"a": {"type": "string"}}, ["a"]),
+    _tool("no_params", {}, []),
+    _tool("one_long_param_" + "y" * 40, {"p" * 60: {"type": "integer"}}, ["p" * 60]),
+    _tool("enum_param", {"mode": ENUM, "name": {"type": "string"}}, ["name"], output=True),
+    _tool(LONG, {"value_" + "z" * 70: {"type": "string", "default": "d" * 120}}, [], output=True),
+    _tool("nested", {"filters": {"type": "object", "properties": {"tags": {"type": "array", "items": ENUM}}}}, []),
+    _tool("many_" + "w" * 70, {f"argument_number_{i}": {"type": "number"} for i in range(9)}, ["argument_number_0"]),
+]
+
+
+@pytest.mark.parametrize("sources", [1, 2], ids=["flat", "namespaced"])
+def test_extreme_shapes_are_laid_out_as_black_would(sources: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    settled: list[str] = []
+    monkeypatch.setattr(classes, "format_python", lambda text: settled.append(text) or format_python(text))
+    srcs = [
+        SourceTools(
+            name=f"source_with_a_rather_long_name_{i}",
+            kind="mcp-json",
+            origin="t",
+            tools=tuple(SHAPES),
+            wire_prefix=f"ns{i}" if sources > 1 else None,
+        )
+        for i in range(sources)
+    ]
+    pkg = build_package(srcs, package="p", header="# h", parallel=False)
+    assert settled  # some shapes above are outside the layout rules ...
+    assert _wrappers_fit(pkg)  # ... and every such member was settled by black on its own
+    text = render_package(pkg)["_tools.py"]
+    assert format_python(text) == text
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        ["self"],
+        ["self", "*", "a: int"],
+        ["self", "*", *(f"argument_{i}: int = {i}" for i in range(8))],
+        ["self", "*", LONG + ": int"],
+    ],
+)
+def test_def_layout_matches_black(params: list[str]) -> None:
+    laid = def_lines("    ", "def", "method_name_" + "m" * 30, params, "_o.SomeRatherLongOutputModelName")
+    source = "class C:\n" + "\n".join(laid.lines) + "\n        pass\n"
+    if laid.fits:
+        assert format_python(source) == source
+
+
+@pytest.mark.parametrize("width", [1, 3, 8, 20])
+def test_call_layout_matches_black(width: int) -> None:
+    items = [f'"key_{i}": value_{i}' for i in range(width)]
+    laid = call_lines(" " * 8, "result = self._call(", ["_info_some_tool", items, items[: width // 2]])
+    source = "class C:\n    def f(self):\n" + "\n".join(laid.lines) + "\n"
+    assert laid.fits
+    assert format_python(source) == source
