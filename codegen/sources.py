@@ -17,6 +17,7 @@ from mas.runtime.config import ConfigError, MCPServerConfig
 
 __all__ = [
     "YAML_SOURCE_NAME",
+    "from_contract_entry",
     "parse_infra",
     "parse_mcp_json",
     "parse_yaml_tools",
@@ -26,8 +27,22 @@ __all__ = [
 
 #: All ``--tools`` paths form one source, as they form one skills provider in the runtime registry.
 YAML_SOURCE_NAME = "skills"
-_HINTS = {"read_only": "readOnlyHint", "destructive": "destructiveHint", "idempotent": "idempotentHint",
-          "open_world": "openWorldHint"}  # fmt: skip
+
+
+def from_contract_entry(entry: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A ToolContract ``list_tools()`` entry as an MCP tool object; an MCP tool passes through.
+
+    Entries carry ``parameters``/``output_schema`` and mirror their hints as MCP ``annotations``
+    (see ``build_tool_entry``), so only the schema keys are renamed.
+    """
+    if "inputSchema" in entry or "parameters" not in entry:
+        return entry
+    tool: dict[str, Any] = {"name": entry.get("name"), "inputSchema": entry["parameters"]}
+    for ours, theirs in (("description", "description"), ("title", "title"), ("output_schema", "outputSchema"),
+                         ("annotations", "annotations"), ("meta", "_meta")):  # fmt: skip
+        if entry.get(ours) is not None:
+            tool[theirs] = entry[ours]
+    return tool
 
 
 def parse_yaml_tools(paths: Sequence[Path]) -> SourceTools:
@@ -37,25 +52,15 @@ def parse_yaml_tools(paths: Sequence[Path]) -> SourceTools:
         definitions = load_tool_documents(paths)
     except ConfigError as exc:
         raise GenerateError(str(exc)) from exc
-    tools = []
-    for d in definitions:
-        adv = d.advertise
-        tool: dict[str, Any] = {"name": d.name, "description": d.description, "inputSchema": dict(d.parameters)}
-        if adv.get("title") is not None:
-            tool["title"] = adv["title"]
-        if adv.get("output_schema") is not None:
-            tool["outputSchema"] = adv["output_schema"]
-        hints = {mcp: adv[key] for key, mcp in _HINTS.items() if adv.get(key) is not None}
-        if hints:
-            tool["annotations"] = hints
-        tools.append(tool)
+    tools = [from_contract_entry(d.to_entry()) for d in definitions]
     origin = ", ".join(str(p) for p in paths)
     return SourceTools(name=YAML_SOURCE_NAME, kind="yaml", origin=origin, tools=tuple(tools))
 
 
 def parse_mcp_json(path: Path) -> SourceTools:
     """A saved tools/list result: ``{"tools": [...]}`` (``nextCursor`` allowed), a JSON-RPC response
-    wrapping one, or a bare array of tools."""
+    wrapping one, or a bare array of tools. Entries may also be ToolContract ``list_tools()`` entries
+    (``python -m mas.runtime list --json``), so in-process tools can be generated too."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
@@ -75,7 +80,7 @@ def parse_mcp_json(path: Path) -> SourceTools:
         data, pointer = data["tools"], f"{pointer}/tools"
     if not isinstance(data, list):
         raise GenerateError("not a tools/list result: 'tools' must be an array", str(path), pointer or "/")
-    tools = tuple(data)
+    tools = tuple(from_contract_entry(t) if isinstance(t, Mapping) else t for t in data)
     # Pointers in later errors say /tools/N; keep that true for a bare array too.
     return SourceTools(name=path.stem, kind="mcp-json", origin=str(path), tools=tools)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import subprocess
 import sys
 import threading
 from collections.abc import Iterator
@@ -180,3 +181,28 @@ def test_generated_package_depends_only_on_pydantic(pkg: ModuleType) -> None:
     third_party = imported - set(sys.stdlib_module_names)
     assert third_party <= {"pydantic", "typing_extensions"}, third_party
     assert "pydantic" in third_party
+
+
+def test_in_process_tool_class_generates_and_calls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A local ToolContract class: its list_tools() entry (as `mas.runtime list --json` prints it)
+    is a generator input, and the typed method calls it through the registry."""
+    from mas.samples.local_tools import WordCount
+
+    listing = subprocess.run(
+        [sys.executable, "-m", "mas.runtime", "list", "--local", "mas.samples.local_tools:WordCount", "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    (tmp_path / "local.json").write_text(listing)
+    assert (
+        generate(tmp_path, ["--mcp-json", "local.json", "--out", "out", "--package", "local_tools"], monkeypatch) == 0
+    )
+    local = import_fresh(tmp_path / "out", "local_tools")
+    with RuntimeRegistry.from_sources(local=[WordCount]) as registry:
+        recorder = Recorder(registry)
+        counted = local.Tools(recorder).word_count(text="two words\nthree")
+    assert recorder.calls == [("word_count", {"text": "two words\nthree"}, {})]
+    assert type(counted).__name__ == "WordCountOutput"
+    assert (counted.words, counted.lines, counted.characters) == (3, 2, 15)
+    assert local.TOOLS["word_count"].read_only is True and local.TOOLS["word_count"].title == "Word count"
