@@ -6,6 +6,9 @@ Imported by test modules as ``gen_helpers`` (tests/conftest.py puts tests/ on sy
 from __future__ import annotations
 
 import importlib
+import json
+import shutil
+import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -65,3 +68,28 @@ class RecordingProvider:
         kwargs = {} if timeout_seconds is None else {"timeout_seconds": timeout_seconds}
         self.calls.append((tool_name, dict(arguments), kwargs))
         return self.answers.get(tool_name, self.default)
+
+
+def pyright_strict(folder: Path, include: Sequence[str], extra_paths: Sequence[str] = ()) -> dict[str, Any]:
+    """Run real pyright in strict mode over ``include`` (relative to ``folder``); its JSON report.
+
+    pyright is a declared test dependency: when it is missing the test fails rather than skips,
+    so a type-check test can never pass without checking anything.
+    """
+    beside = Path(sys.executable).parent / "pyright"
+    pyright = str(beside) if beside.exists() else shutil.which("pyright")
+    if pyright is None:
+        pytest.fail("pyright is not installed (it is in the test dependency group)")
+    config: dict[str, Any] = {"typeCheckingMode": "strict", "pythonVersion": "3.11", "include": list(include)}
+    if extra_paths:
+        config["extraPaths"] = list(extra_paths)
+    (folder / "pyrightconfig.json").write_text(json.dumps(config), encoding="utf-8")
+    completed = subprocess.run(
+        [pyright, "--outputjson", "--pythonpath", sys.executable],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    report: dict[str, Any] = json.loads(completed.stdout)
+    return report

@@ -22,7 +22,6 @@ import inspect
 import json
 import keyword
 import re
-import shutil
 import socket
 import subprocess
 import sys
@@ -36,6 +35,7 @@ from typing import Any
 
 import pytest
 import yaml
+from gen_helpers import pyright_strict
 
 from codegen.cli import main as toolgen
 from codegen.render import SHIM_PATH
@@ -618,26 +618,9 @@ def test_sloppy_package_passes_mypy_strict(mypy_errors: list[tuple[str, str]]) -
     assert [e for e in mypy_errors if e[0].startswith(SLOPPY + "/")] == []
 
 
-def _pyright() -> str | None:
-    beside = Path(sys.executable).parent / "pyright"
-    return str(beside) if beside.exists() else shutil.which("pyright")
-
-
 def test_hostile_package_passes_pyright_strict(workspace: Path) -> None:
     """Shadowing names (``str``, ``Field``, ``_rt``...) and hostile keys type-check under pyright too."""
-    pyright = _pyright()
-    if pyright is None:
-        pytest.skip("pyright is not installed")
-    config = {"typeCheckingMode": "strict", "pythonVersion": "3.11", "include": list(BOTH)}
-    (workspace / "pyrightconfig.json").write_text(json.dumps(config), encoding="utf-8")
-    completed = subprocess.run(
-        [pyright, "--outputjson", "--pythonpath", sys.executable],
-        cwd=workspace,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    report = json.loads(completed.stdout)
+    report = pyright_strict(workspace, list(BOTH))
     assert report["summary"]["filesAnalyzed"] == 5 * len(BOTH)
     found = [
         (Path(d["file"]).name, d["range"]["start"]["line"] + 1, d.get("rule", ""))

@@ -19,6 +19,7 @@ from typing import Any, Literal, cast
 
 import mcp.types
 import pytest
+from gen_helpers import pyright_strict
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 from codegen.shim import _runtime as rt
@@ -884,11 +885,6 @@ def test_all_lists_every_public_name() -> None:
 # --- static typing --------------------------------------------------------------------------------
 
 
-def _pyright() -> str | None:
-    beside = Path(sys.executable).with_name("pyright")
-    return str(beside) if beside.exists() else shutil.which("pyright")
-
-
 def _expected_error_lines(path: Path) -> set[int]:
     lines = path.read_text(encoding="utf-8").splitlines()
     return {number for number, line in enumerate(lines, start=1) if line.endswith("# expect-error")}
@@ -926,23 +922,7 @@ def test_mypy_strict(typed_package: Path) -> None:
 
 
 def test_pyright_strict(typed_package: Path) -> None:
-    pyright = _pyright()
-    if pyright is None:
-        pytest.skip("pyright is not installed")
-    (typed_package / "pyrightconfig.json").write_text(
-        json.dumps(
-            {"typeCheckingMode": "strict", "pythonVersion": "3.11", "include": ["pkg"], "extraPaths": [str(REPO)]}
-        ),
-        encoding="utf-8",
-    )
-    completed = subprocess.run(
-        [pyright, "--outputjson", "--pythonpath", sys.executable],
-        cwd=typed_package,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    report = json.loads(completed.stdout)
+    report = pyright_strict(typed_package, ["pkg"], extra_paths=[str(REPO)])
     diagnostics = [d for d in report["generalDiagnostics"] if d["severity"] == "error"]
     bad = [d for d in diagnostics if Path(d["file"]).name != "bad_usage.py"]
     assert bad == [], json.dumps(bad, indent=1)

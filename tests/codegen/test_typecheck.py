@@ -10,7 +10,6 @@ or a new diagnostic anywhere, fails the test.
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import subprocess
@@ -19,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from gen_helpers import pyright_strict
 
 from codegen.cli import main as toolgen
 
@@ -152,28 +152,11 @@ def mypy_report(workspace: Path) -> Report:
     return Report(tuple(diagnostics), output)
 
 
-def _pyright() -> str | None:
-    beside = Path(sys.executable).parent / "pyright"
-    return str(beside) if beside.exists() else shutil.which("pyright")
-
-
 @pytest.fixture(scope="module")
 def pyright_report(workspace: Path) -> Report:
-    pyright = _pyright()
-    if pyright is None:
-        pytest.skip("pyright is not installed")
-    config = {"typeCheckingMode": "strict", "pythonVersion": "3.11", "include": [*PACKAGES, *SCRIPT_NAMES]}
-    (workspace / "pyrightconfig.json").write_text(json.dumps(config), encoding="utf-8")
-    completed = subprocess.run(
-        [pyright, "--outputjson", "--pythonpath", sys.executable],
-        cwd=workspace,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    report = json.loads(completed.stdout)
+    report = pyright_strict(workspace, [*PACKAGES, *SCRIPT_NAMES])
     # Every package module and every script was analysed (5 modules per package).
-    assert report["summary"]["filesAnalyzed"] == 5 * len(PACKAGES) + len(SCRIPT_NAMES), completed.stdout
+    assert report["summary"]["filesAnalyzed"] == 5 * len(PACKAGES) + len(SCRIPT_NAMES), report["summary"]
     diagnostics = [
         Diagnostic(
             Path(d["file"]).resolve().relative_to(workspace.resolve()).as_posix(),
@@ -186,7 +169,7 @@ def pyright_report(workspace: Path) -> Report:
     ]
     # Failure messages show the diagnostics one per line, not pyright's whole JSON report.
     summary = "\n".join(f"{d.file}:{d.line}: {d.rule}: {d.message.splitlines()[0]}" for d in diagnostics)
-    return Report(tuple(diagnostics), summary + "\n" + completed.stderr)
+    return Report(tuple(diagnostics), summary)
 
 
 def _snapshot(diagnostics: list[Diagnostic], expected: list[tuple[int, str, str]]) -> list[tuple[int, str, str]]:
