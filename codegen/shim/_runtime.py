@@ -58,6 +58,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+_P = TypeVar("_P")  # the provider type a tools class accepts
 
 
 # --------------------------------------------------------------------------------------------
@@ -712,10 +713,10 @@ async def _await(awaitable: Awaitable[object]) -> object:
     return await awaitable
 
 
-class ToolsBase:
-    """Base of a generated synchronous ``Tools`` class."""
+class _ToolsCore(Generic[_P]):
+    """What the sync and async bases share: a provider and the call options."""
 
-    def __init__(self, provider: SupportsCallTool, options: CallOptions | None = None) -> None:
+    def __init__(self, provider: _P, options: CallOptions | None = None) -> None:
         self._provider = provider
         self._options: CallOptions = _checked_options(options)
 
@@ -726,6 +727,10 @@ class ToolsBase:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._provider!r}, {dict(self._options)!r})"
+
+
+class ToolsBase(_ToolsCore[SupportsCallTool]):
+    """Base of a generated synchronous ``Tools`` class."""
 
     def _call(self, info: ToolInfo[T], arguments: dict[str, Any], omit: Mapping[str, object]) -> ToolResult[T]:
         call_tool: Callable[..., object] = self._provider.call_tool
@@ -749,20 +754,8 @@ def _run_awaitable(info: ToolInfo[Any], awaitable: Awaitable[object]) -> object:
     )
 
 
-class AsyncToolsBase:
+class AsyncToolsBase(_ToolsCore[SupportsCallTool | SupportsAsyncCallTool]):
     """Base of a generated ``AsyncTools`` class; works with sync and async providers."""
-
-    def __init__(self, provider: SupportsCallTool | SupportsAsyncCallTool, options: CallOptions | None = None) -> None:
-        self._provider = provider
-        self._options: CallOptions = _checked_options(options)
-
-    def with_options(self, **options: Unpack[CallOptions]) -> Self:
-        """A new instance of this class with ``options`` merged over the current ones."""
-        merged = _checked_options({**self._options, **options})
-        return type(self)(self._provider, merged)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self._provider!r}, {dict(self._options)!r})"
 
     async def _call(self, info: ToolInfo[T], arguments: dict[str, Any], omit: Mapping[str, object]) -> ToolResult[T]:
         """Await ``acall_tool`` when the provider has it, else ``call_tool`` (in a worker thread
