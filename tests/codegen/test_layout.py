@@ -61,19 +61,20 @@ def test_extreme_shapes_are_laid_out_as_black_would(sources: int, monkeypatch: p
 
 
 @pytest.mark.parametrize(
-    "params",
+    ("params", "fits"),
     [
-        ["self"],
-        ["self", "*", "a: int"],
-        ["self", "*", *(f"argument_{i}: int = {i}" for i in range(8))],
-        ["self", "*", LONG + ": int"],
+        (["self"], True),
+        (["self", "*", "a: int"], True),
+        (["self", "*", *(f"argument_{i}: int = {i}" for i in range(8))], True),
+        (["self", "*", LONG + ": int"], True),  # a long line black cannot split either
+        (["self", "*", f"p: Literal[{', '.join(repr(c * 30) for c in 'abc')}]"], False),  # black would split it
     ],
 )
-def test_def_layout_matches_black(params: list[str]) -> None:
+def test_def_layout_matches_black(params: list[str], fits: bool) -> None:
     laid = def_lines("    ", "def", "method_name_" + "m" * 30, params, "_o.SomeRatherLongOutputModelName")
+    assert laid.fits is fits
     source = "class C:\n" + "\n".join(laid.lines) + "\n        pass\n"
-    if laid.fits:
-        assert format_python(source) == source
+    assert (format_python(source) == source) is fits
 
 
 @pytest.mark.parametrize("width", [1, 3, 8, 20])
