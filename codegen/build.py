@@ -25,13 +25,12 @@ from codegen.model import (
 )
 from codegen.naming import assign_names, class_name, unique
 from codegen.schemas import SchemaDocument
+from mas.runtime.contracts.tool_contract import HINT_KEYS
 
 __all__ = ["RESERVED_ATTRS", "build_package", "check_tools"]
 
 #: Attributes every generated tools class has; a tool method may not take these names.
 RESERVED_ATTRS = frozenset({"results", "with_options"})
-_HINTS = {"read_only": "readOnlyHint", "destructive": "destructiveHint", "idempotent": "idempotentHint",
-          "open_world": "openWorldHint"}  # fmt: skip
 _JSON_TYPES = {bool: "boolean", str: "string", int: "integer", float: "number", type(None): "null"}
 _METHOD_INDENT = 8
 
@@ -211,7 +210,7 @@ def _tool_spec(
 
     annotations = tool.get("annotations") or {}
     hints = {
-        key: annotations.get(mcp) if isinstance(annotations.get(mcp), bool) else None for key, mcp in _HINTS.items()
+        key: annotations.get(mcp) if isinstance(annotations.get(mcp), bool) else None for key, mcp in HINT_KEYS.items()
     }
     title = next((t for t in (tool.get("title"), annotations.get("title")) if isinstance(t, str) and t), None)
     description = tool.get("description") or ""

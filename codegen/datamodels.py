@@ -25,13 +25,13 @@ from typing import Any
 from codegen.errors import GenerateError
 from codegen.formatting import format_python
 from codegen.layout import str_literal
+from codegen.literals import INVISIBLE_CATEGORIES
 
 __all__ = ["PARALLEL_MIN_DEFINITIONS", "ModelModule", "generate_models", "model_code"]
 
 #: Below this many definitions a forked worker costs more than it saves.
 PARALLEL_MIN_DEFINITIONS = 200
 _WRAPPERS = frozenset({"NotRequired", "Required", "ReadOnly"})
-_INVISIBLE = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 _BUILTINS = frozenset(dir(builtins))
 
 
@@ -105,7 +105,7 @@ def _escape_invisible(code: str) -> str:
     datamodel-code-generator writes a property name such as ``"a\u202eb"`` verbatim into a
     functional TypedDict key; the character would then sit raw in the file ("Trojan Source").
     """
-    if all(c == "\n" or unicodedata.category(c) not in _INVISIBLE for c in code):
+    if all(c == "\n" or unicodedata.category(c) not in INVISIBLE_CATEGORIES for c in code):
         return code
     out, lines = [], code.splitlines(keepends=True)
     offsets = [0]
@@ -113,7 +113,7 @@ def _escape_invisible(code: str) -> str:
         offsets.append(offsets[-1] + len(line))
     last = 0
     for tok in tokenize.generate_tokens(io.StringIO(code).readline):
-        if tok.type == tokenize.STRING and any(unicodedata.category(c) in _INVISIBLE for c in tok.string):
+        if tok.type == tokenize.STRING and any(unicodedata.category(c) in INVISIBLE_CATEGORIES for c in tok.string):
             start = offsets[tok.start[0] - 1] + tok.start[1]
             end = offsets[tok.end[0] - 1] + tok.end[1]
             out += [code[last:start], str_literal(ast.literal_eval(tok.string))]

@@ -14,16 +14,23 @@ from typing import Any
 
 from codegen.layout import str_literal as _black_str
 
-__all__ = ["clean_text", "docstring_literal", "json_default_literal", "str_literal", "wire_literal"]
+__all__ = [
+    "INVISIBLE_CATEGORIES",
+    "clean_text",
+    "docstring_literal",
+    "json_default_literal",
+    "str_literal",
+    "wire_literal",
+]
 
 # Control, format (bidi overrides: "Trojan Source") and separator characters never reach a file.
-_DROP_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 
 
 def clean_text(text: str) -> str:
     """Normalise newlines, turn tabs to spaces, drop invisible and control characters."""
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\t", "    ")
-    return "".join(c for c in text if c == "\n" or unicodedata.category(c) not in _DROP_CATEGORIES)
+    return "".join(c for c in text if c == "\n" or unicodedata.category(c) not in INVISIBLE_CATEGORIES)
 
 
 def str_literal(value: str | None) -> str:
