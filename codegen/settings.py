@@ -64,7 +64,9 @@ def _from_table(table: Mapping[str, Any], root: Path, file: Path) -> dict[str, A
 def load_settings(cwd: Path, overrides: Mapping[str, Any]) -> Settings:
     """Config-file values (paths relative to the pyproject.toml) under command-line ``overrides``.
 
-    A repeatable option given on the command line replaces the configured list, not extends it.
+    The sources (``tools``, ``infra``, ``mcp_json``) are one group: naming any of them on the
+    command line replaces all the configured ones, so ``--mcp-json x.json`` inside a configured
+    project generates from x.json alone instead of quietly mixing in the project's servers.
     """
     values: dict[str, Any] = {}
     pyproject = find_pyproject(cwd)
@@ -76,8 +78,10 @@ def load_settings(cwd: Path, overrides: Mapping[str, Any]) -> Settings:
         table = data.get("tool", {}).get("toolgen")
         if table is not None:
             values = _from_table(table, pyproject.parent, pyproject)
-    settings = replace(Settings(), **values)
     given = {k: v for k, v in overrides.items() if v not in (None, [], ())}
+    if any(key in given for key in _LIST_KEYS):
+        values = {k: v for k, v in values.items() if k not in _LIST_KEYS}
+    settings = replace(Settings(), **values)
     for key in _LIST_KEYS:
         if key in given:
             given[key] = tuple(cwd / Path(p) for p in given[key])

@@ -166,3 +166,21 @@ def test_committed_generated_package_is_current() -> None:
     proc = _run(REPO, "--offline", "--check")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "generated/sample_tools is up to date" in proc.stdout
+
+
+def test_sources_on_the_command_line_replace_all_configured_sources(tmp_path: Path) -> None:
+    """--mcp-json inside a configured project must not mix in the project's YAML or servers."""
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "t.yaml").write_text(
+        "kind: Tool\nmetadata:\n  name: yaml_tool\nspec:\n  description: d\n  parameters: {type: object}\n"
+    )
+    (tmp_path / "time.json").write_text(TIME.read_text())
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.toolgen]\ntools = ["tools"]\ninfra = ["missing-infra.yaml"]\nout = "gen"\npackage = "p"\n'
+    )
+    proc = _run(tmp_path, "--mcp-json", "time.json")
+    assert proc.returncode == 0, proc.stderr  # the configured (missing) infra file was not read
+    text = (tmp_path / "gen" / "p" / "_tools.py").read_text()
+    assert '"get_current_time"' in text and "yaml_tool" not in text
+    proc = _run(tmp_path)  # without source options, the configured ones apply
+    assert proc.returncode == 2 and "missing-infra.yaml" in proc.stderr
