@@ -118,13 +118,21 @@ class PackageSpec:
         return tuple(t for ns in self.namespaces for t in ns.tools)
 
     @property
-    def uses_outputs(self) -> bool:
-        """Whether any annotation names an output model (imported for type checkers only)."""
-        return any("_o." in t.value_annotation for t in self.all_tools)
-
-    @property
-    def uses_inputs(self) -> bool:
-        return any("_i." in p.annotation for t in self.all_tools for p in t.params)
+    def type_checking_lines(self) -> tuple[str, ...]:
+        """The model modules the annotations name, imported for type checkers only (at run time
+        ToolInfo imports them on first use); nothing at all when no annotation names one."""
+        modules = [
+            line
+            for line, used in (
+                (
+                    "    from . import inputs as _i",
+                    any("_i." in p.annotation for t in self.all_tools for p in t.params),
+                ),
+                ("    from . import outputs as _o", any("_o." in t.value_annotation for t in self.all_tools)),
+            )
+            if used
+        ]
+        return ("from typing import TYPE_CHECKING", "", "if TYPE_CHECKING:", *modules, "") if modules else ()
 
     @property
     def nested(self) -> bool:

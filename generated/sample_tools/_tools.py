@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping as _Mapping
 from types import MappingProxyType as _MappingProxyType
-from typing import TYPE_CHECKING
 from typing import Any as _Any
 from typing import Literal
 
@@ -18,6 +17,8 @@ from ._runtime import ToolInfo as _ToolInfo
 from ._runtime import ToolOutput as _ToolOutput
 from ._runtime import ToolResult as _ToolResult
 from ._runtime import ToolsBase as _ToolsBase
+
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from . import inputs as _i

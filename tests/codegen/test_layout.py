@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import ast
+
 import pytest
+from gen_helpers import REPO
 
 import codegen.classes as classes
 from codegen.build import build_package
@@ -84,3 +87,34 @@ def test_call_layout_matches_black(width: int) -> None:
     source = "class C:\n    def f(self):\n" + "\n".join(laid.lines) + "\n"
     assert laid.fits
     assert format_python(source) == source
+
+
+def _unused_imports(text: str) -> list[str]:
+    """Names imported at module level (an ``if TYPE_CHECKING:`` block included) never used after."""
+    tree = ast.parse(text)
+    imported: list[str] = []
+    for node in tree.body:
+        body = node.body if isinstance(node, ast.If) else [node]
+        for stmt in body:
+            if isinstance(stmt, ast.ImportFrom) and stmt.module != "__future__":
+                imported += [a.asname or a.name for a in stmt.names]
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    # With `from __future__ import annotations` annotations stay as written; read their names too.
+    for node in ast.walk(tree):
+        annotation = getattr(node, "annotation", None) or getattr(node, "returns", None)
+        if annotation is not None:
+            used |= {n.id for n in ast.walk(annotation) if isinstance(n, ast.Name)}
+    return [name for name in imported if name not in used]
+
+
+@pytest.mark.parametrize("case", ["captures", "samples", "time"])
+def test_golden_wrappers_import_nothing_unused(case: str) -> None:
+    assert _unused_imports((REPO / "tests" / "golden" / case / "_tools.py").read_text()) == []
+
+
+def test_package_without_models_imports_nothing_unused() -> None:
+    """No nested argument types and no output schema: no type-checking block, no TYPE_CHECKING."""
+    only = _tool("ping", {"n": {"type": "integer"}}, [])
+    text = render_package(build_package([SourceTools("s", "mcp-json", "t", (only,))], package="p", header="# h"))
+    assert "TYPE_CHECKING" not in text["_tools.py"]
+    assert _unused_imports(text["_tools.py"]) == []

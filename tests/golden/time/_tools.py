@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping as _Mapping
 from types import MappingProxyType as _MappingProxyType
-from typing import TYPE_CHECKING
 from typing import Any as _Any
 
 from ._runtime import AsyncToolsBase as _AsyncToolsBase
 from ._runtime import ToolInfo as _ToolInfo
 from ._runtime import ToolResult as _ToolResult
 from ._runtime import ToolsBase as _ToolsBase
+
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from . import outputs as _o
