@@ -7,7 +7,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from codegen import __version__
+from codegen import __version__, diff_cli
+from codegen.drift_report import summary_lines
 from codegen.errors import GenerateError
 from codegen.generate import run, shown
 from codegen.settings import load_settings
@@ -36,11 +37,14 @@ def _parser() -> argparse.ArgumentParser:
     gen.add_argument("--package", metavar="NAME", help="package name")
     gen.add_argument("--check", action="store_true", help="write nothing; exit 1 if the output is stale")
     gen.add_argument("--diff", action="store_true", help="with --check: print a unified diff")
+    diff_cli.add_arguments(commands.add_parser("diff", help="classify tool changes (breaking, review, compatible)"))
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "diff":
+        return diff_cli.main(args)
     overrides = {
         "tools": args.tools,
         "infra": args.infra,
@@ -68,8 +72,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"  {change}")
         if outcome.snapshot_changed:
             print(f"  changed  {shown(settings.snapshot)} (snapshot)")
+        for line in summary_lines(outcome.drift):  # what the servers changed, classified
+            print(f"toolgen: {line}")
         print("toolgen: run `toolgen generate` to update")
         return EXIT_STALE
+    for line in summary_lines(outcome.drift):
+        print(f"toolgen: {line}")
     print(
         f"toolgen: {target}: {len(outcome.changes)} file(s) written"
         if outcome.changes

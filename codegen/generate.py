@@ -11,11 +11,12 @@ from typing import Any, TextIO
 
 from codegen import __version__
 from codegen.build import build_package
+from codegen.drift import Change as DriftChange
 from codegen.errors import GenerateError
 from codegen.model import SourceTools
 from codegen.render import render_package
 from codegen.settings import Settings
-from codegen.snapshot import canonical_json, load_snapshot, render_snapshot
+from codegen.snapshot import canonical_json, load_snapshot, lock_drift, render_snapshot
 from codegen.sources import parse_infra, parse_mcp_json, parse_yaml_tools, read_live, read_snapshot_sources
 from codegen.write import GENERATED_MARKER, Change, diff_changes, plan_changes, write_file_atomic, write_package
 
@@ -26,6 +27,8 @@ __all__ = ["Outcome", "collect_sources", "header_for", "run", "shown"]
 class Outcome:
     changes: tuple[Change, ...]
     snapshot_changed: bool
+    #: What the live listings change against the lock on disk, classified (empty when offline).
+    drift: tuple[DriftChange, ...] = ()
 
     @property
     def stale(self) -> bool:
@@ -45,7 +48,8 @@ def collect_sources(settings: Settings) -> tuple[list[SourceTools], str | None]:
             live = read_snapshot_sources(configs, load_snapshot(settings.snapshot))
         else:
             live = read_live(configs)
-            snapshot_text = render_snapshot({s.name: s.tools for s in live})
+            skills = sources[0].tools if settings.tools else None
+            snapshot_text = render_snapshot({s.name: s.tools for s in live}, skills)
         sources += live
     if not sources:
         raise GenerateError("nothing to generate: give --tools, --infra or --mcp-json, or set them in [tool.toolgen]")
@@ -102,12 +106,13 @@ def run(settings: Settings, out: TextIO = sys.stdout) -> Outcome:
     snapshot_changed = snapshot_text is not None and (
         not settings.snapshot.is_file() or settings.snapshot.read_text(encoding="utf-8") != snapshot_text
     )
+    drift = lock_drift(settings.snapshot, snapshot_text) if snapshot_changed and snapshot_text else ()
     if settings.check:
         changes = plan_changes(settings.target, files)
         if settings.diff:
             out.write(diff_changes(settings.target, files, changes))
-        return Outcome(tuple(changes), snapshot_changed)
+        return Outcome(tuple(changes), snapshot_changed, drift)
     changes = write_package(settings.target, files)
     if snapshot_text is not None:
         write_file_atomic(settings.snapshot, snapshot_text)
-    return Outcome(tuple(changes), snapshot_changed)
+    return Outcome(tuple(changes), snapshot_changed, drift)

@@ -1,0 +1,116 @@
+"""``toolgen diff``: classify what changed between the lock and the servers, two files, or YAML.
+
+Three forms (``docs/drift.md``):
+
+* ``toolgen diff``: the lock against the live servers of the configuration;
+* ``toolgen diff OLD NEW``: two files, each a lock or a saved ``tools/list`` result;
+* ``toolgen diff --tools DIR``: the lock's skills against tool YAML.
+
+Exit codes: 0 no change; 1 changes, none at or above ``--fail-on``; 3 at least one at or above
+``--fail-on``; 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from codegen.drift import Change, diff_listings
+from codegen.drift_report import FAIL_LEVELS, at_or_above, render_json, render_table
+from codegen.errors import GenerateError
+from codegen.settings import load_settings
+from codegen.snapshot import is_lock, load_snapshot, snapshot_from_data
+from codegen.sources import YAML_SOURCE_NAME, parse_infra, parse_mcp_json, parse_yaml_tools, read_live
+
+__all__ = ["EXIT_BAD_INPUT", "EXIT_CHANGED", "EXIT_FAILING", "EXIT_SAME", "add_arguments", "compare", "main"]
+
+EXIT_SAME, EXIT_CHANGED, EXIT_BAD_INPUT, EXIT_FAILING = 0, 1, 2, 3
+
+Listing = Mapping[str, Sequence[Mapping[str, Any]]]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("files", nargs="*", metavar="OLD NEW", help="two files, each a lock or a tools/list JSON")
+    parser.add_argument("--tools", action="append", metavar="PATH", help="compare tool YAML with the lock's skills")
+    parser.add_argument("--infra", action="append", metavar="PATH", help="infra file whose servers are listed live")
+    parser.add_argument("--snapshot", metavar="PATH", help="the lock file (default from [tool.toolgen])")
+    parser.add_argument("--server", metavar="NAME", help="the lock's server a bare tools/list file stands for")
+    parser.add_argument("--json", action="store_true", help='print {"changes": [...]} instead of a table')
+    parser.add_argument(
+        "--fail-on", choices=sorted(FAIL_LEVELS), default="breaking", help="lowest severity that exits 3"
+    )
+
+
+def _read_file(path: Path) -> tuple[Listing | None, Sequence[Mapping[str, Any]] | None]:
+    """A lock (its listings by source) or a bare tools/list result (its tools)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise GenerateError(f"cannot read: {exc.strerror}", str(path)) from exc
+    except json.JSONDecodeError as exc:
+        raise GenerateError(f"not JSON: {exc.msg}", f"{path}:{exc.lineno}") from exc
+    except RecursionError as exc:
+        raise GenerateError("JSON nested too deeply", str(path)) from exc
+    if is_lock(data):
+        return snapshot_from_data(data, path).listings(), None
+    return None, parse_mcp_json(path).tools
+
+
+def _name_for(tools_path: Path, other: Listing | None, server: str | None) -> str:
+    if server is not None:
+        return server
+    if other is not None and len(other) == 1:
+        return next(iter(other))
+    if other is not None:
+        names = ", ".join(sorted(other))
+        raise GenerateError(f"the lock has several servers ({names}); say which one with --server", str(tools_path))
+    return tools_path.stem
+
+
+def _compare_files(old_path: Path, new_path: Path, server: str | None) -> tuple[Change, ...]:
+    old, old_tools = _read_file(old_path)
+    new, new_tools = _read_file(new_path)
+    if old_tools is not None:
+        old = {_name_for(old_path, new, server): old_tools}
+    if new_tools is not None:
+        new = {_name_for(new_path, old, server): new_tools}
+    assert old is not None and new is not None
+    if server is not None:
+        old, new = {server: old.get(server, ())}, {server: new.get(server, ())}
+    return diff_listings(old, new)
+
+
+def compare(args: argparse.Namespace, cwd: Path) -> tuple[Change, ...]:
+    """The changes the arguments ask for. Raises GenerateError on bad input."""
+    if args.files:
+        if len(args.files) != 2:
+            raise GenerateError("give two files, OLD and NEW (or none to compare the lock with the live servers)")
+        return _compare_files(cwd / args.files[0], cwd / args.files[1], args.server)
+    settings = load_settings(cwd, {"tools": args.tools, "infra": args.infra, "snapshot": args.snapshot})
+    lock = load_snapshot(settings.snapshot)
+    if args.tools:
+        new_skills = parse_yaml_tools(settings.tools).tools
+        return diff_listings({YAML_SOURCE_NAME: lock.skills or ()}, {YAML_SOURCE_NAME: new_skills})
+    if not settings.infra:
+        raise GenerateError("no servers configured: give --infra, or set `infra` in [tool.toolgen]")
+    live = read_live(parse_infra(settings.infra))
+    return diff_listings(lock.servers, {s.name: s.tools for s in live})
+
+
+def main(args: argparse.Namespace, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+    try:
+        changes = compare(args, Path.cwd())
+    except GenerateError as exc:
+        print(f"toolgen: error: {exc}", file=err)
+        return EXIT_BAD_INPUT
+    if args.json:
+        render_json(changes, out)
+    else:
+        render_table(changes, out)
+    if not changes:
+        return EXIT_SAME
+    return EXIT_FAILING if at_or_above(changes, args.fail_on) else EXIT_CHANGED

@@ -1,0 +1,483 @@
+"""Classify what changed between two listings of MCP tools, for a caller of the generated package.
+
+Pure functions over MCP tool objects (wire keys): ``diff_listings`` (source -> tools),
+``diff_tools``, ``diff_tool``, and the two schema comparisons ``diff_input_schema`` and
+``diff_output_schema`` (which takes any two output schemas, declared or inferred). Each result is a
+frozen :class:`Change` with a stable ``kind`` per rule; the rules are listed in ``docs/drift.md``.
+
+Direction matters: a caller *sends* parameters, so narrowing what a parameter accepts breaks it;
+a caller *receives* output, so any change of an output type breaks the generated return type.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+__all__ = [
+    "SEVERITIES",
+    "Change",
+    "Severity",
+    "diff_input_schema",
+    "diff_listings",
+    "diff_output_schema",
+    "diff_tool",
+    "diff_tools",
+    "escape_pointer",
+]
+
+Severity = Literal["breaking", "review", "compatible"]
+#: Most severe first.
+SEVERITIES: tuple[Severity, ...] = ("breaking", "review", "compatible")
+
+# MCP annotation hints that a model or a caller's policy reads (destructive, read-only, ...).
+_HINTS = {
+    "readOnlyHint": "read_only",
+    "destructiveHint": "destructive",
+    "idempotentHint": "idempotent",
+    "openWorldHint": "open_world",
+}
+# Lower bounds tighten when they grow; upper bounds when they shrink.
+_LOWER = ("minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties")
+_UPPER = ("maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties")
+# Keywords each compared by a rule of their own; any other keyword falls to `schema-keyword-changed`.
+_HANDLED = {
+    "$ref", "$defs", "definitions", "type", "enum", "const", "properties", "required", "items", "prefixItems",
+    "additionalProperties", "anyOf", "oneOf", "allOf", "description", "title", "default", "pattern", "format",
+    "multipleOf", "uniqueItems", *_LOWER, *_UPPER,
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Change:
+    """One classified change. ``pointer`` is a JSON pointer into the tool object (new side, or old
+    side when the thing is gone); ``message`` has no source or tool name (see ``describe``)."""
+
+    source: str
+    tool: str
+    severity: Severity
+    kind: str
+    pointer: str
+    old: Any
+    new: Any
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def escape_pointer(token: str) -> str:
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+def _canon(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+# --- listings and tools -------------------------------------------------------------------------
+def diff_listings(
+    old: Mapping[str, Sequence[Mapping[str, Any]]], new: Mapping[str, Sequence[Mapping[str, Any]]]
+) -> tuple[Change, ...]:
+    """Every change between two ``{source name: tools}`` maps; a source on one side only is all
+    its tools removed or added."""
+    changes: list[Change] = []
+    for source in sorted(set(old) | set(new)):
+        changes += diff_tools(source, old.get(source, ()), new.get(source, ()))
+    return tuple(changes)
+
+
+def _by_name(tools: Iterable[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    return {str(t.get("name")): t for t in tools if isinstance(t, Mapping)}
+
+
+def diff_tools(source: str, old: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]]) -> tuple[Change, ...]:
+    old_by, new_by = _by_name(old), _by_name(new)
+    changes: list[Change] = []
+    for name in sorted(set(old_by) | set(new_by)):
+        if name not in new_by:
+            changes.append(Change(source, name, "breaking", "tool-removed", "", name, None, "tool removed"))
+        elif name not in old_by:
+            changes.append(Change(source, name, "compatible", "tool-added", "", None, name, "tool added"))
+        else:
+            changes += diff_tool(source, old_by[name], new_by[name])
+    return tuple(changes)
+
+
+def diff_tool(source: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> tuple[Change, ...]:
+    """Changes between two versions of one tool (same name)."""
+    tool = str(new.get("name", old.get("name")))
+    out: list[Change] = []
+
+    def add(severity: Severity, kind: str, pointer: str, a: Any, b: Any, message: str) -> None:
+        out.append(Change(source, tool, severity, kind, pointer, a, b, message))
+
+    for key, what in (("description", "description"), ("title", "title")):
+        if old.get(key) != new.get(key):
+            add("review", f"{what}-changed", f"/{key}", old.get(key), new.get(key), f"tool {what} changed")
+    out += _diff_annotations(source, tool, old.get("annotations"), new.get("annotations"))
+    out += diff_input_schema(old.get("inputSchema"), new.get("inputSchema"), source=source, tool=tool)
+    out += diff_output_schema(old.get("outputSchema"), new.get("outputSchema"), source=source, tool=tool)
+    for key in sorted((set(old) | set(new)) - {"name", "description", "title", "annotations", "inputSchema",
+                                               "outputSchema"}):  # fmt: skip
+        if _canon(old.get(key)) != _canon(new.get(key)):
+            kind = {"_meta": "meta-changed", "icons": "icons-changed"}.get(key, "other-changed")
+            add("compatible", kind, f"/{escape_pointer(key)}", old.get(key), new.get(key), f"{key!r} changed")
+    return tuple(out)
+
+
+def _diff_annotations(source: str, tool: str, old: Any, new: Any) -> list[Change]:
+    old_a = old if isinstance(old, Mapping) else {}
+    new_a = new if isinstance(new, Mapping) else {}
+    out: list[Change] = []
+    for key in sorted(set(old_a) | set(new_a)):
+        a, b = old_a.get(key), new_a.get(key)
+        if _canon(a) == _canon(b):
+            continue
+        pointer = f"/annotations/{escape_pointer(key)}"
+        if key in _HINTS:
+            out.append(Change(source, tool, "review", "hint-changed", pointer, a, b, f"hint {_HINTS[key]!r} changed"))
+        elif key == "title":
+            out.append(Change(source, tool, "review", "title-changed", pointer, a, b, "tool title changed"))
+        else:
+            message = f"annotation {key!r} changed"
+            out.append(Change(source, tool, "compatible", "other-changed", pointer, a, b, message))
+    return out
+
+
+# --- schemas ------------------------------------------------------------------------------------
+def diff_input_schema(
+    old: Any, new: Any, *, source: str = "", tool: str = "", pointer: str = "/inputSchema"
+) -> tuple[Change, ...]:
+    """Changes between two parameter schemas, as seen by a caller who sends arguments."""
+    walk = _Walk(source, tool, "input", old, new, pointer)
+    walk.schema(old, new, pointer, pointer, "")
+    return tuple(walk.changes)
+
+
+def diff_output_schema(
+    old: Any, new: Any, *, source: str = "", tool: str = "", pointer: str = "/outputSchema"
+) -> tuple[Change, ...]:
+    """Changes between two output schemas (declared or inferred), as seen by a caller who decodes
+    results. An output schema added or removed changes the generated return type."""
+    if old is None and new is None:
+        return ()
+    if old is None or new is None:
+        kind, message = ("output-schema-added", "output schema added") if old is None else (
+            "output-schema-removed", "output schema removed")  # fmt: skip
+        return (Change(source, tool, "breaking", kind, pointer, old, new, message),)
+    walk = _Walk(source, tool, "output", old, new, pointer)
+    walk.schema(old, new, pointer, pointer, "")
+    return tuple(walk.changes)
+
+
+def _types(schema: Mapping[str, Any]) -> frozenset[str] | None:
+    """The JSON types a schema allows by its ``type`` keyword; None when it does not say."""
+    value = schema.get("type")
+    if isinstance(value, str):
+        return frozenset({value})
+    if isinstance(value, list):
+        return frozenset(str(v) for v in value)
+    return None
+
+
+def _covers(wide: frozenset[str], narrow: frozenset[str]) -> bool:
+    # "number" accepts every integer.
+    return all(t in wide or (t == "integer" and "number" in wide) for t in narrow)
+
+
+def _values(schema: Mapping[str, Any]) -> list[Any] | None:
+    if "enum" in schema and isinstance(schema["enum"], list):
+        return list(schema["enum"])
+    if "const" in schema:
+        return [schema["const"]]
+    return None
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _names(value: Any) -> set[str]:
+    return {v for v in value if isinstance(v, str)} if isinstance(value, list) else set()
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+@dataclass
+class _Walk:
+    """One schema comparison: the two documents (for ``$ref``), the direction and the findings."""
+
+    source: str
+    tool: str
+    direction: Literal["input", "output"]
+    old_root: Any
+    new_root: Any
+    root_pointer: str
+    changes: list[Change] = field(default_factory=list)
+    seen: set[tuple[str, str]] = field(default_factory=set)
+
+    # -- helpers ---------------------------------------------------------------------------------
+    def add(self, severity: Severity, kind: str, pointer: str, old: Any, new: Any, message: str) -> None:
+        self.changes.append(Change(self.source, self.tool, severity, kind, pointer, old, new, message))
+
+    def what(self, label: str) -> str:
+        noun = "parameter" if self.direction == "input" else "output field"
+        return f"{noun} {label!r}" if label else ("parameters" if self.direction == "input" else "output")
+
+    def resolve(self, root: Any, schema: Any, pointer: str) -> tuple[Any, str]:
+        """Follow local ``$ref`` chains (``#/...``) within the document; siblings of ``$ref`` are kept."""
+        hops = 0
+        while isinstance(schema, Mapping) and isinstance(schema.get("$ref"), str) and schema["$ref"].startswith("#"):
+            ref = schema["$ref"]
+            target: Any = root
+            for raw in [t for t in ref[1:].split("/") if t]:
+                token = raw.replace("~1", "/").replace("~0", "~")
+                if isinstance(target, Mapping) and token in target:
+                    target = target[token]
+                elif isinstance(target, list) and token.isdigit() and int(token) < len(target):
+                    target = target[int(token)]
+                else:
+                    return schema, pointer  # dangling: compare the $ref text itself
+            siblings = {k: v for k, v in schema.items() if k != "$ref"}
+            schema = {**target, **siblings} if isinstance(target, Mapping) and siblings else target
+            pointer = self.root_pointer + ref[1:]
+            hops += 1
+            if hops > 64:
+                break
+        return schema, pointer
+
+    # -- the walk --------------------------------------------------------------------------------
+    def schema(self, old: Any, new: Any, old_ptr: str, new_ptr: str, label: str) -> None:
+        old, old_ptr = self.resolve(self.old_root, old, old_ptr)
+        new, new_ptr = self.resolve(self.new_root, new, new_ptr)
+        if (old_ptr, new_ptr) in self.seen:  # recursive schemas: each pair once
+            return
+        self.seen.add((old_ptr, new_ptr))
+        if not isinstance(old, Mapping) or not isinstance(new, Mapping):
+            if _canon(old) != _canon(new):
+                self.add("breaking", self.kind("type-changed"), new_ptr, old, new, f"{self.what(label)} schema changed")
+            return
+        self.text(old, new, new_ptr, label)
+        self.type(old, new, new_ptr, label)
+        self.enum(old, new, new_ptr, label)
+        self.bounds(old, new, new_ptr, label)
+        self.properties(old, new, old_ptr, new_ptr, label)
+        self.additional(old, new, old_ptr, new_ptr, label)
+        self.items(old, new, old_ptr, new_ptr, label)
+        self.variants(old, new, old_ptr, new_ptr, label)
+        for key in sorted((set(old) | set(new)) - _HANDLED):
+            if _canon(old.get(key)) != _canon(new.get(key)):
+                where = f"{new_ptr}/{escape_pointer(key)}"
+                self.add("compatible", "schema-keyword-changed", where, old.get(key), new.get(key),
+                         f"{self.what(label)}: keyword {key!r} changed")  # fmt: skip
+
+    def kind(self, name: str) -> str:
+        return name if self.direction == "input" else f"output-{name}"
+
+    def text(self, old: Mapping[str, Any], new: Mapping[str, Any], ptr: str, label: str) -> None:
+        # Parameter text reaches the model with the tool; output text reaches only docstrings.
+        severity: Severity = "review" if self.direction == "input" else "compatible"
+        for key in ("description", "title"):
+            if old.get(key) != new.get(key):
+                self.add(severity, self.kind(f"schema-{key}-changed"), f"{ptr}/{key}", old.get(key), new.get(key),
+                         f"{self.what(label)}: {key} changed")  # fmt: skip
+        if "default" in old or "default" in new:
+            a, b = old.get("default"), new.get("default")
+            if _canon(a) != _canon(b) or ("default" in old) != ("default" in new):
+                # A new default silently changes what every call that omits the argument does.
+                self.add(severity, self.kind("default-changed"), f"{ptr}/default", a, b,
+                         f"{self.what(label)}: default changed")  # fmt: skip
+
+    def type(self, old: Mapping[str, Any], new: Mapping[str, Any], ptr: str, label: str) -> None:
+        a, b = _types(old), _types(new)
+        if a == b:
+            return
+        shown_a = None if a is None else sorted(a)
+        shown_b = None if b is None else sorted(b)
+        if self.direction == "output":
+            self.add("breaking", "output-type-changed", f"{ptr}/type", shown_a, shown_b,
+                     f"{self.what(label)}: type changed")  # fmt: skip
+        elif b is None or (a is not None and _covers(b, a)):
+            self.add("compatible", "type-widened", f"{ptr}/type", shown_a, shown_b,
+                     f"{self.what(label)}: type widened")  # fmt: skip
+        elif a is None or _covers(a, b):
+            self.add("breaking", "type-narrowed", f"{ptr}/type", shown_a, shown_b,
+                     f"{self.what(label)}: type narrowed")  # fmt: skip
+        else:
+            self.add("breaking", "type-changed", f"{ptr}/type", shown_a, shown_b, f"{self.what(label)}: type changed")
+
+    def enum(self, old: Mapping[str, Any], new: Mapping[str, Any], ptr: str, label: str) -> None:
+        a, b = _values(old), _values(new)
+        if a is None and b is None:
+            return
+        where = f"{ptr}/enum" if "enum" in new or ("enum" in old and "const" not in new) else f"{ptr}/const"
+        if a is None or b is None:
+            # A closed set of values appears or goes: for input that narrows or widens; for output
+            # the generated type turns into or out of a Literal.
+            if self.direction == "output":
+                self.add("breaking", "output-type-changed", where, a, b, f"{self.what(label)}: enum "
+                         + ("added" if a is None else "removed"))  # fmt: skip
+            elif a is None:
+                message = f"{self.what(label)}: now limited to {len(b or [])} value(s)"
+                self.add("breaking", "enum-added", where, a, b, message)
+            else:
+                self.add("compatible", "enum-removed", where, a, b, f"{self.what(label)}: any value now accepted")
+            return
+        old_keys, new_keys = {_canon(v): v for v in a}, {_canon(v): v for v in b}
+        for key in sorted(set(old_keys) - set(new_keys)):
+            severity: Severity = "breaking" if self.direction == "input" else "compatible"
+            self.add(severity, self.kind("enum-value-removed"), where, old_keys[key], None,
+                     f"{self.what(label)}: enum value {key} removed")  # fmt: skip
+        for key in sorted(set(new_keys) - set(old_keys)):
+            # For output, a new value no longer decodes into the generated Literal.
+            severity = "compatible" if self.direction == "input" else "breaking"
+            self.add(severity, self.kind("enum-value-added"), where, None, new_keys[key],
+                     f"{self.what(label)}: enum value {key} added")  # fmt: skip
+
+    def bounds(self, old: Mapping[str, Any], new: Mapping[str, Any], ptr: str, label: str) -> None:
+        for key in (*_LOWER, *_UPPER, "multipleOf", "uniqueItems", "pattern", "format"):
+            a, b = old.get(key), new.get(key)
+            if _canon(a) == _canon(b):
+                continue
+            where, what = f"{ptr}/{key}", f"{self.what(label)}: {key} {a!r} -> {b!r}"
+            if self.direction == "output":
+                # Constraints on output do not change the generated type.
+                self.add("compatible", "output-constraint-changed", where, a, b, what)
+            elif self._tightens(key, a, b):
+                kind = "pattern-changed" if key in ("pattern", "format") else "bound-tightened"
+                self.add("breaking", kind, where, a, b, what)
+            else:
+                kind = "pattern-removed" if key in ("pattern", "format") else "bound-loosened"
+                self.add("compatible", kind, where, a, b, what)
+
+    @staticmethod
+    def _tightens(key: str, old: Any, new: Any) -> bool:
+        if new is None:
+            return False  # a constraint dropped only widens
+        if old is None:
+            return key != "uniqueItems" or new is True
+        if key in ("pattern", "format", "multipleOf"):
+            return True
+        if key == "uniqueItems":
+            return new is True
+        a, b = _number(old), _number(new)
+        if a is None or b is None:
+            return True
+        return b > a if key in _LOWER else b < a
+
+    def properties(self, old: Mapping[str, Any], new: Mapping[str, Any], old_ptr: str, new_ptr: str,
+                   label: str) -> None:  # fmt: skip
+        old_props, new_props = _mapping(old.get("properties")), _mapping(new.get("properties"))
+        old_req, new_req = _names(old.get("required")), _names(new.get("required"))
+        for name in sorted(set(old_props) | set(new_props) | old_req | new_req):
+            child = f"{label}.{name}" if label else name
+            a_ptr = f"{old_ptr}/properties/{escape_pointer(name)}"
+            b_ptr = f"{new_ptr}/properties/{escape_pointer(name)}"
+            # A property is there when it has a schema; a name only in `required` counts as well.
+            in_old = name in old_props or (name in old_req and name not in new_props)
+            in_new = name in new_props or (name in new_req and name not in old_props)
+            if in_old and not in_new:
+                self.gone(child, a_ptr, old_props.get(name))
+            elif in_new and not in_old:
+                self.came(child, b_ptr, new_props.get(name), name in new_req)
+            else:
+                self.required(child, b_ptr, name in old_req, name in new_req)
+                if name in old_props and name in new_props:
+                    self.schema(old_props[name], new_props[name], a_ptr, b_ptr, child)
+
+    def gone(self, label: str, ptr: str, old: Any) -> None:
+        kind = "param-removed" if self.direction == "input" else "output-field-removed"
+        self.add("breaking", kind, ptr, old, None, f"{self.what(label)} removed")
+
+    def came(self, label: str, ptr: str, new: Any, required: bool) -> None:
+        if self.direction == "output":
+            self.add("compatible", "output-field-added", ptr, None, new, f"{self.what(label)} added")
+        elif required:
+            self.add("breaking", "param-added-required", ptr, None, new, f"{self.what(label)} added as required")
+        else:
+            self.add("compatible", "param-added-optional", ptr, None, new, f"{self.what(label)} added as optional")
+
+    def required(self, label: str, ptr: str, was: bool, now: bool) -> None:
+        if was == now:
+            return
+        if self.direction == "input":
+            if now:
+                self.add("breaking", "param-now-required", ptr, False, True, f"{self.what(label)} is now required")
+            else:
+                self.add("compatible", "param-now-optional", ptr, True, False, f"{self.what(label)} is now optional")
+        elif now:
+            self.add("compatible", "output-field-now-required", ptr, False, True, f"{self.what(label)} is now required")
+        else:
+            self.add("breaking", "output-field-now-optional", ptr, True, False, f"{self.what(label)} is now optional")
+
+    def additional(self, old: Mapping[str, Any], new: Mapping[str, Any], old_ptr: str, new_ptr: str,
+                   label: str) -> None:  # fmt: skip
+        a, b = old.get("additionalProperties"), new.get("additionalProperties")
+        if isinstance(a, Mapping) and isinstance(b, Mapping):
+            child = f"{label}.*" if label else "*"
+            self.schema(a, b, f"{old_ptr}/additionalProperties", f"{new_ptr}/additionalProperties", child)
+            return
+        if _canon(a) == _canon(b):
+            return
+        where = f"{new_ptr}/additionalProperties"
+        if self.direction == "output":
+            message = f"{self.what(label)}: additionalProperties changed"
+            self.add("compatible", "output-constraint-changed", where, a, b, message)
+        elif b is False or (isinstance(b, Mapping) and a is not False):
+            self.add("breaking", "additional-properties-closed", where, a, b,
+                     f"{self.what(label)}: additional properties no longer accepted")  # fmt: skip
+        else:
+            self.add("compatible", "additional-properties-opened", where, a, b,
+                     f"{self.what(label)}: additional properties now accepted")  # fmt: skip
+
+    def items(self, old: Mapping[str, Any], new: Mapping[str, Any], old_ptr: str, new_ptr: str, label: str) -> None:
+        a, b = old.get("items"), new.get("items")
+        if a is None and b is None:
+            pass
+        elif a is None or b is None:
+            # No `items` means any item: adding one narrows input, and changes an output's type.
+            severity: Severity = "breaking" if self.direction == "output" or a is None else "compatible"
+            narrowed_or_widened = "type-narrowed" if a is None else "type-widened"
+            kind = self.kind("type-changed") if self.direction == "output" else narrowed_or_widened
+            self.add(severity, kind, f"{new_ptr}/items", a, b, f"{self.what(label)}: item schema changed")
+        else:
+            self.schema(a, b, f"{old_ptr}/items", f"{new_ptr}/items", f"{label}[]")
+        a_list, b_list = old.get("prefixItems"), new.get("prefixItems")
+        if isinstance(a_list, list) and isinstance(b_list, list) and len(a_list) == len(b_list):
+            for i, (x, y) in enumerate(zip(a_list, b_list, strict=True)):
+                self.schema(x, y, f"{old_ptr}/prefixItems/{i}", f"{new_ptr}/prefixItems/{i}", f"{label}[{i}]")
+        elif _canon(a_list) != _canon(b_list):
+            self.add("breaking", self.kind("type-changed"), f"{new_ptr}/prefixItems", a_list, b_list,
+                     f"{self.what(label)}: tuple items changed")  # fmt: skip
+
+    def variants(self, old: Mapping[str, Any], new: Mapping[str, Any], old_ptr: str, new_ptr: str,
+                 label: str) -> None:  # fmt: skip
+        for key in ("anyOf", "oneOf", "allOf"):
+            a, b = old.get(key), new.get(key)
+            a_list = a if isinstance(a, list) else []
+            b_list = b if isinstance(b, list) else []
+            if len(a_list) == len(b_list):
+                for i, (x, y) in enumerate(zip(a_list, b_list, strict=True)):
+                    self.schema(x, y, f"{old_ptr}/{key}/{i}", f"{new_ptr}/{key}/{i}", label)
+                continue
+            old_set, new_set = {_canon(v): v for v in a_list}, {_canon(v): v for v in b_list}
+            where = f"{new_ptr}/{key}" if b is not None else f"{old_ptr}/{key}"
+            removed = [old_set[k] for k in sorted(set(old_set) - set(new_set))]
+            added = [new_set[k] for k in sorted(set(new_set) - set(old_set))]
+            if self.direction == "output":
+                self.add("breaking", "output-type-changed", where, a, b, f"{self.what(label)}: {key} variants changed")
+            elif key == "allOf":
+                # Every allOf member must hold: one more narrows, one fewer widens.
+                severity: Severity = "breaking" if added else "compatible"
+                self.add(severity, "constraint-changed", where, a, b, f"{self.what(label)}: allOf changed")
+            else:
+                if removed:
+                    self.add("breaking", "variant-removed", where, removed, None,
+                             f"{self.what(label)}: {len(removed)} {key} variant(s) removed")  # fmt: skip
+                if added:
+                    self.add("compatible", "variant-added", where, None, added,
+                             f"{self.what(label)}: {len(added)} {key} variant(s) added")  # fmt: skip
