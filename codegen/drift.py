@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 __all__ = [
+    "KINDS",
     "SEVERITIES",
     "Change",
     "Severity",
@@ -50,6 +51,62 @@ _HANDLED = {
 }  # fmt: skip
 
 
+#: Every rule: its stable ``kind`` id, its severity and what it means (``docs/drift.md`` lists them).
+KINDS: dict[str, tuple[Severity, str]] = {
+    # tools
+    "tool-removed": ("breaking", "a tool is no longer listed"),
+    "tool-added": ("compatible", "a new tool is listed"),
+    "description-changed": ("review", "the tool's description changed (it reaches the model)"),
+    "title-changed": ("review", "the tool's title or annotations.title changed"),
+    "hint-changed": ("review", "a hint changed: destructive, read_only, idempotent or open_world"),
+    "meta-changed": ("compatible", "_meta changed"),
+    "icons-changed": ("compatible", "icons changed"),
+    "other-changed": ("compatible", "another field that reaches neither code nor model changed"),
+    # parameters (inputSchema), at any depth
+    "param-added-required": ("breaking", "a parameter was added as required"),
+    "param-added-optional": ("compatible", "a parameter was added as optional"),
+    "param-removed": ("breaking", "a parameter was removed"),
+    "param-now-required": ("breaking", "an optional parameter became required"),
+    "param-now-optional": ("compatible", "a required parameter became optional"),
+    "type-narrowed": ("breaking", "a parameter accepts fewer JSON types (or gained an item schema)"),
+    "type-changed": ("breaking", "a parameter's type changed to one that does not cover the old"),
+    "type-widened": ("compatible", "a parameter accepts more JSON types"),
+    "enum-value-removed": ("breaking", "a parameter's enum lost a value"),
+    "enum-value-added": ("compatible", "a parameter's enum gained a value"),
+    "enum-added": ("breaking", "a parameter is now limited to an enum or const"),
+    "enum-removed": ("compatible", "a parameter's enum or const was dropped"),
+    "bound-tightened": ("breaking", "a minimum/maximum, length, item or property count, multipleOf or "
+                        "uniqueItems bound was added or tightened"),
+    "bound-loosened": ("compatible", "such a bound was dropped or loosened"),
+    "pattern-changed": ("breaking", "a pattern or format was added or changed"),
+    "pattern-removed": ("compatible", "a pattern or format was dropped"),
+    "additional-properties-closed": ("breaking", "additionalProperties became false (or a schema)"),
+    "additional-properties-opened": ("compatible", "additionalProperties was opened"),
+    "variant-removed": ("breaking", "an anyOf/oneOf variant was removed"),
+    "variant-added": ("compatible", "an anyOf/oneOf variant was added"),
+    "constraint-added": ("breaking", "an allOf member was added"),
+    "constraint-removed": ("compatible", "an allOf member was removed"),
+    "schema-description-changed": ("review", "a parameter's description changed (it reaches the model)"),
+    "schema-title-changed": ("review", "a parameter's title changed (it reaches the model)"),
+    "default-changed": ("review", "a parameter's default changed: calls that omit it now do something else"),
+    "schema-keyword-changed": ("compatible", "another schema keyword changed ($schema, examples, ...)"),
+    # output (outputSchema), at any depth
+    "output-schema-added": ("breaking", "an outputSchema was added: the generated return type changes"),
+    "output-schema-removed": ("breaking", "the outputSchema was removed: the generated return type changes"),
+    "output-field-removed": ("breaking", "an output field was removed"),
+    "output-field-now-optional": ("breaking", "a required output field became optional"),
+    "output-field-added": ("compatible", "an output field was added"),
+    "output-field-now-required": ("compatible", "an optional output field became required"),
+    "output-type-changed": ("breaking", "an output type changed (type, enum appearing or going, variants)"),
+    "output-enum-value-added": ("breaking", "an output enum gained a value: the Literal no longer decodes it"),
+    "output-enum-value-removed": ("compatible", "an output enum lost a value"),
+    "output-constraint-changed": ("compatible", "an output bound, pattern, format or additionalProperties changed"),
+    "output-schema-description-changed": ("compatible", "an output description changed (docstrings only)"),
+    "output-schema-title-changed": ("compatible", "an output title changed (docstrings only)"),
+    "output-default-changed": ("compatible", "an output default changed"),
+}  # fmt: skip
+
+
 @dataclass(frozen=True)
 class Change:
     """One classified change. ``pointer`` is a JSON pointer into the tool object (new side, or old
@@ -63,6 +120,11 @@ class Change:
     old: Any
     new: Any
     message: str
+
+    def __post_init__(self) -> None:
+        # Each kind has one severity: a rule cannot drift from its documented class.
+        if KINDS.get(self.kind, (None,))[0] != self.severity:
+            raise ValueError(f"kind {self.kind!r} is not a {self.severity} rule")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -152,7 +214,7 @@ def diff_input_schema(
 ) -> tuple[Change, ...]:
     """Changes between two parameter schemas, as seen by a caller who sends arguments."""
     walk = _Walk(source, tool, "input", old, new, pointer)
-    walk.schema(old, new, pointer, pointer, "")
+    walk.schema(old, new, pointer, pointer, None)
     return tuple(walk.changes)
 
 
@@ -168,7 +230,7 @@ def diff_output_schema(
             "output-schema-removed", "output schema removed")  # fmt: skip
         return (Change(source, tool, "breaking", kind, pointer, old, new, message),)
     walk = _Walk(source, tool, "output", old, new, pointer)
-    walk.schema(old, new, pointer, pointer, "")
+    walk.schema(old, new, pointer, pointer, None)
     return tuple(walk.changes)
 
 
@@ -224,9 +286,11 @@ class _Walk:
     def add(self, severity: Severity, kind: str, pointer: str, old: Any, new: Any, message: str) -> None:
         self.changes.append(Change(self.source, self.tool, severity, kind, pointer, old, new, message))
 
-    def what(self, label: str) -> str:
+    def what(self, label: str | None) -> str:
         noun = "parameter" if self.direction == "input" else "output field"
-        return f"{noun} {label!r}" if label else ("parameters" if self.direction == "input" else "output")
+        if label is not None:
+            return f"{noun} {label!r}"
+        return "parameters" if self.direction == "input" else "output"
 
     def resolve(self, root: Any, schema: Any, pointer: str) -> tuple[Any, str]:
         """Follow local ``$ref`` chains (``#/...``) within the document; siblings of ``$ref`` are kept."""
@@ -251,7 +315,7 @@ class _Walk:
         return schema, pointer
 
     # -- the walk --------------------------------------------------------------------------------
-    def schema(self, old: Any, new: Any, old_ptr: str, new_ptr: str, label: str) -> None:
+    def schema(self, old: Any, new: Any, old_ptr: str, new_ptr: str, label: str | None) -> None:
         old, old_ptr = self.resolve(self.old_root, old, old_ptr)
         new, new_ptr = self.resolve(self.new_root, new, new_ptr)
         if (old_ptr, new_ptr) in self.seen:  # recursive schemas: each pair once
@@ -278,7 +342,7 @@ class _Walk:
     def kind(self, name: str) -> str:
         return name if self.direction == "input" else f"output-{name}"
 
-    def text(self, old: Mapping[str, Any], new: Mapping[str, Any], ptr: str, label: str) -> None:
+    def text(self, old: Mapping[str, Any], new: Mapping[str, Any], ptr: str, label: str | None) -> None:
         # Parameter text reaches the model with the tool; output text reaches only docstrings.
         severity: Severity = "review" if self.direction == "input" else "compatible"
         for key in ("description", "title"):
@@ -292,7 +356,7 @@ class _Walk:
                 self.add(severity, self.kind("default-changed"), f"{ptr}/default", a, b,
                          f"{self.what(label)}: default changed")  # fmt: skip
 
-    def type(self, old: Mapping[str, Any], new: Mapping[str, Any], ptr: str, label: str) -> None:
+    def type(self, old: Mapping[str, Any], new: Mapping[str, Any], ptr: str, label: str | None) -> None:
         a, b = _types(old), _types(new)
         if a == b:
             return
@@ -310,7 +374,7 @@ class _Walk:
         else:
             self.add("breaking", "type-changed", f"{ptr}/type", shown_a, shown_b, f"{self.what(label)}: type changed")
 
-    def enum(self, old: Mapping[str, Any], new: Mapping[str, Any], ptr: str, label: str) -> None:
+    def enum(self, old: Mapping[str, Any], new: Mapping[str, Any], ptr: str, label: str | None) -> None:
         a, b = _values(old), _values(new)
         if a is None and b is None:
             return
@@ -338,7 +402,7 @@ class _Walk:
             self.add(severity, self.kind("enum-value-added"), where, None, new_keys[key],
                      f"{self.what(label)}: enum value {key} added")  # fmt: skip
 
-    def bounds(self, old: Mapping[str, Any], new: Mapping[str, Any], ptr: str, label: str) -> None:
+    def bounds(self, old: Mapping[str, Any], new: Mapping[str, Any], ptr: str, label: str | None) -> None:
         for key in (*_LOWER, *_UPPER, "multipleOf", "uniqueItems", "pattern", "format"):
             a, b = old.get(key), new.get(key)
             if _canon(a) == _canon(b):
@@ -370,13 +434,14 @@ class _Walk:
         return b > a if key in _LOWER else b < a
 
     def properties(self, old: Mapping[str, Any], new: Mapping[str, Any], old_ptr: str, new_ptr: str,
-                   label: str) -> None:  # fmt: skip
+                   label: str | None) -> None:  # fmt: skip
         old_props, new_props = _mapping(old.get("properties")), _mapping(new.get("properties"))
         old_req, new_req = _names(old.get("required")), _names(new.get("required"))
         for name in sorted(set(old_props) | set(new_props) | old_req | new_req):
-            child = f"{label}.{name}" if label else name
-            a_ptr = f"{old_ptr}/properties/{escape_pointer(name)}"
-            b_ptr = f"{new_ptr}/properties/{escape_pointer(name)}"
+            child = name if label is None else f"{label}.{name}"
+            # A name listed only in `required` has no schema to point at: point at the list.
+            a_ptr = f"{old_ptr}/properties/{escape_pointer(name)}" if name in old_props else f"{old_ptr}/required"
+            b_ptr = f"{new_ptr}/properties/{escape_pointer(name)}" if name in new_props else f"{new_ptr}/required"
             # A property is there when it has a schema; a name only in `required` counts as well.
             in_old = name in old_props or (name in old_req and name not in new_props)
             in_new = name in new_props or (name in new_req and name not in old_props)
@@ -389,11 +454,11 @@ class _Walk:
                 if name in old_props and name in new_props:
                     self.schema(old_props[name], new_props[name], a_ptr, b_ptr, child)
 
-    def gone(self, label: str, ptr: str, old: Any) -> None:
+    def gone(self, label: str | None, ptr: str, old: Any) -> None:
         kind = "param-removed" if self.direction == "input" else "output-field-removed"
         self.add("breaking", kind, ptr, old, None, f"{self.what(label)} removed")
 
-    def came(self, label: str, ptr: str, new: Any, required: bool) -> None:
+    def came(self, label: str | None, ptr: str, new: Any, required: bool) -> None:
         if self.direction == "output":
             self.add("compatible", "output-field-added", ptr, None, new, f"{self.what(label)} added")
         elif required:
@@ -401,7 +466,7 @@ class _Walk:
         else:
             self.add("compatible", "param-added-optional", ptr, None, new, f"{self.what(label)} added as optional")
 
-    def required(self, label: str, ptr: str, was: bool, now: bool) -> None:
+    def required(self, label: str | None, ptr: str, was: bool, now: bool) -> None:
         if was == now:
             return
         if self.direction == "input":
@@ -415,10 +480,10 @@ class _Walk:
             self.add("breaking", "output-field-now-optional", ptr, True, False, f"{self.what(label)} is now optional")
 
     def additional(self, old: Mapping[str, Any], new: Mapping[str, Any], old_ptr: str, new_ptr: str,
-                   label: str) -> None:  # fmt: skip
+                   label: str | None) -> None:  # fmt: skip
         a, b = old.get("additionalProperties"), new.get("additionalProperties")
         if isinstance(a, Mapping) and isinstance(b, Mapping):
-            child = f"{label}.*" if label else "*"
+            child = "*" if label is None else f"{label}.*"
             self.schema(a, b, f"{old_ptr}/additionalProperties", f"{new_ptr}/additionalProperties", child)
             return
         if _canon(a) == _canon(b):
@@ -434,7 +499,9 @@ class _Walk:
             self.add("compatible", "additional-properties-opened", where, a, b,
                      f"{self.what(label)}: additional properties now accepted")  # fmt: skip
 
-    def items(self, old: Mapping[str, Any], new: Mapping[str, Any], old_ptr: str, new_ptr: str, label: str) -> None:
+    def items(
+        self, old: Mapping[str, Any], new: Mapping[str, Any], old_ptr: str, new_ptr: str, label: str | None
+    ) -> None:
         a, b = old.get("items"), new.get("items")
         if a is None and b is None:
             pass
@@ -445,17 +512,17 @@ class _Walk:
             kind = self.kind("type-changed") if self.direction == "output" else narrowed_or_widened
             self.add(severity, kind, f"{new_ptr}/items", a, b, f"{self.what(label)}: item schema changed")
         else:
-            self.schema(a, b, f"{old_ptr}/items", f"{new_ptr}/items", f"{label}[]")
+            self.schema(a, b, f"{old_ptr}/items", f"{new_ptr}/items", f"{label or ''}[]")
         a_list, b_list = old.get("prefixItems"), new.get("prefixItems")
         if isinstance(a_list, list) and isinstance(b_list, list) and len(a_list) == len(b_list):
             for i, (x, y) in enumerate(zip(a_list, b_list, strict=True)):
-                self.schema(x, y, f"{old_ptr}/prefixItems/{i}", f"{new_ptr}/prefixItems/{i}", f"{label}[{i}]")
+                self.schema(x, y, f"{old_ptr}/prefixItems/{i}", f"{new_ptr}/prefixItems/{i}", f"{label or ''}[{i}]")
         elif _canon(a_list) != _canon(b_list):
             self.add("breaking", self.kind("type-changed"), f"{new_ptr}/prefixItems", a_list, b_list,
                      f"{self.what(label)}: tuple items changed")  # fmt: skip
 
     def variants(self, old: Mapping[str, Any], new: Mapping[str, Any], old_ptr: str, new_ptr: str,
-                 label: str) -> None:  # fmt: skip
+                 label: str | None) -> None:  # fmt: skip
         for key in ("anyOf", "oneOf", "allOf"):
             a, b = old.get(key), new.get(key)
             a_list = a if isinstance(a, list) else []
@@ -472,8 +539,12 @@ class _Walk:
                 self.add("breaking", "output-type-changed", where, a, b, f"{self.what(label)}: {key} variants changed")
             elif key == "allOf":
                 # Every allOf member must hold: one more narrows, one fewer widens.
-                severity: Severity = "breaking" if added else "compatible"
-                self.add(severity, "constraint-changed", where, a, b, f"{self.what(label)}: allOf changed")
+                if added:
+                    self.add("breaking", "constraint-added", where, a, b, f"{self.what(label)}: allOf member added")
+                else:
+                    self.add(
+                        "compatible", "constraint-removed", where, a, b, f"{self.what(label)}: allOf member removed"
+                    )
             else:
                 if removed:
                     self.add("breaking", "variant-removed", where, removed, None,
