@@ -74,6 +74,10 @@ def _name_for(tools_path: Path, other: Listing | None, server: str | None) -> st
 def _compare_files(old_path: Path, new_path: Path, server: str | None) -> tuple[Change, ...]:
     old, old_tools = _read_file(old_path)
     new, new_tools = _read_file(new_path)
+    if old_tools is not None and new_tools is not None:
+        # Two saved listings of one server: name it after the newer file.
+        name = server or new_path.stem
+        return diff_listings({name: old_tools}, {name: new_tools})
     if old_tools is not None:
         old = {_name_for(old_path, new, server): old_tools}
     if new_tools is not None:

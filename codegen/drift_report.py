@@ -5,6 +5,7 @@ Only presentation lives here; the rules are in ``codegen.drift``.
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Sequence
 from itertools import groupby
@@ -77,13 +78,21 @@ def render_json(changes: Sequence[Change], out: TextIO) -> None:
 def render_table(changes: Sequence[Change], out: TextIO, *, colour: bool | None = None) -> None:
     """A table per server and tool; colour only on a terminal (or when ``colour`` says so)."""
     from rich.console import Console
+
+    terminal = out.isatty() if colour is None else colour
+    if terminal:
+        _print_tables(changes, Console(file=out, force_terminal=True, highlight=False, emoji=False), terminal)
+        return
+    # Plain text: no colour codes, a width that never wraps a CI log line, no trailing blanks.
+    buffer = io.StringIO()
+    _print_tables(changes, Console(file=buffer, no_color=True, width=240, highlight=False, emoji=False), terminal)
+    out.write("".join(line.rstrip() + "\n" for line in buffer.getvalue().splitlines()))
+
+
+def _print_tables(changes: Sequence[Change], console: Any, terminal: bool) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    terminal = out.isatty() if colour is None else colour
-    # Off a terminal: no colour codes and a width that never wraps a CI log line.
-    console = Console(file=out, no_color=not terminal, force_terminal=terminal, width=None if terminal else 240,
-                      highlight=False, emoji=False)  # fmt: skip
     if not changes:
         console.print("no changes")
         return
@@ -94,7 +103,7 @@ def render_table(changes: Sequence[Change], out: TextIO, *, colour: bool | None 
         for _ in range(5):
             table.add_column(overflow="fold")
         for change in group:
-            severity = change.severity if not terminal else f"[{_COLOURS[change.severity]}]{change.severity}[/]"
+            severity = f"[{_COLOURS[change.severity]}]{change.severity}[/]" if terminal else change.severity
             table.add_row(
                 severity,
                 escape(_one_line(change.message)),
