@@ -105,7 +105,8 @@ def compare(args: argparse.Namespace, cwd: Path) -> tuple[Change, ...]:
     return diff_listings(lock.servers, {s.name: s.tools for s in live})
 
 
-def main(args: argparse.Namespace, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+def main(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    out, err = out or sys.stdout, err or sys.stderr
     try:
         changes = compare(args, Path.cwd())
     except GenerateError as exc:

@@ -59,6 +59,10 @@ class MCPServerConfig:
     cache_ttl_ms: int = 0
     cache_scope: Literal["provider", "process"] = "provider"
     namespace: str | None = None
+    #: Run-time pinning against a toolgen lock (``mas.runtime.pinning``): off, warn or refuse.
+    pin: Literal["off", "warn", "refuse"] = "off"
+    #: The lock file pinned against (resolved against the infra file's folder).
+    lock: str | None = None
     #: Explicit tool list (MCP tool objects) that skips discovery; None means discover.
     tools: tuple[Mapping[str, Any], ...] | None = None
     location: SourceLocation | None = None

@@ -28,12 +28,17 @@ def _server(entry: Mapping[str, Any], index: int, lines: LineMap, file: str) -> 
     cwd = entry.get("cwd")
     if cwd is not None and not Path(cwd).is_absolute():
         cwd = str(Path(file).parent / cwd)  # relative to the infra file, not to wherever we run from
-    tools = entry.get("tools")
     optional: dict[str, Any] = {
         key: entry[key]
         for key in ("connect_timeout_seconds", "follow_pagination", "max_pages", "cache_ttl_ms", "cache_scope")
         if key in entry
     }
+    tools = entry.get("tools")
+    lock = entry.get("lock")
+    if lock is not None and not Path(lock).is_absolute():
+        lock = str(Path(file).parent / lock)
+    if entry.get("pin") not in (None, False, "off"):  # YAML 1.1 reads a bare `off` as false
+        optional["pin"] = entry["pin"]
     return MCPServerConfig(
         name=entry["name"],
         transport=entry["transport"],
@@ -45,6 +50,7 @@ def _server(entry: Mapping[str, Any], index: int, lines: LineMap, file: str) -> 
         headers=dict(entry.get("headers", {})),
         namespace=entry.get("namespace"),
         tools=None if tools is None else tuple(_tool_object(t) for t in tools),
+        lock=lock,
         location=SourceLocation(file, lines.line(path), dotted(path)),
         **optional,
     )

@@ -24,6 +24,7 @@ from mas.runtime.contracts.tool_contract import (
 )
 from mas.runtime.infra import load_infra_files
 from mas.runtime.local import LocalToolRegistry, import_tool_class
+from mas.runtime.pinning import PinGuard
 from mas.runtime.skills import SkillToolProvider
 from mas.runtime.yaml_source import load_tool_documents
 
@@ -65,10 +66,12 @@ class RuntimeRegistry:
         *,
         namespaces: Mapping[str, str] | None = None,
         locations: Mapping[str, SourceLocation] | None = None,
+        pins: PinGuard | None = None,
     ) -> None:
         self._providers = dict(providers)
         self._namespaces = dict(namespaces or {})
         self._locations = dict(locations or {})
+        self._pins = pins or PinGuard()  # infra `pin:` (docs/drift.md); empty when nothing is pinned
         self._routes = self._build_routes()
 
     # --- construction -----------------------------------------------------------------------
@@ -89,6 +92,7 @@ class RuntimeRegistry:
         definitions = load_tool_documents(tools)
         local_tools = [import_tool_class(item) if isinstance(item, str) else item for item in local]
         factory = mcp_factory or _mcp_provider
+        pins = PinGuard.from_configs(configs)
         opened: dict[str, Any] = {}
         try:
             if local_tools:
@@ -105,6 +109,7 @@ class RuntimeRegistry:
                 opened,
                 namespaces={c.name: c.namespace for c in configs if c.namespace},
                 locations={c.name: c.location for c in configs if c.location is not None},
+                pins=pins,
             )
         except BaseException:
             for provider in reversed(opened.values()):
@@ -122,7 +127,7 @@ class RuntimeRegistry:
 
     def _list(self, provider_name: str) -> list[dict[str, Any]]:
         try:
-            entries: list[dict[str, Any]] = self._providers[provider_name].list_tools()
+            entries = self._pins.list_tools(provider_name, self._providers[provider_name])
         except Exception as exc:  # unreachable server, bad handler module, ...: refuse to start
             raise ConfigError(
                 f"provider {provider_name!r} cannot list its tools: {type(exc).__name__}: {exc}",
@@ -173,7 +178,10 @@ class RuntimeRegistry:
         unknown = sorted(set(kwargs) - set(CALL_KWARGS))
         if unknown:  # a caller bug, not a tool failure: raise like any bad keyword argument
             raise TypeError(f"unknown call_tool option(s): {', '.join(unknown)}; known: {', '.join(CALL_KWARGS)}")
-        return self._routes.get(tool_name) or self._unknown(tool_name)
+        route = self._routes.get(tool_name)
+        if route is None:
+            return self._unknown(tool_name)
+        return self._pins.refusal(route[0], route[1], tool_name) or route
 
     @staticmethod
     def _failed(tool_name: str, provider_name: str, exc: Exception) -> ToolResultEnvelope:

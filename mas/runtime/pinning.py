@@ -1,0 +1,159 @@
+"""Run-time pinning: refuse (or warn about) an MCP tool that no longer matches the toolgen lock.
+
+An infra server entry may say ``pin: warn`` or ``pin: refuse`` with ``lock: toolgen.lock.json``.
+When the registry lists that server, each live tool is compared with its lock entry by the per-tool
+content hash (``mas.runtime.lockfile.tool_hash``). A tool that differs, or that the lock does not
+know, is then:
+
+* ``refuse``: never called. ``call_tool`` returns an error envelope whose ``metadata`` is
+  ``{"kind": "unavailable", "reason": "pinned", "tool", "server", "pointer", "lock"}``, where
+  ``pointer`` is the first JSON pointer at which the live tool differs from the lock;
+* ``warn``: called, after one logged warning line (once per tool).
+
+Guide: ``docs/drift.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mas.runtime.config import ConfigError, MCPServerConfig
+from mas.runtime.contracts.tool_contract import ToolResultEnvelope
+from mas.runtime.lockfile import VERSION_KEY, first_difference, lock_version_problem, tool_hash
+
+__all__ = ["PIN_REASON", "Mismatch", "PinGuard", "ServerPin", "load_pinned_tools"]
+
+logger = logging.getLogger(__name__)
+
+#: ``metadata["reason"]`` of a refused call, next to the failure kind ``unavailable``.
+PIN_REASON = "pinned"
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """A live tool that is not the one in the lock: where they first differ."""
+
+    tool: str
+    pointer: str  # "" when the lock has no such tool
+
+    def describe(self, lock: str) -> str:
+        return (
+            f"it is not in the lock {lock}"
+            if not self.pointer
+            else f"it differs from the lock {lock} at {self.pointer}"
+        )
+
+
+def load_pinned_tools(config: MCPServerConfig) -> tuple[dict[str, Mapping[str, Any]], dict[str, str]]:
+    """The lock's tools for ``config``'s server and their hashes, by name (hashes kept in the lock
+    win; a format-1 lock has none, so they are computed). Raises ConfigError naming the lock."""
+    lock = Path(config.lock or "")
+    where = config.location
+
+    def bad(message: str) -> ConfigError:
+        return ConfigError(f"lock {lock.name!r}: {message}", where)
+
+    try:
+        data = json.loads(lock.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise bad(f"cannot read: {exc.strerror}") from exc
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise bad(f"not JSON: {exc}") from exc
+    problem = lock_version_problem(data)
+    if problem is not None:
+        raise bad(f"/{VERSION_KEY}: {problem}")
+    servers = data.get("servers")
+    entry = servers.get(config.name) if isinstance(servers, Mapping) else None
+    if not isinstance(entry, Mapping) or not isinstance(entry.get("tools"), list):
+        raise bad(f"has no listing for server {config.name!r}; run `toolgen generate` with this server")
+    tools = {str(t.get("name")): t for t in entry["tools"] if isinstance(t, Mapping)}
+    kept = entry.get("hashes")
+    kept = kept if isinstance(kept, Mapping) else {}
+    hashes = {name: str(kept.get(name) or tool_hash(tool)) for name, tool in tools.items()}
+    return tools, hashes
+
+
+@dataclass
+class ServerPin:
+    """One pinned server: its mode, its lock entries and what the last listing found."""
+
+    config: MCPServerConfig
+    locked: Mapping[str, Mapping[str, Any]]
+    hashes: Mapping[str, str]
+    mismatches: dict[str, Mismatch] = field(default_factory=dict)
+    warned: set[str] = field(default_factory=set)
+
+    def check(self, live: Iterable[Mapping[str, Any]]) -> None:
+        self.mismatches = {}
+        for tool in live:
+            name = str(tool.get("name"))
+            if name not in self.locked:
+                self.mismatches[name] = Mismatch(name, "")
+            elif tool_hash(tool) != self.hashes[name]:
+                self.mismatches[name] = Mismatch(name, first_difference(self.locked[name], tool) or "/")
+
+
+class PinGuard:
+    """The pins of one registry, by provider name. Servers without ``pin`` are not listed here."""
+
+    def __init__(self, pins: Mapping[str, ServerPin] | None = None) -> None:
+        self._pins = dict(pins or {})
+
+    @classmethod
+    def from_configs(cls, configs: Iterable[MCPServerConfig]) -> PinGuard:
+        pins: dict[str, ServerPin] = {}
+        for config in configs:
+            if config.pin == "off":
+                continue
+            locked, hashes = load_pinned_tools(config)
+            pins[config.name] = ServerPin(config, locked, hashes)
+        return cls(pins)
+
+    def list_tools(self, provider_name: str, provider: Any) -> list[dict[str, Any]]:
+        """``provider.list_tools()``; a pinned provider is listed through its raw MCP tools (what the
+        lock holds), which are checked against the lock on the way."""
+        if provider_name not in self._pins:
+            entries: list[dict[str, Any]] = provider.list_tools()
+            return entries
+        from mas.runtime._mcp_convert import tool_entry_from_mcp
+
+        lister = getattr(provider, "list_mcp_tools", None)
+        if not callable(lister):
+            raise TypeError(f"pinning needs an MCP provider with list_mcp_tools(), not {type(provider).__name__}")
+        raw: list[dict[str, Any]] = lister()
+        self._pins[provider_name].check(raw)
+        return [tool_entry_from_mcp(tool) for tool in raw]
+
+    def refusal(self, provider_name: str, inner: str, exposed: str) -> ToolResultEnvelope | None:
+        """None when the call may go ahead (after a warning under ``warn``); else the failure."""
+        pin = self._pins.get(provider_name)
+        mismatch = None if pin is None else pin.mismatches.get(inner)
+        if pin is None or mismatch is None:
+            return None
+        lock = Path(pin.config.lock or "").name
+        if pin.config.pin == "warn":
+            if inner not in pin.warned:
+                pin.warned.add(inner)
+                logger.warning(
+                    "tool %r (server %r): %s; calling anyway (pin: warn)",
+                    exposed, provider_name, mismatch.describe(lock),
+                )  # fmt: skip
+            return None
+        message = (
+            f"tool {exposed!r} (server {provider_name!r}) refused: {mismatch.describe(lock)} (pin: refuse); "
+            "run `toolgen diff` to see what changed"
+        )
+        metadata = {
+            "kind": "unavailable",
+            "reason": PIN_REASON,
+            "tool": exposed,
+            "server": provider_name,
+            "pointer": mismatch.pointer,
+            "lock": lock,
+        }
+        return ToolResultEnvelope.failure(message, metadata=metadata)
