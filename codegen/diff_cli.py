@@ -93,7 +93,8 @@ def compare(args: argparse.Namespace, cwd: Path) -> tuple[Change, ...]:
     if args.files:
         if len(args.files) != 2:
             raise GenerateError("give two files, OLD and NEW (or none to compare the lock with the live servers)")
-        return _compare_files(cwd / args.files[0], cwd / args.files[1], args.server)
+        # As given (relative to the working folder): messages then show no machine path.
+        return _compare_files(Path(args.files[0]), Path(args.files[1]), args.server)
     settings = load_settings(cwd, {"tools": args.tools, "infra": args.infra, "snapshot": args.snapshot})
     lock = load_snapshot(settings.snapshot)
     if args.tools:
