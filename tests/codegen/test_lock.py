@@ -1,0 +1,55 @@
+"""The lock format as docs/lock.md states it, checked on the repository's own lock."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from gen_helpers import REPO
+
+from codegen.snapshot import load_snapshot, render_snapshot
+
+LOCK = REPO / "toolgen.lock.json"
+
+
+def _documented_hash(tool: Any) -> str:
+    def canonical(value: Any, key: str = "") -> Any:
+        if isinstance(value, dict):
+            return {k: canonical(v, k) for k, v in value.items()}
+        if isinstance(value, list):
+            items = [canonical(v) for v in value]
+            return sorted(items) if key == "required" and all(isinstance(v, str) for v in items) else items
+        return value
+
+    text = json.dumps(canonical(tool), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def test_repository_lock_follows_the_documented_format() -> None:
+    text = LOCK.read_text(encoding="utf-8")
+    data = json.loads(text)
+    assert data["toolgen_snapshot"] == 2
+    assert set(data) == {"toolgen_snapshot", "servers", "skills"}
+    for entry in [*data["servers"].values(), data["skills"]]:
+        names = [t["name"] for t in entry["tools"]]
+        assert names == sorted(names)
+        assert entry["hashes"] == {t["name"]: _documented_hash(t) for t in entry["tools"]}
+    # Canonical: rendering what was read gives the same bytes.
+    lock = load_snapshot(LOCK)
+    assert render_snapshot(lock.servers, lock.skills) == text
+
+
+def test_lock_holds_no_url_command_or_secret() -> None:
+    text = LOCK.read_text(encoding="utf-8")
+    for forbidden in ("mas.samples.mcp_server", "sample-stdio", "connect_timeout", "env:", "Bearer", "127.0.0.1"):
+        assert forbidden not in text
+
+
+def test_required_order_does_not_change_the_hash() -> None:
+    tool = {"name": "t", "inputSchema": {"type": "object", "required": ["b", "a"]}}
+    same = {"name": "t", "inputSchema": {"required": ["a", "b"], "type": "object"}}
+    assert (
+        json.loads(render_snapshot({"s": [tool]}))["servers"]["s"]["hashes"]
+        == json.loads(render_snapshot({"s": [same]}))["servers"]["s"]["hashes"]
+    )
