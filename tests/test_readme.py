@@ -1,12 +1,15 @@
-"""The README's agent snippet runs as written (from the repository root, generated/ on the path)."""
+"""The README runs as written: the agent snippet, and the CI and drift command lines."""
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
+import pytest
 from gen_helpers import REPO
 
 
@@ -20,3 +23,25 @@ def test_readme_snippet_runs_against_the_sample_server() -> None:
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert float(proc.stdout.strip()) == 19.4  # the sample server's deterministic weather for Paris
+
+
+def test_readme_ci_and_drift_lines_pass_in_a_copy_of_the_checkout(tmp_path: Path) -> None:
+    """The README's CI line and drift line, run as written in a fresh copy of the tracked files."""
+    readme = (REPO / "README.md").read_text()
+    block = next(b for b in re.findall(r"```sh\n(.*?)```", readme, flags=re.S) if "toolgen diff" in b)
+    commands = [line.split("#")[0].split() for line in block.splitlines() if line.strip()]
+    assert commands == [["toolgen", "generate", "--offline", "--check"], ["toolgen", "diff"]]
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, text=True)
+    if listed.returncode != 0:
+        pytest.skip("not a git checkout")
+    for name in filter(None, listed.stdout.split("\0")):
+        source = REPO / name
+        if source.is_file():
+            (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, tmp_path / name)
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    for command in commands:
+        # `toolgen` is `python -m codegen` (the console script may not be on PATH in a test run).
+        argv = [sys.executable, "-m", "codegen", *command[1:]]
+        proc = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, (command, proc.stdout, proc.stderr)
