@@ -37,7 +37,7 @@ def _parser() -> argparse.ArgumentParser:
     gen.add_argument("--package", metavar="NAME", help="package name")
     gen.add_argument("--check", action="store_true", help="write nothing; exit 1 if the output is stale")
     gen.add_argument("--diff", action="store_true", help="with --check: print a unified diff")
-    diff_cli.add_arguments(commands.add_parser("diff", help="classify tool changes (breaking, review, compatible)"))
+    diff_cli.add_arguments(commands.add_parser("diff", help="classify tool changes", description=diff_cli.DESCRIPTION))
     return parser
 
 

@@ -26,11 +26,25 @@ from codegen.settings import load_settings
 from codegen.snapshot import is_lock, load_snapshot, snapshot_from_data
 from codegen.sources import YAML_SOURCE_NAME, parse_infra, parse_mcp_json, parse_yaml_tools, read_live
 
-__all__ = ["EXIT_BAD_INPUT", "EXIT_CHANGED", "EXIT_FAILING", "EXIT_SAME", "add_arguments", "compare", "main"]
+__all__ = [
+    "DESCRIPTION",
+    "EXIT_BAD_INPUT",
+    "EXIT_CHANGED",
+    "EXIT_FAILING",
+    "EXIT_SAME",
+    "add_arguments",
+    "compare",
+    "main",
+]
 
 EXIT_SAME, EXIT_CHANGED, EXIT_BAD_INPUT, EXIT_FAILING = 0, 1, 2, 3
 
 Listing = Mapping[str, Sequence[Mapping[str, Any]]]
+DESCRIPTION = (
+    "Classify what changed in each tool (breaking, review, compatible): the lock against the live "
+    "servers, OLD against NEW (each a lock or a saved tools/list JSON), or --tools YAML against the "
+    "lock's skills. Exit 0 no change, 1 changes below --fail-on, 3 at or above it, 2 bad input."
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -96,6 +110,8 @@ def compare(args: argparse.Namespace, cwd: Path) -> tuple[Change, ...]:
         # As given (relative to the working folder): messages then show no machine path.
         return _compare_files(Path(args.files[0]), Path(args.files[1]), args.server)
     settings = load_settings(cwd, {"tools": args.tools, "infra": args.infra, "snapshot": args.snapshot})
+    if not settings.snapshot.is_file():
+        raise GenerateError("no lock file; run `toolgen generate` to create it", str(settings.snapshot))
     lock = load_snapshot(settings.snapshot)
     if args.tools:
         new_skills = parse_yaml_tools(settings.tools).tools

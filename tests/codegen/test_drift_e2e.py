@@ -6,6 +6,7 @@ The sample server runs over stdio (a real child process); ``--drift`` changes ``
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from pathlib import Path
@@ -134,6 +135,7 @@ def test_pin_refuse_fails_the_changed_tool_and_sends_nothing(locked: Path) -> No
             "lock": "lock.json",
         }
         assert "'get_weather'" in refused.text and "/inputSchema/properties/units" in refused.text
+        assert asyncio.run(registry.acall_tool("get_weather", {"city": "Paris"})).metadata == refused.metadata
         # Unchanged tools still work; only they reached the server.
         assert registry.call_tool("whoami", {}).is_error is False
     assert CountingProvider.sent == ["whoami"]
