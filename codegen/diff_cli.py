@@ -119,7 +119,8 @@ def compare(args: argparse.Namespace, cwd: Path) -> tuple[Change, ...]:
     if not settings.infra:
         raise GenerateError("no servers configured: give --infra, or set `infra` in [tool.toolgen]")
     live = read_live(parse_infra(settings.infra))
-    return diff_listings(lock.servers, {s.name: s.tools for s in live})
+    # Only the configured servers: a lock may also hold servers another infra file lists.
+    return diff_listings({s.name: lock.servers.get(s.name, ()) for s in live}, {s.name: s.tools for s in live})
 
 
 def main(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:

@@ -122,6 +122,25 @@ def test_check_names_the_removed_parameter(
     assert (locked / "lock.json").read_bytes() == lock_before  # --check writes nothing
 
 
+def test_writing_a_new_lock_prints_the_changes(
+    locked: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name in ("lock.json", f"{PARAM_REMOVED}.yaml"):
+        (tmp_path / name).write_bytes((locked / name).read_bytes())
+    code, out = _toolgen(tmp_path, ["generate", *_args(f"{PARAM_REMOVED}.yaml")], monkeypatch, capsys)
+    assert code == 0, out
+    assert out.splitlines()[:2] == [
+        "toolgen: server 'sample': tool 'get_weather': parameter 'units' removed (breaking)",
+        "toolgen: 1 change(s): 1 breaking, 0 review, 0 compatible",
+    ]
+    new_lock = json.loads((tmp_path / "lock.json").read_text())
+    old_lock = json.loads((locked / "lock.json").read_text())
+    changed = {
+        n for n, h in new_lock["servers"]["sample"]["hashes"].items() if old_lock["servers"]["sample"]["hashes"][n] != h
+    }
+    assert changed == {"get_weather"}
+
+
 def test_pin_refuse_fails_the_changed_tool_and_sends_nothing(locked: Path) -> None:
     with _registry(locked, f"{PARAM_REMOVED}-refuse.yaml") as registry:
         refused = registry.call_tool("get_weather", {"city": "Paris"})
