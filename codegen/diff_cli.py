@@ -124,16 +124,16 @@ def compare(args: argparse.Namespace, cwd: Path) -> tuple[Change, ...]:
 
 
 def main(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
-    out, err = out or sys.stdout, err or sys.stderr
+    stdout, stderr = out or sys.stdout, err or sys.stderr  # looked up per call: tests capture them
     try:
         changes = compare(args, Path.cwd())
     except GenerateError as exc:
-        print(f"toolgen: error: {exc}", file=err)
+        print(f"toolgen: error: {exc}", file=stderr)
         return EXIT_BAD_INPUT
     if args.json:
-        render_json(changes, out)
+        render_json(changes, stdout)
     else:
-        render_table(changes, out)
+        render_table(changes, stdout)
     if not changes:
         return EXIT_SAME
     return EXIT_FAILING if at_or_above(changes, args.fail_on) else EXIT_CHANGED

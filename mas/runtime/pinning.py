@@ -122,10 +122,9 @@ class PinGuard:
             return entries
         from mas.runtime._mcp_convert import tool_entry_from_mcp
 
-        lister = getattr(provider, "list_mcp_tools", None)
-        if not callable(lister):
+        if not hasattr(provider, "list_mcp_tools"):
             raise TypeError(f"pinning needs an MCP provider with list_mcp_tools(), not {type(provider).__name__}")
-        raw: list[dict[str, Any]] = lister()
+        raw: list[dict[str, Any]] = provider.list_mcp_tools()
         self._pins[provider_name].check(raw)
         return [tool_entry_from_mcp(tool) for tool in raw]
 
