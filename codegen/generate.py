@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from codegen import __version__
 from codegen.build import build_package
@@ -19,6 +19,7 @@ from codegen.settings import Settings
 from codegen.snapshot import canonical_json, load_snapshot, lock_drift, render_snapshot
 from codegen.sources import parse_infra, parse_mcp_json, parse_yaml_tools, read_live, read_snapshot_sources
 from codegen.write import GENERATED_MARKER, Change, diff_changes, plan_changes, write_file_atomic, write_package
+from mas.runtime.lockfile import canonical_tool
 
 __all__ = ["Outcome", "collect_sources", "header_for", "run", "shown"]
 
@@ -60,16 +61,6 @@ def collect_sources(settings: Settings) -> tuple[list[SourceTools], str | None]:
     return sources, snapshot_text
 
 
-def _canonical(value: Any, key: str = "") -> Any:
-    """Inputs without the order that carries no meaning: keys (by canonical_json), ``required``."""
-    if isinstance(value, Mapping):
-        return {str(k): _canonical(v, str(k)) for k, v in value.items()}
-    if isinstance(value, list):
-        items = [_canonical(v) for v in value]
-        return sorted(items) if key == "required" and all(isinstance(v, str) for v in items) else items
-    return value
-
-
 def header_for(sources: Sequence[SourceTools], package: str) -> str:
     """File header: generator version and a hash of the inputs (never a path, never a time)."""
     described = [
@@ -77,7 +68,7 @@ def header_for(sources: Sequence[SourceTools], package: str) -> str:
             "name": s.name,
             "kind": s.kind,
             "prefix": s.wire_prefix,
-            "tools": sorted((_canonical(t) for t in s.tools), key=lambda t: str(t.get("name"))),
+            "tools": sorted((canonical_tool(t) for t in s.tools), key=lambda t: str(t.get("name"))),
         }
         for s in sources
     ]
