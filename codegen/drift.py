@@ -138,6 +138,15 @@ def _canon(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
+def _same(a: Any, b: Any) -> bool:
+    """JSON equality that tells ``1`` from ``true`` and ``1.0`` (``==`` does not); cheap for scalars."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict | list):
+        return _canon(a) == _canon(b)
+    return bool(a == b)
+
+
 # --- listings and tools -------------------------------------------------------------------------
 def diff_listings(
     old: Mapping[str, Sequence[Mapping[str, Any]]], new: Mapping[str, Sequence[Mapping[str, Any]]]
@@ -183,7 +192,7 @@ def diff_tool(source: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> tu
     out += diff_output_schema(old.get("outputSchema"), new.get("outputSchema"), source=source, tool=tool)
     for key in sorted((set(old) | set(new)) - {"name", "description", "title", "annotations", "inputSchema",
                                                "outputSchema"}):  # fmt: skip
-        if _canon(old.get(key)) != _canon(new.get(key)):
+        if not _same(old.get(key), new.get(key)):
             kind = {"_meta": "meta-changed", "icons": "icons-changed"}.get(key, "other-changed")
             add("compatible", kind, f"/{escape_pointer(key)}", old.get(key), new.get(key), f"{key!r} changed")
     return tuple(out)
@@ -195,7 +204,7 @@ def _diff_annotations(source: str, tool: str, old: Any, new: Any) -> list[Change
     out: list[Change] = []
     for key in sorted(set(old_a) | set(new_a)):
         a, b = old_a.get(key), new_a.get(key)
-        if _canon(a) == _canon(b):
+        if _same(a, b):
             continue
         pointer = f"/annotations/{escape_pointer(key)}"
         if key in _HINTS:
@@ -322,7 +331,7 @@ class _Walk:
             return
         self.seen.add((old_ptr, new_ptr))
         if not isinstance(old, Mapping) or not isinstance(new, Mapping):
-            if _canon(old) != _canon(new):
+            if not _same(old, new):
                 self.add("breaking", self.kind("type-changed"), new_ptr, old, new, f"{self.what(label)} schema changed")
             return
         self.text(old, new, new_ptr, label)
@@ -334,7 +343,7 @@ class _Walk:
         self.items(old, new, old_ptr, new_ptr, label)
         self.variants(old, new, old_ptr, new_ptr, label)
         for key in sorted((set(old) | set(new)) - _HANDLED):
-            if _canon(old.get(key)) != _canon(new.get(key)):
+            if not _same(old.get(key), new.get(key)):
                 where = f"{new_ptr}/{escape_pointer(key)}"
                 self.add("compatible", "schema-keyword-changed", where, old.get(key), new.get(key),
                          f"{self.what(label)}: keyword {key!r} changed")  # fmt: skip
@@ -351,7 +360,7 @@ class _Walk:
                          f"{self.what(label)}: {key} changed")  # fmt: skip
         if "default" in old or "default" in new:
             a, b = old.get("default"), new.get("default")
-            if _canon(a) != _canon(b) or ("default" in old) != ("default" in new):
+            if not _same(a, b) or ("default" in old) != ("default" in new):
                 # A new default silently changes what every call that omits the argument does.
                 self.add(severity, self.kind("default-changed"), f"{ptr}/default", a, b,
                          f"{self.what(label)}: default changed")  # fmt: skip
@@ -405,7 +414,7 @@ class _Walk:
     def bounds(self, old: Mapping[str, Any], new: Mapping[str, Any], ptr: str, label: str | None) -> None:
         for key in (*_LOWER, *_UPPER, "multipleOf", "uniqueItems", "pattern", "format"):
             a, b = old.get(key), new.get(key)
-            if _canon(a) == _canon(b):
+            if _same(a, b):
                 continue
             where, what = f"{ptr}/{key}", f"{self.what(label)}: {key} {a!r} -> {b!r}"
             if self.direction == "output":
@@ -486,7 +495,7 @@ class _Walk:
             child = "*" if label is None else f"{label}.*"
             self.schema(a, b, f"{old_ptr}/additionalProperties", f"{new_ptr}/additionalProperties", child)
             return
-        if _canon(a) == _canon(b):
+        if _same(a, b):
             return
         where = f"{new_ptr}/additionalProperties"
         if self.direction == "output":
@@ -517,7 +526,7 @@ class _Walk:
         if isinstance(a_list, list) and isinstance(b_list, list) and len(a_list) == len(b_list):
             for i, (x, y) in enumerate(zip(a_list, b_list, strict=True)):
                 self.schema(x, y, f"{old_ptr}/prefixItems/{i}", f"{new_ptr}/prefixItems/{i}", f"{label or ''}[{i}]")
-        elif _canon(a_list) != _canon(b_list):
+        elif not _same(a_list, b_list):
             self.add("breaking", self.kind("type-changed"), f"{new_ptr}/prefixItems", a_list, b_list,
                      f"{self.what(label)}: tuple items changed")  # fmt: skip
 
