@@ -12,7 +12,7 @@ a caller *receives* output, so any change of an output type breaks the generated
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -278,6 +278,9 @@ def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
+_At = Callable[[str], str]  # a keyword -> its JSON pointer in the current pair of schemas
+
+
 @dataclass
 class _Walk:
     """One schema comparison: the two documents (for ``$ref``), the direction and the findings."""
@@ -334,60 +337,65 @@ class _Walk:
             if not _same(old, new):
                 self.add("breaking", self.kind("type-changed"), new_ptr, old, new, f"{self.what(label)} schema changed")
             return
-        self.text(old, new, new_ptr, label)
-        self.type(old, new, new_ptr, label)
-        self.enum(old, new, new_ptr, label)
-        self.bounds(old, new, new_ptr, label)
+
+        def at(key: str) -> str:
+            """A keyword's pointer: on the new side, or on the old side when it is gone."""
+            return f"{new_ptr if key in new else old_ptr}/{escape_pointer(key)}"
+
+        self.text(old, new, at, label)
+        self.type(old, new, at, label)
+        self.enum(old, new, at, label)
+        self.bounds(old, new, at, label)
         self.properties(old, new, old_ptr, new_ptr, label)
-        self.additional(old, new, old_ptr, new_ptr, label)
-        self.items(old, new, old_ptr, new_ptr, label)
+        self.additional(old, new, old_ptr, new_ptr, at, label)
+        self.items(old, new, old_ptr, new_ptr, at, label)
         self.variants(old, new, old_ptr, new_ptr, label)
         for key in sorted((set(old) | set(new)) - _HANDLED):
             if not _same(old.get(key), new.get(key)):
-                where = f"{new_ptr}/{escape_pointer(key)}"
+                where = at(key)
                 self.add("compatible", "schema-keyword-changed", where, old.get(key), new.get(key),
                          f"{self.what(label)}: keyword {key!r} changed")  # fmt: skip
 
     def kind(self, name: str) -> str:
         return name if self.direction == "input" else f"output-{name}"
 
-    def text(self, old: Mapping[str, Any], new: Mapping[str, Any], ptr: str, label: str | None) -> None:
+    def text(self, old: Mapping[str, Any], new: Mapping[str, Any], at: _At, label: str | None) -> None:
         # Parameter text reaches the model with the tool; output text reaches only docstrings.
         severity: Severity = "review" if self.direction == "input" else "compatible"
         for key in ("description", "title"):
             if old.get(key) != new.get(key):
-                self.add(severity, self.kind(f"schema-{key}-changed"), f"{ptr}/{key}", old.get(key), new.get(key),
+                self.add(severity, self.kind(f"schema-{key}-changed"), at(key), old.get(key), new.get(key),
                          f"{self.what(label)}: {key} changed")  # fmt: skip
         if "default" in old or "default" in new:
             a, b = old.get("default"), new.get("default")
             if not _same(a, b) or ("default" in old) != ("default" in new):
                 # A new default silently changes what every call that omits the argument does.
-                self.add(severity, self.kind("default-changed"), f"{ptr}/default", a, b,
+                self.add(severity, self.kind("default-changed"), at("default"), a, b,
                          f"{self.what(label)}: default changed")  # fmt: skip
 
-    def type(self, old: Mapping[str, Any], new: Mapping[str, Any], ptr: str, label: str | None) -> None:
+    def type(self, old: Mapping[str, Any], new: Mapping[str, Any], at: _At, label: str | None) -> None:
         a, b = _types(old), _types(new)
         if a == b:
             return
         shown_a = None if a is None else sorted(a)
         shown_b = None if b is None else sorted(b)
         if self.direction == "output":
-            self.add("breaking", "output-type-changed", f"{ptr}/type", shown_a, shown_b,
+            self.add("breaking", "output-type-changed", at("type"), shown_a, shown_b,
                      f"{self.what(label)}: type changed")  # fmt: skip
         elif b is None or (a is not None and _covers(b, a)):
-            self.add("compatible", "type-widened", f"{ptr}/type", shown_a, shown_b,
+            self.add("compatible", "type-widened", at("type"), shown_a, shown_b,
                      f"{self.what(label)}: type widened")  # fmt: skip
         elif a is None or _covers(a, b):
-            self.add("breaking", "type-narrowed", f"{ptr}/type", shown_a, shown_b,
+            self.add("breaking", "type-narrowed", at("type"), shown_a, shown_b,
                      f"{self.what(label)}: type narrowed")  # fmt: skip
         else:
-            self.add("breaking", "type-changed", f"{ptr}/type", shown_a, shown_b, f"{self.what(label)}: type changed")
+            self.add("breaking", "type-changed", at("type"), shown_a, shown_b, f"{self.what(label)}: type changed")
 
-    def enum(self, old: Mapping[str, Any], new: Mapping[str, Any], ptr: str, label: str | None) -> None:
+    def enum(self, old: Mapping[str, Any], new: Mapping[str, Any], at: _At, label: str | None) -> None:
         a, b = _values(old), _values(new)
         if a is None and b is None:
             return
-        where = f"{ptr}/enum" if "enum" in new or ("enum" in old and "const" not in new) else f"{ptr}/const"
+        where = at("enum") if "enum" in new or ("enum" in old and "const" not in new) else at("const")
         if a is None or b is None:
             # A closed set of values appears or goes: for input that narrows or widens; for output
             # the generated type turns into or out of a Literal.
@@ -411,12 +419,12 @@ class _Walk:
             self.add(severity, self.kind("enum-value-added"), where, None, new_keys[key],
                      f"{self.what(label)}: enum value {key} added")  # fmt: skip
 
-    def bounds(self, old: Mapping[str, Any], new: Mapping[str, Any], ptr: str, label: str | None) -> None:
+    def bounds(self, old: Mapping[str, Any], new: Mapping[str, Any], at: _At, label: str | None) -> None:
         for key in (*_LOWER, *_UPPER, "multipleOf", "uniqueItems", "pattern", "format"):
             a, b = old.get(key), new.get(key)
             if _same(a, b):
                 continue
-            where, what = f"{ptr}/{key}", f"{self.what(label)}: {key} {a!r} -> {b!r}"
+            where, what = at(key), f"{self.what(label)}: {key} {a!r} -> {b!r}"
             if self.direction == "output":
                 # Constraints on output do not change the generated type.
                 self.add("compatible", "output-constraint-changed", where, a, b, what)
@@ -488,7 +496,7 @@ class _Walk:
         else:
             self.add("breaking", "output-field-now-optional", ptr, True, False, f"{self.what(label)} is now optional")
 
-    def additional(self, old: Mapping[str, Any], new: Mapping[str, Any], old_ptr: str, new_ptr: str,
+    def additional(self, old: Mapping[str, Any], new: Mapping[str, Any], old_ptr: str, new_ptr: str, at: _At,
                    label: str | None) -> None:  # fmt: skip
         a, b = old.get("additionalProperties"), new.get("additionalProperties")
         if isinstance(a, Mapping) and isinstance(b, Mapping):
@@ -497,7 +505,7 @@ class _Walk:
             return
         if _same(a, b):
             return
-        where = f"{new_ptr}/additionalProperties"
+        where = at("additionalProperties")
         if self.direction == "output":
             message = f"{self.what(label)}: additionalProperties changed"
             self.add("compatible", "output-constraint-changed", where, a, b, message)
@@ -508,9 +516,8 @@ class _Walk:
             self.add("compatible", "additional-properties-opened", where, a, b,
                      f"{self.what(label)}: additional properties now accepted")  # fmt: skip
 
-    def items(
-        self, old: Mapping[str, Any], new: Mapping[str, Any], old_ptr: str, new_ptr: str, label: str | None
-    ) -> None:
+    def items(self, old: Mapping[str, Any], new: Mapping[str, Any], old_ptr: str, new_ptr: str, at: _At,
+              label: str | None) -> None:  # fmt: skip
         a, b = old.get("items"), new.get("items")
         if a is None and b is None:
             pass
@@ -519,7 +526,7 @@ class _Walk:
             severity: Severity = "breaking" if self.direction == "output" or a is None else "compatible"
             narrowed_or_widened = "type-narrowed" if a is None else "type-widened"
             kind = self.kind("type-changed") if self.direction == "output" else narrowed_or_widened
-            self.add(severity, kind, f"{new_ptr}/items", a, b, f"{self.what(label)}: item schema changed")
+            self.add(severity, kind, at("items"), a, b, f"{self.what(label)}: item schema changed")
         else:
             self.schema(a, b, f"{old_ptr}/items", f"{new_ptr}/items", f"{label or ''}[]")
         a_list, b_list = old.get("prefixItems"), new.get("prefixItems")
@@ -527,7 +534,7 @@ class _Walk:
             for i, (x, y) in enumerate(zip(a_list, b_list, strict=True)):
                 self.schema(x, y, f"{old_ptr}/prefixItems/{i}", f"{new_ptr}/prefixItems/{i}", f"{label or ''}[{i}]")
         elif not _same(a_list, b_list):
-            self.add("breaking", self.kind("type-changed"), f"{new_ptr}/prefixItems", a_list, b_list,
+            self.add("breaking", self.kind("type-changed"), at("prefixItems"), a_list, b_list,
                      f"{self.what(label)}: tuple items changed")  # fmt: skip
 
     def variants(self, old: Mapping[str, Any], new: Mapping[str, Any], old_ptr: str, new_ptr: str,

@@ -469,3 +469,15 @@ def test_a_name_only_in_required_points_at_the_list() -> None:
         ("output-field-added", "/outputSchema/required", "output field '' added"),
         ("output-field-now-optional", "/outputSchema/properties/content", "output field 'content' is now optional"),
     ]
+
+
+def test_a_dropped_ref_points_into_the_old_defs() -> None:
+    """Found by the property test: keywords only on the old side point at the old side."""
+    old = next(t for t in listing("time") if t["name"] == "convert_time")
+    new = copy.deepcopy(old)
+    del new["outputSchema"]["properties"]["source"]["$ref"]
+    found = diff_tools("time", [old], [new])
+    assert ("breaking", "output-type-changed", "/outputSchema/$defs/TimeResult/type") in {
+        (c.severity, c.kind, c.pointer) for c in found
+    }
+    assert all(_resolves(old, c.pointer) or _resolves(new, c.pointer) for c in found), found
