@@ -28,12 +28,12 @@ def _server(entry: Mapping[str, Any], index: int, lines: LineMap, file: str) -> 
     cwd = entry.get("cwd")
     if cwd is not None and not Path(cwd).is_absolute():
         cwd = str(Path(file).parent / cwd)  # relative to the infra file, not to wherever we run from
+    tools = entry.get("tools")
     optional: dict[str, Any] = {
         key: entry[key]
         for key in ("connect_timeout_seconds", "follow_pagination", "max_pages", "cache_ttl_ms", "cache_scope")
         if key in entry
     }
-    tools = entry.get("tools")
     lock = entry.get("lock")
     if lock is not None and not Path(lock).is_absolute():
         lock = str(Path(file).parent / lock)
