@@ -11,6 +11,7 @@ from typing import Any
 from codegen.classes import build_classes, settle
 from codegen.datamodels import ModelModule, generate_models
 from codegen.errors import GenerateError
+from codegen.infer import InferredOutput
 from codegen.layout import annotation_text, subscript_lines
 from codegen.literals import docstring_literal, json_default_literal, str_literal, wire_literal
 from codegen.model import (
@@ -46,6 +47,7 @@ class _Plan:
     method: str
     input_def: str
     output_def: str | None
+    inferred: InferredOutput | None = None
 
 
 def check_tools(source: SourceTools) -> None:
@@ -82,8 +84,15 @@ def check_tools(source: SourceTools) -> None:
 
 
 def build_package(
-    sources: Sequence[SourceTools], *, package: str, header: str, parallel: bool | None = None
+    sources: Sequence[SourceTools],
+    *,
+    package: str,
+    header: str,
+    parallel: bool | None = None,
+    inferred: Mapping[str, Mapping[str, InferredOutput]] | None = None,
 ) -> PackageSpec:
+    """``inferred`` maps a source name and a wire name to an output type learned from samples
+    (``codegen/infer.py``); it stands in for a missing ``outputSchema`` on the same path."""
     for source in sources:
         check_tools(source)
     _check_wire_names(sources)
@@ -107,13 +116,19 @@ def build_package(
                 input_def, tool["inputSchema"], where=where, used=used_defs, base=("tools", index, "inputSchema")
             )
             output_def = None
+            learned = None if "outputSchema" in tool else (inferred or {}).get(source.name, {}).get(wire)
             if "outputSchema" in tool:
                 output_def = unique(base + "Output", used_defs)
                 outputs.add(
                     output_def, tool["outputSchema"], where=where, used=used_defs, base=("tools", index, "outputSchema")
                 )
+            elif learned is not None and learned.schema is not None:
+                output_def = unique(base + "Output", used_defs)
+                outputs.add(
+                    output_def, learned.schema, where=f"{where} (inferred from samples of {wire!r})", used=used_defs
+                )
             full_wire = f"{source.wire_prefix}.{wire}" if source.wire_prefix else wire
-            ns_plans.append(_Plan(source, tool, index, full_wire, method, input_def, output_def))
+            ns_plans.append(_Plan(source, tool, index, full_wire, method, input_def, output_def, learned))
         plans.append((source, ns_plans))
 
     in_models, out_models = generate_models(inputs.document(), outputs.document(), parallel=parallel)
@@ -205,6 +220,13 @@ def _tool_spec(
             raise GenerateError(f"no model was generated for {plan.output_def}", plan.source.origin)
     else:
         output_model, is_root, value_annotation = None, False, "_ToolOutput"
+    info_items: tuple[str, ...] = ()
+    if plan.inferred is not None:
+        # An inferred type is a guess: a result of another shape decodes as ToolOutput (the shim's
+        # decode_inferred), and the annotation says so; text never fails, so it stays plain str.
+        is_text = plan.inferred.kind == "text"
+        value_annotation = "str" if is_text else f"{value_annotation} | _ToolOutput"
+        info_items = (f"inferred_from={plan.inferred.samples}", f"output_is_text={is_text}")
     if plan.input_def not in in_models.defined:
         raise GenerateError(f"no model was generated for {plan.input_def}", plan.source.origin)
 
@@ -224,7 +246,9 @@ def _tool_spec(
         namespace_literal=ns_literal,
         title_literal=str_literal(title),
         description_literal=str_literal(description),
-        docstring=docstring_literal(_docstring(plan.wire_name, title, description, params, hints), _METHOD_INDENT),
+        docstring=docstring_literal(
+            _docstring(plan.wire_name, title, description, params, hints, plan.inferred), _METHOD_INDENT
+        ),
         params=tuple(params),
         output_model=output_model,
         input_ref=wire_literal(plan.input_def),
@@ -232,6 +256,7 @@ def _tool_spec(
         output_is_root=is_root,
         value_annotation=value_annotation,
         hints=hints,
+        info_items=info_items,
         params_decl=("self", "*", *(_param_decl(p) for p in params)) if params else ("self",),
         argument_items=tuple(f"{wire_literal(p.wire_name)}: {p.py_name}" for p in params),
         omit_items=tuple(f"{wire_literal(p.wire_name)}: {p.omit_literal}" for p in params if not p.required),
@@ -315,7 +340,12 @@ def _strict_in(value: Any, options: list[Any]) -> bool:
 
 
 def _docstring(
-    wire: str, title: str | None, description: str, params: list[ParamSpec], hints: Mapping[str, bool | None]
+    wire: str,
+    title: str | None,
+    description: str,
+    params: list[ParamSpec],
+    hints: Mapping[str, bool | None],
+    inferred: InferredOutput | None = None,
 ) -> str:
     lines = []
     summary = title or (description.strip().splitlines() or [f"Call the {wire!r} tool."])[0]
@@ -330,6 +360,8 @@ def _docstring(
     words = _hint_words(hints)
     if words:
         lines += ["", f"Hints: {words}."]
+    if inferred is not None:
+        lines += ["", _inferred_words(inferred)]
     lines += ["", f"Wire name: {wire!r}."]
     return "\n".join(lines)
 
@@ -345,3 +377,13 @@ def _hint_words(hints: Mapping[str, bool | None]) -> str:
         if value is not None:
             words.append(yes if value else no)
     return ", ".join(words)
+
+
+def _inferred_words(inferred: InferredOutput) -> str:
+    count = f"{inferred.samples} recorded result{'s' if inferred.samples != 1 else ''}"
+    if inferred.kind == "text":
+        return f"Returns: the result's text (the tool declares no output schema; inferred from {count})."
+    return (
+        f"Returns: a type inferred from {count} (the tool declares no output schema),\n"
+        "or a ToolOutput when a result does not fit it."
+    )

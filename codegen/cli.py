@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from codegen import __version__, diff_cli
+from codegen import __version__, diff_cli, record
 from codegen.drift_report import summary_lines
 from codegen.errors import GenerateError
 from codegen.generate import run, shown
@@ -38,6 +38,8 @@ def _parser() -> argparse.ArgumentParser:
     gen.add_argument("--check", action="store_true", help="write nothing; exit 1 if the output is stale")
     gen.add_argument("--diff", action="store_true", help="with --check: print a unified diff")
     diff_cli.add_arguments(commands.add_parser("diff", help="classify tool changes", description=diff_cli.DESCRIPTION))
+    gen.add_argument("--samples", action="append", metavar="FILE", help="recorded results to infer types from")
+    record.add_parser(commands)
     return parser
 
 
@@ -45,6 +47,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "diff":
         return diff_cli.main(args)
+    if args.command == "record":
+        return record.main(args)
     overrides = {
         "tools": args.tools,
         "infra": args.infra,
@@ -55,6 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "offline": args.offline or None,
         "check": args.check or args.diff or None,
         "diff": args.diff or None,
+        "samples": args.samples,
     }
     try:
         settings = load_settings(Path.cwd(), overrides)
@@ -83,6 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if outcome.changes
         else f"toolgen: {target} unchanged"
     )
+    print(f"toolgen: typed results: {outcome.coverage}")
     return EXIT_OK
 
 

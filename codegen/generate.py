@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import hashlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from codegen import __version__
 from codegen.build import build_package
 from codegen.drift import Change as DriftChange
 from codegen.errors import GenerateError
+from codegen.infer import InferredOutput, infer_outputs, read_samples
 from codegen.model import SourceTools
 from codegen.render import render_package
 from codegen.settings import Settings
@@ -21,7 +22,19 @@ from codegen.sources import parse_infra, parse_mcp_json, parse_yaml_tools, read_
 from codegen.write import GENERATED_MARKER, Change, diff_changes, plan_changes, write_file_atomic, write_package
 from mas.runtime.lockfile import canonical_tool
 
-__all__ = ["Outcome", "collect_sources", "header_for", "run", "shown"]
+__all__ = ["Coverage", "Outcome", "collect_sources", "coverage_of", "header_for", "infer_all", "run", "shown"]
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """How many tools get a typed result: declared ``outputSchema``, inferred from samples, neither."""
+
+    declared: int
+    inferred: int
+    untyped: int
+
+    def __str__(self) -> str:
+        return f"declared {self.declared}, inferred {self.inferred}, untyped {self.untyped}"
 
 
 @dataclass(frozen=True)
@@ -30,6 +43,7 @@ class Outcome:
     snapshot_changed: bool
     #: What the live listings change against the lock on disk, classified (empty when offline).
     drift: tuple[DriftChange, ...] = ()
+    coverage: Coverage | None = None
 
     @property
     def stale(self) -> bool:
@@ -61,17 +75,38 @@ def collect_sources(settings: Settings) -> tuple[list[SourceTools], str | None]:
     return sources, snapshot_text
 
 
-def header_for(sources: Sequence[SourceTools], package: str) -> str:
+def infer_all(sources: Sequence[SourceTools], settings: Settings) -> dict[str, dict[str, InferredOutput]]:
+    """Output types learned from the samples files, by source name and wire name."""
+    if not settings.samples:
+        return {}
+    samples = read_samples(settings.samples)
+    return {s.name: found for s in sources if (found := infer_outputs(s, samples))}
+
+
+def coverage_of(sources: Sequence[SourceTools], inferred: Mapping[str, Mapping[str, InferredOutput]]) -> Coverage:
+    total = sum(len(s.tools) for s in sources)
+    declared = sum(1 for s in sources for t in s.tools if "outputSchema" in t)
+    learned = sum(len(found) for found in inferred.values())
+    return Coverage(declared, learned, total - declared - learned)
+
+
+def _described(source: SourceTools, inferred: Mapping[str, InferredOutput] | None) -> dict[str, Any]:
+    described: dict[str, Any] = {
+        "name": source.name,
+        "kind": source.kind,
+        "prefix": source.wire_prefix,
+        "tools": sorted((canonical_tool(t) for t in source.tools), key=lambda t: str(t.get("name"))),
+    }
+    if inferred:  # inferred outputs are inputs too; a source without any hashes as before
+        described["inferred"] = {name: dict(vars(found)) for name, found in inferred.items()}
+    return described
+
+
+def header_for(
+    sources: Sequence[SourceTools], package: str, inferred: Mapping[str, Mapping[str, InferredOutput]] | None = None
+) -> str:
     """File header: generator version and a hash of the inputs (never a path, never a time)."""
-    described = [
-        {
-            "name": s.name,
-            "kind": s.kind,
-            "prefix": s.wire_prefix,
-            "tools": sorted((canonical_tool(t) for t in s.tools), key=lambda t: str(t.get("name"))),
-        }
-        for s in sources
-    ]
+    described = [_described(s, (inferred or {}).get(s.name)) for s in sources]
     payload = canonical_json({"package": package, "sources": sorted(described, key=lambda s: str(s["name"]))})
     digest = hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
     return (
@@ -92,7 +127,11 @@ def run(settings: Settings, out: TextIO = sys.stdout) -> Outcome:
     """Generate, or with ``settings.check`` only compare. Raises GenerateError on bad input, before
     anything is written."""
     sources, snapshot_text = collect_sources(settings)
-    pkg = build_package(sources, package=settings.package, header=header_for(sources, settings.package))
+    inferred = infer_all(sources, settings)
+    pkg = build_package(
+        sources, package=settings.package, header=header_for(sources, settings.package, inferred), inferred=inferred
+    )
+    coverage = coverage_of(sources, inferred)
     files = render_package(pkg)
     snapshot_changed = snapshot_text is not None and (
         not settings.snapshot.is_file() or settings.snapshot.read_text(encoding="utf-8") != snapshot_text
@@ -102,8 +141,8 @@ def run(settings: Settings, out: TextIO = sys.stdout) -> Outcome:
         changes = plan_changes(settings.target, files)
         if settings.diff:
             out.write(diff_changes(settings.target, files, changes))
-        return Outcome(tuple(changes), snapshot_changed, drift)
+        return Outcome(tuple(changes), snapshot_changed, drift, coverage)
     changes = write_package(settings.target, files)
     if snapshot_text is not None:
         write_file_atomic(settings.snapshot, snapshot_text)
-    return Outcome(tuple(changes), snapshot_changed, drift)
+    return Outcome(tuple(changes), snapshot_changed, drift, coverage)

@@ -57,6 +57,7 @@ class ToolSpec:
     output_is_root: bool
     value_annotation: str  # type of the decoded value
     hints: Mapping[str, bool | None]  # read_only / destructive / idempotent / open_world
+    info_items: tuple[str, ...]  # extra ToolInfo keyword items ("inferred_from=3"); empty when declared
     params_decl: tuple[str, ...]  # ("self", "*", "city: str", 'units: ... = "celsius"')
     argument_items: tuple[str, ...]  # ('"city": city', ...): wire keys -> parameters
     omit_items: tuple[str, ...]  # ('"units": "celsius"', ...): values that mean "not passed"

@@ -15,7 +15,8 @@ __all__ = ["DEFAULT_PACKAGE", "Settings", "find_pyproject", "load_settings"]
 
 DEFAULT_PACKAGE = "toolgen_tools"
 _LIST_KEYS = ("tools", "infra", "mcp_json")
-_KEYS = {*_LIST_KEYS, "snapshot", "out", "package"}
+_PATH_LISTS = (*_LIST_KEYS, "samples")  # samples are not a source: naming one keeps the sources
+_KEYS = {*_PATH_LISTS, "snapshot", "out", "package"}
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,7 @@ class Settings:
     tools: tuple[Path, ...] = ()
     infra: tuple[Path, ...] = ()
     mcp_json: tuple[Path, ...] = ()
+    samples: tuple[Path, ...] = ()  # samples files (toolgen.samples.json) to infer output types from
     snapshot: Path = Path("toolgen.lock.json")
     out: Path = Path("generated")
     package: str = DEFAULT_PACKAGE
@@ -50,7 +52,7 @@ def _from_table(table: Mapping[str, Any], root: Path, file: Path) -> dict[str, A
         where = f"{file}: [tool.toolgen]"
         if key not in _KEYS:
             raise GenerateError(f"unknown key {raw_key!r} (known: {', '.join(sorted(_KEYS))})", where, raw_key)
-        if key in _LIST_KEYS:
+        if key in _PATH_LISTS:
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise GenerateError("must be a list of paths", where, raw_key)
             values[key] = tuple(root / v for v in value)
@@ -82,7 +84,7 @@ def load_settings(cwd: Path, overrides: Mapping[str, Any]) -> Settings:
     if any(key in given for key in _LIST_KEYS):
         values = {k: v for k, v in values.items() if k not in _LIST_KEYS}
     settings = replace(Settings(), **values)
-    for key in _LIST_KEYS:
+    for key in _PATH_LISTS:
         if key in given:
             given[key] = tuple(cwd / Path(p) for p in given[key])
     for key in ("snapshot", "out"):
@@ -107,6 +109,7 @@ def _relative_to(settings: Settings, cwd: Path) -> Settings:
         tools=tuple(map(rel, settings.tools)),
         infra=tuple(map(rel, settings.infra)),
         mcp_json=tuple(map(rel, settings.mcp_json)),
+        samples=tuple(map(rel, settings.samples)),
         snapshot=rel(settings.snapshot),
         out=rel(settings.out),
     )

@@ -25,6 +25,7 @@ from mas.runtime.contracts.tool_contract import (
 from mas.runtime.infra import load_infra_files
 from mas.runtime.local import LocalToolRegistry, import_tool_class
 from mas.runtime.pinning import PinGuard
+from mas.runtime.samples import SampleRecorder, provider_secrets
 from mas.runtime.skills import SkillToolProvider
 from mas.runtime.yaml_source import load_tool_documents
 
@@ -58,6 +59,8 @@ class RuntimeRegistry:
     ``providers`` maps a provider name to anything with ``list_tools``/``call_tool``.
     ``namespaces`` maps a provider name to a prefix: its tools are exposed as ``prefix.tool``.
     ``locations`` says where a provider was configured (used in error messages).
+    ``recorder`` (off by default) keeps a sample of real results for the generator to learn
+    result types from; it is flushed on :meth:`close`.
     """
 
     def __init__(
@@ -67,12 +70,17 @@ class RuntimeRegistry:
         namespaces: Mapping[str, str] | None = None,
         locations: Mapping[str, SourceLocation] | None = None,
         pins: PinGuard | None = None,
+        recorder: SampleRecorder | None = None,
     ) -> None:
         self._providers = dict(providers)
         self._namespaces = dict(namespaces or {})
         self._locations = dict(locations or {})
         self._pins = pins or PinGuard()  # infra `pin:` (docs/drift.md); empty when nothing is pinned
         self._routes = self._build_routes()
+        # Off by default. When set, results are sampled into a samples file (mas/runtime/samples.py).
+        self._recorder = recorder
+        if recorder is not None:
+            recorder.add_secrets(provider_secrets(self._providers.values()))
 
     # --- construction -----------------------------------------------------------------------
     @classmethod
@@ -83,6 +91,7 @@ class RuntimeRegistry:
         local: Iterable[str | ToolContract | type[ToolContract]] = (),
         *,
         mcp_factory: ProviderFactory | None = None,
+        recorder: SampleRecorder | None = None,
     ) -> RuntimeRegistry:
         """Build from infra files, tool YAML files/folders and local tools (``"pkg.mod:Class"`` or classes).
 
@@ -110,6 +119,7 @@ class RuntimeRegistry:
                 namespaces={c.name: c.namespace for c in configs if c.namespace},
                 locations={c.name: c.location for c in configs if c.location is not None},
                 pins=pins,
+                recorder=recorder,
             )
         except BaseException:
             for provider in reversed(opened.values()):
@@ -194,11 +204,14 @@ class RuntimeRegistry:
             return route
         provider_name, inner, _ = route
         try:
-            return ToolResultEnvelope.coerce(
+            envelope = ToolResultEnvelope.coerce(
                 invoke_call_tool(self._providers[provider_name], inner, arguments, **kwargs)
             )
         except Exception as exc:  # e.g. a dropped MCP connection
             return self._failed(tool_name, provider_name, exc)
+        if self._recorder is not None:
+            self._recorder.observe(provider_name, inner, envelope)
+        return envelope
 
     async def acall_tool(
         self, tool_name: str, arguments: Mapping[str, Any] | None, **kwargs: Any
@@ -208,16 +221,20 @@ class RuntimeRegistry:
             return route
         provider_name, inner, _ = route
         try:
-            return ToolResultEnvelope.coerce(
+            envelope = ToolResultEnvelope.coerce(
                 await ainvoke_call_tool(self._providers[provider_name], inner, arguments, **kwargs)
             )
         except Exception as exc:
             return self._failed(tool_name, provider_name, exc)
+        if self._recorder is not None:
+            self._recorder.observe(provider_name, inner, envelope)
+        return envelope
 
     # --- lifetime ---------------------------------------------------------------------------
     def close(self) -> None:
         """Close every provider (last opened first); the first error is raised after all are tried."""
         errors: list[Exception] = []
+        self._flush_samples(errors)
         for provider in reversed(list(self._providers.values())):
             closer = getattr(provider, "close", None)
             if callable(closer):
@@ -228,13 +245,24 @@ class RuntimeRegistry:
         if errors:
             raise errors[0]
 
+    def _flush_samples(self, errors: list[Exception]) -> None:
+        if self._recorder is not None:
+            try:
+                self._recorder.flush()
+            except Exception as exc:  # reported after the providers are closed
+                errors.append(exc)
+
     async def aclose(self) -> None:
+        errors: list[Exception] = []
+        self._flush_samples(errors)
         for provider in reversed(list(self._providers.values())):
             closer = getattr(provider, "aclose", None)
             if callable(closer):
                 await closer()
             else:
                 _close_quietly(provider)
+        if errors:
+            raise errors[0]
 
     def __enter__(self) -> RuntimeRegistry:
         return self

@@ -22,6 +22,7 @@ import base64
 import binascii
 import hashlib
 import hmac
+import json
 import os
 import sys
 import uuid
@@ -45,6 +46,14 @@ TOKEN_ENV = "SAMPLE_SERVER_TOKEN"
 _CONDITIONS = ("sunny", "partly cloudy", "overcast", "light rain", "thunderstorms", "snow", "fog", "windy")
 
 # A tiny fixed corpus so search-docs is deterministic and needs no network.
+# "capital" is present only for capitals, so recorded results show an optional field.
+_CITIES: tuple[dict[str, Any], ...] = (
+    {"name": "Paris", "country": "FR", "population": 2102650, "capital": True},
+    {"name": "Lyon", "country": "FR", "population": 522250},
+    {"name": "Berlin", "country": "DE", "population": 3755251, "capital": True},
+    {"name": "Hamburg", "country": "DE", "population": 1910160},
+    {"name": "Osaka", "country": "JP", "population": 2752412},
+)
 _DOCS: tuple[dict[str, Any], ...] = (
     {"title": "Getting started with toolgen", "url": "https://docs.example.com/start", "tags": ["intro"]},
     {"title": "Writing a ToolContract", "url": "https://docs.example.com/contract", "tags": ["tools", "python"]},
@@ -173,6 +182,15 @@ def tool_definitions(*, with_crash_tool: bool = False) -> list[types.Tool]:
             },
             annotations=types.ToolAnnotations(read_only_hint=True),
         ),
+        types.Tool(
+            name="list_cities",
+            description="List known cities, optionally of one country, as JSON text (no output schema).",
+            input_schema={
+                "type": "object",
+                "properties": {"country": {"type": "string", "description": "ISO country code, e.g. FR"}},
+            },
+            annotations=types.ToolAnnotations(read_only_hint=True),
+        ),
     ]
     if with_crash_tool:
         tools.append(
@@ -286,6 +304,11 @@ def whoami(authorization: str | None) -> dict[str, Any]:
     return {"authorized": authorized, "header_sha256": digest}
 
 
+def list_cities(country: str | None = None) -> dict[str, Any]:
+    cities = [dict(c) for c in _CITIES if country is None or c["country"] == country.upper()]
+    return {"cities": cities, "total": len(cities)}
+
+
 def _authorization_header(ctx: ServerRequestContext[Any, Any]) -> str | None:
     # Over streamable HTTP the SDK hands handlers the Starlette request; over stdio it is None.
     headers = getattr(ctx.request, "headers", None)
@@ -358,6 +381,9 @@ async def _dispatch(
     if name == "whoami":
         who = whoami(_authorization_header(ctx))
         return _structured(who, "authorized" if who["authorized"] else "not authorized")
+    if name == "list_cities":
+        # JSON as text and no structured content, like many published servers.
+        return types.CallToolResult(content=_text(json.dumps(list_cities(args.get("country")))))
     if name == "crash":
         sys.stdout.flush()
         os._exit(int(args.get("code", 1)))  # on purpose: simulates a server dying mid-call

@@ -28,7 +28,7 @@ from mas.samples import mcp_server as sample
 
 REPO = Path(__file__).resolve().parents[2]
 SERVERS = REPO / "tests" / "servers"
-DEFAULT_TOOLS = ["get_weather", "search-docs", "notes.create", "notes.delete", "count_slowly", "whoami"]
+DEFAULT_TOOLS = ["get_weather", "search-docs", "notes.create", "notes.delete", "count_slowly", "whoami", "list_cities"]
 TOKEN_VAR = "TOOLGEN_TEST_MCP_TOKEN"
 
 
@@ -150,7 +150,7 @@ def loop_threads(provider: MCPToolProvider) -> list[threading.Thread]:
 # --- listing ---------------------------------------------------------------------------------
 def test_lists_every_page_in_server_order(provider: MCPToolProvider) -> None:
     raw = provider.list_mcp_tools()
-    assert [t["name"] for t in raw] == DEFAULT_TOOLS  # 6 tools over 3 pages of 2; no `crash`
+    assert [t["name"] for t in raw] == DEFAULT_TOOLS  # 7 tools over 4 pages of 2; no `crash`
     weather = raw[0]
     assert weather["inputSchema"]["required"] == ["city"]
     assert weather["outputSchema"]["required"] == ["city", "temperature", "conditions", "humidity"]

@@ -1,0 +1,125 @@
+"""``toolgen record``: call tools with example arguments through the real registry and keep the results.
+
+The examples file is YAML, a list of calls::
+
+    - tool: sample.list_cities      # the name the registry exposes (namespace prefix included)
+      arguments: {country: FR}      # optional; {} when left out
+
+Every call goes through ``RuntimeRegistry`` with a ``SampleRecorder`` at rate 1, so what is kept
+is exactly what the runtime's recording option would keep (same wire form, same secret scrubbing,
+same bounds). Error results are reported and not kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from codegen.errors import GenerateError
+
+__all__ = ["DEFAULT_SAMPLES", "Example", "RecordOutcome", "load_examples", "record"]
+
+DEFAULT_SAMPLES = Path("toolgen.samples.json")
+
+
+@dataclass(frozen=True)
+class Example:
+    tool: str
+    arguments: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class RecordOutcome:
+    recorded: int
+    failed: tuple[str, ...]  # one line per call that returned an error
+
+
+def load_examples(path: Path) -> list[Example]:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise GenerateError(f"cannot read: {exc.strerror}", str(path)) from exc
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        raise GenerateError(f"not YAML: {getattr(exc, 'problem', None) or exc}", where) from exc
+    if not isinstance(data, list):
+        raise GenerateError("must be a list of {tool, arguments} entries", str(path))
+    examples = []
+    for i, item in enumerate(data):
+        if not isinstance(item, Mapping):
+            raise GenerateError("an example must be a mapping", str(path), f"/{i}")
+        tool, arguments = item.get("tool"), item.get("arguments", {})
+        if not isinstance(tool, str) or not tool:
+            raise GenerateError("tool must be a non-empty string", str(path), f"/{i}/tool")
+        if not isinstance(arguments, Mapping):
+            raise GenerateError("arguments must be a mapping", str(path), f"/{i}/arguments")
+        unknown = sorted(set(item) - {"tool", "arguments"})
+        if unknown:
+            raise GenerateError(f"unknown key {unknown[0]!r} (known: arguments, tool)", str(path), f"/{i}")
+        examples.append(Example(tool, dict(arguments)))
+    return examples
+
+
+def record(
+    examples: Sequence[Example], *, samples: Path, infra: Sequence[Path] = (), tools: Sequence[Path] = ()
+) -> RecordOutcome:
+    """Call every example through a registry built from ``infra``/``tools``; append to ``samples``."""
+    from mas.runtime.config import ConfigError
+    from mas.runtime.registry import RuntimeRegistry
+    from mas.runtime.samples import SampleRecorder, SamplesError
+
+    recorder = SampleRecorder(samples)
+    failed: list[str] = []
+    try:
+        registry = RuntimeRegistry.from_sources(infra=infra, tools=tools, recorder=recorder)
+    except ConfigError as exc:
+        raise GenerateError(str(exc)) from exc
+    try:
+        with registry:
+            for example in examples:
+                envelope = registry.call_tool(example.tool, dict(example.arguments))
+                if envelope.is_error:
+                    failed.append(f"{example.tool}: {' '.join(envelope.text.split())}")
+            recorded = recorder.pending
+    except SamplesError as exc:
+        raise GenerateError(exc.message, exc.file, exc.pointer or None) from exc
+    return RecordOutcome(recorded, tuple(failed))
+
+
+def add_parser(commands: Any) -> None:
+    """The ``record`` subcommand's options (``commands`` is the CLI's subparsers object)."""
+    rec = commands.add_parser(
+        "record",
+        help="call tools with example arguments and keep their results as samples",
+        description="Call each example through the runtime registry and append the results to the samples "
+        "file that `toolgen generate` infers result types from. Defaults come from [tool.toolgen].",
+    )
+    rec.add_argument("--examples", required=True, metavar="FILE", help="YAML list of {tool, arguments}")
+    rec.add_argument("--samples", metavar="FILE", help="samples file to append to (default: the first configured)")
+    rec.add_argument("--infra", action="append", metavar="PATH", help="infra file (repeatable)")
+    rec.add_argument("--tools", action="append", metavar="PATH", help="kind: Tool YAML file or folder (repeatable)")
+
+
+def main(args: Any) -> int:
+    """Run ``toolgen record``; the exit codes are generate's (0 done, 2 bad input)."""
+    import sys
+
+    from codegen.generate import shown
+    from codegen.settings import load_settings
+
+    try:
+        settings = load_settings(Path.cwd(), {"infra": args.infra, "tools": args.tools})
+        target = Path(args.samples) if args.samples else (settings.samples or (DEFAULT_SAMPLES,))[0]
+        outcome = record(load_examples(Path(args.examples)), samples=target, infra=settings.infra, tools=settings.tools)
+    except GenerateError as exc:
+        print(f"toolgen: error: {exc}", file=sys.stderr)
+        return 2
+    for line in outcome.failed:
+        print(f"toolgen: not recorded (error result): {line}", file=sys.stderr)
+    print(f"toolgen: {shown(target)}: {outcome.recorded} result(s) recorded")
+    return 0

@@ -1,0 +1,269 @@
+"""The samples file (``toolgen.samples.json``): recorded tool results the generator learns types from.
+
+Canonical JSON, committed and reviewable::
+
+    {"version": 1, "samples": [{"source": "<source>", "tool": "<wire name>", "result": {<CallToolResult>}}]}
+
+``source`` is the name the generator gives the source (an infra server's name, ``skills``, or a
+``--mcp-json`` file's stem); ``tool`` is the wire name inside it (no namespace prefix); ``result``
+is the MCP ``CallToolResult`` as on the wire (``content``, ``structuredContent``, ``isError``).
+
+Written here (the runtime records real traffic; ``toolgen record`` records examples) and read by
+the generator, so the format has one definition. Secrets are never written: every string is
+scrubbed of the values resolved from ``env:`` headers (and other credential headers) before it is
+stored.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import tempfile
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mas.runtime._mcp_convert import ToolServerError, resolve_headers, scrub
+from mas.runtime.config import MCPServerConfig
+
+__all__ = [
+    "MAX_SAMPLE_BYTES",
+    "MAX_SAMPLES_PER_TOOL",
+    "SAMPLES_VERSION",
+    "Sample",
+    "SampleRecorder",
+    "SamplesError",
+    "load_samples",
+    "merge_samples",
+    "provider_secrets",
+    "render_samples",
+    "scrub_value",
+    "wire_result",
+]
+
+SAMPLES_VERSION = 1
+#: The newest results kept per (source, tool): enough to see optional fields, small to review.
+MAX_SAMPLES_PER_TOOL = 20
+#: A result larger than this (as canonical JSON) is not kept: a sample is for shape, not bulk data.
+MAX_SAMPLE_BYTES = 64 * 1024
+_WIRE_KEYS = ("content", "structuredContent", "isError")
+
+
+class SamplesError(ValueError):
+    """A samples file that cannot be used: ``str()`` names the file and the JSON pointer."""
+
+    def __init__(self, message: str, file: str, pointer: str = "") -> None:
+        self.message, self.file, self.pointer = message, file, pointer
+        super().__init__(f"{file}: {pointer or '/'}: {message}")
+
+
+@dataclass(frozen=True)
+class Sample:
+    source: str
+    tool: str
+    result: Mapping[str, Any]
+
+    def key(self) -> str:
+        """Identity for dropping duplicates: the whole sample as canonical JSON."""
+        return _canonical({"source": self.source, "tool": self.tool, "result": self.result})
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def wire_result(raw: Any) -> dict[str, Any]:
+    """A tools/call result as the wire's ``CallToolResult``: ``content``, ``structuredContent`` when
+    set, ``isError``. Accepts a wire dict, a snake_case envelope dict or a ``ToolResultEnvelope``;
+    capture-only keys (``__progress__``, ``_meta``, ...) are left out."""
+    data: Mapping[str, Any]
+    to_dict = getattr(raw, "to_dict", None)
+    data = to_dict() if callable(to_dict) else raw if isinstance(raw, Mapping) else {"result": raw}
+    content = data.get("content")
+    if not isinstance(content, list):
+        result = data.get("result")
+        text = result if isinstance(result, str) else _canonical(result) if result is not None else None
+        content = [] if text is None else [{"type": "text", "text": text}]
+    structured = data.get("structuredContent", data.get("structured_content"))
+    out: dict[str, Any] = {"content": list(content), "isError": bool(data.get("isError", data.get("is_error")))}
+    if structured is not None:
+        out["structuredContent"] = structured
+    return out
+
+
+def scrub_value(value: Any, secrets: Iterable[str]) -> Any:
+    """``value`` with every secret blanked out of every string (keys included)."""
+    found = [s for s in secrets if s]
+    if not found:
+        return value
+    if isinstance(value, str):
+        return scrub(value, found)
+    if isinstance(value, Mapping):
+        return {scrub(str(k), found): scrub_value(v, found) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [scrub_value(v, found) for v in value]
+    return value
+
+
+def provider_secrets(providers: Iterable[Any]) -> set[str]:
+    """The header secrets of every MCP provider (anything with an ``MCPServerConfig`` ``config``).
+
+    Resolved the way the provider resolves them at connect time; a server whose variable is unset
+    contributes nothing (it cannot have sent that value either).
+    """
+    secrets: set[str] = set()
+    for provider in providers:
+        config = getattr(provider, "config", None)
+        if isinstance(config, MCPServerConfig):
+            try:
+                secrets |= resolve_headers(config)[1]
+            except ToolServerError:
+                pass
+    return secrets
+
+
+def merge_samples(
+    existing: Sequence[Sample],
+    new: Iterable[Sample],
+    *,
+    limit: int = MAX_SAMPLES_PER_TOOL,
+    max_bytes: int = MAX_SAMPLE_BYTES,
+) -> list[Sample]:
+    """``existing`` then ``new``, duplicates dropped (the later copy wins its place), oversized
+    results dropped, and only the newest ``limit`` per (source, tool) kept."""
+    ordered: dict[str, Sample] = {}
+    for sample in [*existing, *new]:
+        key = sample.key()
+        if len(key.encode("utf-8")) > max_bytes:
+            continue
+        ordered.pop(key, None)
+        ordered[key] = sample
+    per_tool: dict[tuple[str, str], list[Sample]] = {}
+    for sample in ordered.values():
+        per_tool.setdefault((sample.source, sample.tool), []).append(sample)
+    return [s for key in sorted(per_tool) for s in per_tool[key][-limit:]]
+
+
+def render_samples(samples: Sequence[Sample]) -> str:
+    """Canonical text: keys sorted, samples grouped by (source, tool), oldest first within a tool."""
+    grouped = merge_samples(samples, (), limit=len(samples) or 1, max_bytes=2**62)
+    payload = {
+        "version": SAMPLES_VERSION,
+        "samples": [{"source": s.source, "tool": s.tool, "result": s.result} for s in grouped],
+    }
+    return json.dumps(payload, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def load_samples(path: Path) -> list[Sample]:
+    """Read and check a samples file; :class:`SamplesError` names the file and the JSON pointer."""
+    where = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SamplesError(f"cannot read: {exc.strerror}", where) from exc
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SamplesError(f"not JSON: {exc.msg} (line {exc.lineno})", where) from exc
+    except RecursionError as exc:
+        raise SamplesError("JSON nested too deeply", where) from exc
+    if not isinstance(data, Mapping):
+        raise SamplesError("must be an object with 'version' and 'samples'", where)
+    if data.get("version") != SAMPLES_VERSION:
+        raise SamplesError(f"version must be {SAMPLES_VERSION}", where, "/version")
+    items = data.get("samples")
+    if not isinstance(items, list):
+        raise SamplesError("must be an array", where, "/samples")
+    samples = []
+    for i, item in enumerate(items):
+        at = f"/samples/{i}"
+        if not isinstance(item, Mapping):
+            raise SamplesError("a sample must be an object", where, at)
+        for key in ("source", "tool"):
+            if not isinstance(item.get(key), str) or not item[key]:
+                raise SamplesError(f"{key} must be a non-empty string", where, f"{at}/{key}")
+        result = item.get("result")
+        if not isinstance(result, Mapping):
+            raise SamplesError("result must be an object (a CallToolResult)", where, f"{at}/result")
+        if "content" in result and not isinstance(result["content"], list):
+            raise SamplesError("content must be an array", where, f"{at}/result/content")
+        samples.append(Sample(item["source"], item["tool"], dict(result)))
+    return samples
+
+
+def write_samples(path: Path, samples: Sequence[Sample]) -> None:
+    """Replace the file atomically (a reader never sees half a file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(render_samples(samples))
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class SampleRecorder:
+    """Collects results of real calls and appends them to a samples file.
+
+    Give one to ``RuntimeRegistry(recorder=...)``: every successful call is kept with probability
+    ``rate`` (1.0 = all), scrubbed of secrets, and written on :meth:`flush` (the registry flushes
+    when it closes). Recording never affects a call: a failure to record is swallowed.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        rate: float = 1.0,
+        limit: int = MAX_SAMPLES_PER_TOOL,
+        max_bytes: int = MAX_SAMPLE_BYTES,
+        seed: int | None = None,
+    ) -> None:
+        if not 0.0 <= rate <= 1.0:
+            raise ValueError("rate must be between 0 and 1")
+        self.path = Path(path)
+        self.rate = rate
+        self.limit = limit
+        self.max_bytes = max_bytes
+        self._random = random.Random(seed)
+        self._secrets: set[str] = set()
+        self._pending: list[Sample] = []
+        self._lock = threading.Lock()
+
+    def add_secrets(self, secrets: Iterable[str]) -> None:
+        with self._lock:
+            self._secrets.update(s for s in secrets if s)
+
+    def observe(self, source: str, tool: str, raw: Any) -> None:
+        """Maybe keep one call's result (errors are not kept: they say nothing about the shape)."""
+        try:
+            result = wire_result(raw)
+            if result["isError"]:
+                return
+            with self._lock:
+                if self.rate < 1.0 and self._random.random() >= self.rate:
+                    return
+                self._pending.append(Sample(source, tool, scrub_value(result, self._secrets)))
+        except Exception:  # recording is best effort; the call's result is what matters
+            return
+
+    @property
+    def pending(self) -> int:
+        return len(self._pending)
+
+    def flush(self) -> int:
+        """Merge what was observed into the file; returns how many samples were pending."""
+        with self._lock:
+            pending, self._pending = self._pending, []
+            if not pending:
+                return 0
+            existing = load_samples(self.path) if self.path.exists() else []
+            merged = merge_samples(existing, pending, limit=self.limit, max_bytes=self.max_bytes)
+            write_samples(self.path, merged)
+            return len(pending)
