@@ -715,8 +715,8 @@ def inferred_candidate(envelope: Mapping[str, Any]) -> object:
         text = _joined_text(blocks)
     else:
         return None
-    value = None if text is None else _json_or_none(text)
-    return value if isinstance(value, dict | list) else None
+    value: object = None if text is None else _json_or_none(text)
+    return cast(object, value) if isinstance(value, Mapping | list) else None
 
 
 def decode_inferred(info: ToolInfo[T], envelope: dict[str, Any]) -> ToolResult[T]:
