@@ -14,6 +14,7 @@ Error results say nothing about the output shape and are ignored.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -64,7 +65,12 @@ def _lenient(schema: Any) -> Any:
     if out.get("type") == "null":  # only ever null: nothing known about the type
         return {}
     if "properties" in out:
-        out["properties"] = {k: _lenient(v) for k, v in out["properties"].items()}
+        # A key Python would normalize (NFKC: "º" -> "o") cannot be a field name that round-trips;
+        # left out of the schema it is still kept, as an extra field.
+        kept = {k: v for k, v in out["properties"].items() if unicodedata.normalize("NFKC", k) == k}
+        out["properties"] = {k: _lenient(v) for k, v in kept.items()}
+        if "required" in out:
+            out["required"] = [k for k in out["required"] if k in kept]
     if out.get("type") == "object" or "properties" in out:
         out["additionalProperties"] = True  # unknown fields are kept (extra="allow")
     return out

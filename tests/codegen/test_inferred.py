@@ -17,7 +17,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from gen_helpers import REPO, RecordingProvider, generate, import_fresh, pyright_strict
+from gen_helpers import REPO, RecordingProvider, import_fresh, pyright_strict
 
 from codegen.naming import assign_names
 from codegen.shim._runtime import inferred_candidate, normalize_envelope
@@ -27,7 +27,7 @@ LISTS = REPO / "tests" / "fixtures" / "mcp-tools-list"
 RESULTS = REPO / "tests" / "fixtures" / "mcp-call-results"
 SERVERS = sorted(p.stem for p in LISTS.glob("*.json"))
 
-USAGE = '''\
+USAGE = """\
 from __future__ import annotations
 
 from stripped import ToolOutput, Tools
@@ -46,7 +46,7 @@ def echoed(tools: Tools) -> str:
 
 def unchecked(tools: Tools) -> object:
     return tools.memory.read_graph().entities  # the fallback must be handled first
-'''
+"""
 
 
 def recorded() -> list[tuple[str, str, dict[str, Any]]]:
