@@ -167,8 +167,8 @@ def _types(schema: Mapping[str, Any]) -> frozenset[str]:
 
 def _compare(tool: str, at: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> list[OutputChange]:
     old_types, new_types = _types(old), _types(new)
-    if old_types and (not new_types or new_types - old_types - ({"number"} if "integer" in old_types else set())):
-        # A value the old type rejects is now possible ("integer" widening to "number" included).
+    if old_types and (not new_types or new_types - old_types - ({"integer"} if "number" in old_types else set())):
+        # A value the old type rejects is now possible (an integer where a number was is not one).
         return [OutputChange(tool, at, f"type {sorted(old_types)} -> {sorted(new_types) or 'any'}", "breaking")]
     changes: list[OutputChange] = []
     old_props, new_props = old.get("properties") or {}, new.get("properties") or {}

@@ -57,7 +57,7 @@ class SamplesError(ValueError):
 
     def __init__(self, message: str, file: str, pointer: str = "") -> None:
         self.message, self.file, self.pointer = message, file, pointer
-        super().__init__(f"{file}: {pointer or '/'}: {message}")
+        super().__init__(f"{file}: {pointer}: {message}" if pointer else f"{file}: {message}")
 
 
 @dataclass(frozen=True)
@@ -167,7 +167,7 @@ def load_samples(path: Path) -> list[Sample]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise SamplesError(f"not JSON: {exc.msg} (line {exc.lineno})", where) from exc
+        raise SamplesError(f"not JSON: {exc.msg}", f"{where}:{exc.lineno}") from exc
     except RecursionError as exc:
         raise SamplesError("JSON nested too deeply", where) from exc
     if not isinstance(data, Mapping):

@@ -1,0 +1,173 @@
+"""Record -> generate -> call, against the real sample MCP server; the samples file and the recorder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gen_helpers import REPO, generate, import_fresh
+
+from codegen.cli import main as toolgen
+from codegen.infer import InferredOutput, infer_schema, inferred_output_changes
+from mas.runtime.config import MCPServerConfig
+from mas.runtime.registry import RuntimeRegistry
+from mas.runtime.samples import (
+    Sample,
+    SampleRecorder,
+    load_samples,
+    merge_samples,
+    provider_secrets,
+    render_samples,
+    write_samples,
+)
+
+INFRA = REPO / "library-samples" / "infra" / "sample-stdio.yaml"
+EXAMPLES = """\
+- tool: list_cities
+- tool: list_cities
+  arguments: {country: FR}
+- tool: list_cities
+  arguments: {country: JP}
+- tool: notes.delete          # an error result: reported, not kept
+  arguments: {id: missing}
+"""
+
+
+def _toolgen(cwd: Path, args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(cwd)
+        code = toolgen(args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_record_then_generate_then_call_through_the_typed_method(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "examples.yaml").write_text(EXAMPLES, encoding="utf-8")
+    code, out, err = _toolgen(
+        tmp_path, ["record", "--examples", "examples.yaml", "--infra", str(INFRA), "--samples", "s.json"], capsys
+    )
+    assert code == 0, err
+    assert out == "toolgen: s.json: 3 result(s) recorded\n"
+    assert err == "toolgen: not recorded (error result): notes.delete: note missing not found\n"
+    samples = load_samples(tmp_path / "s.json")
+    assert [(s.source, s.tool) for s in samples] == [("sample", "list_cities")] * 3
+    assert (tmp_path / "s.json").read_text(encoding="utf-8") == render_samples(samples)  # canonical
+
+    args = ["--infra", str(INFRA), "--samples", "s.json", "--snapshot", "lock.json", "--out", "out"]
+    code, out, err = _toolgen(tmp_path, ["generate", *args, "--package", "recorded"], capsys)
+    assert code == 0, err
+    assert "toolgen: typed results: declared 4, inferred 1, untyped 2\n" in out  # count_slowly, notes.delete
+    pkg = import_fresh(tmp_path / "out", "recorded")
+    model = pkg.TOOLS["list_cities"].output_model
+    fields = model.model_fields
+    assert fields["total"].is_required() and fields["cities"].is_required()
+    city = fields["cities"].annotation.__args__[0]
+    assert {k: v.is_required() for k, v in city.model_fields.items()} == {
+        "capital": False,  # only capitals have it: seen in some samples
+        "country": True,
+        "name": True,
+        "population": True,
+    }
+    with RuntimeRegistry.from_sources(infra=[INFRA]) as registry:
+        tools = pkg.Tools(registry)
+        german = tools.list_cities(country="DE")  # never recorded: same shape
+        assert isinstance(german, model)
+        assert [(c.name, c.capital) for c in german.cities] == [("Berlin", True), ("Hamburg", None)]
+        assert german.total == 2
+        full = tools.results.list_cities()
+        assert full.value.model_dump(mode="json", exclude_unset=True) == json.loads(full.text)
+    # --check is current with the samples; a contradicting sample makes it stale.
+    check = ["generate", *args, "--package", "recorded", "--offline", "--check"]
+    assert _toolgen(tmp_path, check, capsys)[0] == 0
+    drift = {"content": [{"type": "text", "text": '{"cities": "none", "total": 0}'}], "isError": False}
+    write_samples(tmp_path / "s.json", [*samples, Sample("sample", "list_cities", drift)])
+    code, out, _ = _toolgen(tmp_path, check, capsys)
+    assert code == 1 and "outputs.py" in out
+
+
+def test_registry_records_sampled_traffic_only_when_asked(tmp_path: Path) -> None:
+    path = tmp_path / "traffic.json"
+    with RuntimeRegistry.from_sources(infra=[INFRA]) as registry:
+        registry.call_tool("list_cities", {})
+    assert not path.exists()  # off by default
+    recorder = SampleRecorder(path, rate=0.5, seed=7)
+    with RuntimeRegistry.from_sources(infra=[INFRA], recorder=recorder) as registry:
+        for country in ["FR", "DE", "JP", "FR", "DE", "JP", "US", "IT"]:
+            registry.call_tool("list_cities", {"country": country})
+        registry.call_tool("notes.delete", {"id": "missing"})  # an error: never kept
+    kept = load_samples(path)
+    assert 0 < len(kept) < 8  # sampled, and the two empty results (US, IT) are one sample
+    assert {s.tool for s in kept} == {"list_cities"}
+    assert len({json.dumps(s.result, sort_keys=True) for s in kept}) == len(kept)  # no duplicates
+
+
+def test_secrets_from_env_headers_are_never_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOOLGEN_TEST_TOKEN", "s3cr3t-value")
+    config = MCPServerConfig(name="secure", transport="streamable-http", url="http://127.0.0.1:9/mcp",
+                             headers={"Authorization": "Bearer env:TOOLGEN_TEST_TOKEN"})  # fmt: skip
+
+    class Provider:  # only its config matters here: the recorder resolves secrets as the provider does
+        def __init__(self) -> None:
+            self.config = config
+
+    recorder = SampleRecorder(tmp_path / "s.json")
+    recorder.add_secrets(provider_secrets([Provider()]))
+    leaked = {"s3cr3t-value": "Bearer s3cr3t-value", "list": ["s3cr3t-value", 1]}
+    recorder.observe("secure", "whoami", {"content": [{"type": "text", "text": json.dumps(leaked)}],
+                                          "structuredContent": leaked, "isError": False})  # fmt: skip
+    recorder.flush()
+    text = (tmp_path / "s.json").read_text(encoding="utf-8")
+    assert "s3cr3t" not in text and text.count("***") == 6
+
+
+def test_samples_are_bounded_per_tool_and_by_size_and_duplicates_dropped() -> None:
+    def sample(i: int, tool: str = "t") -> Sample:
+        return Sample("src", tool, {"content": [], "structuredContent": {"i": i}, "isError": False})
+
+    merged = merge_samples([sample(i) for i in range(15)], [sample(i) for i in range(10, 30)] + [sample(0, "u")])
+    assert [s.result["structuredContent"]["i"] for s in merged if s.tool == "t"] == list(range(10, 30))
+    assert [s.tool for s in merged].count("u") == 1
+    big = Sample("src", "t", {"content": [{"type": "text", "text": "x" * 70_000}], "isError": False})
+    assert merge_samples([], [big]) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[", "s.json:1: not JSON: Expecting value"),
+        ('{"version": 2, "samples": []}', "s.json: /version: version must be 1"),
+        ('{"version": 1, "samples": [{"source": "a", "tool": "", "result": {}}]}',
+         "s.json: /samples/0/tool: tool must be a non-empty string"),
+        ('{"version": 1, "samples": [{"source": "a", "tool": "t", "result": {"content": 3}}]}',
+         "s.json: /samples/0/result/content: content must be an array"),
+    ],
+)  # fmt: skip
+def test_bad_samples_file_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, message: str
+) -> None:
+    (tmp_path / "s.json").write_text(text, encoding="utf-8")
+    (tmp_path / "out").mkdir()
+    listing = REPO / "tests" / "fixtures" / "mcp-tools-list" / "time.json"
+    assert generate(tmp_path, ["--mcp-json", str(listing), "--samples", "s.json", "--out", "out"]) == 2
+    err = capsys.readouterr().err
+    assert err.splitlines() == [f"toolgen: error: {message}"]
+    assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_inferred_output_changes_have_declared_output_severities() -> None:
+    def model(*values: Any) -> InferredOutput:
+        return InferredOutput("model", len(values), infer_schema(values))
+
+    old = {"t": model({"a": 1, "b": "x", "c": [1]}), "gone": model({"a": 1}), "prose": InferredOutput("text", 1)}
+    new = {"t": model({"a": "1", "c": [1.5], "d": True}, {"a": "2", "c": []}), "prose": InferredOutput("text", 2)}
+    assert [str(c) for c in inferred_output_changes(old, new)] == [
+        "breaking: gone output /: no longer typed",
+        "breaking: t output /a: type ['integer'] -> ['string']",
+        "breaking: t output /b: field gone",
+        "breaking: t output /c/items: type ['integer'] -> ['number']",
+        "compatible: t output /d: field added",
+    ]
