@@ -14,12 +14,23 @@ import pytest
 from gen_helpers import REPO, generate, tree
 
 GOLDEN = REPO / "tests" / "golden"
+SAMPLES = REPO / "tests" / "fixtures" / "samples"
 CAPTURES = sorted((REPO / "tests" / "fixtures" / "mcp-tools-list").glob("*.json"))
 
 CASES = {
     "captures": ["--package", "captures", *[a for p in CAPTURES for a in ("--mcp-json", str(p))]],
     "samples": ["--package", "samples", "--tools", str(REPO / "library-samples" / "tools")],
     "time": ["--package", "time", "--mcp-json", str(REPO / "tests" / "fixtures" / "mcp-tools-list" / "time.json")],
+    # Result types inferred from recorded calls (the sample server's list_cities; real text results).
+    "inferred": [
+        "--package",
+        "inferred",
+        "--samples",
+        str(SAMPLES / "toolgen.samples.json"),
+        "--mcp-json",
+        str(SAMPLES / "cities.json"),
+        *[a for p in CAPTURES if p.stem in ("everything", "git") for a in ("--mcp-json", str(p))],
+    ],
 }
 
 

@@ -55,7 +55,9 @@ __all__ = [
     "ToolResult",
     "ToolsBase",
     "UnknownContent",
+    "decode_inferred",
     "decode_result",
+    "inferred_candidate",
     "normalize_envelope",
 ]
 
@@ -189,6 +191,12 @@ class ToolInfo(Generic[T]):
     package: str | None = None
     """The generated package; models named by string are imported from it on first use, so a
     package of a thousand tools imports without building a thousand pydantic models."""
+    inferred_from: int = 0
+    """How many recorded results the output type was inferred from; 0 when it was declared (or the
+    tool is untyped). An inferred type is a guess: a result that does not fit it decodes as a
+    :class:`ToolOutput` instead of raising (see ``decode_inferred``)."""
+    output_is_text: bool = False
+    """True when the inferred value is the result's text (every recorded result was one text block)."""
 
     def _import(self, module: str, name: str) -> type[Any]:
         if self.package is None:
@@ -657,6 +665,8 @@ def decode_result(info: ToolInfo[T], raw: object) -> ToolResult[T]:
     envelope = normalize_envelope(raw)
     if envelope["is_error"]:
         raise ToolCallError(info.name, envelope)
+    if info.inferred_from:
+        return decode_inferred(info, envelope)
     model = info.output_model
     if model is None:
         return ToolResult(cast(T, _tool_output(info, envelope)), envelope)
@@ -680,6 +690,58 @@ def decode_result(info: ToolInfo[T], raw: object) -> ToolResult[T]:
         ) from exc
     value: object = cast(RootModel[Any], validated).root if info.output_is_root else validated
     return ToolResult(cast(T, value), envelope)
+
+
+# --------------------------------------------------------------------------------------------
+# Inferred output types (learned from recorded results; see toolgen's docs/samples.md)
+# --------------------------------------------------------------------------------------------
+
+
+def inferred_candidate(envelope: Mapping[str, Any]) -> object:
+    """The JSON value an inferred output type is learned from and decoded from, or None.
+
+    Structured content; else a mapping or list ``result``; else the text of the content when every
+    block is text and that text is a JSON object or array. The generator infers from exactly this
+    value, so a result of the recorded shape always decodes.
+    """
+    structured: object = envelope.get("structured_content")
+    if structured is not None:
+        return structured
+    blocks = _as_list(envelope.get("content"))
+    result: object = envelope.get("result")
+    if not blocks:
+        if isinstance(result, Mapping | list):
+            return cast(object, result)
+        text = result if isinstance(result, str) else None
+    elif all(_block_tag(block) == "text" for block in blocks):
+        text = _joined_text(blocks)
+    else:
+        return None
+    value: object = None if text is None else _json_or_none(text)
+    return cast(object, value) if isinstance(value, Mapping | list) else None
+
+
+def decode_inferred(info: ToolInfo[T], envelope: dict[str, Any]) -> ToolResult[T]:
+    """Decode a successful result of a tool whose output type was inferred.
+
+    Never raises where an untyped tool would not: the text (for ``output_is_text``), else the
+    inferred model when the value fits it exactly (strict validation: no coercion, so the value
+    is the recorded data), else the untyped :class:`ToolOutput`. The generated method's return
+    type is ``Model | ToolOutput`` (or ``str``), so a type checker makes the caller handle both.
+    """
+    if info.output_is_text:
+        return ToolResult(cast(T, ToolResult(None, envelope).text), envelope)
+    model = info.output_model
+    candidate = inferred_candidate(envelope)
+    if model is not None and candidate is not None:
+        try:
+            validated = model.model_validate_json(json.dumps(candidate, ensure_ascii=False), strict=True)
+        except (ValidationError, TypeError, ValueError):
+            pass  # not the recorded shape: the untyped value below
+        else:
+            value: object = cast(RootModel[Any], validated).root if info.output_is_root else validated
+            return ToolResult(cast(T, value), envelope)
+    return ToolResult(cast(T, _tool_output(info, envelope)), envelope)
 
 
 # --------------------------------------------------------------------------------------------
