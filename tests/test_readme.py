@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -45,3 +46,23 @@ def test_readme_ci_and_drift_lines_pass_in_a_copy_of_the_checkout(tmp_path: Path
         argv = [sys.executable, "-m", "codegen", *command[1:]]
         proc = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0, (command, proc.stdout, proc.stderr)
+
+
+def test_readme_record_generate_loop_runs_in_three_lines(tmp_path: Path) -> None:
+    """The record -> generate -> check loop, run as written in a copy of the project."""
+    readme = (REPO / "README.md").read_text()
+    block = re.search(r"learned from recorded calls:\n\n```sh\n(.*?)```", readme, flags=re.S)
+    assert block is not None
+    lines = [line.split("#")[0].strip() for line in block[1].splitlines()]
+    assert len(lines) == 3 and all(line.startswith("toolgen ") for line in lines)
+    for name in ("pyproject.toml", "toolgen.lock.json", "toolgen.samples.json"):
+        shutil.copyfile(REPO / name, tmp_path / name)
+    for folder in ("library-samples", "generated"):
+        shutil.copytree(REPO / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    before = (tmp_path / "toolgen.samples.json").read_text()
+    for line in lines:
+        argv = [sys.executable, "-m", "codegen", *shlex.split(line)[1:]]
+        proc = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, (line, proc.stdout, proc.stderr)
+    assert (tmp_path / "toolgen.samples.json").read_text() == before  # the same results: duplicates dropped
+    assert "up to date" in proc.stdout

@@ -221,3 +221,25 @@ def test_packages_and_user_code_pass_mypy_strict_and_pyright_strict(workspace: t
     ]
     assert ("usage.py", 18, "reportAttributeAccessIssue") in found
     assert {f for f in found if f[:2] != ("usage.py", 18)} == set(), found
+
+
+def test_coverage_table_in_the_docs_is_current() -> None:
+    from codegen.infer import infer_outputs, read_samples
+    from codegen.sources import parse_mcp_json
+
+    samples = read_samples([REPO / "tests" / "fixtures" / "samples" / "toolgen.samples.json"])
+    rows, totals = [], [0] * 6
+    for server in SERVERS:
+        source = parse_mcp_json(LISTS / f"{server}.json")
+        names = {t["name"] for t in source.tools}
+        found = infer_outputs(source, samples)
+        declared = sum("outputSchema" in t for t in source.tools)
+        models = sum(f.kind == "model" for f in found.values())
+        texts = sum(f.kind == "text" for f in found.values())
+        with_result = len({s.tool for s in samples if s.source == server and s.tool in names})
+        row = [len(names), with_result, declared, models, texts, len(names) - declared - models - texts]
+        totals = [a + b for a, b in zip(totals, row, strict=True)]
+        rows.append(f"| {server} | {' | '.join(map(str, row))} |")
+    rows.append(f"| **all** | {' | '.join(map(str, totals))} |")
+    doc = (REPO / "docs" / "samples.md").read_text(encoding="utf-8")
+    assert "\n".join(rows) in doc
