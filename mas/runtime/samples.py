@@ -243,7 +243,8 @@ class SampleRecorder:
     def observe(self, source: str, tool: str, raw: Any) -> None:
         """Maybe keep one call's result (errors are not kept: they say nothing about the shape)."""
         try:
-            result = wire_result(raw)
+            # A JSON round trip: a copy the caller cannot change later, and proof it is JSON at all.
+            result = json.loads(json.dumps(wire_result(raw), ensure_ascii=False, allow_nan=False))
             if result["isError"]:
                 return
             with self._lock:
