@@ -67,6 +67,7 @@ def test_list_includes_the_sample_mcp_server(repo_root: Path, tmp_path: Path) ->
         notes.delete  sample    -                destructive            id
         count_slowly  sample    -                -                      -
         whoami        sample    -                read-only              -
+        list_cities   sample    -                read-only              -
         """
     )
 
