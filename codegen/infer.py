@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from genson import SchemaBuilder  # type: ignore[import-untyped]
 
+from codegen.drift import Change, diff_output_schema
 from codegen.errors import GenerateError
 from codegen.model import SourceTools
 from codegen.shim._runtime import inferred_candidate, normalize_envelope
@@ -28,7 +29,6 @@ from mas.runtime.samples import Sample, SamplesError, load_samples
 
 __all__ = [
     "InferredOutput",
-    "OutputChange",
     "infer_outputs",
     "infer_schema",
     "inferred_output_changes",
@@ -139,70 +139,24 @@ def infer_outputs(source: SourceTools, samples: Sequence[Sample]) -> dict[str, I
 
 
 # --------------------------------------------------------------------------------------------
-# Drift: how an inferred output changed between two sets of samples
+# Drift: how inferred outputs changed, by the rules for declared outputs (codegen/drift.py)
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class OutputChange:
-    tool: str
-    pointer: str  # JSON pointer into the value ("" = the whole value)
-    what: str
-    severity: Literal["breaking", "compatible"]
-
-    def __str__(self) -> str:
-        return f"{self.severity}: {self.tool} output {self.pointer or '/'}: {self.what}"
+def _as_schema(inferred: InferredOutput | None) -> Mapping[str, Any] | None:
+    """The output schema the generated return type stands for (a text tool returns ``str``)."""
+    if inferred is None:
+        return None
+    return inferred.schema if inferred.kind == "model" else {"type": "string"}
 
 
-def _types(schema: Mapping[str, Any]) -> frozenset[str]:
-    kind = schema.get("type")
-    if isinstance(kind, str):
-        return frozenset({kind})
-    if isinstance(kind, list):
-        return frozenset(str(k) for k in kind)
-    if "anyOf" in schema:
-        return frozenset(t for s in schema["anyOf"] if isinstance(s, Mapping) for t in _types(s))
-    return frozenset()  # untyped: anything
-
-
-def _compare(tool: str, at: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> list[OutputChange]:
-    old_types, new_types = _types(old), _types(new)
-    if old_types and (not new_types or new_types - old_types - ({"integer"} if "number" in old_types else set())):
-        # A value the old type rejects is now possible (an integer where a number was is not one).
-        return [OutputChange(tool, at, f"type {sorted(old_types)} -> {sorted(new_types) or 'any'}", "breaking")]
-    changes: list[OutputChange] = []
-    old_props, new_props = old.get("properties") or {}, new.get("properties") or {}
-    old_req, new_req = set(old.get("required") or ()), set(new.get("required") or ())
-    for key in sorted(set(old_props) | set(new_props)):
-        where = f"{at}/{key.replace('~', '~0').replace('/', '~1')}"
-        if key not in new_props:
-            changes.append(OutputChange(tool, where, "field gone", "breaking"))
-        elif key not in old_props:
-            changes.append(OutputChange(tool, where, "field added", "compatible"))
-        else:
-            if key in old_req and key not in new_req:
-                changes.append(OutputChange(tool, where, "field no longer always present", "breaking"))
-            changes += _compare(tool, where, old_props[key], new_props[key])
-    if isinstance(old.get("items"), Mapping) and isinstance(new.get("items"), Mapping):
-        changes += _compare(tool, f"{at}/items", old["items"], new["items"])
-    return changes
-
-
-def inferred_output_changes(old: Mapping[str, InferredOutput], new: Mapping[str, InferredOutput]) -> list[OutputChange]:
-    """How each tool's inferred output changed, with the severities used for declared outputs:
-    a field gone, no longer always present, or of another type is breaking; a field added is
-    compatible. ``old``/``new`` map wire names to inferred outputs (``infer_outputs``)."""
-    changes: list[OutputChange] = []
+def inferred_output_changes(
+    old: Mapping[str, InferredOutput], new: Mapping[str, InferredOutput], *, source: str = ""
+) -> tuple[Change, ...]:
+    """How each tool's inferred output changed (``old``/``new`` map wire names to ``infer_outputs``
+    results), classified exactly like a declared ``outputSchema`` change: a field gone, no longer
+    always present or of another type is breaking; a field added is compatible."""
+    changes: list[Change] = []
     for tool in sorted(set(old) | set(new)):
-        before, after = old.get(tool), new.get(tool)
-        if before is None or after is None:
-            if before is not None:
-                changes.append(OutputChange(tool, "", "no longer typed", "breaking"))
-            elif after is not None:
-                changes.append(OutputChange(tool, "", f"typed as inferred {after.kind}", "compatible"))
-            continue
-        if before.kind != after.kind:
-            changes.append(OutputChange(tool, "", f"{before.kind} -> {after.kind}", "breaking"))
-        elif before.schema is not None and after.schema is not None:
-            changes += _compare(tool, "", before.schema, after.schema)
-    return changes
+        changes += diff_output_schema(_as_schema(old.get(tool)), _as_schema(new.get(tool)), source=source, tool=tool)
+    return tuple(changes)
