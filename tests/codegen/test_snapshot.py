@@ -1,0 +1,84 @@
+"""The snapshot's text and its reader, with the expected bytes written out by hand."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from codegen.errors import GenerateError
+from codegen.snapshot import SNAPSHOT_VERSION, canonical_json, load_snapshot, render_snapshot
+
+
+def test_render_sorts_keys_and_tools_and_ends_with_one_newline() -> None:
+    servers = {
+        "zeta": [{"name": "b", "inputSchema": {"type": "object"}}, {"name": "a", "description": "é"}],
+        "alpha": [],
+    }
+    assert render_snapshot(servers) == (
+        "{\n"
+        '  "servers": {\n'
+        '    "alpha": {\n'
+        '      "tools": []\n'
+        "    },\n"
+        '    "zeta": {\n'
+        '      "tools": [\n'
+        "        {\n"
+        '          "description": "é",\n'
+        '          "name": "a"\n'
+        "        },\n"
+        "        {\n"
+        '          "inputSchema": {\n'
+        '            "type": "object"\n'
+        "          },\n"
+        '          "name": "b"\n'
+        "        }\n"
+        "      ]\n"
+        "    }\n"
+        "  },\n"
+        '  "toolgen_snapshot": 1\n'
+        "}\n"
+    )
+    assert SNAPSHOT_VERSION == 1
+
+
+def test_tools_without_a_string_name_still_sort_stably() -> None:
+    text = render_snapshot({"s": [{"name": "b"}, {"x": 1}, {"name": 3}]})
+    assert text.index('"name": 3') < text.index('"x": 1') < text.index('"name": "b"')  # "3" < "None" < "b"
+
+
+def test_canonical_json() -> None:
+    assert canonical_json({"b": [2, 1], "a": "ü"}) == '{\n  "a": "ü",\n  "b": [\n    2,\n    1\n  ]\n}\n'
+
+
+def test_load_round_trips_what_render_wrote(tmp_path: Path) -> None:
+    path = tmp_path / "lock.json"
+    path.write_text(render_snapshot({"s": [{"name": "b"}, {"name": "a"}]}), encoding="utf-8")
+    snapshot = load_snapshot(path)
+    assert snapshot.path == path
+    assert snapshot.servers == {"s": [{"name": "a"}, {"name": "b"}]}
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "where"),
+    [
+        (None, "no snapshot file; run once without --offline to create it", "lock.json"),
+        ('{\n  "servers": {,\n}', "not JSON: Expecting property name enclosed in double quotes", "lock.json:2"),
+        ("[" * 100_000, "JSON nested too deeply", "lock.json"),
+        ("[]", "not a toolgen snapshot (version 1)", "lock.json: /toolgen_snapshot"),
+        ('{"toolgen_snapshot": 2, "servers": {}}', "not a toolgen snapshot (version 1)", "/toolgen_snapshot"),
+        ('{"toolgen_snapshot": 1}', "'servers' must be an object", "lock.json: /servers"),
+        ('{"toolgen_snapshot": 1, "servers": []}', "'servers' must be an object", "lock.json: /servers"),
+        ('{"toolgen_snapshot": 1, "servers": {"s": []}}', "'tools' must be an array", "lock.json: /servers/s/tools"),
+        ('{"toolgen_snapshot": 1, "servers": {"s": {"tools": {}}}}', "'tools' must be an array", "/servers/s/tools"),
+    ],
+)
+def test_bad_snapshots_name_the_file_and_the_field(tmp_path: Path, text: str | None, message: str, where: str) -> None:
+    path = tmp_path / "lock.json"
+    if text is not None:
+        path.write_text(text, encoding="utf-8")
+    with pytest.raises(GenerateError) as info:
+        load_snapshot(path)
+    line = str(info.value)
+    assert message in line and where in line, line
+    assert "\n" not in line
