@@ -23,9 +23,10 @@ from typing import Any
 import pytest
 
 from mas.runtime._mcp_convert import ToolServerError, exception_text, resolve_headers, scrub, scrub_envelope
-from mas.runtime.config import MCPServerConfig
+from mas.runtime.config import ConfigError, MCPServerConfig
 from mas.runtime.contracts.tool_contract import ToolResultEnvelope
 from mas.runtime.mcp_provider import MCPToolProvider
+from mas.runtime.registry import RuntimeRegistry
 
 SERVER = Path(__file__).resolve().parents[1] / "servers" / "echo_header_server.py"
 TOKEN_VAR = "TOOLGEN_TEST_ECHO_TOKEN"
@@ -226,3 +227,19 @@ def test_headers_echoed_by_a_server_never_leave_the_provider(
         assert token not in text
         assert api_key not in text
     assert os.environ[TOKEN_VAR] == token  # the provider read it, never rewrote it
+
+
+def test_the_registry_refuses_to_start_without_the_variable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TOOLGEN_T_UNSET", raising=False)
+    infra = tmp_path / "infra.yaml"
+    infra.write_text(
+        "apiVersion: toolgen/v1\nkind: ToolServerRegistry\nmetadata:\n  name: t\nspec:\n  servers:\n"
+        "    - name: web\n      protocol: mcp\n      transport: streamable-http\n"
+        "      url: http://127.0.0.1:9/mcp\n      headers:\n        Authorization: Bearer env:TOOLGEN_T_UNSET\n"
+    )
+    with pytest.raises(ConfigError) as info:
+        RuntimeRegistry.from_sources(infra=[infra])
+    assert str(info.value) == (
+        f"{infra}:7: spec.servers[0]: provider 'web' cannot list its tools: ToolServerError: MCP server 'web': "
+        "header 'Authorization' needs environment variable TOOLGEN_T_UNSET, which is not set (or empty)"
+    )
