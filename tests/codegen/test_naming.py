@@ -113,6 +113,8 @@ def test_a_reserved_name_is_never_handed_out() -> None:
 )
 def test_class_name(text: str, suffix: str, expected: str) -> None:
     assert class_name(text, suffix=suffix) == expected
+    if not suffix:
+        assert class_name(text) == expected
 
 
 @given(st.lists(st.text(max_size=12), max_size=12))

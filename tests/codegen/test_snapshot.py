@@ -60,25 +60,23 @@ def test_load_round_trips_what_render_wrote(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "message", "where"),
+    ("text", "tail"),
     [
-        (None, "no snapshot file; run once without --offline to create it", "lock.json"),
-        ('{\n  "servers": {,\n}', "not JSON: Expecting property name enclosed in double quotes", "lock.json:2"),
-        ("[" * 100_000, "JSON nested too deeply", "lock.json"),
-        ("[]", "not a toolgen snapshot (version 1)", "lock.json: /toolgen_snapshot"),
-        ('{"toolgen_snapshot": 2, "servers": {}}', "not a toolgen snapshot (version 1)", "/toolgen_snapshot"),
-        ('{"toolgen_snapshot": 1}', "'servers' must be an object", "lock.json: /servers"),
-        ('{"toolgen_snapshot": 1, "servers": []}', "'servers' must be an object", "lock.json: /servers"),
-        ('{"toolgen_snapshot": 1, "servers": {"s": []}}', "'tools' must be an array", "lock.json: /servers/s/tools"),
-        ('{"toolgen_snapshot": 1, "servers": {"s": {"tools": {}}}}', "'tools' must be an array", "/servers/s/tools"),
+        (None, ": no snapshot file; run once without --offline to create it"),
+        ('{\n  "servers": {,\n}', ":2: not JSON: Expecting property name enclosed in double quotes"),
+        ("[" * 100_000, ": JSON nested too deeply"),
+        ("[]", ": /toolgen_snapshot: not a toolgen snapshot (version 1)"),
+        ('{"toolgen_snapshot": 2, "servers": {}}', ": /toolgen_snapshot: not a toolgen snapshot (version 1)"),
+        ('{"toolgen_snapshot": 1}', ": /servers: 'servers' must be an object"),
+        ('{"toolgen_snapshot": 1, "servers": []}', ": /servers: 'servers' must be an object"),
+        ('{"toolgen_snapshot": 1, "servers": {"s": []}}', ": /servers/s/tools: 'tools' must be an array"),
+        ('{"toolgen_snapshot": 1, "servers": {"s": {"tools": {}}}}', ": /servers/s/tools: 'tools' must be an array"),
     ],
 )
-def test_bad_snapshots_name_the_file_and_the_field(tmp_path: Path, text: str | None, message: str, where: str) -> None:
+def test_bad_snapshots_name_the_file_and_the_field(tmp_path: Path, text: str | None, tail: str) -> None:
     path = tmp_path / "lock.json"
     if text is not None:
         path.write_text(text, encoding="utf-8")
     with pytest.raises(GenerateError) as info:
         load_snapshot(path)
-    line = str(info.value)
-    assert message in line and where in line, line
-    assert "\n" not in line
+    assert str(info.value) == f"{path}{tail}"

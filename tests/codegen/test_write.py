@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 from gen_helpers import tree
 
-from codegen.write import GENERATED_MARKER, Change, plan_changes, write_file_atomic, write_package
+from codegen.errors import GenerateError
+from codegen.write import GENERATED_MARKER, Change, diff_changes, plan_changes, write_file_atomic, write_package
 
 OLD = {
     "__init__.py": f"# {GENERATED_MARKER}\nfrom ._tools import Tools\n",
@@ -161,3 +162,97 @@ def test_write_file_atomic_keeps_the_old_file_when_the_replace_fails(
     assert write_file_atomic(lock, "new\n") is True
     assert lock.read_bytes() == b"new\n" and oct(lock.stat().st_mode & 0o777) == "0o644"
     assert os.listdir(tmp_path) == ["toolgen.lock.json"]
+    nested = tmp_path / "a" / "b" / "lock.json"
+    assert write_file_atomic(nested, "x\n") is True and nested.read_bytes() == b"x\n"
+
+
+def test_diff_shows_each_change_as_a_unified_diff(target: Path) -> None:
+    (target / "sub" / "bin.dat").write_bytes(b"\xff\n")
+    files = {**NEW, "sub/bin.dat": "text\n"}
+    changes = plan_changes(target, files)
+    assert diff_changes(target, files, changes) == (
+        "--- a/pkg/__init__.py\n"
+        "+++ b/pkg/__init__.py\n"
+        "@@ -1,2 +1,2 @@\n"
+        f" # {GENERATED_MARKER}\n"
+        "-from ._tools import Tools\n"
+        "+from ._tools import Tools, AsyncTools\n"
+        "--- a/pkg/_tools.py\n"
+        "+++ b/pkg/_tools.py\n"
+        "@@ -1 +1,2 @@\n"
+        " class Tools: ...\n"
+        "+class AsyncTools: ...\n"
+        "--- a/pkg/stale.py\n"
+        "+++ b/pkg/stale.py\n"
+        "@@ -1 +0,0 @@\n"
+        "-gone = True\n"
+        "--- a/pkg/sub/bin.dat\n"
+        "+++ b/pkg/sub/bin.dat\n"
+        "@@ -1 +1 @@\n"
+        "-\ufffd\n"
+        "+text\n"
+        "--- a/pkg/sub/models.py\n"
+        "+++ b/pkg/sub/models.py\n"
+        "@@ -1 +1 @@\n"
+        "-x = 1\n"
+        "+x = 2\n"
+        "--- a/pkg/sub/more.py\n"
+        "+++ b/pkg/sub/more.py\n"
+        "@@ -0,0 +1 @@\n"
+        "+y = 3\n"
+    )
+    assert str(changes[0]) == "changed  __init__.py" and str(changes[2]) == "removed  stale.py"
+
+
+def test_caches_are_neither_planned_nor_kept(target: Path) -> None:
+    (target / "__pycache__").mkdir()
+    (target / "__pycache__" / "x.pyc").write_bytes(b"\0")
+    (target / "sub" / "__pycache__").mkdir()
+    (target / "sub" / "__pycache__" / "y.pyc").write_bytes(b"\0")
+    assert plan_changes(target, OLD) == []
+    write_package(target, NEW)
+    assert not (target / "__pycache__").exists()
+
+
+FOREIGN = "refusing to replace a folder that toolgen did not generate"
+
+
+@pytest.mark.parametrize(
+    ("setup", "message"),
+    [
+        (lambda t: t.write_text("x"), "refusing to replace a file with the generated package"),
+        (lambda t: (t.mkdir(), (t / "mine.py").write_text("x")), FOREIGN),
+        (
+            lambda t: (t.mkdir(), (t / "__init__.py").write_text("# hand-written\n")),
+            FOREIGN,
+        ),
+        (lambda t: (t.mkdir(), (t / "__init__.py").mkdir()), FOREIGN),
+    ],
+)
+def test_only_generated_folders_are_replaced(tmp_path: Path, setup: Callable[[Path], Any], message: str) -> None:
+    target = tmp_path / "pkg"
+    setup(target)
+    before = {p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")}
+    with pytest.raises(GenerateError) as info:
+        write_package(target, NEW)
+    assert str(info.value) == f"{target}: {message}"
+    assert {p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")} == before
+
+
+@pytest.mark.parametrize("content", [None, "__pycache__"])
+def test_an_empty_folder_or_one_with_only_caches_is_replaced(tmp_path: Path, content: str | None) -> None:
+    target = tmp_path / "pkg"
+    target.mkdir()
+    if content:
+        (target / content).mkdir()
+    write_package(target, NEW)
+    assert tree(target) == {k: v.encode() for k, v in NEW.items()}
+
+
+def test_the_marker_may_sit_anywhere_in_the_init_file(tmp_path: Path) -> None:
+    target = tmp_path / "pkg"
+    target.mkdir()
+    (target / "__init__.py").write_bytes(b"\xff\n# " + GENERATED_MARKER.encode() + b" 1.0\n")
+    (target / "old.py").write_text("x")
+    write_package(target, NEW)
+    assert tree(target) == {k: v.encode() for k, v in NEW.items()}
