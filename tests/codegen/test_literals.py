@@ -53,6 +53,14 @@ def test_docstring_literal(text: str, indent: int, expected: str) -> None:
     assert docstring_literal(text, indent) == expected
 
 
+def test_docstring_literal_falls_back_to_a_plain_literal_when_the_check_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(text: str) -> object:
+        raise SyntaxError("pretend the escaping went wrong")
+
+    monkeypatch.setattr("codegen.literals.ast.literal_eval", broken)
+    assert docstring_literal("First.\n  Second.", 4) == '"First.\\nSecond."'
+
+
 @given(st.text(max_size=60), st.sampled_from([0, 4, 8]))
 def test_docstring_literal_is_always_one_literal(text: str, indent: int) -> None:
     literal = docstring_literal(text, indent)

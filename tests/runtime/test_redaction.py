@@ -100,6 +100,7 @@ def test_env_header_resolves_and_only_the_value_is_secret(monkeypatch: pytest.Mo
     assert headers == {"X-Whole": "whole-value-123", "Authorization": "Bearer tok-abc-123", "Accept": "a/b"}
     assert found == {"whole-value-123", "tok-abc-123"}
     assert config.headers["Authorization"] == "Bearer env:TOOLGEN_T_TOKEN"  # the config keeps the text
+    assert resolve_headers(http({"X-Token": "Bearer env:TOOLGEN_T_TOKEN "}))[0] == {"X-Token": "Bearer tok-abc-123"}
 
 
 def test_literal_sensitive_headers_are_secrets_too() -> None:
@@ -113,6 +114,7 @@ def test_literal_sensitive_headers_are_secrets_too() -> None:
             "X-Auth-Token": "tt-0000",
             "Accept": "application/json",  # not sensitive: stays out of the secrets
             "X-Key-Short": "abc",  # sensitive name but too short to blank safely
+            "X-Key-Four": "k-12",  # four characters: long enough
         }
     )
     headers, found = resolve_headers(config)
@@ -125,6 +127,7 @@ def test_literal_sensitive_headers_are_secrets_too() -> None:
         "s3cr3t",
         "pw-9999",
         "tt-0000",
+        "k-12",
     }
 
 
