@@ -38,3 +38,18 @@ def test_a_cursor_cycle_is_a_repeated_cursor(cycle: int, expected: str) -> None:
         assert str(info.value) == f"MCP server 'cycler': {expected}"
         # The call path prefetches the same listing; the failure must not break calling.
         assert provider.call_tool("echo", {}).result == "echo"
+
+
+def test_a_page_that_never_comes_times_out_naming_the_page() -> None:
+    config = MCPServerConfig(
+        name="slow",
+        transport="stdio",
+        command="python",
+        args=(str(SERVER), "--hang-page-2"),
+        connect_timeout_seconds=6,  # bounds connecting (a cold start) and then each page
+    )
+    with MCPToolProvider(config) as provider:
+        with pytest.raises(ToolServerError) as info:
+            provider.list_tools()
+        assert str(info.value) == "MCP server 'slow': tools/list timed out after 6 s (page 2)"
+        assert provider.call_tool("echo", {}).result == "echo"  # the session survived the timeout

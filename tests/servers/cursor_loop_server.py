@@ -1,7 +1,8 @@
 """A misbehaving MCP server (stdio) whose tools/list cursors never end.
 
 * default: every page returns the same nextCursor, ``same-cursor``, forever;
-* ``--cycle N``: the cursors go round a cycle of N, ``c1`` -> ``c2`` -> ... -> ``cN`` -> ``c1``.
+* ``--cycle N``: the cursors go round a cycle of N, ``c1`` -> ``c2`` -> ... -> ``cN`` -> ``c1``;
+* ``--hang-page-2``: page 1 returns cursor ``c1``; asked for it, the server never answers.
 
 Clients that follow nextCursor blindly never stop; the provider must cut this off.
 """
@@ -24,6 +25,10 @@ _TOOL = types.Tool(name="echo", description="Echo the input.", input_schema={"ty
 async def list_tools(
     ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
 ) -> types.ListToolsResult:
+    if "--hang-page-2" in sys.argv and params is not None and params.cursor:
+        await asyncio.Event().wait()  # never set
+    if "--hang-page-2" in sys.argv:
+        return types.ListToolsResult(tools=[_TOOL], next_cursor="c1")
     if _CYCLE == 0:
         return types.ListToolsResult(tools=[_TOOL], next_cursor="same-cursor")
     at = int(params.cursor[1:]) if params is not None and params.cursor else 0
