@@ -150,7 +150,10 @@ def test_write_file_atomic_keeps_the_old_file_when_the_replace_fails(
     assert write_file_atomic(lock, "old\n") is True
     assert write_file_atomic(lock, "old\n") is False  # unchanged: not rewritten
 
+    temporaries: list[Path] = []
+
     def replace(src: Any, dst: Any) -> None:
+        temporaries.append(Path(src))
         raise OSError(errno.EIO, "I/O error", str(dst))
 
     monkeypatch.setattr(os, "replace", replace)
@@ -158,6 +161,8 @@ def test_write_file_atomic_keeps_the_old_file_when_the_replace_fails(
         write_file_atomic(lock, "new\n")
     assert lock.read_bytes() == b"old\n"
     assert os.listdir(tmp_path) == ["toolgen.lock.json"]  # no temporary file left behind
+    # The temporary file sits beside the target (same filesystem: the replace is atomic), hidden.
+    assert [(t.parent, t.name.startswith(".toolgen.lock.json.")) for t in temporaries] == [(tmp_path, True)]
     monkeypatch.undo()
     assert write_file_atomic(lock, "new\n") is True
     assert lock.read_bytes() == b"new\n" and oct(lock.stat().st_mode & 0o777) == "0o644"
@@ -254,5 +259,11 @@ def test_the_marker_may_sit_anywhere_in_the_init_file(tmp_path: Path) -> None:
     target.mkdir()
     (target / "__init__.py").write_bytes(b"\xff\n# " + GENERATED_MARKER.encode() + b" 1.0\n")
     (target / "old.py").write_text("x")
+    write_package(target, NEW)
+    assert tree(target) == {k: v.encode() for k, v in NEW.items()}
+
+
+def test_missing_parent_folders_are_created(tmp_path: Path) -> None:
+    target = tmp_path / "a" / "b" / "pkg"
     write_package(target, NEW)
     assert tree(target) == {k: v.encode() for k, v in NEW.items()}

@@ -4,6 +4,7 @@ forwarding (``invoke_call_tool``, ``ainvoke_call_tool``), each outcome written o
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime
 from typing import Any
 
@@ -92,6 +93,22 @@ def test_text_gets_a_text_block_and_other_values_none() -> None:
 )
 def test_coerce(value: Any, expected: ToolResultEnvelope) -> None:
     assert ToolResultEnvelope.coerce(value) == expected
+
+
+def test_coerce_reads_a_dict_with_every_envelope_key() -> None:
+    full = ToolResultEnvelope(
+        result=1,
+        events=[],
+        session_id="s",
+        session_status="open",
+        metadata={},
+        content=[],
+        structured_content=1,
+        result_type="x",
+        meta={},
+    )
+    data = {f.name: getattr(full, f.name) for f in dataclasses.fields(ToolResultEnvelope)}
+    assert ToolResultEnvelope.coerce(data) == full
 
 
 # --- argument forwarding --------------------------------------------------------------------------
