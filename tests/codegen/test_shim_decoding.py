@@ -138,3 +138,31 @@ def test_bad_blocks_raise_with_the_envelope() -> None:
     assert caught.value.envelope == {"content": [{"type": "text", "text": 5}], "is_error": False}
     assert caught.value.raw == [{"type": "text", "text": 5}]
     assert caught.value.tool_name == "t"
+
+
+class Note(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+    note: str = Field(alias="x-note")
+    day: datetime.date
+
+
+class NoteEnvelope(Note):
+    is_error: bool = Field(alias="isError")
+
+
+def test_models_are_read_as_json_with_their_aliases() -> None:
+    day = datetime.date(2026, 1, 2)
+    assert rt.normalize_envelope(Note(note="n", day=day)) == {
+        "result": {"x-note": "n", "day": "2026-01-02"},
+        "is_error": False,
+    }
+    assert rt.normalize_envelope(NoteEnvelope(note="n", day=day, isError=False)) == {
+        "x-note": "n",
+        "day": "2026-01-02",
+        "is_error": False,
+    }
+
+
+def test_a_result_that_is_not_json_becomes_text_anyway() -> None:
+    out = rt.decode_result(info(), {"result": {"day": datetime.date(2026, 1, 2)}, "is_error": False}).value
+    assert out.text == '{"day": "2026-01-02"}'

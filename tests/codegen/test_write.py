@@ -84,7 +84,10 @@ def test_the_previous_output_is_intact_while_the_new_one_is_staged(
     real_write_bytes = Path.write_bytes
     seen: list[dict[str, bytes]] = []
 
+    written: list[Path] = []
+
     def write_bytes(self: Path, data: bytes) -> int:
+        written.append(self)
         seen.append(tree(target))
         if len(seen) == 3:
             raise OSError(errno.ENOSPC, "No space left on device", str(self))
@@ -94,6 +97,9 @@ def test_the_previous_output_is_intact_while_the_new_one_is_staged(
     with pytest.raises(OSError, match="No space left"):
         write_package(target, NEW)
     assert seen == [before, before, before]
+    # Staged beside the target (same filesystem, so the swap is a rename), in a hidden folder.
+    staging = {p.relative_to(target.parent).parts[0] for p in written}
+    assert len(staging) == 1 and staging.pop().startswith(".pkg.new-")
     assert tree(target) == before
     assert _siblings(target) == ["pkg"]
 
@@ -265,5 +271,6 @@ def test_the_marker_may_sit_anywhere_in_the_init_file(tmp_path: Path) -> None:
 
 def test_missing_parent_folders_are_created(tmp_path: Path) -> None:
     target = tmp_path / "a" / "b" / "pkg"
-    write_package(target, NEW)
-    assert tree(target) == {k: v.encode() for k, v in NEW.items()}
+    files = {**NEW, "deep/er/module.py": "z = 0\n"}
+    write_package(target, files)
+    assert tree(target) == {k: v.encode() for k, v in files.items()}
