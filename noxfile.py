@@ -41,3 +41,15 @@ def generate(session: nox.Session) -> None:
     """
     _install(session)
     session.run("python", "-m", "codegen", "generate", *session.posargs)
+
+
+@nox.session
+def mutate(session: nox.Session) -> None:
+    """Mutation testing (mutmut) over the modules that carry the docs' promises; prints the score.
+
+    Not part of `tests`: it takes minutes. Targets and tests: [tool.mutmut] in pyproject.toml and
+    tests/mutation/run_mutmut.py; survivors are explained in docs/mutation.md. `-- --score` only
+    prints the score of the last run.
+    """
+    _install(session, "test", "mutate")
+    session.run("python", "tests/mutation/run_mutmut.py", *session.posargs)

@@ -7,7 +7,7 @@ connection machinery.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 import mcp_types as types
@@ -21,6 +21,7 @@ __all__ = [
     "envelope_from_result",
     "exception_text",
     "resolve_headers",
+    "scrub_envelope",
     "server_identity",
     "tool_entry_from_mcp",
 ]
@@ -157,3 +158,20 @@ def scrub(text: str, secrets: Iterable[str]) -> str:
         if secret:
             text = text.replace(secret, "***")
     return text
+
+
+def scrub_envelope(envelope: ToolResultEnvelope, secrets: Collection[str]) -> ToolResultEnvelope:
+    """The envelope with every secret blanked out of its strings: a server may echo a header back."""
+    if not secrets:
+        return envelope
+    return ToolResultEnvelope.from_dict(_scrub_json(envelope.to_dict(), secrets))
+
+
+def _scrub_json(value: Any, secrets: Collection[str]) -> Any:
+    if isinstance(value, str):
+        return scrub(value, secrets)
+    if isinstance(value, Mapping):
+        return {scrub(str(k), secrets): _scrub_json(v, secrets) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_scrub_json(item, secrets) for item in value]
+    return value

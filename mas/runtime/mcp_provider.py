@@ -19,7 +19,7 @@ Transports (from :class:`MCPServerConfig`):
   only a few variables (PATH, HOME, ...) to the child; put anything else in ``env``.
 * ``streamable-http`` and ``sse``: url and headers. A header value ``env:VAR`` (or
   ``Bearer env:VAR``) is read from the environment at connect time, never stored resolved, and
-  blanked out of every message this module produces.
+  blanked out (``***``) of every message this module produces and every result it returns.
 
 ``connect_timeout_seconds`` bounds connect + initialize, and each ``tools/list`` page.
 """
@@ -47,6 +47,7 @@ from mas.runtime._mcp_convert import (
     dump_wire,
     envelope_from_result,
     one_line,
+    scrub_envelope,
     server_identity,
     tool_entry_from_mcp,
 )
@@ -300,7 +301,7 @@ class MCPToolProvider:
             except Exception as exc:
                 conn.note_failure(exc)
                 return self._call_error(tool_name, exc, timeout_seconds)
-            return envelope_from_result(result)
+            return scrub_envelope(envelope_from_result(result), self._keeper.secrets)
 
         if relay is not None:
             relay.start()

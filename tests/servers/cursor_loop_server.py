@@ -1,4 +1,8 @@
-"""A misbehaving MCP server (stdio): every tools/list page returns the same nextCursor forever.
+"""A misbehaving MCP server (stdio) whose tools/list cursors never end.
+
+* default: every page returns the same nextCursor, ``same-cursor``, forever;
+* ``--cycle N``: the cursors go round a cycle of N, ``c1`` -> ``c2`` -> ... -> ``cN`` -> ``c1``;
+* ``--hang-page-2``: page 1 returns cursor ``c1``; asked for it, the server never answers.
 
 Clients that follow nextCursor blindly never stop; the provider must cut this off.
 """
@@ -6,6 +10,7 @@ Clients that follow nextCursor blindly never stop; the provider must cut this of
 from __future__ import annotations
 
 import asyncio
+import sys
 from typing import Any
 
 import mcp_types as types
@@ -13,13 +18,21 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.server.stdio import stdio_server
 
+_CYCLE = int(sys.argv[sys.argv.index("--cycle") + 1]) if "--cycle" in sys.argv else 0
 _TOOL = types.Tool(name="echo", description="Echo the input.", input_schema={"type": "object", "properties": {}})
 
 
 async def list_tools(
     ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
 ) -> types.ListToolsResult:
-    return types.ListToolsResult(tools=[_TOOL], next_cursor="same-cursor")
+    if "--hang-page-2" in sys.argv and params is not None and params.cursor:
+        await asyncio.Event().wait()  # never set
+    if "--hang-page-2" in sys.argv:
+        return types.ListToolsResult(tools=[_TOOL], next_cursor="c1")
+    if _CYCLE == 0:
+        return types.ListToolsResult(tools=[_TOOL], next_cursor="same-cursor")
+    at = int(params.cursor[1:]) if params is not None and params.cursor else 0
+    return types.ListToolsResult(tools=[_TOOL], next_cursor=f"c{at % _CYCLE + 1}")
 
 
 async def call_tool(ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> types.CallToolResult:

@@ -1,0 +1,92 @@
+"""Untrusted text becomes Python literals only: each helper checked against hand-written output."""
+
+from __future__ import annotations
+
+import ast
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from codegen.literals import clean_text, docstring_literal, json_default_literal, str_literal, wire_literal
+
+
+def test_clean_text_normalises_newlines_tabs_and_drops_invisible_characters() -> None:
+    assert clean_text("a\r\nb\rc\td") == "a\nb\nc    d"
+    # bidi override, zero-width space's cousin (format), NUL, line and paragraph separators
+    assert clean_text("x\u202ey\u200dz\x00\u2028\u2029!") == "xyz!"
+    assert clean_text("keep é 中 ✓ \n") == "keep é 中 ✓ \n"
+
+
+def test_str_literal_is_a_cleaned_double_quoted_literal() -> None:
+    assert str_literal(None) == "None"
+    assert str_literal('say "hi"\u202e') == "'say \"hi\"'"
+    assert str_literal("a\tb") == '"a    b"'
+    assert ast.literal_eval(str_literal('x"; import os; "')) == 'x"; import os; "'
+
+
+def test_wire_literal_keeps_every_character() -> None:
+    wire = "weird\u202ename\n\x00"
+    assert ast.literal_eval(wire_literal(wire)) == wire
+
+
+@pytest.mark.parametrize(
+    ("text", "indent", "expected"),
+    [
+        ("Get the weather.", 8, '"""Get the weather."""'),
+        ("", 8, '"""(no description)"""'),
+        ("  \n\n  ", 4, '"""(no description)"""'),
+        ('Ends with a quote "x"', 4, '"""Ends with a quote \\"x\\" """'),
+        ('"""; import os; """', 4, '"""\\"\\"\\"; import os; \\"\\"\\" """'),
+        ("back\\slash", 4, '"""back\\\\slash"""'),
+        ("\n\n  First line.  \n", 4, '"""First line."""'),
+        (
+            "First.\n\n    Indented more.\n  Less.\n\n",
+            8,
+            '"""First.\n\n          Indented more.\n        Less.\n        """',
+        ),
+        ("One.\nTwo.\t", 4, '"""One.\n    Two.\n    """'),
+    ],
+)
+def test_docstring_literal(text: str, indent: int, expected: str) -> None:
+    assert docstring_literal(text, indent) == expected
+
+
+def test_docstring_literal_falls_back_to_a_plain_literal_when_the_check_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(text: str) -> object:
+        raise SyntaxError("pretend the escaping went wrong")
+
+    monkeypatch.setattr("codegen.literals.ast.literal_eval", broken)
+    assert docstring_literal("First.\n  Second.", 4) == '"First.\\nSecond."'
+
+
+@given(st.text(max_size=60), st.sampled_from([0, 4, 8]))
+def test_docstring_literal_is_always_one_literal(text: str, indent: int) -> None:
+    literal = docstring_literal(text, indent)
+    tree = ast.parse(literal)
+    assert len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr)
+    assert isinstance(tree.body[0].value, ast.Constant) and isinstance(tree.body[0].value.value, str)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("celsius", '"celsius"'),
+        ('say "x"', "'say \"x\"'"),
+        ("tab\there", None),  # would have to be altered to print: no default
+        ("bidi\u202e", None),
+        (None, "None"),
+        (True, "True"),
+        (False, "False"),
+        (0, "0"),
+        (-7, "-7"),
+        (2.5, "2.5"),
+        (math.inf, None),
+        (math.nan, None),
+        ([1], None),
+        ({"a": 1}, None),
+    ],
+)
+def test_json_default_literal(value: object, expected: str | None) -> None:
+    assert json_default_literal(value) == expected

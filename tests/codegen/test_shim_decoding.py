@@ -1,0 +1,168 @@
+"""Edge cases of the shim's decoding (codegen/shim/_runtime.py), each outcome written out by hand.
+
+test_shim.py covers decoding through real captures; these pin the helpers' corner cases.
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+import pytest
+from pydantic import BaseModel, ConfigDict, Field, RootModel
+
+from codegen.shim import _runtime as rt
+
+
+def info(name: str = "tool") -> rt.ToolInfo[Any]:
+    return rt.ToolInfo(
+        name=name,
+        method=name,
+        namespace=None,
+        title=None,
+        description="",
+        input_ref=dict,
+        output_ref=None,
+        output_is_root=False,
+    )
+
+
+class Typed:
+    type = "image"
+
+
+@pytest.mark.parametrize(
+    ("block", "tag"),
+    [
+        ({"type": "text"}, "text"),
+        ({"type": "video"}, "unknown"),
+        ({"type": 5}, "unknown"),
+        ({}, "unknown"),
+        (Typed(), "image"),
+        (object(), "unknown"),
+    ],
+)
+def test_block_tag(block: object, tag: str) -> None:
+    assert rt._block_tag(block) == tag
+
+
+def test_joined_text_takes_only_text_blocks_with_string_text() -> None:
+    blocks: list[object] = [
+        rt.TextContent(text="a"),
+        {"type": "text", "text": "b"},
+        {"type": "image", "text": "c"},
+        {"type": "text", "text": 5},
+        "d",
+    ]
+    assert rt._joined_text(blocks) == "a\nb"
+    assert rt._joined_text([{"type": "image", "data": "x"}]) is None
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ([{"type": "text"}, rt.TextContent(text="x")], True),
+        ([], True),
+        ([{"type": "text"}, 5], False),
+        ([{"type": 1}], False),
+        (({"type": "text"},), False),  # a tuple is not a block list
+        (5, False),
+        (None, False),
+    ],
+)
+def test_is_block_list(value: object, expected: bool) -> None:
+    assert rt._is_block_list(value) is expected
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        ({"__capture__": 1, "result": 2}, True),  # capture keys aside
+        ({"__x": 1, "result": 2}, False),  # not a dunder: an unknown key
+        ({"x__": 1, "result": 2}, False),
+        ({"result": 2, "meta": None, "content": "x"}, True),
+        ({"isError": False}, True),
+        ({"structuredContent": None}, True),
+        ({"content": [{"type": "text", "text": "x"}]}, True),
+        ({"content": "x"}, False),
+        ({"value": 1}, False),
+    ],
+)
+def test_looks_like_envelope(data: dict[str, object], expected: bool) -> None:
+    assert rt._looks_like_envelope(data) is expected
+
+
+class Block(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+    type: str
+    mime_type: str = Field(alias="mimeType")
+    day: datetime.date
+    note: str | None = None
+
+
+def test_envelope_from_mapping_prefers_snake_case_and_dumps_block_models_as_json() -> None:
+    data = {
+        "structuredContent": {"camel": 1},
+        "structured_content": {"snake": 2},
+        "result": 3,
+        "content": [Block(type="image", mimeType="image/png", day=datetime.date(2026, 1, 2)), {"type": "text"}],
+        "isError": 0,
+    }
+    assert rt._envelope_from_mapping(data) == {
+        "structured_content": {"snake": 2},
+        "result": 3,
+        "content": [{"type": "image", "mimeType": "image/png", "day": "2026-01-02"}, {"type": "text"}],
+        "is_error": False,
+    }
+    assert rt._envelope_from_mapping({"result": 1, "content": "x"}) == {"result": 1, "content": "x", "is_error": False}
+
+
+def test_is_str_root() -> None:
+    assert rt._is_str_root(RootModel[str]) is True
+    assert rt._is_str_root(RootModel[str | None]) is True
+    assert rt._is_str_root(RootModel[int]) is False
+    assert rt._is_str_root(Block) is False
+
+
+def test_a_result_without_blocks_becomes_readable_text() -> None:
+    out = rt.decode_result(info(), {"result": {"city": "Zürich"}, "is_error": False}).value
+    assert isinstance(out, rt.ToolOutput)
+    assert out.text == '{"city": "Zürich"}'
+    assert rt.decode_result(info(), {"result": "plain", "is_error": False}).value.text == "plain"
+
+
+def test_bad_blocks_raise_with_the_envelope() -> None:
+    raw = {"content": [{"type": "text", "text": 5}], "is_error": False}
+    with pytest.raises(rt.ToolOutputValidationError) as caught:
+        rt.decode_result(info("t"), raw)
+    assert caught.value.envelope == {"content": [{"type": "text", "text": 5}], "is_error": False}
+    assert caught.value.raw == [{"type": "text", "text": 5}]
+    assert caught.value.tool_name == "t"
+
+
+class Note(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+    note: str = Field(alias="x-note")
+    day: datetime.date
+
+
+class NoteEnvelope(Note):
+    is_error: bool = Field(alias="isError")
+
+
+def test_models_are_read_as_json_with_their_aliases() -> None:
+    day = datetime.date(2026, 1, 2)
+    assert rt.normalize_envelope(Note(note="n", day=day)) == {
+        "result": {"x-note": "n", "day": "2026-01-02"},
+        "is_error": False,
+    }
+    assert rt.normalize_envelope(NoteEnvelope(note="n", day=day, isError=False)) == {
+        "x-note": "n",
+        "day": "2026-01-02",
+        "is_error": False,
+    }
+
+
+def test_a_result_that_is_not_json_becomes_text_anyway() -> None:
+    out = rt.decode_result(info(), {"result": {"day": datetime.date(2026, 1, 2)}, "is_error": False}).value
+    assert out.text == '{"day": "2026-01-02"}'

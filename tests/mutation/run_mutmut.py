@@ -1,0 +1,98 @@
+"""``nox -s mutate``: mutation testing (mutmut) over the functions that carry the docs' promises.
+
+Run from the repository root: ``python tests/mutation/run_mutmut.py`` runs mutmut over TARGETS and
+prints the score; ``--score`` only prints the score of the last run (from ``mutants/``). Which
+files are mutated and which tests run is configured in ``[tool.mutmut]`` of pyproject.toml; the
+survivors and why they are harmless are listed in docs/mutation.md.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+# mutmut's names: module.x_function__mutmut_N, module.xǁClassǁmethod__mutmut_N.
+_CONTRACT = "mas.runtime.contracts.tool_contract."
+_SHIM = "codegen.shim._runtime."
+TARGETS = {
+    "naming": ["codegen.naming.*"],
+    "write": ["codegen.write.*"],
+    "snapshot": ["codegen.snapshot.*"],
+    "literals": ["codegen.literals.*"],
+    "envelope rule": [_CONTRACT + "x_wrap_result__*", _CONTRACT + "xǁToolResultEnvelopeǁcoerce__*"],
+    "argument forwarding": [
+        _CONTRACT + f"x_{name}__*" for name in ("accepted_call_kwargs", "_forwardable", "invoke_call_tool")
+    ]
+    + [_CONTRACT + "x_ainvoke_call_tool__*"],
+    "pagination": ["mas.runtime.mcp_provider.xǁMCPToolProviderǁ_fetch_listing__*"],
+    "redaction": [
+        f"mas.runtime._mcp_convert.x_{name}__*"
+        for name in ("resolve_headers", "leaf_exception", "exception_text", "scrub", "scrub_envelope", "_scrub_json")
+    ]
+    + ["mas.runtime.mcp_provider.xǁMCPToolProviderǁ_failure__*"],
+    "shim decoding": [
+        f"{_SHIM}x_{name}__*"
+        for name in (
+            "_block_tag",
+            "_joined_text",
+            "_as_list",
+            "_is_block_list",
+            "_looks_like_envelope",
+            "_envelope_from_mapping",
+            "normalize_envelope",
+            "_is_str_root",
+            "_json_or_none",
+            "_json_from_text",
+            "_tool_output",
+            "decode_result",
+        )
+    ],
+}
+# mutmut's exit codes: 1 and 3 are a test failure; 36, 24, 152, 255, -24 a timeout; 37 the type checker.
+KILLED = {1, 3, 36, 24, 152, 255, -24, 37}
+
+
+def _results(root: Path) -> dict[str, int | None]:
+    results: dict[str, int | None] = {}
+    for meta in sorted((root / "mutants").rglob("*.meta")):
+        results.update(json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"])
+    return results
+
+
+def score(root: Path) -> float:
+    results = _results(root)
+    total: Counter[str] = Counter()
+    killed: Counter[str] = Counter()
+    survivors: list[str] = []
+    for area, patterns in TARGETS.items():
+        for name, code in results.items():
+            if any(fnmatch.fnmatchcase(name, p) for p in patterns):
+                total[area] += 1
+                if code in KILLED:
+                    killed[area] += 1
+                else:
+                    survivors.append(f"{name} (exit {code})")
+    for area in TARGETS:
+        print(f"{area:20} {killed[area]:4} / {total[area]:4} killed")
+    all_killed, all_total = sum(killed.values()), sum(total.values())
+    print("survivors:", *sorted(survivors), sep="\n  ")
+    percent = 100 * all_killed / all_total if all_total else 0.0
+    print(f"mutation score: {all_killed} / {all_total} killed = {percent:.1f}%")
+    return percent
+
+
+def main(argv: list[str]) -> int:
+    root = Path.cwd()
+    if "--score" not in argv:
+        patterns = [p for group in TARGETS.values() for p in group]
+        subprocess.run(["mutmut", "run", "--max-children", "2", *patterns], check=True)
+    score(root)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

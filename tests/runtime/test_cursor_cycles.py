@@ -1,0 +1,55 @@
+"""A server whose cursors go round a cycle (A -> B -> A) is stopped with the right message.
+
+The cycle must be recognised as a repeated cursor, not left to run into ``max_pages`` (whose
+message would blame the size of the listing).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mas.runtime.config import MCPServerConfig
+from mas.runtime.mcp_provider import MCPToolProvider, ToolServerError
+
+SERVER = Path(__file__).resolve().parents[1] / "servers" / "cursor_loop_server.py"
+
+
+@pytest.mark.parametrize(
+    ("cycle", "expected"),
+    [
+        (2, "tools/list repeated cursor 'c1' on page 4; stopped paging"),  # c1 -> c2 -> c1
+        (3, "tools/list repeated cursor 'c1' on page 5; stopped paging"),  # c1 -> c2 -> c3 -> c1
+    ],
+)
+def test_a_cursor_cycle_is_a_repeated_cursor(cycle: int, expected: str) -> None:
+    config = MCPServerConfig(
+        name="cycler",
+        transport="stdio",
+        command="python",
+        args=(str(SERVER), "--cycle", str(cycle)),
+        connect_timeout_seconds=20,
+        max_pages=50,
+    )
+    with MCPToolProvider(config) as provider:
+        with pytest.raises(ToolServerError) as info:
+            provider.list_tools()
+        assert str(info.value) == f"MCP server 'cycler': {expected}"
+        # The call path prefetches the same listing; the failure must not break calling.
+        assert provider.call_tool("echo", {}).result == "echo"
+
+
+def test_a_page_that_never_comes_times_out_naming_the_page() -> None:
+    config = MCPServerConfig(
+        name="slow",
+        transport="stdio",
+        command="python",
+        args=(str(SERVER), "--hang-page-2"),
+        connect_timeout_seconds=6,  # bounds connecting (a cold start) and then each page
+    )
+    with MCPToolProvider(config) as provider:
+        with pytest.raises(ToolServerError) as info:
+            provider.list_tools()
+        assert str(info.value) == "MCP server 'slow': tools/list timed out after 6 s (page 2)"
+        assert provider.call_tool("echo", {}).result == "echo"  # the session survived the timeout

@@ -1,0 +1,66 @@
+"""A hostile MCP server (streamable HTTP on 127.0.0.1): it echoes the request's secret headers back.
+
+Run as ``python echo_header_server.py PORT``. Every answer carries the ``Authorization`` and
+``X-Api-Key`` headers it received, verbatim, plus the SHA-256 of the Authorization header so a
+test can prove the real token arrived even when the echo itself is blanked out:
+
+* ``tools/list`` page 1 lists the tools and a cursor; page 2 fails with an MCP error echoing the
+  headers (the provider logs that failure when it prefetches the listing before a call);
+* ``echo_result`` returns the headers in a text block and in structured content;
+* ``echo_tool_error`` returns them in an ``isError`` result;
+* ``echo_error`` fails with a JSON-RPC error whose message echoes them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from typing import Any
+
+import mcp_types as types
+import uvicorn
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel.server import Server
+from mcp.shared.exceptions import MCPError
+
+_EMPTY: dict[str, Any] = {"type": "object", "properties": {}}
+_TOOLS = [
+    types.Tool(name=name, description="Echo the request headers.", input_schema=_EMPTY)
+    for name in ("echo_result", "echo_tool_error", "echo_error")
+]
+
+
+def _echo(ctx: ServerRequestContext[Any, Any]) -> tuple[str, str]:
+    """One line with both headers as received, and the SHA-256 of the Authorization header."""
+    headers = getattr(ctx.request, "headers", None) or {}
+    auth, key = str(headers.get("authorization")), str(headers.get("x-api-key"))
+    return f"authorization={auth} x-api-key={key}", hashlib.sha256(auth.encode()).hexdigest()
+
+
+async def list_tools(
+    ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+) -> types.ListToolsResult:
+    if params is None or not params.cursor:
+        return types.ListToolsResult(tools=_TOOLS, next_cursor="page-2")
+    echo, digest = _echo(ctx)
+    raise MCPError(code=types.INTERNAL_ERROR, message=f"cannot list page 2 for {echo} sha256={digest}")
+
+
+async def call_tool(ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+    echo, digest = _echo(ctx)
+    if params.name == "echo_error":
+        raise MCPError(code=types.INVALID_PARAMS, message=f"rejected {echo} sha256={digest}")
+    text = [types.TextContent(text=f"you sent {echo} sha256={digest}")]
+    if params.name == "echo_tool_error":
+        return types.CallToolResult(content=text, is_error=True)
+    return types.CallToolResult(content=text, structured_content={"echo": echo, "sha256": digest})
+
+
+def main() -> None:
+    server: Server[Any] = Server("echo-header", on_list_tools=list_tools, on_call_tool=call_tool)
+    app = server.streamable_http_app(host="127.0.0.1")
+    uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,65 @@
+"""Every test the docs name as proof of a promise exists, so the references cannot rot."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DOCS = sorted([*(REPO / "docs").glob("*.md"), REPO / "README.md"])
+#: `tests/<path>.py::test_name`, optionally `::Class::test_name`, optionally with a `[param id]`.
+REFERENCE = re.compile(r"`(tests/[\w/]+\.py)((?:::\w+)+)(?:\[[^\]`]*\])?`")
+#: Sections whose promises must each name their proof (docs file, heading or paragraph start).
+PROVED_SECTIONS = [
+    ("generator.md", "Exit codes:"),
+    ("generator.md", "## The snapshot"),
+    ("generator.md", "## Untrusted text"),
+    ("tool-server-registry.md", "## Secrets in headers"),
+]
+
+
+def _defined(path: Path) -> set[str]:
+    """``name`` for module-level test functions and ``Class::name`` for methods."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            names.add(node.name)
+        elif isinstance(node, ast.ClassDef):
+            names |= {
+                f"{node.name}::{item.name}"
+                for item in node.body
+                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)
+            }
+    return names
+
+
+def references(text: str) -> list[tuple[str, str]]:
+    return [(path, test.removeprefix("::")) for path, test in REFERENCE.findall(text)]
+
+
+def test_every_named_test_exists() -> None:
+    found = [(doc.name, path, test) for doc in DOCS for path, test in references(doc.read_text(encoding="utf-8"))]
+    assert len(found) >= 30, "the docs should name the tests that prove their promises"
+    missing = [
+        f"{doc}: {path}::{test}"
+        for doc, path, test in found
+        if not (REPO / path).is_file() or test not in _defined(REPO / path)
+    ]
+    assert missing == []
+
+
+def test_each_promise_section_names_its_proof() -> None:
+    for doc, start in PROVED_SECTIONS:
+        text = (REPO / "docs" / doc).read_text(encoding="utf-8")
+        assert start in text, (doc, start)
+        begin = text.index(start)
+        end = text.find("\n## ", begin + 1)
+        section = text[begin : end if end != -1 else None]
+        assert "Proved by" in section and references(section), (doc, start)
+
+
+def test_the_reference_pattern_reads_every_form() -> None:
+    text = "see `tests/a/test_b.py::test_c`, `tests/test_d.py::TestE::test_f[x y]` and `tests/x.py` (no test)"
+    assert references(text) == [("tests/a/test_b.py", "test_c"), ("tests/test_d.py", "TestE::test_f")]
