@@ -143,7 +143,7 @@ class SessionKeeper:
                     session = await stack.enter_async_context(
                         ClientSession(read, write, message_handler=self._on_message)
                     )
-                    await session.initialize()
+                    await _negotiate(session)
                     scope.deadline = math.inf
                     logger.debug("MCP server %r: connected over %s", self.name, self.config.transport)
                     conn.ready.set_result(session)
@@ -251,6 +251,20 @@ class ProgressRelay:
         except (TimeoutError, asyncio.CancelledError):
             task.cancel()
             raise
+
+
+async def _negotiate(session: ClientSession) -> None:
+    """Speak the newest protocol the server knows, as the SDK's own ``Client`` does by default.
+
+    ``server/discover`` reaches the 2026 protocol, the first with input rounds (``input_required``);
+    a server that does not answer it with a modern version gets the ``initialize`` handshake.
+    """
+    try:
+        await session.discover()
+    except MCPError:
+        await session.initialize()
+    except RuntimeError:  # discover answered, but with no modern version this client speaks
+        await session.initialize()
 
 
 def _errlog() -> Any:

@@ -296,7 +296,9 @@ class MCPToolProvider:
                     input_responses=responses,
                     request_state=request_state,
                     meta=cast(Any, dict(meta)) if meta is not None else None,
-                    allow_input_required=bool(allow_input_required),
+                    # Always received: the envelope says input_required and the caller answers it
+                    # (generated packages do so with on_input); only an explicit False refuses it.
+                    allow_input_required=allow_input_required is not False,
                     allow_claimed=bool(allow_claimed),
                 )
             except Exception as exc:

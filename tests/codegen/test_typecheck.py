@@ -188,7 +188,7 @@ def _snapshot(diagnostics: list[Diagnostic], expected: list[tuple[int, str, str]
 def test_packages_are_generated(workspace: Path) -> None:
     for package in PACKAGES:
         names = sorted(p.name for p in (workspace / package).iterdir() if p.name != "__pycache__")
-        assert names == ["__init__.py", "_runtime.py", "_tools.py", "inputs.py", "outputs.py", "py.typed"]
+        assert names == ["__init__.py", "_rules.py", "_runtime.py", "_tools.py", "inputs.py", "outputs.py", "py.typed"]
     tools = (workspace / "captures" / "_tools.py").read_text(encoding="utf-8")
     for attr, cls in [("everything", "Everything"), ("fetch", "Fetch"), ("filesystem", "Filesystem"),
                       ("git", "Git"), ("memory", "Memory"), ("time", "Time")]:  # fmt: skip

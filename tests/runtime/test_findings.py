@@ -106,8 +106,8 @@ def _slow_skill(tmp_path: Path, timeout: float | None = None) -> SkillToolProvid
     extra = f"  timeout_seconds: {timeout}\n" if timeout is not None else ""
     (tmp_path / "slow.yaml").write_text(
         "apiVersion: toolgen/v1\nkind: Tool\nmetadata:\n  name: slow\nspec:\n  description: sleeps\n"
-        "  handler: contract_helpers:sleep_for\n  parameters:\n    type: object\n    properties:\n      secs: {type: number}\n"
-        + extra,
+        "  handler: contract_helpers:sleep_for\n"
+        "  parameters:\n    type: object\n    properties:\n      secs: {type: number}\n" + extra,
         encoding="utf-8",
     )
     return SkillToolProvider(load_tool_documents([tmp_path]))
@@ -160,7 +160,8 @@ def test_result_type_none_is_omitted() -> None:
 
 def test_yaml_read_only_null_means_omit(tmp_path: Path) -> None:
     (tmp_path / "t.yaml").write_text(
-        "apiVersion: toolgen/v1\nkind: Tool\nmetadata:\n  name: t\nspec:\n  description: d\n  read_only: null\n  parameters: {type: object}\n",
+        "apiVersion: toolgen/v1\nkind: Tool\nmetadata:\n  name: t\nspec:\n  description: d\n"
+        "  read_only: null\n  parameters: {type: object}\n",
         encoding="utf-8",
     )
     (definition,) = load_tool_documents([tmp_path])

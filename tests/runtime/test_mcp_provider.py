@@ -28,7 +28,16 @@ from mas.samples import mcp_server as sample
 
 REPO = Path(__file__).resolve().parents[2]
 SERVERS = REPO / "tests" / "servers"
-DEFAULT_TOOLS = ["get_weather", "search-docs", "notes.create", "notes.delete", "count_slowly", "whoami"]
+DEFAULT_TOOLS = [
+    "get_weather",
+    "search-docs",
+    "notes.create",
+    "notes.delete",
+    "count_slowly",
+    "whoami",
+    "greet",
+    "flaky_lookup",
+]
 TOKEN_VAR = "TOOLGEN_TEST_MCP_TOKEN"
 
 
@@ -150,7 +159,7 @@ def loop_threads(provider: MCPToolProvider) -> list[threading.Thread]:
 # --- listing ---------------------------------------------------------------------------------
 def test_lists_every_page_in_server_order(provider: MCPToolProvider) -> None:
     raw = provider.list_mcp_tools()
-    assert [t["name"] for t in raw] == DEFAULT_TOOLS  # 6 tools over 3 pages of 2; no `crash`
+    assert [t["name"] for t in raw] == DEFAULT_TOOLS  # 8 tools over 4 pages of 2; no `crash`
     weather = raw[0]
     assert weather["inputSchema"]["required"] == ["city"]
     assert weather["outputSchema"]["required"] == ["city", "temperature", "conditions", "humidity"]
@@ -185,7 +194,7 @@ def test_repeating_cursor_is_cut_off_with_a_clear_error() -> None:
 
 
 def test_more_pages_than_max_pages_is_an_error(http_server: tuple[str, str]) -> None:
-    with MCPToolProvider(http_config("pages", http_server[0], max_pages=2)) as provider:  # 3 pages of 2
+    with MCPToolProvider(http_config("pages", http_server[0], max_pages=2)) as provider:  # 4 pages of 2
         with pytest.raises(ToolServerError) as info:
             provider.list_tools()
     assert str(info.value) == "MCP server 'pages': tools/list returned more than max_pages=2 pages; stopped paging"

@@ -108,9 +108,9 @@ def error_kind(envelope: Mapping[str, Any]) -> str | None:
     """Why an envelope (dict form) failed, or None when it did not."""
     if not envelope.get("is_error"):
         return None
-    metadata = envelope.get("metadata")
-    kind = metadata.get(ERROR_KIND_KEY) if isinstance(metadata, Mapping) else None
-    return kind if kind in ERROR_KINDS else "tool_error"
+    metadata: object = envelope.get("metadata")
+    kind: object = cast(Mapping[str, object], metadata).get(ERROR_KIND_KEY) if isinstance(metadata, Mapping) else None
+    return kind if isinstance(kind, str) and kind in ERROR_KINDS else "tool_error"
 
 
 def failure_dict(message: str, kind: str = "tool_error") -> dict[str, Any]:
@@ -138,9 +138,12 @@ def _is_dunder(key: object) -> bool:
 
 
 def _dumped(item: object) -> object:
-    dump = getattr(item, "model_dump", None)
-    if callable(dump) and not isinstance(item, Mapping):
-        return dump(mode="json", by_alias=True, exclude_none=True)
+    if isinstance(item, Mapping):
+        return cast(Mapping[str, object], item)
+    dump: object = getattr(item, "model_dump", None)
+    if callable(dump):
+        dumped: object = dump(mode="json", by_alias=True, exclude_none=True)
+        return dumped
     return item
 
 
@@ -167,11 +170,17 @@ def is_envelope(data: Mapping[str, Any]) -> bool:
 def _checked(key: str, value: object, allowed: tuple[str, ...]) -> str:
     if value not in allowed:
         raise ValueError(f"envelope key {key!r} must be one of {', '.join(allowed)}, not {value!r}")
-    return cast(str, value)
+    return str(value)
 
 
-def _joined_text(blocks: list[Any]) -> str:
-    return "\n".join(b["text"] for b in blocks if isinstance(b, Mapping) and b.get("type") == "text" and "text" in b)
+def _joined_text(blocks: list[object]) -> str:
+    texts: list[str] = []
+    for block in blocks:
+        fields: Mapping[str, object] = cast(Mapping[str, object], block) if isinstance(block, Mapping) else {}
+        text = fields.get("text")
+        if fields.get("type") == "text" and isinstance(text, str):
+            texts.append(text)
+    return "\n".join(texts)
 
 
 def _from_mapping(data: Mapping[str, Any]) -> dict[str, Any]:
@@ -290,11 +299,11 @@ def forward_target(callee: object, method: str) -> Callable[..., object] | None:
     while callable(func):
         sibling = getattr(getattr(func, "__func__", func), FORWARDS_TO, None)
         if not isinstance(sibling, str) or sibling in seen:
-            return cast(Callable[..., object], func)
+            return func
         seen.add(sibling)
         nxt: object = getattr(callee, sibling, None)
         if not callable(nxt):
-            return cast(Callable[..., object], func)
+            return func
         func = nxt
     return None
 

@@ -74,7 +74,6 @@ HINT_KEYS: dict[str, str] = {
 ResultMode = Literal["inline", "stream", "session"]
 
 
-
 @dataclass(frozen=True)
 class ToolResultEnvelope:
     """The result of one ``call_tool``.
@@ -320,7 +319,9 @@ class ToolContract:
             )
         ]
 
-    def _checked_arguments(self, tool_name: str, arguments: Mapping[str, Any] | None) -> dict[str, Any] | ToolResultEnvelope:
+    def _checked_arguments(
+        self, tool_name: str, arguments: Mapping[str, Any] | None
+    ) -> dict[str, Any] | ToolResultEnvelope:
         if tool_name != self.get_name():
             return ToolResultEnvelope.failure(
                 f"tool {tool_name!r} is not provided here (this is {self.get_name()!r})", kind="unknown_tool"
