@@ -179,3 +179,22 @@ def test_headers_on_a_stdio_server_are_refused(tmp_path: Path) -> None:
     )
     with pytest.raises(ConfigError, match="headers"):
         load_infra(tmp_path / "i.yaml")
+
+
+def test_a_connect_timeout_reports_on_time() -> None:
+    import sys
+
+    from mcp_helpers import REPO, stdio_config
+
+    from mas.runtime.mcp_provider import MCPToolProvider, ToolServerError
+
+    config = stdio_config(
+        "mute", "--mute", script=REPO / "tests" / "servers" / "hang_server.py", connect_timeout_seconds=1.0
+    )
+    assert sys.executable
+    with MCPToolProvider(config) as provider:
+        started = time.monotonic()
+        with pytest.raises(ToolServerError, match="timed out after 1.0 s"):
+            provider.list_tools()
+        reported = time.monotonic() - started
+    assert reported < 1.6, f"reported after {reported:.2f} s"
