@@ -21,7 +21,9 @@ Transports (from :class:`MCPServerConfig`):
   ``Bearer env:VAR``) is read from the environment at connect time, never stored resolved, and
   blanked out of every message this module produces.
 
-``connect_timeout_seconds`` bounds connect + initialize, and each ``tools/list`` page.
+``connect_timeout_seconds`` bounds connect + protocol negotiation (``server/discover``, else
+``initialize``), and each ``tools/list`` page. A failed call's envelope carries its failure kind
+in ``metadata["error_kind"]`` (``docs/tool.md``, "Failure kinds").
 """
 
 from __future__ import annotations
