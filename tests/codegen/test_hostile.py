@@ -623,7 +623,7 @@ def test_sloppy_package_passes_mypy_strict(mypy_errors: list[tuple[str, str]]) -
 def test_hostile_package_passes_pyright_strict(workspace: Path) -> None:
     """Shadowing names (``str``, ``Field``, ``_rt``...) and hostile keys type-check under pyright too."""
     report = pyright_strict(workspace, list(BOTH))
-    assert report["summary"]["filesAnalyzed"] == 5 * len(BOTH)
+    assert report["summary"]["filesAnalyzed"] == 6 * len(BOTH)
     found = [
         (Path(d["file"]).name, d["range"]["start"]["line"] + 1, d.get("rule", ""))
         for d in report["generalDiagnostics"]

@@ -67,6 +67,8 @@ def test_list_includes_the_sample_mcp_server(repo_root: Path, tmp_path: Path) ->
         notes.delete  sample    -                destructive            id
         count_slowly  sample    -                -                      -
         whoami        sample    -                read-only              -
+        greet         sample    -                idempotent, read-only  -
+        flaky_lookup  sample    -                idempotent, read-only  key
         """
     )
 
