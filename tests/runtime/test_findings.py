@@ -174,11 +174,15 @@ def test_headers_on_a_stdio_server_are_refused(tmp_path: Path) -> None:
 
     (tmp_path / "i.yaml").write_text(
         "apiVersion: toolgen/v1\nkind: ToolServerRegistry\nmetadata:\n  name: i\nspec:\n  servers:\n"
-        "    - name: s\n      transport: stdio\n      command: python\n      headers:\n        X-Key: v\n",
+        "    - name: s\n      protocol: mcp\n      transport: stdio\n      command: python\n"
+        "      headers:\n        X-Key: v\n",
         encoding="utf-8",
     )
-    with pytest.raises(ConfigError, match="headers"):
+    with pytest.raises(ConfigError) as caught:
         load_infra(tmp_path / "i.yaml")
+    assert str(caught.value).endswith(
+        "i.yaml:7: spec.servers[0]: `headers` are HTTP headers; a stdio server cannot send them (use `env`)"
+    )
 
 
 def test_a_connect_timeout_reports_on_time() -> None:
