@@ -147,6 +147,10 @@ def test_a_tool_without_description_does_not_advertise_the_base_docstring() -> N
         {"is_error": "yes"},
         {"result_mode": "paper"},
         {"result_type": 3},
+        {"metadata": "x"},
+        {"session_id": 3},
+        {"events": {}},
+        {"content": "text"},
     ],
 )
 def test_from_dict_validates_every_enumerated_key(data: dict[str, Any]) -> None:

@@ -169,6 +169,16 @@ def is_envelope(data: Mapping[str, Any]) -> bool:
     return bool(keys & _MARKERS) or ("content" in keys and _is_block_list(data.get("content")))
 
 
+# The JSON type of each optional key that has one (``structured_content`` may be any value).
+_SHAPES: dict[str, type] = {
+    "events": list,
+    "session_id": str,
+    "session_status": str,
+    "metadata": dict,
+    "meta": dict,
+}
+
+
 def _checked(key: str, value: object, allowed: tuple[str, ...]) -> str:
     if value not in allowed:
         raise ValueError(f"envelope key {key!r} must be one of {', '.join(allowed)}, not {value!r}")
@@ -201,6 +211,10 @@ def _from_mapping(data: Mapping[str, Any]) -> dict[str, Any]:
         raise ValueError(f"envelope key 'is_error' must be a boolean, not {fields['is_error']!r}")
     status = _checked("status", fields.get("status", "success"), STATUSES)
     failed = bool(fields.get("is_error")) or status == "error"
+    for key, kind in _SHAPES.items():
+        value = fields.get(key)
+        if value is not None and not isinstance(value, kind):
+            raise ValueError(f"envelope key {key!r} must be a {kind.__name__}, not {type(value).__name__}")
     blocks = fields.get("content")
     if blocks is not None:
         if not isinstance(blocks, list):
