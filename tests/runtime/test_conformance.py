@@ -342,6 +342,8 @@ def test_the_mcp_client_maps_timeout_and_progress(mcp: MCPToolProvider) -> None:
     assert done.text == "counted to 2" and [p for p, _, _ in progress] == [1, 2]
     late = mcp.call_tool("count_slowly", {"steps": 3, "delay_seconds": 0.5}, timeout_seconds=0.2)
     assert late.error_kind == "timeout"
+    at_once = mcp.call_tool("count_slowly", {"steps": 1, "delay_seconds": 0.3}, timeout_seconds=0)
+    assert at_once.error_kind == "timeout"  # 0 is a limit, not "unset"
 
 
 # --- Result keys -----------------------------------------------------------------------------------
