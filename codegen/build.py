@@ -185,6 +185,10 @@ def _exports() -> tuple[str, ...]:
     names = {
         "AsyncTools", "AsyncToolsResults", "CallOptions", "TOOLS", "ToolCallError", "ToolError", "ToolInfo",
         "ToolOutput", "ToolOutputValidationError", "ToolResult", "Tools", "ToolsResults",
+        # typed failures (one per error kind) and input rounds
+        "ElicitationRequest", "InputRequest", "RootsRequest", "SamplingRequest", "ToolArgumentsError",
+        "ToolCancelledError", "ToolInputRequiredError", "ToolNotFoundError", "ToolProtocolError",
+        "ToolTimeoutError", "ToolUnavailableError",
     }  # fmt: skip
     return tuple(sorted(names))
 

@@ -10,10 +10,12 @@ import jinja2
 from codegen.formatting import format_python
 from codegen.model import PackageSpec
 
-__all__ = ["SHIM_PATH", "format_python", "render_package", "templates_dir"]
+__all__ = ["RULES_PATH", "SHIM_PATH", "format_python", "render_package", "templates_dir"]
 
 _HERE = Path(__file__).resolve().parent
 SHIM_PATH = _HERE / "shim" / "_runtime.py"
+#: The contract's shared rules, imported by the shim (a verbatim copy of mas/runtime/contracts/_rules.py).
+RULES_PATH = _HERE / "shim" / "_rules.py"
 
 
 def templates_dir() -> Path:
@@ -60,5 +62,6 @@ def render_package(pkg: PackageSpec) -> dict[str, str]:
     out = {path: text if path in ready else format_python(text) for path, text in files.items()}
     # The shim is copied verbatim below its header, so it stays the tested file byte for byte.
     out["_runtime.py"] = f"{pkg.header}\n{SHIM_PATH.read_text(encoding='utf-8')}"
+    out["_rules.py"] = f"{pkg.header}\n{RULES_PATH.read_text(encoding='utf-8')}"
     out["py.typed"] = ""
     return dict(sorted(out.items()))

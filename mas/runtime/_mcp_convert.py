@@ -34,6 +34,9 @@ _SENSITIVE_HEADER_WORDS = ("authorization", "cookie", "token", "key", "secret", 
 class ToolServerError(RuntimeError):
     """A tool server could not be reached or answered badly. ``str()`` is one line naming the server."""
 
+    #: The failure kind a registry reports when a provider raises this (``docs/tool.md``).
+    error_kind = "unavailable"
+
     def __init__(self, server: str, detail: str) -> None:
         self.server = server
         self.detail = one_line(detail)
@@ -80,32 +83,16 @@ def tool_entry_from_mcp(tool: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def envelope_from_result(result: types.Result) -> ToolResultEnvelope:
-    """A tools/call result as an envelope; content blocks stay JSON dicts with wire keys."""
-    if isinstance(result, types.CallToolResult):
-        content = [dump_wire(block) for block in result.content]
-        structured = result.structured_content
-        if structured is None:
-            value: Any = "\n".join(b["text"] for b in content if b.get("type") == "text")
-        else:
-            value = structured
-        return ToolResultEnvelope(
-            status="error" if result.is_error else "success",
-            result=value,
-            is_error=result.is_error,
-            content=content,
-            structured_content=structured,
-            meta=result.meta,
-            result_type=result.result_type or "complete",
-        )
-    # input_required or an extension's claimed result: hand the whole wire object back.
+    """A tools/call result as an envelope, by the one envelope rule (content blocks keep wire keys).
+
+    An ``input_required`` result (or an extension's claimed one) travels whole in ``result``.
+    """
     wire = dump_wire(result)
-    return ToolResultEnvelope(
-        status="success",
-        result=wire,
-        is_error=False,
-        meta=result.meta,
-        result_type=str(wire.get("resultType") or "complete"),
-    )
+    if isinstance(result, types.CallToolResult):
+        wire.setdefault("isError", False)
+    elif not isinstance(result, types.InputRequiredResult):
+        return ToolResultEnvelope(result=wire, meta=result.meta, result_type=str(wire.get("resultType") or "complete"))
+    return ToolResultEnvelope.coerce(wire)
 
 
 def resolve_headers(config: MCPServerConfig) -> tuple[dict[str, str], set[str]]:

@@ -110,7 +110,9 @@ class SessionKeeper:
             # Shielded: one cancelled call must not abort a connect that other calls share.
             return conn, await asyncio.shield(conn.ready)
         except BaseException:
-            if self._conn is conn and conn.ready.done():
+            # A failed connect whose owner task still tears down stays here, so the next acquire
+            # or shutdown waits for that teardown instead of leaving it running.
+            if self._conn is conn and conn.ready.done() and conn.task is not None and conn.task.done():
                 self._conn = None
             raise
 
@@ -133,6 +135,16 @@ class SessionKeeper:
     async def _own(self, conn: Connection) -> None:
         """Enter transport + session, initialize, then hold them open until asked to stop."""
         timeout = self.config.connect_timeout_seconds
+
+        def expire() -> None:
+            # Report the timeout when it happens: tearing the transport down (stopping a stdio
+            # child) may take seconds more, and nobody should wait for that.
+            if not conn.ready.done():
+                conn.ready.set_exception(
+                    ToolServerError(self.name, f"connect + initialize timed out after {timeout} s")
+                )
+
+        timer = asyncio.get_running_loop().call_later(timeout, expire)
         try:
             with anyio.CancelScope() as scope:
                 # One scope around everything: the connect deadline is lifted once initialized,
@@ -143,8 +155,9 @@ class SessionKeeper:
                     session = await stack.enter_async_context(
                         ClientSession(read, write, message_handler=self._on_message)
                     )
-                    await session.initialize()
+                    await _negotiate(session)
                     scope.deadline = math.inf
+                    timer.cancel()
                     logger.debug("MCP server %r: connected over %s", self.name, self.config.transport)
                     conn.ready.set_result(session)
                     await conn.stop.wait()
@@ -161,6 +174,7 @@ class SessionKeeper:
             else:
                 logger.debug("MCP server %r: session ended: %s", self.name, self.text(exc))
         finally:
+            timer.cancel()
             conn.broken = True
             if not conn.ready.done():
                 conn.ready.set_exception(ToolServerError(self.name, "the connection closed during connect"))
@@ -251,6 +265,20 @@ class ProgressRelay:
         except (TimeoutError, asyncio.CancelledError):
             task.cancel()
             raise
+
+
+async def _negotiate(session: ClientSession) -> None:
+    """Speak the newest protocol the server knows, as the SDK's own ``Client`` does by default.
+
+    ``server/discover`` reaches the 2026 protocol, the first with input rounds (``input_required``);
+    a server that does not answer it with a modern version gets the ``initialize`` handshake.
+    """
+    try:
+        await session.discover()
+    except MCPError:
+        await session.initialize()
+    except RuntimeError:  # discover answered, but with no modern version this client speaks
+        await session.initialize()
 
 
 def _errlog() -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -12,6 +13,7 @@ from mas.runtime.contracts.tool_contract import (
     ToolResultEnvelope,
     ainvoke_call_tool,
     invoke_call_tool,
+    run_with_timeout,
 )
 
 __all__ = ["LocalToolRegistry", "import_tool_class"]
@@ -74,13 +76,29 @@ class LocalToolRegistry:
         return [dict(entry) for entry in self._entries]
 
     def _unknown(self, tool_name: str) -> ToolResultEnvelope:
-        return ToolResultEnvelope.failure(f"unknown tool {tool_name!r} (local: {', '.join(self._tools)})")
+        return ToolResultEnvelope.failure(
+            f"unknown tool {tool_name!r} (local: {', '.join(self._tools)})", kind="unknown_tool"
+        )
+
+    def _limit(self, tool: ToolContract, kwargs: Mapping[str, Any]) -> float | None:
+        # timeout_seconds=0 is a limit ("at once"), not "unset": only None falls back to the spec.
+        given = kwargs.get("timeout_seconds")
+        return given if given is not None else tool.get_timeout_seconds()
+
+    @staticmethod
+    def _timed_out(tool_name: str, limit: float | None) -> ToolResultEnvelope:
+        return ToolResultEnvelope.failure(f"tool {tool_name!r} timed out after {limit} s", kind="timeout")
 
     def call_tool(self, tool_name: str, arguments: Mapping[str, Any] | None, **kwargs: Any) -> ToolResultEnvelope:
         tool = self._tools.get(tool_name)
         if tool is None:
             return self._unknown(tool_name)
-        return ToolResultEnvelope.coerce(invoke_call_tool(tool, tool_name, arguments, **kwargs))
+        limit = self._limit(tool, kwargs)
+        try:
+            value = run_with_timeout(lambda: invoke_call_tool(tool, tool_name, arguments, **kwargs), limit)
+        except TimeoutError:
+            return self._timed_out(tool_name, limit)
+        return ToolResultEnvelope.coerce(value)
 
     async def acall_tool(
         self, tool_name: str, arguments: Mapping[str, Any] | None, **kwargs: Any
@@ -88,7 +106,12 @@ class LocalToolRegistry:
         tool = self._tools.get(tool_name)
         if tool is None:
             return self._unknown(tool_name)
-        return ToolResultEnvelope.coerce(await ainvoke_call_tool(tool, tool_name, arguments, **kwargs))
+        limit = self._limit(tool, kwargs)
+        try:
+            value = await asyncio.wait_for(ainvoke_call_tool(tool, tool_name, arguments, **kwargs), limit)
+        except TimeoutError:
+            return self._timed_out(tool_name, limit)
+        return ToolResultEnvelope.coerce(value)
 
     def close(self) -> None:
         for tool in {id(t): t for t in self._tools.values()}.values():

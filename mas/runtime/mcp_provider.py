@@ -21,7 +21,9 @@ Transports (from :class:`MCPServerConfig`):
   ``Bearer env:VAR``) is read from the environment at connect time, never stored resolved, and
   blanked out (``***``) of every message this module produces and every result it returns.
 
-``connect_timeout_seconds`` bounds connect + initialize, and each ``tools/list`` page.
+``connect_timeout_seconds`` bounds connect + protocol negotiation (``server/discover``, else
+``initialize``), and each ``tools/list`` page. A failed call's envelope carries its failure kind
+in ``metadata["error_kind"]`` (``docs/tool.md``, "Failure kinds").
 """
 
 from __future__ import annotations
@@ -219,7 +221,7 @@ class MCPToolProvider:
         is polled and cancels the in-flight request. ``ctx`` and ``user`` have no MCP mapping.
         """
         if self._keeper.closed:
-            return self._failure(tool_name, "failed: the provider is closed")
+            return self._failure(tool_name, "failed: the provider is closed", "unavailable")
         call = self._call(
             tool_name, arguments, timeout_seconds, progress_callback, cancel_event, meta,
             input_responses, request_state, allow_input_required, allow_claimed, caller_loop=None,
@@ -229,7 +231,7 @@ class MCPToolProvider:
         except LoopThreadError:
             raise
         except Exception as exc:  # e.g. the provider was closed: still an envelope
-            return self._failure(tool_name, f"failed: {self._keeper.text(exc)}")
+            return self._failure(tool_name, f"failed: {self._keeper.text(exc)}", "unavailable")
 
     async def acall_tool(
         self,
@@ -249,7 +251,7 @@ class MCPToolProvider:
     ) -> ToolResultEnvelope:
         """Async twin of :meth:`call_tool`; async progress callbacks run on the caller's loop."""
         if self._keeper.closed:
-            return self._failure(tool_name, "failed: the provider is closed")
+            return self._failure(tool_name, "failed: the provider is closed", "unavailable")
         call = self._call(
             tool_name, arguments, timeout_seconds, progress_callback, cancel_event, meta,
             input_responses, request_state, allow_input_required, allow_claimed,
@@ -258,7 +260,7 @@ class MCPToolProvider:
         try:
             return await self._runner.arun(call)
         except Exception as exc:
-            return self._failure(tool_name, f"failed: {self._keeper.text(exc)}")
+            return self._failure(tool_name, f"failed: {self._keeper.text(exc)}", "unavailable")
 
     async def _call(
         self,
@@ -276,11 +278,13 @@ class MCPToolProvider:
         caller_loop: asyncio.AbstractEventLoop | None,
     ) -> ToolResultEnvelope:
         if cancel_event is not None and cancel_event.is_set():
-            return self._failure(tool_name, "was cancelled before it started")
+            return self._failure(tool_name, "was cancelled before it started", "cancelled")
         try:
             responses = None if input_responses is None else _INPUT_RESPONSES.validate_python(dict(input_responses))
         except ValidationError as exc:
-            return self._failure(tool_name, f"failed: invalid input_responses: {one_line(str(exc))}")
+            return self._failure(
+                tool_name, f"failed: invalid input_responses: {one_line(str(exc))}", "invalid_arguments"
+            )
         relay = ProgressRelay(progress_callback, caller_loop, self._label(tool_name)) if progress_callback else None
 
         async def send() -> ToolResultEnvelope:
@@ -295,7 +299,9 @@ class MCPToolProvider:
                     input_responses=responses,
                     request_state=request_state,
                     meta=cast(Any, dict(meta)) if meta is not None else None,
-                    allow_input_required=bool(allow_input_required),
+                    # Always received: the envelope says input_required and the caller answers it
+                    # (generated packages do so with on_input); only an explicit False refuses it.
+                    allow_input_required=allow_input_required is not False,
                     allow_claimed=bool(allow_claimed),
                 )
             except Exception as exc:
@@ -313,12 +319,12 @@ class MCPToolProvider:
                     if not work.done() and cancel_event.is_set():
                         work.cancel()  # the SDK sends notifications/cancelled for the in-flight request
                         await asyncio.wait({work})  # let it unwind; our own cancellation still propagates
-                        return self._failure(tool_name, "was cancelled by the caller (cancel_event)")
+                        return self._failure(tool_name, "was cancelled by the caller (cancel_event)", "cancelled")
             return await work
         except ToolServerError as exc:
-            return self._failure(tool_name, f"failed: {exc.detail}")
+            return self._failure(tool_name, f"failed: {exc.detail}", "unavailable")
         except Exception as exc:
-            return self._failure(tool_name, f"failed: {self._keeper.text(exc)}")
+            return self._failure(tool_name, f"failed: {self._keeper.text(exc)}", "unavailable")
         finally:
             if not work.done():
                 work.cancel()
@@ -326,14 +332,26 @@ class MCPToolProvider:
                 await relay.finish()
 
     def _call_error(self, tool_name: str, exc: Exception, timeout_seconds: float | None) -> ToolResultEnvelope:
+        """A failed tools/call as an error envelope with its kind (``docs/tool.md``, "Failure kinds")."""
         if isinstance(exc, MCPError):
             if exc.code == types.REQUEST_TIMEOUT:
-                return self._failure(tool_name, f"timed out after {timeout_seconds} s")
+                return self._failure(tool_name, f"timed out after {timeout_seconds} s", "timeout")
             if exc.code == types.CONNECTION_CLOSED:
                 detail = "the connection to the server closed (did it exit?); the next call reconnects"
-                return self._failure(tool_name, f"failed: {detail}")
-            return self._failure(tool_name, f"failed: {self._keeper.scrub(exc.message)} (MCP error {exc.code})")
-        return self._failure(tool_name, f"failed: {self._keeper.text(exc)}")
+                return self._failure(tool_name, f"failed: {detail}", "unavailable")
+            message = self._keeper.scrub(exc.message)
+            if exc.code == types.INVALID_PARAMS:  # MCP reports an unknown tool as invalid params
+                kind = "unknown_tool" if "unknown tool" in message.lower() else "invalid_arguments"
+            else:
+                kind = "tool_error" if exc.code == types.INTERNAL_ERROR else "protocol"
+            return self._failure(tool_name, f"failed: {message} (MCP error {exc.code})", kind)
+        if isinstance(exc, ToolServerError):
+            return self._failure(tool_name, f"failed: {exc.detail}", "unavailable")
+        if isinstance(exc, TimeoutError):
+            return self._failure(tool_name, f"timed out after {timeout_seconds} s", "timeout")
+        # The SDK raises RuntimeError/ValueError (pydantic's ValidationError) for replies it cannot use.
+        kind = "protocol" if isinstance(exc, RuntimeError | ValueError) else "unavailable"
+        return self._failure(tool_name, f"failed: {self._keeper.text(exc)}", kind)
 
     async def _prefetch_listing(self, conn: Connection) -> None:
         # The SDK checks structured results against output schemas seen in tools/list but only
@@ -384,5 +402,5 @@ class MCPToolProvider:
     def _label(self, tool_name: str) -> str:
         return f"MCP server {self.name!r}: tools/call {tool_name!r}"
 
-    def _failure(self, tool_name: str, what: str) -> ToolResultEnvelope:
-        return ToolResultEnvelope.failure(self._keeper.scrub(one_line(f"{self._label(tool_name)} {what}")))
+    def _failure(self, tool_name: str, what: str, kind: str) -> ToolResultEnvelope:
+        return ToolResultEnvelope.failure(self._keeper.scrub(one_line(f"{self._label(tool_name)} {what}")), kind=kind)

@@ -6,7 +6,7 @@ content hash (``mas.runtime.lockfile.tool_hash``). A tool that differs, or that 
 know, is then:
 
 * ``refuse``: never called. ``call_tool`` returns an error envelope whose ``metadata`` is
-  ``{"kind": "unavailable", "reason": "pinned", "tool", "server", "pointer", "lock"}``, where
+  ``{"error_kind": "unavailable", "reason": "pinned", "tool", "server", "pointer", "lock"}``, where
   ``pointer`` is the first JSON pointer at which the live tool differs from the lock;
 * ``warn``: called, after one logged warning line (once per tool).
 
@@ -148,11 +148,10 @@ class PinGuard:
             "run `toolgen diff` to see what changed"
         )
         metadata = {
-            "kind": "unavailable",
             "reason": PIN_REASON,
             "tool": exposed,
             "server": provider_name,
             "pointer": mismatch.pointer,
             "lock": lock,
         }
-        return ToolResultEnvelope.failure(message, metadata=metadata)
+        return ToolResultEnvelope.failure(message, kind="unavailable", metadata=metadata)

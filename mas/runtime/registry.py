@@ -17,6 +17,7 @@ from typing import Any
 from mas.runtime.config import ConfigError, MCPServerConfig, SourceLocation
 from mas.runtime.contracts.tool_contract import (
     CALL_KWARGS,
+    ERROR_KINDS,
     ToolContract,
     ToolResultEnvelope,
     ainvoke_call_tool,
@@ -182,7 +183,7 @@ class RuntimeRegistry:
     def _unknown(self, tool_name: str) -> ToolResultEnvelope:
         close = difflib.get_close_matches(tool_name, list(self._routes), n=3, cutoff=0.6)
         hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else f" ({len(self._routes)} known)"
-        return ToolResultEnvelope.failure(f"unknown tool {tool_name!r}{hint}")
+        return ToolResultEnvelope.failure(f"unknown tool {tool_name!r}{hint}", kind="unknown_tool")
 
     def _route(self, tool_name: str, kwargs: Mapping[str, Any]) -> _Route | ToolResultEnvelope:
         unknown = sorted(set(kwargs) - set(CALL_KWARGS))
@@ -195,7 +196,13 @@ class RuntimeRegistry:
 
     @staticmethod
     def _failed(tool_name: str, provider_name: str, exc: Exception) -> ToolResultEnvelope:
-        return ToolResultEnvelope.failure(f"tool {tool_name!r} ({provider_name}) failed: {type(exc).__name__}: {exc}")
+        # A provider that raised could not serve the call: a lost connection or server is
+        # "unavailable" (errors may say so with an ``error_kind`` attribute); anything else is the tool's.
+        kind = getattr(exc, "error_kind", None)
+        if kind not in ERROR_KINDS:
+            kind = "unavailable" if isinstance(exc, ConnectionError | OSError) else "tool_error"
+        message = f"tool {tool_name!r} ({provider_name}) failed: {type(exc).__name__}: {exc}"
+        return ToolResultEnvelope.failure(message, kind=kind)
 
     def call_tool(self, tool_name: str, arguments: Mapping[str, Any] | None, **kwargs: Any) -> ToolResultEnvelope:
         """Forward to the owning provider (namespace prefix stripped); a tool failure is an error envelope."""

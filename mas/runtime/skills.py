@@ -10,15 +10,20 @@ typo in ``spec.handler`` stops the registry instead of failing on the first call
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import importlib
 import inspect
 import threading
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from mas.runtime.config import ConfigError
-from mas.runtime.contracts.tool_contract import ToolResultEnvelope, validate_arguments, wrap_result
+from mas.runtime.contracts.tool_contract import (
+    ToolResultEnvelope,
+    resolve_awaitable,
+    run_with_timeout,
+    validate_arguments,
+    wrap_result,
+)
 from mas.runtime.yaml_source import ToolDefinition
 
 __all__ = ["SkillToolProvider", "import_handler"]
@@ -41,16 +46,6 @@ def import_handler(spec: str) -> Callable[..., Any]:
     if not callable(target):
         raise TypeError(f"handler {spec!r} is not callable")
     return target  # type: ignore[no-any-return]
-
-
-def _run_coroutine(coro: Coroutine[Any, Any, Any]) -> Any:
-    """Run a coroutine from sync code, even when this thread already runs an event loop."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coro).result()
 
 
 class SkillToolProvider:
@@ -98,31 +93,54 @@ class SkillToolProvider:
         """The handler and checked arguments, or the error envelope that explains why not."""
         definition = self._definitions.get(tool_name)
         if definition is None:
-            return ToolResultEnvelope.failure(f"unknown tool {tool_name!r} (skills: {', '.join(self._definitions)})")
+            return ToolResultEnvelope.failure(
+                f"unknown tool {tool_name!r} (skills: {', '.join(self._definitions)})", kind="unknown_tool"
+            )
         args = dict(arguments or {})
         problem = validate_arguments(definition.parameters, args)
         if problem is not None:
-            return ToolResultEnvelope.failure(f"invalid arguments for tool {tool_name!r}: {problem}")
+            return ToolResultEnvelope.failure(
+                f"invalid arguments for tool {tool_name!r}: {problem}", kind="invalid_arguments"
+            )
         try:
             return self._handler(tool_name), args
         except Exception as exc:
             return ToolResultEnvelope.failure(
-                f"cannot load handler {definition.handler!r} for tool {tool_name!r}: {type(exc).__name__}: {exc}"
+                f"cannot load handler {definition.handler!r} for tool {tool_name!r}: {type(exc).__name__}: {exc}",
+                kind="unavailable",
             )
 
     def _wrap(self, tool_name: str, value: Any) -> ToolResultEnvelope:
         return wrap_result(value, has_output_schema="output_schema" in self._definitions[tool_name].advertise)
 
-    def call_tool(self, tool_name: str, arguments: Mapping[str, Any] | None) -> ToolResultEnvelope:
-        """Validate, then ``handler(**arguments)``; coroutine handlers are run to completion."""
+    def _limit(self, tool_name: str, timeout_seconds: float | None) -> float | None:
+        # timeout_seconds=0 is a limit ("at once"), not "unset": only None falls back to the spec.
+        if timeout_seconds is not None:
+            return timeout_seconds
+        limit: float | None = self._definitions[tool_name].advertise.get("timeout_seconds")
+        return limit
+
+    @staticmethod
+    def _timed_out(tool_name: str, limit: float | None) -> ToolResultEnvelope:
+        return ToolResultEnvelope.failure(f"tool {tool_name!r} timed out after {limit} s", kind="timeout")
+
+    def call_tool(
+        self, tool_name: str, arguments: Mapping[str, Any] | None, *, timeout_seconds: float | None = None
+    ) -> ToolResultEnvelope:
+        """Validate, then ``handler(**arguments)``; coroutine handlers are run to completion.
+
+        ``timeout_seconds`` (else the tool's ``spec.timeout_seconds``) bounds the wait; a handler
+        that overruns keeps running in its thread, but the caller gets an error envelope on time.
+        """
         prepared = self._prepare(tool_name, arguments)
         if isinstance(prepared, ToolResultEnvelope):
             return prepared
         handler, args = prepared
+        limit = self._limit(tool_name, timeout_seconds)
         try:
-            value = handler(**args)
-            if inspect.iscoroutine(value):
-                value = _run_coroutine(value)
+            value = run_with_timeout(lambda: resolve_awaitable(handler(**args)), limit)
+        except TimeoutError:
+            return self._timed_out(tool_name, limit)
         except Exception as exc:  # a handler error never crashes the caller
             return ToolResultEnvelope.failure(f"tool {tool_name!r} failed: {type(exc).__name__}: {exc}")
         return self._wrap(tool_name, value)
@@ -130,26 +148,22 @@ class SkillToolProvider:
     async def acall_tool(
         self, tool_name: str, arguments: Mapping[str, Any] | None, *, timeout_seconds: float | None = None
     ) -> ToolResultEnvelope:
-        """Await coroutine handlers; run sync ones in a worker thread.
-
-        ``timeout_seconds`` (else the tool's ``spec.timeout_seconds``) bounds the wait; a sync handler
-        that overruns keeps running in its thread, but the caller gets an error envelope on time.
-        """
+        """Await coroutine handlers; run sync ones in a worker thread; same time limit as :meth:`call_tool`."""
         prepared = self._prepare(tool_name, arguments)
         if isinstance(prepared, ToolResultEnvelope):
             return prepared
         handler, args = prepared
-        limit = timeout_seconds or self._definitions[tool_name].advertise.get("timeout_seconds")
+        limit = self._limit(tool_name, timeout_seconds)
         try:
             if inspect.iscoroutinefunction(handler):
                 pending: Any = handler(**args)
             else:
                 pending = asyncio.to_thread(handler, **args)
             value = await asyncio.wait_for(pending, timeout=limit)
-            if inspect.iscoroutine(value):  # a sync function that returned a coroutine
+            if inspect.isawaitable(value):  # a sync function that returned a coroutine
                 value = await asyncio.wait_for(value, timeout=limit)
         except TimeoutError:
-            return ToolResultEnvelope.failure(f"tool {tool_name!r} timed out after {limit} s")
+            return self._timed_out(tool_name, limit)
         except Exception as exc:
             return ToolResultEnvelope.failure(f"tool {tool_name!r} failed: {type(exc).__name__}: {exc}")
         return self._wrap(tool_name, value)

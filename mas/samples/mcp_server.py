@@ -191,6 +191,42 @@ def tool_definitions(*, with_crash_tool: bool = False) -> list[types.Tool]:
             },
             annotations=types.ToolAnnotations(read_only_hint=True),
         ),
+        types.Tool(
+            name="greet",
+            description="Greet the caller by name, asking for the name first (an MCP input_required round).",
+            input_schema={
+                "type": "object",
+                "properties": {"greeting": {"type": "string", "default": "Hello"}},
+            },
+            output_schema={
+                "type": "object",
+                "properties": {"message": {"type": "string"}},
+                "required": ["message"],
+            },
+            annotations=types.ToolAnnotations(read_only_hint=True, idempotent_hint=True),
+        ),
+        types.Tool(
+            name="flaky_lookup",
+            description=(
+                "Look up a key. The first `slow_calls` calls for each key take `delay_seconds` "
+                "(so a short timeout fails them): a transient failure for testing retries."
+            ),
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "key": {"type": "string"},
+                    "slow_calls": {"type": "integer", "minimum": 0, "default": 1},
+                    "delay_seconds": {"type": "number", "minimum": 0, "default": 2},
+                },
+                "required": ["key"],
+            },
+            output_schema={
+                "type": "object",
+                "properties": {"key": {"type": "string"}, "value": {"type": "string"}, "attempt": {"type": "integer"}},
+                "required": ["key", "value", "attempt"],
+            },
+            annotations=types.ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False),
+        ),
     ]
     if with_crash_tool:
         tools.append(
@@ -230,6 +266,8 @@ class SampleState:
     tools: list[types.Tool]
     page_size: int = 3
     notes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: flaky_lookup: calls seen per key.
+    lookups: dict[str, int] = field(default_factory=dict)
 
     def tool(self, name: str) -> types.Tool | None:
         return next((t for t in self.tools if t.name == name), None)
@@ -318,6 +356,35 @@ def _authorization_header(ctx: ServerRequestContext[Any, Any]) -> str | None:
     return value if isinstance(value, str) else None
 
 
+_NAME_REQUEST = "name"
+_GREET_STATE = "greet:v1"
+
+
+def _greet(params: types.CallToolRequestParams, greeting: str) -> types.CallToolResult | types.InputRequiredResult:
+    """Ask for a name (input_required) unless this call carries the answer and our request state."""
+    answer = (params.input_responses or {}).get(_NAME_REQUEST)
+    if params.request_state != _GREET_STATE or not isinstance(answer, types.ElicitResult):
+        ask = types.ElicitRequest(
+            params=types.ElicitRequestFormParams(
+                message="What is your name?",
+                requested_schema={"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
+            )
+        )
+        return types.InputRequiredResult(input_requests={_NAME_REQUEST: ask}, request_state=_GREET_STATE)
+    if answer.action != "accept" or not isinstance((answer.content or {}).get("name"), str):
+        return types.CallToolResult(content=_text(f"no name given ({answer.action})"), is_error=True)
+    message = f"{greeting}, {(answer.content or {})['name']}!"
+    return _structured({"message": message}, message)
+
+
+async def _flaky_lookup(state: SampleState, key: str, slow_calls: int, delay: float) -> types.CallToolResult:
+    attempt = state.lookups[key] = state.lookups.get(key, 0) + 1
+    if attempt <= slow_calls:
+        await asyncio.sleep(delay)
+    value = hashlib.sha256(key.encode()).hexdigest()[:8]
+    return _structured({"key": key, "value": value, "attempt": attempt}, f"{key} = {value}")
+
+
 async def _count_slowly(ctx: ServerRequestContext[Any, Any], steps: int, delay: float) -> types.CallToolResult:
     for i in range(1, steps + 1):
         await asyncio.sleep(delay)
@@ -339,7 +406,7 @@ def build_server(state: SampleState) -> Server[Any]:
 
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
         tool = state.tool(params.name)
         if tool is None:
             # Spec: an unknown tool is a protocol error, not a tool result.
@@ -349,6 +416,8 @@ def build_server(state: SampleState) -> Server[Any]:
         if error is not None:
             where = "/" + "/".join(str(p) for p in error.absolute_path)
             return types.CallToolResult(content=_text(f"invalid arguments: {where}: {error.message}"), is_error=True)
+        if params.name == "greet":
+            return _greet(params, args.get("greeting", "Hello"))
         return await _dispatch(ctx, state, params.name, args)
 
     return Server(SERVER_NAME, version="1.0.0", on_list_tools=list_tools, on_call_tool=call_tool)
@@ -378,6 +447,10 @@ async def _dispatch(
         return types.CallToolResult(content=_text(f"deleted note {note_id}"))
     if name == "count_slowly":
         return await _count_slowly(ctx, int(args.get("steps", 3)), float(args.get("delay_seconds", 0.2)))
+    if name == "flaky_lookup":
+        return await _flaky_lookup(
+            state, args["key"], int(args.get("slow_calls", 1)), float(args.get("delay_seconds", 2))
+        )
     if name == "whoami":
         who = whoami(_authorization_header(ctx))
         return _structured(who, "authorized" if who["authorized"] else "not authorized")

@@ -187,6 +187,6 @@ print(json.dumps([before, after, type(value).__name__, pkg.TOOLS["get_current_ti
 """
     proc = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, check=True)
     before, after, value_type, model_name = json.loads(proc.stdout)
-    assert before == ["all_captures._runtime", "all_captures._tools"]
-    assert after == ["all_captures._runtime", "all_captures._tools", "all_captures.outputs"]
+    assert before == ["all_captures._rules", "all_captures._runtime", "all_captures._tools"]
+    assert after == ["all_captures._rules", "all_captures._runtime", "all_captures._tools", "all_captures.outputs"]
     assert value_type == model_name == "TimeGetCurrentTimeOutput"

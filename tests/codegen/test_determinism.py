@@ -79,7 +79,7 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, byte
         assert process.returncode == 0, stderr
         assert (
             stdout
-            == f"toolgen: {PACKAGE}: 6 file(s) written\ntoolgen: typed results: declared 26, inferred 0, untyped 29\n"
+            == f"toolgen: {PACKAGE}: 7 file(s) written\ntoolgen: typed results: declared 26, inferred 0, untyped 29\n"
         )
         trees[seed] = _tree(root / f"seed-{seed}" / PACKAGE)
     return trees
@@ -102,7 +102,15 @@ def test_the_hash_seeds_really_differ() -> None:
 
 def test_every_file_is_byte_identical_under_every_hash_seed(seeded: dict[str, dict[str, bytes]]) -> None:
     reference = seeded["0"]
-    assert sorted(reference) == ["__init__.py", "_runtime.py", "_tools.py", "inputs.py", "outputs.py", "py.typed"]
+    assert sorted(reference) == [
+        "__init__.py",
+        "_rules.py",
+        "_runtime.py",
+        "_tools.py",
+        "inputs.py",
+        "outputs.py",
+        "py.typed",
+    ]
     for seed in SEEDS[1:]:
         assert sorted(seeded[seed]) == sorted(reference), seed
         for name, data in reference.items():

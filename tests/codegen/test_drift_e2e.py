@@ -146,12 +146,12 @@ def test_pin_refuse_fails_the_changed_tool_and_sends_nothing(locked: Path) -> No
         refused = registry.call_tool("get_weather", {"city": "Paris"})
         assert refused.is_error
         assert refused.metadata == {
-            "kind": "unavailable",
             "reason": "pinned",
             "tool": "get_weather",
             "server": "sample",
             "pointer": "/inputSchema/properties/units",
             "lock": "lock.json",
+            "error_kind": "unavailable",
         }
         assert "'get_weather'" in refused.text and "/inputSchema/properties/units" in refused.text
         assert asyncio.run(registry.acall_tool("get_weather", {"city": "Paris"})).metadata == refused.metadata
@@ -185,7 +185,7 @@ def test_pin_refuse_fails_a_rewritten_description(locked: Path) -> None:
     with _registry(locked, f"{DESCRIBED}-refuse.yaml") as registry:
         refused = registry.call_tool("get_weather", {"city": "Paris"})
         assert refused.is_error and refused.metadata is not None
-        assert refused.metadata["kind"] == "unavailable" and refused.metadata["pointer"] == "/description"
+        assert refused.metadata["error_kind"] == "unavailable" and refused.metadata["pointer"] == "/description"
     assert CountingProvider.sent == []
 
 

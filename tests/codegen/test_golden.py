@@ -65,12 +65,22 @@ def test_runtime_shim_is_copied_verbatim() -> None:
         assert body.split("\n", 1)[1] == shim
 
 
+def test_every_copy_of_the_contract_rules_equals_the_canonical_file() -> None:
+    """One rule, one place: mas/runtime/contracts/_rules.py; the shim's and every package's are copies."""
+    canonical = (REPO / "mas" / "runtime" / "contracts" / "_rules.py").read_text()
+    assert (REPO / "codegen" / "shim" / "_rules.py").read_text() == canonical
+    packages = [GOLDEN / case for case in CASES] + [REPO / "generated" / "sample_tools"]
+    for package in packages:
+        header, _, body = (package / "_rules.py").read_text().partition("\n# Regenerate")
+        assert body.split("\n", 1)[1] == canonical, package
+
+
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_generated_modules_are_black_stable(case: str) -> None:
     """The wrappers are laid out without running black (layout.py); black must change nothing."""
     from codegen.render import format_python
 
     for name, data in tree(GOLDEN / case).items():
-        if name.endswith(".py") and name != "_runtime.py":  # the shim is kept verbatim, as tested
+        if name.endswith(".py") and name not in ("_runtime.py", "_rules.py"):  # kept verbatim, as tested
             text = data.decode()
             assert format_python(text) == text, f"{case}/{name} is not black-stable"

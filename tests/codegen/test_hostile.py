@@ -38,7 +38,7 @@ import yaml
 from gen_helpers import pyright_strict
 
 from codegen.cli import main as toolgen
-from codegen.render import SHIM_PATH
+from codegen.render import RULES_PATH, SHIM_PATH
 
 PACKAGE = "hostile_tools"
 YAML_PACKAGE = "hostile_yaml_tools"
@@ -264,11 +264,11 @@ def _text(workspace: Path, name: str, pkg: str = PACKAGE) -> str:
 @pytest.mark.parametrize("pkg", BOTH)
 def test_generation_writes_the_package(workspace: Path, pkg: str) -> None:
     names = sorted(p.name for p in (workspace / pkg).iterdir() if p.name != "__pycache__")
-    assert names == ["__init__.py", "_runtime.py", "_tools.py", "inputs.py", "outputs.py", "py.typed"]
+    assert names == ["__init__.py", "_rules.py", "_runtime.py", "_tools.py", "inputs.py", "outputs.py", "py.typed"]
 
 
 @pytest.mark.parametrize("pkg", BOTH)
-@pytest.mark.parametrize("name", [*GENERATED_MODULES, "_runtime.py"])
+@pytest.mark.parametrize("name", [*GENERATED_MODULES, "_runtime.py", "_rules.py"])
 def test_generated_files_compile(workspace: Path, name: str, pkg: str) -> None:
     compile(_text(workspace, name, pkg), name, "exec", dont_inherit=True)
 
@@ -277,6 +277,8 @@ def test_generated_files_compile(workspace: Path, name: str, pkg: str) -> None:
 def test_runtime_is_the_shim_verbatim(workspace: Path, pkg: str) -> None:
     header, _, body = _text(workspace, "_runtime.py", pkg).partition("\n# Regenerate with")
     assert body.split("\n", 1)[1] == SHIM_PATH.read_text(encoding="utf-8")
+    header, _, body = _text(workspace, "_rules.py", pkg).partition("\n# Regenerate with")
+    assert body.split("\n", 1)[1] == RULES_PATH.read_text(encoding="utf-8")
 
 
 # --- nothing injected runs ------------------------------------------------------------------------
@@ -378,7 +380,7 @@ def test_only_the_generator_writes_comments(workspace: Path, name: str, pkg: str
 
 
 @pytest.mark.parametrize("pkg", BOTH)
-@pytest.mark.parametrize("name", [*GENERATED_MODULES, "_runtime.py"])
+@pytest.mark.parametrize("name", [*GENERATED_MODULES, "_runtime.py", "_rules.py"])
 def test_no_control_or_bidi_characters_reach_a_file(workspace: Path, name: str, pkg: str) -> None:
     text = _text(workspace, name, pkg)
     bad = sorted({f"U+{ord(c):04X}" for c in text if c != "\n" and unicodedata.category(c) in _BAD_CHARACTERS})
@@ -621,7 +623,7 @@ def test_sloppy_package_passes_mypy_strict(mypy_errors: list[tuple[str, str]]) -
 def test_hostile_package_passes_pyright_strict(workspace: Path) -> None:
     """Shadowing names (``str``, ``Field``, ``_rt``...) and hostile keys type-check under pyright too."""
     report = pyright_strict(workspace, list(BOTH))
-    assert report["summary"]["filesAnalyzed"] == 5 * len(BOTH)
+    assert report["summary"]["filesAnalyzed"] == 6 * len(BOTH)
     found = [
         (Path(d["file"]).name, d["range"]["start"]["line"] + 1, d.get("rule", ""))
         for d in report["generalDiagnostics"]

@@ -380,9 +380,16 @@ def test_is_error_capture_raises_tool_call_error() -> None:
     error = caught.value
     text = "MCP error -32601: Tool simulate-research-query requires task augmentation (taskSupport: 'required')"
     assert error.message == text
-    assert error.payload is None
+    assert error.payload == text  # no structured content: the joined text is the result
     assert error.tool_name == "simulate-research-query"
-    assert error.envelope == {"content": raw["content"], "is_error": True, "result_type": "complete"}
+    assert error.envelope == {
+        "status": "error",
+        "result": text,
+        "is_error": True,
+        "result_mode": "inline",
+        "execution_mode": "sync",
+        "content": raw["content"],
+    }
     assert str(error) == f"tool 'simulate-research-query' reported an error: {text}"
 
 
@@ -420,38 +427,43 @@ def test_tool_call_error_from_runtime_envelopes() -> None:
 # --- envelopes ------------------------------------------------------------------------------------
 
 
+BASE = {"status": "success", "is_error": False, "result_mode": "inline", "execution_mode": "sync"}
+
+
+def ok(result: object, **extra: object) -> dict[str, object]:
+    """The envelope dict of a successful call (ToolResultEnvelope.to_dict form)."""
+    return {"status": "success", "result": result, **{k: v for k, v in BASE.items() if k != "status"}, **extra}
+
+
 def test_normalize_envelope_shapes() -> None:
-    camel = {"isError": False, "structuredContent": {"a": 1}, "resultType": "input_required", "_meta": {"k": 1}}
-    assert rt.normalize_envelope(camel) == {
-        "is_error": False,
-        "structured_content": {"a": 1},
-        "result_type": "input_required",
-        "meta": {"k": 1},
-    }
-    assert rt.normalize_envelope({"is_error": True, "isError": False}) == {"is_error": True}
+    camel = {"isError": False, "structuredContent": {"a": 1}, "resultType": "complete", "_meta": {"k": 1}}
+    assert rt.normalize_envelope(camel) == ok({"a": 1}, structured_content={"a": 1}, meta={"k": 1})
+    both = rt.normalize_envelope({"is_error": True, "isError": False})
+    assert (both["status"], both["is_error"]) == ("error", True)  # the snake_case spelling wins
     runtime = ToolResultEnvelope.success(3, session_id="s1", session_status="open")
-    assert rt.normalize_envelope(runtime) == {
-        "status": "success",
-        "result": 3,
-        "is_error": False,
-        "result_mode": "inline",
-        "execution_mode": "sync",
-        "session_id": "s1",
-        "session_status": "open",
-    }
+    assert rt.normalize_envelope(runtime) == ok(3, session_id="s1", session_status="open")
     model = mcp.types.CallToolResult(content=[mcp.types.TextContent(type="text", text="hi")], structured_content=None)
-    assert rt.normalize_envelope(model) == {
-        "content": [{"type": "text", "text": "hi"}],
-        "is_error": False,
-        "result_type": "complete",
-    }
-    assert rt.normalize_envelope(42) == {"result": 42, "is_error": False}
-    assert rt.normalize_envelope({"temperature": 1}) == {"result": {"temperature": 1}, "is_error": False}
+    assert rt.normalize_envelope(model) == ok("hi", content=[{"type": "text", "text": "hi"}])
+    assert rt.normalize_envelope(42) == ok(42)
+    assert rt.normalize_envelope({"temperature": 1}) == ok({"temperature": 1})
     # the filesystem server's structured shape is a value, not an envelope
-    assert rt.normalize_envelope({"content": "hello"}) == {"result": {"content": "hello"}, "is_error": False}
-    assert rt.normalize_envelope(Point(a=1)) == {"result": {"a": 1}, "is_error": False}
+    assert rt.normalize_envelope({"content": "hello"}) == ok({"content": "hello"})
+    assert rt.normalize_envelope(Point(a=1)) == ok({"a": 1})
     content_models = {"content": [mcp.types.TextContent(type="text", text="x")]}
-    assert rt.normalize_envelope(content_models) == {"content": [{"type": "text", "text": "x"}], "is_error": False}
+    assert rt.normalize_envelope(content_models) == ok("x", content=[{"type": "text", "text": "x"}])
+
+
+def test_the_shim_and_the_runtime_give_the_same_envelope() -> None:
+    for raw in (
+        {"is_error": True, "result": "x"},
+        {"status": "error", "result": "x"},
+        {"status": "running"},
+        {"is_error": False, "total": 3},
+        load("everything.call.echo"),
+        mcp.types.CallToolResult(content=[mcp.types.TextContent(type="text", text="hi")], is_error=True),
+        ToolResultEnvelope.failure("boom", kind="timeout"),
+    ):
+        assert rt.normalize_envelope(raw) == ToolResultEnvelope.coerce(raw).to_dict()
 
 
 def test_to_dict_that_is_not_an_envelope_is_a_result() -> None:
@@ -460,7 +472,7 @@ def test_to_dict_that_is_not_an_envelope_is_a_result() -> None:
             return {"col": [1, 2]}
 
     table = Table()
-    assert rt.normalize_envelope(table) == {"result": table, "is_error": False}
+    assert rt.normalize_envelope(table) == ok(table)
 
 
 def test_tool_result_properties() -> None:
@@ -713,7 +725,7 @@ def test_runtime_tool_contract_provider_end_to_end() -> None:
         "execution_mode": "sync",
         "structured_content": 5.5,
     }
-    with pytest.raises(rt.ToolCallError) as caught:
+    with pytest.raises(rt.ToolArgumentsError) as caught:
         rt.ToolsBase(Adder())._call(add, {"a": 2}, {})
     assert caught.value.message == "invalid arguments for tool 'add': /: missing required argument 'b'"
 
@@ -722,22 +734,24 @@ def test_signature_inspection_is_cached() -> None:
     provider = DeclaresSome()
     tools = Tools(provider, {"user": "u"})
     tools.echo(message="1")
-    before = rt._declared_options.cache_info().hits
+    before = rt._rules._declared.cache_info().hits
     tools.echo(message="2")
     Tools(DeclaresSome(), {"user": "v"}).echo(message="3")  # another instance: same function entry
-    assert rt._declared_options.cache_info().hits == before + 2
+    assert rt._rules._declared.cache_info().hits == before + 2
 
 
 def test_unknown_option_is_rejected() -> None:
-    with pytest.raises(TypeError, match="unknown call option\\(s\\): retries"):
-        rt.ToolsBase(DeclaresNone(), cast(rt.CallOptions, {"retries": 3}))
-    with pytest.raises(TypeError, match="retries"):
-        rt.ToolsBase(DeclaresNone()).with_options(**cast(rt.CallOptions, {"retries": 3}))
+    with pytest.raises(TypeError, match="unknown call option\\(s\\): retry;"):
+        rt.ToolsBase(DeclaresNone(), cast(rt.CallOptions, {"retry": 3}))
+    with pytest.raises(TypeError, match="retry"):
+        rt.ToolsBase(DeclaresNone()).with_options(**cast(rt.CallOptions, {"retry": 3}))
+    with pytest.raises(TypeError, match="retries must be a non-negative int"):
+        rt.ToolsBase(DeclaresNone()).with_options(retries=-1)
 
 
 def test_call_option_names_match_the_contract() -> None:
     assert rt.CALL_OPTION_NAMES == CALL_KWARGS
-    assert tuple(rt.CallOptions.__annotations__) == CALL_KWARGS
+    assert tuple(rt.CallOptions.__annotations__) == CALL_KWARGS + rt.PACKAGE_OPTION_NAMES
     assert rt.CallOptions.__total__ is False
 
 
@@ -860,8 +874,10 @@ def test_module_is_standalone() -> None:
         if isinstance(node, ast.Import):
             imported.update(alias.name.split(".")[0] for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            assert node.level == 0, "relative imports break the verbatim copy"
-            imported.add((node.module or "").split(".")[0])
+            # The one sibling it may import is _rules.py, copied verbatim beside it.
+            assert node.level == 0 or (node.level == 1 and [a.name for a in node.names] == ["_rules"])
+            if node.level == 0:
+                imported.add((node.module or "").split(".")[0])
     third_party = {name for name in imported if name not in sys.stdlib_module_names and name != "__future__"}
     assert third_party == {"pydantic"}
     docstring = ast.get_docstring(tree) or ""
@@ -878,7 +894,7 @@ def test_all_lists_every_public_name() -> None:
         and name != "T"
     }
     public.discard("annotations")  # from __future__
-    assert set(rt.__all__) == public | {"ContentBlock", "CALL_OPTION_NAMES"}
+    assert set(rt.__all__) == public | {"ContentBlock", "CALL_OPTION_NAMES", "PACKAGE_OPTION_NAMES", "MAX_INPUT_ROUNDS"}
     assert all(hasattr(rt, name) for name in rt.__all__)
 
 
@@ -898,6 +914,7 @@ def typed_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
     package.mkdir()
     (package / "__init__.py").write_text('"""A stand-in generated package."""\n', encoding="utf-8")
     shutil.copyfile(SHIM, package / "_runtime.py")
+    shutil.copyfile(SHIM.with_name("_rules.py"), package / "_rules.py")
     for case in TYPING_CASES.glob("*.py"):
         shutil.copyfile(case, package / case.name)
     return root
@@ -918,7 +935,7 @@ def test_mypy_strict(typed_package: Path) -> None:
     assert bad == [], completed.stdout + completed.stderr
     flagged = {int(line.split(":")[1]) for line in errors}
     assert flagged == _expected_error_lines(TYPING_CASES / "bad_usage.py"), completed.stdout
-    assert "in 1 file (checked 5 source files)" in completed.stdout
+    assert "in 1 file (checked 6 source files)" in completed.stdout
 
 
 def test_pyright_strict(typed_package: Path) -> None:
@@ -928,4 +945,4 @@ def test_pyright_strict(typed_package: Path) -> None:
     assert bad == [], json.dumps(bad, indent=1)
     flagged = {d["range"]["start"]["line"] + 1 for d in diagnostics}
     assert flagged == _expected_error_lines(TYPING_CASES / "bad_usage.py"), json.dumps(diagnostics, indent=1)
-    assert report["summary"]["filesAnalyzed"] == 5  # __init__, _runtime and the three cases
+    assert report["summary"]["filesAnalyzed"] == 6  # __init__, _runtime, _rules and the three cases

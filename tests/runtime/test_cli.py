@@ -68,6 +68,8 @@ def test_list_includes_the_sample_mcp_server(repo_root: Path, tmp_path: Path) ->
         count_slowly  sample    -                -                      -
         whoami        sample    -                read-only              -
         list_cities   sample    -                read-only              -
+        greet         sample    -                idempotent, read-only  -
+        flaky_lookup  sample    -                idempotent, read-only  key
         """
     )
 

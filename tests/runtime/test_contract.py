@@ -249,6 +249,7 @@ def test_raising_execute_gives_an_error_envelope() -> None:
         "is_error": True,
         "result_mode": "inline",
         "execution_mode": "sync",
+        "metadata": {"error_kind": "tool_error"},
         "content": [{"type": "text", "text": "tool 'weather' failed: LookupError: no such city"}],
     }
 

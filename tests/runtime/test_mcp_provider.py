@@ -9,17 +9,14 @@ import hashlib
 import logging
 import os
 import secrets
-import socket
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp_helpers import free_port, http_config, http_sample_server, stdio_config
 
 from mas.runtime.config import MCPServerConfig
 from mas.runtime.contracts.tool_contract import ToolResultEnvelope, ainvoke_call_tool, invoke_call_tool
@@ -28,69 +25,21 @@ from mas.samples import mcp_server as sample
 
 REPO = Path(__file__).resolve().parents[2]
 SERVERS = REPO / "tests" / "servers"
-DEFAULT_TOOLS = ["get_weather", "search-docs", "notes.create", "notes.delete", "count_slowly", "whoami", "list_cities"]
+DEFAULT_TOOLS = [
+    "get_weather",
+    "search-docs",
+    "notes.create",
+    "notes.delete",
+    "count_slowly",
+    "whoami",
+    "list_cities",
+    "greet",
+    "flaky_lookup",
+]
 TOKEN_VAR = "TOOLGEN_TEST_MCP_TOKEN"
 
 
 # --- servers and providers ------------------------------------------------------------------
-def stdio_config(name: str, *args: str, script: Path | None = None, **overrides: Any) -> MCPServerConfig:
-    """A stdio config; ``python`` (not sys.executable) also checks the venv-interpreter rule."""
-    target = (str(script),) if script else ("-m", "mas.samples.mcp_server")
-    settings: dict[str, Any] = {"connect_timeout_seconds": 20.0, **overrides}
-    return MCPServerConfig(
-        name=name,
-        transport="stdio",
-        command="python",
-        args=(*target, *args),
-        env={"PYTHONPATH": str(REPO)},
-        cwd=str(REPO),
-        **settings,
-    )
-
-
-def http_config(name: str, url: str, **overrides: Any) -> MCPServerConfig:
-    settings: dict[str, Any] = {"connect_timeout_seconds": 10.0, **overrides}
-    return MCPServerConfig(name=name, transport="streamable-http", url=url, **settings)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@contextmanager
-def http_sample_server(
-    port: int, token: str, *args: str, transport: str = "streamable-http"
-) -> Iterator[subprocess.Popen[bytes]]:
-    """Run the sample server over HTTP on 127.0.0.1:port until the block ends."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "mas.samples.mcp_server", "--transport", transport, "--port", str(port), *args],
-        cwd=REPO,
-        env={**os.environ, "PYTHONPATH": str(REPO), "SAMPLE_SERVER_TOKEN": token},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                assert proc.poll() is None, "the sample HTTP server exited during startup"
-                assert time.monotonic() < deadline, "the sample HTTP server did not start listening"
-                time.sleep(0.05)
-        yield proc
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
 @pytest.fixture(scope="module")
 def http_server() -> Iterator[tuple[str, str]]:
     """The sample server over streamable HTTP (page size 2); yields (url, server token)."""
@@ -150,7 +99,7 @@ def loop_threads(provider: MCPToolProvider) -> list[threading.Thread]:
 # --- listing ---------------------------------------------------------------------------------
 def test_lists_every_page_in_server_order(provider: MCPToolProvider) -> None:
     raw = provider.list_mcp_tools()
-    assert [t["name"] for t in raw] == DEFAULT_TOOLS  # 7 tools over 4 pages of 2; no `crash`
+    assert [t["name"] for t in raw] == DEFAULT_TOOLS  # 9 tools over 5 pages of 2; no `crash`
     weather = raw[0]
     assert weather["inputSchema"]["required"] == ["city"]
     assert weather["outputSchema"]["required"] == ["city", "temperature", "conditions", "humidity"]
@@ -185,7 +134,7 @@ def test_repeating_cursor_is_cut_off_with_a_clear_error() -> None:
 
 
 def test_more_pages_than_max_pages_is_an_error(http_server: tuple[str, str]) -> None:
-    with MCPToolProvider(http_config("pages", http_server[0], max_pages=2)) as provider:  # 3 pages of 2
+    with MCPToolProvider(http_config("pages", http_server[0], max_pages=2)) as provider:  # 4 pages of 2
         with pytest.raises(ToolServerError) as info:
             provider.list_tools()
     assert str(info.value) == "MCP server 'pages': tools/list returned more than max_pages=2 pages; stopped paging"
@@ -267,6 +216,7 @@ def test_unknown_tool_is_an_error_envelope(provider: MCPToolProvider) -> None:
 
 
 def test_timeout_returns_a_clear_error_and_keeps_the_session(provider: MCPToolProvider) -> None:
+    provider.call_tool("get_weather", {"city": "warm-up"})  # connect outside the measured window
     start = time.monotonic()
     envelope = provider.call_tool("count_slowly", {"steps": 100, "delay_seconds": 0.5}, timeout_seconds=1.0)
     elapsed = time.monotonic() - start

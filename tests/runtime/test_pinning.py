@@ -64,12 +64,12 @@ def test_changed_tool_is_refused_with_its_exposed_name_and_pointer(folder: Path)
         refused = registry.call_tool("w.forecast", {"city": "Oslo"})
     assert refused.is_error
     assert refused.metadata == {
-        "kind": "unavailable",
         "reason": "pinned",
         "tool": "w.forecast",
         "server": "weather",
         "pointer": "/description",
         "lock": "lock.json",
+        "error_kind": "unavailable",
     }
     assert refused.text.startswith("tool 'w.forecast' (server 'weather') refused: it differs from the lock lock.json")
 

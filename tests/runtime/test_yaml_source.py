@@ -164,7 +164,7 @@ def test_unknown_top_level_key(tmp_path: Path) -> None:
 
 def test_wrong_type(tmp_path: Path) -> None:
     path = write(tmp_path, "type.yaml", GOOD.replace("read_only: true", "read_only: yes please"))
-    assert error_of(path) == f"{path}:13: spec.read_only: expected boolean, got string"
+    assert error_of(path) == f"{path}:13: spec.read_only: expected boolean or null, got string"
 
 
 def test_bad_enum_and_bad_timeout(tmp_path: Path) -> None:

@@ -8,10 +8,12 @@ results travel as a :class:`ToolResultEnvelope`.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import functools
 import inspect
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
+import threading
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 import jsonschema
@@ -19,9 +21,14 @@ import jsonschema.protocols
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
 
+from mas.runtime.contracts import _rules
+from mas.runtime.contracts._rules import ERROR_KIND_KEY, ERROR_KINDS
+
 __all__ = [
     "ADVERTISE_KEYS",
     "CALL_KWARGS",
+    "ERROR_KINDS",
+    "ERROR_KIND_KEY",
     "HINT_KEYS",
     "AsyncToolProvider",
     "ToolContract",
@@ -32,23 +39,14 @@ __all__ = [
     "build_tool_entry",
     "describe_argument_error",
     "invoke_call_tool",
+    "resolve_awaitable",
+    "run_with_timeout",
     "validate_arguments",
     "wrap_result",
 ]
 
 #: The optional keyword arguments of ``call_tool``, in the contract's order.
-CALL_KWARGS: tuple[str, ...] = (
-    "timeout_seconds",
-    "progress_callback",
-    "cancel_event",
-    "meta",
-    "input_responses",
-    "request_state",
-    "allow_input_required",
-    "allow_claimed",
-    "ctx",
-    "user",
-)
+CALL_KWARGS: tuple[str, ...] = _rules.CALL_OPTIONS
 
 #: Optional advertise keys of a ``list_tools`` entry, in the contract's order.
 ADVERTISE_KEYS: tuple[str, ...] = (
@@ -75,24 +73,15 @@ HINT_KEYS: dict[str, str] = {
 
 ResultMode = Literal["inline", "stream", "session"]
 
-# Keys that appear in ``to_dict`` only when set (not None).
-_OPTIONAL_ENVELOPE_KEYS: tuple[str, ...] = (
-    "events",
-    "session_id",
-    "session_status",
-    "metadata",
-    "content",
-    "structured_content",
-    "meta",
-)
-
 
 @dataclass(frozen=True)
 class ToolResultEnvelope:
     """The result of one ``call_tool``.
 
     ``to_dict``/``from_dict`` round-trip losslessly: optional keys are present only when set,
-    and ``result_type`` only when it is not ``"complete"``.
+    and ``result_type`` only when it is not ``"complete"``. ``status`` and ``is_error`` always
+    agree (``_rules``: a call failed when either says so). An error envelope says why in
+    ``metadata["error_kind"]`` (one of :data:`ERROR_KINDS`).
     """
 
     status: str = "success"
@@ -109,15 +98,32 @@ class ToolResultEnvelope:
     result_type: str = "complete"
     meta: dict[str, Any] | None = None
 
+    def __post_init__(self) -> None:
+        failed = self.is_error is True or self.status == "error"
+        object.__setattr__(self, "is_error", failed)
+        if failed:
+            object.__setattr__(self, "status", "error")
+        if self.result_type is None:
+            object.__setattr__(self, "result_type", "complete")
+
     @classmethod
     def success(cls, result: Any = None, **extra: Any) -> ToolResultEnvelope:
         return cls(status="success", result=result, is_error=False, **extra)
 
     @classmethod
-    def failure(cls, message: str, **extra: Any) -> ToolResultEnvelope:
-        """An error envelope whose ``result`` is the human-readable message."""
+    def failure(cls, message: str, *, kind: str = "tool_error", **extra: Any) -> ToolResultEnvelope:
+        """An error envelope whose ``result`` is the human-readable message and whose
+        ``metadata["error_kind"]`` is ``kind``."""
+        if kind not in ERROR_KINDS:
+            raise ValueError(f"error kind must be one of {', '.join(ERROR_KINDS)}, not {kind!r}")
         extra.setdefault("content", [{"type": "text", "text": message}])
+        extra["metadata"] = {**(extra.get("metadata") or {}), ERROR_KIND_KEY: kind}
         return cls(status="error", result=message, is_error=True, **extra)
+
+    @property
+    def error_kind(self) -> str | None:
+        """Why the call failed (one of :data:`ERROR_KINDS`), or None when it did not."""
+        return _rules.error_kind(self.to_dict())
 
     @property
     def text(self) -> str:
@@ -135,41 +141,37 @@ class ToolResultEnvelope:
             "result_mode": self.result_mode,
             "execution_mode": self.execution_mode,
         }
-        for key in _OPTIONAL_ENVELOPE_KEYS:
+        for key in _rules.OPTIONAL_KEYS:
             value = getattr(self, key)
             if value is not None:
                 out[key] = value
-        if self.result_type != "complete":
+        if self.result_type not in (None, "complete"):
             out["result_type"] = self.result_type
         return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ToolResultEnvelope:
-        """Build an envelope from a plain dict; unknown keys are an error, not silently dropped."""
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
+        """Build an envelope from its dict form; unknown keys and bad enumerated values are errors."""
+        unknown = sorted(set(data) - set(_rules.ENVELOPE_KEYS))
         if unknown:
             raise ValueError(f"unknown ToolResultEnvelope key(s): {', '.join(unknown)}")
-        if "result_mode" in data and data["result_mode"] not in ("inline", "stream", "session"):
-            raise ValueError(f"result_mode must be inline, stream or session, not {data['result_mode']!r}")
-        return cls(**dict(data))
+        checked = _rules.to_envelope({"result": None, **data})
+        return cls(**checked)
 
     @classmethod
     def coerce(cls, value: Any) -> ToolResultEnvelope:
-        """Accept what the contract allows ``call_tool`` to return: an envelope or a dict.
+        """Accept anything ``call_tool`` may return, by the one envelope rule (``_rules.to_envelope``).
 
-        A dict that looks like an envelope (has ``result`` or ``is_error``) is read as one;
-        any other value is wrapped as a successful ``result``.
+        An envelope passes through; an envelope dict, an MCP ``CallToolResult`` (object or wire
+        dict) is read as one; any other value is a successful ``result``. A malformed envelope
+        becomes a ``protocol`` error envelope.
         """
         if isinstance(value, ToolResultEnvelope):
             return value
-        if (
-            isinstance(value, Mapping)
-            and ("is_error" in value or "status" in value)
-            and (set(value) <= {f.name for f in fields(cls)})
-        ):
-            return cls.from_dict(value)
-        return cls.success(value)
+        try:
+            return cls(**_rules.to_envelope(value))
+        except ValueError as exc:
+            return cls.failure(f"malformed result: {exc}", kind="protocol")
 
 
 def build_tool_entry(name: str, description: str, parameters: Mapping[str, Any], **optional: Any) -> dict[str, Any]:
@@ -290,7 +292,8 @@ class ToolContract:
         return self.name or type(self).__name__
 
     def get_description(self) -> str:
-        return self.description or inspect.getdoc(type(self)) or ""
+        # Only the tool's own docstring: inherited ones (ToolContract's) describe something else.
+        return self.description or inspect.cleandoc(type(self).__dict__.get("__doc__") or "")
 
     def get_parameters(self) -> dict[str, Any]:
         return self.parameters
@@ -316,24 +319,67 @@ class ToolContract:
             )
         ]
 
-    def call_tool(self, tool_name: str, arguments: Mapping[str, Any] | None, **kwargs: Any) -> ToolResultEnvelope:
-        """Validate ``arguments`` and run :meth:`execute`; errors come back as envelopes."""
+    def _checked_arguments(
+        self, tool_name: str, arguments: Mapping[str, Any] | None
+    ) -> dict[str, Any] | ToolResultEnvelope:
         if tool_name != self.get_name():
-            return ToolResultEnvelope.failure(f"tool {tool_name!r} is not provided here (this is {self.get_name()!r})")
-        args = {} if arguments is None else arguments
+            return ToolResultEnvelope.failure(
+                f"tool {tool_name!r} is not provided here (this is {self.get_name()!r})", kind="unknown_tool"
+            )
+        args = {} if arguments is None else dict(arguments)
         problem = validate_arguments(self.get_parameters(), args)
         if problem is not None:
-            return ToolResultEnvelope.failure(f"invalid arguments for tool {tool_name!r}: {problem}")
+            return ToolResultEnvelope.failure(
+                f"invalid arguments for tool {tool_name!r}: {problem}", kind="invalid_arguments"
+            )
+        return args
+
+    def _failed(self, tool_name: str, exc: Exception) -> ToolResultEnvelope:
+        return ToolResultEnvelope.failure(f"tool {tool_name!r} failed: {type(exc).__name__}: {exc}")
+
+    def call_tool(self, tool_name: str, arguments: Mapping[str, Any] | None, **kwargs: Any) -> ToolResultEnvelope:
+        """Validate ``arguments`` and run :meth:`execute` (awaited when it is ``async def``).
+
+        The optional kwargs are ignored here (the contract's default); errors come back as envelopes.
+        """
+        args = self._checked_arguments(tool_name, arguments)
+        if isinstance(args, ToolResultEnvelope):
+            return args
         try:
-            value = self.execute(**dict(args))
+            value = resolve_awaitable(self.execute(**args))
         except Exception as exc:  # a tool error never crashes the caller
-            return ToolResultEnvelope.failure(f"tool {tool_name!r} failed: {type(exc).__name__}: {exc}")
+            return self._failed(tool_name, exc)
         return wrap_result(value, has_output_schema=self.get_output_schema() is not None)
 
     async def acall_tool(
         self, tool_name: str, arguments: Mapping[str, Any] | None, **kwargs: Any
     ) -> ToolResultEnvelope:
-        return await asyncio.to_thread(self.call_tool, tool_name, arguments, **kwargs)
+        """Async twin of :meth:`call_tool`, which receives the options (see ``FORWARDS_TO``).
+
+        An ``async def execute`` is awaited on the caller's loop; an overridden ``async def
+        call_tool`` is awaited; a sync one runs in a worker thread.
+        """
+        call_tool = self.call_tool
+        forwarded = _forwardable(call_tool, kwargs)
+        if type(self).call_tool is ToolContract.call_tool and inspect.iscoroutinefunction(self.execute):
+            args = self._checked_arguments(tool_name, arguments)
+            if isinstance(args, ToolResultEnvelope):
+                return args
+            try:
+                value = await self.execute(**args)
+            except Exception as exc:
+                return self._failed(tool_name, exc)
+            return wrap_result(value, has_output_schema=self.get_output_schema() is not None)
+        if inspect.iscoroutinefunction(call_tool):
+            result = await call_tool(tool_name, arguments, **forwarded)
+        else:
+            result = await asyncio.to_thread(call_tool, tool_name, arguments, **forwarded)
+        if inspect.isawaitable(result):
+            result = await result
+        return ToolResultEnvelope.coerce(result)
+
+    # The options given to acall_tool are meant for call_tool: the forwarding rule looks there.
+    setattr(acall_tool, _rules.FORWARDS_TO, "call_tool")  # noqa: B010
 
     def execute(self, **kwargs: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__}.execute is not implemented")
@@ -347,7 +393,7 @@ def wrap_result(value: Any, *, has_output_schema: bool) -> ToolResultEnvelope:
     """
     if isinstance(value, ToolResultEnvelope):
         return value
-    if isinstance(value, Mapping) and {"is_error", "result"} <= set(value):
+    if isinstance(value, Mapping) and _rules.is_envelope(value):
         return ToolResultEnvelope.coerce(value)
     if hasattr(value, "model_dump") and callable(value.model_dump):
         value = value.model_dump(mode="json", by_alias=True)
@@ -372,27 +418,9 @@ class AsyncToolProvider(ToolProvider, Protocol):
     async def acall_tool(self, tool_name: str, arguments: Mapping[str, Any] | None, **kwargs: Any) -> Any: ...
 
 
-@functools.lru_cache(maxsize=512)
-def _accepted_for(func: Callable[..., Any]) -> frozenset[str] | None:
-    try:
-        params = inspect.signature(func).parameters.values()
-    except (TypeError, ValueError):  # builtins without a signature: forward nothing
-        return frozenset()
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
-        return None
-    named = {
-        p.name for p in params if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    }
-    return frozenset(named & set(CALL_KWARGS))
-
-
 def accepted_call_kwargs(func: Callable[..., Any]) -> frozenset[str] | None:
     """The optional kwargs ``func`` declares, or None when it takes ``**kwargs`` (accepts all)."""
-    target = getattr(func, "__func__", func)  # bound methods: cache on the underlying function
-    try:
-        return _accepted_for(target)
-    except TypeError:  # unhashable callable
-        return _accepted_for.__wrapped__(target)
+    return _rules.accepted_options(func)
 
 
 def _forwardable(func: Callable[..., Any], kwargs: Mapping[str, Any]) -> dict[str, Any]:
@@ -403,30 +431,95 @@ def _forwardable(func: Callable[..., Any], kwargs: Mapping[str, Any]) -> dict[st
     return {key: value for key, value in kwargs.items() if value is not None and (accepted is None or key in accepted)}
 
 
+def _forwarded_to(callee: Any, method: str, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """The options that reach the callable that finally receives those of ``callee.<method>``."""
+    target = _rules.forward_target(callee, method)
+    return _forwardable(target if target is not None else getattr(callee, method), kwargs)
+
+
+# --- coroutines from sync code, and time limits -----------------------------------------------
+
+
+def _run_coroutine(coro: Coroutine[Any, Any, Any]) -> Any:
+    """Run a coroutine to completion from sync code, even when this thread already runs a loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    # This thread's loop is busy running us: a fresh loop in a helper thread runs the coroutine.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
+async def _awaited(awaitable: Awaitable[Any]) -> Any:
+    return await awaitable
+
+
+def resolve_awaitable(value: Any) -> Any:
+    """``value``, or what it resolves to when it is awaitable: a coroutine is never a result."""
+    if inspect.iscoroutine(value):
+        return _run_coroutine(value)
+    if inspect.isawaitable(value):
+        return _run_coroutine(_awaited(value))
+    return value
+
+
+def run_with_timeout(func: Callable[[], Any], limit: float | None) -> Any:
+    """``func()``, raising :class:`TimeoutError` after ``limit`` seconds (None: no limit; 0: at once).
+
+    The call runs in a daemon thread; one that overruns keeps running there (Python cannot stop
+    a thread), but the caller gets its answer on time.
+    """
+    if limit is None:
+        return func()
+    outcome: dict[str, Any] = {}
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            outcome["value"] = func()
+        except BaseException as exc:  # handed to the caller below
+            outcome["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="tool-call", daemon=True).start()
+    if not done.wait(max(limit, 0.0)):
+        raise TimeoutError(f"timed out after {limit} s")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
 def invoke_call_tool(callee: Any, tool_name: str, arguments: Mapping[str, Any] | None, **kwargs: Any) -> Any:
     """Call ``callee.call_tool`` forwarding each optional kwarg only when it is declared.
 
-    ``None`` values mean "not set" and are never forwarded.
+    ``None`` values mean "not set" and are never forwarded. An awaitable result (an ``async def
+    call_tool``) is run to completion, so a coroutine is never returned as a result.
     """
     func = callee.call_tool
-    return func(tool_name, dict(arguments or {}), **_forwardable(func, kwargs))
+    return resolve_awaitable(func(tool_name, dict(arguments or {}), **_forwardable(func, kwargs)))
 
 
 async def ainvoke_call_tool(callee: Any, tool_name: str, arguments: Mapping[str, Any] | None, **kwargs: Any) -> Any:
     """Async twin of :func:`invoke_call_tool`.
 
     Prefers ``acall_tool``; awaits ``call_tool`` when it is a coroutine function; otherwise runs
-    the sync ``call_tool`` in a worker thread so the event loop is never blocked.
+    the sync ``call_tool`` in a worker thread so the event loop is never blocked. The options are
+    filtered by the callable that finally receives them (``ToolContract.acall_tool`` hands them to
+    ``call_tool``).
     """
     args = dict(arguments or {})
     acall = getattr(callee, "acall_tool", None)
     if acall is not None:
-        return await acall(tool_name, args, **_forwardable(acall, kwargs))
-    func = callee.call_tool
-    forwarded = _forwardable(func, kwargs)
-    if inspect.iscoroutinefunction(func):
-        return await func(tool_name, args, **forwarded)
-    result = await asyncio.to_thread(func, tool_name, args, **forwarded)
-    if inspect.isawaitable(result):
-        return await result
+        result = acall(tool_name, args, **_forwarded_to(callee, "acall_tool", kwargs))
+    else:
+        func = callee.call_tool
+        forwarded = _forwardable(func, kwargs)
+        if inspect.iscoroutinefunction(func):
+            result = func(tool_name, args, **forwarded)
+        else:
+            result = await asyncio.to_thread(func, tool_name, args, **forwarded)
+    while inspect.isawaitable(result):
+        result = await result
     return result

@@ -38,7 +38,7 @@ def misuse() -> None:
     _rt.AsyncToolsBase(TooFewParameters())  # expect-error
     tools = _rt.ToolsBase(_rt_provider())
     tools.with_options(timeout_seconds="soon")  # expect-error
-    tools.with_options(retries=3)  # expect-error
+    tools.with_options(retries="3")  # expect-error
     _rt.ToolsBase(_rt_provider(), {"timeout": 1.0})  # expect-error
     info: _rt.ToolInfo[float] = _rt.ToolInfo(name="x", method="x")  # expect-error
     text: str = _rt.decode_result(_float_info(), {"result": 1}).value  # expect-error

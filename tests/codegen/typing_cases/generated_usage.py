@@ -181,3 +181,31 @@ def decoding() -> None:
     except _rt.ToolOutputValidationError as exc:
         assert_type(exc.errors, list[dict[str, Any]])
         assert_type(exc.raw, object)
+
+
+def answer_input(requests: list[_rt.InputRequest]) -> dict[str, object]:
+    answers: dict[str, object] = {}
+    for request in requests:
+        if isinstance(request, _rt.ElicitationRequest):
+            assert_type(request.message, str)
+            assert_type(request.requested_schema, dict[str, Any] | None)
+            answers[request.key] = {"action": "accept", "content": {"name": "Ada"}}
+    return answers
+
+
+def confirm_destructive(info: _rt.ToolInfo[Any], arguments: dict[str, Any]) -> bool:
+    return info.destructive is not True
+
+
+def hints_that_act() -> None:
+    tools = Tools(PlainProvider()).with_options(on_input=answer_input, retries=2, confirm=confirm_destructive)
+    assert_type(tools, Tools)
+    try:
+        tools.get_weather(city="x")
+    except _rt.ToolInputRequiredError as exc:
+        assert_type(exc.requests, list[_rt.InputRequest])
+        assert_type(exc.request_state, str | None)
+    except (_rt.ToolTimeoutError, _rt.ToolUnavailableError) as exc:
+        assert_type(exc.envelope, dict[str, Any])
+    except _rt.ToolError as exc:
+        assert_type(exc.payload, Any)

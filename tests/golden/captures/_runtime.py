@@ -12,25 +12,31 @@ A generated ``Tools`` class subclasses :class:`ToolsBase` (``AsyncTools`` subcla
 ``self._call(INFO, arguments, omit)``, which
 
 1. drops the optional arguments the caller did not pass (their values equal the omit marker),
-2. calls ``provider.call_tool(tool_name, arguments)`` (or ``acall_tool``), forwarding a call
-   option only when the provider's method declares it or takes ``**kwargs``,
-3. normalizes whatever came back (an MCP ``CallToolResult``, a ToolResultEnvelope, a dict) to a
-   snake_case envelope dict and decodes it into a :class:`ToolResult`: a validated output model,
-   or a :class:`ToolOutput` with content blocks for tools without an output schema.
+2. asks ``confirm`` first when the tool is destructive and that option is set,
+3. calls ``provider.call_tool(tool_name, arguments)`` (or ``acall_tool``), forwarding a call
+   option only when the callable that finally receives it declares it or takes ``**kwargs``,
+4. normalizes whatever came back by the contract's one envelope rule (``_rules.py``, a verbatim
+   copy of the runtime's), retries a read-only idempotent tool on ``unavailable``/``timeout``
+   when ``retries`` is set, answers ``input_required`` rounds with ``on_input``,
+5. raises the :class:`ToolError` subclass of the failure kind, or decodes the envelope into a
+   :class:`ToolResult`: a validated output model, or a :class:`ToolOutput` with content blocks
+   for tools without an output schema.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import importlib
 import inspect
 import json
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Generic, Literal, Protocol, Self, TypeAlias, TypedDict, TypeVar, Unpack, cast
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, RootModel, Tag, TypeAdapter, ValidationError
+
+from . import _rules
 
 __all__ = [
     "CALL_OPTION_NAMES",
@@ -40,19 +46,32 @@ __all__ = [
     "BlobResourceContents",
     "CallOptions",
     "ContentBlock",
+    "ElicitationRequest",
     "EmbeddedResource",
     "ImageContent",
+    "InputRequest",
+    "MAX_INPUT_ROUNDS",
+    "PACKAGE_OPTION_NAMES",
     "ResourceLink",
+    "RootsRequest",
+    "SamplingRequest",
     "SupportsAsyncCallTool",
     "SupportsCallTool",
     "TextContent",
     "TextResourceContents",
+    "ToolArgumentsError",
     "ToolCallError",
+    "ToolCancelledError",
     "ToolError",
     "ToolInfo",
+    "ToolInputRequiredError",
+    "ToolNotFoundError",
     "ToolOutput",
     "ToolOutputValidationError",
+    "ToolProtocolError",
     "ToolResult",
+    "ToolTimeoutError",
+    "ToolUnavailableError",
     "ToolsBase",
     "UnknownContent",
     "decode_inferred",
@@ -87,10 +106,11 @@ class SupportsAsyncCallTool(Protocol):
 
 
 class CallOptions(TypedDict, total=False):
-    """The contract's optional ``call_tool`` keyword arguments, in the contract's order.
+    """The contract's optional ``call_tool`` keyword arguments, in the contract's order, then the
+    options this package acts on itself (never sent): ``on_input``, ``retries``, ``confirm``.
 
-    An option reaches the provider only when its ``call_tool`` (or ``acall_tool``) declares a
-    parameter of that name or takes ``**kwargs``; ``None`` values are never forwarded.
+    A contract option reaches the provider only when the callable that finally receives it
+    declares a parameter of that name or takes ``**kwargs``; ``None`` values are never forwarded.
     """
 
     timeout_seconds: float
@@ -103,56 +123,45 @@ class CallOptions(TypedDict, total=False):
     allow_claimed: bool
     ctx: object
     user: str
+    on_input: Callable[[list[InputRequest]], object]
+    """Answers an ``input_required`` result: gets the typed requests, returns ``{key: response}``
+    (a dict or an awaitable of one on the async path); the call is repeated with the responses."""
+    retries: int
+    """How often a read-only and idempotent tool is retried on ``unavailable`` or ``timeout``."""
+    confirm: Callable[[ToolInfo[Any], dict[str, Any]], object]
+    """Asked ``confirm(info, arguments)`` before a destructive tool runs; falsy refuses."""
 
 
-#: The names of :class:`CallOptions`, in the contract's order.
-CALL_OPTION_NAMES: tuple[str, ...] = (
-    "timeout_seconds",
-    "progress_callback",
-    "cancel_event",
-    "meta",
-    "input_responses",
-    "request_state",
-    "allow_input_required",
-    "allow_claimed",
-    "ctx",
-    "user",
-)
+#: The contract's option names, in the contract's order (the runtime's ``CALL_KWARGS``).
+CALL_OPTION_NAMES: tuple[str, ...] = _rules.CALL_OPTIONS
+#: Options this package handles itself; they never reach the provider.
+PACKAGE_OPTION_NAMES: tuple[str, ...] = ("on_input", "retries", "confirm")
+#: Input rounds one call may take before it fails with :class:`ToolProtocolError`.
+MAX_INPUT_ROUNDS = 8
 
 
 def _checked_options(options: Mapping[str, object] | None) -> CallOptions:
     if not options:
         return {}
-    unknown = sorted(set(options) - set(CALL_OPTION_NAMES))
+    known = CALL_OPTION_NAMES + PACKAGE_OPTION_NAMES
+    unknown = sorted(set(options) - set(known))
     if unknown:
-        raise TypeError(f"unknown call option(s): {', '.join(unknown)}; known: {', '.join(CALL_OPTION_NAMES)}")
+        raise TypeError(f"unknown call option(s): {', '.join(unknown)}; known: {', '.join(known)}")
+    retries = options.get("retries")
+    if retries is not None and (not isinstance(retries, int) or isinstance(retries, bool) or retries < 0):
+        raise TypeError(f"retries must be a non-negative int, not {retries!r}")
     return cast(CallOptions, dict(options))
 
 
-@functools.lru_cache(maxsize=256)
-def _declared_options(func: Callable[..., object]) -> frozenset[str] | None:
-    try:
-        parameters = inspect.signature(func).parameters.values()
-    except (TypeError, ValueError):  # no introspectable signature: forward nothing
-        return frozenset()
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
-        return None
-    named = {p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
-    return frozenset(named.intersection(CALL_OPTION_NAMES))
-
-
-def _accepted_options(func: Callable[..., object]) -> frozenset[str] | None:
-    """The call options ``func`` declares, or None when it takes ``**kwargs`` (accepts all)."""
-    target: Callable[..., object] = getattr(func, "__func__", func)  # bound method: cache per function
-    try:
-        return _declared_options(target)
-    except TypeError:  # unhashable callable
-        return _declared_options.__wrapped__(target)
-
-
-def _forwarded(func: Callable[..., object], options: Mapping[str, object]) -> dict[str, object]:
-    accepted = _accepted_options(func)
-    return {key: value for key, value in options.items() if value is not None and (accepted is None or key in accepted)}
+def _forwarded(provider: object, method: str, options: Mapping[str, object]) -> dict[str, object]:
+    """The contract options that reach ``provider.<method>`` (by the callable that finally receives them)."""
+    target = _rules.forward_target(provider, method)
+    accepted = None if target is None else _rules.accepted_options(target)
+    return {
+        key: value
+        for key, value in options.items()
+        if key in CALL_OPTION_NAMES and value is not None and (accepted is None or key in accepted)
+    }
 
 
 # --------------------------------------------------------------------------------------------
@@ -394,104 +403,24 @@ class ToolOutput(BaseModel):
 # Envelopes and results
 # --------------------------------------------------------------------------------------------
 
-_CAMEL_KEYS: dict[str, str] = {
-    "isError": "is_error",
-    "structuredContent": "structured_content",
-    "resultType": "result_type",
-    "_meta": "meta",
-    "sessionId": "session_id",
-    "sessionStatus": "session_status",
-    "resultMode": "result_mode",
-    "executionMode": "execution_mode",
-}
-_ENVELOPE_KEYS = frozenset(
-    {
-        "status",
-        "result",
-        "is_error",
-        "result_mode",
-        "execution_mode",
-        "events",
-        "session_id",
-        "session_status",
-        "metadata",
-        "content",
-        "structured_content",
-        "result_type",
-        "meta",
-    }
-)
-
 
 def _as_list(value: object) -> list[object] | None:
     return cast(list[object], value) if isinstance(value, list) else None
 
 
-def _is_block_list(value: object) -> bool:
-    items = _as_list(value)
-    if items is None:
-        return False
-    for item in items:
-        if isinstance(item, BaseModel):
-            item = item.model_dump()
-        if not (isinstance(item, Mapping) and isinstance(cast(Mapping[str, object], item).get("type"), str)):
-            return False
-    return True
-
-
-def _looks_like_envelope(data: Mapping[str, object]) -> bool:
-    """A mapping is an envelope when it carries an error flag, structured content or content blocks,
-    or when it has ``result`` and only envelope keys (``__dunder__`` capture keys aside)."""
-    keys = {_CAMEL_KEYS.get(key, key) for key in data if not (key.startswith("__") and key.endswith("__"))}
-    if keys & {"is_error", "structured_content"}:
-        return True
-    if "content" in data and _is_block_list(data["content"]):
-        return True
-    return "result" in keys and keys <= _ENVELOPE_KEYS
-
-
-def _envelope_from_mapping(data: Mapping[str, object]) -> dict[str, Any]:
-    envelope: dict[str, Any] = {}
-    for key, value in data.items():
-        snake = _CAMEL_KEYS.get(key, key)
-        if snake != key and snake in data:  # the snake_case spelling wins
-            continue
-        envelope[snake] = value
-    blocks = _as_list(envelope.get("content"))
-    if blocks is not None:
-        envelope["content"] = [
-            b.model_dump(mode="json", by_alias=True, exclude_none=True) if isinstance(b, BaseModel) else b
-            for b in blocks
-        ]
-    envelope["is_error"] = bool(envelope.get("is_error") or False)
-    return envelope
-
-
 def normalize_envelope(raw: object) -> dict[str, Any]:
-    """Turn what ``call_tool`` returned into a snake_case envelope dict.
+    """Turn what ``call_tool`` returned into an envelope dict, by the contract's one rule.
 
-    Accepts an envelope dict (snake_case keys, or raw MCP camelCase ``isError`` /
-    ``structuredContent`` / ``resultType`` / ``_meta``), an object with ``to_dict()`` (the
-    runtime's ToolResultEnvelope) or a pydantic model (an MCP ``CallToolResult``). Anything else,
-    including a mapping or model that does not look like an envelope, is a successful
-    ``{"result": raw}``. The returned dict always has a bool ``is_error``.
+    The rule lives in ``_rules.py`` (``to_envelope``; ``docs/tool.md`` has its table): a
+    ToolResultEnvelope, an envelope dict (snake_case or MCP wire keys), an MCP ``CallToolResult``
+    object or wire dict, or any other value (a successful ``result``). The dict has the form of
+    the runtime's ``ToolResultEnvelope.to_dict()``. A malformed envelope becomes a ``protocol``
+    error envelope.
     """
-    if isinstance(raw, Mapping):
-        data = cast(Mapping[str, object], raw)
-        if _looks_like_envelope(data):
-            return _envelope_from_mapping(data)
-        return {"result": dict(data), "is_error": False}
-    if isinstance(raw, BaseModel):
-        dumped = raw.model_dump(mode="json", by_alias=True, exclude_none=True)
-        if _looks_like_envelope(dumped):
-            return _envelope_from_mapping(dumped)
-        return {"result": raw.model_dump(mode="json", by_alias=True), "is_error": False}
-    to_dict: object = getattr(raw, "to_dict", None)
-    if callable(to_dict):
-        converted: object = to_dict()
-        if isinstance(converted, Mapping) and _looks_like_envelope(cast(Mapping[str, object], converted)):
-            return _envelope_from_mapping(cast(Mapping[str, object], converted))
-    return {"result": raw, "is_error": False}
+    try:
+        return _rules.to_envelope(raw)
+    except ValueError as exc:
+        return _rules.failure_dict(f"malformed result: {exc}", "protocol")
 
 
 @dataclass(frozen=True, slots=True)
@@ -538,6 +467,79 @@ class ToolResult(Generic[T]):
 
 
 # --------------------------------------------------------------------------------------------
+# Input rounds (MCP input_required)
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class InputRequest:
+    """One request of an ``input_required`` result; answer it under ``key``.
+
+    ``method`` is the MCP method (``elicitation/create``, ``sampling/createMessage``,
+    ``roots/list``); ``params`` its parameters with MCP wire keys.
+    """
+
+    key: str
+    method: str
+    params: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ElicitationRequest(InputRequest):
+    """The server asks the user for data; answer ``{"action": "accept", "content": {...}}``
+    (or ``{"action": "decline"}`` / ``{"action": "cancel"}``)."""
+
+    @property
+    def message(self) -> str:
+        text = self.params.get("message")
+        return text if isinstance(text, str) else ""
+
+    @property
+    def requested_schema(self) -> dict[str, Any] | None:
+        schema = self.params.get("requestedSchema")
+        return cast(dict[str, Any], schema) if isinstance(schema, dict) else None
+
+
+@dataclass(frozen=True, slots=True)
+class SamplingRequest(InputRequest):
+    """The server asks for an LLM completion; answer an MCP ``CreateMessageResult`` dict."""
+
+
+@dataclass(frozen=True, slots=True)
+class RootsRequest(InputRequest):
+    """The server asks for the client's roots; answer ``{"roots": [{"uri": ...}, ...]}``."""
+
+
+_REQUEST_TYPES: dict[str, type[InputRequest]] = {
+    "elicitation/create": ElicitationRequest,
+    "sampling/createMessage": SamplingRequest,
+    "roots/list": RootsRequest,
+}
+
+
+def _input_round(envelope: dict[str, Any]) -> tuple[list[InputRequest], str | None] | None:
+    """The requests and state of an ``input_required`` envelope; None for any other envelope."""
+    if envelope.get("result_type") != "input_required" or envelope.get("is_error"):
+        return None
+    result: object = envelope.get("result")
+    wire: Mapping[str, object] = cast(Mapping[str, object], result) if isinstance(result, Mapping) else {}
+    raw_requests: object = wire.get("inputRequests") or {}
+    requests: list[InputRequest] = []
+    if isinstance(raw_requests, Mapping):
+        for key, request in cast(Mapping[str, object], raw_requests).items():
+            body: Mapping[str, object] = cast(Mapping[str, object], request) if isinstance(request, Mapping) else {}
+            method = body.get("method")
+            params = body.get("params")
+            method_name = method if isinstance(method, str) else ""
+            kind = _REQUEST_TYPES.get(method_name, InputRequest)
+            requests.append(kind(str(key), method_name, dict(cast(Mapping[str, Any], params or {}))))
+    state = wire.get("requestState")
+    if not requests and not isinstance(state, str):
+        return None  # MCP requires one of the two: without either there is nothing to answer
+    return requests, state if isinstance(state, str) else None
+
+
+# --------------------------------------------------------------------------------------------
 # Errors
 # --------------------------------------------------------------------------------------------
 
@@ -547,33 +549,119 @@ def _one_line(text: str) -> str:
 
 
 class ToolError(Exception):
-    """Base class of the errors a generated package raises; ``envelope`` is {} when there is none."""
+    """Base class of the errors a generated package raises; ``envelope`` is {} when there is none.
 
-    def __init__(self, message: str, *, tool_name: str, envelope: dict[str, Any] | None = None) -> None:
+    ``payload`` is what the failure carried (structured content, else ``result``), or None.
+    """
+
+    def __init__(
+        self, message: str, *, tool_name: str, envelope: dict[str, Any] | None = None, payload: Any = None
+    ) -> None:
         super().__init__(message)
         self.tool_name = tool_name
         self.envelope: dict[str, Any] = {} if envelope is None else envelope
+        self.payload: Any = payload
 
 
-class ToolCallError(ToolError):
-    """The tool reported an error (``is_error``).
+class _FailedCall(ToolError):
+    """A call whose envelope reports an error; the subclass says why (the envelope's error kind).
 
     ``message`` is the text of its content (or ``str(result)``); ``payload`` is its structured
     content when present, else its ``result``.
     """
 
+    _what = "reported an error"
+
     def __init__(self, tool_name: str, envelope: dict[str, Any]) -> None:
         result = envelope.get("result")
         text = _joined_text(_as_list(envelope.get("content")) or [])
         if text is None:
-            text = "tool reported an error" if result is None else str(result)
+            text = f"tool {self._what}" if result is None else str(result)
         self.message = text
         structured = envelope.get("structured_content")
-        self.payload: Any = structured if structured is not None else result
         super().__init__(
-            f"tool {tool_name!r} reported an error: {_one_line(text) or 'tool reported an error'}",
+            f"tool {tool_name!r} {self._what}: {_one_line(text) or f'tool {self._what}'}",
             tool_name=tool_name,
             envelope=envelope,
+            payload=structured if structured is not None else result,
+        )
+
+
+class ToolCallError(_FailedCall):
+    """The tool itself reported an error (error kind ``tool_error``)."""
+
+
+class ToolArgumentsError(_FailedCall):
+    """The arguments were refused (error kind ``invalid_arguments``)."""
+
+    _what = "refused its arguments"
+
+
+class ToolNotFoundError(_FailedCall):
+    """No provider serves the tool (error kind ``unknown_tool``)."""
+
+    _what = "was not found"
+
+
+class ToolTimeoutError(_FailedCall):
+    """The call ran out of time (error kind ``timeout``)."""
+
+    _what = "timed out"
+
+
+class ToolCancelledError(_FailedCall):
+    """The call was cancelled, or ``confirm`` refused it before it was sent (error kind ``cancelled``)."""
+
+    _what = "was cancelled"
+
+
+class ToolUnavailableError(_FailedCall):
+    """The server could not be reached, died or the transport failed (error kind ``unavailable``)."""
+
+    _what = "is unavailable"
+
+
+class ToolProtocolError(_FailedCall):
+    """The reply was malformed, or input rounds did not end (error kind ``protocol``)."""
+
+    _what = "got a malformed reply"
+
+
+_ERRORS_BY_KIND: dict[str, type[_FailedCall]] = {
+    "tool_error": ToolCallError,
+    "invalid_arguments": ToolArgumentsError,
+    "unknown_tool": ToolNotFoundError,
+    "timeout": ToolTimeoutError,
+    "cancelled": ToolCancelledError,
+    "unavailable": ToolUnavailableError,
+    "protocol": ToolProtocolError,
+}
+
+
+def _raise_failure(tool_name: str, envelope: dict[str, Any]) -> None:
+    kind = _rules.error_kind(envelope)
+    if kind is not None:
+        raise _ERRORS_BY_KIND[kind](tool_name, envelope)
+
+
+class ToolInputRequiredError(ToolError):
+    """The tool needs input (``input_required``) and no ``on_input`` handler was given.
+
+    ``requests`` are the typed requests and ``request_state`` the state to echo: answer them with
+    ``with_options(input_responses={key: response, ...}, request_state=error.request_state)``.
+    """
+
+    def __init__(
+        self, tool_name: str, envelope: dict[str, Any], requests: list[InputRequest], request_state: str | None
+    ) -> None:
+        self.requests = requests
+        self.request_state = request_state
+        kinds = ", ".join(f"{r.key} ({r.method})" for r in requests) or "no requests, only state"
+        super().__init__(
+            f"tool {tool_name!r} needs input: {kinds}; pass on_input=... in with_options to answer it",
+            tool_name=tool_name,
+            envelope=envelope,
+            payload=envelope.get("result"),
         )
 
 
@@ -659,12 +747,20 @@ def _tool_output(info: ToolInfo[Any], envelope: dict[str, Any]) -> ToolOutput:
 def decode_result(info: ToolInfo[T], raw: object) -> ToolResult[T]:
     """Decode what ``call_tool`` returned for ``info``'s tool.
 
-    Raises :class:`ToolCallError` when the tool reported an error and
-    :class:`ToolOutputValidationError` when the output does not match ``info.output_model``.
+    Raises the :class:`ToolError` subclass of the envelope's error kind (:class:`ToolCallError`
+    when the tool itself reported an error), :class:`ToolInputRequiredError` for an
+    ``input_required`` result, and :class:`ToolOutputValidationError` when the output does not
+    match ``info.output_model``.
     """
     envelope = normalize_envelope(raw)
-    if envelope["is_error"]:
-        raise ToolCallError(info.name, envelope)
+    pending = _input_round(envelope)
+    if pending is not None:
+        raise ToolInputRequiredError(info.name, envelope, *pending)
+    return _decode_envelope(info, envelope)
+
+
+def _decode_envelope(info: ToolInfo[T], envelope: dict[str, Any]) -> ToolResult[T]:
+    _raise_failure(info.name, envelope)
     if info.inferred_from:
         return decode_inferred(info, envelope)
     model = info.output_model
@@ -675,7 +771,10 @@ def decode_result(info: ToolInfo[T], raw: object) -> ToolResult[T]:
         candidate = envelope.get("result")
     if isinstance(candidate, str) and not _is_str_root(model):
         parsed = _json_or_none(candidate)
-        if parsed is not None:
+        if parsed is None and candidate == _joined_text(_as_list(envelope.get("content")) or []):
+            # The result is the blocks' joined text: look for JSON in each block on its own.
+            candidate = _json_from_text(envelope.get("content"))
+        elif parsed is not None:
             candidate = parsed
     if candidate is None:
         candidate = _json_from_text(envelope.get("content"))
@@ -777,6 +876,76 @@ async def _await(awaitable: Awaitable[object]) -> object:
     return await awaitable
 
 
+_RETRYABLE = frozenset({"unavailable", "timeout"})
+
+
+def _retry_safe(info: ToolInfo[Any]) -> bool:
+    """Only a tool that says it is both read-only and idempotent may run twice."""
+    return info.read_only is True and info.idempotent is True and info.destructive is not True
+
+
+def _is_destructive(info: ToolInfo[Any]) -> bool:
+    """MCP's defaults: a tool is destructive unless it says it is read-only or not destructive."""
+    if info.destructive is not None:
+        return info.destructive and info.read_only is not True
+    return info.read_only is not True
+
+
+def _backoff(attempt: int) -> float:
+    return min(0.05 * 2.0**attempt, 1.0)
+
+
+class _Round:
+    """One call's plan across attempts: what to send next, and what an envelope means.
+
+    The sync and async bases run the same plan; they differ only in how they send, wait and ask.
+    """
+
+    def __init__(self, info: ToolInfo[Any], arguments: dict[str, Any], options: CallOptions) -> None:
+        self.info = info
+        self.arguments = arguments
+        self.options: dict[str, object] = dict(options)
+        retries = options.get("retries")
+        self.retries_left = retries if retries is not None and _retry_safe(info) else 0
+        self.attempt = 0
+        self.rounds = 0
+
+    def needs_confirmation(self) -> bool:
+        return self.options.get("confirm") is not None and _is_destructive(self.info)
+
+    def refused(self) -> ToolCancelledError:
+        message = f"confirm refused destructive tool {self.info.name!r}; nothing was sent"
+        return ToolCancelledError(self.info.name, _rules.failure_dict(message, "cancelled"))
+
+    def retry_delay(self, envelope: dict[str, Any]) -> float | None:
+        """Seconds to wait before sending again, or None when this envelope is final."""
+        if self.retries_left <= 0 or _rules.error_kind(envelope) not in _RETRYABLE:
+            return None
+        self.retries_left -= 1
+        self.attempt += 1
+        return _backoff(self.attempt)
+
+    def input_needed(self, envelope: dict[str, Any]) -> list[InputRequest] | None:
+        """The requests to answer before sending again; raises when nobody can answer them."""
+        pending = _input_round(envelope)
+        if pending is None:
+            return None
+        requests, state = pending
+        if self.options.get("on_input") is None:
+            raise ToolInputRequiredError(self.info.name, envelope, requests, state)
+        self.rounds += 1
+        if self.rounds > MAX_INPUT_ROUNDS:
+            message = f"still input_required after {MAX_INPUT_ROUNDS} input rounds"
+            raise ToolProtocolError(self.info.name, _rules.failure_dict(message, "protocol"))
+        self.options["request_state"] = state
+        return requests
+
+    def answered(self, responses: object) -> None:
+        if not isinstance(responses, Mapping):
+            raise TypeError(f"on_input must return a dict of responses by request key, not {type(responses).__name__}")
+        self.options["input_responses"] = dict(cast(Mapping[str, object], responses))
+
+
 class _ToolsCore(Generic[_P]):
     """What the sync and async bases share: a provider and the call options."""
 
@@ -797,11 +966,35 @@ class ToolsBase(_ToolsCore[SupportsCallTool]):
     """Base of a generated synchronous ``Tools`` class."""
 
     def _call(self, info: ToolInfo[T], arguments: dict[str, Any], omit: Mapping[str, object]) -> ToolResult[T]:
+        plan = _Round(info, _without_omitted(arguments, omit), self._options)
+        if plan.needs_confirmation():
+            confirm = cast(Callable[..., object], plan.options["confirm"])
+            answer = confirm(info, dict(plan.arguments))
+            if inspect.isawaitable(answer):
+                answer = _run_awaitable(info, answer)
+            if not answer:
+                raise plan.refused()
+        while True:
+            envelope = normalize_envelope(self._send(info, plan))
+            delay = plan.retry_delay(envelope)
+            if delay is not None:
+                time.sleep(delay)
+                continue
+            requests = plan.input_needed(envelope)
+            if requests is None:
+                return _decode_envelope(info, envelope)
+            on_input = cast(Callable[[list[InputRequest]], object], plan.options["on_input"])
+            responses = on_input(requests)
+            if inspect.isawaitable(responses):
+                responses = _run_awaitable(info, responses)
+            plan.answered(responses)
+
+    def _send(self, info: ToolInfo[Any], plan: _Round) -> object:
         call_tool: Callable[..., object] = self._provider.call_tool
-        raw = call_tool(info.name, _without_omitted(arguments, omit), **_forwarded(call_tool, self._options))
+        raw = call_tool(info.name, plan.arguments, **_forwarded(self._provider, "call_tool", plan.options))
         if inspect.isawaitable(raw):
             raw = _run_awaitable(info, raw)
-        return decode_result(info, raw)
+        return raw
 
 
 def _run_awaitable(info: ToolInfo[Any], awaitable: Awaitable[object]) -> object:
@@ -822,22 +1015,45 @@ class AsyncToolsBase(_ToolsCore[SupportsCallTool | SupportsAsyncCallTool]):
     """Base of a generated ``AsyncTools`` class; works with sync and async providers."""
 
     async def _call(self, info: ToolInfo[T], arguments: dict[str, Any], omit: Mapping[str, object]) -> ToolResult[T]:
+        plan = _Round(info, _without_omitted(arguments, omit), self._options)
+        if plan.needs_confirmation():
+            confirm = cast(Callable[..., object], plan.options["confirm"])
+            answer = confirm(info, dict(plan.arguments))
+            if inspect.isawaitable(answer):
+                answer = await answer
+            if not answer:
+                raise plan.refused()
+        while True:
+            envelope = normalize_envelope(await self._send(info, plan))
+            delay = plan.retry_delay(envelope)
+            if delay is not None:
+                await asyncio.sleep(delay)
+                continue
+            requests = plan.input_needed(envelope)
+            if requests is None:
+                return _decode_envelope(info, envelope)
+            on_input = cast(Callable[[list[InputRequest]], object], plan.options["on_input"])
+            responses = on_input(requests)
+            if inspect.isawaitable(responses):
+                responses = await responses
+            plan.answered(responses)
+
+    async def _send(self, info: ToolInfo[Any], plan: _Round) -> object:
         """Await ``acall_tool`` when the provider has it, else ``call_tool`` (in a worker thread
         when it is synchronous, so the event loop is never blocked)."""
-        args = _without_omitted(arguments, omit)
         acall_tool: object = getattr(self._provider, "acall_tool", None)
         raw: object
         if callable(acall_tool):
-            raw = acall_tool(info.name, args, **_forwarded(acall_tool, self._options))
+            raw = acall_tool(info.name, plan.arguments, **_forwarded(self._provider, "acall_tool", plan.options))
         else:
             call_tool: object = getattr(self._provider, "call_tool", None)
             if not callable(call_tool):
                 raise ToolError(f"tool {info.name!r}: the provider has no call_tool or acall_tool", tool_name=info.name)
-            forwarded = _forwarded(call_tool, self._options)
+            forwarded = _forwarded(self._provider, "call_tool", plan.options)
             if inspect.iscoroutinefunction(call_tool):
-                raw = call_tool(info.name, args, **forwarded)
+                raw = call_tool(info.name, plan.arguments, **forwarded)
             else:
-                raw = await asyncio.to_thread(call_tool, info.name, args, **forwarded)
-        if inspect.isawaitable(raw):
+                raw = await asyncio.to_thread(call_tool, info.name, plan.arguments, **forwarded)
+        while inspect.isawaitable(raw):
             raw = await raw
-        return decode_result(info, raw)
+        return raw

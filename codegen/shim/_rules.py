@@ -1,0 +1,331 @@
+"""The contract's shared rules: what an envelope is, why a call failed, which options a callee gets.
+
+This module is the one place these rules are written. The runtime imports it from
+``mas.runtime.contracts._rules``; every generated package carries a byte-identical copy as
+``_rules.py`` (``codegen/shim/_rules.py`` is that copy in the toolgen repository, and a test
+checks that every copy equals this file). So it depends on the standard library only.
+
+Envelope rule (``docs/tool.md``, "Results"):
+
+* An object with ``to_dict()`` (the runtime's ``ToolResultEnvelope``) or ``model_dump()`` (an
+  MCP ``CallToolResult`` or any pydantic model) is first turned into a dict.
+* A dict is an envelope when every key is an envelope key (snake_case, or the MCP wire spelling
+  ``isError``/``structuredContent``/``resultType``/``_meta``; ``__dunder__`` recorder keys are
+  ignored) and it carries ``result``, ``is_error``, ``structured_content``, a list of content
+  blocks, or is an MCP ``input_required`` result. Any other value is a successful ``result``.
+* A call failed when ``is_error`` is true or ``status`` is ``"error"``; the other field is set to
+  agree. An MCP result without ``result`` gets its structured content, else its joined text.
+* Enumerated keys are checked; a bad value raises :class:`ValueError` naming the key.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any, cast
+
+__all__ = [
+    "CALL_OPTIONS",
+    "ENVELOPE_KEYS",
+    "ERROR_KINDS",
+    "ERROR_KIND_KEY",
+    "EXECUTION_MODES",
+    "RESULT_MODES",
+    "STATUSES",
+    "accepted_options",
+    "error_kind",
+    "failure_dict",
+    "forward_target",
+    "is_envelope",
+    "to_envelope",
+]
+
+# --------------------------------------------------------------------------------------------
+# Envelope keys and values
+# --------------------------------------------------------------------------------------------
+
+#: Every ToolResultEnvelope key, in ``to_dict`` order (required keys first).
+ENVELOPE_KEYS: tuple[str, ...] = (
+    "status",
+    "result",
+    "is_error",
+    "result_mode",
+    "execution_mode",
+    "events",
+    "session_id",
+    "session_status",
+    "metadata",
+    "content",
+    "structured_content",
+    "result_type",
+    "meta",
+)
+#: Keys that appear only when set (not None); ``result_type`` appears only when not "complete".
+OPTIONAL_KEYS: tuple[str, ...] = (
+    "events",
+    "session_id",
+    "session_status",
+    "metadata",
+    "content",
+    "structured_content",
+    "meta",
+)
+STATUSES: tuple[str, ...] = ("success", "error", "pending", "running")
+RESULT_MODES: tuple[str, ...] = ("inline", "stream", "session")
+EXECUTION_MODES: tuple[str, ...] = ("sync", "async")
+
+# MCP wire spelling -> envelope key.
+_WIRE_KEYS: dict[str, str] = {
+    "isError": "is_error",
+    "structuredContent": "structured_content",
+    "resultType": "result_type",
+    "_meta": "meta",
+}
+# Extra wire keys of an MCP InputRequiredResult; such a result travels whole in ``result``.
+_INPUT_REQUIRED_KEYS = frozenset({"inputRequests", "requestState"})
+_MARKERS = frozenset({"result", "is_error", "structured_content"})
+
+# --------------------------------------------------------------------------------------------
+# Failure kinds
+# --------------------------------------------------------------------------------------------
+
+#: ``metadata[ERROR_KIND_KEY]`` of an error envelope says why the call failed.
+ERROR_KIND_KEY = "error_kind"
+#: The failure kinds, machine-readable; an error envelope without one counts as ``tool_error``.
+ERROR_KINDS: tuple[str, ...] = (
+    "tool_error",
+    "invalid_arguments",
+    "unknown_tool",
+    "timeout",
+    "cancelled",
+    "unavailable",
+    "protocol",
+)
+
+
+def error_kind(envelope: Mapping[str, Any]) -> str | None:
+    """Why an envelope (dict form) failed, or None when it did not."""
+    if not envelope.get("is_error"):
+        return None
+    metadata: object = envelope.get("metadata")
+    kind: object = cast(Mapping[str, object], metadata).get(ERROR_KIND_KEY) if isinstance(metadata, Mapping) else None
+    return kind if isinstance(kind, str) and kind in ERROR_KINDS else "tool_error"
+
+
+def failure_dict(message: str, kind: str = "tool_error") -> dict[str, Any]:
+    """An error envelope (dict form) whose result and text are ``message``."""
+    if kind not in ERROR_KINDS:
+        raise ValueError(f"error kind must be one of {', '.join(ERROR_KINDS)}, not {kind!r}")
+    return {
+        "status": "error",
+        "result": message,
+        "is_error": True,
+        "result_mode": "inline",
+        "execution_mode": "sync",
+        "metadata": {ERROR_KIND_KEY: kind},
+        "content": [{"type": "text", "text": message}],
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# Recognising and normalising envelopes
+# --------------------------------------------------------------------------------------------
+
+
+def _is_dunder(key: object) -> bool:
+    return isinstance(key, str) and key.startswith("__") and key.endswith("__")
+
+
+def _dumped(item: object) -> object:
+    if isinstance(item, Mapping):
+        return cast(Mapping[str, object], item)
+    dump: object = getattr(item, "model_dump", None)
+    if callable(dump):
+        dumped: object = dump(mode="json", by_alias=True, exclude_none=True)
+        return dumped
+    return item
+
+
+def _is_block_list(value: object) -> bool:
+    if not isinstance(value, list):
+        return False
+    for item in cast(list[object], value):
+        block = _dumped(item)
+        if not (isinstance(block, Mapping) and isinstance(cast(Mapping[str, object], block).get("type"), str)):
+            return False
+    return True
+
+
+def is_envelope(data: Mapping[str, Any]) -> bool:
+    """Whether a dict is an envelope (see the module docstring) rather than a plain value."""
+    keys = {_WIRE_KEYS.get(key, key) for key in data if not _is_dunder(key)}
+    if data.get("resultType", data.get("result_type")) == "input_required":
+        return keys <= set(ENVELOPE_KEYS) | _INPUT_REQUIRED_KEYS
+    if not keys <= set(ENVELOPE_KEYS):
+        return False
+    return bool(keys & _MARKERS) or ("content" in keys and _is_block_list(data.get("content")))
+
+
+# The JSON type of each optional key that has one (``structured_content`` may be any value).
+_SHAPES: dict[str, type] = {
+    "events": list,
+    "session_id": str,
+    "session_status": str,
+    "metadata": dict,
+    "meta": dict,
+}
+
+
+def _checked(key: str, value: object, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise ValueError(f"envelope key {key!r} must be one of {', '.join(allowed)}, not {value!r}")
+    return str(value)
+
+
+def _joined_text(blocks: list[object]) -> str:
+    texts: list[str] = []
+    for block in blocks:
+        fields: Mapping[str, object] = cast(Mapping[str, object], block) if isinstance(block, Mapping) else {}
+        text = fields.get("text")
+        if fields.get("type") == "text" and isinstance(text, str):
+            texts.append(text)
+    return "\n".join(texts)
+
+
+def _from_mapping(data: Mapping[str, Any]) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    for key, value in data.items():
+        if _is_dunder(key) or key in _INPUT_REQUIRED_KEYS:
+            continue
+        snake = _WIRE_KEYS.get(key, key)
+        if snake != key and snake in data:  # the snake_case spelling wins
+            continue
+        fields[snake] = value
+    if data.get("resultType", data.get("result_type")) == "input_required" and "result" not in data:
+        # The whole MCP InputRequiredResult is the result: the caller answers its requests.
+        fields["result"] = {k: v for k, v in data.items() if not _is_dunder(k)}
+    if "is_error" in fields and not isinstance(fields["is_error"], bool):
+        raise ValueError(f"envelope key 'is_error' must be a boolean, not {fields['is_error']!r}")
+    status = _checked("status", fields.get("status", "success"), STATUSES)
+    failed = bool(fields.get("is_error")) or status == "error"
+    for key, kind in _SHAPES.items():
+        value = fields.get(key)
+        if value is not None and not isinstance(value, kind):
+            raise ValueError(f"envelope key {key!r} must be a {kind.__name__}, not {type(value).__name__}")
+    blocks = fields.get("content")
+    if blocks is not None:
+        if not isinstance(blocks, list):
+            raise ValueError(f"envelope key 'content' must be a list of blocks, not {type(blocks).__name__}")
+        blocks = [_dumped(b) for b in cast(list[object], blocks)]
+    if "result" in fields:
+        result = fields["result"]
+    elif fields.get("structured_content") is not None:
+        result = fields["structured_content"]
+    elif blocks:
+        result = _joined_text(blocks)
+    else:
+        result = None
+    out: dict[str, Any] = {
+        "status": "error" if failed else status,
+        "result": result,
+        "is_error": failed,
+        "result_mode": _checked("result_mode", fields.get("result_mode", "inline"), RESULT_MODES),
+        "execution_mode": _checked("execution_mode", fields.get("execution_mode", "sync"), EXECUTION_MODES),
+    }
+    for key in OPTIONAL_KEYS:
+        value = blocks if key == "content" else fields.get(key)
+        if value is not None:
+            out[key] = value
+    result_type = fields.get("result_type")
+    if result_type is not None and not isinstance(result_type, str):
+        raise ValueError(f"envelope key 'result_type' must be a string, not {result_type!r}")
+    if result_type not in (None, "complete"):
+        out["result_type"] = result_type
+    return out
+
+
+def _plain(value: object) -> dict[str, Any]:
+    return {"status": "success", "result": value, "is_error": False, "result_mode": "inline", "execution_mode": "sync"}
+
+
+def to_envelope(raw: object) -> dict[str, Any]:
+    """Any ``call_tool`` return value as an envelope dict in ``ToolResultEnvelope.to_dict`` form.
+
+    Raises :class:`ValueError` when an envelope carries a bad enumerated value.
+    """
+    if isinstance(raw, Mapping):
+        data = cast(Mapping[str, Any], raw)
+        return _from_mapping(data) if is_envelope(data) else _plain(dict(data))
+    to_dict = getattr(raw, "to_dict", None)
+    if callable(to_dict):
+        converted: object = to_dict()
+        if isinstance(converted, Mapping) and is_envelope(cast(Mapping[str, Any], converted)):
+            return _from_mapping(cast(Mapping[str, Any], converted))
+        return _plain(raw)  # an object with to_dict() that is not an envelope is the value itself
+    dump = getattr(raw, "model_dump", None)
+    if callable(dump):  # a pydantic model: an MCP CallToolResult, or a value
+        dumped: object = dump(mode="json", by_alias=True, exclude_none=True)
+        if isinstance(dumped, Mapping) and is_envelope(cast(Mapping[str, Any], dumped)):
+            return _from_mapping(cast(Mapping[str, Any], dumped))
+        return _plain(dump(mode="json", by_alias=True))
+    return _plain(raw)
+
+
+# --------------------------------------------------------------------------------------------
+# Forwarding call options
+# --------------------------------------------------------------------------------------------
+
+#: The contract's optional ``call_tool`` keyword arguments, in the contract's order.
+CALL_OPTIONS: tuple[str, ...] = (
+    "timeout_seconds",
+    "progress_callback",
+    "cancel_event",
+    "meta",
+    "input_responses",
+    "request_state",
+    "allow_input_required",
+    "allow_claimed",
+    "ctx",
+    "user",
+)
+#: A method whose function has this attribute (a sibling method name) hands its options on to that
+#: method; the forwarding rule then looks at the sibling (``ToolContract.acall_tool`` -> ``call_tool``).
+FORWARDS_TO = "__forwards_options_to__"
+
+
+@functools.lru_cache(maxsize=512)
+def _declared(func: Callable[..., object]) -> frozenset[str] | None:
+    try:
+        parameters = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):  # no introspectable signature: forward nothing
+        return frozenset()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return None
+    named = {p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    return frozenset(named.intersection(CALL_OPTIONS))
+
+
+def forward_target(callee: object, method: str) -> Callable[..., object] | None:
+    """The callable that finally receives the options of ``callee.<method>``, or None if absent."""
+    func: object = getattr(callee, method, None)
+    seen = {method}
+    while callable(func):
+        sibling = getattr(getattr(func, "__func__", func), FORWARDS_TO, None)
+        if not isinstance(sibling, str) or sibling in seen:
+            return func
+        seen.add(sibling)
+        nxt: object = getattr(callee, sibling, None)
+        if not callable(nxt):
+            return func
+        func = nxt
+    return None
+
+
+def accepted_options(func: Callable[..., object]) -> frozenset[str] | None:
+    """The call options ``func`` declares, or None when it takes ``**kwargs`` (accepts all)."""
+    target: Callable[..., object] = getattr(func, "__func__", func)  # bound method: cache per function
+    try:
+        return _declared(target)
+    except TypeError:  # unhashable callable
+        return _declared.__wrapped__(target)

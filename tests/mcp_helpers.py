@@ -1,0 +1,78 @@
+"""MCP test helpers shared by test modules: sample-server configs and an HTTP sample server.
+
+Imported as ``mcp_helpers`` (tests/conftest.py puts tests/ on sys.path).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from mas.runtime.config import MCPServerConfig
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def stdio_config(name: str, *args: str, script: Path | None = None, **overrides: Any) -> MCPServerConfig:
+    """A stdio config; ``python`` (not sys.executable) also checks the venv-interpreter rule."""
+    target = (str(script),) if script else ("-m", "mas.samples.mcp_server")
+    settings: dict[str, Any] = {"connect_timeout_seconds": 20.0, **overrides}
+    return MCPServerConfig(
+        name=name,
+        transport="stdio",
+        command="python",
+        args=(*target, *args),
+        env={"PYTHONPATH": str(REPO)},
+        cwd=str(REPO),
+        **settings,
+    )
+
+
+def http_config(name: str, url: str, **overrides: Any) -> MCPServerConfig:
+    settings: dict[str, Any] = {"connect_timeout_seconds": 10.0, **overrides}
+    return MCPServerConfig(name=name, transport="streamable-http", url=url, **settings)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def http_sample_server(
+    port: int, token: str, *args: str, transport: str = "streamable-http"
+) -> Iterator[subprocess.Popen[bytes]]:
+    """Run the sample server over HTTP on 127.0.0.1:port until the block ends."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mas.samples.mcp_server", "--transport", transport, "--port", str(port), *args],
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO), "SAMPLE_SERVER_TOKEN": token},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                assert proc.poll() is None, "the sample HTTP server exited during startup"
+                assert time.monotonic() < deadline, "the sample HTTP server did not start listening"
+                time.sleep(0.05)
+        yield proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
