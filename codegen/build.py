@@ -10,7 +10,7 @@ from typing import Any
 
 from codegen.classes import build_classes, settle
 from codegen.datamodels import ModelModule, generate_models
-from codegen.errors import GenerateError
+from codegen.errors import Degradation, GenerateError
 from codegen.layout import annotation_text, subscript_lines
 from codegen.literals import docstring_literal, json_default_literal, str_literal, wire_literal
 from codegen.model import (
@@ -24,7 +24,7 @@ from codegen.model import (
     ToolSpec,
 )
 from codegen.naming import assign_names, class_name, unique
-from codegen.schemas import SchemaDocument
+from codegen.schemas import Report, SchemaDocument, json_type, pointer
 from mas.runtime.contracts.tool_contract import HINT_KEYS
 
 __all__ = ["RESERVED_ATTRS", "build_package", "check_tools"]
@@ -72,8 +72,6 @@ def check_tools(source: SourceTools) -> None:
         required = schema.get("required", [])
         if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
             raise GenerateError("required must be a list of strings", source.origin, f"{at}/inputSchema/required")
-        if "outputSchema" in tool and not isinstance(tool["outputSchema"], Mapping | bool):
-            raise GenerateError("outputSchema must be an object", source.origin, f"{at}/outputSchema")
         for key in ("title", "description"):
             if tool.get(key) is not None and not isinstance(tool[key], str):
                 raise GenerateError(f"{key} must be a string", source.origin, f"{at}/{key}")
@@ -91,6 +89,7 @@ def build_package(
     ns_attrs = assign_names([s.name for s in sources], prefix="ns", reserved=RESERVED_ATTRS) if nested else {}
 
     used_defs: set[str] = set()
+    degradations: list[Degradation] = []
     inputs, outputs = SchemaDocument(), SchemaDocument()
     plans: list[tuple[SourceTools, list[_Plan]]] = []
     for source in sorted(sources, key=lambda s: ns_attrs.get(s.name, "")):
@@ -102,15 +101,26 @@ def build_package(
             method = methods[wire]
             base = class_name(f"{ns_attrs[source.name]}_{method}" if nested else method)
             where = source.origin
+            report = _reporter(degradations, source, wire)
             input_def = unique(base + "Input", used_defs)
             inputs.add(
-                input_def, tool["inputSchema"], where=where, used=used_defs, base=("tools", index, "inputSchema")
+                input_def,
+                tool["inputSchema"],
+                where=where,
+                used=used_defs,
+                base=("tools", index, "inputSchema"),
+                report=report,
             )
             output_def = None
-            if "outputSchema" in tool:
+            if _typed_output(tool, report):
                 output_def = unique(base + "Output", used_defs)
                 outputs.add(
-                    output_def, tool["outputSchema"], where=where, used=used_defs, base=("tools", index, "outputSchema")
+                    output_def,
+                    tool["outputSchema"],
+                    where=where,
+                    used=used_defs,
+                    base=("tools", index, "outputSchema"),
+                    report=report,
                 )
             full_wire = f"{source.wire_prefix}.{wire}" if source.wire_prefix else wire
             ns_plans.append(_Plan(source, tool, index, full_wire, method, input_def, output_def))
@@ -149,7 +159,31 @@ def build_package(
         inputs_code=in_models.code,
         outputs_code=out_models.code,
         exports=_exports(),
+        degradations=tuple(sorted(set(degradations))),
     )
+
+
+def _reporter(into: list[Degradation], source: SourceTools, tool: str) -> Report:
+    """Degradations of one tool; pointers are relative to the tool object (``/inputSchema/...``)."""
+
+    def report(at: tuple[str | int, ...], kind: str, what: str) -> None:
+        into.append(Degradation(source.origin, tool, pointer(at[2:]), kind, what))
+
+    return report
+
+
+def _typed_output(tool: Mapping[str, Any], report: Report) -> bool:
+    """Whether the tool's ``outputSchema`` becomes a model. One that is not an object schema (the MCP
+    client rejects it) leaves the result untyped (``ToolOutput``) with a warning."""
+    if "outputSchema" not in tool:
+        return False
+    schema = tool["outputSchema"]
+    if isinstance(schema, Mapping) and schema.get("type", "object") == "object":
+        return True
+    shown = f"type {schema.get('type')!r}"[:80] if isinstance(schema, Mapping) else json_type(schema)
+    what = f"outputSchema is not an object schema ({shown}); the result is untyped (ToolOutput)"
+    report(("tools", 0, "outputSchema"), "output-schema", what)
+    return False
 
 
 def _check_wire_names(sources: Sequence[SourceTools]) -> None:

@@ -37,6 +37,7 @@ def _parser() -> argparse.ArgumentParser:
     gen.add_argument("--package", metavar="NAME", help="package name")
     gen.add_argument("--check", action="store_true", help="write nothing; exit 1 if the output is stale")
     gen.add_argument("--diff", action="store_true", help="with --check: print a unified diff")
+    gen.add_argument("--strict-schemas", action="store_true", help="a schema typed as Any is an error, not a warning")
     diff_cli.add_arguments(commands.add_parser("diff", help="classify tool changes", description=diff_cli.DESCRIPTION))
     return parser
 
@@ -55,6 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "offline": args.offline or None,
         "check": args.check or args.diff or None,
         "diff": args.diff or None,
+        "strict_schemas": args.strict_schemas or None,
     }
     try:
         settings = load_settings(Path.cwd(), overrides)
@@ -62,6 +64,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except GenerateError as exc:
         print(f"toolgen: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    for degradation in outcome.degradations:
+        print(f"toolgen: warning: {degradation}", file=sys.stderr)
     target = shown(settings.target)
     if settings.check:
         if not outcome.stale:

@@ -12,7 +12,7 @@ from typing import TextIO
 from codegen import __version__
 from codegen.build import build_package
 from codegen.drift import Change as DriftChange
-from codegen.errors import GenerateError
+from codegen.errors import Degradation, GenerateError
 from codegen.model import SourceTools
 from codegen.render import render_package
 from codegen.settings import Settings
@@ -30,6 +30,7 @@ class Outcome:
     snapshot_changed: bool
     #: What the live listings change against the lock on disk, classified (empty when offline).
     drift: tuple[DriftChange, ...] = ()
+    degradations: tuple[Degradation, ...] = ()  # printed as warnings by the CLI
 
     @property
     def stale(self) -> bool:
@@ -93,6 +94,9 @@ def run(settings: Settings, out: TextIO = sys.stdout) -> Outcome:
     anything is written."""
     sources, snapshot_text = collect_sources(settings)
     pkg = build_package(sources, package=settings.package, header=header_for(sources, settings.package))
+    if settings.strict_schemas and pkg.degradations:
+        first, more = pkg.degradations[0], len(pkg.degradations) - 1
+        raise GenerateError(f"{first} (--strict-schemas; {more} more)" if more else f"{first} (--strict-schemas)")
     files = render_package(pkg)
     snapshot_changed = snapshot_text is not None and (
         not settings.snapshot.is_file() or settings.snapshot.read_text(encoding="utf-8") != snapshot_text
@@ -102,8 +106,8 @@ def run(settings: Settings, out: TextIO = sys.stdout) -> Outcome:
         changes = plan_changes(settings.target, files)
         if settings.diff:
             out.write(diff_changes(settings.target, files, changes))
-        return Outcome(tuple(changes), snapshot_changed, drift)
+        return Outcome(tuple(changes), snapshot_changed, drift, pkg.degradations)
     changes = write_package(settings.target, files)
     if snapshot_text is not None:
         write_file_atomic(settings.snapshot, snapshot_text)
-    return Outcome(tuple(changes), snapshot_changed, drift)
+    return Outcome(tuple(changes), snapshot_changed, drift, pkg.degradations)

@@ -69,10 +69,10 @@ def assign_names(
     }
 
 
-def class_name(name: str, *, suffix: str = "") -> str:
+def class_name(name: str, *, suffix: str = "", fallback: str = "Tool") -> str:
     """PascalCase class name from any text (ASCII identifier characters only)."""
     words = [w for w in snake_case(name).split("_") if w]
-    base = "".join(w[:1].upper() + w[1:] for w in words) or "Tool"
+    base = "".join(w[:1].upper() + w[1:] for w in words) or fallback
     if base[0].isdigit():
         base = "T" + base
     return base + suffix

@@ -9,6 +9,10 @@ not change the generated code, so drift means a real change.
 
 Text that only documents (``title``, ``description``, ``examples``, ``$comment``) is dropped here:
 it reaches the generated code only through the docstrings we escape ourselves. So are defaults.
+
+What cannot be typed degrades here instead of stopping the build: an external ``$ref`` (never
+fetched), a ``$ref`` that resolves to nothing, a value where a schema belongs, a keyword of the wrong
+shape. The spot becomes the empty schema (``Any``) and ``report`` records it; the wire is untouched.
 """
 
 from __future__ import annotations
@@ -19,7 +23,11 @@ from typing import Any
 from codegen.errors import GenerateError
 from codegen.naming import class_name, unique
 
-__all__ = ["MAX_DEPTH", "SchemaDocument", "pointer", "prepare_schema"]
+__all__ = ["MAX_DEPTH", "Report", "SchemaDocument", "json_type", "pointer", "prepare_schema"]
+
+#: ``report(at, kind, what)``: a spot at JSON pointer parts ``at`` was degraded.
+Report = Callable[[tuple[str | int, ...], str, str], None]
+Rewrite = Callable[[str, tuple[str | int, ...]], str | None]
 
 MAX_DEPTH = 64
 
@@ -61,11 +69,22 @@ class SchemaDocument:
     def __init__(self) -> None:
         self.definitions: dict[str, Any] = {}
 
-    def add(self, name: str, schema: Any, *, where: str, used: set[str], base: tuple[str | int, ...] = ()) -> None:
+    def add(
+        self,
+        name: str,
+        schema: Any,
+        *,
+        where: str,
+        used: set[str],
+        base: tuple[str | int, ...] = (),
+        report: Report | None = None,
+    ) -> None:
         """Add ``schema`` as definition ``name`` (already unique), hoisting its own definitions.
 
-        ``base`` is the schema's own JSON pointer in its file, so errors point into the file.
+        ``base`` is the schema's own JSON pointer in its file, so errors point into the file;
+        ``report`` hears of every degraded spot (without it, they degrade silently).
         """
+        note: Report = report or (lambda at, kind, what: None)
         local: dict[str, str] = {}
         if isinstance(schema, Mapping):
             for key in _DEF_KEYS:
@@ -74,19 +93,22 @@ class SchemaDocument:
                     for def_name in sorted(defs):
                         local[f"#/{key}/{def_name}"] = _unique(name + _pascal(str(def_name)), used)
 
-        def rewrite(ref: str, at: tuple[str | int, ...]) -> str:
+        def rewrite(ref: str, at: tuple[str | int, ...]) -> str | None:
             if not ref.startswith("#"):
-                raise GenerateError(f"external $ref {ref!r} is not supported (only local refs)", where, pointer(at))
+                note(at, "external-ref", f"external $ref {ref!r} is not fetched; typed as Any")
+                return None
+            if ref != "#" and not ref.startswith("#/"):
+                note(at, "unsupported-ref", f"$ref {ref!r} (an anchor) is not followed; typed as Any")
+                return None
             if not _resolves(schema, ref):  # else datamodel-code-generator would quietly make it Any
-                raise GenerateError(f"$ref {ref!r} points at nothing in this schema", where, pointer(at))
+                note(at, "dangling-ref", f"$ref {ref!r} points at nothing in this schema; typed as Any")
+                return None
             if ref == "#":
                 return f"#/$defs/{name}"
             for prefix in sorted(local, key=len, reverse=True):
                 if ref == prefix or ref.startswith(prefix + "/"):
                     return f"#/$defs/{local[prefix]}" + ref[len(prefix) :]
-            if ref.startswith("#/"):  # a pointer into the root schema itself
-                return f"#/$defs/{name}/" + ref[2:]
-            raise GenerateError(f"unsupported $ref {ref!r}", where, pointer(at))
+            return f"#/$defs/{name}/" + ref[2:]  # a pointer into the root schema itself
 
         if isinstance(schema, Mapping):
             for key in _DEF_KEYS:
@@ -95,9 +117,16 @@ class SchemaDocument:
                     for def_name in sorted(defs):
                         target = local[f"#/{key}/{def_name}"]
                         self.definitions[target] = prepare_schema(
-                            defs[def_name], where=where, rewrite=rewrite, at=(*base, key, def_name), floor=len(base)
+                            defs[def_name],
+                            where=where,
+                            rewrite=rewrite,
+                            at=(*base, key, def_name),
+                            floor=len(base),
+                            report=note,
                         )
-        root = prepare_schema(schema, where=where, rewrite=rewrite, at=base, drop=_DEF_KEYS, floor=len(base))
+        root = prepare_schema(
+            schema, where=where, rewrite=rewrite, at=base, drop=_DEF_KEYS, floor=len(base), report=note
+        )
         self.definitions[name] = root
 
     def document(self) -> dict[str, Any]:
@@ -108,18 +137,25 @@ def prepare_schema(
     schema: Any,
     *,
     where: str,
-    rewrite: Callable[[str, tuple[str | int, ...]], str] | None = None,
+    rewrite: Rewrite | None = None,
     at: tuple[str | int, ...] = (),
     drop: tuple[str, ...] = (),
     floor: int = 0,
+    report: Report | None = None,
 ) -> Any:
     """Copy ``schema`` without documentation text, with refs rewritten; bounded depth."""
     if len(at) - floor > MAX_DEPTH * 2:
         raise GenerateError(f"schema nested deeper than {MAX_DEPTH} levels", where, pointer(at))
+    note: Report = report or (lambda at, kind, what: None)
     if isinstance(schema, bool):
         return schema
     if not isinstance(schema, Mapping):
-        raise GenerateError(f"a schema must be an object or a boolean, not {type(schema).__name__}", where, pointer(at))
+        note(at, "not-a-schema", f"a schema must be an object or a boolean, not {json_type(schema)}; typed as Any")
+        return {}
+
+    def sub(value: Any, *parts: str | int) -> Any:
+        return prepare_schema(value, where=where, rewrite=rewrite, at=(*at, *parts), floor=floor, report=note)
+
     out: dict[str, Any] = {}
     for key in sorted(schema):
         value = schema[key]
@@ -130,25 +166,34 @@ def prepare_schema(
             continue
         if key == "$ref":
             if not isinstance(value, str):
-                raise GenerateError("$ref must be a string", where, pointer((*at, key)))
-            out[key] = rewrite(value, (*at, key)) if rewrite else value
-        elif key in _SCHEMA_MAPS and isinstance(value, Mapping):
-            out[key] = {
-                str(k): prepare_schema(value[k], where=where, rewrite=rewrite, at=(*at, key, str(k)), floor=floor)
-                for k in sorted(value, key=str)
-            }
+                note((*at, key), "bad-keyword", f"$ref must be a string, not {json_type(value)}; ignored")
+                continue
+            target = rewrite(value, (*at, key)) if rewrite else value
+            if target is not None:
+                out[key] = target
+        elif key in _SCHEMA_MAPS:
+            if not isinstance(value, Mapping):
+                note((*at, key), "bad-keyword", f"{key} must be an object, not {json_type(value)}; ignored")
+                continue
+            out[key] = {str(k): sub(value[k], key, str(k)) for k in sorted(value, key=str)}
         elif key in _SCHEMA_VALUES and not isinstance(value, list):
-            out[key] = prepare_schema(value, where=where, rewrite=rewrite, at=(*at, key), floor=floor)
+            out[key] = sub(value, key)
         elif key in _SCHEMA_LISTS or (key == "items" and isinstance(value, list)):
-            if not isinstance(value, list):
-                raise GenerateError(f"{key} must be an array", where, pointer((*at, key)))
-            out[key] = [
-                prepare_schema(v, where=where, rewrite=rewrite, at=(*at, key, i), floor=floor)
-                for i, v in enumerate(value)
-            ]
+            if not isinstance(value, list) or (key != "items" and key != "prefixItems" and not value):
+                note((*at, key), "bad-keyword", f"{key} must be a non-empty array, not {json_type(value)}; ignored")
+                continue
+            out[key] = [sub(v, key, i) for i, v in enumerate(value)]
         else:
             out[key] = value
     return out
+
+
+def json_type(value: Any) -> str:
+    for kind, name in ((bool, "a boolean"), (str, "a string"), (int, "a number"), (float, "a number"),
+                       (list, "an array"), (Mapping, "an object")):  # fmt: skip
+        if isinstance(value, kind):
+            return name
+    return "null" if value is None else type(value).__name__
 
 
 def _resolves(schema: Any, ref: str) -> bool:
