@@ -17,6 +17,7 @@ shape. The spot becomes the empty schema (``Any``) and ``report`` records it; th
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -171,11 +172,25 @@ def prepare_schema(
             target = rewrite(value, (*at, key)) if rewrite else value
             if target is not None:
                 out[key] = target
+        elif key == "pattern":
+            if not isinstance(value, str) or not usable_pattern(value):
+                note((*at, key), "bad-pattern", f"pattern {value!r} is not a usable regular expression; ignored")
+                continue
+            out[key] = value
         elif key in _SCHEMA_MAPS:
             if not isinstance(value, Mapping):
                 note((*at, key), "bad-keyword", f"{key} must be an object, not {json_type(value)}; ignored")
                 continue
-            out[key] = {str(k): sub(value[k], key, str(k)) for k in sorted(value, key=str)}
+            kept = sorted(value, key=str)
+            if key == "patternProperties":
+                for bad in [k for k in kept if not usable_pattern(str(k))]:
+                    note(
+                        (*at, key, str(bad)),
+                        "bad-pattern",
+                        f"pattern {bad!r} is not a usable regular expression; ignored",
+                    )
+                    kept.remove(bad)
+            out[key] = {str(k): sub(value[k], key, str(k)) for k in kept}
         elif key in _SCHEMA_VALUES and not isinstance(value, list):
             out[key] = sub(value, key)
         elif key in _SCHEMA_LISTS or (key == "items" and isinstance(value, list)):
@@ -186,6 +201,19 @@ def prepare_schema(
         else:
             out[key] = value
     return out
+
+
+@functools.lru_cache(maxsize=1024)
+def usable_pattern(pattern: str) -> bool:
+    """Whether pydantic (which validates the generated models) compiles ``pattern``: its regex engine
+    is not Python's, nor quite JSON Schema's, so the one that will run it is asked."""
+    from pydantic_core import SchemaError, SchemaValidator, core_schema
+
+    try:
+        SchemaValidator(core_schema.str_schema(pattern=pattern))
+    except SchemaError:
+        return False
+    return True
 
 
 def json_type(value: Any) -> str:
