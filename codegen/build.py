@@ -26,6 +26,7 @@ from codegen.model import (
 from codegen.naming import assign_names, class_name, unique
 from codegen.schemas import Report, SchemaDocument, json_type, pointer
 from mas.runtime.contracts.tool_contract import HINT_KEYS
+from mas.runtime.tool_checks import tool_problems
 
 __all__ = ["RESERVED_ATTRS", "build_package", "check_tools"]
 
@@ -49,34 +50,9 @@ class _Plan:
 
 
 def check_tools(source: SourceTools) -> None:
-    """Reject what is not a tool list, with the source and a JSON pointer."""
-    seen: dict[str, int] = {}
-    for i, tool in enumerate(source.tools):
-        at = f"/tools/{i}"
-        if not isinstance(tool, Mapping):
-            raise GenerateError("a tool must be an object", source.origin, at)
-        name = tool.get("name")
-        if not isinstance(name, str) or not name:
-            raise GenerateError("tool name must be a non-empty string", source.origin, f"{at}/name")
-        if name in seen:
-            raise GenerateError(f"duplicate tool name {name!r} (also /tools/{seen[name]})", source.origin, f"{at}/name")
-        seen[name] = i
-        schema = tool.get("inputSchema")
-        if not isinstance(schema, Mapping):
-            raise GenerateError("inputSchema must be an object", source.origin, f"{at}/inputSchema")
-        if schema.get("type", "object") != "object":
-            raise GenerateError("inputSchema type must be 'object'", source.origin, f"{at}/inputSchema/type")
-        props = schema.get("properties", {})
-        if not isinstance(props, Mapping):
-            raise GenerateError("properties must be an object", source.origin, f"{at}/inputSchema/properties")
-        required = schema.get("required", [])
-        if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
-            raise GenerateError("required must be a list of strings", source.origin, f"{at}/inputSchema/required")
-        for key in ("title", "description"):
-            if tool.get(key) is not None and not isinstance(tool[key], str):
-                raise GenerateError(f"{key} must be a string", source.origin, f"{at}/{key}")
-        if tool.get("annotations") is not None and not isinstance(tool["annotations"], Mapping):
-            raise GenerateError("annotations must be an object", source.origin, f"{at}/annotations")
+    """Reject what is not a tool list, with the source and a JSON pointer (the runtime's rule)."""
+    for at, message in tool_problems(source.tools):
+        raise GenerateError(message, source.origin, at)
 
 
 def build_package(

@@ -12,6 +12,7 @@ from codegen.drift_report import summary_lines
 from codegen.errors import GenerateError
 from codegen.generate import run, shown
 from codegen.settings import load_settings
+from mas.runtime._logs import routed_logging
 
 __all__ = ["main"]
 
@@ -37,6 +38,7 @@ def _parser() -> argparse.ArgumentParser:
     gen.add_argument("--package", metavar="NAME", help="package name")
     gen.add_argument("--check", action="store_true", help="write nothing; exit 1 if the output is stale")
     gen.add_argument("--diff", action="store_true", help="with --check: print a unified diff")
+    gen.add_argument("-v", "--verbose", action="store_true", help="show library logging in full (tracebacks)")
     gen.add_argument("--strict-schemas", action="store_true", help="a schema typed as Any is an error, not a warning")
     diff_cli.add_arguments(commands.add_parser("diff", help="classify tool changes", description=diff_cli.DESCRIPTION))
     return parser
@@ -60,7 +62,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     try:
         settings = load_settings(Path.cwd(), overrides)
-        outcome = run(settings)
+        with routed_logging("toolgen", verbose=args.verbose):
+            outcome = run(settings)
     except GenerateError as exc:
         print(f"toolgen: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

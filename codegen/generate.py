@@ -102,12 +102,19 @@ def run(settings: Settings, out: TextIO = sys.stdout) -> Outcome:
         not settings.snapshot.is_file() or settings.snapshot.read_text(encoding="utf-8") != snapshot_text
     )
     drift = lock_drift(settings.snapshot, snapshot_text) if snapshot_changed and snapshot_text else ()
-    if settings.check:
-        changes = plan_changes(settings.target, files)
-        if settings.diff:
-            out.write(diff_changes(settings.target, files, changes))
-        return Outcome(tuple(changes), snapshot_changed, drift, pkg.degradations)
-    changes = write_package(settings.target, files)
-    if snapshot_text is not None:
-        write_file_atomic(settings.snapshot, snapshot_text)
+    for folder in (settings.target.parent, *settings.target.parent.parents):
+        if folder.exists() and not folder.is_dir():
+            raise GenerateError("is a file, not a folder (--out names the folder the package goes in)", str(folder))
+    try:
+        if settings.check:
+            changes = plan_changes(settings.target, files)
+            if settings.diff:
+                out.write(diff_changes(settings.target, files, changes))
+            return Outcome(tuple(changes), snapshot_changed, drift, pkg.degradations)
+        changes = write_package(settings.target, files)
+        if snapshot_text is not None:
+            write_file_atomic(settings.snapshot, snapshot_text)
+    except OSError as exc:  # an --out that is a file, a folder we may not write: one line, exit 2
+        where = exc.filename if isinstance(exc.filename, str) else str(settings.target)
+        raise GenerateError(f"cannot write the package: {exc.strerror or exc}", shown(Path(where))) from exc
     return Outcome(tuple(changes), snapshot_changed, drift, pkg.degradations)
