@@ -19,6 +19,7 @@ from mas.runtime._logs import routed_logging
 from mas.runtime.config import ConfigError
 from mas.runtime.contracts.tool_contract import HINT_KEYS
 from mas.runtime.registry import RuntimeRegistry
+from mas.runtime.tool_checks import tool_problems
 
 __all__ = ["format_table", "main"]
 
@@ -66,6 +67,10 @@ def _run(args: argparse.Namespace) -> int:
     with RuntimeRegistry.from_sources(infra=args.infra, tools=args.tools, local=args.local) as registry:
         if args.command == "list":
             entries = registry.list_tools()
+            for at, message in tool_problems(entries):  # the rule toolgen generate applies
+                owner = registry.owner_of(str(entries[int(at.split("/")[2])].get("name"))) or "?"
+                print(f"python -m mas.runtime: error: provider {owner!r}: {at}: {message}", file=sys.stderr)
+                return 2
             if args.json:
                 print(json.dumps(entries, indent=2, sort_keys=True))
             else:
