@@ -5,11 +5,11 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from codegen.classes import build_classes, settle
-from codegen.datamodels import ModelModule, generate_models
+from codegen.datamodels import ModelModule, generate_models, model_code
 from codegen.errors import Degradation, GenerateError
 from codegen.layout import annotation_text, subscript_lines
 from codegen.literals import docstring_literal, json_default_literal, str_literal, wire_literal
@@ -68,6 +68,7 @@ def build_package(
     degradations: list[Degradation] = []
     inputs, outputs = SchemaDocument(), SchemaDocument()
     plans: list[tuple[SourceTools, list[_Plan]]] = []
+    groups: list[tuple[int, int, tuple[str, ...], tuple[str, ...], Report]] = []  # each tool's definitions
     for source in sorted(sources, key=lambda s: ns_attrs.get(s.name, "")):
         by_name = {t["name"]: (i, t) for i, t in enumerate(source.tools)}
         methods = assign_names(by_name, prefix="tool", reserved=RESERVED_ATTRS)
@@ -79,7 +80,7 @@ def build_package(
             where = source.origin
             report = _reporter(degradations, source, wire)
             input_def = unique(base + "Input", used_defs)
-            inputs.add(
+            input_names = inputs.add(
                 input_def,
                 tool["inputSchema"],
                 where=where,
@@ -87,10 +88,11 @@ def build_package(
                 base=("tools", index, "inputSchema"),
                 report=report,
             )
-            output_def = None
+            output_def: str | None = None
+            output_names: tuple[str, ...] = ()
             if _typed_output(tool, report):
                 output_def = unique(base + "Output", used_defs)
-                outputs.add(
+                output_names = outputs.add(
                     output_def,
                     tool["outputSchema"],
                     where=where,
@@ -100,9 +102,14 @@ def build_package(
                 )
             full_wire = f"{source.wire_prefix}.{wire}" if source.wire_prefix else wire
             ns_plans.append(_Plan(source, tool, index, full_wire, method, input_def, output_def))
+            groups.append((len(plans), len(ns_plans) - 1, input_names, output_names, report))
         plans.append((source, ns_plans))
 
-    in_models, out_models = generate_models(inputs.document(), outputs.document(), parallel=parallel)
+    try:
+        in_models, out_models = generate_models(inputs.document(), outputs.document(), parallel=parallel)
+    except GenerateError:  # some schema datamodel-code-generator cannot take: find it, type it as Any
+        _untype_failures(groups, plans, inputs, outputs)
+        in_models, out_models = generate_models(inputs.document(), outputs.document(), parallel=parallel)
     needed: dict[str, tuple[str, str]] = {}
     used_consts: set[str] = set()
     namespaces = []
@@ -137,6 +144,31 @@ def build_package(
         exports=_exports(),
         degradations=tuple(sorted(set(degradations))),
     )
+
+
+def _untype_failures(
+    groups: Sequence[tuple[int, int, tuple[str, ...], tuple[str, ...], Report]],
+    plans: list[tuple[SourceTools, list[_Plan]]],
+    inputs: SchemaDocument,
+    outputs: SchemaDocument,
+) -> None:
+    """Run the model generator on each tool's definitions alone (they refer to nothing outside);
+    a tool whose input fails gets an empty TypedDict (every parameter ``Any``), one whose output
+    fails an untyped result. Costs one run per tool, only when the batched run failed."""
+    for ns, i, input_names, output_names, report in groups:
+        for kind, doc, names in (("inputs", inputs, input_names), ("outputs", outputs, output_names)):
+            if not names:
+                continue
+            try:
+                model_code({"$defs": {n: doc.definitions[n] for n in names}}, kind=kind)
+            except GenerateError as exc:
+                key = "inputSchema" if kind == "inputs" else "outputSchema"
+                what = f"the model generator cannot type this schema ({exc.message[:120]}); typed as Any"
+                report(("tools", 0, key), "untyped-schema", what)
+                doc.replace(names, {"type": "object"} if kind == "inputs" else None)
+                if kind == "outputs":
+                    source, ns_plans = plans[ns]
+                    ns_plans[i] = replace(ns_plans[i], output_def=None)
 
 
 def _reporter(into: list[Degradation], source: SourceTools, tool: str) -> Report:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from codegen import __version__, diff_cli
 from codegen.drift_report import summary_lines
-from codegen.errors import GenerateError
+from codegen.errors import GenerateError, one_line
 from codegen.generate import run, shown
 from codegen.settings import load_settings
 from mas.runtime._logs import routed_logging
@@ -66,6 +66,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             outcome = run(settings)
     except GenerateError as exc:
         print(f"toolgen: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except Exception as exc:  # a bug of ours: still one line (the fuzz tests fail on any); -v re-raises
+        if args.verbose:
+            raise
+        print(f"toolgen: internal error: {one_line(f'{type(exc).__name__}: {exc}')} (-v shows it)", file=sys.stderr)
         return EXIT_BAD_INPUT
     for degradation in outcome.degradations:
         print(f"toolgen: warning: {degradation}", file=sys.stderr)

@@ -44,4 +44,5 @@ class Degradation:
     what: str
 
     def __str__(self) -> str:
-        return one_line(f"{self.source}: tool {self.tool!r}: {self.pointer or '/'}: {self.what}")
+        # The kind in brackets names the row of docs/schema-coverage.md ("Warning kinds").
+        return one_line(f"{self.source}: tool {self.tool!r}: {self.pointer or '/'}: {self.what} [{self.kind}]")

@@ -53,6 +53,9 @@ _DOC_ONLY = ("title", "description", "examples", "$comment", "$id", "$schema", "
 # field that fails type checking. (Signature defaults are read from the original schema.)
 _DROPPED = (*_DOC_ONLY, "default")
 _DEF_KEYS = ("$defs", "definitions")
+# Formats pydantic types only with an extra package (email-validator): the model module would fail
+# to import without it, so these strings stay ``str``.
+_EXTRA_PACKAGE_FORMATS = ("email", "idn-email")
 
 
 def pointer(parts: tuple[str | int, ...]) -> str:
@@ -79,8 +82,9 @@ class SchemaDocument:
         used: set[str],
         base: tuple[str | int, ...] = (),
         report: Report | None = None,
-    ) -> None:
-        """Add ``schema`` as definition ``name`` (already unique), hoisting its own definitions.
+    ) -> tuple[str, ...]:
+        """Add ``schema`` as definition ``name`` (already unique), hoisting its own definitions;
+        returns the names of every definition added (``name`` first).
 
         ``base`` is the schema's own JSON pointer in its file, so errors point into the file;
         ``report`` hears of every degraded spot (without it, they degrade silently).
@@ -129,6 +133,14 @@ class SchemaDocument:
             schema, where=where, rewrite=rewrite, at=base, drop=_DEF_KEYS, floor=len(base), report=note
         )
         self.definitions[name] = root
+        return (name, *sorted(set(local.values())))
+
+    def replace(self, names: tuple[str, ...], schema: Any | None) -> None:
+        """Drop definitions ``names``; with ``schema``, the first becomes that schema instead."""
+        for n in names:
+            self.definitions.pop(n, None)
+        if schema is not None:
+            self.definitions[names[0]] = schema
 
     def document(self) -> dict[str, Any]:
         return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$defs": self.definitions}
@@ -162,8 +174,13 @@ def prepare_schema(
         value = schema[key]
         if key in _DROPPED or key in drop:
             continue
+        if key == "format" and value in _EXTRA_PACKAGE_FORMATS:  # str it stays: exact, and importable
+            continue
         if key == "const" and isinstance(value, float):  # Literal[0.5] is not a valid type
             out.setdefault("type", "number")
+            continue
+        if key in ("$dynamicRef", "$recursiveRef"):
+            note((*at, key), "unsupported-ref", f"{key} {value!r} is not followed; ignored")
             continue
         if key == "$ref":
             if not isinstance(value, str):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import importlib
 import inspect
 import io
 import json
@@ -141,6 +142,8 @@ def _check_example(
     before = tree(target)
 
     module = import_fresh(case / "out", package)
+    for name in ("inputs", "outputs"):  # imported on first use at run time; here, at once
+        importlib.import_module(f"{package}.{name}")
     provider = RecordingProvider()
     tools = module.Tools(provider)
     for tool in listing["tools"]:

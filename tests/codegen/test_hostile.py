@@ -743,7 +743,10 @@ def test_external_ref_degrades_to_any_without_network(
     listing = {"tools": [tool, {"name": "other", "inputSchema": _obj({"q": _STR}, ["q"])}]}
     package, message = _degraded(tmp_path, capsys, "ext.json", listing)
     schema_key = "outputSchema" if key == "outputSchema" else "inputSchema"
-    assert message == f"tool 'ext': /{schema_key}{where}: external $ref {ref!r} is not fetched; typed as Any"
+    assert (
+        message
+        == f"tool 'ext': /{schema_key}{where}: external $ref {ref!r} is not fetched; typed as Any [external-ref]"
+    )
     assert no_network == []
     provider = Recorder(
         default={"is_error": False, "result": {"a": [{"x": 1}]}, "structured_content": {"a": [{"x": 1}]}}
@@ -773,7 +776,7 @@ def test_strict_schemas_turns_the_warning_into_one_error_line(
     assert code == 2
     assert captured.err.splitlines() == [
         "toolgen: error: ext.json: tool 'ext': /inputSchema/properties/a/$ref: external $ref "
-        "'http://host/profile-schema.json' is not fetched; typed as Any (--strict-schemas)"
+        "'http://host/profile-schema.json' is not fetched; typed as Any [external-ref] (--strict-schemas)"
     ]
     assert not (tmp_path / "out").exists()
 
@@ -788,7 +791,7 @@ def test_non_object_output_schema_leaves_the_result_untyped(
     listing = {"tools": [{"name": "t", "inputSchema": _obj({}), "outputSchema": output_schema}]}
     package, message = _degraded(tmp_path, capsys, "out.json", listing)
     untyped = f"outputSchema is not an object schema ({shown}); the result is untyped (ToolOutput)"
-    assert message == f"tool 't': /outputSchema: {untyped}"
+    assert message == f"tool 't': /outputSchema: {untyped} [output-schema]"
     value = package.Tools(Recorder(default={"is_error": False, "result": "hi"})).t()
     assert value.text == "hi"
 
@@ -805,13 +808,14 @@ def test_deeply_nested_json_document_is_refused(tmp_path: Path, capsys: pytest.C
     ("schema", "where", "what"),
     [
         (_obj({"a": {"$ref": "#/$defs/Missing"}}), "/properties/a/$ref",
-         "$ref '#/$defs/Missing' points at nothing in this schema; typed as Any"),
+         "$ref '#/$defs/Missing' points at nothing in this schema; typed as Any [dangling-ref]"),
         (_obj({"a": {"$ref": "#anchor"}}), "/properties/a/$ref",
-         "$ref '#anchor' (an anchor) is not followed; typed as Any"),
-        (_obj({"a": {"$ref": 7}}), "/properties/a/$ref", "$ref must be a string, not a number; ignored"),
-        (_obj({"a": 3}), "/properties/a", "a schema must be an object or a boolean, not a number; typed as Any"),
+         "$ref '#anchor' (an anchor) is not followed; typed as Any [unsupported-ref]"),
+        (_obj({"a": {"$ref": 7}}), "/properties/a/$ref", "$ref must be a string, not a number; ignored [bad-keyword]"),
+        (_obj({"a": 3}), "/properties/a",
+         "a schema must be an object or a boolean, not a number; typed as Any [not-a-schema]"),
         (_obj({"a": {"anyOf": {"type": "string"}}}), "/properties/a/anyOf",
-         "anyOf must be a non-empty array, not an object; ignored"),
+         "anyOf must be a non-empty array, not an object; ignored [bad-keyword]"),
     ],
     ids=["dangling", "anchor", "ref-not-string", "not-a-schema", "anyOf-not-array"],
 )  # fmt: skip
