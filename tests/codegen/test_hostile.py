@@ -111,7 +111,7 @@ METHODS = {
     "_o": "tool_o",
     "1st": "tool_1st",
     "météo": "m_t_o",
-    "日本語": "tool___",
+    "日本語": "tool_65e5_672c_8a9e",
     LONG_TOOL: LONG_TOOL,
     EVIL_TOOL: "evil____import_os__os_system__touch_pwned____",
     BIDI_TOOL: "bidi_gnp_exe",
