@@ -217,7 +217,29 @@ def prepare_schema(
             out[key] = [sub(v, key, i) for i, v in enumerate(value)]
         else:
             out[key] = value
-    return out
+    return _typed_constraints(out)
+
+
+# Constraints that apply to one JSON type only. JSON Schema ignores them for other types; pydantic
+# applies them whatever the value (``max_length`` on a model raises TypeError), so they are kept
+# only where the schema says the value has that type. The server still validates the rest.
+_CONSTRAINTS = {
+    "string": ("minLength", "maxLength", "pattern", "format"),
+    "number": ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"),
+    "integer": ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"),
+    "array": ("minItems", "maxItems", "uniqueItems"),
+    "object": ("minProperties", "maxProperties"),
+}
+
+
+def _typed_constraints(schema: dict[str, Any]) -> dict[str, Any]:
+    declared = schema.get("type")
+    types = {declared} if isinstance(declared, str) else set(declared) if isinstance(declared, list) else set()
+    keep = {k for t in types if isinstance(t, str) for k in _CONSTRAINTS.get(t, ())}
+    if len(types) > 1:  # pydantic would apply a string's maxLength to the array branch too
+        keep = set() if len({_CONSTRAINTS.get(t) for t in types if t != "null"}) > 1 else keep
+    drop = [k for ks in _CONSTRAINTS.values() for k in ks if k in schema and k not in keep]
+    return {k: v for k, v in schema.items() if k not in drop}
 
 
 @functools.lru_cache(maxsize=1024)

@@ -57,7 +57,9 @@ def _keywords(schema: st.SearchStrategy[Any], refs: st.SearchStrategy[str]) -> s
     """One schema object: a random subset of keywords, values mostly well-formed, some not."""
     props = st.dictionaries(texts, schema, max_size=4)
     options: dict[str, st.SearchStrategy[Any]] = {
-        "type": st.sampled_from(_types) | st.lists(st.sampled_from(_types), min_size=1, max_size=3, unique=True),
+        "type": st.sampled_from(_types)
+        | st.lists(st.sampled_from(_types), min_size=1, max_size=3, unique=True)
+        | st.sampled_from((5, "bogus")),
         "enum": st.lists(_scalars, min_size=1, max_size=4),
         "const": json_values,
         "default": json_values,
@@ -107,6 +109,9 @@ def _keywords(schema: st.SearchStrategy[Any], refs: st.SearchStrategy[str]) -> s
         "contentEncoding": st.just("base64"),
         "nullable": st.booleans(),
         "$ref": refs,
+        "$dynamicRef": st.just("#meta"),
+        "definitions": st.dictionaries(texts, schema, max_size=2),
+        "dependencies": st.dictionaries(texts, st.lists(texts, max_size=2) | schema, max_size=2),
         "$anchor": texts,
         "$id": st.sampled_from(("https://example.com/s.json", "urn:x", "#frag")),
         "x-vendor": json_values,

@@ -64,6 +64,34 @@ REGRESSIONS: list[dict[str, Any]] = [
             {"name": "t", "inputSchema": _obj({"x": {"type": "integer"}})},
         ]
     },
+    # A long annotation with a union: black parenthesises it, so the line layout may not call it final.
+    {"tools": [{"name": "0", "inputSchema": _obj({'"""\n__import__("os")\n"""' * 2: {"$ref": "#"}})}]},
+    # East Asian wide characters: black measures width, not length.
+    {"tools": [{"name": "wide", "inputSchema": _obj({"\U0002dd6c" * 30 + "=": {}, "input": {}})}]},
+    # A pattern pydantic's regex engine rejects made the model module fail to import.
+    {
+        "tools": [
+            {
+                "name": "p",
+                "inputSchema": _obj({}),
+                "outputSchema": _obj({"a": {"type": "string", "pattern": "(["}, "b": {"patternProperties": {"[": {}}}}),
+            }
+        ]
+    },
+    # format email needs email-validator; $dynamicRef made datamodel-code-generator fail the run.
+    {
+        "tools": [
+            {
+                "name": "e",
+                "inputSchema": _obj({"d": {"$dynamicRef": "#meta"}}),
+                "outputSchema": _obj({"m": {"type": "string", "format": "email"}}),
+            }
+        ]
+    },
+    # maxItems without a type: pydantic applied max_length to a model (TypeError at call time).
+    {"tools": [{"name": "m", "inputSchema": _obj({}), "outputSchema": {"maxItems": 3, "anyOf": [{}]}}]},
+    # A schema datamodel-code-generator rejects (type: 5) degrades that tool only.
+    {"tools": [{"name": "t5", "inputSchema": _obj({"a": {"type": 5}})}, {"name": "ok", "inputSchema": _obj({})}]},
     # External and dangling $ref, non-object outputSchema.
     {
         "tools": [
