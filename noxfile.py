@@ -49,7 +49,7 @@ def generate(session: nox.Session) -> None:
 def fuzz(session: nox.Session) -> None:
     """Fuzz `generate` with thousands of random tool lists (tests/codegen/test_fuzz.py).
 
-    TOOLGEN_FUZZ_EXAMPLES sets the count (default 3000 here; the normal suite runs 100). The figures
+    TOOLGEN_FUZZ_EXAMPLES sets the count (default 3000 here; the normal suite runs 80). The figures
     (examples, exit codes, how often each degradation kind fired) go to fuzz-report.json.
     """
     _install(session, "test")

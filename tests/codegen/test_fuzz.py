@@ -6,7 +6,7 @@ recording provider, never runs input (the canary file is not created), and comes
 on a second run from the same tools in another order. A sample of the packages, with every kept
 regression case, then goes through real mypy --strict and pyright strict in one run each.
 
-The normal suite runs ``TOOLGEN_FUZZ_EXAMPLES`` (default 100) derandomized examples; ``nox -s fuzz``
+The normal suite runs ``TOOLGEN_FUZZ_EXAMPLES`` (default 80) derandomized examples; ``nox -s fuzz``
 runs thousands, random, and writes the figures (examples, outcomes, how often each degradation kind
 fired) to ``TOOLGEN_FUZZ_REPORT``. Every failure hypothesis found is kept below as an ``@example``.
 """
@@ -39,8 +39,8 @@ from codegen.cli import main as toolgen
 from codegen.formatting import format_python
 from codegen.model import PackageSpec
 
-EXAMPLES = int(os.environ.get("TOOLGEN_FUZZ_EXAMPLES", "100"))
-TYPECHECKED = int(os.environ.get("TOOLGEN_FUZZ_TYPECHECKED", "6"))  # random packages type-checked per run
+EXAMPLES = int(os.environ.get("TOOLGEN_FUZZ_EXAMPLES", "80"))
+TYPECHECKED = int(os.environ.get("TOOLGEN_FUZZ_TYPECHECKED", "2"))  # random packages type-checked per run
 REPORT = os.environ.get("TOOLGEN_FUZZ_REPORT")
 # Shrinking costs minutes per failure at these example sizes; TOOLGEN_FUZZ_SHRINK=1 turns it on.
 PHASES = [p for p in Phase if p is not Phase.shrink or os.environ.get("TOOLGEN_FUZZ_SHRINK") == "1"]
