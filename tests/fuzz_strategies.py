@@ -127,7 +127,7 @@ def _schemas(def_names: list[str]) -> st.SearchStrategy[Any]:
         [*local, "#", "#/$defs/Missing", "#/properties", "http://127.0.0.1:9/x.json", "other.json#/a", "#anchor"]
     )
     leaf = st.booleans() | st.fixed_dictionaries({"type": st.sampled_from(_types)}) | st.just({})
-    return st.recursive(leaf, lambda inner: _keywords(inner, refs), max_leaves=10)
+    return st.recursive(leaf, lambda inner: _keywords(inner, refs) | inner, max_leaves=10)
 
 
 @st.composite
