@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import nox
 
 nox.options.default_venv_backend = "venv"
@@ -53,3 +55,21 @@ def mutate(session: nox.Session) -> None:
     """
     _install(session, "test", "mutate")
     session.run("python", "tests/mutation/run_mutmut.py", *session.posargs)
+
+
+@nox.session
+def fuzz(session: nox.Session) -> None:
+    """Fuzz `generate` with thousands of random tool lists (tests/codegen/test_fuzz.py).
+
+    TOOLGEN_FUZZ_EXAMPLES sets the count (default 3000 here; the normal suite runs 80). The figures
+    (examples, exit codes, how often each degradation kind fired) go to fuzz-report.json.
+    """
+    _install(session, "test")
+    env = {
+        "TOOLGEN_FUZZ_EXAMPLES": os.environ.get("TOOLGEN_FUZZ_EXAMPLES", "3000"),
+        "TOOLGEN_FUZZ_TYPECHECKED": os.environ.get("TOOLGEN_FUZZ_TYPECHECKED", "40"),
+        "TOOLGEN_FUZZ_REPORT": str(session.invocation_dir / "fuzz-report.json"),
+    }
+    session.run("pytest", "--import-mode=importlib", "-p", "no:cacheprovider", "tests/codegen/test_fuzz.py",
+                *session.posargs, env=env)  # fmt: skip
+    session.log((session.invocation_dir / "fuzz-report.json").read_text(encoding="utf-8"))

@@ -5,12 +5,12 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from codegen.classes import build_classes, settle
-from codegen.datamodels import ModelModule, generate_models
-from codegen.errors import GenerateError
+from codegen.datamodels import ModelModule, generate_models, model_code
+from codegen.errors import Degradation, GenerateError
 from codegen.infer import InferredOutput
 from codegen.layout import annotation_text, subscript_lines
 from codegen.literals import docstring_literal, json_default_literal, str_literal, wire_literal
@@ -25,8 +25,9 @@ from codegen.model import (
     ToolSpec,
 )
 from codegen.naming import assign_names, class_name, unique
-from codegen.schemas import SchemaDocument
+from codegen.schemas import Report, SchemaDocument, json_type, pointer
 from mas.runtime.contracts.tool_contract import HINT_KEYS
+from mas.runtime.tool_checks import tool_problems
 
 __all__ = ["RESERVED_ATTRS", "build_package", "check_tools"]
 
@@ -51,36 +52,9 @@ class _Plan:
 
 
 def check_tools(source: SourceTools) -> None:
-    """Reject what is not a tool list, with the source and a JSON pointer."""
-    seen: dict[str, int] = {}
-    for i, tool in enumerate(source.tools):
-        at = f"/tools/{i}"
-        if not isinstance(tool, Mapping):
-            raise GenerateError("a tool must be an object", source.origin, at)
-        name = tool.get("name")
-        if not isinstance(name, str) or not name:
-            raise GenerateError("tool name must be a non-empty string", source.origin, f"{at}/name")
-        if name in seen:
-            raise GenerateError(f"duplicate tool name {name!r} (also /tools/{seen[name]})", source.origin, f"{at}/name")
-        seen[name] = i
-        schema = tool.get("inputSchema")
-        if not isinstance(schema, Mapping):
-            raise GenerateError("inputSchema must be an object", source.origin, f"{at}/inputSchema")
-        if schema.get("type", "object") != "object":
-            raise GenerateError("inputSchema type must be 'object'", source.origin, f"{at}/inputSchema/type")
-        props = schema.get("properties", {})
-        if not isinstance(props, Mapping):
-            raise GenerateError("properties must be an object", source.origin, f"{at}/inputSchema/properties")
-        required = schema.get("required", [])
-        if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
-            raise GenerateError("required must be a list of strings", source.origin, f"{at}/inputSchema/required")
-        if "outputSchema" in tool and not isinstance(tool["outputSchema"], Mapping | bool):
-            raise GenerateError("outputSchema must be an object", source.origin, f"{at}/outputSchema")
-        for key in ("title", "description"):
-            if tool.get(key) is not None and not isinstance(tool[key], str):
-                raise GenerateError(f"{key} must be a string", source.origin, f"{at}/{key}")
-        if tool.get("annotations") is not None and not isinstance(tool["annotations"], Mapping):
-            raise GenerateError("annotations must be an object", source.origin, f"{at}/annotations")
+    """Reject what is not a tool list, with the source and a JSON pointer (the runtime's rule)."""
+    for at, message in tool_problems(source.tools):
+        raise GenerateError(message, source.origin, at)
 
 
 def build_package(
@@ -100,8 +74,10 @@ def build_package(
     ns_attrs = assign_names([s.name for s in sources], prefix="ns", reserved=RESERVED_ATTRS) if nested else {}
 
     used_defs: set[str] = set()
+    degradations: list[Degradation] = []
     inputs, outputs = SchemaDocument(), SchemaDocument()
     plans: list[tuple[SourceTools, list[_Plan]]] = []
+    groups: list[tuple[int, int, tuple[str, ...], tuple[str, ...], Report]] = []  # each tool's definitions
     for source in sorted(sources, key=lambda s: ns_attrs.get(s.name, "")):
         by_name = {t["name"]: (i, t) for i, t in enumerate(source.tools)}
         methods = assign_names(by_name, prefix="tool", reserved=RESERVED_ATTRS)
@@ -111,27 +87,44 @@ def build_package(
             method = methods[wire]
             base = class_name(f"{ns_attrs[source.name]}_{method}" if nested else method)
             where = source.origin
+            report = _reporter(degradations, source, wire)
             input_def = unique(base + "Input", used_defs)
-            inputs.add(
-                input_def, tool["inputSchema"], where=where, used=used_defs, base=("tools", index, "inputSchema")
+            input_names = inputs.add(
+                input_def,
+                tool["inputSchema"],
+                where=where,
+                used=used_defs,
+                base=("tools", index, "inputSchema"),
+                report=report,
             )
-            output_def = None
+            output_def: str | None = None
+            output_names: tuple[str, ...] = ()
             learned = None if "outputSchema" in tool else (inferred or {}).get(source.name, {}).get(wire)
-            if "outputSchema" in tool:
+            if _typed_output(tool, report):
                 output_def = unique(base + "Output", used_defs)
-                outputs.add(
-                    output_def, tool["outputSchema"], where=where, used=used_defs, base=("tools", index, "outputSchema")
+                output_names = outputs.add(
+                    output_def,
+                    tool["outputSchema"],
+                    where=where,
+                    used=used_defs,
+                    base=("tools", index, "outputSchema"),
+                    report=report,
                 )
             elif learned is not None and learned.schema is not None:
                 output_def = unique(base + "Output", used_defs)
-                outputs.add(
+                output_names = outputs.add(
                     output_def, learned.schema, where=f"{where} (inferred from samples of {wire!r})", used=used_defs
                 )
             full_wire = f"{source.wire_prefix}.{wire}" if source.wire_prefix else wire
             ns_plans.append(_Plan(source, tool, index, full_wire, method, input_def, output_def, learned))
+            groups.append((len(plans), len(ns_plans) - 1, input_names, output_names, report))
         plans.append((source, ns_plans))
 
-    in_models, out_models = generate_models(inputs.document(), outputs.document(), parallel=parallel)
+    try:
+        in_models, out_models = generate_models(inputs.document(), outputs.document(), parallel=parallel)
+    except GenerateError:  # some schema datamodel-code-generator cannot take: find it, type it as Any
+        _untype_failures(groups, plans, inputs, outputs)
+        in_models, out_models = generate_models(inputs.document(), outputs.document(), parallel=parallel)
     needed: dict[str, tuple[str, str]] = {}
     used_consts: set[str] = set()
     namespaces = []
@@ -164,7 +157,56 @@ def build_package(
         inputs_code=in_models.code,
         outputs_code=out_models.code,
         exports=_exports(),
+        degradations=tuple(sorted(set(degradations))),
     )
+
+
+def _untype_failures(
+    groups: Sequence[tuple[int, int, tuple[str, ...], tuple[str, ...], Report]],
+    plans: list[tuple[SourceTools, list[_Plan]]],
+    inputs: SchemaDocument,
+    outputs: SchemaDocument,
+) -> None:
+    """Run the model generator on each tool's definitions alone (they refer to nothing outside);
+    a tool whose input fails gets an empty TypedDict (every parameter ``Any``), one whose output
+    fails an untyped result. Costs one run per tool, only when the batched run failed."""
+    for ns, i, input_names, output_names, report in groups:
+        for kind, doc, names in (("inputs", inputs, input_names), ("outputs", outputs, output_names)):
+            if not names:
+                continue
+            try:
+                model_code({"$defs": {n: doc.definitions[n] for n in names}}, kind=kind)
+            except GenerateError as exc:
+                key = "inputSchema" if kind == "inputs" else "outputSchema"
+                what = f"the model generator cannot type this schema ({exc.message[:120]}); typed as Any"
+                report(("tools", 0, key), "untyped-schema", what)
+                doc.replace(names, {"type": "object"} if kind == "inputs" else None)
+                if kind == "outputs":
+                    source, ns_plans = plans[ns]
+                    ns_plans[i] = replace(ns_plans[i], output_def=None)
+
+
+def _reporter(into: list[Degradation], source: SourceTools, tool: str) -> Report:
+    """Degradations of one tool; pointers are relative to the tool object (``/inputSchema/...``)."""
+
+    def report(at: tuple[str | int, ...], kind: str, what: str) -> None:
+        into.append(Degradation(source.origin, tool, pointer(at[2:]), kind, what))
+
+    return report
+
+
+def _typed_output(tool: Mapping[str, Any], report: Report) -> bool:
+    """Whether the tool's ``outputSchema`` becomes a model. One that is not an object schema (the MCP
+    client rejects it) leaves the result untyped (``ToolOutput``) with a warning."""
+    if "outputSchema" not in tool:
+        return False
+    schema = tool["outputSchema"]
+    if isinstance(schema, Mapping) and schema.get("type", "object") == "object":
+        return True
+    shown = f"type {schema.get('type')!r}"[:80] if isinstance(schema, Mapping) else json_type(schema)
+    what = f"outputSchema is not an object schema ({shown}); the result is untyped (ToolOutput)"
+    report(("tools", 0, "outputSchema"), "output-schema", what)
+    return False
 
 
 def _check_wire_names(sources: Sequence[SourceTools]) -> None:

@@ -26,7 +26,7 @@ def settle(member: MethodSpec, *, in_class: bool = True) -> MethodSpec:
         return member
     head = "class _Member:\n" if in_class else ""
     text = format_python(head + "\n".join(member.lines) + "\n")
-    lines = text.splitlines()[1:] if in_class else text.splitlines()
+    lines = text.split("\n")[1:-1] if in_class else text.split("\n")[:-1]  # "\n" only, as Python does
     while lines and not lines[0]:
         lines.pop(0)
     return MethodSpec(member.name, tuple(lines), True)

@@ -9,9 +9,10 @@ from pathlib import Path
 
 from codegen import __version__, diff_cli, record
 from codegen.drift_report import summary_lines
-from codegen.errors import GenerateError
+from codegen.errors import GenerateError, one_line
 from codegen.generate import run, shown
 from codegen.settings import load_settings
+from mas.runtime._logs import routed_logging
 
 __all__ = ["main"]
 
@@ -37,6 +38,8 @@ def _parser() -> argparse.ArgumentParser:
     gen.add_argument("--package", metavar="NAME", help="package name")
     gen.add_argument("--check", action="store_true", help="write nothing; exit 1 if the output is stale")
     gen.add_argument("--diff", action="store_true", help="with --check: print a unified diff")
+    gen.add_argument("-v", "--verbose", action="store_true", help="show library logging in full (tracebacks)")
+    gen.add_argument("--strict-schemas", action="store_true", help="a schema typed as Any is an error, not a warning")
     diff_cli.add_arguments(commands.add_parser("diff", help="classify tool changes", description=diff_cli.DESCRIPTION))
     gen.add_argument("--samples", action="append", metavar="FILE", help="recorded results to infer types from")
     record.add_parser(commands)
@@ -60,13 +63,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         "check": args.check or args.diff or None,
         "diff": args.diff or None,
         "samples": args.samples,
+        "strict_schemas": args.strict_schemas or None,
     }
     try:
         settings = load_settings(Path.cwd(), overrides)
-        outcome = run(settings)
+        with routed_logging("toolgen", verbose=args.verbose):
+            outcome = run(settings)
     except GenerateError as exc:
         print(f"toolgen: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except Exception as exc:  # a bug of ours: still one line (the fuzz tests fail on any); -v re-raises
+        if args.verbose:
+            raise
+        print(f"toolgen: internal error: {one_line(f'{type(exc).__name__}: {exc}')} (-v shows it)", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    for degradation in outcome.degradations:
+        print(f"toolgen: warning: {degradation}", file=sys.stderr)
     target = shown(settings.target)
     if settings.check:
         if not outcome.stale:

@@ -15,7 +15,6 @@ import multiprocessing
 import os
 import threading
 import tokenize
-import unicodedata
 import warnings
 from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
@@ -25,7 +24,7 @@ from typing import Any
 from codegen.errors import GenerateError
 from codegen.formatting import format_python
 from codegen.layout import str_literal
-from codegen.literals import INVISIBLE_CATEGORIES
+from codegen.naming import class_name
 
 __all__ = ["PARALLEL_MIN_DEFINITIONS", "ModelModule", "generate_models", "model_code"]
 
@@ -33,6 +32,10 @@ __all__ = ["PARALLEL_MIN_DEFINITIONS", "ModelModule", "generate_models", "model_
 PARALLEL_MIN_DEFINITIONS = 200
 _WRAPPERS = frozenset({"NotRequired", "Required", "ReadOnly"})
 _BUILTINS = frozenset(dir(builtins))
+# Names the model modules import or define themselves; no class may take one.
+_IMPORTED = ("Annotated", "Any", "AwareDatetime", "BaseModel", "ConfigDict", "Field", "Literal", "NotRequired",
+             "ReadOnly", "Required", "RootModel", "TypeAlias", "TypedDict")  # fmt: skip
+_TAKEN = frozenset(_IMPORTED) | _BUILTINS
 
 
 @dataclass(frozen=True)
@@ -99,23 +102,23 @@ def _strip(node: ast.expr) -> ast.expr:
     return node
 
 
-def _escape_invisible(code: str) -> str:
-    """Re-spell string literals holding control or bidi characters with escapes.
+def _respell_strings(code: str) -> str:
+    """Re-spell every string literal in ``code`` through the one escaping function (``str_literal``).
 
-    datamodel-code-generator writes a property name such as ``"a\u202eb"`` verbatim into a
-    functional TypedDict key; the character would then sit raw in the file ("Trojan Source").
+    datamodel-code-generator writes some keys verbatim (``"a\u202eb"`` in a functional TypedDict):
+    a control, bidi or line-separator character would sit raw in the file ("Trojan Source", or a
+    string that black cannot parse). Printable ASCII needs nothing, so such code is left alone.
     """
-    if all(c == "\n" or unicodedata.category(c) not in INVISIBLE_CATEGORIES for c in code):
+    if all(" " <= c <= "~" or c == "\n" for c in code):
         return code
-    out, lines = [], code.splitlines(keepends=True)
-    offsets = [0]
-    for line in lines:
-        offsets.append(offsets[-1] + len(line))
-    last = 0
+    starts = [0]  # offsets of lines as the tokenizer counts them: "\n" only (not str.splitlines)
+    for line in io.StringIO(code):
+        starts.append(starts[-1] + len(line))
+    out, last = [], 0
     for tok in tokenize.generate_tokens(io.StringIO(code).readline):
-        if tok.type == tokenize.STRING and any(unicodedata.category(c) in INVISIBLE_CATEGORIES for c in tok.string):
-            start = offsets[tok.start[0] - 1] + tok.start[1]
-            end = offsets[tok.end[0] - 1] + tok.end[1]
+        if tok.type == tokenize.STRING:
+            start = starts[tok.start[0] - 1] + tok.start[1]
+            end = starts[tok.end[0] - 1] + tok.end[1]
             out += [code[last:start], str_literal(ast.literal_eval(tok.string))]
             last = end
     out.append(code[last:])
@@ -185,6 +188,27 @@ _COMMON: dict[str, Any] = {
 }
 
 
+class _ClassNames:
+    """Class names for datamodel-code-generator. Our definition names (already unique, see
+    ``codegen.naming``) are kept as they are; any class it names itself (an inline object, from its
+    property key) gets the same PascalCase rule and, should that be one of ours, the suffix ``Model``.
+
+    Without this it numbers the later of two equal names, and that may be ours: an inline
+    ``t_input`` object would take ``TInput`` and leave the tool's own model as ``TInput1``.
+    """
+
+    def __init__(self, ours: frozenset[str]) -> None:
+        self.ours = ours
+
+    def __call__(self, raw: str) -> str:
+        if raw in self.ours:
+            return raw
+        name = class_name(raw, fallback="Model")
+        while name in self.ours or name in _TAKEN:
+            name += "Model"
+        return name
+
+
 def model_code(document: Mapping[str, Any], *, kind: str) -> str:
     """One datamodel-code-generator run over every definition in ``document``, formatted.
 
@@ -205,6 +229,7 @@ def model_code(document: Mapping[str, Any], *, kind: str) -> str:
                 input_file_type=InputFileType.JsonSchema,
                 output_model_type=model_type,
                 target_python_version=PythonVersion.PY_311,
+                custom_class_name_generator=_ClassNames(frozenset(document["$defs"])),
                 **_COMMON,
             )
     except Exception as exc:  # the library's own errors carry no location; say which stage failed
@@ -212,10 +237,10 @@ def model_code(document: Mapping[str, Any], *, kind: str) -> str:
     if not isinstance(generated, str):
         raise GenerateError(f"datamodel-code-generator returned no single module for the {kind}")
     # Its own header names a pseudo file; ours replaces it.
-    lines = generated.splitlines()
+    lines = generated.split("\n")  # not splitlines(), which also splits at U+2028 and other separators
     while lines and (lines[0].startswith("#") or not lines[0].strip()):
         lines.pop(0)
-    return format_python(_escape_invisible("\n".join(lines) + "\n"))
+    return format_python(_respell_strings("\n".join(lines) + "\n"))
 
 
 def _can_fork() -> bool:

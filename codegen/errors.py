@@ -1,8 +1,21 @@
-"""The generator's one error type: bad input, reported as one line with where and what."""
+"""The generator's one error type, and its one warning record.
+
+Bad input is reported as one line with where and what (``GenerateError``, exit 2). A schema spot
+that toolgen cannot type is not bad input: it degrades to the widest honest type and is recorded
+as a ``Degradation``, printed by the CLI as one warning line (``--strict-schemas`` makes it exit 2).
+"""
 
 from __future__ import annotations
 
-__all__ = ["GenerateError"]
+from dataclasses import dataclass
+
+__all__ = ["Degradation", "GenerateError", "one_line"]
+
+
+def one_line(text: str) -> str:
+    """Untrusted text can carry newlines or control characters; a report stays one visible line."""
+    text = " ".join(text.split())
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 class GenerateError(Exception):
@@ -13,6 +26,23 @@ class GenerateError(Exception):
         self.where = where
         self.field = field
         parts = [p for p in (where, field) if p]
-        # Untrusted text can carry newlines; the report stays one line.
-        text = ": ".join([*parts, message])
-        super().__init__(" ".join(text.split()))
+        super().__init__(one_line(": ".join([*parts, message])))
+
+
+@dataclass(frozen=True, order=True)
+class Degradation:
+    """A schema spot typed wider than its schema says (``Any``), or a model left out.
+
+    ``kind`` is a short stable tag (see docs/schema-coverage.md); ``pointer`` is a JSON pointer
+    into the tool object (``/inputSchema/properties/a/$ref``).
+    """
+
+    source: str
+    tool: str
+    pointer: str
+    kind: str
+    what: str
+
+    def __str__(self) -> str:
+        # The kind in brackets names the row of docs/schema-coverage.md ("Warning kinds").
+        return one_line(f"{self.source}: tool {self.tool!r}: {self.pointer or '/'}: {self.what} [{self.kind}]")

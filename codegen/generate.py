@@ -12,7 +12,7 @@ from typing import Any, TextIO
 from codegen import __version__
 from codegen.build import build_package
 from codegen.drift import Change as DriftChange
-from codegen.errors import GenerateError
+from codegen.errors import Degradation, GenerateError
 from codegen.infer import InferredOutput, infer_outputs, read_samples
 from codegen.model import SourceTools
 from codegen.render import render_package
@@ -44,6 +44,7 @@ class Outcome:
     #: What the live listings change against the lock on disk, classified (empty when offline).
     drift: tuple[DriftChange, ...] = ()
     coverage: Coverage | None = None
+    degradations: tuple[Degradation, ...] = ()  # printed as warnings by the CLI
 
     @property
     def stale(self) -> bool:
@@ -132,17 +133,27 @@ def run(settings: Settings, out: TextIO = sys.stdout) -> Outcome:
         sources, package=settings.package, header=header_for(sources, settings.package, inferred), inferred=inferred
     )
     coverage = coverage_of(sources, inferred)
+    if settings.strict_schemas and pkg.degradations:
+        first, more = pkg.degradations[0], len(pkg.degradations) - 1
+        raise GenerateError(f"{first} (--strict-schemas; {more} more)" if more else f"{first} (--strict-schemas)")
     files = render_package(pkg)
     snapshot_changed = snapshot_text is not None and (
         not settings.snapshot.is_file() or settings.snapshot.read_text(encoding="utf-8") != snapshot_text
     )
     drift = lock_drift(settings.snapshot, snapshot_text) if snapshot_changed and snapshot_text else ()
-    if settings.check:
-        changes = plan_changes(settings.target, files)
-        if settings.diff:
-            out.write(diff_changes(settings.target, files, changes))
-        return Outcome(tuple(changes), snapshot_changed, drift, coverage)
-    changes = write_package(settings.target, files)
-    if snapshot_text is not None:
-        write_file_atomic(settings.snapshot, snapshot_text)
-    return Outcome(tuple(changes), snapshot_changed, drift, coverage)
+    for folder in (settings.target.parent, *settings.target.parent.parents):
+        if folder.exists() and not folder.is_dir():
+            raise GenerateError("is a file, not a folder (--out names the folder the package goes in)", str(folder))
+    try:
+        if settings.check:
+            changes = plan_changes(settings.target, files)
+            if settings.diff:
+                out.write(diff_changes(settings.target, files, changes))
+            return Outcome(tuple(changes), snapshot_changed, drift, coverage, pkg.degradations)
+        changes = write_package(settings.target, files)
+        if snapshot_text is not None:
+            write_file_atomic(settings.snapshot, snapshot_text)
+    except OSError as exc:  # an --out that is a file, a folder we may not write: one line, exit 2
+        where = exc.filename if isinstance(exc.filename, str) else str(settings.target)
+        raise GenerateError(f"cannot write the package: {exc.strerror or exc}", shown(Path(where))) from exc
+    return Outcome(tuple(changes), snapshot_changed, drift, coverage, pkg.degradations)

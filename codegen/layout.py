@@ -14,7 +14,7 @@ import tokenize
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from black.strings import normalize_string_quotes
+from black.strings import normalize_string_quotes, str_width
 
 __all__ = ["LINE_LENGTH", "Laid", "annotation_text", "call_lines", "def_lines", "str_literal", "subscript_lines"]
 
@@ -54,12 +54,14 @@ def annotation_text(text: str) -> str:
 
 
 def _fits(line: str) -> bool:
-    return len(line) <= LINE_LENGTH
+    # black measures width, not length: an East Asian wide character counts twice.
+    return (len(line) if line.isascii() else str_width(line)) <= LINE_LENGTH
 
 
 def _final(line: str) -> bool:
     """Whether black leaves ``line`` alone: it is short, or has no bracket black could split at
-    (a long string default, say) and, having one item, no comma to split at either."""
+    (a long string default, say) and, having one item, no comma to split at either. A long line
+    with a union or a dotted name may get its annotation parenthesised, so it is not final."""
     if _fits(line):
         return True
     try:
@@ -70,7 +72,7 @@ def _final(line: str) -> bool:
         )
     except tokenize.TokenError:  # an unclosed bracket: black may well split here
         return False
-    return not any(c in code for c in "([{,")
+    return not any(c in code for c in "([{,|.")
 
 
 def def_lines(indent: str, keyword: str, name: str, params: Sequence[str], returns: str) -> Laid:

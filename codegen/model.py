@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from codegen.errors import Degradation
+
 SourceKind = Literal["yaml", "mcp-json", "mcp-live"]
 
 
@@ -140,4 +142,5 @@ class PackageSpec:
         return self.namespaces[0].attr is not None
 
     const_decls: tuple[MethodSpec, ...] = ()  # ``_CONST: _ToolInfo[T]``, laid out
+    degradations: tuple[Degradation, ...] = ()  # schema spots typed as Any; the CLI warns of each
     runtime_imports: tuple[str, ...] = ()  # shim names the wrappers use (imported as ``_Name``)

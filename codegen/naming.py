@@ -3,11 +3,17 @@
 1. ``camelCase`` splits into words; everything is lower-cased (``snake_case``).
 2. Every character outside ``[A-Za-z0-9_]`` becomes ``_`` (ASCII only: Python's NFKC folding of
    Unicode identifiers could otherwise make two different names one).
-3. A name that is empty, or starts with a digit or ``_``, gets the prefix ``tool_`` / ``arg_``.
+3. A name left with no letter or digit (``日本``, ``!!``) becomes the prefix and the hex code
+   points of its first six characters (``tool_65e5_672c``). A name that is empty, or starts with
+   a digit or ``_``, gets the prefix ``tool_`` / ``arg_`` / ``ns_``.
 4. Python keywords and the class's own attributes get a trailing ``_``; so do builtins, for
    methods and namespaces (a method ``str`` would shadow the type in later annotations).
 5. Names that still collide are numbered in wire-name order: the first keeps its name, the
-   next gets ``_2``, then ``_3`` (skipping any number already taken).
+   next gets ``_2``, then ``_3`` (skipping any number already taken). Wire names are sorted
+   first, so the result is the same whichever comes first in the input.
+6. Class names (models, TypedDicts, ``$defs``) are the PascalCase of the method name (with the
+   namespace in front when there are several sources) plus ``Input`` / ``Output`` (plus the
+   ``$defs`` name), numbered by the same rule 5 across the whole package.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ __all__ = ["assign_names", "class_name", "snake_case", "to_identifier", "unique"
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _NON_IDENT = re.compile(r"[^A-Za-z0-9_]")
+_SPELLED = 6  # code points spelt out for a name with no ASCII letter or digit
 
 #: Builtins are reserved too: a method named ``str`` would shadow the type in later annotations.
 RESERVED_BUILTINS = frozenset(n for n in dir(builtins) if not n.startswith("_"))
@@ -32,6 +39,8 @@ def snake_case(name: str) -> str:
 
 def to_identifier(name: str, *, prefix: str, reserved: Iterable[str] = (), builtins_ok: bool = False) -> str:
     ident = snake_case(name)
+    if name and not ident.strip("_"):  # nothing readable is left: spell the first code points
+        ident = prefix + "".join(f"_{ord(c):x}" for c in name[:_SPELLED])
     if not ident or ident[0].isdigit():
         ident = f"{prefix}_{ident}" if ident else prefix
     elif ident.startswith("_"):
@@ -69,10 +78,10 @@ def assign_names(
     }
 
 
-def class_name(name: str, *, suffix: str = "") -> str:
+def class_name(name: str, *, suffix: str = "", fallback: str = "Tool") -> str:
     """PascalCase class name from any text (ASCII identifier characters only)."""
     words = [w for w in snake_case(name).split("_") if w]
-    base = "".join(w[:1].upper() + w[1:] for w in words) or "Tool"
+    base = "".join(w[:1].upper() + w[1:] for w in words) or fallback
     if base[0].isdigit():
         base = "T" + base
     return base + suffix

@@ -9,17 +9,26 @@ not change the generated code, so drift means a real change.
 
 Text that only documents (``title``, ``description``, ``examples``, ``$comment``) is dropped here:
 it reaches the generated code only through the docstrings we escape ourselves. So are defaults.
+
+What cannot be typed degrades here instead of stopping the build: an external ``$ref`` (never
+fetched), a ``$ref`` that resolves to nothing, a value where a schema belongs, a keyword of the wrong
+shape. The spot becomes the empty schema (``Any``) and ``report`` records it; the wire is untouched.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from codegen.errors import GenerateError
 from codegen.naming import class_name, unique
 
-__all__ = ["MAX_DEPTH", "SchemaDocument", "pointer", "prepare_schema"]
+__all__ = ["MAX_DEPTH", "Report", "SchemaDocument", "json_type", "pointer", "prepare_schema"]
+
+#: ``report(at, kind, what)``: a spot at JSON pointer parts ``at`` was degraded.
+Report = Callable[[tuple[str | int, ...], str, str], None]
+Rewrite = Callable[[str, tuple[str | int, ...]], str | None]
 
 MAX_DEPTH = 64
 
@@ -44,6 +53,9 @@ _DOC_ONLY = ("title", "description", "examples", "$comment", "$id", "$schema", "
 # field that fails type checking. (Signature defaults are read from the original schema.)
 _DROPPED = (*_DOC_ONLY, "default")
 _DEF_KEYS = ("$defs", "definitions")
+# Formats pydantic types only with an extra package (email-validator): the model module would fail
+# to import without it, so these strings stay ``str``.
+_EXTRA_PACKAGE_FORMATS = ("email", "idn-email")
 
 
 def pointer(parts: tuple[str | int, ...]) -> str:
@@ -61,11 +73,23 @@ class SchemaDocument:
     def __init__(self) -> None:
         self.definitions: dict[str, Any] = {}
 
-    def add(self, name: str, schema: Any, *, where: str, used: set[str], base: tuple[str | int, ...] = ()) -> None:
-        """Add ``schema`` as definition ``name`` (already unique), hoisting its own definitions.
+    def add(
+        self,
+        name: str,
+        schema: Any,
+        *,
+        where: str,
+        used: set[str],
+        base: tuple[str | int, ...] = (),
+        report: Report | None = None,
+    ) -> tuple[str, ...]:
+        """Add ``schema`` as definition ``name`` (already unique), hoisting its own definitions;
+        returns the names of every definition added (``name`` first).
 
-        ``base`` is the schema's own JSON pointer in its file, so errors point into the file.
+        ``base`` is the schema's own JSON pointer in its file, so errors point into the file;
+        ``report`` hears of every degraded spot (without it, they degrade silently).
         """
+        note: Report = report or (lambda at, kind, what: None)
         local: dict[str, str] = {}
         if isinstance(schema, Mapping):
             for key in _DEF_KEYS:
@@ -74,19 +98,22 @@ class SchemaDocument:
                     for def_name in sorted(defs):
                         local[f"#/{key}/{def_name}"] = _unique(name + _pascal(str(def_name)), used)
 
-        def rewrite(ref: str, at: tuple[str | int, ...]) -> str:
+        def rewrite(ref: str, at: tuple[str | int, ...]) -> str | None:
             if not ref.startswith("#"):
-                raise GenerateError(f"external $ref {ref!r} is not supported (only local refs)", where, pointer(at))
+                note(at, "external-ref", f"external $ref {ref!r} is not fetched; typed as Any")
+                return None
+            if ref != "#" and not ref.startswith("#/"):
+                note(at, "unsupported-ref", f"$ref {ref!r} (an anchor) is not followed; typed as Any")
+                return None
             if not _resolves(schema, ref):  # else datamodel-code-generator would quietly make it Any
-                raise GenerateError(f"$ref {ref!r} points at nothing in this schema", where, pointer(at))
+                note(at, "dangling-ref", f"$ref {ref!r} points at nothing in this schema; typed as Any")
+                return None
             if ref == "#":
                 return f"#/$defs/{name}"
             for prefix in sorted(local, key=len, reverse=True):
                 if ref == prefix or ref.startswith(prefix + "/"):
                     return f"#/$defs/{local[prefix]}" + ref[len(prefix) :]
-            if ref.startswith("#/"):  # a pointer into the root schema itself
-                return f"#/$defs/{name}/" + ref[2:]
-            raise GenerateError(f"unsupported $ref {ref!r}", where, pointer(at))
+            return f"#/$defs/{name}/" + ref[2:]  # a pointer into the root schema itself
 
         if isinstance(schema, Mapping):
             for key in _DEF_KEYS:
@@ -95,10 +122,25 @@ class SchemaDocument:
                     for def_name in sorted(defs):
                         target = local[f"#/{key}/{def_name}"]
                         self.definitions[target] = prepare_schema(
-                            defs[def_name], where=where, rewrite=rewrite, at=(*base, key, def_name), floor=len(base)
+                            defs[def_name],
+                            where=where,
+                            rewrite=rewrite,
+                            at=(*base, key, def_name),
+                            floor=len(base),
+                            report=note,
                         )
-        root = prepare_schema(schema, where=where, rewrite=rewrite, at=base, drop=_DEF_KEYS, floor=len(base))
+        root = prepare_schema(
+            schema, where=where, rewrite=rewrite, at=base, drop=_DEF_KEYS, floor=len(base), report=note
+        )
         self.definitions[name] = root
+        return (name, *sorted(set(local.values())))
+
+    def replace(self, names: tuple[str, ...], schema: Any | None) -> None:
+        """Drop definitions ``names``; with ``schema``, the first becomes that schema instead."""
+        for n in names:
+            self.definitions.pop(n, None)
+        if schema is not None:
+            self.definitions[names[0]] = schema
 
     def document(self) -> dict[str, Any]:
         return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$defs": self.definitions}
@@ -108,47 +150,117 @@ def prepare_schema(
     schema: Any,
     *,
     where: str,
-    rewrite: Callable[[str, tuple[str | int, ...]], str] | None = None,
+    rewrite: Rewrite | None = None,
     at: tuple[str | int, ...] = (),
     drop: tuple[str, ...] = (),
     floor: int = 0,
+    report: Report | None = None,
 ) -> Any:
     """Copy ``schema`` without documentation text, with refs rewritten; bounded depth."""
     if len(at) - floor > MAX_DEPTH * 2:
         raise GenerateError(f"schema nested deeper than {MAX_DEPTH} levels", where, pointer(at))
+    note: Report = report or (lambda at, kind, what: None)
     if isinstance(schema, bool):
         return schema
     if not isinstance(schema, Mapping):
-        raise GenerateError(f"a schema must be an object or a boolean, not {type(schema).__name__}", where, pointer(at))
+        note(at, "not-a-schema", f"a schema must be an object or a boolean, not {json_type(schema)}; typed as Any")
+        return {}
+
+    def sub(value: Any, *parts: str | int) -> Any:
+        return prepare_schema(value, where=where, rewrite=rewrite, at=(*at, *parts), floor=floor, report=note)
+
     out: dict[str, Any] = {}
     for key in sorted(schema):
         value = schema[key]
         if key in _DROPPED or key in drop:
             continue
+        if key == "format" and value in _EXTRA_PACKAGE_FORMATS:  # str it stays: exact, and importable
+            continue
         if key == "const" and isinstance(value, float):  # Literal[0.5] is not a valid type
             out.setdefault("type", "number")
             continue
+        if key in ("$dynamicRef", "$recursiveRef"):
+            note((*at, key), "unsupported-ref", f"{key} {value!r} is not followed; ignored")
+            continue
         if key == "$ref":
             if not isinstance(value, str):
-                raise GenerateError("$ref must be a string", where, pointer((*at, key)))
-            out[key] = rewrite(value, (*at, key)) if rewrite else value
-        elif key in _SCHEMA_MAPS and isinstance(value, Mapping):
-            out[key] = {
-                str(k): prepare_schema(value[k], where=where, rewrite=rewrite, at=(*at, key, str(k)), floor=floor)
-                for k in sorted(value, key=str)
-            }
+                note((*at, key), "bad-keyword", f"$ref must be a string, not {json_type(value)}; ignored")
+                continue
+            target = rewrite(value, (*at, key)) if rewrite else value
+            if target is not None:
+                out[key] = target
+        elif key == "pattern":
+            if not isinstance(value, str) or not usable_pattern(value):
+                note((*at, key), "bad-pattern", f"pattern {value!r} is not a usable regular expression; ignored")
+                continue
+            out[key] = value
+        elif key in _SCHEMA_MAPS:
+            if not isinstance(value, Mapping):
+                note((*at, key), "bad-keyword", f"{key} must be an object, not {json_type(value)}; ignored")
+                continue
+            kept = sorted(value, key=str)
+            if key == "patternProperties":
+                for bad in [k for k in kept if not usable_pattern(str(k))]:
+                    note(
+                        (*at, key, str(bad)),
+                        "bad-pattern",
+                        f"pattern {bad!r} is not a usable regular expression; ignored",
+                    )
+                    kept.remove(bad)
+            out[key] = {str(k): sub(value[k], key, str(k)) for k in kept}
         elif key in _SCHEMA_VALUES and not isinstance(value, list):
-            out[key] = prepare_schema(value, where=where, rewrite=rewrite, at=(*at, key), floor=floor)
+            out[key] = sub(value, key)
         elif key in _SCHEMA_LISTS or (key == "items" and isinstance(value, list)):
-            if not isinstance(value, list):
-                raise GenerateError(f"{key} must be an array", where, pointer((*at, key)))
-            out[key] = [
-                prepare_schema(v, where=where, rewrite=rewrite, at=(*at, key, i), floor=floor)
-                for i, v in enumerate(value)
-            ]
+            if not isinstance(value, list) or (key != "items" and key != "prefixItems" and not value):
+                note((*at, key), "bad-keyword", f"{key} must be a non-empty array, not {json_type(value)}; ignored")
+                continue
+            out[key] = [sub(v, key, i) for i, v in enumerate(value)]
         else:
             out[key] = value
-    return out
+    return _typed_constraints(out)
+
+
+# Constraints that apply to one JSON type only. JSON Schema ignores them for other types; pydantic
+# applies them whatever the value (``max_length`` on a model raises TypeError), so they are kept
+# only where the schema says the value has that type. The server still validates the rest.
+_CONSTRAINTS = {
+    "string": ("minLength", "maxLength", "pattern", "format"),
+    "number": ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"),
+    "integer": ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"),
+    "array": ("minItems", "maxItems", "uniqueItems"),
+    "object": ("minProperties", "maxProperties"),
+}
+
+
+def _typed_constraints(schema: dict[str, Any]) -> dict[str, Any]:
+    declared = schema.get("type")
+    types = {declared} if isinstance(declared, str) else set(declared) if isinstance(declared, list) else set()
+    keep = {k for t in types if isinstance(t, str) for k in _CONSTRAINTS.get(t, ())}
+    if len(types) > 1:  # pydantic would apply a string's maxLength to the array branch too
+        keep = set() if len({_CONSTRAINTS.get(t) for t in types if t != "null"}) > 1 else keep
+    drop = [k for ks in _CONSTRAINTS.values() for k in ks if k in schema and k not in keep]
+    return {k: v for k, v in schema.items() if k not in drop}
+
+
+@functools.lru_cache(maxsize=1024)
+def usable_pattern(pattern: str) -> bool:
+    """Whether pydantic (which validates the generated models) compiles ``pattern``: its regex engine
+    is not Python's, nor quite JSON Schema's, so the one that will run it is asked."""
+    from pydantic_core import SchemaError, SchemaValidator, core_schema
+
+    try:
+        SchemaValidator(core_schema.str_schema(pattern=pattern))
+    except SchemaError:
+        return False
+    return True
+
+
+def json_type(value: Any) -> str:
+    for kind, name in ((bool, "a boolean"), (str, "a string"), (int, "a number"), (float, "a number"),
+                       (list, "an array"), (Mapping, "an object")):  # fmt: skip
+        if isinstance(value, kind):
+            return name
+    return "null" if value is None else type(value).__name__
 
 
 def _resolves(schema: Any, ref: str) -> bool:

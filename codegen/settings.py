@@ -31,6 +31,7 @@ class Settings:
     offline: bool = False
     check: bool = False
     diff: bool = False
+    strict_schemas: bool = False  # a schema spot typed as Any is an error (exit 2), not a warning
 
     @property
     def target(self) -> Path:

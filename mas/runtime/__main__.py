@@ -15,9 +15,11 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from mas.runtime._logs import routed_logging
 from mas.runtime.config import ConfigError
 from mas.runtime.contracts.tool_contract import HINT_KEYS
 from mas.runtime.registry import RuntimeRegistry
+from mas.runtime.tool_checks import tool_problems
 
 __all__ = ["format_table", "main"]
 
@@ -51,6 +53,7 @@ def _parser() -> argparse.ArgumentParser:
     sources.add_argument("--infra", action="append", default=[], metavar="FILE", help="infra YAML (repeatable)")
     sources.add_argument("--tools", action="append", default=[], metavar="PATH", help="tool YAML file or folder")
     sources.add_argument("--local", action="append", default=[], metavar="pkg.mod:Class", help="ToolContract class")
+    sources.add_argument("-v", "--verbose", action="store_true", help="show library logging in full (tracebacks)")
     commands = parser.add_subparsers(dest="command", required=True)
     listing = commands.add_parser("list", parents=[sources], help="print the tools as a table")
     listing.add_argument("--json", action="store_true", help="print the list_tools entries as JSON instead")
@@ -64,6 +67,10 @@ def _run(args: argparse.Namespace) -> int:
     with RuntimeRegistry.from_sources(infra=args.infra, tools=args.tools, local=args.local) as registry:
         if args.command == "list":
             entries = registry.list_tools()
+            for at, message in tool_problems(entries):  # the rule toolgen generate applies
+                owner = registry.owner_of(str(entries[int(at.split("/")[2])].get("name"))) or "?"
+                print(f"python -m mas.runtime: error: provider {owner!r}: {at}: {message}", file=sys.stderr)
+                return 2
             if args.json:
                 print(json.dumps(entries, indent=2, sort_keys=True))
             else:
@@ -85,7 +92,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # argparse exits on --help and on usage errors
         return exc.code if isinstance(exc.code, int) else 2
     try:
-        return _run(args)
+        with routed_logging("python -m mas.runtime", verbose=args.verbose):
+            return _run(args)
     except ConfigError as exc:
         print(str(exc), file=sys.stderr)
         return 2

@@ -7,6 +7,7 @@ side effects (handlers are not imported) so the code generator can reuse it.
 from __future__ import annotations
 
 import copy
+import difflib
 import functools
 import importlib.resources
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -168,6 +169,9 @@ def _describe(error: ValidationError) -> tuple[JsonPath, str]:
     if error.validator == "additionalProperties" and isinstance(value, Mapping):
         allowed = sorted(schema.get("properties", {}))
         unknown = sorted(str(k) for k in value if k not in allowed)
+        close = _did_you_mean(error)
+        if close:
+            return (*path, unknown[0]), f"unknown key {unknown[0]!r} (did you mean {close!r}?)"
         hint = f" (allowed: {', '.join(allowed)})" if allowed else ""
         return (*path, unknown[0]), f"unknown key{hint}"
     if error.validator == "required" and isinstance(value, Mapping):
@@ -195,11 +199,26 @@ def _describe(error: ValidationError) -> tuple[JsonPath, str]:
     return path, error.message
 
 
+def _did_you_mean(error: ValidationError) -> str | None:
+    """For an unknown key, the allowed key it most likely misspells (``parameter`` -> ``parameters``)."""
+    schema = error.schema if isinstance(error.schema, Mapping) else {}
+    if error.validator != "additionalProperties" or not isinstance(error.instance, Mapping):
+        return None
+    allowed = [str(k) for k in schema.get("properties", {}) if k not in error.instance]
+    unknown = sorted(str(k) for k in error.instance if k not in schema.get("properties", {}))
+    close = difflib.get_close_matches(unknown[0], allowed, n=1, cutoff=0.75) if unknown else []
+    return close[0] if close else None
+
+
 def _pick(errors: Iterable[ValidationError], lines: LineMap) -> ValidationError | None:
-    """The first problem in file order; among ties the most relevant one."""
+    """The first problem in file order; among ties the most relevant one. A misspelt key comes
+    first: it explains the "required key is missing" that it also causes."""
     errors = list(errors)
     if not errors:
         return None
+    misspelt = [e for e in errors if _did_you_mean(e)]
+    if misspelt:
+        return min(misspelt, key=lambda e: lines.line(_describe(e)[0]))
     first = min(lines.line(_describe(e)[0]) for e in errors)
     best = max((e for e in errors if lines.line(_describe(e)[0]) == first), key=relevance)
     schema = best.schema if isinstance(best.schema, Mapping) else {}

@@ -42,10 +42,10 @@ BAD_INPUTS = {
         '[{"name": "a", "inputSchema": {}}, {"name": "a", "inputSchema": {}}]',
         "tools.json: /tools/1/name: duplicate tool name 'a' (also /tools/0)",
     ),
-    "external ref": (
+    "empty tool name": (
         "tools.json",
-        '[{"name": "a", "inputSchema": {"type": "object", "properties": {"x": {"$ref": "http://127.0.0.1:9/s"}}}}]',
-        "/tools/0/inputSchema/properties/x/$ref: external $ref 'http://127.0.0.1:9/s' is not supported",
+        '[{"name": "a", "inputSchema": {}}, {"name": "", "inputSchema": {}}]',
+        "tools.json: /tools/1/name: tool name must be a non-empty string",
     ),
 }
 
@@ -184,3 +184,79 @@ def test_sources_on_the_command_line_replace_all_configured_sources(tmp_path: Pa
     assert '"get_current_time"' in text and "yaml_tool" not in text
     proc = _run(tmp_path)  # without source options, the configured ones apply
     assert proc.returncode == 2 and "missing-infra.yaml" in proc.stderr
+
+
+# --- every CLI error is one line, exit 2: the output folder, and servers that misbehave -----------
+
+SERVERS = REPO / "tests" / "servers"
+
+
+def _one_error_line(proc: subprocess.CompletedProcess[str]) -> str:
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("toolgen: error: "), proc.stderr
+    return lines[0].removeprefix("toolgen: error: ")
+
+
+@pytest.mark.parametrize("out", ["afile", "afile/below"])
+def test_out_naming_a_file_is_one_line(workdir: Path, out: str) -> None:
+    (workdir / "afile").write_text("not a folder")
+    proc = _run(workdir, "--mcp-json", "tools.json", "--out", out, "--package", "pkg")
+    assert _one_error_line(proc) == "afile: is a file, not a folder (--out names the folder the package goes in)"
+    assert (workdir / "afile").read_text() == "not a folder"
+
+
+def test_unwritable_output_folder_is_one_line(workdir: Path) -> None:
+    if os.geteuid() == 0:  # root writes anywhere a mode allows; the kernel's own folders it may not
+        out = "/sys/kernel/toolgen-test"
+        expected = "/sys/kernel/toolgen-test: cannot write the package: Operation not permitted"
+    else:
+        (workdir / "locked").mkdir(mode=0o555)
+        out, expected = "locked", "locked: cannot write the package: Permission denied"
+    proc = _run(workdir, "--mcp-json", "tools.json", "--out", out, "--package", "pkg")
+    assert _one_error_line(proc) == expected
+
+
+def _infra(folder: Path, *args: str) -> Path:
+    spec = {
+        "apiVersion": "toolgen/v1",
+        "kind": "ToolServerRegistry",
+        "metadata": {"name": "banner"},
+        "spec": {
+            "servers": [
+                {"name": "banner", "protocol": "mcp", "transport": "stdio", "command": "python",
+                 "args": [str(SERVERS / "banner_server.py"), *args], "connect_timeout_seconds": 20}
+            ]
+        },
+    }  # fmt: skip
+    path = folder / "infra.yaml"
+    path.write_text(json.dumps(spec))  # JSON is YAML
+    return path
+
+
+def test_server_printing_a_banner_still_generates_with_one_warning(tmp_path: Path) -> None:
+    _infra(tmp_path)
+    proc = _run(tmp_path, "--infra", "infra.yaml", "--out", "out", "--package", "pkg", "--snapshot", "lock.json")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.splitlines() == [
+        "toolgen: warning: mcp.client.stdio: Failed to parse JSONRPC message from server "
+        "(ValidationError; -v shows details)"
+    ]
+    assert "def echo(" in (tmp_path / "out" / "pkg" / "_tools.py").read_text()
+    verbose = _run(
+        tmp_path, "--infra", "infra.yaml", "--out", "out", "--package", "pkg", "--snapshot", "lock.json", "-v"
+    )
+    assert verbose.returncode == 0 and "Traceback (most recent call last)" in verbose.stderr
+
+
+def test_server_speaking_no_json_rpc_is_one_error_line(tmp_path: Path) -> None:
+    infra = _infra(tmp_path, "--garbage")
+    text = infra.read_text().replace('"connect_timeout_seconds": 20', '"connect_timeout_seconds": 3')
+    infra.write_text(text)
+    proc = _run(tmp_path, "--infra", "infra.yaml", "--out", "out", "--package", "pkg", "--snapshot", "lock.json")
+    assert proc.returncode == 2, proc.stderr
+    *warnings, error = proc.stderr.splitlines()
+    assert all(w.startswith("toolgen: warning: mcp.client.stdio: Failed to parse JSONRPC message") for w in warnings)
+    assert error.startswith("toolgen: error: infra.yaml:") and "cannot list MCP server 'banner'" in error
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "out").exists()

@@ -5,8 +5,9 @@ place the generator prints it: string literals, docstrings, comments, identifier
 ``Literal[...]`` values, defaults and ``$defs`` names, with triple quotes, trailing backslashes,
 newlines followed by code, ``#``, ``__import__``, bidi overrides (U+202E) and NUL. It also has names
 that are keywords, builtins or the generated classes' own attributes, names that collide after
-sanitising, recursive schemas, and (in separate files) inputs that must be refused with exit 2 and
-one line: a schema nested 200 levels deep and external ``$ref``s (refused without network access).
+sanitising, recursive schemas, and (in separate files) a schema nested 200 levels deep, refused
+with exit 2 and one line, and external or dangling ``$ref``s, which degrade to ``Any`` with one
+warning line and exit 0 (never fetched: no network access).
 
 The same payloads also go through ``kind: Tool`` YAML. Each package is generated, imported,
 type-checked (mypy --strict, pyright strict) and called once per module.
@@ -35,7 +36,8 @@ from typing import Any
 
 import pytest
 import yaml
-from gen_helpers import pyright_strict
+from gen_helpers import RecordingProvider as Recorder
+from gen_helpers import import_fresh, pyright_strict
 
 from codegen.cli import main as toolgen
 from codegen.render import RULES_PATH, SHIM_PATH
@@ -109,7 +111,7 @@ METHODS = {
     "_o": "tool_o",
     "1st": "tool_1st",
     "météo": "m_t_o",
-    "日本語": "tool___",
+    "日本語": "tool_65e5_672c_8a9e",
     LONG_TOOL: LONG_TOOL,
     EVIL_TOOL: "evil____import_os__os_system__touch_pwned____",
     BIDI_TOOL: "bidi_gnp_exe",
@@ -697,6 +699,19 @@ def test_deep_schema_is_refused(
     assert message == f"/tools/1/inputSchema{pointer}: schema nested deeper than 64 levels"
 
 
+def _degraded(tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, listing: Any) -> tuple[ModuleType, str]:
+    """Generate from ``listing``; assert exit 0 with exactly one warning line; the package and the line."""
+    (tmp_path / name).write_text(json.dumps(listing), encoding="utf-8")
+    capsys.readouterr()
+    code = _run_toolgen(tmp_path, ["--out", "out", "--package", "degraded", "--mcp-json", name])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    lines = captured.err.splitlines()
+    assert len(lines) == 1, captured.err
+    assert lines[0].startswith(f"toolgen: warning: {name}: ")
+    return import_fresh(tmp_path / "out", "degraded"), lines[0].removeprefix(f"toolgen: warning: {name}: ")
+
+
 @pytest.mark.parametrize(
     "ref",
     [
@@ -715,9 +730,11 @@ def test_deep_schema_is_refused(
         ("$defs", "/$defs/D/anyOf/0/$ref"),
     ],
 )
-def test_external_ref_is_refused_without_network(
+def test_external_ref_degrades_to_any_without_network(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], no_network: list[str], ref: str, key: str, where: str
 ) -> None:
+    """Not fetched (the MCP conformance case "json-schema ref, no deref"), and the other tools still
+    generate; that spot is ``Any`` and the wire stays exact."""
     tool: dict[str, Any] = {"name": "ext", "inputSchema": _obj({})}
     if key == "inputSchema":
         tool["inputSchema"] = _obj({"a": {"$ref": ref}})
@@ -725,10 +742,60 @@ def test_external_ref_is_refused_without_network(
         tool["outputSchema"] = _obj({"a": {"type": "array", "items": {"$ref": ref}}})
     else:
         tool["inputSchema"] = _obj({"d": {"$ref": "#/$defs/D"}}, **{"$defs": {"D": {"anyOf": [{"$ref": ref}]}}})
-    message = _refused(tmp_path, capsys, "ext.json", json.dumps({"tools": [tool]}))
+    listing = {"tools": [tool, {"name": "other", "inputSchema": _obj({"q": _STR}, ["q"])}]}
+    package, message = _degraded(tmp_path, capsys, "ext.json", listing)
     schema_key = "outputSchema" if key == "outputSchema" else "inputSchema"
-    assert message == f"/tools/0/{schema_key}{where}: external $ref {ref!r} is not supported (only local refs)"
+    assert (
+        message
+        == f"tool 'ext': /{schema_key}{where}: external $ref {ref!r} is not fetched; typed as Any [external-ref]"
+    )
     assert no_network == []
+    provider = Recorder(
+        default={"is_error": False, "result": {"a": [{"x": 1}]}, "structured_content": {"a": [{"x": 1}]}}
+    )
+    tools = package.Tools(provider)
+    anything = {"any": ["thing", 1]}
+    if key == "inputSchema":
+        tools.ext(a=anything)
+        assert provider.calls[-1][:2] == ("ext", {"a": anything})
+    elif key == "$defs":
+        tools.ext(d=anything)
+        assert provider.calls[-1][:2] == ("ext", {"d": anything})
+    else:
+        assert tools.ext().a == [{"x": 1}]
+    tools.other(q="x")
+    assert provider.calls[-1][:2] == ("other", {"q": "x"})
+
+
+def test_strict_schemas_turns_the_warning_into_one_error_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tool = {"name": "ext", "inputSchema": _obj({"a": {"$ref": "http://host/profile-schema.json"}})}
+    (tmp_path / "ext.json").write_text(json.dumps({"tools": [tool]}), encoding="utf-8")
+    capsys.readouterr()
+    code = _run_toolgen(tmp_path, ["--out", "out", "--package", "strict", "--mcp-json", "ext.json", "--strict-schemas"])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert captured.err.splitlines() == [
+        "toolgen: error: ext.json: tool 'ext': /inputSchema/properties/a/$ref: external $ref "
+        "'http://host/profile-schema.json' is not fetched; typed as Any [external-ref] (--strict-schemas)"
+    ]
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("output_schema", "shown"),
+    [({"type": "string"}, "type 'string'"), (True, "a boolean"), ("object", "a string"), ([1], "an array")],
+)
+def test_non_object_output_schema_leaves_the_result_untyped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], output_schema: Any, shown: str
+) -> None:
+    listing = {"tools": [{"name": "t", "inputSchema": _obj({}), "outputSchema": output_schema}]}
+    package, message = _degraded(tmp_path, capsys, "out.json", listing)
+    untyped = f"outputSchema is not an object schema ({shown}); the result is untyped (ToolOutput)"
+    assert message == f"tool 't': /outputSchema: {untyped} [output-schema]"
+    value = package.Tools(Recorder(default={"is_error": False, "result": "hi"})).t()
+    assert value.text == "hi"
 
 
 def test_deeply_nested_json_document_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -739,7 +806,26 @@ def test_deeply_nested_json_document_is_refused(tmp_path: Path, capsys: pytest.C
     assert message == "JSON nested too deeply to be a tools/list result"
 
 
-def test_dangling_local_ref_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    tool = {"name": "t", "inputSchema": _obj({"a": {"$ref": "#/$defs/Missing"}})}
-    message = _refused(tmp_path, capsys, "dangling.json", json.dumps({"tools": [tool]}))
-    assert message == "/tools/0/inputSchema/properties/a/$ref: $ref '#/$defs/Missing' points at nothing in this schema"
+@pytest.mark.parametrize(
+    ("schema", "where", "what"),
+    [
+        (_obj({"a": {"$ref": "#/$defs/Missing"}}), "/properties/a/$ref",
+         "$ref '#/$defs/Missing' points at nothing in this schema; typed as Any [dangling-ref]"),
+        (_obj({"a": {"$ref": "#anchor"}}), "/properties/a/$ref",
+         "$ref '#anchor' (an anchor) is not followed; typed as Any [unsupported-ref]"),
+        (_obj({"a": {"$ref": 7}}), "/properties/a/$ref", "$ref must be a string, not a number; ignored [bad-keyword]"),
+        (_obj({"a": 3}), "/properties/a",
+         "a schema must be an object or a boolean, not a number; typed as Any [not-a-schema]"),
+        (_obj({"a": {"anyOf": {"type": "string"}}}), "/properties/a/anyOf",
+         "anyOf must be a non-empty array, not an object; ignored [bad-keyword]"),
+    ],
+    ids=["dangling", "anchor", "ref-not-string", "not-a-schema", "anyOf-not-array"],
+)  # fmt: skip
+def test_untypable_spot_degrades_to_any(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], schema: dict[str, Any], where: str, what: str
+) -> None:
+    package, message = _degraded(tmp_path, capsys, "spot.json", {"tools": [{"name": "t", "inputSchema": schema}]})
+    assert message == f"tool 't': /inputSchema{where}: {what}"
+    provider = Recorder()
+    package.Tools(provider).t(a={"free": "form"})
+    assert provider.calls == [("t", {"a": {"free": "form"}}, {})]

@@ -115,3 +115,44 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_format_table_aligns_columns() -> None:
     assert format_table([("a", "bb"), ("ccc", "d")], header=("X", "Y")) == "X    Y\na    bb\nccc  d"
+
+
+def _server_infra(folder: Path, repo_root: Path, script: str, *args: str) -> Path:
+    spec = {
+        "apiVersion": "toolgen/v1",
+        "kind": "ToolServerRegistry",
+        "metadata": {"name": "odd"},
+        "spec": {
+            "servers": [
+                {"name": "odd", "protocol": "mcp", "transport": "stdio", "command": "python",
+                 "args": [str(repo_root / "tests" / "servers" / script), *args], "connect_timeout_seconds": 20}
+            ]
+        },
+    }  # fmt: skip
+    path = folder / "infra.yaml"
+    path.write_text(json.dumps(spec))  # JSON is YAML
+    return path
+
+
+def test_list_applies_the_generators_tool_checks(repo_root: Path, tmp_path: Path) -> None:
+    """A tool with an empty name: refused by ``list`` exactly as ``toolgen generate`` refuses it."""
+    _server_infra(tmp_path, repo_root, "empty_name_server.py")
+    proc = run_cli(repo_root, tmp_path, "list", "--infra", "infra.yaml")
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr.splitlines() == [
+        "python -m mas.runtime: error: provider 'odd': /tools/1/name: tool name must be a non-empty string"
+    ]
+
+
+def test_library_logging_is_one_line_and_details_need_v(repo_root: Path, tmp_path: Path) -> None:
+    """A server's banner on stdout makes the MCP SDK log a traceback; the CLI shows one line."""
+    _server_infra(tmp_path, repo_root, "banner_server.py")
+    proc = run_cli(repo_root, tmp_path, "list", "--infra", "infra.yaml")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[1].split() == ["echo", "odd", "-", "-", "text"]
+    assert proc.stderr.splitlines() == [
+        "python -m mas.runtime: warning: mcp.client.stdio: Failed to parse JSONRPC message from server "
+        "(ValidationError; -v shows details)"
+    ]
+    verbose = run_cli(repo_root, tmp_path, "list", "--infra", "infra.yaml", "-v")
+    assert verbose.returncode == 0 and "Traceback (most recent call last)" in verbose.stderr

@@ -117,7 +117,11 @@ def test_library_sample_infra_files_load(repo_root: Path) -> None:
             "transport: pipe",
             "13: spec.servers[1].transport: must be one of stdio, streamable-http, sse, not 'pipe'",
         ),
-        ("      max_pages: 5\n", "      max_page: 5\n", "19: spec.servers[1].max_page: unknown key (allowed: "),
+        (
+            "      max_pages: 5\n",
+            "      max_page: 5\n",
+            "19: spec.servers[1].max_page: unknown key 'max_page' (did you mean 'max_pages'?)",
+        ),
         (
             "Authorization: env:WEATHER_TOKEN",
             "Retries: 3",
@@ -134,7 +138,7 @@ def test_library_sample_infra_files_load(repo_root: Path) -> None:
         (
             "{name: alerts,",
             "{nam: alerts,",
-            "10: spec.servers[0].tools[1].name: required key is missing",
+            "10: spec.servers[0].tools[1].nam: unknown key 'nam' (did you mean 'name'?)",
         ),
     ],
 )
@@ -431,7 +435,7 @@ def test_sample_mcp_server_over_stdio_with_skills(tmp_path: Path, repo_root: Pat
         ("kind: Tool", "kind: Agent", "1: kind: must be 'Tool', got 'Agent'"),
         ("  name: {name}\n", "  labels: {{}}\n", "2: metadata.name: required key is missing"),
         ("{{type: object}}", "{{type: object, required: x}}", "6: spec.parameters.required: invalid JSON Schema: "),
-        ("  handler:", "  hadler:", "7: spec.hadler: unknown key (allowed: "),
+        ("  handler:", "  hadler:", "7: spec.hadler: unknown key 'hadler' (did you mean 'handler'?)"),
     ],
 )
 def test_each_bad_tool_file_stops_the_registry(tmp_path: Path, old: str, new: str, expected: str) -> None:

@@ -152,9 +152,26 @@ def test_parameters_must_be_an_object_schema(tmp_path: Path) -> None:
 
 
 def test_unknown_key(tmp_path: Path) -> None:
-    path = write(tmp_path, "typo.yaml", GOOD.replace("  read_only: true", "  readonly: true"))
+    path = write(tmp_path, "typo.yaml", GOOD.replace("  read_only: true", "  colour: red"))
     message = error_of(path)
-    assert message.startswith(f"{path}:13: spec.readonly: unknown key (allowed: description, destructive, ")
+    assert message.startswith(f"{path}:13: spec.colour: unknown key (allowed: description, destructive, ")
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        (
+            "  read_only: true",
+            "  readonly: true",
+            "13: spec.readonly: unknown key 'readonly' (did you mean 'read_only'?)",
+        ),
+        ("  parameters:", "  parameter:", "8: spec.parameter: unknown key 'parameter' (did you mean 'parameters'?)"),
+    ],
+)
+def test_misspelt_key_names_the_likely_intent(tmp_path: Path, old: str, new: str, expected: str) -> None:
+    """Not "required key is missing", which the misspelling also causes."""
+    path = write(tmp_path, "typo.yaml", GOOD.replace(old, new))
+    assert error_of(path) == f"{path}:{expected}"
 
 
 def test_unknown_top_level_key(tmp_path: Path) -> None:

@@ -1,0 +1,263 @@
+"""Property-based fuzzing: random tools/list results (tests/fuzz_strategies.py) through ``generate``.
+
+For every example ``generate`` exits 0 (any warnings one line each) or 2 with one line. The
+package parses, is black-stable, imports, sends the exact wire name and keys on a call through a
+recording provider, never runs input (the canary file is not created), and comes out byte-identical
+on a second run from the same tools in another order. A sample of the packages, with every kept
+regression case, then goes through real mypy --strict and pyright strict in one run each.
+
+The normal suite runs ``TOOLGEN_FUZZ_EXAMPLES`` (default 80) derandomized examples; ``nox -s fuzz``
+runs thousands, random, and writes the figures (examples, outcomes, how often each degradation kind
+fired) to ``TOOLGEN_FUZZ_REPORT``. Every failure hypothesis found is kept below as an ``@example``.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import importlib
+import inspect
+import io
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fuzz_strategies import CANARY_NAME, listings
+from gen_helpers import RecordingProvider, import_fresh, pyright_strict, tree
+from hypothesis import HealthCheck, Phase, example, given, settings
+
+import codegen.generate
+from codegen.build import build_package
+from codegen.cli import main as toolgen
+from codegen.formatting import format_python
+from codegen.model import PackageSpec
+
+EXAMPLES = int(os.environ.get("TOOLGEN_FUZZ_EXAMPLES", "80"))
+TYPECHECKED = int(os.environ.get("TOOLGEN_FUZZ_TYPECHECKED", "2"))  # random packages type-checked per run
+REPORT = os.environ.get("TOOLGEN_FUZZ_REPORT")
+# Shrinking costs minutes per failure at these example sizes; TOOLGEN_FUZZ_SHRINK=1 turns it on.
+PHASES = [p for p in Phase if p is not Phase.shrink or os.environ.get("TOOLGEN_FUZZ_SHRINK") == "1"]
+MODULES = ("__init__.py", "_tools.py", "inputs.py", "outputs.py")
+
+
+def _obj(properties: dict[str, Any], **more: Any) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, **more}
+
+
+# Failures found by hypothesis (and the issue's cases), kept as fixed regression examples.
+REGRESSIONS: list[dict[str, Any]] = [
+    # U+2028 in a property key: offsets from str.splitlines broke black ("UnterminatedString").
+    {"tools": [{"name": "t", "inputSchema": _obj({"a\u2028b": {"type": "string"}, "c\x0bd\x85\x0c": {}})}]},
+    # Two names reducing to one model class name.
+    {"tools": [{"name": n, "inputSchema": _obj({})} for n in ("a_b", "a__b", "get_item", "getItem_", "日本", "中文")]},
+    # An inline object named like another tool's model (datamodel-code-generator renumbered ours).
+    {
+        "tools": [
+            {"name": "foo", "inputSchema": _obj({"t_input": _obj({"z": {"type": "string"}})})},
+            {"name": "t", "inputSchema": _obj({"x": {"type": "integer"}})},
+        ]
+    },
+    # A long annotation with a union: black parenthesises it, so the line layout may not call it final.
+    {"tools": [{"name": "0", "inputSchema": _obj({'"""\n__import__("os")\n"""' * 2: {"$ref": "#"}})}]},
+    # East Asian wide characters: black measures width, not length.
+    {"tools": [{"name": "wide", "inputSchema": _obj({"\U0002dd6c" * 30 + "=": {}, "input": {}})}]},
+    # A pattern pydantic's regex engine rejects made the model module fail to import.
+    {
+        "tools": [
+            {
+                "name": "p",
+                "inputSchema": _obj({}),
+                "outputSchema": _obj({"a": {"type": "string", "pattern": "(["}, "b": {"patternProperties": {"[": {}}}}),
+            }
+        ]
+    },
+    # format email needs email-validator; $dynamicRef made datamodel-code-generator fail the run.
+    {
+        "tools": [
+            {
+                "name": "e",
+                "inputSchema": _obj({"d": {"$dynamicRef": "#meta"}}),
+                "outputSchema": _obj({"m": {"type": "string", "format": "email"}}),
+            }
+        ]
+    },
+    # maxItems without a type: pydantic applied max_length to a model (TypeError at call time).
+    {"tools": [{"name": "m", "inputSchema": _obj({}), "outputSchema": {"maxItems": 3, "anyOf": [{}]}}]},
+    # A schema datamodel-code-generator rejects (type: 5) degrades that tool only.
+    {"tools": [{"name": "t5", "inputSchema": _obj({"a": {"type": 5}})}, {"name": "ok", "inputSchema": _obj({})}]},
+    # External and dangling $ref, non-object outputSchema.
+    {
+        "tools": [
+            {"name": "ext", "inputSchema": _obj({"a": {"$ref": "http://host/profile-schema.json"}})},
+            {"name": "dangling", "inputSchema": _obj({"a": {"$ref": "#/$defs/Nope"}}), "outputSchema": True},
+        ]
+    },
+]
+
+
+class _Stats:
+    def __init__(self) -> None:
+        self.examples = 0
+        self.exits: Counter[int] = Counter()
+        self.kinds: Counter[str] = Counter()
+        self.with_degradation = 0
+        self.errors: Counter[str] = Counter()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "examples": self.examples,
+            "exit_codes": dict(sorted(self.exits.items())),
+            "examples_with_a_degradation": self.with_degradation,
+            "degradations_by_kind": dict(self.kinds.most_common()),
+            "errors": dict(self.errors.most_common()),
+        }
+
+
+def _run(cwd: Path, args: list[str]) -> tuple[int, list[str], str]:
+    """``toolgen generate`` in-process in ``cwd``: exit code, stderr lines, stdout."""
+    err, out = io.StringIO(), io.StringIO()
+    with contextlib.chdir(cwd), contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+        code = toolgen(["generate", *args])
+    return code, err.getvalue().splitlines(), out.getvalue()
+
+
+def _shuffled(listing: dict[str, Any], seed: int) -> dict[str, Any]:
+    """The same tools in another order, properties too: the output may not depend on order."""
+    rng = random.Random(seed)
+    tools = [dict(t) for t in listing["tools"]]
+    rng.shuffle(tools)
+    for tool in tools:
+        schema = tool["inputSchema"]
+        props = list(schema.get("properties", {}).items())
+        rng.shuffle(props)
+        tool["inputSchema"] = {**schema, "properties": dict(props)}
+    return {"tools": tools}
+
+
+def _check_example(
+    work: Path, listing: dict[str, Any], stats: _Stats, keep: Path | None, built: list[PackageSpec]
+) -> None:
+    stats.examples += 1
+    case = work / f"case{stats.examples}"
+    case.mkdir()
+    package = f"fz{stats.examples}"
+    (case / "tools.json").write_text(json.dumps(listing), encoding="utf-8")
+    args = ["--mcp-json", "tools.json", "--out", "out", "--package", package]
+    code, err, _ = _run(case, args)
+    stats.exits[code] += 1
+    if code == 2:
+        assert len(err) == 1 and err[0].startswith("toolgen: error: "), err
+        stats.errors[err[0].split(": ")[-1][:60]] += 1
+        assert not (case / "out").exists()
+        return
+    assert code == 0, err
+    warnings = [line for line in err if line.startswith("toolgen: warning: ")]
+    assert warnings == err, err  # nothing but one-line warnings: no traceback, no library noise
+    stats.with_degradation += bool(warnings)
+    target = case / "out" / package
+    for name in MODULES:
+        text = (target / name).read_text(encoding="utf-8")
+        ast.parse(text)
+        # The model modules come straight out of black; the wrappers are laid out by our own rules.
+        assert name in ("inputs.py", "outputs.py") or format_python(text) == text, f"{name} is not black-stable"
+    before = tree(target)
+
+    module = import_fresh(case / "out", package)
+    for name in ("inputs", "outputs"):  # imported on first use at run time; here, at once
+        importlib.import_module(f"{package}.{name}")
+    provider = RecordingProvider()
+    tools = module.Tools(provider)
+    for tool in listing["tools"]:
+        info = module.TOOLS[tool["name"]]
+        method = getattr(tools, info.method)
+        params = list(inspect.signature(method).parameters)
+        values = {p: [i, "fuzz"] for i, p in enumerate(params)}  # a list is never an omit marker
+        try:
+            method(**values)
+        except module.ToolError:
+            pass  # no structured content for an output model: a typed error, never a crash
+        sent_name, sent, _ = provider.calls[-1]
+        assert sent_name == tool["name"]
+        assert sorted(sent) == sorted(tool["inputSchema"].get("properties", {}))
+        assert sorted(map(tuple, sent.values())) == sorted(map(tuple, values.values()))
+    assert not (case / CANARY_NAME).exists() and not Path(CANARY_NAME).exists()
+
+    # Same tools, another order: byte-identical (--check writes nothing and exits 0 when current).
+    (case / "tools.json").write_text(json.dumps(_shuffled(listing, stats.examples)), encoding="utf-8")
+    code, err2, out = _run(case, [*args, "--check"])
+    assert (code, err2) == (0, err), out
+    assert tree(target) == before
+    if keep is not None:
+        shutil.copytree(target, keep / package)
+    for name in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
+        del sys.modules[name]
+    shutil.rmtree(case)
+    stats.kinds.update(d.kind for d in built[-1].degradations)
+    assert len(built[-1].degradations) == len(warnings)
+
+
+def _typecheck(folder: Path) -> None:
+    packages = sorted(p.name for p in folder.iterdir() if p.is_dir())
+    if not packages:
+        return
+    (folder / "mypy.ini").write_text("[mypy]\n", encoding="utf-8")
+    completed = subprocess.run(
+        [sys.executable, "-m", "mypy", "--config-file", "mypy.ini", "--strict", "--python-version", "3.11",
+         "--no-pretty", "--no-color-output", "--no-error-summary", "--cache-dir", "/dev/null", *packages],
+        cwd=folder, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-2000:]
+    report = pyright_strict(folder, packages)
+    found = [
+        f"{d['file']}:{d['range']['start']['line'] + 1}: {d.get('rule')}: {d['message']}"
+        for d in report["generalDiagnostics"]
+        if d["severity"] in ("error", "warning")
+    ]
+    assert found == [], "\n".join(found[:20])
+
+
+@pytest.mark.timeout(600 + 10 * EXAMPLES)  # each example generates twice and imports; the machine may be busy
+def test_random_tool_lists_generate_working_packages(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    stats = _Stats()
+    built: list[PackageSpec] = []  # the intermediate forms, for the degradation kinds behind the warnings
+
+    def recording_build(*args: Any, **kwargs: Any) -> PackageSpec:
+        built.append(build_package(*args, **kwargs))
+        return built[-1]
+
+    monkeypatch.setattr(codegen.generate, "build_package", recording_build)
+    work, keep = tmp_path / "work", tmp_path / "keep"
+    work.mkdir()
+    keep.mkdir()
+    kept: list[int] = []
+
+    @settings(
+        max_examples=EXAMPLES,
+        deadline=None,
+        derandomize=REPORT is None,  # the normal suite is reproducible; the fuzz session explores
+        database=None,
+        phases=PHASES,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+    )
+    @given(listing=listings())
+    def check(listing: dict[str, Any]) -> None:
+        regression = any(listing is r for r in REGRESSIONS)
+        sample = regression or len(kept) < TYPECHECKED
+        _check_example(work, listing, stats, keep if sample else None, built)
+        if sample:
+            kept.append(stats.examples)
+
+    for case in REGRESSIONS:
+        check = example(listing=case)(check)
+    check()
+    if REPORT:
+        Path(REPORT).write_text(json.dumps(stats.as_dict(), indent=2) + "\n", encoding="utf-8")
+    _typecheck(keep)
+    assert stats.examples >= min(EXAMPLES, 50)
