@@ -25,8 +25,29 @@ from mas.samples.mcp_server import tool_definitions
 
 TOKEN_VAR = "TOOLGEN_TEST_LOCK_TOKEN"
 # Written out by hand: name order, not the servers' order (get_weather, search-docs, notes.create, ...).
-HTTP_TOOLS = ["count_slowly", "get_weather", "notes.create", "notes.delete", "search-docs", "whoami"]
-STDIO_TOOLS = ["count_slowly", "crash", "get_weather", "notes.create", "notes.delete", "search-docs", "whoami"]
+HTTP_TOOLS = [
+    "count_slowly",
+    "flaky_lookup",
+    "get_weather",
+    "greet",
+    "list_cities",
+    "notes.create",
+    "notes.delete",
+    "search-docs",
+    "whoami",
+]
+STDIO_TOOLS = [
+    "count_slowly",
+    "crash",
+    "flaky_lookup",
+    "get_weather",
+    "greet",
+    "list_cities",
+    "notes.create",
+    "notes.delete",
+    "search-docs",
+    "whoami",
+]
 
 
 def _free_port() -> int:

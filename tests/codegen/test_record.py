@@ -60,7 +60,7 @@ def test_record_then_generate_then_call_through_the_typed_method(
     args = ["--infra", str(INFRA), "--samples", "s.json", "--snapshot", "lock.json", "--out", "out"]
     code, out, err = _toolgen(tmp_path, ["generate", *args, "--package", "recorded"], capsys)
     assert code == 0, err
-    assert "toolgen: typed results: declared 4, inferred 1, untyped 2\n" in out  # count_slowly, notes.delete
+    assert "toolgen: typed results: declared 6, inferred 1, untyped 2\n" in out  # count_slowly, notes.delete
     pkg = import_fresh(tmp_path / "out", "recorded")
     model = pkg.TOOLS["list_cities"].output_model
     fields = model.model_fields

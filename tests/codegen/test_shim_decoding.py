@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
+from codegen.shim import _rules as rules
 from codegen.shim import _runtime as rt
 
 
@@ -71,7 +72,7 @@ def test_joined_text_takes_only_text_blocks_with_string_text() -> None:
     ],
 )
 def test_is_block_list(value: object, expected: bool) -> None:
-    assert rt._is_block_list(value) is expected
+    assert rules._is_block_list(value) is expected
 
 
 @pytest.mark.parametrize(
@@ -89,7 +90,7 @@ def test_is_block_list(value: object, expected: bool) -> None:
     ],
 )
 def test_looks_like_envelope(data: dict[str, object], expected: bool) -> None:
-    assert rt._looks_like_envelope(data) is expected
+    assert rules.is_envelope(data) is expected
 
 
 class Block(BaseModel):
@@ -106,15 +107,19 @@ def test_envelope_from_mapping_prefers_snake_case_and_dumps_block_models_as_json
         "structured_content": {"snake": 2},
         "result": 3,
         "content": [Block(type="image", mimeType="image/png", day=datetime.date(2026, 1, 2)), {"type": "text"}],
-        "isError": 0,
+        "isError": False,
     }
-    assert rt._envelope_from_mapping(data) == {
-        "structured_content": {"snake": 2},
+    assert rules._from_mapping(data) == {
+        "status": "success",
         "result": 3,
-        "content": [{"type": "image", "mimeType": "image/png", "day": "2026-01-02"}, {"type": "text"}],
         "is_error": False,
+        "result_mode": "inline",
+        "execution_mode": "sync",
+        "content": [{"type": "image", "mimeType": "image/png", "day": "2026-01-02"}, {"type": "text"}],
+        "structured_content": {"snake": 2},
     }
-    assert rt._envelope_from_mapping({"result": 1, "content": "x"}) == {"result": 1, "content": "x", "is_error": False}
+    with pytest.raises(ValueError, match="'content' must be a list of blocks"):
+        rules._from_mapping({"result": 1, "content": "x"})
 
 
 def test_is_str_root() -> None:
@@ -135,7 +140,14 @@ def test_bad_blocks_raise_with_the_envelope() -> None:
     raw = {"content": [{"type": "text", "text": 5}], "is_error": False}
     with pytest.raises(rt.ToolOutputValidationError) as caught:
         rt.decode_result(info("t"), raw)
-    assert caught.value.envelope == {"content": [{"type": "text", "text": 5}], "is_error": False}
+    assert caught.value.envelope == {
+        "status": "success",
+        "result": "",  # the joined text of the (bad) blocks: there is none
+        "is_error": False,
+        "result_mode": "inline",
+        "execution_mode": "sync",
+        "content": [{"type": "text", "text": 5}],
+    }
     assert caught.value.raw == [{"type": "text", "text": 5}]
     assert caught.value.tool_name == "t"
 
@@ -152,14 +164,12 @@ class NoteEnvelope(Note):
 
 def test_models_are_read_as_json_with_their_aliases() -> None:
     day = datetime.date(2026, 1, 2)
-    assert rt.normalize_envelope(Note(note="n", day=day)) == {
-        "result": {"x-note": "n", "day": "2026-01-02"},
-        "is_error": False,
-    }
+    plain = {"status": "success", "is_error": False, "result_mode": "inline", "execution_mode": "sync"}
+    assert rt.normalize_envelope(Note(note="n", day=day)) == {"result": {"x-note": "n", "day": "2026-01-02"}, **plain}
+    # A model with isError and keys outside the envelope's is a value too (unknown keys: not an envelope).
     assert rt.normalize_envelope(NoteEnvelope(note="n", day=day, isError=False)) == {
-        "x-note": "n",
-        "day": "2026-01-02",
-        "is_error": False,
+        "result": {"x-note": "n", "day": "2026-01-02", "isError": False},
+        **plain,
     }
 
 

@@ -42,15 +42,16 @@ def test_an_envelope_shaped_dict_is_read_as_an_envelope() -> None:
     )
 
 
-@pytest.mark.parametrize("value", [{"result": 1}, {"is_error": False}])
-def test_other_dicts_are_values(value: dict[str, Any]) -> None:
-    assert wrap_result(value, has_output_schema=False) == ToolResultEnvelope(result=value)
-    assert wrap_result(value, has_output_schema=True) == ToolResultEnvelope(result=value, structured_content=value)
+def test_a_dict_with_a_marker_key_and_only_envelope_keys_is_an_envelope() -> None:
+    assert wrap_result({"result": 1}, has_output_schema=False) == ToolResultEnvelope(result=1)
+    assert wrap_result({"result": 1}, has_output_schema=True) == ToolResultEnvelope(result=1)
+    assert wrap_result({"is_error": False}, has_output_schema=True) == ToolResultEnvelope(result=None)
 
 
 def test_an_envelope_like_dict_with_unknown_keys_is_one_plain_value() -> None:
     value = {"is_error": True, "result": 1, "other": 2}
-    assert wrap_result(value, has_output_schema=True) == ToolResultEnvelope(result=value)
+    assert wrap_result(value, has_output_schema=True) == ToolResultEnvelope(result=value, structured_content=value)
+    assert wrap_result(value, has_output_schema=False) == ToolResultEnvelope(result=value)
 
 
 def test_a_model_is_dumped_as_json_with_aliases() -> None:
@@ -84,9 +85,9 @@ def test_text_gets_a_text_block_and_other_values_none() -> None:
     ("value", "expected"),
     [
         ({"is_error": True, "result": "x"}, ToolResultEnvelope(result="x", is_error=True)),
-        ({"status": "error"}, ToolResultEnvelope(status="error")),
+        ({"status": "error"}, ToolResultEnvelope(result={"status": "error"})),  # no marker key: a value
         ({"status": "ok", "unknown": 1}, ToolResultEnvelope(result={"status": "ok", "unknown": 1})),
-        ({"result": 5}, ToolResultEnvelope(result={"result": 5})),
+        ({"result": 5}, ToolResultEnvelope(result=5)),
         ([1, 2], ToolResultEnvelope(result=[1, 2])),
         ("text", ToolResultEnvelope(result="text")),
     ],

@@ -422,8 +422,8 @@ def test_sample_mcp_server_over_stdio_with_skills(tmp_path: Path, repo_root: Pat
         assert envelope.is_error is False
         assert envelope.structured_content == get_weather("Paris")
         assert registry.call_tool("sample.get_wether", {}).result == (
-            "unknown tool 'sample.get_wether'; did you mean 'sample.get_weather' or 'sample.list_cities' or "
-            "'sample.whoami'?"
+            "unknown tool 'sample.get_wether'; did you mean 'sample.get_weather' or 'sample.greet' or "
+            "'sample.list_cities'?"
         )
         assert registry.call_tool("web_search", {"query": "units"}).is_error is False
 
