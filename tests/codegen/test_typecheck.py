@@ -50,11 +50,15 @@ MYPY_BAD_CAPTURES = [
     (49, "arg-type", 'Argument 2 to "Tools" has incompatible type "dict[str, str]"; expected "CallOptions | None"'),
 ]
 MYPY_BAD_SAMPLES = [
-    (17, "arg-type", 'Argument "value" to "unit_convert" of "Tools" has incompatible type "str"; expected "float"'),
-    (18, "arg-type", 'Argument "from_unit" to "unit_convert" of "Tools" has incompatible type "Literal[\'parsec\']"'),
+    (
+        17,
+        "arg-type",
+        'Argument "value" to "unit_convert" of "SkillsTools" has incompatible type "str"; expected "float"',
+    ),
+    (18, "arg-type", '"unit_convert" of "SkillsTools" has incompatible type "Literal[\'parsec\']"'),
     (19, "call-arg", 'Missing named argument "to_unit" for "unit_convert"'),
     (20, "call-arg", 'Unexpected keyword argument "limit" for "web_search"'),
-    (21, "arg-type", 'Argument "timezone" to "current_time" of "Tools" has incompatible type "None"; expected "str"'),
+    (21, "arg-type", 'Argument "timezone" to "current_time" of "SkillsTools" has incompatible type "None"; expected'),
     (22, "assignment", 'expression has type "list[Result]", variable has type "int"'),
 ]
 PYRIGHT_BAD_CAPTURES = [
