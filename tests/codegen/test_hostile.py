@@ -40,6 +40,8 @@ from gen_helpers import pyright_strict
 from codegen.cli import main as toolgen
 from codegen.render import SHIM_PATH
 
+pytestmark = pytest.mark.slow  # generates, imports and type-checks two packages once per module
+
 PACKAGE = "hostile_tools"
 YAML_PACKAGE = "hostile_yaml_tools"
 BOTH = (PACKAGE, YAML_PACKAGE)
