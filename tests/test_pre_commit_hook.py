@@ -28,7 +28,9 @@ _GIT_ENV = {
 
 def _env(tmp_path: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    return env | _GIT_ENV | {"PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home")}
+    # No .pyc compilation while pip builds the hook's environment: it runs twice and is thrown away.
+    pip = {"PIP_NO_COMPILE": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    return env | _GIT_ENV | pip | {"PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home")}
 
 
 def _git(cwd: Path, env: dict[str, str], *args: str) -> str:

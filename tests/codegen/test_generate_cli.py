@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,11 +15,20 @@ from gen_helpers import REPO, generate, tree
 TIME = REPO / "tests" / "fixtures" / "mcp-tools-list" / "time.json"
 
 
+@pytest.fixture(scope="module")
+def generated_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("generated-once")
+    (root / "tools.json").write_text(TIME.read_text())
+    with pytest.MonkeyPatch.context() as mp:
+        assert generate(root, ["--mcp-json", "tools.json", "--out", "out", "--package", "pkg"], mp) == 0
+    return root
+
+
 @pytest.fixture
-def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A folder with a good tools/list file, generated once into out/pkg."""
-    (tmp_path / "tools.json").write_text(TIME.read_text())
-    assert generate(tmp_path, ["--mcp-json", "tools.json", "--out", "out", "--package", "pkg"], monkeypatch) == 0
+def workdir(tmp_path: Path, generated_once: Path) -> Path:
+    """A folder with a good tools/list file, generated into out/pkg: generated once per module and
+    copied, so each test owns its folder without paying for a generation."""
+    shutil.copytree(generated_once, tmp_path, dirs_exist_ok=True)
     return tmp_path
 
 
