@@ -110,7 +110,9 @@ def test_handler_modules_load_from_the_working_folder_and_the_yaml_folder(style:
 
 
 def test_generate_reports_progress_the_lock_and_the_package(tmp_path: Path) -> None:
-    (tmp_path / "infra.yaml").write_text(SAMPLE_INFRA)
+    (tmp_path / "infra.yaml").write_text(
+        SAMPLE_INFRA.replace("mas.samples.mcp_server]", "mas.samples.mcp_server, --with-crash-tool]")
+    )
     args = ("generate", "--infra", "infra.yaml", "--out", "out", "--package", "pkg")
     first = run("toolgen", "console script", tmp_path, *args)
     assert first.returncode == 0, first.stderr
@@ -118,10 +120,11 @@ def test_generate_reports_progress_the_lock_and_the_package(tmp_path: Path) -> N
         "toolgen: sample: connecting\n"
         "toolgen: sample: page 1, 3 tool(s) so far\n"
         "toolgen: sample: page 2, 6 tool(s) so far\n"
-        "toolgen: sample: 6 tool(s) in N s\n"
+        "toolgen: sample: page 3, 7 tool(s) so far\n"
+        "toolgen: sample: 7 tool(s) in N s\n"
     )
     assert first.stdout == (
-        "toolgen: toolgen.lock.json: created; 1 server(s), 6 tool(s) locked\n"
+        "toolgen: toolgen.lock.json: created; locked sample (7 tool(s))\n"
         "toolgen: out/pkg: 6 written, 0 unchanged, 0 removed\n"
         "  added    __init__.py\n  added    _runtime.py\n  added    _tools.py\n"
         "  added    inputs.py\n  added    outputs.py\n  added    py.typed\n"
@@ -129,25 +132,23 @@ def test_generate_reports_progress_the_lock_and_the_package(tmp_path: Path) -> N
     again = run("toolgen", "python -m", tmp_path, *args, "-q")
     assert (again.returncode, again.stderr) == (0, "")
     assert again.stdout == (
-        "toolgen: toolgen.lock.json: unchanged; 1 server(s), 6 tool(s) locked\n"
+        "toolgen: toolgen.lock.json: unchanged; locked sample (7 tool(s))\n"
         "toolgen: out/pkg: 0 written, 6 unchanged, 0 removed\n"
     )
-    # The lock on disk drifts from the server: one tool gone, one described differently.
-    lock = json.loads((tmp_path / "toolgen.lock.json").read_text())
-    tools = lock["servers"]["sample"]["tools"]
-    lock["servers"]["sample"]["tools"] = [t for t in tools if t["name"] != "whoami"]
-    next(t for t in tools if t["name"] == "get_weather")["description"] = "old text"
-    (tmp_path / "toolgen.lock.json").write_text(json.dumps(lock))
+    # The server drops a tool: the lock says what changed, the package which files.
+    (tmp_path / "infra.yaml").write_text(SAMPLE_INFRA)
     updated = run("toolgen", "console script", tmp_path, *args, "-v")
     assert updated.returncode == 0, updated.stderr
     assert updated.stdout == (
-        "toolgen: toolgen.lock.json: updated; 1 server(s), 6 tool(s) locked\n"
-        "  sample: changed tool 'get_weather'\n"
-        "  sample: added tool 'whoami'\n"
-        "toolgen: out/pkg: 0 written, 6 unchanged, 0 removed\n"
+        "toolgen: server 'sample': tool 'crash': tool removed (breaking)\n"
+        "toolgen: 1 change(s): 1 breaking, 0 review, 0 compatible\n"
+        "toolgen: toolgen.lock.json: updated; locked sample (6 tool(s))\n"
+        "toolgen: out/pkg: 5 written, 1 unchanged, 0 removed\n"  # every header carries the inputs' hash
+        "  changed  __init__.py\n  changed  _runtime.py\n  changed  _tools.py\n"
+        "  changed  inputs.py\n  changed  outputs.py\n"
     )
-    assert "toolgen: locked sample: 6 tool(s)\n" in updated.stderr  # -v: the detail lines
-    assert "toolgen: unchanged _tools.py\n" in updated.stderr
+    assert "toolgen: building 6 tool(s) from 1 source(s)\n" in updated.stderr  # -v: the detail lines
+    assert "toolgen: unchanged py.typed\n" in updated.stderr
 
 
 def test_live_progress_on_a_terminal_uses_one_line_per_server() -> None:
