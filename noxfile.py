@@ -23,7 +23,11 @@ def tests(session: nox.Session) -> None:
     """Run the test suite against the installed wheel (pass pytest options after --)."""
     _install(session, "test")
     # importlib mode: tests import the installed package, not the source tree beside them.
-    session.run("pytest", "--import-mode=importlib", *session.posargs)
+    # -n auto: one pytest-xdist worker per core; every test works in its own tmp_path and binds
+    # free 127.0.0.1 ports, so workers never share a file or a port. loadfile keeps a module on one
+    # worker, so its module-scoped fixtures (generated packages, mypy and pyright runs) run once.
+    # Options after -- win.
+    session.run("pytest", "--import-mode=importlib", "-n", "auto", "--dist", "loadfile", *session.posargs)
 
 
 @nox.session

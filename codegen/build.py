@@ -70,22 +70,23 @@ def build_package(
     for source in sources:
         check_tools(source)
     _check_wire_names(sources)
-    nested = len(sources) > 1
-    ns_attrs = assign_names([s.name for s in sources], prefix="ns", reserved=RESERVED_ATTRS) if nested else {}
+    # Always one attribute per source, even for a single source: adding or removing a source then
+    # never moves the other sources' methods (stable call sites; docs/generator.md "Calling tools").
+    ns_attrs = assign_names([s.name for s in sources], prefix="ns", reserved=RESERVED_ATTRS)
 
     used_defs: set[str] = set()
     degradations: list[Degradation] = []
     inputs, outputs = SchemaDocument(), SchemaDocument()
     plans: list[tuple[SourceTools, list[_Plan]]] = []
     groups: list[tuple[int, int, tuple[str, ...], tuple[str, ...], Report]] = []  # each tool's definitions
-    for source in sorted(sources, key=lambda s: ns_attrs.get(s.name, "")):
+    for source in sorted(sources, key=lambda s: ns_attrs[s.name]):
         by_name = {t["name"]: (i, t) for i, t in enumerate(source.tools)}
         methods = assign_names(by_name, prefix="tool", reserved=RESERVED_ATTRS)
         ns_plans = []
         for wire in sorted(by_name):
             index, tool = by_name[wire]
             method = methods[wire]
-            base = class_name(f"{ns_attrs[source.name]}_{method}" if nested else method)
+            base = class_name(f"{ns_attrs[source.name]}_{method}")
             where = source.origin
             report = _reporter(degradations, source, wire)
             input_def = unique(base + "Input", used_defs)
@@ -129,9 +130,9 @@ def build_package(
     used_consts: set[str] = set()
     namespaces = []
     for source, ns_plans in plans:
-        attr = ns_attrs.get(source.name)
-        prefix = class_name(attr) if attr else ""
-        ns_literal = str_literal(source.name if nested else None)
+        attr = ns_attrs[source.name]
+        prefix = class_name(attr)
+        ns_literal = str_literal(source.name)
         tools = tuple(_tool_spec(p, attr, ns_literal, in_models, out_models, needed, used_consts) for p in ns_plans)
         namespaces.append(
             NamespaceSpec(
@@ -237,7 +238,7 @@ def _exports() -> tuple[str, ...]:
 
 def _tool_spec(
     plan: _Plan,
-    attr: str | None,
+    attr: str,
     ns_literal: str,
     in_models: ModelModule,
     out_models: ModelModule,
@@ -283,7 +284,7 @@ def _tool_spec(
     title = next((t for t in (tool.get("title"), annotations.get("title")) if isinstance(t, str) and t), None)
     description = tool.get("description") or ""
     # Lower case: strict pyright treats upper-case names as constants, which may not be declared apart.
-    const = unique(f"{attr}__{plan.method}" if attr else plan.method, used_consts)
+    const = unique(f"{attr}__{plan.method}", used_consts)
     return ToolSpec(
         wire_name=plan.wire_name,
         method=plan.method,

@@ -83,19 +83,18 @@ def _doc(is_async: bool, results: bool, of: str | None) -> str:
 
 def build_classes(namespaces: Sequence[NamespaceSpec], *, source_names: Sequence[str]) -> tuple[ClassSpec, ...]:
     classes: list[ClassSpec] = []
-    nested = namespaces[0].attr is not None
     for ns, source in zip(namespaces, source_names, strict=True):
         for name, is_async, results, results_class in _flavours(ns.class_prefix):
             members = [_results_property(results_class)] if results_class else []
             members += [_tool_method(t, is_async=is_async, results=results) for t in ns.tools]
             base = "_AsyncToolsBase" if is_async else "_ToolsBase"
-            classes.append(ClassSpec(name, base, _doc(is_async, results, source if nested else None), tuple(members)))
-    if nested:
-        for index, (name, is_async, results, results_class) in enumerate(_flavours("")):
-            children = [(ns.attr or "", _flavours(ns.class_prefix)[index][0]) for ns in namespaces]
-            members = [_init(_ASYNC_PROVIDER if is_async else _SYNC_PROVIDER, children)]
-            if results_class:
-                members.append(_results_property(results_class))
-            base = "_AsyncToolsBase" if is_async else "_ToolsBase"
-            classes.append(ClassSpec(name, base, _doc(is_async, results, None), tuple(members)))
+            classes.append(ClassSpec(name, base, _doc(is_async, results, source), tuple(members)))
+    # The aggregates: one attribute per source, even when there is one source.
+    for index, (name, is_async, results, results_class) in enumerate(_flavours("")):
+        children = [(ns.attr, _flavours(ns.class_prefix)[index][0]) for ns in namespaces]
+        members = [_init(_ASYNC_PROVIDER if is_async else _SYNC_PROVIDER, children)]
+        if results_class:
+            members.append(_results_property(results_class))
+        base = "_AsyncToolsBase" if is_async else "_ToolsBase"
+        classes.append(ClassSpec(name, base, _doc(is_async, results, None), tuple(members)))
     return tuple(classes)

@@ -1,57 +1,81 @@
-"""``toolgen generate`` / ``python -m codegen generate``: a thin layer over ``codegen.generate``."""
+"""``toolgen`` / ``python -m codegen``: one entry point, a thin layer over ``codegen.generate``.
+
+Layout, for whoever adds an option or a subcommand: ``_common()`` is the parent parser every
+subcommand takes (``-q``, ``-v``); each subcommand has an ``_add_<name>()`` that declares its
+options and a ``<name>_command(args, progress)`` that runs it; ``COMMANDS`` maps names to both.
+Results go to stdout; progress and notes to stderr (``-q`` silences them); an error is one line
+on stderr, ``toolgen: error: ...``.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeAlias
 
 from codegen import __version__, diff_cli, record
 from codegen.drift_report import summary_lines
 from codegen.errors import GenerateError, one_line
-from codegen.generate import run, shown
-from codegen.settings import load_settings
+from codegen.generate import Outcome, run, shown
+from codegen.settings import Settings, load_settings
 from mas.runtime._logs import routed_logging
+from mas.runtime.progress import Progress
 
-__all__ = ["main"]
+__all__ = ["COMMANDS", "PROG", "main"]
 
+PROG = "toolgen"
 EXIT_OK, EXIT_STALE, EXIT_BAD_INPUT = 0, 1, 2
+_DEFAULTS = Settings()
+
+_GENERATE_EPILOG = f"""\
+Settings: an option not given comes from [tool.toolgen] in the nearest pyproject.toml (paths there
+are relative to that file), else from the default shown. The sources --tools, --infra and
+--mcp-json are one group: naming any of them replaces all the configured sources.
+
+Exit status: {EXIT_OK} written (or up to date with --check), {EXIT_STALE} stale (--check, --diff),
+{EXIT_BAD_INPUT} bad input (one line on stderr naming the file and field).
+"""
+
+Command = Callable[[argparse.Namespace, Progress], int]
+Subcommands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="toolgen", description="Typed Python tool stubs for the ToolContract.")
-    parser.add_argument("--version", action="version", version=f"toolgen {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True)
+def _common() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("-q", "--quiet", action="store_true", help="no progress or notes on stderr")
+    common.add_argument(
+        "-v", "--verbose", action="store_true", help="more detail: every file, every lock change, library logs in full"
+    )
+    return common
+
+
+def _add_generate(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
     gen = commands.add_parser(
         "generate",
+        parents=[common],
         help="generate the typed package",
-        description="Generate DIR/NAME/ from tool YAML, live MCP servers and saved tools/list JSON. "
-        "Defaults come from [tool.toolgen] in pyproject.toml.",
+        description="Generate OUT/PACKAGE/ from tool YAML, live MCP servers and saved tools/list JSON.",
+        epilog=_GENERATE_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     gen.add_argument("--tools", action="append", metavar="PATH", help="kind: Tool YAML file or folder (repeatable)")
     gen.add_argument("--infra", action="append", metavar="PATH", help="infra file; servers listed live (repeatable)")
     gen.add_argument("--mcp-json", action="append", metavar="PATH", help="saved tools/list result (repeatable)")
-    gen.add_argument("--snapshot", metavar="PATH", help="schema lock file for live listings")
-    gen.add_argument("--offline", action="store_true", help="use the snapshot; contact no server")
-    gen.add_argument("--out", metavar="DIR", help="output folder (the package is DIR/NAME)")
-    gen.add_argument("--package", metavar="NAME", help="package name")
-    gen.add_argument("--check", action="store_true", help="write nothing; exit 1 if the output is stale")
-    gen.add_argument("--diff", action="store_true", help="with --check: print a unified diff")
-    gen.add_argument("-v", "--verbose", action="store_true", help="show library logging in full (tracebacks)")
+    gen.add_argument("--snapshot", metavar="PATH", help=f"lock file for live listings (default: {_DEFAULTS.snapshot})")
+    gen.add_argument("--offline", action="store_true", help="take live listings from the lock; contact no server")
+    gen.add_argument("--out", metavar="DIR", help=f"output folder; the package is DIR/NAME (default: {_DEFAULTS.out})")
+    gen.add_argument("--package", metavar="NAME", help=f"package name (default: {_DEFAULTS.package})")
+    gen.add_argument("--check", action="store_true", help="write nothing; exit 1 and list the files if stale")
+    gen.add_argument("--diff", action="store_true", help="like --check, and print a unified diff")
     gen.add_argument("--strict-schemas", action="store_true", help="a schema typed as Any is an error, not a warning")
-    diff_cli.add_arguments(commands.add_parser("diff", help="classify tool changes", description=diff_cli.DESCRIPTION))
     gen.add_argument("--samples", action="append", metavar="FILE", help="recorded results to infer types from")
-    record.add_parser(commands)
-    return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    if args.command == "diff":
-        return diff_cli.main(args)
-    if args.command == "record":
-        return record.main(args)
+def generate_command(args: argparse.Namespace, progress: Progress) -> int:
     overrides = {
         "tools": args.tools,
         "infra": args.infra,
@@ -62,46 +86,120 @@ def main(argv: Sequence[str] | None = None) -> int:
         "offline": args.offline or None,
         "check": args.check or args.diff or None,
         "diff": args.diff or None,
-        "samples": args.samples,
         "strict_schemas": args.strict_schemas or None,
+        "samples": args.samples,
     }
+    settings = load_settings(Path.cwd(), overrides)
+    if settings.config_file is None and args.out is None and args.package is None:
+        progress.note(
+            f"no [tool.toolgen] in a pyproject.toml here or above: writing to {shown(settings.target)}/ "
+            "(the defaults; set --out and --package to choose)"
+        )
+    elif settings.config_file is not None:
+        progress.detail(f"settings from {shown(settings.config_file)} [tool.toolgen]")
+    outcome = run(settings, progress=progress)
+    for degradation in outcome.degradations:
+        print(f"{PROG}: warning: {degradation}", file=sys.stderr)
+    if settings.check:
+        return _report_check(settings, outcome)
+    _report_lock(outcome)
+    _report_package(settings, outcome, progress)
+    print(f"{PROG}: typed results: {outcome.coverage}")
+    return EXIT_OK
+
+
+def _report_lock(outcome: Outcome) -> None:
+    for line in summary_lines(outcome.drift):  # what the servers changed against the lock, classified
+        print(f"{PROG}: {line}")
+    lock = outcome.lock
+    if lock is None:
+        return
+    what = "created" if not lock.existed else "updated" if lock.changed else "unchanged"
+    locked = ", ".join(f"{name} ({count} tool(s))" for name, count in lock.sources.items())
+    print(f"{PROG}: {shown(lock.path)}: {what}; locked {locked}")
+
+
+def _report_package(settings: Settings, outcome: Outcome, progress: Progress) -> None:
+    removed = sum(1 for c in outcome.changes if c.kind == "removed")
+    written = len(outcome.changes) - removed
+    unchanged = len(outcome.files) - written
+    print(f"{PROG}: {shown(settings.target)}: {written} written, {unchanged} unchanged, {removed} removed")
+    for change in outcome.changes:
+        print(f"  {change}")
+    changed = {c.path for c in outcome.changes}
+    for name in outcome.files:
+        if name not in changed:
+            progress.detail(f"unchanged {name}")
+
+
+def _report_check(settings: Settings, outcome: Outcome) -> int:
+    target = shown(settings.target)
+    if not outcome.stale:
+        print(f"{PROG}: {target} is up to date")
+        return EXIT_OK
+    print(f"{PROG}: {target} is stale; these files would change:")
+    for change in outcome.changes:
+        print(f"  {change}")
+    if outcome.snapshot_changed:
+        print(f"  changed  {shown(settings.snapshot)} (lock)")
+    for line in summary_lines(outcome.drift):  # what the servers changed, classified
+        print(f"{PROG}: {line}")
+    print(f"{PROG}: run `{PROG} generate` to update")
+    return EXIT_STALE
+
+
+def _add_diff(commands: Subcommands, common: argparse.ArgumentParser) -> None:
+    diff_cli.add_arguments(
+        commands.add_parser("diff", parents=[common], help="classify tool changes", description=diff_cli.DESCRIPTION)
+    )
+
+
+def diff_command(args: argparse.Namespace, progress: Progress) -> int:
+    return diff_cli.main(args)
+
+
+def _add_record(commands: Subcommands, common: argparse.ArgumentParser) -> None:
+    record.add_parser(commands, parents=[common])
+
+
+def record_command(args: argparse.Namespace, progress: Progress) -> int:
+    return record.main(args)
+
+
+COMMANDS: dict[str, tuple[Callable[[Subcommands, argparse.ArgumentParser], None], Command]] = {
+    "generate": (_add_generate, generate_command),
+    "diff": (_add_diff, diff_command),
+    "record": (_add_record, record_command),
+}
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Typed Python tool stubs for the ToolContract.",
+        epilog=f"`{PROG} generate --help` shows the options, their defaults and the exit status.",
+    )
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+    common = _common()
+    for add, _ in COMMANDS.values():
+        add(commands, common)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
     try:
-        settings = load_settings(Path.cwd(), overrides)
-        with routed_logging("toolgen", verbose=args.verbose):
-            outcome = run(settings)
+        with routed_logging(PROG, verbose=args.verbose), Progress(PROG, quiet=args.quiet, verbose=args.verbose) as p:
+            return COMMANDS[args.command][1](args, p)
     except GenerateError as exc:
-        print(f"toolgen: error: {exc}", file=sys.stderr)
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except Exception as exc:  # a bug of ours: still one line (the fuzz tests fail on any); -v re-raises
         if args.verbose:
             raise
-        print(f"toolgen: internal error: {one_line(f'{type(exc).__name__}: {exc}')} (-v shows it)", file=sys.stderr)
+        print(f"{PROG}: internal error: {one_line(f'{type(exc).__name__}: {exc}')} (-v shows it)", file=sys.stderr)
         return EXIT_BAD_INPUT
-    for degradation in outcome.degradations:
-        print(f"toolgen: warning: {degradation}", file=sys.stderr)
-    target = shown(settings.target)
-    if settings.check:
-        if not outcome.stale:
-            print(f"toolgen: {target} is up to date")
-            return EXIT_OK
-        print(f"toolgen: {target} is stale; these files would change:")
-        for change in outcome.changes:
-            print(f"  {change}")
-        if outcome.snapshot_changed:
-            print(f"  changed  {shown(settings.snapshot)} (snapshot)")
-        for line in summary_lines(outcome.drift):  # what the servers changed, classified
-            print(f"toolgen: {line}")
-        print("toolgen: run `toolgen generate` to update")
-        return EXIT_STALE
-    for line in summary_lines(outcome.drift):
-        print(f"toolgen: {line}")
-    print(
-        f"toolgen: {target}: {len(outcome.changes)} file(s) written"
-        if outcome.changes
-        else f"toolgen: {target} unchanged"
-    )
-    print(f"toolgen: typed results: {outcome.coverage}")
-    return EXIT_OK
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -118,7 +118,7 @@ def compare(args: argparse.Namespace, cwd: Path) -> tuple[Change, ...]:
         return diff_listings({YAML_SOURCE_NAME: lock.skills or ()}, {YAML_SOURCE_NAME: new_skills})
     if not settings.infra:
         raise GenerateError("no servers configured: give --infra, or set `infra` in [tool.toolgen]")
-    live = read_live(parse_infra(settings.infra))
+    live = read_live(parse_infra(settings.infra), settings.snapshot)
     # Only the configured servers: a lock may also hold servers another infra file lists.
     return diff_listings({s.name: lock.servers.get(s.name, ()) for s in live}, {s.name: s.tools for s in live})
 

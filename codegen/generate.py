@@ -17,10 +17,11 @@ from codegen.infer import InferredOutput, infer_outputs, read_samples
 from codegen.model import SourceTools
 from codegen.render import render_package
 from codegen.settings import Settings
-from codegen.snapshot import canonical_json, load_snapshot, lock_drift, render_snapshot
+from codegen.snapshot import LockChange, canonical_json, describe_lock, load_snapshot, lock_drift, render_snapshot
 from codegen.sources import parse_infra, parse_mcp_json, parse_yaml_tools, read_live, read_snapshot_sources
 from codegen.write import GENERATED_MARKER, Change, diff_changes, plan_changes, write_file_atomic, write_package
 from mas.runtime.lockfile import canonical_tool
+from mas.runtime.progress import Progress
 
 __all__ = ["Coverage", "Outcome", "collect_sources", "coverage_of", "header_for", "infer_all", "run", "shown"]
 
@@ -45,13 +46,15 @@ class Outcome:
     drift: tuple[DriftChange, ...] = ()
     coverage: Coverage | None = None
     degradations: tuple[Degradation, ...] = ()  # printed as warnings by the CLI
+    files: tuple[str, ...] = ()  # every file of the package, relative to it
+    lock: LockChange | None = None  # None: no server was listed live, so no lock was written
 
     @property
     def stale(self) -> bool:
         return bool(self.changes) or self.snapshot_changed
 
 
-def collect_sources(settings: Settings) -> tuple[list[SourceTools], str | None]:
+def collect_sources(settings: Settings, progress: Progress | None = None) -> tuple[list[SourceTools], str | None]:
     """Every source, and the new snapshot text when servers were listed live."""
     sources: list[SourceTools] = []
     if settings.tools:
@@ -63,7 +66,7 @@ def collect_sources(settings: Settings) -> tuple[list[SourceTools], str | None]:
         if settings.offline:
             live = read_snapshot_sources(configs, load_snapshot(settings.snapshot))
         else:
-            live = read_live(configs)
+            live = read_live(configs, settings.snapshot, progress)
             skills = sources[0].tools if settings.tools else None
             snapshot_text = render_snapshot({s.name: s.tools for s in live}, skills)
         sources += live
@@ -124,10 +127,12 @@ def shown(path: Path) -> str:
         return str(path)
 
 
-def run(settings: Settings, out: TextIO = sys.stdout) -> Outcome:
+def run(settings: Settings, out: TextIO = sys.stdout, progress: Progress | None = None) -> Outcome:
     """Generate, or with ``settings.check`` only compare. Raises GenerateError on bad input, before
     anything is written."""
-    sources, snapshot_text = collect_sources(settings)
+    sources, snapshot_text = collect_sources(settings, progress)
+    if progress is not None:
+        progress.detail(f"building {sum(len(s.tools) for s in sources)} tool(s) from {len(sources)} source(s)")
     inferred = infer_all(sources, settings)
     pkg = build_package(
         sources, package=settings.package, header=header_for(sources, settings.package, inferred), inferred=inferred
@@ -141,6 +146,8 @@ def run(settings: Settings, out: TextIO = sys.stdout) -> Outcome:
         not settings.snapshot.is_file() or settings.snapshot.read_text(encoding="utf-8") != snapshot_text
     )
     drift = lock_drift(settings.snapshot, snapshot_text) if snapshot_changed and snapshot_text else ()
+    lock = describe_lock(settings.snapshot, snapshot_text) if snapshot_text is not None else None
+    names = tuple(sorted(files))
     for folder in (settings.target.parent, *settings.target.parent.parents):
         if folder.exists() and not folder.is_dir():
             raise GenerateError("is a file, not a folder (--out names the folder the package goes in)", str(folder))
@@ -149,11 +156,27 @@ def run(settings: Settings, out: TextIO = sys.stdout) -> Outcome:
             changes = plan_changes(settings.target, files)
             if settings.diff:
                 out.write(diff_changes(settings.target, files, changes))
-            return Outcome(tuple(changes), snapshot_changed, drift, coverage, pkg.degradations)
+            return Outcome(
+                tuple(changes),
+                snapshot_changed,
+                drift,
+                coverage=coverage,
+                degradations=pkg.degradations,
+                files=names,
+                lock=lock,
+            )
         changes = write_package(settings.target, files)
         if snapshot_text is not None:
             write_file_atomic(settings.snapshot, snapshot_text)
     except OSError as exc:  # an --out that is a file, a folder we may not write: one line, exit 2
         where = exc.filename if isinstance(exc.filename, str) else str(settings.target)
         raise GenerateError(f"cannot write the package: {exc.strerror or exc}", shown(Path(where))) from exc
-    return Outcome(tuple(changes), snapshot_changed, drift, coverage, pkg.degradations)
+    return Outcome(
+        tuple(changes),
+        snapshot_changed,
+        drift,
+        coverage=coverage,
+        degradations=pkg.degradations,
+        files=names,
+        lock=lock,
+    )

@@ -17,7 +17,7 @@ SourceKind = Literal["yaml", "mcp-json", "mcp-live"]
 
 @dataclass(frozen=True)
 class SourceTools:
-    """One parsed source: a name (becomes a namespace when there are several) and MCP-shaped tools.
+    """One parsed source: a name (becomes the namespace attribute on ``Tools``) and MCP-shaped tools.
 
     ``tools`` are MCP tool objects (``name``, ``inputSchema``, optional ``outputSchema``, ``title``,
     ``description``, ``annotations``, ``_meta``) whatever the origin, so one build path serves all.
@@ -48,7 +48,7 @@ class ToolSpec:
     method: str
     const_name: str  # module-level ToolInfo constant
     name_literal: str  # the wire name as a literal
-    namespace_literal: str  # the source name as a literal when there are several sources, else "None"
+    namespace_literal: str  # the source name as a literal
     title_literal: str  # literal or "None"
     description_literal: str
     docstring: str  # a complete, escaped triple-quoted literal
@@ -67,7 +67,7 @@ class ToolSpec:
 
 @dataclass(frozen=True)
 class NamespaceSpec:
-    attr: str | None  # attribute on the top-level Tools; None when it *is* the top level
+    attr: str  # attribute on the top-level Tools, always (one source too: call sites never move)
     class_prefix: str  # "Sample" -> SampleTools, SampleToolsResults, AsyncSampleTools, ...
     tools: tuple[ToolSpec, ...]
 
@@ -136,10 +136,6 @@ class PackageSpec:
             if used
         ]
         return ("from typing import TYPE_CHECKING", "", "if TYPE_CHECKING:", *modules, "") if modules else ()
-
-    @property
-    def nested(self) -> bool:
-        return self.namespaces[0].attr is not None
 
     const_decls: tuple[MethodSpec, ...] = ()  # ``_CONST: _ToolInfo[T]``, laid out
     degradations: tuple[Degradation, ...] = ()  # schema spots typed as Any; the CLI warns of each

@@ -91,10 +91,11 @@ def record(
     return RecordOutcome(recorded, tuple(failed))
 
 
-def add_parser(commands: Any) -> None:
+def add_parser(commands: Any, parents: Sequence[Any] = ()) -> None:
     """The ``record`` subcommand's options (``commands`` is the CLI's subparsers object)."""
     rec = commands.add_parser(
         "record",
+        parents=list(parents),
         help="call tools with example arguments and keep their results as samples",
         description="Call each example through the runtime registry and append the results to the samples "
         "file that `toolgen generate` infers result types from. Defaults come from [tool.toolgen].",

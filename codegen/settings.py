@@ -32,6 +32,8 @@ class Settings:
     check: bool = False
     diff: bool = False
     strict_schemas: bool = False  # a schema spot typed as Any is an error (exit 2), not a warning
+    #: The pyproject.toml whose [tool.toolgen] gave defaults; None when none did.
+    config_file: Path | None = None
 
     @property
     def target(self) -> Path:
@@ -80,7 +82,7 @@ def load_settings(cwd: Path, overrides: Mapping[str, Any]) -> Settings:
             raise GenerateError(f"invalid TOML: {exc}", str(pyproject)) from exc
         table = data.get("tool", {}).get("toolgen")
         if table is not None:
-            values = _from_table(table, pyproject.parent, pyproject)
+            values = {**_from_table(table, pyproject.parent, pyproject), "config_file": pyproject}
     given = {k: v for k, v in overrides.items() if v not in (None, [], ())}
     if any(key in given for key in _LIST_KEYS):
         values = {k: v for k, v in values.items() if k not in _LIST_KEYS}

@@ -19,8 +19,10 @@ from mas.runtime.lockfile import LOCK_VERSION, VERSION_KEY, lock_version_problem
 
 __all__ = [
     "SNAPSHOT_VERSION",
+    "LockChange",
     "Snapshot",
     "canonical_json",
+    "describe_lock",
     "is_lock",
     "load_snapshot",
     "lock_drift",
@@ -74,7 +76,10 @@ def load_snapshot(path: Path) -> Snapshot:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError as exc:
-        raise GenerateError("no snapshot file; run once without --offline to create it", str(path)) from exc
+        raise GenerateError(
+            "no lock file yet; run `toolgen generate` once without --offline, with the servers reachable, to create it",
+            str(path),
+        ) from exc
     except OSError as exc:
         raise GenerateError(f"cannot read: {exc.strerror}", str(path)) from exc
     return parse_snapshot(text, path)
@@ -136,3 +141,21 @@ def lock_drift(path: Path, new_text: str) -> tuple[Change, ...]:
         return ()
     old = load_snapshot(path)
     return diff_listings(old.listings(), parse_snapshot(new_text, path).listings())
+
+
+@dataclass(frozen=True)
+class LockChange:
+    """What writing a lock does: each source locked with its tool count, and whether the file changes.
+    What changed inside is the drift (``lock_drift``), reported next to it."""
+
+    path: Path
+    sources: Mapping[str, int]  # server name (and ``skills``) -> tools locked
+    existed: bool
+    changed: bool
+
+
+def describe_lock(path: Path, new_text: str) -> LockChange:
+    existed = path.is_file()
+    changed = not existed or path.read_text(encoding="utf-8") != new_text
+    counts = {name: len(tools) for name, tools in parse_snapshot(new_text, path).listings().items()}
+    return LockChange(path, dict(sorted(counts.items())), existed, changed)

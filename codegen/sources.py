@@ -14,6 +14,7 @@ from codegen.errors import GenerateError
 from codegen.model import SourceTools
 from codegen.snapshot import Snapshot
 from mas.runtime.config import ConfigError, MCPServerConfig
+from mas.runtime.progress import Progress
 
 __all__ = [
     "YAML_SOURCE_NAME",
@@ -94,24 +95,43 @@ def parse_infra(paths: Sequence[Path]) -> list[MCPServerConfig]:
         raise GenerateError(str(exc)) from exc
 
 
-def read_live(configs: Sequence[MCPServerConfig]) -> list[SourceTools]:
-    """List every server through the runtime's provider (same pagination, headers and timeouts)."""
+def read_live(
+    configs: Sequence[MCPServerConfig], snapshot: Path, progress: Progress | None = None
+) -> list[SourceTools]:
+    """List every server through the runtime's provider (same pagination, headers and timeouts).
+
+    ``snapshot`` is the lock path: a failure suggests ``--offline`` only when that lock exists.
+    """
     from mas.runtime.mcp_provider import MCPToolProvider
 
+    shown = progress or Progress("toolgen", quiet=True)
     sources = []
     for config in configs:
         provider = MCPToolProvider(config)
         try:
-            tools = provider.list_mcp_tools()
+            with shown.server(config.name) as task:
+                provider.on_page = task.page
+                tools = provider.list_mcp_tools()
+                task.done(len(tools))
         except Exception as exc:  # any failure to list is one clear line, with the way out
             raise GenerateError(
-                f"cannot list MCP server {config.name!r}: {exc}; use --offline to generate from the snapshot instead",
+                f"cannot list MCP server {config.name!r}: {exc}; {_way_out(snapshot)}",
                 str(config.location) if config.location else None,
             ) from exc
         finally:
             provider.close()
         sources.append(_server_source(config, tools))
     return sources
+
+
+def _way_out(snapshot: Path) -> str:
+    """Advice that works: --offline needs a lock, so without one say how to get one."""
+    if snapshot.is_file():
+        return f"use --offline to generate from the lock ({snapshot}) instead"
+    return (
+        f"there is no lock ({snapshot}) to fall back on: fix the server (or its environment) and run again "
+        "to create one, or generate from a saved tools/list with --mcp-json"
+    )
 
 
 def read_snapshot_sources(configs: Sequence[MCPServerConfig], snapshot: Snapshot) -> list[SourceTools]:

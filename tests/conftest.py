@@ -24,3 +24,10 @@ def repo_root() -> Path:
 def fixtures_dir() -> Path:
     """Copies of the shared real MCP captures (tools/list and tools/call), unedited."""
     return FIXTURES
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked ``slow`` run first: under pytest-xdist they then overlap the many short tests
+    instead of starting last and leaving the other workers idle at the end. The sort is stable and
+    the same in every worker, as xdist requires."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

@@ -1,9 +1,11 @@
-"""``python -m mas.runtime``: inspect and try the tools a RuntimeRegistry sees.
+"""``mas-runtime`` (same as ``python -m mas.runtime``): inspect and try the tools a RuntimeRegistry sees.
 
-    python -m mas.runtime list --tools library-samples/tools [--infra FILE] [--local pkg.mod:Class]
-    python -m mas.runtime call unit_convert '{"value": 5, "from_unit": "km", "to_unit": "mi"}' --tools ...
+    mas-runtime list --tools library-samples/tools [--infra FILE] [--local pkg.mod:Class]
+    mas-runtime call unit_convert '{"value": 5, "from_unit": "km", "to_unit": "mi"}' --tools ...
 
 Exit status: 0 ok, 1 the tool returned an error envelope, 2 bad configuration or usage.
+Both launch styles run this ``main`` with the same program name, options and handler look-up
+(``mas.runtime.skills``: sys.path, then the working folder, then the YAML file's folder).
 """
 
 from __future__ import annotations
@@ -13,17 +15,32 @@ import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from mas.runtime._logs import routed_logging
-from mas.runtime.config import ConfigError
+from mas.runtime.config import ConfigError, MCPServerConfig
 from mas.runtime.contracts.tool_contract import HINT_KEYS
-from mas.runtime.registry import RuntimeRegistry
+from mas.runtime.progress import Progress
+from mas.runtime.registry import ProviderFactory, RuntimeRegistry
 from mas.runtime.tool_checks import tool_problems
 
 __all__ = ["format_table", "main"]
 
+PROG = "mas-runtime"
 _COLUMNS = ("NAME", "PROVIDER", "TITLE", "HINTS", "REQUIRED")
+EXIT_OK, EXIT_TOOL_ERROR, EXIT_BAD_INPUT = 0, 1, 2
+_EPILOG = """\
+exit status: 0 ok, 1 the tool returned an error result (call), 2 bad configuration or usage.
+Handler modules named in tool YAML are imported from sys.path, else from the working folder,
+else from the YAML file's folder."""
+
+
+def _version() -> str:
+    try:
+        return version("toolgen")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree that was never installed
+        return "unknown"
 
 
 def _hints(entry: Mapping[str, Any]) -> str:
@@ -48,55 +65,98 @@ def format_table(rows: Sequence[Sequence[str]], header: Sequence[str] = _COLUMNS
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m mas.runtime", description="Inspect a tool runtime registry.")
-    sources = argparse.ArgumentParser(add_help=False)
-    sources.add_argument("--infra", action="append", default=[], metavar="FILE", help="infra YAML (repeatable)")
-    sources.add_argument("--tools", action="append", default=[], metavar="PATH", help="tool YAML file or folder")
-    sources.add_argument("--local", action="append", default=[], metavar="pkg.mod:Class", help="ToolContract class")
-    sources.add_argument("-v", "--verbose", action="store_true", help="show library logging in full (tracebacks)")
+    fmt = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(
+        prog=PROG, description="Inspect a tool runtime registry.", epilog=_EPILOG, formatter_class=fmt
+    )
+    parser.add_argument("--version", action="version", version=f"{PROG} {_version()}")
+    common = argparse.ArgumentParser(add_help=False)  # every command: sources, -q, -v
+    common.add_argument("--infra", action="append", default=[], metavar="FILE", help="infra YAML (repeatable)")
+    common.add_argument("--tools", action="append", default=[], metavar="PATH", help="tool YAML file or folder")
+    common.add_argument("--local", action="append", default=[], metavar="pkg.mod:Class", help="ToolContract class")
+    common.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    common.add_argument("-v", "--verbose", action="store_true", help="more detail on stderr")
     commands = parser.add_subparsers(dest="command", required=True)
-    listing = commands.add_parser("list", parents=[sources], help="print the tools as a table")
+    listing = commands.add_parser(
+        "list", parents=[common], help="print the tools as a table", epilog=_EPILOG, formatter_class=fmt
+    )
     listing.add_argument("--json", action="store_true", help="print the list_tools entries as JSON instead")
-    call = commands.add_parser("call", parents=[sources], help="call one tool and print the result envelope")
+    call = commands.add_parser(
+        "call",
+        parents=[common],
+        help="call one tool and print the result envelope",
+        epilog=_EPILOG,
+        formatter_class=fmt,
+    )
     call.add_argument("tool", help="tool name as listed")
-    call.add_argument("arguments", nargs="?", default="{}", help="arguments as a JSON object (default {})")
+    call.add_argument("arguments", nargs="?", default="{}", help="arguments as a JSON object (default: {})")
     return parser
 
 
-def _run(args: argparse.Namespace) -> int:
-    with RuntimeRegistry.from_sources(infra=args.infra, tools=args.tools, local=args.local) as registry:
-        if args.command == "list":
-            entries = registry.list_tools()
-            for at, message in tool_problems(entries):  # the rule toolgen generate applies
-                owner = registry.owner_of(str(entries[int(at.split("/")[2])].get("name"))) or "?"
-                print(f"python -m mas.runtime: error: provider {owner!r}: {at}: {message}", file=sys.stderr)
-                return 2
-            if args.json:
-                print(json.dumps(entries, indent=2, sort_keys=True))
-            else:
-                print(format_table([_row(e, registry.owner_of(e["name"]) or "?") for e in entries]))
-            return 0
-        try:
-            arguments = json.loads(args.arguments)
-        except json.JSONDecodeError as exc:
-            print(f"arguments: not valid JSON: {exc}", file=sys.stderr)
-            return 2
+def _reporting_factory(progress: Progress) -> ProviderFactory:
+    """MCP providers whose listing shows progress (connecting, page N, done)."""
+    from mas.runtime.mcp_provider import MCPToolProvider
+
+    class ReportedProvider(MCPToolProvider):
+        def list_tools(self) -> list[dict[str, Any]]:
+            with progress.server(self.name) as task:
+                self.on_page = task.page
+                entries = super().list_tools()
+                task.done(len(entries))
+            return entries
+
+    def build(config: MCPServerConfig) -> MCPToolProvider:
+        return ReportedProvider(config)
+
+    return build
+
+
+def _open(args: argparse.Namespace, progress: Progress) -> RuntimeRegistry:
+    factory = _reporting_factory(progress) if args.infra else None
+    progress.detail(f"sources: infra={args.infra} tools={args.tools} local={args.local}")
+    return RuntimeRegistry.from_sources(infra=args.infra, tools=args.tools, local=args.local, mcp_factory=factory)
+
+
+def list_command(args: argparse.Namespace, progress: Progress) -> int:
+    with _open(args, progress) as registry:
+        entries = registry.list_tools()
+        for at, message in tool_problems(entries):  # the rule toolgen generate applies
+            owner = registry.owner_of(str(entries[int(at.split("/")[2])].get("name"))) or "?"
+            print(f"{PROG}: error: provider {owner!r}: {at}: {message}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        if args.json:
+            print(json.dumps(entries, indent=2, sort_keys=True))
+        else:
+            print(format_table([_row(e, registry.owner_of(e["name"]) or "?") for e in entries]))
+        return EXIT_OK
+
+
+def call_command(args: argparse.Namespace, progress: Progress) -> int:
+    try:
+        arguments = json.loads(args.arguments)
+    except json.JSONDecodeError as exc:
+        print(f"{PROG}: error: arguments: not valid JSON: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    with _open(args, progress) as registry:
         envelope = registry.call_tool(args.tool, arguments)
         print(json.dumps(envelope.to_dict(), indent=2, sort_keys=True, default=str))
-        return 1 if envelope.is_error else 0
+        return EXIT_TOOL_ERROR if envelope.is_error else EXIT_OK
+
+
+COMMANDS = {"list": list_command, "call": call_command}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = _parser().parse_args(argv)
     except SystemExit as exc:  # argparse exits on --help and on usage errors
-        return exc.code if isinstance(exc.code, int) else 2
+        return exc.code if isinstance(exc.code, int) else EXIT_BAD_INPUT
     try:
-        with routed_logging("python -m mas.runtime", verbose=args.verbose):
-            return _run(args)
+        with routed_logging(PROG, verbose=args.verbose), Progress(PROG, quiet=args.quiet, verbose=args.verbose) as p:
+            return COMMANDS[args.command](args, p)
     except ConfigError as exc:
-        print(str(exc), file=sys.stderr)
-        return 2
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except BrokenPipeError:  # `... | head`: stop quietly, and keep Python from failing on the final flush
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1

@@ -33,7 +33,7 @@ import copy
 import logging
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import suppress
 from types import TracebackType
 from typing import Any, Protocol, cast
@@ -83,6 +83,8 @@ class MCPToolProvider:
         self._runner = BackgroundLoop(f"MCP server {config.name!r}", async_hint="acall_tool()/alist_tools()")
         self._keeper = SessionKeeper(config)
         self._cache: tuple[float, list[dict[str, Any]]] | None = None
+        #: Called after each tools/list page with (page number, tools so far): for progress displays.
+        self.on_page: Callable[[int, int], None] | None = None
 
     @property
     def name(self) -> str:
@@ -178,6 +180,8 @@ class MCPToolProvider:
                     page = await session.list_tools(params=params)
                 pages += 1
                 tools.extend(dump_wire(tool) for tool in page.tools)
+                if self.on_page is not None:
+                    self.on_page(pages, len(tools))
                 if not cfg.follow_pagination or not page.next_cursor:
                     break
                 if page.next_cursor in seen or page.next_cursor == cursor:

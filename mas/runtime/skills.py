@@ -5,6 +5,11 @@ provider (and the code generator's use of the same YAML) never imports user code
 comes back as an error envelope, never as an exception. :meth:`SkillToolProvider.resolve` imports
 every handler up front and raises :class:`ConfigError`; ``RuntimeRegistry`` calls it at start so a
 typo in ``spec.handler`` stops the registry instead of failing on the first call.
+
+Where a handler module is looked up (one rule, however the process was started): on ``sys.path``
+first; when it is not there, in the working folder, then in the folder of the YAML file that names
+it. ``python -m`` puts the working folder on ``sys.path`` and a console script does not; this rule
+makes ``mas-runtime`` and ``python -m mas.runtime`` import the same handlers.
 """
 
 from __future__ import annotations
@@ -12,8 +17,10 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
+import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from mas.runtime.config import ConfigError
@@ -29,15 +36,32 @@ from mas.runtime.yaml_source import ToolDefinition
 __all__ = ["SkillToolProvider", "import_handler"]
 
 
-def import_handler(spec: str) -> Callable[..., Any]:
+def _import_module(name: str, search: Sequence[Path]) -> Any:
+    """Import ``name`` from sys.path, else from the ``search`` folders (see the module docstring)."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name != name.partition(".")[0] or not search:
+            raise  # missing inside the module, or nowhere else to look
+    added = [str(f) for f in dict.fromkeys(Path(f).resolve() for f in search) if str(f) not in sys.path]
+    sys.path.extend(added)  # after everything else: an installed module of the same name still wins
+    try:
+        return importlib.import_module(name)
+    finally:
+        for folder in added:
+            sys.path.remove(folder)
+
+
+def import_handler(spec: str, search: Sequence[Path] = ()) -> Callable[..., Any]:
     """``"package.module:function"`` (or ``module:Class.method``) -> the callable.
 
-    Raises ImportError/AttributeError/TypeError with a message naming ``spec``.
+    The module comes from sys.path, else from the ``search`` folders in order. Raises
+    ImportError/AttributeError/TypeError with a message naming ``spec``.
     """
     module_name, sep, attr_path = spec.partition(":")
     if not sep or not module_name or not attr_path:
         raise ValueError(f"handler {spec!r} must look like 'package.module:function'")
-    target: Any = importlib.import_module(module_name)
+    target: Any = _import_module(module_name, search)
     for attr in attr_path.split("."):
         try:
             target = getattr(target, attr)
@@ -81,10 +105,11 @@ class SkillToolProvider:
     def _handler(self, tool_name: str) -> Callable[..., Any]:
         with self._lock:  # concurrent first calls import once
             if tool_name not in self._handlers:
-                spec = self._definitions[tool_name].handler
-                if spec is None:
+                definition = self._definitions[tool_name]
+                if definition.handler is None:
                     raise LookupError(f"tool {tool_name!r} declares no spec.handler")
-                self._handlers[tool_name] = import_handler(spec)
+                search = (Path.cwd(), Path(definition.location.file).parent)
+                self._handlers[tool_name] = import_handler(definition.handler, search)
             return self._handlers[tool_name]
 
     def _prepare(

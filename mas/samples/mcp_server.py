@@ -518,7 +518,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     server = build_server(state)
     if ns.transport == "stdio":
         asyncio.run(_serve_stdio(server))
-    elif ns.transport == "sse":
+        return 0
+    # stdout may be a protocol stream for stdio; for HTTP say where to connect, on stderr.
+    path = "/sse" if ns.transport == "sse" else "/mcp"
+    print(
+        f"sample MCP server ({ns.transport}) starting on http://{ns.host}:{ns.port}{path}; Ctrl-C stops it",
+        file=sys.stderr,
+        flush=True,
+    )
+    if ns.transport == "sse":
         _serve_sse(server, ns.host, ns.port)
     else:
         _serve_http(server, ns.host, ns.port)

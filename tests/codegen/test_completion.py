@@ -2,8 +2,8 @@
 
 Two packages are generated once per module into a temporary folder that jedi gets as its project
 and sys.path: ``captures`` (all six tools/list captures, one namespace per server) and ``samples``
-(the sample ``kind: Tool`` YAML, a flat ``Tools``). Nothing is mocked: jedi reads the generated
-source the way an editor would.
+(the sample ``kind: Tool`` YAML: one source, still under its namespace ``skills``). Nothing is
+mocked: jedi reads the generated source the way an editor would.
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ from samples import Tools as SampleTools
 
 tools = Tools(provider)
 atools = AsyncTools(provider)
-flat = SampleTools(provider)
+one = SampleTools(provider)
+skills = one.skills
 """
 
 
@@ -104,8 +105,9 @@ def test_a_namespace_lists_its_methods(editor: Editor) -> None:
     assert editor.public("tools.git.git_d") == ["git_diff", "git_diff_staged", "git_diff_unstaged"]
 
 
-def test_flat_tools_list_the_methods(editor: Editor) -> None:
-    assert editor.public("flat.") == [
+def test_one_source_still_sits_under_its_namespace(editor: Editor) -> None:
+    assert editor.public("one.") == ["results", "skills", "with_options"]
+    assert editor.public("skills.") == [
         "current_time", "results", "summarize_text", "unit_convert", "web_search", "with_options",
     ]  # fmt: skip
 
@@ -137,8 +139,11 @@ def test_signature_help_shows_python_names_literals_and_defaults(editor: Editor)
         'get_annotated_message(*, message_type: Literal["error", "success", "debug"], include_image: bool=False)'
         " -> _ToolOutput"
     )
-    (signature,) = editor.signatures("flat.current_time(")
-    assert signature.to_string() == 'current_time(*, at: str | None=None, timezone: str="UTC") -> _o.CurrentTimeOutput'
+    (signature,) = editor.signatures("skills.current_time(")
+    assert (
+        signature.to_string()
+        == 'current_time(*, at: str | None=None, timezone: str="UTC") -> _o.SkillsCurrentTimeOutput'
+    )
 
 
 # --- inferred types -------------------------------------------------------------------------------
@@ -151,8 +156,8 @@ def test_result_is_the_generated_output_model(editor: Editor) -> None:
     assert editor.inferred('tools.time.get_current_time(timezone="UTC").is_dst') == [
         ("bool", "builtins.bool", "instance")
     ]
-    assert editor.inferred("flat.current_time()") == [
-        ("CurrentTimeOutput", "samples.outputs.CurrentTimeOutput", "instance")
+    assert editor.inferred("skills.current_time()") == [
+        ("SkillsCurrentTimeOutput", "samples.outputs.SkillsCurrentTimeOutput", "instance")
     ]
 
 
@@ -204,7 +209,7 @@ def test_method_docstring_has_description_args_and_hints(editor: Editor) -> None
 
 
 def test_completion_item_docstring_uses_the_title(editor: Editor) -> None:
-    (item,) = editor.completions("flat.unit_conv")
+    (item,) = editor.completions("skills.unit_conv")
     doc = item.docstring(raw=True)
     assert doc.startswith("Unit converter\n\nConvert a quantity between units of length")
     assert "\n\nHints: read-only, idempotent, closed-world.\n\nWire name: 'unit_convert'." in doc

@@ -77,10 +77,7 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, byte
     for seed, process in running.items():
         stdout, stderr = process.communicate(timeout=300)
         assert process.returncode == 0, stderr
-        assert (
-            stdout
-            == f"toolgen: {PACKAGE}: 7 file(s) written\ntoolgen: typed results: declared 26, inferred 0, untyped 29\n"
-        )
+        assert stdout.splitlines()[0] == f"toolgen: {PACKAGE}: 7 written, 0 unchanged, 0 removed"
         trees[seed] = _tree(root / f"seed-{seed}" / PACKAGE)
     return trees
 

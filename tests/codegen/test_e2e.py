@@ -201,8 +201,8 @@ def test_in_process_tool_class_generates_and_calls(tmp_path: Path, monkeypatch: 
     local = import_fresh(tmp_path / "out", "local_tools")
     with RuntimeRegistry.from_sources(local=[WordCount]) as registry:
         recorder = Recorder(registry)
-        counted = local.Tools(recorder).word_count(text="two words\nthree")
+        counted = local.Tools(recorder).local.word_count(text="two words\nthree")
     assert recorder.calls == [("word_count", {"text": "two words\nthree"}, {})]
-    assert type(counted).__name__ == "WordCountOutput"
+    assert type(counted).__name__ == "LocalWordCountOutput"
     assert (counted.words, counted.lines, counted.characters) == (3, 2, 15)
     assert local.TOOLS["word_count"].read_only is True and local.TOOLS["word_count"].title == "Word count"

@@ -42,6 +42,8 @@ from gen_helpers import import_fresh, pyright_strict
 from codegen.cli import main as toolgen
 from codegen.render import RULES_PATH, SHIM_PATH
 
+pytestmark = pytest.mark.slow  # generates, imports and type-checks two packages once per module
+
 PACKAGE = "hostile_tools"
 YAML_PACKAGE = "hostile_yaml_tools"
 BOTH = (PACKAGE, YAML_PACKAGE)
@@ -304,11 +306,12 @@ def test_importing_warns_only_about_model_fields(imported: tuple[ModuleType, lis
     set ``protected_namespaces=()`` on output models); nothing else may warn."""
     caught = imported[1]
     known = re.compile(
-        r"UserWarning: Field '(model_\w+)_' in 'ShadowOutput' conflicts with protected namespace '\w+'\."
+        r"UserWarning: Field '(model_\w+)_' in 'HostileShadowOutput' conflicts with protected namespace '\w+'\."
     )
     assert caught and all(known.fullmatch(w) for w in caught), caught  # which ones depends on the pydantic version
     assert (
-        "UserWarning: Field 'model_dump_' in 'ShadowOutput' conflicts with protected namespace 'model_dump'." in caught
+        "UserWarning: Field 'model_dump_' in 'HostileShadowOutput' conflicts with protected namespace 'model_dump'."
+        in caught
     )
 
 
@@ -411,14 +414,15 @@ def test_method_names_are_unique_identifiers_defined_on_every_class(package: Mod
         assert method.isidentifier() and method.isascii()
         assert not keyword.iskeyword(method) and not keyword.issoftkeyword(method)
         assert method not in base_attrs
-    for cls in (package.Tools, package.ToolsResults, package.AsyncTools, package.AsyncToolsResults):
+    ns = package._tools  # every method sits on the source's namespace classes
+    for cls in (ns.HostileTools, ns.HostileToolsResults, ns.AsyncHostileTools, ns.AsyncHostileToolsResults):
         own = {n for n, v in vars(cls).items() if inspect.isfunction(v) and not n.startswith("__")}
         assert own == set(methods), cls.__name__
 
 
 def test_parameter_names_are_unique_identifiers(package: ModuleType) -> None:
     for info in package.TOOLS.values():
-        params = list(inspect.signature(getattr(package.Tools, info.method)).parameters)
+        params = list(inspect.signature(getattr(package._tools.HostileTools, info.method)).parameters)
         assert params[0] == "self"
         for name in params[1:]:
             assert name.isidentifier() and name.isascii() and not keyword.iskeyword(name), (info.name, name)
@@ -465,7 +469,7 @@ def _sent_by(kwargs: dict[str, Any], sent: dict[str, Any]) -> dict[str, str]:
 
 def test_sync_calls_send_exact_wire_names_and_keys(package: ModuleType, listing: dict[str, Any]) -> None:
     provider = RecordingProvider()
-    tools = package.Tools(provider)
+    tools = package.Tools(provider).hostile
     for tool in listing["tools"]:
         method = getattr(tools, package.TOOLS[tool["name"]].method)
         kwargs = _arguments_for(method)
@@ -480,7 +484,7 @@ def test_sync_calls_send_exact_wire_names_and_keys(package: ModuleType, listing:
 
 def test_colliding_names_reach_their_own_tools(package: ModuleType) -> None:
     provider = RecordingProvider()
-    tools = package.Tools(provider)
+    tools = package.Tools(provider).hostile
     for wire in ("weather.get", "weather-get", "weather_get", "Weather.Get"):
         getattr(tools, METHODS[wire])(q=wire)
     tools.tool_call()
@@ -501,7 +505,7 @@ def test_colliding_names_reach_their_own_tools(package: ModuleType) -> None:
 
 def test_colliding_and_hostile_argument_names_send_the_exact_keys(package: ModuleType, workspace: Path) -> None:
     provider = RecordingProvider()
-    tools = package.Tools(provider)
+    tools = package.Tools(provider).hostile
     kwargs = _arguments_for(tools.props)
     value = tools.props(**kwargs)
     ((_, sent),) = provider.calls
@@ -517,7 +521,7 @@ def test_colliding_and_hostile_argument_names_send_the_exact_keys(package: Modul
 
 def test_recursive_schemas_work_both_ways(package: ModuleType) -> None:
     provider = RecordingProvider()
-    tools = package.Tools(provider)
+    tools = package.Tools(provider).hostile
     node = {"v": 1, "children": [{"v": 2, "children": [{"v": 3}]}]}
     value = tools.defs(node=node, again={"node": {"v": 4}})
     assert provider.calls == [("defs", {"node": node, "again": {"node": {"v": 4}}})]
@@ -527,7 +531,7 @@ def test_recursive_schemas_work_both_ways(package: ModuleType) -> None:
 
 def test_async_calls_send_exact_wire_names(package: ModuleType, listing: dict[str, Any]) -> None:
     provider = RecordingProvider()
-    tools = package.AsyncTools(provider)
+    tools = package.AsyncTools(provider).hostile
 
     async def call_all() -> None:
         for tool in listing["tools"]:
@@ -541,7 +545,7 @@ def test_async_calls_send_exact_wire_names(package: ModuleType, listing: dict[st
 
 def test_docstrings_and_literals_keep_the_text_inert(package: ModuleType) -> None:
     evil = package.TOOLS[EVIL_TOOL]
-    doc = inspect.getdoc(getattr(package.Tools, evil.method)) or ""
+    doc = inspect.getdoc(getattr(package._tools.HostileTools, evil.method)) or ""
     assert "import os" in doc  # present as text ...
     assert evil.description.endswith("\\")  # ... and a trailing backslash did not eat the closing quote
     bidi = package.TOOLS[BIDI_TOOL]
@@ -561,7 +565,7 @@ def test_the_payloads_reached_the_files_as_data(workspace: Path, pkg: str) -> No
 def test_yaml_tools_send_exact_wire_names_and_keys(yaml_package: ModuleType, workspace: Path) -> None:
     assert {wire: info.method for wire, info in yaml_package.TOOLS.items()} == YAML_METHODS
     provider = RecordingProvider()
-    tools = yaml_package.Tools(provider)
+    tools = yaml_package.Tools(provider).skills
     for wire, method_name in YAML_METHODS.items():
         method = getattr(tools, method_name)
         kwargs = _arguments_for(method)

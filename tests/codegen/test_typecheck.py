@@ -6,10 +6,16 @@ scripts from ``cases/typecheck/``: two correct ones (no diagnostic allowed) and 
 mistakes, whose diagnostics (line, rule, a fragment of the message) are compared in full with the
 snapshots below, like mypy_boto3_builder's typing snapshots. A mistake that stops being reported,
 or a new diagnostic anywhere, fails the test.
+
+Stable call sites, in the same runs: packages ``one`` (the time capture) and ``two`` (time and
+fetch) with agent code that differs only in the package it imports, and uses ``RuntimeRegistry``
+too. The workspace is a temporary folder outside the repository, so ``mas`` is seen only as
+installed: without its ``py.typed`` the agent scripts fail with ``import-untyped``.
 """
 
 from __future__ import annotations
 
+import importlib.resources
 import re
 import shutil
 import subprocess
@@ -22,12 +28,16 @@ from gen_helpers import pyright_strict
 
 from codegen.cli import main as toolgen
 
+pytestmark = pytest.mark.slow  # one mypy and one pyright run over many packages and scripts
+
 REPO = Path(__file__).resolve().parents[2]
-CAPTURES = sorted((REPO / "tests" / "fixtures" / "mcp-tools-list").glob("*.json"))
+CAPTURES_DIR = REPO / "tests" / "fixtures" / "mcp-tools-list"
+CAPTURES = sorted(CAPTURES_DIR.glob("*.json"))
 SAMPLE_TOOLS = REPO / "library-samples" / "tools"
 SCRIPTS = Path(__file__).resolve().parent / "cases" / "typecheck"
-PACKAGES = ("captures", "samples")
-SCRIPT_NAMES = ("good_captures.py", "bad_captures.py", "good_samples.py", "bad_samples.py")
+PACKAGES = ("captures", "samples", "one", "two")
+GOOD_SCRIPTS = ("good_captures.py", "good_samples.py", "agent_one.py", "agent_two.py")
+SCRIPT_NAMES = (*GOOD_SCRIPTS, "bad_captures.py", "bad_samples.py")
 
 # (line, rule, fragment of the message) for every error, sorted. Lines refer to the scripts in
 # cases/typecheck/; the comment at the end of each line there names the mistake.
@@ -50,11 +60,15 @@ MYPY_BAD_CAPTURES = [
     (49, "arg-type", 'Argument 2 to "Tools" has incompatible type "dict[str, str]"; expected "CallOptions | None"'),
 ]
 MYPY_BAD_SAMPLES = [
-    (17, "arg-type", 'Argument "value" to "unit_convert" of "Tools" has incompatible type "str"; expected "float"'),
-    (18, "arg-type", 'Argument "from_unit" to "unit_convert" of "Tools" has incompatible type "Literal[\'parsec\']"'),
+    (
+        17,
+        "arg-type",
+        'Argument "value" to "unit_convert" of "SkillsTools" has incompatible type "str"; expected "float"',
+    ),
+    (18, "arg-type", '"unit_convert" of "SkillsTools" has incompatible type "Literal[\'parsec\']"'),
     (19, "call-arg", 'Missing named argument "to_unit" for "unit_convert"'),
     (20, "call-arg", 'Unexpected keyword argument "limit" for "web_search"'),
-    (21, "arg-type", 'Argument "timezone" to "current_time" of "Tools" has incompatible type "None"; expected "str"'),
+    (21, "arg-type", 'Argument "timezone" to "current_time" of "SkillsTools" has incompatible type "None"; expected'),
     (22, "assignment", 'expression has type "list[Result]", variable has type "int"'),
 ]
 PYRIGHT_BAD_CAPTURES = [
@@ -127,6 +141,9 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("typecheck")
     _generate(root, "captures", [arg for path in CAPTURES for arg in ("--mcp-json", str(path))])
     _generate(root, "samples", ["--tools", str(SAMPLE_TOOLS)])
+    time_json, fetch_json = (str(CAPTURES_DIR / f"{name}.json") for name in ("time", "fetch"))
+    _generate(root, "one", ["--mcp-json", time_json])
+    _generate(root, "two", ["--mcp-json", time_json, "--mcp-json", fetch_json])
     for name in SCRIPT_NAMES:
         shutil.copyfile(SCRIPTS / name, root / name)
     return root
@@ -205,12 +222,12 @@ def test_pyright_strict_package_has_no_errors(pyright_report: Report, package: s
     assert pyright_report.under(package) == [], pyright_report.output
 
 
-@pytest.mark.parametrize("script", ["good_captures.py", "good_samples.py"])
+@pytest.mark.parametrize("script", GOOD_SCRIPTS)
 def test_mypy_strict_accepts_correct_code(mypy_report: Report, script: str) -> None:
     assert mypy_report.of(script) == [], mypy_report.output
 
 
-@pytest.mark.parametrize("script", ["good_captures.py", "good_samples.py"])
+@pytest.mark.parametrize("script", GOOD_SCRIPTS)
 def test_pyright_strict_accepts_correct_code(pyright_report: Report, script: str) -> None:
     assert pyright_report.of(script) == [], pyright_report.output
 
@@ -241,3 +258,27 @@ def test_every_marked_mistake_is_in_the_snapshots() -> None:
         marked = {n for n, text in enumerate(lines, start=1) if "  # " in text}
         for snapshot in snapshots:
             assert {line for line, _, _ in snapshot} == marked, script
+
+
+# --- stable call sites and installed typing -------------------------------------------------------
+
+
+@pytest.mark.parametrize("package", ["mas", "codegen"])
+def test_installed_packages_carry_py_typed(package: str) -> None:
+    assert importlib.resources.files(package).joinpath("py.typed").is_file()
+
+
+def test_agent_scripts_differ_only_in_the_package_they_import() -> None:
+    one = (SCRIPTS / "agent_one.py").read_text(encoding="utf-8").replace("``one`` (the time capture alone)", "")
+    two = (SCRIPTS / "agent_two.py").read_text(encoding="utf-8").replace("``two`` (the time and fetch captures)", "")
+    assert one.replace("from one import", "from two import") == two
+
+
+def test_a_second_source_leaves_the_first_sources_classes_alone(workspace: Path) -> None:
+    one = (workspace / "one" / "_tools.py").read_text(encoding="utf-8")
+    two = (workspace / "two" / "_tools.py").read_text(encoding="utf-8")
+    assert "self.time = TimeTools(" in one and "self.fetch" not in one
+    assert "self.time = TimeTools(" in two and "self.fetch = FetchTools(" in two
+    for cls in ("TimeTools", "TimeToolsResults", "AsyncTimeTools", "AsyncTimeToolsResults"):
+        start = one.index(f"\nclass {cls}(")
+        assert one[start : one.index("\nclass ", start + 1)] in two, cls

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -56,7 +57,17 @@ def test_list_includes_the_sample_mcp_server(repo_root: Path, tmp_path: Path) ->
     )
     unit_convert = str(repo_root / "library-samples" / "tools" / "unit_convert.yaml")
     proc = run_cli(repo_root, tmp_path, "list", "--infra", str(infra), "--tools", unit_convert)
-    assert (proc.returncode, proc.stderr) == (0, "")
+    assert proc.returncode == 0, proc.stderr
+    # Progress on stderr, as plain lines (stderr is a pipe here): connecting, each page, done.
+    progress = re.sub(r"in \d+\.\d s$", "in N s", proc.stderr, flags=re.M)
+    assert progress == (
+        "mas-runtime: sample: connecting\n"
+        "mas-runtime: sample: page 1, 3 tool(s) so far\n"
+        "mas-runtime: sample: page 2, 6 tool(s) so far\n"
+        "mas-runtime: sample: 6 tool(s) in N s\n"
+    )
+    quiet = run_cli(repo_root, tmp_path, "list", "-q", "--infra", str(infra), "--tools", unit_convert)
+    assert (quiet.returncode, quiet.stderr, quiet.stdout) == (0, "", proc.stdout)
     assert proc.stdout == textwrap.dedent(
         """\
         NAME          PROVIDER  TITLE            HINTS                  REQUIRED
@@ -79,7 +90,7 @@ def test_bad_yaml_exits_2_with_one_line(repo_root: Path, tmp_path: Path) -> None
     bad.write_text("kind: Tool\nmetadata:\n  name: x\nspec:\n  description: d\n", encoding="utf-8")
     proc = run_cli(repo_root, tmp_path, "list", "--tools", "bad.yaml")
     assert (proc.returncode, proc.stdout) == (2, "")
-    assert proc.stderr == "bad.yaml:4: spec.parameters: required key is missing\n"
+    assert proc.stderr == "mas-runtime: error: bad.yaml:4: spec.parameters: required key is missing\n"
 
 
 def test_list_json(repo_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -103,14 +114,14 @@ def test_call_prints_the_envelope(repo_root: Path, capsys: pytest.CaptureFixture
         "invalid arguments for tool 'unit_convert': /: missing required argument 'from_unit'"
     )
     assert main(["call", "unit_convert", "{nope", "--tools", tools]) == 2
-    assert capsys.readouterr().err.startswith("arguments: not valid JSON: ")
+    assert capsys.readouterr().err.startswith("mas-runtime: error: arguments: not valid JSON: ")
 
 
 def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["lst"]) == 2
     assert "invalid choice: 'lst'" in capsys.readouterr().err
     assert main(["list", "--local", "nope"]) == 2
-    assert capsys.readouterr().err == "nope: a local tool must be given as 'package.module:Class'\n"
+    assert capsys.readouterr().err == "mas-runtime: error: nope: a local tool must be given as 'package.module:Class'\n"
 
 
 def test_format_table_aligns_columns() -> None:
@@ -140,7 +151,7 @@ def test_list_applies_the_generators_tool_checks(repo_root: Path, tmp_path: Path
     proc = run_cli(repo_root, tmp_path, "list", "--infra", "infra.yaml")
     assert (proc.returncode, proc.stdout) == (2, "")
     assert proc.stderr.splitlines() == [
-        "python -m mas.runtime: error: provider 'odd': /tools/1/name: tool name must be a non-empty string"
+        "mas-runtime: error: provider 'odd': /tools/1/name: tool name must be a non-empty string"
     ]
 
 
@@ -151,7 +162,7 @@ def test_library_logging_is_one_line_and_details_need_v(repo_root: Path, tmp_pat
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[1].split() == ["echo", "odd", "-", "-", "text"]
     assert proc.stderr.splitlines() == [
-        "python -m mas.runtime: warning: mcp.client.stdio: Failed to parse JSONRPC message from server "
+        "mas-runtime: warning: mcp.client.stdio: Failed to parse JSONRPC message from server "
         "(ValidationError; -v shows details)"
     ]
     verbose = run_cli(repo_root, tmp_path, "list", "--infra", "infra.yaml", "-v")

@@ -10,6 +10,9 @@ from typing import Any as _Any
 from typing import Literal
 
 from ._runtime import AsyncToolsBase as _AsyncToolsBase
+from ._runtime import CallOptions as _CallOptions
+from ._runtime import SupportsAsyncCallTool as _SupportsAsyncCallTool
+from ._runtime import SupportsCallTool as _SupportsCallTool
 from ._runtime import ToolInfo as _ToolInfo
 from ._runtime import ToolOutput as _ToolOutput
 from ._runtime import ToolResult as _ToolResult
@@ -24,19 +27,19 @@ __all__ = ["TOOLS", "AsyncTools", "AsyncToolsResults", "Tools", "ToolsResults"]
 
 _PACKAGE = __name__.rpartition(".")[0]
 
-_info_current_time: _ToolInfo[_o.CurrentTimeOutput]
-_info_summarize_text: _ToolInfo[_ToolOutput]
-_info_unit_convert: _ToolInfo[_o.UnitConvertOutput]
-_info_web_search: _ToolInfo[_o.WebSearchOutput]
+_info_skills__current_time: _ToolInfo[_o.SkillsCurrentTimeOutput]
+_info_skills__summarize_text: _ToolInfo[_ToolOutput]
+_info_skills__unit_convert: _ToolInfo[_o.SkillsUnitConvertOutput]
+_info_skills__web_search: _ToolInfo[_o.SkillsWebSearchOutput]
 
-_info_current_time = _ToolInfo(
+_info_skills__current_time = _ToolInfo(
     name="current_time",
     method="current_time",
-    namespace=None,
+    namespace="skills",
     title="Current time",
     description="The current date and time in a time zone, or the local time at a given instant.",
-    input_ref="CurrentTimeInput",
-    output_ref="CurrentTimeOutput",
+    input_ref="SkillsCurrentTimeInput",
+    output_ref="SkillsCurrentTimeOutput",
     output_is_root=False,
     read_only=True,
     destructive=None,
@@ -45,13 +48,13 @@ _info_current_time = _ToolInfo(
     package=_PACKAGE,
 )
 
-_info_summarize_text = _ToolInfo(
+_info_skills__summarize_text = _ToolInfo(
     name="summarize_text",
     method="summarize_text",
-    namespace=None,
+    namespace="skills",
     title="Summarize text",
     description="Shorten a text to its most informative sentences, kept in their original order.",
-    input_ref="SummarizeTextInput",
+    input_ref="SkillsSummarizeTextInput",
     output_ref=None,
     output_is_root=False,
     read_only=True,
@@ -61,14 +64,14 @@ _info_summarize_text = _ToolInfo(
     package=_PACKAGE,
 )
 
-_info_unit_convert = _ToolInfo(
+_info_skills__unit_convert = _ToolInfo(
     name="unit_convert",
     method="unit_convert",
-    namespace=None,
+    namespace="skills",
     title="Unit converter",
     description="Convert a quantity between units of length (mm, cm, m, km, in, ft, mi), mass (g, kg, lb, oz), volume (ml, l, gal) or temperature (C, F, K).",
-    input_ref="UnitConvertInput",
-    output_ref="UnitConvertOutput",
+    input_ref="SkillsUnitConvertInput",
+    output_ref="SkillsUnitConvertOutput",
     output_is_root=False,
     read_only=True,
     destructive=None,
@@ -77,14 +80,14 @@ _info_unit_convert = _ToolInfo(
     package=_PACKAGE,
 )
 
-_info_web_search = _ToolInfo(
+_info_skills__web_search = _ToolInfo(
     name="web_search",
     method="web_search",
-    namespace=None,
+    namespace="skills",
     title="Web search",
     description="Search the web and return the best matching pages with a short snippet each.",
-    input_ref="WebSearchInput",
-    output_ref="WebSearchOutput",
+    input_ref="SkillsWebSearchInput",
+    output_ref="SkillsWebSearchOutput",
     output_is_root=False,
     read_only=True,
     destructive=None,
@@ -96,25 +99,25 @@ _info_web_search = _ToolInfo(
 #: Every tool, keyed by the wire name that ``call_tool`` receives.
 TOOLS: _Mapping[str, _ToolInfo[_Any]] = _MappingProxyType(
     {
-        "current_time": _info_current_time,
-        "summarize_text": _info_summarize_text,
-        "unit_convert": _info_unit_convert,
-        "web_search": _info_web_search,
+        "current_time": _info_skills__current_time,
+        "summarize_text": _info_skills__summarize_text,
+        "unit_convert": _info_skills__unit_convert,
+        "web_search": _info_skills__web_search,
     }
 )
 
 
-class Tools(_ToolsBase):
-    """Tools."""
+class SkillsTools(_ToolsBase):
+    """Tools of the 'skills' source."""
 
     @property
-    def results(self) -> ToolsResults:
+    def results(self) -> SkillsToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return ToolsResults(self._provider, self._options)
+        return SkillsToolsResults(self._provider, self._options)
 
     def current_time(
         self, *, at: str | None = None, timezone: str = "UTC"
-    ) -> _o.CurrentTimeOutput:
+    ) -> _o.SkillsCurrentTimeOutput:
         """Current time
 
         The current date and time in a time zone, or the local time at a given instant.
@@ -128,7 +131,7 @@ class Tools(_ToolsBase):
         Wire name: 'current_time'.
         """
         result = self._call(
-            _info_current_time,
+            _info_skills__current_time,
             {"at": at, "timezone": timezone},
             {"at": None, "timezone": "UTC"},
         )
@@ -148,7 +151,7 @@ class Tools(_ToolsBase):
         Wire name: 'summarize_text'.
         """
         result = self._call(
-            _info_summarize_text,
+            _info_skills__summarize_text,
             {"text": text, "max_sentences": max_sentences},
             {"max_sentences": 2},
         )
@@ -196,7 +199,7 @@ class Tools(_ToolsBase):
             "K",
         ],
         value: float,
-    ) -> _o.UnitConvertOutput:
+    ) -> _o.SkillsUnitConvertOutput:
         """Unit converter
 
         Convert a quantity between units of length (mm, cm, m, km, in, ft, mi), mass (g, kg, lb, oz), volume (ml, l, gal) or temperature (C, F, K).
@@ -209,13 +212,15 @@ class Tools(_ToolsBase):
         Wire name: 'unit_convert'.
         """
         result = self._call(
-            _info_unit_convert,
+            _info_skills__unit_convert,
             {"from_unit": from_unit, "to_unit": to_unit, "value": value},
             {},
         )
         return result.value
 
-    def web_search(self, *, query: str, max_results: int = 3) -> _o.WebSearchOutput:
+    def web_search(
+        self, *, query: str, max_results: int = 3
+    ) -> _o.SkillsWebSearchOutput:
         """Web search
 
         Search the web and return the best matching pages with a short snippet each.
@@ -229,19 +234,19 @@ class Tools(_ToolsBase):
         Wire name: 'web_search'.
         """
         result = self._call(
-            _info_web_search,
+            _info_skills__web_search,
             {"query": query, "max_results": max_results},
             {"max_results": 3},
         )
         return result.value
 
 
-class ToolsResults(_ToolsBase):
-    """Tools returning the whole ToolResult."""
+class SkillsToolsResults(_ToolsBase):
+    """Tools returning the whole ToolResult of the 'skills' source."""
 
     def current_time(
         self, *, at: str | None = None, timezone: str = "UTC"
-    ) -> _ToolResult[_o.CurrentTimeOutput]:
+    ) -> _ToolResult[_o.SkillsCurrentTimeOutput]:
         """Current time
 
         The current date and time in a time zone, or the local time at a given instant.
@@ -255,7 +260,7 @@ class ToolsResults(_ToolsBase):
         Wire name: 'current_time'.
         """
         result = self._call(
-            _info_current_time,
+            _info_skills__current_time,
             {"at": at, "timezone": timezone},
             {"at": None, "timezone": "UTC"},
         )
@@ -277,7 +282,7 @@ class ToolsResults(_ToolsBase):
         Wire name: 'summarize_text'.
         """
         result = self._call(
-            _info_summarize_text,
+            _info_skills__summarize_text,
             {"text": text, "max_sentences": max_sentences},
             {"max_sentences": 2},
         )
@@ -325,7 +330,7 @@ class ToolsResults(_ToolsBase):
             "K",
         ],
         value: float,
-    ) -> _ToolResult[_o.UnitConvertOutput]:
+    ) -> _ToolResult[_o.SkillsUnitConvertOutput]:
         """Unit converter
 
         Convert a quantity between units of length (mm, cm, m, km, in, ft, mi), mass (g, kg, lb, oz), volume (ml, l, gal) or temperature (C, F, K).
@@ -338,7 +343,7 @@ class ToolsResults(_ToolsBase):
         Wire name: 'unit_convert'.
         """
         result = self._call(
-            _info_unit_convert,
+            _info_skills__unit_convert,
             {"from_unit": from_unit, "to_unit": to_unit, "value": value},
             {},
         )
@@ -346,7 +351,7 @@ class ToolsResults(_ToolsBase):
 
     def web_search(
         self, *, query: str, max_results: int = 3
-    ) -> _ToolResult[_o.WebSearchOutput]:
+    ) -> _ToolResult[_o.SkillsWebSearchOutput]:
         """Web search
 
         Search the web and return the best matching pages with a short snippet each.
@@ -360,24 +365,24 @@ class ToolsResults(_ToolsBase):
         Wire name: 'web_search'.
         """
         result = self._call(
-            _info_web_search,
+            _info_skills__web_search,
             {"query": query, "max_results": max_results},
             {"max_results": 3},
         )
         return result
 
 
-class AsyncTools(_AsyncToolsBase):
-    """Async tools."""
+class AsyncSkillsTools(_AsyncToolsBase):
+    """Async tools of the 'skills' source."""
 
     @property
-    def results(self) -> AsyncToolsResults:
+    def results(self) -> AsyncSkillsToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return AsyncToolsResults(self._provider, self._options)
+        return AsyncSkillsToolsResults(self._provider, self._options)
 
     async def current_time(
         self, *, at: str | None = None, timezone: str = "UTC"
-    ) -> _o.CurrentTimeOutput:
+    ) -> _o.SkillsCurrentTimeOutput:
         """Current time
 
         The current date and time in a time zone, or the local time at a given instant.
@@ -391,7 +396,7 @@ class AsyncTools(_AsyncToolsBase):
         Wire name: 'current_time'.
         """
         result = await self._call(
-            _info_current_time,
+            _info_skills__current_time,
             {"at": at, "timezone": timezone},
             {"at": None, "timezone": "UTC"},
         )
@@ -411,7 +416,7 @@ class AsyncTools(_AsyncToolsBase):
         Wire name: 'summarize_text'.
         """
         result = await self._call(
-            _info_summarize_text,
+            _info_skills__summarize_text,
             {"text": text, "max_sentences": max_sentences},
             {"max_sentences": 2},
         )
@@ -459,7 +464,7 @@ class AsyncTools(_AsyncToolsBase):
             "K",
         ],
         value: float,
-    ) -> _o.UnitConvertOutput:
+    ) -> _o.SkillsUnitConvertOutput:
         """Unit converter
 
         Convert a quantity between units of length (mm, cm, m, km, in, ft, mi), mass (g, kg, lb, oz), volume (ml, l, gal) or temperature (C, F, K).
@@ -472,7 +477,7 @@ class AsyncTools(_AsyncToolsBase):
         Wire name: 'unit_convert'.
         """
         result = await self._call(
-            _info_unit_convert,
+            _info_skills__unit_convert,
             {"from_unit": from_unit, "to_unit": to_unit, "value": value},
             {},
         )
@@ -480,7 +485,7 @@ class AsyncTools(_AsyncToolsBase):
 
     async def web_search(
         self, *, query: str, max_results: int = 3
-    ) -> _o.WebSearchOutput:
+    ) -> _o.SkillsWebSearchOutput:
         """Web search
 
         Search the web and return the best matching pages with a short snippet each.
@@ -494,19 +499,19 @@ class AsyncTools(_AsyncToolsBase):
         Wire name: 'web_search'.
         """
         result = await self._call(
-            _info_web_search,
+            _info_skills__web_search,
             {"query": query, "max_results": max_results},
             {"max_results": 3},
         )
         return result.value
 
 
-class AsyncToolsResults(_AsyncToolsBase):
-    """Async tools returning the whole ToolResult."""
+class AsyncSkillsToolsResults(_AsyncToolsBase):
+    """Async tools returning the whole ToolResult of the 'skills' source."""
 
     async def current_time(
         self, *, at: str | None = None, timezone: str = "UTC"
-    ) -> _ToolResult[_o.CurrentTimeOutput]:
+    ) -> _ToolResult[_o.SkillsCurrentTimeOutput]:
         """Current time
 
         The current date and time in a time zone, or the local time at a given instant.
@@ -520,7 +525,7 @@ class AsyncToolsResults(_AsyncToolsBase):
         Wire name: 'current_time'.
         """
         result = await self._call(
-            _info_current_time,
+            _info_skills__current_time,
             {"at": at, "timezone": timezone},
             {"at": None, "timezone": "UTC"},
         )
@@ -542,7 +547,7 @@ class AsyncToolsResults(_AsyncToolsBase):
         Wire name: 'summarize_text'.
         """
         result = await self._call(
-            _info_summarize_text,
+            _info_skills__summarize_text,
             {"text": text, "max_sentences": max_sentences},
             {"max_sentences": 2},
         )
@@ -590,7 +595,7 @@ class AsyncToolsResults(_AsyncToolsBase):
             "K",
         ],
         value: float,
-    ) -> _ToolResult[_o.UnitConvertOutput]:
+    ) -> _ToolResult[_o.SkillsUnitConvertOutput]:
         """Unit converter
 
         Convert a quantity between units of length (mm, cm, m, km, in, ft, mi), mass (g, kg, lb, oz), volume (ml, l, gal) or temperature (C, F, K).
@@ -603,7 +608,7 @@ class AsyncToolsResults(_AsyncToolsBase):
         Wire name: 'unit_convert'.
         """
         result = await self._call(
-            _info_unit_convert,
+            _info_skills__unit_convert,
             {"from_unit": from_unit, "to_unit": to_unit, "value": value},
             {},
         )
@@ -611,7 +616,7 @@ class AsyncToolsResults(_AsyncToolsBase):
 
     async def web_search(
         self, *, query: str, max_results: int = 3
-    ) -> _ToolResult[_o.WebSearchOutput]:
+    ) -> _ToolResult[_o.SkillsWebSearchOutput]:
         """Web search
 
         Search the web and return the best matching pages with a short snippet each.
@@ -625,8 +630,62 @@ class AsyncToolsResults(_AsyncToolsBase):
         Wire name: 'web_search'.
         """
         result = await self._call(
-            _info_web_search,
+            _info_skills__web_search,
             {"query": query, "max_results": max_results},
             {"max_results": 3},
         )
         return result
+
+
+class Tools(_ToolsBase):
+    """Tools."""
+
+    def __init__(
+        self, provider: _SupportsCallTool, options: _CallOptions | None = None
+    ) -> None:
+        super().__init__(provider, options)
+        self.skills = SkillsTools(provider, options)
+
+    @property
+    def results(self) -> ToolsResults:
+        """The same tools, returning the whole ``ToolResult`` instead of the value."""
+        return ToolsResults(self._provider, self._options)
+
+
+class ToolsResults(_ToolsBase):
+    """Tools returning the whole ToolResult."""
+
+    def __init__(
+        self, provider: _SupportsCallTool, options: _CallOptions | None = None
+    ) -> None:
+        super().__init__(provider, options)
+        self.skills = SkillsToolsResults(provider, options)
+
+
+class AsyncTools(_AsyncToolsBase):
+    """Async tools."""
+
+    def __init__(
+        self,
+        provider: _SupportsCallTool | _SupportsAsyncCallTool,
+        options: _CallOptions | None = None,
+    ) -> None:
+        super().__init__(provider, options)
+        self.skills = AsyncSkillsTools(provider, options)
+
+    @property
+    def results(self) -> AsyncToolsResults:
+        """The same tools, returning the whole ``ToolResult`` instead of the value."""
+        return AsyncToolsResults(self._provider, self._options)
+
+
+class AsyncToolsResults(_AsyncToolsBase):
+    """Async tools returning the whole ToolResult."""
+
+    def __init__(
+        self,
+        provider: _SupportsCallTool | _SupportsAsyncCallTool,
+        options: _CallOptions | None = None,
+    ) -> None:
+        super().__init__(provider, options)
+        self.skills = AsyncSkillsToolsResults(provider, options)

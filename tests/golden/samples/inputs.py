@@ -8,17 +8,17 @@ from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
 Model: TypeAlias = Any
 
 
-class CurrentTimeInput(TypedDict):
+class SkillsCurrentTimeInput(TypedDict):
     at: NotRequired[str]
     timezone: NotRequired[str]
 
 
-class SummarizeTextInput(TypedDict):
+class SkillsSummarizeTextInput(TypedDict):
     max_sentences: NotRequired[int]
     text: str
 
 
-class UnitConvertInput(TypedDict):
+class SkillsUnitConvertInput(TypedDict):
     from_unit: Literal[
         "mm",
         "cm",
@@ -60,6 +60,6 @@ class UnitConvertInput(TypedDict):
     value: float
 
 
-class WebSearchInput(TypedDict):
+class SkillsWebSearchInput(TypedDict):
     max_results: NotRequired[int]
     query: str

@@ -11,14 +11,14 @@ class Model(RootModel[Any]):
     root: Any
 
 
-class CurrentTimeOutput(BaseModel):
+class SkillsCurrentTimeOutput(BaseModel):
     iso: str
     timezone: str
     utc_offset: str
     weekday: str
 
 
-class UnitConvertOutput(BaseModel):
+class SkillsUnitConvertOutput(BaseModel):
     category: Literal["length", "mass", "volume", "temperature"]
     unit: str
     value: float
@@ -31,6 +31,6 @@ class Result(BaseModel):
     url: str
 
 
-class WebSearchOutput(BaseModel):
+class SkillsWebSearchOutput(BaseModel):
     query: str
     results: list[Result]

@@ -9,6 +9,9 @@ from types import MappingProxyType as _MappingProxyType
 from typing import Any as _Any
 
 from ._runtime import AsyncToolsBase as _AsyncToolsBase
+from ._runtime import CallOptions as _CallOptions
+from ._runtime import SupportsAsyncCallTool as _SupportsAsyncCallTool
+from ._runtime import SupportsCallTool as _SupportsCallTool
 from ._runtime import ToolInfo as _ToolInfo
 from ._runtime import ToolResult as _ToolResult
 from ._runtime import ToolsBase as _ToolsBase
@@ -22,17 +25,17 @@ __all__ = ["TOOLS", "AsyncTools", "AsyncToolsResults", "Tools", "ToolsResults"]
 
 _PACKAGE = __name__.rpartition(".")[0]
 
-_info_convert_time: _ToolInfo[_o.ConvertTimeOutput]
-_info_get_current_time: _ToolInfo[_o.GetCurrentTimeOutput]
+_info_time__convert_time: _ToolInfo[_o.TimeConvertTimeOutput]
+_info_time__get_current_time: _ToolInfo[_o.TimeGetCurrentTimeOutput]
 
-_info_convert_time = _ToolInfo(
+_info_time__convert_time = _ToolInfo(
     name="convert_time",
     method="convert_time",
-    namespace=None,
+    namespace="time",
     title=None,
     description="Convert time between timezones",
-    input_ref="ConvertTimeInput",
-    output_ref="ConvertTimeOutput",
+    input_ref="TimeConvertTimeInput",
+    output_ref="TimeConvertTimeOutput",
     output_is_root=False,
     read_only=True,
     destructive=False,
@@ -41,14 +44,14 @@ _info_convert_time = _ToolInfo(
     package=_PACKAGE,
 )
 
-_info_get_current_time = _ToolInfo(
+_info_time__get_current_time = _ToolInfo(
     name="get_current_time",
     method="get_current_time",
-    namespace=None,
+    namespace="time",
     title=None,
     description="Get current time in a specific timezone",
-    input_ref="GetCurrentTimeInput",
-    output_ref="GetCurrentTimeOutput",
+    input_ref="TimeGetCurrentTimeInput",
+    output_ref="TimeGetCurrentTimeOutput",
     output_is_root=False,
     read_only=True,
     destructive=False,
@@ -60,23 +63,23 @@ _info_get_current_time = _ToolInfo(
 #: Every tool, keyed by the wire name that ``call_tool`` receives.
 TOOLS: _Mapping[str, _ToolInfo[_Any]] = _MappingProxyType(
     {
-        "convert_time": _info_convert_time,
-        "get_current_time": _info_get_current_time,
+        "convert_time": _info_time__convert_time,
+        "get_current_time": _info_time__get_current_time,
     }
 )
 
 
-class Tools(_ToolsBase):
-    """Tools."""
+class TimeTools(_ToolsBase):
+    """Tools of the 'time' source."""
 
     @property
-    def results(self) -> ToolsResults:
+    def results(self) -> TimeToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return ToolsResults(self._provider, self._options)
+        return TimeToolsResults(self._provider, self._options)
 
     def convert_time(
         self, *, source_timezone: str, target_timezone: str, time: str
-    ) -> _o.ConvertTimeOutput:
+    ) -> _o.TimeConvertTimeOutput:
         """Convert time between timezones
 
         Args:
@@ -89,7 +92,7 @@ class Tools(_ToolsBase):
         Wire name: 'convert_time'.
         """
         result = self._call(
-            _info_convert_time,
+            _info_time__convert_time,
             {
                 "source_timezone": source_timezone,
                 "target_timezone": target_timezone,
@@ -99,7 +102,7 @@ class Tools(_ToolsBase):
         )
         return result.value
 
-    def get_current_time(self, *, timezone: str) -> _o.GetCurrentTimeOutput:
+    def get_current_time(self, *, timezone: str) -> _o.TimeGetCurrentTimeOutput:
         """Get current time in a specific timezone
 
         Args:
@@ -109,16 +112,16 @@ class Tools(_ToolsBase):
 
         Wire name: 'get_current_time'.
         """
-        result = self._call(_info_get_current_time, {"timezone": timezone}, {})
+        result = self._call(_info_time__get_current_time, {"timezone": timezone}, {})
         return result.value
 
 
-class ToolsResults(_ToolsBase):
-    """Tools returning the whole ToolResult."""
+class TimeToolsResults(_ToolsBase):
+    """Tools returning the whole ToolResult of the 'time' source."""
 
     def convert_time(
         self, *, source_timezone: str, target_timezone: str, time: str
-    ) -> _ToolResult[_o.ConvertTimeOutput]:
+    ) -> _ToolResult[_o.TimeConvertTimeOutput]:
         """Convert time between timezones
 
         Args:
@@ -131,7 +134,7 @@ class ToolsResults(_ToolsBase):
         Wire name: 'convert_time'.
         """
         result = self._call(
-            _info_convert_time,
+            _info_time__convert_time,
             {
                 "source_timezone": source_timezone,
                 "target_timezone": target_timezone,
@@ -143,7 +146,7 @@ class ToolsResults(_ToolsBase):
 
     def get_current_time(
         self, *, timezone: str
-    ) -> _ToolResult[_o.GetCurrentTimeOutput]:
+    ) -> _ToolResult[_o.TimeGetCurrentTimeOutput]:
         """Get current time in a specific timezone
 
         Args:
@@ -153,21 +156,21 @@ class ToolsResults(_ToolsBase):
 
         Wire name: 'get_current_time'.
         """
-        result = self._call(_info_get_current_time, {"timezone": timezone}, {})
+        result = self._call(_info_time__get_current_time, {"timezone": timezone}, {})
         return result
 
 
-class AsyncTools(_AsyncToolsBase):
-    """Async tools."""
+class AsyncTimeTools(_AsyncToolsBase):
+    """Async tools of the 'time' source."""
 
     @property
-    def results(self) -> AsyncToolsResults:
+    def results(self) -> AsyncTimeToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return AsyncToolsResults(self._provider, self._options)
+        return AsyncTimeToolsResults(self._provider, self._options)
 
     async def convert_time(
         self, *, source_timezone: str, target_timezone: str, time: str
-    ) -> _o.ConvertTimeOutput:
+    ) -> _o.TimeConvertTimeOutput:
         """Convert time between timezones
 
         Args:
@@ -180,7 +183,7 @@ class AsyncTools(_AsyncToolsBase):
         Wire name: 'convert_time'.
         """
         result = await self._call(
-            _info_convert_time,
+            _info_time__convert_time,
             {
                 "source_timezone": source_timezone,
                 "target_timezone": target_timezone,
@@ -190,7 +193,7 @@ class AsyncTools(_AsyncToolsBase):
         )
         return result.value
 
-    async def get_current_time(self, *, timezone: str) -> _o.GetCurrentTimeOutput:
+    async def get_current_time(self, *, timezone: str) -> _o.TimeGetCurrentTimeOutput:
         """Get current time in a specific timezone
 
         Args:
@@ -200,16 +203,18 @@ class AsyncTools(_AsyncToolsBase):
 
         Wire name: 'get_current_time'.
         """
-        result = await self._call(_info_get_current_time, {"timezone": timezone}, {})
+        result = await self._call(
+            _info_time__get_current_time, {"timezone": timezone}, {}
+        )
         return result.value
 
 
-class AsyncToolsResults(_AsyncToolsBase):
-    """Async tools returning the whole ToolResult."""
+class AsyncTimeToolsResults(_AsyncToolsBase):
+    """Async tools returning the whole ToolResult of the 'time' source."""
 
     async def convert_time(
         self, *, source_timezone: str, target_timezone: str, time: str
-    ) -> _ToolResult[_o.ConvertTimeOutput]:
+    ) -> _ToolResult[_o.TimeConvertTimeOutput]:
         """Convert time between timezones
 
         Args:
@@ -222,7 +227,7 @@ class AsyncToolsResults(_AsyncToolsBase):
         Wire name: 'convert_time'.
         """
         result = await self._call(
-            _info_convert_time,
+            _info_time__convert_time,
             {
                 "source_timezone": source_timezone,
                 "target_timezone": target_timezone,
@@ -234,7 +239,7 @@ class AsyncToolsResults(_AsyncToolsBase):
 
     async def get_current_time(
         self, *, timezone: str
-    ) -> _ToolResult[_o.GetCurrentTimeOutput]:
+    ) -> _ToolResult[_o.TimeGetCurrentTimeOutput]:
         """Get current time in a specific timezone
 
         Args:
@@ -244,5 +249,61 @@ class AsyncToolsResults(_AsyncToolsBase):
 
         Wire name: 'get_current_time'.
         """
-        result = await self._call(_info_get_current_time, {"timezone": timezone}, {})
+        result = await self._call(
+            _info_time__get_current_time, {"timezone": timezone}, {}
+        )
         return result
+
+
+class Tools(_ToolsBase):
+    """Tools."""
+
+    def __init__(
+        self, provider: _SupportsCallTool, options: _CallOptions | None = None
+    ) -> None:
+        super().__init__(provider, options)
+        self.time = TimeTools(provider, options)
+
+    @property
+    def results(self) -> ToolsResults:
+        """The same tools, returning the whole ``ToolResult`` instead of the value."""
+        return ToolsResults(self._provider, self._options)
+
+
+class ToolsResults(_ToolsBase):
+    """Tools returning the whole ToolResult."""
+
+    def __init__(
+        self, provider: _SupportsCallTool, options: _CallOptions | None = None
+    ) -> None:
+        super().__init__(provider, options)
+        self.time = TimeToolsResults(provider, options)
+
+
+class AsyncTools(_AsyncToolsBase):
+    """Async tools."""
+
+    def __init__(
+        self,
+        provider: _SupportsCallTool | _SupportsAsyncCallTool,
+        options: _CallOptions | None = None,
+    ) -> None:
+        super().__init__(provider, options)
+        self.time = AsyncTimeTools(provider, options)
+
+    @property
+    def results(self) -> AsyncToolsResults:
+        """The same tools, returning the whole ``ToolResult`` instead of the value."""
+        return AsyncToolsResults(self._provider, self._options)
+
+
+class AsyncToolsResults(_AsyncToolsBase):
+    """Async tools returning the whole ToolResult."""
+
+    def __init__(
+        self,
+        provider: _SupportsCallTool | _SupportsAsyncCallTool,
+        options: _CallOptions | None = None,
+    ) -> None:
+        super().__init__(provider, options)
+        self.time = AsyncTimeToolsResults(provider, options)

@@ -8,11 +8,11 @@ from typing import Any, TypeAlias, TypedDict
 Model: TypeAlias = Any
 
 
-class ConvertTimeInput(TypedDict):
+class TimeConvertTimeInput(TypedDict):
     source_timezone: str
     target_timezone: str
     time: str
 
 
-class GetCurrentTimeInput(TypedDict):
+class TimeGetCurrentTimeInput(TypedDict):
     timezone: str

@@ -11,20 +11,20 @@ class Model(RootModel[Any]):
     root: Any
 
 
-class ConvertTimeOutputTimeResult(BaseModel):
+class TimeConvertTimeOutputTimeResult(BaseModel):
     datetime: str
     day_of_week: str
     is_dst: bool
     timezone: str
 
 
-class ConvertTimeOutput(BaseModel):
-    source: ConvertTimeOutputTimeResult
-    target: ConvertTimeOutputTimeResult
+class TimeConvertTimeOutput(BaseModel):
+    source: TimeConvertTimeOutputTimeResult
+    target: TimeConvertTimeOutputTimeResult
     time_difference: str
 
 
-class GetCurrentTimeOutput(BaseModel):
+class TimeGetCurrentTimeOutput(BaseModel):
     datetime: str
     day_of_week: str
     is_dst: bool

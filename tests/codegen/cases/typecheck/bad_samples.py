@@ -13,7 +13,7 @@ class Provider:
 
 
 def mistakes() -> None:
-    tools = Tools(Provider())
+    tools = Tools(Provider()).skills
     tools.unit_convert(value="3", from_unit="km", to_unit="mi")  # wrong argument type
     tools.unit_convert(value=3, from_unit="parsec", to_unit="mi")  # value outside the enum
     tools.unit_convert(value=3, from_unit="km")  # missing required argument

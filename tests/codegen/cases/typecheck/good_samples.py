@@ -13,9 +13,9 @@ class Provider:
 
 
 def sync_calls() -> None:
-    tools = Tools(Provider())
+    tools = Tools(Provider()).skills
     now = tools.current_time()
-    assert_type(now, outputs.CurrentTimeOutput)
+    assert_type(now, outputs.SkillsCurrentTimeOutput)
     assert_type(tools.current_time(timezone="Europe/Paris", at=None).utc_offset, str)
     converted = tools.unit_convert(value=3, from_unit="km", to_unit="mi")
     assert_type(converted.value, float)
@@ -25,12 +25,12 @@ def sync_calls() -> None:
     summary = tools.summarize_text(text="One. Two. Three.", max_sentences=1)
     assert_type(summary, ToolOutput)
     result = tools.results.unit_convert(value=1.5, from_unit="kg", to_unit="lb")
-    assert_type(result, ToolResult[outputs.UnitConvertOutput])
+    assert_type(result, ToolResult[outputs.SkillsUnitConvertOutput])
 
 
 async def async_calls() -> None:
-    tools = AsyncTools(Provider())
+    tools = AsyncTools(Provider()).skills
     found = await tools.web_search(query="x")
-    assert_type(found, outputs.WebSearchOutput)
+    assert_type(found, outputs.SkillsWebSearchOutput)
     summary = await tools.results.summarize_text(text="x")
     assert_type(summary.value.text, str)
