@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from codegen.cache import Cache
 from codegen.classes import build_classes, settle
 from codegen.datamodels import ModelModule, generate_models
 from codegen.errors import GenerateError
@@ -82,7 +83,12 @@ def check_tools(source: SourceTools) -> None:
 
 
 def build_package(
-    sources: Sequence[SourceTools], *, package: str, header: str, parallel: bool | None = None
+    sources: Sequence[SourceTools],
+    *,
+    package: str,
+    header: str,
+    parallel: bool | None = None,
+    cache: Cache | None = None,
 ) -> PackageSpec:
     for source in sources:
         check_tools(source)
@@ -116,7 +122,7 @@ def build_package(
             ns_plans.append(_Plan(source, tool, index, full_wire, method, input_def, output_def))
         plans.append((source, ns_plans))
 
-    in_models, out_models = generate_models(inputs.document(), outputs.document(), parallel=parallel)
+    in_models, out_models = generate_models(inputs.document(), outputs.document(), parallel=parallel, cache=cache)
     needed: dict[str, tuple[str, str]] = {}
     used_consts: set[str] = set()
     namespaces = []

@@ -37,6 +37,7 @@ def _parser() -> argparse.ArgumentParser:
     gen.add_argument("--package", metavar="NAME", help="package name")
     gen.add_argument("--check", action="store_true", help="write nothing; exit 1 if the output is stale")
     gen.add_argument("--diff", action="store_true", help="with --check: print a unified diff")
+    gen.add_argument("--no-cache", action="store_true", help="neither read nor write .toolgen-cache/")
     diff_cli.add_arguments(commands.add_parser("diff", help="classify tool changes", description=diff_cli.DESCRIPTION))
     return parser
 
@@ -55,6 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "offline": args.offline or None,
         "check": args.check or args.diff or None,
         "diff": args.diff or None,
+        "no_cache": args.no_cache,
     }
     try:
         settings = load_settings(Path.cwd(), overrides)

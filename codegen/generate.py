@@ -10,18 +10,17 @@ from pathlib import Path
 from typing import TextIO
 
 from codegen import __version__
-from codegen.build import build_package
+from codegen.cache import Cache
 from codegen.drift import Change as DriftChange
 from codegen.errors import GenerateError
 from codegen.model import SourceTools
-from codegen.render import render_package
 from codegen.settings import Settings
 from codegen.snapshot import canonical_json, load_snapshot, lock_drift, render_snapshot
 from codegen.sources import parse_infra, parse_mcp_json, parse_yaml_tools, read_live, read_snapshot_sources
 from codegen.write import GENERATED_MARKER, Change, diff_changes, plan_changes, write_file_atomic, write_package
 from mas.runtime.lockfile import canonical_tool
 
-__all__ = ["Outcome", "collect_sources", "header_for", "run", "shown"]
+__all__ = ["Outcome", "collect_sources", "header_for", "render_files", "run", "shown"]
 
 
 @dataclass(frozen=True)
@@ -88,12 +87,27 @@ def shown(path: Path) -> str:
         return str(path)
 
 
+def render_files(sources: Sequence[SourceTools], package: str, cache: Cache) -> dict[str, str]:
+    """The package's files: from the cache when these exact inputs were rendered before by this
+    exact generator, else built and rendered (reusing cached model modules) and then stored."""
+    key = cache.files_key(sources, package)
+    files = cache.get_files(key)
+    if files is None:
+        # Imported here: a cached run never loads datamodel-code-generator, black or Jinja2.
+        from codegen.build import build_package
+        from codegen.render import render_package
+
+        pkg = build_package(sources, package=package, header=header_for(sources, package), cache=cache)
+        files = render_package(pkg)
+        cache.put_files(key, files)
+    return files
+
+
 def run(settings: Settings, out: TextIO = sys.stdout) -> Outcome:
     """Generate, or with ``settings.check`` only compare. Raises GenerateError on bad input, before
     anything is written."""
     sources, snapshot_text = collect_sources(settings)
-    pkg = build_package(sources, package=settings.package, header=header_for(sources, settings.package))
-    files = render_package(pkg)
+    files = render_files(sources, settings.package, Cache(settings.cache))
     snapshot_changed = snapshot_text is not None and (
         not settings.snapshot.is_file() or settings.snapshot.read_text(encoding="utf-8") != snapshot_text
     )

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
-
-import jinja2
+from typing import TYPE_CHECKING
 
 from codegen.formatting import format_python
 from codegen.model import PackageSpec
+
+if TYPE_CHECKING:
+    import jinja2
 
 __all__ = ["SHIM_PATH", "format_python", "render_package", "templates_dir"]
 
@@ -24,6 +26,8 @@ def templates_dir() -> Path:
 
 @cache
 def _environment() -> jinja2.Environment:
+    import jinja2  # imported only when something is rendered: a cached run never needs it
+
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(templates_dir()),
         undefined=jinja2.StrictUndefined,
