@@ -21,7 +21,6 @@ A generated ``Tools`` class subclasses :class:`ToolsBase` (``AsyncTools`` subcla
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import importlib
 import inspect
@@ -149,6 +148,8 @@ def _accepted_options(func: Callable[..., object]) -> frozenset[str] | None:
 
 
 def _forwarded(func: Callable[..., object], options: Mapping[str, object]) -> dict[str, object]:
+    if not options:  # the common case: no signature lookup at all
+        return {}
     accepted = _accepted_options(func)
     return {key: value for key, value in options.items() if value is not None and (accepted is None or key in accepted)}
 
@@ -228,7 +229,8 @@ class ToolInfo(Generic[T]):
 # Content blocks
 # --------------------------------------------------------------------------------------------
 
-_MODEL_CONFIG = ConfigDict(populate_by_name=True, extra="allow")
+# Built on first use, not at import: most calls never decode a content block into a model.
+_MODEL_CONFIG = ConfigDict(populate_by_name=True, extra="allow", defer_build=True)
 
 
 def _meta_field() -> Any:
@@ -345,7 +347,7 @@ ContentBlock: TypeAlias = Annotated[
 ]
 """One MCP content block, chosen by its ``type``; unknown types decode as :class:`UnknownContent`."""
 
-_CONTENT_LIST: TypeAdapter[list[ContentBlock]] = TypeAdapter(list[ContentBlock])
+_CONTENT_LIST: TypeAdapter[list[ContentBlock]] = TypeAdapter(list[ContentBlock], config=ConfigDict(defer_build=True))
 
 
 def _joined_text(blocks: list[object]) -> str | None:
@@ -369,7 +371,7 @@ def _no_blocks() -> list[ContentBlock]:
 class ToolOutput(BaseModel):
     """The value of a tool without an output schema: its content blocks and structured content."""
 
-    model_config = ConfigDict(populate_by_name=True)
+    model_config = ConfigDict(populate_by_name=True, defer_build=True)
 
     content: list[ContentBlock] = Field(default_factory=_no_blocks)
     structured_content: Any = Field(
@@ -743,6 +745,8 @@ class ToolsBase(_ToolsCore[SupportsCallTool]):
 
 
 def _run_awaitable(info: ToolInfo[Any], awaitable: Awaitable[object]) -> object:
+    import asyncio  # here, not at the top: it costs a third of an import of the package
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -762,6 +766,8 @@ class AsyncToolsBase(_ToolsCore[SupportsCallTool | SupportsAsyncCallTool]):
     async def _call(self, info: ToolInfo[T], arguments: dict[str, Any], omit: Mapping[str, object]) -> ToolResult[T]:
         """Await ``acall_tool`` when the provider has it, else ``call_tool`` (in a worker thread
         when it is synchronous, so the event loop is never blocked)."""
+        import asyncio
+
         args = _without_omitted(arguments, omit)
         acall_tool: object = getattr(self._provider, "acall_tool", None)
         raw: object

@@ -1,0 +1,55 @@
+"""Importing a generated package builds no model and loads nothing heavy; a call loads what it needs.
+
+Run in a fresh interpreter each, since what matters is what an import leaves in ``sys.modules``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from gen_helpers import REPO
+
+_PROBE = """
+import json, sys
+import sample_tools
+from pydantic import BaseModel
+after_import = {
+    "heavy": sorted(m for m in ("asyncio", "logging", "sample_tools.outputs", "sample_tools.inputs") if m in sys.modules),
+    "built": sorted(
+        c.__name__ for c in BaseModel.__subclasses__()
+        if c.__module__.startswith("sample_tools") and c.__pydantic_complete__
+    ),
+}
+
+print(json.dumps(after_import))
+"""
+
+
+def test_import_builds_no_model_and_loads_no_asyncio() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONPATH": str(REPO / "generated")}
+    proc = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, env=env, check=False)
+    assert proc.returncode == 0, proc.stderr
+    seen = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert seen == {"heavy": [], "built": []}
+
+
+_CALL = """
+import sys
+import sample_tools
+from sample_tools._runtime import ToolInfo, ToolsBase, decode_result
+
+info = ToolInfo(name="t", method="t", namespace=None, title=None, description="", input_ref=dict,
+                output_ref=None, output_is_root=False)
+result = decode_result(info, {"content": [{"type": "text", "text": "hi"}, {"type": "image", "data": "", "mimeType": "image/png"}]})
+print(type(result.value).__name__, result.value.text, [type(b).__name__ for b in result.content], "asyncio" in sys.modules)
+"""
+
+
+def test_deferred_content_models_still_decode() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONPATH": str(REPO / "generated")}
+    proc = subprocess.run([sys.executable, "-c", _CALL], capture_output=True, text=True, env=env, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["ToolOutput", "hi", "['TextContent',", "'ImageContent']", "False"]
