@@ -41,3 +41,10 @@ def generate(session: nox.Session) -> None:
     """
     _install(session)
     session.run("python", "-m", "codegen", "generate", *session.posargs)
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Benchmarks against their floors; writes benchmarks/results.md (try `nox -s bench -- --quick`)."""
+    _install(session, "test")  # pyright and mypy are timed too
+    session.run("python", "benchmarks/bench.py", *session.posargs)
