@@ -26,6 +26,7 @@ from codegen.model import (
 )
 from codegen.naming import assign_names, class_name, unique
 from codegen.schemas import SchemaDocument
+from codegen.split import import_lines, split_models, where_defined
 from mas.runtime.contracts.tool_contract import HINT_KEYS
 
 __all__ = ["RESERVED_ATTRS", "build_package", "check_tools"]
@@ -144,6 +145,8 @@ def build_package(
     for local, (module, original) in needed.items():
         by_module.setdefault(module, set()).add(original if original == local else f"{original} as {local}")
     imports = tuple(ImportSpec(m, tuple(sorted(names))) for m, names in sorted(by_module.items()))
+    roots = [p.output_def for _, ns_plans in plans for p in ns_plans if p.output_def is not None]
+    output_modules = split_models(out_models.code, roots)
     return PackageSpec(
         name=package,
         header=header,
@@ -154,6 +157,13 @@ def build_package(
         tools_imports=imports,
         inputs_code=in_models.code,
         outputs_code=out_models.code,
+        output_modules=output_modules,
+        outputs_imports=tuple(
+            line
+            for m in output_modules
+            for line in import_lines(f".{m.name}", [f"{n} as {n}" for n in m.names], indent="    ")
+        ),
+        outputs_where=tuple(sorted((str_literal(n), str_literal(m)) for n, m in where_defined(output_modules).items())),
         exports=_exports(),
     )
 

@@ -55,6 +55,7 @@ __all__ = [
     "ToolsBase",
     "UnknownContent",
     "decode_result",
+    "lazy_models",
     "normalize_envelope",
 ]
 
@@ -223,6 +224,19 @@ class ToolInfo(Generic[T]):
             if value is not None:
                 words.append(if_true if value else if_false)
         return tuple(words)
+
+
+def lazy_models(package: str, where: Mapping[str, str]) -> Callable[[str], Any]:
+    """The ``__getattr__`` of a generated ``outputs`` package (PEP 562): a model's module (one per
+    tool) is imported when the model is first named, so a call builds only its own tool's models."""
+
+    def __getattr__(name: str) -> Any:
+        module = where.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        return getattr(importlib.import_module(f"{package}.{module}"), name)
+
+    return __getattr__
 
 
 # --------------------------------------------------------------------------------------------
