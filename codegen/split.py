@@ -43,7 +43,7 @@ def _used_names(node: ast.AST, *, quoted: bool = True) -> set[str]:
     references (a dependency too many only shares a class; an import too many fails pyright)."""
     names: set[str] = set()
     for sub in ast.walk(node):
-        if isinstance(sub, ast.Name):
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):  # a field named ``Literal`` is no use
             names.add(sub.id)
         elif quoted and isinstance(sub, ast.Constant) and isinstance(sub.value, str):
             try:

@@ -59,3 +59,11 @@ def test_every_class_lands_in_exactly_one_module() -> None:
     modules = split_models(CODE, ["AOutput", "BOutput"])
     names = [n for m in modules for n in m.names]
     assert sorted(names) == ["AOutput", "BOutput", "Item", "Model", "Node"]
+
+
+def test_a_field_named_like_an_import_imports_nothing() -> None:
+    """Found by the hostile tests: a field ``RootModel: str`` is not a use of ``RootModel``."""
+    code = CODE + "\n\nclass COutput(BaseModel):\n    RootModel: str\n    Literal: int\n"
+    modules = {m.name: m for m in split_models(code, ["AOutput", "BOutput", "COutput"])}
+    assert "from pydantic import BaseModel\n" in modules["c_output"].code
+    assert "typing" not in modules["c_output"].code
