@@ -77,3 +77,10 @@ def fuzz(session: nox.Session) -> None:
     session.run("pytest", "--import-mode=importlib", "-p", "no:cacheprovider", "tests/codegen/test_fuzz.py",
                 *session.posargs, env=env)  # fmt: skip
     session.log((session.invocation_dir / "fuzz-report.json").read_text(encoding="utf-8"))
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Benchmarks against their floors; writes benchmarks/results.md (try `nox -s bench -- --quick`)."""
+    _install(session, "test")  # pyright and mypy are timed too
+    session.run("python", "benchmarks/bench.py", *session.posargs)

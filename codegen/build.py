@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from codegen.cache import Cache
 from codegen.classes import build_classes, settle
 from codegen.datamodels import ModelModule, generate_models, model_code
 from codegen.errors import Degradation, GenerateError
@@ -26,6 +27,7 @@ from codegen.model import (
 )
 from codegen.naming import assign_names, class_name, unique
 from codegen.schemas import Report, SchemaDocument, json_type, pointer
+from codegen.split import import_lines, split_models, where_defined
 from mas.runtime.contracts.tool_contract import HINT_KEYS
 from mas.runtime.tool_checks import tool_problems
 
@@ -64,6 +66,7 @@ def build_package(
     header: str,
     parallel: bool | None = None,
     inferred: Mapping[str, Mapping[str, InferredOutput]] | None = None,
+    cache: Cache | None = None,
 ) -> PackageSpec:
     """``inferred`` maps a source name and a wire name to an output type learned from samples
     (``codegen/infer.py``); it stands in for a missing ``outputSchema`` on the same path."""
@@ -122,10 +125,10 @@ def build_package(
         plans.append((source, ns_plans))
 
     try:
-        in_models, out_models = generate_models(inputs.document(), outputs.document(), parallel=parallel)
+        in_models, out_models = generate_models(inputs.document(), outputs.document(), parallel=parallel, cache=cache)
     except GenerateError:  # some schema datamodel-code-generator cannot take: find it, type it as Any
         _untype_failures(groups, plans, inputs, outputs)
-        in_models, out_models = generate_models(inputs.document(), outputs.document(), parallel=parallel)
+        in_models, out_models = generate_models(inputs.document(), outputs.document(), parallel=parallel, cache=cache)
     needed: dict[str, tuple[str, str]] = {}
     used_consts: set[str] = set()
     namespaces = []
@@ -147,6 +150,8 @@ def build_package(
     for local, (module, original) in needed.items():
         by_module.setdefault(module, set()).add(original if original == local else f"{original} as {local}")
     imports = tuple(ImportSpec(m, tuple(sorted(names))) for m, names in sorted(by_module.items()))
+    roots = [p.output_def for _, ns_plans in plans for p in ns_plans if p.output_def is not None]
+    output_modules = split_models(out_models.code, roots)
     return PackageSpec(
         name=package,
         header=header,
@@ -157,6 +162,13 @@ def build_package(
         tools_imports=imports,
         inputs_code=in_models.code,
         outputs_code=out_models.code,
+        output_modules=output_modules,
+        outputs_imports=tuple(
+            line
+            for m in output_modules
+            for line in import_lines(f".{m.name}", [f"{n} as {n}" for n in m.names], indent="    ")
+        ),
+        outputs_where=tuple(sorted((str_literal(n), str_literal(m)) for n, m in where_defined(output_modules).items())),
         exports=_exports(),
         degradations=tuple(sorted(set(degradations))),
     )

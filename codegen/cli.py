@@ -73,6 +73,7 @@ def _add_generate(
     gen.add_argument("--diff", action="store_true", help="like --check, and print a unified diff")
     gen.add_argument("--strict-schemas", action="store_true", help="a schema typed as Any is an error, not a warning")
     gen.add_argument("--samples", action="append", metavar="FILE", help="recorded results to infer types from")
+    gen.add_argument("--no-cache", action="store_true", help="neither read nor write .toolgen-cache/")
 
 
 def generate_command(args: argparse.Namespace, progress: Progress) -> int:
@@ -88,6 +89,7 @@ def generate_command(args: argparse.Namespace, progress: Progress) -> int:
         "diff": args.diff or None,
         "strict_schemas": args.strict_schemas or None,
         "samples": args.samples,
+        "no_cache": args.no_cache,
     }
     settings = load_settings(Path.cwd(), overrides)
     if settings.config_file is None and args.out is None and args.package is None:

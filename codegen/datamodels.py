@@ -19,8 +19,9 @@ import warnings
 from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
+from codegen.cache import Cache
 from codegen.errors import GenerateError
 from codegen.formatting import format_python
 from codegen.layout import str_literal
@@ -254,20 +255,33 @@ def _can_fork() -> bool:
 
 
 def generate_models(
-    inputs: Mapping[str, Any], outputs: Mapping[str, Any], *, parallel: bool | None = None
+    inputs: Mapping[str, Any],
+    outputs: Mapping[str, Any],
+    *,
+    parallel: bool | None = None,
+    cache: Cache | None = None,
 ) -> tuple[ModelModule, ModelModule]:
     """Input TypedDicts and output models: two batched runs, side by side on two cores when the
-    catalog is large enough to pay for a forked worker (``parallel=None`` decides by size)."""
+    catalog is large enough to pay for a forked worker (``parallel=None`` decides by size).
+
+    A module whose schema document was generated before comes from ``cache`` instead."""
+    documents = {"inputs": inputs, "outputs": outputs}
+    keys = {kind: Cache.models_key(doc, kind) for kind, doc in documents.items()} if cache else {}
+    codes: dict[str, str | None] = {kind: cache.get_models(keys[kind]) if cache else None for kind in documents}
+    missing = [kind for kind, code in codes.items() if code is None]
     if parallel is None:
-        size = len(inputs.get("$defs", {})) + len(outputs.get("$defs", {}))
+        size = sum(len(documents[kind].get("$defs", {})) for kind in missing)
         parallel = size >= PARALLEL_MIN_DEFINITIONS and _can_fork()
-    if parallel and _can_fork():
+    if len(missing) == 2 and parallel and _can_fork():
         context = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
             pending = pool.submit(model_code, inputs, kind="inputs")
-            out_code = model_code(outputs, kind="outputs")
-            in_code = pending.result()
+            codes["outputs"] = model_code(outputs, kind="outputs")
+            codes["inputs"] = pending.result()
     else:
-        in_code = model_code(inputs, kind="inputs")
-        out_code = model_code(outputs, kind="outputs")
-    return _read_module(in_code, "_i"), _read_module(out_code, "_o")
+        for kind in missing:
+            codes[kind] = model_code(documents[kind], kind=kind)
+    if cache:
+        for kind in missing:
+            cache.put_models(keys[kind], cast(str, codes[kind]))
+    return _read_module(cast(str, codes["inputs"]), "_i"), _read_module(cast(str, codes["outputs"]), "_o")

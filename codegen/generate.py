@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import json
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -10,12 +12,11 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from codegen import __version__
-from codegen.build import build_package
+from codegen.cache import Cache
 from codegen.drift import Change as DriftChange
 from codegen.errors import Degradation, GenerateError
 from codegen.infer import InferredOutput, infer_outputs, read_samples
 from codegen.model import SourceTools
-from codegen.render import render_package
 from codegen.settings import Settings
 from codegen.snapshot import LockChange, canonical_json, describe_lock, load_snapshot, lock_drift, render_snapshot
 from codegen.sources import parse_infra, parse_mcp_json, parse_yaml_tools, read_live, read_snapshot_sources
@@ -23,7 +24,21 @@ from codegen.write import GENERATED_MARKER, Change, diff_changes, plan_changes, 
 from mas.runtime.lockfile import canonical_tool
 from mas.runtime.progress import Progress
 
-__all__ = ["Coverage", "Outcome", "collect_sources", "coverage_of", "header_for", "infer_all", "run", "shown"]
+__all__ = [
+    "Coverage",
+    "Outcome",
+    "collect_sources",
+    "coverage_of",
+    "header_for",
+    "infer_all",
+    "render_files",
+    "run",
+    "shown",
+]
+
+
+#: The cache entry of a package keeps its warnings under a name no generated file can have.
+_DEGRADATIONS = "<degradations>"
 
 
 @dataclass(frozen=True)
@@ -127,6 +142,34 @@ def shown(path: Path) -> str:
         return str(path)
 
 
+def render_files(
+    sources: Sequence[SourceTools],
+    package: str,
+    cache: Cache,
+    inferred: Mapping[str, Mapping[str, InferredOutput]] | None = None,
+) -> tuple[dict[str, str], tuple[Degradation, ...]]:
+    """The package's files and the schema spots typed as ``Any``: from the cache when these exact
+    inputs were rendered before by this exact generator, else built and rendered (reusing cached
+    model modules) and then stored."""
+    header = header_for(sources, package, inferred)
+    key = cache.files_key(sources, package, header)
+    cached = cache.get_files(key)
+    if cached is not None and _DEGRADATIONS in cached:
+        files = dict(cached)
+        found = json.loads(files.pop(_DEGRADATIONS))
+        return files, tuple(Degradation(**d) for d in found)
+    # Imported here: a cached run never loads datamodel-code-generator, black or Jinja2.
+    from codegen.build import build_package
+    from codegen.render import render_package
+
+    pkg = build_package(sources, package=package, header=header, inferred=inferred, cache=cache)
+    files = render_package(pkg)
+    # The warnings travel with the files, so a cached run warns exactly as the cold one did.
+    found_json = json.dumps([dataclasses.asdict(d) for d in pkg.degradations], sort_keys=True)
+    cache.put_files(key, {**files, _DEGRADATIONS: found_json})
+    return files, pkg.degradations
+
+
 def run(settings: Settings, out: TextIO = sys.stdout, progress: Progress | None = None) -> Outcome:
     """Generate, or with ``settings.check`` only compare. Raises GenerateError on bad input, before
     anything is written."""
@@ -134,14 +177,11 @@ def run(settings: Settings, out: TextIO = sys.stdout, progress: Progress | None 
     if progress is not None:
         progress.detail(f"building {sum(len(s.tools) for s in sources)} tool(s) from {len(sources)} source(s)")
     inferred = infer_all(sources, settings)
-    pkg = build_package(
-        sources, package=settings.package, header=header_for(sources, settings.package, inferred), inferred=inferred
-    )
+    files, degradations = render_files(sources, settings.package, Cache(settings.cache), inferred)
     coverage = coverage_of(sources, inferred)
-    if settings.strict_schemas and pkg.degradations:
-        first, more = pkg.degradations[0], len(pkg.degradations) - 1
+    if settings.strict_schemas and degradations:
+        first, more = degradations[0], len(degradations) - 1
         raise GenerateError(f"{first} (--strict-schemas; {more} more)" if more else f"{first} (--strict-schemas)")
-    files = render_package(pkg)
     snapshot_changed = snapshot_text is not None and (
         not settings.snapshot.is_file() or settings.snapshot.read_text(encoding="utf-8") != snapshot_text
     )
@@ -161,7 +201,7 @@ def run(settings: Settings, out: TextIO = sys.stdout, progress: Progress | None 
                 snapshot_changed,
                 drift,
                 coverage=coverage,
-                degradations=pkg.degradations,
+                degradations=degradations,
                 files=names,
                 lock=lock,
             )
@@ -176,7 +216,7 @@ def run(settings: Settings, out: TextIO = sys.stdout, progress: Progress | None 
         snapshot_changed,
         drift,
         coverage=coverage,
-        degradations=pkg.degradations,
+        degradations=degradations,
         files=names,
         lock=lock,
     )

@@ -105,6 +105,19 @@ class ImportSpec:
         return f"from {self.module} import {', '.join(self.names)}"
 
 
+#: The module of the ``outputs`` package that holds the models several tools share.
+SHARED_MODULE = "_shared"
+
+
+@dataclass(frozen=True)
+class ModelModuleSpec:
+    """One module of the ``outputs`` package: its name, the names it defines, its code (no header)."""
+
+    name: str
+    names: tuple[str, ...]
+    code: str
+
+
 @dataclass(frozen=True)
 class PackageSpec:
     name: str
@@ -113,7 +126,7 @@ class PackageSpec:
     classes: tuple[ClassSpec, ...]
     tools_imports: tuple[ImportSpec, ...]  # typing imports the wrapper annotations need
     inputs_code: str  # datamodel-code-generator output (TypedDicts)
-    outputs_code: str  # datamodel-code-generator output (pydantic models)
+    outputs_code: str  # datamodel-code-generator output (pydantic models), in one module
     exports: tuple[str, ...]
 
     @property
@@ -137,6 +150,11 @@ class PackageSpec:
         ]
         return ("from typing import TYPE_CHECKING", "", "if TYPE_CHECKING:", *modules, "") if modules else ()
 
+    #: ``outputs_code`` split into the modules of the ``outputs`` package (one per tool + shared).
+    output_modules: tuple[ModelModuleSpec, ...] = ()
+    #: ``outputs/__init__.py``: type-checking imports (laid out) and name -> module, as literals.
+    outputs_imports: tuple[str, ...] = ()
+    outputs_where: tuple[tuple[str, str], ...] = ()
     const_decls: tuple[MethodSpec, ...] = ()  # ``_CONST: _ToolInfo[T]``, laid out
     degradations: tuple[Degradation, ...] = ()  # schema spots typed as Any; the CLI warns of each
     runtime_imports: tuple[str, ...] = ()  # shim names the wrappers use (imported as ``_Name``)

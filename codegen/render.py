@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
-
-import jinja2
+from typing import TYPE_CHECKING
 
 from codegen.formatting import format_python
-from codegen.model import PackageSpec
+from codegen.model import SHARED_MODULE, PackageSpec
+
+if TYPE_CHECKING:
+    import jinja2
 
 __all__ = ["RULES_PATH", "SHIM_PATH", "format_python", "render_package", "templates_dir"]
 
@@ -26,6 +28,8 @@ def templates_dir() -> Path:
 
 @cache
 def _environment() -> jinja2.Environment:
+    import jinja2  # imported only when something is rendered: a cached run never needs it
+
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(templates_dir()),
         undefined=jinja2.StrictUndefined,
@@ -44,6 +48,10 @@ def _module(header: str, doc: str, code: str) -> str:
     return f'{header}\n"""{doc}"""\n\n{code}'
 
 
+_OUTPUT_DOC = "Result models of one tool (pydantic), decoded from structured content."
+_SHARED_DOC = "Result models that several tools share, or that no tool's result names."
+
+
 def render_package(pkg: PackageSpec) -> dict[str, str]:
     """Relative path inside the package -> file text."""
     env = _environment()
@@ -51,14 +59,16 @@ def render_package(pkg: PackageSpec) -> dict[str, str]:
         "__init__.py": env.get_template("__init__.py.jinja").render(pkg=pkg),
         "_tools.py": env.get_template("_tools.py.jinja").render(pkg=pkg),
         "inputs.py": _module(pkg.header, "Argument types (TypedDicts with the wire keys).", pkg.inputs_code),
-        "outputs.py": _module(
-            pkg.header, "Result models (pydantic), decoded from structured content.", pkg.outputs_code
-        ),
+        "outputs/__init__.py": env.get_template("outputs__init__.py.jinja").render(pkg=pkg),
     }
+    for module in pkg.output_modules:
+        doc = _SHARED_DOC if module.name == SHARED_MODULE else _OUTPUT_DOC
+        files[f"outputs/{module.name}.py"] = _module(pkg.header, doc, module.code)
     # The models were formatted as they were generated (datamodels.py). The wrappers are laid out
     # in black's style as they are built (layout.py; a member outside its rules was formatted on its
     # own there), so black runs over the whole module only as a safety net.
-    ready = {"inputs.py", "outputs.py"} | ({"_tools.py"} if _wrappers_fit(pkg) else set())
+    ready = {"inputs.py", "outputs/__init__.py"} | {f"outputs/{m.name}.py" for m in pkg.output_modules}
+    ready |= {"_tools.py"} if _wrappers_fit(pkg) else set()
     out = {path: text if path in ready else format_python(text) for path, text in files.items()}
     # The shim is copied verbatim below its header, so it stays the tested file byte for byte.
     out["_runtime.py"] = f"{pkg.header}\n{SHIM_PATH.read_text(encoding='utf-8')}"

@@ -34,6 +34,8 @@ class Settings:
     strict_schemas: bool = False  # a schema spot typed as Any is an error (exit 2), not a warning
     #: The pyproject.toml whose [tool.toolgen] gave defaults; None when none did.
     config_file: Path | None = None
+    #: Where reruns find earlier results (``.toolgen-cache`` beside pyproject.toml); None: no cache.
+    cache: Path | None = Path(".toolgen-cache")
 
     @property
     def target(self) -> Path:
@@ -83,7 +85,7 @@ def load_settings(cwd: Path, overrides: Mapping[str, Any]) -> Settings:
         table = data.get("tool", {}).get("toolgen")
         if table is not None:
             values = {**_from_table(table, pyproject.parent, pyproject), "config_file": pyproject}
-    given = {k: v for k, v in overrides.items() if v not in (None, [], ())}
+    given = {k: v for k, v in overrides.items() if v not in (None, [], ()) and k != "no_cache"}
     if any(key in given for key in _LIST_KEYS):
         values = {k: v for k, v in values.items() if k not in _LIST_KEYS}
     settings = replace(Settings(), **values)
@@ -94,6 +96,10 @@ def load_settings(cwd: Path, overrides: Mapping[str, Any]) -> Settings:
         if key in given:
             given[key] = cwd / Path(given[key])
     settings = replace(settings, **given)
+    if overrides.get("no_cache"):
+        settings = replace(settings, cache=None)
+    else:  # beside the project's pyproject.toml, else in the working folder
+        settings = replace(settings, cache=(pyproject.parent if pyproject else cwd) / ".toolgen-cache")
     _check_package(settings.package)
     return _relative_to(settings, cwd)
 
@@ -115,6 +121,7 @@ def _relative_to(settings: Settings, cwd: Path) -> Settings:
         samples=tuple(map(rel, settings.samples)),
         snapshot=rel(settings.snapshot),
         out=rel(settings.out),
+        cache=None if settings.cache is None else rel(settings.cache),
     )
 
 

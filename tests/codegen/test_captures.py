@@ -188,5 +188,12 @@ print(json.dumps([before, after, type(value).__name__, pkg.TOOLS["get_current_ti
     proc = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, check=True)
     before, after, value_type, model_name = json.loads(proc.stdout)
     assert before == ["all_captures._rules", "all_captures._runtime", "all_captures._tools"]
-    assert after == ["all_captures._rules", "all_captures._runtime", "all_captures._tools", "all_captures.outputs"]
+    # Only the called tool's model module, not every tool's: a call builds its own models.
+    assert after == [
+        "all_captures._rules",
+        "all_captures._runtime",
+        "all_captures._tools",
+        "all_captures.outputs",
+        "all_captures.outputs.time_get_current_time_output",
+    ]
     assert value_type == model_name == "TimeGetCurrentTimeOutput"

@@ -70,6 +70,10 @@ class Editor:
         return list(script.get_signatures(line, column))
 
 
+#: The per-tool module of the outputs package that holds get_current_time's model.
+TIME_MODULE = "captures.outputs.time_get_current_time_output"
+
+
 def _generate(out: Path, package: str, sources: list[str]) -> None:
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(out)  # no pyproject.toml above a temporary folder: only the flags below count
@@ -151,13 +155,17 @@ def test_signature_help_shows_python_names_literals_and_defaults(editor: Editor)
 
 def test_result_is_the_generated_output_model(editor: Editor) -> None:
     assert editor.inferred('tools.time.get_current_time(timezone="UTC")') == [
-        ("TimeGetCurrentTimeOutput", "captures.outputs.TimeGetCurrentTimeOutput", "instance")
+        (
+            "TimeGetCurrentTimeOutput",
+            "captures.outputs.time_get_current_time_output.TimeGetCurrentTimeOutput",
+            "instance",
+        )
     ]
     assert editor.inferred('tools.time.get_current_time(timezone="UTC").is_dst') == [
         ("bool", "builtins.bool", "instance")
     ]
     assert editor.inferred("skills.current_time()") == [
-        ("SkillsCurrentTimeOutput", "samples.outputs.SkillsCurrentTimeOutput", "instance")
+        ("SkillsCurrentTimeOutput", "samples.outputs.skills_current_time_output.SkillsCurrentTimeOutput", "instance")
     ]
 
 
@@ -182,11 +190,19 @@ def test_results_flavour_and_async_flavour(editor: Editor) -> None:
         ("ToolResult", "captures._runtime.ToolResult", "instance")
     ]
     assert editor.inferred('tools.results.time.get_current_time(timezone="UTC").value') == [
-        ("TimeGetCurrentTimeOutput", "captures.outputs.TimeGetCurrentTimeOutput", "instance")
+        (
+            "TimeGetCurrentTimeOutput",
+            "captures.outputs.time_get_current_time_output.TimeGetCurrentTimeOutput",
+            "instance",
+        )
     ]
     code = 'async def f():\n    now = await atools.time.get_current_time(timezone="UTC")\n    now'
     assert editor.inferred(code) == [
-        ("TimeGetCurrentTimeOutput", "captures.outputs.TimeGetCurrentTimeOutput", "instance")
+        (
+            "TimeGetCurrentTimeOutput",
+            "captures.outputs.time_get_current_time_output.TimeGetCurrentTimeOutput",
+            "instance",
+        )
     ]
 
 

@@ -219,13 +219,34 @@ def describe_argument_error(error: ValidationError) -> str:
     return f"{where or '/'}: {error.message}"
 
 
-def validate_arguments(parameters: Mapping[str, Any], arguments: Any) -> str | None:
-    """Validate ``arguments`` against a JSON Schema; return one error line or None."""
+#: id(schema) -> (the schema, a deep copy of it, its validator). A tool passes the same schema
+#: object on every call; one equality check against the copy (no JSON dump) proves it unchanged.
+_COMPILED: dict[int, tuple[Mapping[str, Any], Any, jsonschema.protocols.Validator]] = {}
+
+
+def _compiled(parameters: Mapping[str, Any]) -> jsonschema.protocols.Validator:
+    hit = _COMPILED.get(id(parameters))
+    if hit is not None and hit[0] is parameters and hit[1] == parameters:
+        return hit[2]
+    import copy
     import json
 
+    validator = _validator_for(json.dumps(parameters, sort_keys=True, default=str))
+    try:
+        frozen = copy.deepcopy(parameters)
+    except Exception:  # a schema holding something that cannot be copied: compiled per call, as before
+        return validator
+    if len(_COMPILED) >= 1024:
+        _COMPILED.clear()
+    _COMPILED[id(parameters)] = (parameters, frozen, validator)  # held, so its id stays unique
+    return validator
+
+
+def validate_arguments(parameters: Mapping[str, Any], arguments: Any) -> str | None:
+    """Validate ``arguments`` against a JSON Schema; return one error line or None."""
     if not isinstance(arguments, Mapping):
         return f"/: arguments must be an object, not {type(arguments).__name__}"
-    validator = _validator_for(json.dumps(parameters, sort_keys=True, default=str))
+    validator = _compiled(parameters)
     error = best_match(validator.iter_errors(dict(arguments)))
     return None if error is None else describe_argument_error(error)
 

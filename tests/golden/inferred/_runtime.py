@@ -25,7 +25,6 @@ A generated ``Tools`` class subclasses :class:`ToolsBase` (``AsyncTools`` subcla
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import inspect
 import json
@@ -77,6 +76,7 @@ __all__ = [
     "decode_inferred",
     "decode_result",
     "inferred_candidate",
+    "lazy_models",
     "normalize_envelope",
 ]
 
@@ -155,6 +155,8 @@ def _checked_options(options: Mapping[str, object] | None) -> CallOptions:
 
 def _forwarded(provider: object, method: str, options: Mapping[str, object]) -> dict[str, object]:
     """The contract options that reach ``provider.<method>`` (by the callable that finally receives them)."""
+    if not options:  # the common case: no signature lookup at all
+        return {}
     target = _rules.forward_target(provider, method)
     accepted = None if target is None else _rules.accepted_options(target)
     return {
@@ -241,11 +243,25 @@ class ToolInfo(Generic[T]):
         return tuple(words)
 
 
+def lazy_models(package: str, where: Mapping[str, str]) -> Callable[[str], Any]:
+    """The ``__getattr__`` of a generated ``outputs`` package (PEP 562): a model's module (one per
+    tool) is imported when the model is first named, so a call builds only its own tool's models."""
+
+    def __getattr__(name: str) -> Any:
+        module = where.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        return getattr(importlib.import_module(f"{package}.{module}"), name)
+
+    return __getattr__
+
+
 # --------------------------------------------------------------------------------------------
 # Content blocks
 # --------------------------------------------------------------------------------------------
 
-_MODEL_CONFIG = ConfigDict(populate_by_name=True, extra="allow")
+# Built on first use, not at import: most calls never decode a content block into a model.
+_MODEL_CONFIG = ConfigDict(populate_by_name=True, extra="allow", defer_build=True)
 
 
 def _meta_field() -> Any:
@@ -362,7 +378,7 @@ ContentBlock: TypeAlias = Annotated[
 ]
 """One MCP content block, chosen by its ``type``; unknown types decode as :class:`UnknownContent`."""
 
-_CONTENT_LIST: TypeAdapter[list[ContentBlock]] = TypeAdapter(list[ContentBlock])
+_CONTENT_LIST: TypeAdapter[list[ContentBlock]] = TypeAdapter(list[ContentBlock], config=ConfigDict(defer_build=True))
 
 
 def _joined_text(blocks: list[object]) -> str | None:
@@ -386,7 +402,7 @@ def _no_blocks() -> list[ContentBlock]:
 class ToolOutput(BaseModel):
     """The value of a tool without an output schema: its content blocks and structured content."""
 
-    model_config = ConfigDict(populate_by_name=True)
+    model_config = ConfigDict(populate_by_name=True, defer_build=True)
 
     content: list[ContentBlock] = Field(default_factory=_no_blocks)
     structured_content: Any = Field(
@@ -998,6 +1014,8 @@ class ToolsBase(_ToolsCore[SupportsCallTool]):
 
 
 def _run_awaitable(info: ToolInfo[Any], awaitable: Awaitable[object]) -> object:
+    import asyncio  # here, not at the top: it costs a third of an import of the package
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -1027,6 +1045,8 @@ class AsyncToolsBase(_ToolsCore[SupportsCallTool | SupportsAsyncCallTool]):
             envelope = normalize_envelope(await self._send(info, plan))
             delay = plan.retry_delay(envelope)
             if delay is not None:
+                import asyncio
+
                 await asyncio.sleep(delay)
                 continue
             requests = plan.input_needed(envelope)
@@ -1041,6 +1061,8 @@ class AsyncToolsBase(_ToolsCore[SupportsCallTool | SupportsAsyncCallTool]):
     async def _send(self, info: ToolInfo[Any], plan: _Round) -> object:
         """Await ``acall_tool`` when the provider has it, else ``call_tool`` (in a worker thread
         when it is synchronous, so the event loop is never blocked)."""
+        import asyncio  # here, not at the top: it costs a third of an import of the package
+
         acall_tool: object = getattr(self._provider, "acall_tool", None)
         raw: object
         if callable(acall_tool):

@@ -1,0 +1,390 @@
+"""``nox -s bench``: toolgen against its floors, each pair measured side by side in one run.
+
+Run ``python benchmarks/bench.py [--quick] [--tools 1000] [--repeat 3] [--out benchmarks/results.md]``.
+Every figure is a median with its min and max over ``--repeat`` runs, and every ratio is taken
+against a floor measured in the same run, interleaved with ours: on a shared machine absolute
+seconds mean little. ``--quick`` runs the same rows on a tiny catalog (a smoke test).
+
+Rows: cold generation at N and 300 tools against one batched datamodel-code-generator call;
+reruns with the cache (nothing changed, one description changed, one schema changed, ``--check``)
+against the cold run; import and import + first call against ``import pydantic``; a typed call
+against a direct ``call_tool`` on an in-process tool; MCP calls over stdio through the runtime
+against the raw SDK ``ClientSession.call_tool``; and pyright's and mypy's time on a script using
+the package.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import timeit
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from corpus import catalog  # noqa: E402
+
+ENV = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPATH")}
+
+
+@dataclass
+class Row:
+    figure: str
+    ours: list[float]
+    floor: list[float] | None
+    unit: str
+    goal: str  # "<= 1.3" / ">= 0.8" / ""
+    floor_label: str = ""
+
+    def ratios(self) -> list[float]:
+        assert self.floor is not None
+        return [o / f for o, f in zip(self.ours, self.floor, strict=True)]
+
+
+def _spread(values: Sequence[float], unit: str) -> str:
+    digits = 0 if unit == "µs" else 1 if unit in ("calls/s",) else 3 if unit == "x" else 2
+    med = statistics.median(values)
+    return f"{med:.{digits}f} {unit} ({min(values):.{digits}f}–{max(values):.{digits}f})".replace(" x ", "x ")
+
+
+def _met(row: Row) -> str:
+    if not row.goal or row.floor is None:
+        return "—"
+    ratio = statistics.median(row.ratios())
+    op, bound = row.goal.split()
+    return "yes" if (ratio <= float(bound) if op == "<=" else ratio >= float(bound)) else "no"
+
+
+def _timed(cmd: Sequence[str], cwd: Path, env: dict[str, str] | None = None) -> float:
+    start = time.perf_counter()
+    subprocess.run(cmd, cwd=cwd, env=env or ENV, check=True, capture_output=True)
+    return time.perf_counter() - start
+
+
+# --------------------------------------------------------------------------------------------
+# Generation
+# --------------------------------------------------------------------------------------------
+
+
+def floor_once(path: Path) -> None:
+    """The floor: one batched datamodel-code-generator call, every schema, no formatting."""
+    import datamodel_code_generator as dcg
+    from datamodel_code_generator.enums import DataModelType, InputFileType
+    from datamodel_code_generator.format import PythonVersion
+
+    from codegen.datamodels import _COMMON
+    from codegen.schemas import SchemaDocument
+
+    tools = json.loads(path.read_text(encoding="utf-8"))["tools"]
+    doc, used = SchemaDocument(), set[str]()
+    for i, tool in enumerate(tools):
+        doc.add(f"T{i}Input", tool["inputSchema"], where="bench", used=used)
+        if "outputSchema" in tool:
+            doc.add(f"T{i}Output", tool["outputSchema"], where="bench", used=used)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        dcg.generate(
+            doc.document(),
+            input_file_type=InputFileType.JsonSchema,
+            output_model_type=DataModelType.PydanticV2BaseModel,
+            target_python_version=PythonVersion.PY_311,
+            **_COMMON,
+        )
+
+
+def _toolgen(*extra: str) -> list[str]:
+    return [sys.executable, "-m", "codegen", "generate", "--mcp-json", "cat.json", "--out", "out", "--package", "pkg", *extra]
+
+
+def _catalog_dir(root: Path, n: int) -> Path:
+    work = root / f"gen{n}"
+    work.mkdir()
+    (work / "cat.json").write_text(json.dumps({"tools": catalog(n)}), encoding="utf-8")
+    return work
+
+
+def bench_cold(root: Path, n: int, repeat: int) -> tuple[Row, Path]:
+    work = _catalog_dir(root, n)
+    ours, floor = [], []
+    for _ in range(repeat):  # interleaved, so a busy neighbour slows both alike
+        floor.append(_timed([sys.executable, __file__, "--floor", "cat.json"], work))
+        shutil.rmtree(work / "out", ignore_errors=True)
+        ours.append(_timed(_toolgen("--no-cache"), work))
+    return Row(f"cold generation, {n} tools", ours, floor, "s", "<= 1.3", "one batched datamodel-code-generator call"), work
+
+
+def bench_reruns(work: Path, cold: Row, repeat: int) -> list[Row]:
+    """Cached reruns against the cold run of the same catalog (its median as the floor)."""
+    subprocess.run(_toolgen(), cwd=work, env=ENV, check=True, capture_output=True)  # fills the cache
+    cold_median = statistics.median(cold.ours)
+    tools = json.loads((work / "cat.json").read_text(encoding="utf-8"))["tools"]
+    rows = []
+
+    def edited(i: int, how: str) -> None:
+        if how == "description":
+            tools[0]["description"] = f"Edited {i}."
+        else:
+            tools[0]["inputSchema"].setdefault("properties", {})[f"added_{i}"] = {"type": "integer"}
+        (work / "cat.json").write_text(json.dumps({"tools": tools}), encoding="utf-8")
+
+    runs: list[tuple[str, str, Callable[[int], None] | None, tuple[str, ...]]] = [
+        ("rerun, nothing changed", "< 0.1", None, ()),
+        ("`--check`, up to date", "< 0.05", None, ("--check",)),
+        ("one description changed", "< 0.1", lambda i: edited(i, "description"), ()),
+        ("one input schema changed", "< 0.1", lambda i: edited(i, "schema"), ()),
+    ]
+    for label, goal, edit, extra in runs:
+        times = []
+        for i in range(repeat):
+            if edit is not None:
+                edit(i)
+            times.append(_timed(_toolgen(*extra), work))
+        bound = goal.split()[1]
+        rows.append(Row(label, times, [cold_median] * repeat, "s", f"<= {bound}", "the cold run (median)"))
+    return rows
+
+
+# --------------------------------------------------------------------------------------------
+# Import, calls
+# --------------------------------------------------------------------------------------------
+
+_IMPORT = "import time; s = time.perf_counter(); import {module}; print(time.perf_counter() - s)"
+_FIRST_CALL = """
+import time
+s = time.perf_counter()
+import pkg
+class Provider:
+    def call_tool(self, tool_name, arguments):
+        return {{"structured_content": {value}, "is_error": False}}
+value = getattr(pkg.Tools(Provider()), {method!r})(owner="o", query="q")
+print(time.perf_counter() - s)
+"""
+
+
+def _python_seconds(code: str, cwd: Path) -> float:
+    out = subprocess.run([sys.executable, "-c", code], cwd=cwd, env=ENV, check=True, capture_output=True, text=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def bench_import(work: Path, n: int, repeat: int) -> list[Row]:
+    """As users import it: bytecode cached, after a warm-up run."""
+    out = work / "out"
+    tools = json.loads((work / "cat.json").read_text(encoding="utf-8"))["tools"]
+    synthetic = next(t for t in tools if t["name"].startswith("list_"))
+    sys.path.insert(0, str(out))
+    try:
+        import pkg  # noqa: F401  (for the method name of the synthetic tool)
+
+        method = pkg.TOOLS[synthetic["name"]].method
+    finally:
+        sys.path.remove(str(out))
+        for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
+            del sys.modules[name]
+    first = _FIRST_CALL.format(value=json.dumps({"items": [], "total": 0}), method=method)
+    for code in (_IMPORT.format(module="pkg"), _IMPORT.format(module="pydantic"), first):
+        _python_seconds(code, out)  # warm-up: writes the bytecode
+    imp, call, pyd = [], [], []
+    for _ in range(repeat):
+        pyd.append(_python_seconds(_IMPORT.format(module="pydantic"), out))
+        imp.append(_python_seconds(_IMPORT.format(module="pkg"), out))
+        call.append(_python_seconds(first, out))
+    return [
+        Row(f"`import pkg` ({n} tools)", imp, pyd, "s", "<= 1.5", "`import pydantic`"),
+        Row("import + first typed call", call, pyd, "s", "<= 2.0", "`import pydantic`"),
+    ]
+
+
+def bench_call_overhead(root: Path, repeat: int, number: int) -> Row:
+    """A typed method against ``provider.call_tool`` on an in-process tool with an output model."""
+    from mas.samples.local_tools import WordCount
+
+    tool = WordCount()
+    work = root / "local"
+    work.mkdir()
+    (work / "wc.json").write_text(json.dumps({"tools": tool.list_tools()}), encoding="utf-8")
+    cmd = [sys.executable, "-m", "codegen", "generate", "--mcp-json", "wc.json", "--out", "out", "--package", "wc"]
+    subprocess.run([*cmd, "--no-cache"], cwd=work, env=ENV, check=True, capture_output=True)
+    sys.path.insert(0, str(work / "out"))
+    import wc
+
+    typed = wc.Tools(tool)
+    text = "one two three\nfour"
+    assert typed.word_count(text=text).words == 4
+    ours, floor = [], []
+    for _ in range(repeat):
+        floor.append(timeit.timeit(lambda: tool.call_tool("word_count", {"text": text}), number=number) / number * 1e6)
+        ours.append(timeit.timeit(lambda: typed.word_count(text=text), number=number) / number * 1e6)
+    return Row("typed call, in-process tool with an output model", ours, floor, "µs", "<= 1.5", "`provider.call_tool`")
+
+
+async def _raw_session_rates(calls: int, in_flight: int) -> tuple[float, float]:
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(command=sys.executable, args=["-m", "mas.samples.mcp_server"], env=ENV)
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        start = time.perf_counter()
+        for _ in range(calls):
+            await session.call_tool("get_weather", {"city": "Paris"})
+        sequential = calls / (time.perf_counter() - start)
+        gate = asyncio.Semaphore(in_flight)
+
+        async def one() -> None:
+            async with gate:
+                await session.call_tool("get_weather", {"city": "Paris"})
+
+        start = time.perf_counter()
+        await asyncio.gather(*(one() for _ in range(calls)))
+        concurrent = calls / (time.perf_counter() - start)
+    return sequential, concurrent
+
+
+def _runtime_rates(calls: int, in_flight: int) -> tuple[float, float]:
+    from mas.runtime.config import MCPServerConfig
+    from mas.runtime.mcp_provider import MCPToolProvider
+
+    config = MCPServerConfig(
+        name="sample", transport="stdio", command=sys.executable, args=("-m", "mas.samples.mcp_server"), env=ENV
+    )
+    with MCPToolProvider(config) as provider:
+        provider.call_tool("get_weather", {"city": "Paris"})  # connect outside the timing
+        start = time.perf_counter()
+        for _ in range(calls):
+            envelope = provider.call_tool("get_weather", {"city": "Paris"})
+        assert not envelope.to_dict().get("is_error"), envelope
+        sequential = calls / (time.perf_counter() - start)
+
+        async def burst() -> float:
+            gate = asyncio.Semaphore(in_flight)
+
+            async def one() -> None:
+                async with gate:
+                    await provider.acall_tool("get_weather", {"city": "Paris"})
+
+            start = time.perf_counter()
+            await asyncio.gather(*(one() for _ in range(calls)))
+            return calls / (time.perf_counter() - start)
+
+        concurrent = asyncio.run(burst())
+    return sequential, concurrent
+
+
+def bench_mcp(repeat: int, calls: int, in_flight: int = 200) -> list[Row]:
+    raw_seq, raw_con, our_seq, our_con = [], [], [], []
+    for _ in range(repeat):
+        seq, con = asyncio.run(_raw_session_rates(calls, in_flight))
+        raw_seq.append(seq)
+        raw_con.append(con)
+        seq, con = _runtime_rates(calls, in_flight)
+        our_seq.append(seq)
+        our_con.append(con)
+    raw = "raw SDK `ClientSession.call_tool`"
+    return [
+        Row("MCP over stdio, sync, one at a time", our_seq, raw_seq, "calls/s", ">= 0.8", raw),
+        Row(f"MCP over stdio, async, {in_flight} in flight", our_con, raw_con, "calls/s", ">= 0.8", raw),
+    ]
+
+
+def bench_checkers(work: Path, n: int) -> list[Row]:
+    """pyright and mypy on a script that uses the package, against the same on a pydantic-only script."""
+    out = work / "out"
+    tools = json.loads((work / "cat.json").read_text(encoding="utf-8"))["tools"]
+    sys.path.insert(0, str(out))
+    import pkg
+
+    method = pkg.TOOLS[next(t for t in tools if t["name"].startswith("list_"))["name"]].method
+    (out / "use_pkg.py").write_text(
+        "from pkg import Tools\n\n\ndef use(tools: Tools) -> int:\n"
+        f"    return tools.{method}(owner='o', query='q').total\n",
+        encoding="utf-8",
+    )
+    (out / "use_pydantic.py").write_text(
+        "from pydantic import BaseModel\n\n\nclass M(BaseModel):\n    total: int\n\n\n"
+        "def use(m: M) -> int:\n    return m.total\n",
+        encoding="utf-8",
+    )
+    rows = []
+    bindir = Path(sys.executable).parent
+    checkers = {
+        "pyright": [str(bindir / "pyright"), "--pythonpath", sys.executable],
+        "mypy": [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir", os.devnull],
+    }
+    for name, cmd in checkers.items():
+        floor = _timed([*cmd, "use_pydantic.py"], out)
+        ours = _timed([*cmd, "use_pkg.py"], out)
+        rows.append(Row(f"{name} on a script using the {n}-tool package", [ours], [floor], "s", "", "same on pydantic only"))
+    return rows
+
+
+# --------------------------------------------------------------------------------------------
+# Report
+# --------------------------------------------------------------------------------------------
+
+
+def table(rows: Sequence[Row]) -> str:
+    lines = [
+        "| figure | ours | floor | ratio | goal | met |",
+        "|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        floor = f"{row.floor_label}: {_spread(row.floor, row.unit)}" if row.floor else "—"
+        ratio = _spread(row.ratios(), "x") if row.floor else "—"
+        goal = row.goal.replace("<=", "≤").replace(">=", "≥") + "x" if row.goal else "—"
+        lines.append(f"| {row.figure} | {_spread(row.ours, row.unit)} | {floor} | {ratio} | {goal} | {_met(row)} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--quick", action="store_true", help="tiny catalogs, one repeat: a smoke test")
+    parser.add_argument("--tools", type=int, default=1000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--out", type=Path, default=HERE / "results.md")
+    parser.add_argument("--floor", type=Path, help=argparse.SUPPRESS)  # internal: run the floor once
+    args = parser.parse_args(argv)
+    if args.floor:
+        floor_once(args.floor)
+        return 0
+    big, small, repeat = (20, 8, 1) if args.quick else (args.tools, 300, args.repeat)
+    calls, number = (20, 200) if args.quick else (300, 3000)
+    started = time.perf_counter()
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory(prefix="toolgen-bench-") as tmp:
+        root = Path(tmp)
+        cold, work = bench_cold(root, big, repeat)
+        rows.append(cold)
+        rows.append(bench_cold(root, small, repeat)[0])
+        rows += bench_reruns(work, cold, repeat)
+        rows += bench_import(work, big, max(repeat, 3))
+        rows.append(bench_call_overhead(root, max(repeat, 3), number))
+        rows += bench_mcp(repeat, calls)
+        rows += bench_checkers(work, big)
+    elapsed = time.perf_counter() - started
+    text = (
+        "# Benchmark results\n\n"
+        f"Written by `nox -s bench`{' -- --quick' if args.quick else ''} (`benchmarks/bench.py`): {big} and {small} "
+        f"tools from `benchmarks/corpus.py`, {repeat} run(s) per figure (calls and imports: at least 3), "
+        f"Python {sys.version.split()[0]}, {os.cpu_count()} cores, {elapsed:.0f} s in all. Each cell is "
+        "the median (min–max); each ratio is ours over the floor measured in the same run, "
+        "interleaved. Shared or busy machines move the seconds; the ratios move less.\n\n" + table(rows)
+    )
+    args.out.write_text(text, encoding="utf-8")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

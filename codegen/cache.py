@@ -1,0 +1,168 @@
+"""A content-addressed cache of generation results, so reruns and ``--check`` cost a hash.
+
+Two kinds of entry, each keyed by a SHA-256 over everything that can change it:
+
+- ``files``: the whole rendered package, keyed by the canonical sources, the package name and
+  the generator's fingerprint. An unchanged catalog is never built again.
+- ``models``: one datamodel-code-generator module (inputs or outputs), keyed by the prepared
+  schema document it was generated from. Descriptions and titles are not in that document, so a
+  changed description, or a changed output schema, rebuilds only the wrappers and the one
+  module whose schemas changed.
+
+The fingerprint hashes toolgen's own code (every module, template and the shim), the versions
+of datamodel-code-generator, black and Python: a generator edited without a version bump still
+misses. Entries carry their key and a digest of their content and are written atomically, so a
+torn or edited entry is a miss, never a stale file. The folder (``.toolgen-cache/`` beside the
+project's pyproject.toml) holds nothing else and may be deleted at any time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from functools import cache
+from importlib import metadata
+from importlib.util import find_spec
+from pathlib import Path
+from typing import Any
+
+from codegen.model import SourceTools
+
+__all__ = ["CACHE_DIR_NAME", "Cache", "fingerprint"]
+
+CACHE_DIR_NAME = ".toolgen-cache"
+_FORMAT = 1  # bump when an entry's layout changes
+#: Entries kept per kind; the oldest beyond this are removed when a new one is stored.
+_KEEP = {"files": 4, "models": 16}
+_HERE = Path(__file__).resolve().parent
+_README = "toolgen's cache: safe to delete; never commit it.\n"
+
+
+@cache
+def fingerprint() -> str:
+    """A digest of everything besides the inputs that shapes the output."""
+    from codegen.render import templates_dir
+
+    digest = hashlib.sha256(f"format {_FORMAT}; python {sys.version_info[:2]}".encode())
+    for dist in ("datamodel-code-generator", "black", "toolgen"):
+        try:
+            digest.update(f"{dist} {metadata.version(dist)}\n".encode())
+        except metadata.PackageNotFoundError:
+            digest.update(f"{dist} none\n".encode())
+    files = sorted(_HERE.rglob("*.py")) + sorted(p for p in templates_dir().rglob("*") if p.is_file())
+    contract = find_spec("mas.runtime.contracts.tool_contract")  # the hint keys come from there
+    if contract is not None and contract.origin:
+        files.append(Path(contract.origin))
+    for path in files:
+        digest.update(path.name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def _digest(*parts: str) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        data = part.encode("utf-8")
+        h.update(len(data).to_bytes(8, "big") + data)
+    return h.hexdigest()
+
+
+def _canonical(data: Any) -> str:
+    """Inputs as one text; ``default=repr`` keeps YAML values JSON lacks (dates) distinct."""
+    return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=repr)
+
+
+class Cache:
+    """The cache in ``root``; ``Cache(None)`` is a cache that never hits and stores nothing."""
+
+    def __init__(self, root: Path | None) -> None:
+        self.root = root
+
+    # Keys -------------------------------------------------------------------------------------
+
+    @staticmethod
+    def files_key(sources: Sequence[SourceTools], package: str, header: str = "") -> str:
+        """``header`` carries what else shapes the files (its hash covers the inferred outputs)."""
+        described = [[s.name, s.kind, s.origin, s.wire_prefix, list(s.tools)] for s in sources]
+        return _digest("files", fingerprint(), package, header, _canonical(described))
+
+    @staticmethod
+    def models_key(document: Mapping[str, Any], kind: str) -> str:
+        return _digest("models", fingerprint(), kind, _canonical(document))
+
+    # Entries ----------------------------------------------------------------------------------
+
+    def get_files(self, key: str) -> dict[str, str] | None:
+        data = self._read("files", key)
+        if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
+            return None
+        return {str(k): v for k, v in data.items()}
+
+    def put_files(self, key: str, files: Mapping[str, str]) -> None:
+        self._write("files", key, dict(files))
+
+    def get_models(self, key: str) -> str | None:
+        data = self._read("models", key)
+        return data if isinstance(data, str) else None
+
+    def put_models(self, key: str, code: str) -> None:
+        self._write("models", key, code)
+
+    # Storage ----------------------------------------------------------------------------------
+
+    def _path(self, kind: str, key: str) -> Path:
+        assert self.root is not None
+        return self.root / kind / f"{key}.json"
+
+    def _read(self, kind: str, key: str) -> object:
+        if self.root is None:
+            return None
+        try:
+            entry = json.loads(self._path(kind, key).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(entry, dict) or entry.get("key") != key or "data" not in entry:
+            return None
+        data: object = entry["data"]
+        if entry.get("sha256") != _digest(_canonical(data)):
+            return None  # torn or edited: a miss, never a stale file
+        try:
+            os.utime(self._path(kind, key))  # recently used entries are kept longest
+        except OSError:
+            pass
+        return data
+
+    def _write(self, kind: str, key: str, data: object) -> None:
+        """Store an entry; a cache that cannot be written is only a slower run, never an error."""
+        if self.root is None:
+            return
+        folder = self.root / kind
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            readme = self.root / "README"
+            if not readme.exists():
+                readme.write_text(_README, encoding="utf-8")
+            ignore = self.root / ".gitignore"
+            if not ignore.exists():
+                ignore.write_text("*\n", encoding="utf-8")  # never committed, whatever the project ignores
+            text = json.dumps({"key": key, "sha256": _digest(_canonical(data)), "data": data}, ensure_ascii=False)
+            fd, tmp = tempfile.mkstemp(prefix=".entry-", dir=folder)
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    handle.write(text)
+                os.replace(tmp, self._path(kind, key))
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+            self._prune(folder, _KEEP[kind])
+        except OSError:
+            return
+
+    @staticmethod
+    def _prune(folder: Path, keep: int) -> None:
+        entries = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+        for old in entries[keep:]:
+            old.unlink(missing_ok=True)

@@ -1,0 +1,172 @@
+"""The cache never serves a stale file: cached output is byte-identical to a cold run.
+
+Hypothesis edits a small real catalog at random (descriptions, property types, new properties,
+output schemas, renamed and removed tools); after each edit the package is generated through
+one shared cache and again cold with ``--no-cache``, and the two trees must be equal byte for
+byte. Other tests show what the cache saves: an up-to-date ``--check`` loads neither black nor
+datamodel-code-generator, and a changed description regenerates no model module.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gen_helpers import REPO, generate, tree
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from codegen import datamodels
+from codegen.cache import Cache
+
+CAPTURES = REPO / "tests" / "fixtures" / "mcp-tools-list"
+ARGS = ["--mcp-json", "tools.json", "--out", "out", "--package", "pkg"]
+
+
+def _base() -> list[dict[str, Any]]:
+    """Four real tools: two with output schemas, one with ``$defs``."""
+    memory = json.loads((CAPTURES / "memory.json").read_text())["tools"]
+    time = json.loads((CAPTURES / "time.json").read_text())["tools"]
+    return [*memory[:2], *time]
+
+
+def _edit(tools: list[dict[str, Any]], kind: str, index: int, word: str) -> None:
+    tool = tools[index % len(tools)]
+    props = tool["inputSchema"].setdefault("properties", {})
+    if kind == "description":
+        tool["description"] = f"{tool.get('description', '')} {word}"
+    elif kind == "add_property":
+        props[f"p_{word}"] = {"type": "string", "description": word}
+    elif kind == "retype_property" and props:
+        first = sorted(props)[0]
+        props[first] = {"type": "integer"} if props[first].get("type") != "integer" else {"type": "string"}
+    elif kind == "output_schema":
+        tool["outputSchema"] = {"type": "object", "properties": {word: {"type": "number"}}, "required": [word]}
+    elif kind == "drop_output":
+        tool.pop("outputSchema", None)
+    elif kind == "rename":
+        tool["name"] = f"{tool['name']}_{word}"
+    elif kind == "remove" and len(tools) > 1:
+        tools.remove(tool)
+
+
+EDITS = st.lists(
+    st.tuples(
+        st.sampled_from(
+            ["description", "add_property", "retype_property", "output_schema", "drop_output", "rename", "remove"]
+        ),
+        st.integers(0, 7),
+        st.sampled_from(["alpha", "beta", "gamma"]),
+    ),
+    min_size=1,
+    max_size=3,
+)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(edits=EDITS)
+def test_cached_output_is_byte_identical_to_a_cold_run(
+    edits: list[tuple[str, int, str]], tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One project folder, and its cache, across every example: later examples hit what earlier
+    # ones stored, which is exactly when a stale entry would show.
+    warm = tmp_path_factory.getbasetemp() / "warm"
+    warm.mkdir(exist_ok=True)
+    cold = tmp_path_factory.mktemp("cold")
+    tools = copy.deepcopy(_base())
+    for kind, index, word in edits:
+        _edit(tools, kind, index, word)
+    text = json.dumps({"tools": tools})
+    for folder in (warm, cold):
+        (folder / "tools.json").write_text(text)
+    assert generate(warm, ARGS, monkeypatch) == 0
+    assert generate(cold, [*ARGS, "--no-cache"], monkeypatch) == 0
+    assert not (cold / ".toolgen-cache").exists()
+    assert tree(warm / "out" / "pkg") == tree(cold / "out" / "pkg")
+    # The same inputs a second time come from the cache, and still equal the cold run.
+    assert generate(warm, ARGS, monkeypatch) == 0
+    assert generate(warm, [*ARGS, "--check"], monkeypatch) == 0
+    assert tree(warm / "out" / "pkg") == tree(cold / "out" / "pkg")
+
+
+def _project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "tools.json").write_text(json.dumps({"tools": _base()}))
+    assert generate(tmp_path, ARGS, monkeypatch) == 0
+    return tmp_path
+
+
+def test_a_damaged_entry_is_a_miss_not_a_stale_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    project = _project(tmp_path, monkeypatch)
+    expected = tree(project / "out" / "pkg")
+    entries = sorted((project / ".toolgen-cache" / "files").glob("*.json"))
+    assert len(entries) == 1
+    entry = json.loads(entries[0].read_text())
+    entry["data"]["_tools.py"] += "# tampered\n"  # the digest no longer matches
+    entries[0].write_text(json.dumps(entry))
+    (project / "out" / "pkg" / "_tools.py").unlink()
+    assert generate(project, ARGS, monkeypatch) == 0
+    assert tree(project / "out" / "pkg") == expected
+
+
+def test_a_changed_description_regenerates_no_model_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    project = _project(tmp_path, monkeypatch)
+    tools = _base()
+    tools[0]["description"] = "A new description."
+    (project / "tools.json").write_text(json.dumps({"tools": tools}))
+    calls: list[str] = []
+    real = datamodels.model_code
+
+    def counting(document: Any, *, kind: str) -> str:
+        calls.append(kind)
+        return real(document, kind=kind)
+
+    monkeypatch.setattr(datamodels, "model_code", counting)
+    assert generate(project, ARGS, monkeypatch) == 0
+    assert calls == []  # descriptions are not in the model documents: both modules were cached
+    assert "A new description." in (project / "out" / "pkg" / "_tools.py").read_text()
+    tools[0]["inputSchema"]["properties"]["extra"] = {"type": "boolean"}
+    (project / "tools.json").write_text(json.dumps({"tools": tools}))
+    assert generate(project, ARGS, monkeypatch) == 0
+    assert calls == ["inputs"]  # the output schemas did not change
+
+
+def test_check_from_the_cache_loads_no_generator_library(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    project = _project(tmp_path, monkeypatch)
+    code = (
+        "import sys; from codegen.cli import main; code = main(['generate', *sys.argv[1:], '--check']); "
+        "heavy = sorted(m for m in ('black', 'datamodel_code_generator', 'jinja2') if m in sys.modules); "
+        "print(code, heavy)"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.run([sys.executable, "-c", code, *ARGS], cwd=project, capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "0 []"
+
+
+def test_cache_folder_ignores_itself_and_prunes_old_entries(tmp_path: Path) -> None:
+    cache = Cache(tmp_path / ".toolgen-cache")
+    for i in range(20):
+        cache.put_models(f"k{i:02d}", f"code {i}")
+    assert (tmp_path / ".toolgen-cache" / ".gitignore").read_text() == "*\n"
+    assert len(list((tmp_path / ".toolgen-cache" / "models").glob("*.json"))) == 16
+    assert cache.get_models("k19") == "code 19"
+    assert Cache(None).get_models("k19") is None
+
+
+def test_the_key_covers_every_input_and_the_generator(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from codegen import cache as cache_module
+    from codegen.model import SourceTools
+
+    source = SourceTools(name="s", kind="mcp-json", origin="s.json", tools=tuple(_base()))
+    key = Cache.files_key([source], "pkg")
+    assert Cache.files_key([source], "other") != key
+    renamed = SourceTools(name="s", kind="mcp-json", origin="s.json", tools=tuple(_base()), wire_prefix="ns")
+    assert Cache.files_key([renamed], "pkg") != key
+    monkeypatch.setattr(cache_module, "fingerprint", lambda: "an edited generator")
+    assert Cache.files_key([source], "pkg") != key

@@ -1,0 +1,50 @@
+"""``benchmarks/bench.py --quick`` runs end to end and writes a table with every row."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+ROWS = (
+    "cold generation, 20 tools",
+    "cold generation, 8 tools",
+    "rerun, nothing changed",
+    "`--check`, up to date",
+    "one description changed",
+    "one input schema changed",
+    "`import pkg` (20 tools)",
+    "import + first typed call",
+    "typed call, in-process tool with an output model",
+    "MCP over stdio, sync, one at a time",
+    "MCP over stdio, async, 200 in flight",
+    "pyright on a script using the 20-tool package",
+    "mypy on a script using the 20-tool package",
+)
+
+
+@pytest.mark.timeout(900)
+def test_quick_bench_writes_every_row(tmp_path: Path) -> None:
+    out = tmp_path / "results.md"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "bench.py"), "--quick", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = out.read_text(encoding="utf-8").splitlines()
+    assert "| figure | ours | floor | ratio | goal | met |" in lines
+    body = [line for line in lines if line.startswith("| ") and not line.startswith("| figure")]
+    assert [line.split(" | ")[0].removeprefix("| ") for line in body] == list(ROWS)
+    for line in body:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        assert len(cells) == 6
+        assert cells[1][0].isdigit()  # a measured median, not a placeholder
+        assert cells[5] in {"yes", "no", "—"}
