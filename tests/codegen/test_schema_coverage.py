@@ -63,10 +63,11 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, ModuleTyp
 
 def _observed(folder: Path, package: ModuleType, warnings: list[str], case: dict[str, Any]) -> dict[str, Any]:
     name = _tool_name(case)
-    method = getattr(package.Tools, package.TOOLS[name].method)
+    method = getattr(package._tools.CoverageTools, package.TOOLS[name].method)  # the source's namespace
     annotation = inspect.signature(method).parameters["v"].annotation
-    tree = ast.parse((folder / PACKAGE / "outputs.py").read_text(encoding="utf-8"))
-    cls = "".join(w[:1].upper() + w[1:] for w in name.split("_")) + "Output"
+    outputs = sorted((folder / PACKAGE / "outputs").glob("*.py"))  # one model module per tool
+    tree = ast.parse("\n".join(f.read_text(encoding="utf-8") for f in outputs))
+    cls = "Coverage" + "".join(w[:1].upper() + w[1:] for w in name.split("_")) + "Output"
     output = next(  # None: no output model (the result is untyped)
         (
             ast.unparse(s.annotation)
@@ -107,7 +108,7 @@ def test_keyword_becomes_what_the_table_says(
     provider = RecordingProvider(
         default={"is_error": False, "result": {"v": value}, "structured_content": {"v": value}}
     )
-    result = getattr(package.Tools(provider), package.TOOLS[name].method)(v=value)
+    result = getattr(package.Tools(provider).coverage, package.TOOLS[name].method)(v=value)
     assert provider.calls == [(name, {"v": value}, {})]
     if case["output"] is None:  # untyped: the structured content as it came
         assert result.structured_content == {"v": value}
