@@ -781,7 +781,7 @@ def test_external_ref_degrades_to_any_without_network(
     provider = Recorder(
         default={"is_error": False, "result": {"a": [{"x": 1}]}, "structured_content": {"a": [{"x": 1}]}}
     )
-    tools = package.Tools(provider)
+    tools = package.Tools(provider).ext  # the source is named after ext.json
     anything = {"any": ["thing", 1]}
     if key == "inputSchema":
         tools.ext(a=anything)
@@ -822,7 +822,7 @@ def test_non_object_output_schema_leaves_the_result_untyped(
     package, message = _degraded(tmp_path, capsys, "out.json", listing)
     untyped = f"outputSchema is not an object schema ({shown}); the result is untyped (ToolOutput)"
     assert message == f"tool 't': /outputSchema: {untyped} [output-schema]"
-    value = package.Tools(Recorder(default={"is_error": False, "result": "hi"})).t()
+    value = package.Tools(Recorder(default={"is_error": False, "result": "hi"})).out.t()
     assert value.text == "hi"
 
 
@@ -855,5 +855,5 @@ def test_untypable_spot_degrades_to_any(
     package, message = _degraded(tmp_path, capsys, "spot.json", {"tools": [{"name": "t", "inputSchema": schema}]})
     assert message == f"tool 't': /inputSchema{where}: {what}"
     provider = Recorder()
-    package.Tools(provider).t(a={"free": "form"})
+    package.Tools(provider).spot.t(a={"free": "form"})
     assert provider.calls == [("t", {"a": {"free": "form"}}, {})]
