@@ -34,6 +34,17 @@ SAMPLE_INFRA = (
     "kind: ToolServerRegistry\nmetadata:\n  name: t\nspec:\n  servers:\n"
     "    - {name: sample, protocol: mcp, transport: stdio, command: python, args: [-m, mas.samples.mcp_server]}\n"
 )
+PACKAGE_FILES = ["__init__.py", "_rules.py", "_runtime.py", "_tools.py", "inputs.py", "py.typed"]
+MODEL_FILES = [
+    "outputs/__init__.py",
+    "outputs/_shared.py",
+    "outputs/sample_flaky_lookup_output.py",
+    "outputs/sample_get_weather_output.py",
+    "outputs/sample_greet_output.py",
+    "outputs/sample_notes_create_output.py",
+    "outputs/sample_search_docs_output.py",
+    "outputs/sample_whoami_output.py",
+]
 HANDLER_TOOL = """\
 kind: Tool
 metadata:
@@ -120,34 +131,39 @@ def test_generate_reports_progress_the_lock_and_the_package(tmp_path: Path) -> N
         "toolgen: sample: connecting\n"
         "toolgen: sample: page 1, 3 tool(s) so far\n"
         "toolgen: sample: page 2, 6 tool(s) so far\n"
-        "toolgen: sample: page 3, 7 tool(s) so far\n"
-        "toolgen: sample: 7 tool(s) in N s\n"
+        "toolgen: sample: page 3, 9 tool(s) so far\n"
+        "toolgen: sample: page 4, 10 tool(s) so far\n"
+        "toolgen: sample: 10 tool(s) in N s\n"
     )
+    # One output module per tool with an output schema (6 of the 10), beside the shared ones.
+    files = [*PACKAGE_FILES[:-1], *MODEL_FILES, "py.typed"]
     assert first.stdout == (
-        "toolgen: toolgen.lock.json: created; locked sample (7 tool(s))\n"
-        "toolgen: out/pkg: 6 written, 0 unchanged, 0 removed\n"
-        "  added    __init__.py\n  added    _runtime.py\n  added    _tools.py\n"
-        "  added    inputs.py\n  added    outputs.py\n  added    py.typed\n"
+        "toolgen: toolgen.lock.json: created; locked sample (10 tool(s))\n"
+        f"toolgen: out/pkg: {len(files)} written, 0 unchanged, 0 removed\n"
+        + "".join(f"  added    {name}\n" for name in files)
+        + "toolgen: typed results: declared 6, inferred 0, untyped 4\n"
     )
     again = run("toolgen", "python -m", tmp_path, *args, "-q")
     assert (again.returncode, again.stderr) == (0, "")
     assert again.stdout == (
-        "toolgen: toolgen.lock.json: unchanged; locked sample (7 tool(s))\n"
-        "toolgen: out/pkg: 0 written, 6 unchanged, 0 removed\n"
+        "toolgen: toolgen.lock.json: unchanged; locked sample (10 tool(s))\n"
+        f"toolgen: out/pkg: 0 written, {len(files)} unchanged, 0 removed\n"
+        "toolgen: typed results: declared 6, inferred 0, untyped 4\n"
     )
     # The server drops a tool: the lock says what changed, the package which files.
     (tmp_path / "infra.yaml").write_text(SAMPLE_INFRA)
     updated = run("toolgen", "console script", tmp_path, *args, "-v")
     assert updated.returncode == 0, updated.stderr
+    changed = files[:-1]  # every header carries the inputs' hash; py.typed has none
     assert updated.stdout == (
         "toolgen: server 'sample': tool 'crash': tool removed (breaking)\n"
         "toolgen: 1 change(s): 1 breaking, 0 review, 0 compatible\n"
-        "toolgen: toolgen.lock.json: updated; locked sample (6 tool(s))\n"
-        "toolgen: out/pkg: 5 written, 1 unchanged, 0 removed\n"  # every header carries the inputs' hash
-        "  changed  __init__.py\n  changed  _runtime.py\n  changed  _tools.py\n"
-        "  changed  inputs.py\n  changed  outputs.py\n"
+        "toolgen: toolgen.lock.json: updated; locked sample (9 tool(s))\n"
+        f"toolgen: out/pkg: {len(changed)} written, 1 unchanged, 0 removed\n"
+        + "".join(f"  changed  {name}\n" for name in changed)
+        + "toolgen: typed results: declared 6, inferred 0, untyped 3\n"
     )
-    assert "toolgen: building 6 tool(s) from 1 source(s)\n" in updated.stderr  # -v: the detail lines
+    assert "toolgen: building 9 tool(s) from 1 source(s)\n" in updated.stderr  # -v: the detail lines
     assert "toolgen: unchanged py.typed\n" in updated.stderr
 
 
@@ -237,7 +253,7 @@ def test_a_bare_generate_outside_a_project_says_where_it_writes(tmp_path: Path) 
     proc = run("toolgen", "console script", tmp_path, "generate", "--mcp-json", "x.json")
     assert proc.returncode == 0, proc.stderr
     assert "writing to generated/toolgen_tools/" in proc.stderr
-    assert proc.stdout.startswith("toolgen: generated/toolgen_tools: 6 written")
+    assert proc.stdout.startswith("toolgen: generated/toolgen_tools: 10 written")  # 2 tools: 2 output modules
     quiet = run("toolgen", "console script", tmp_path, "generate", "--mcp-json", "x.json", "-q")
     assert (quiet.returncode, quiet.stderr) == (0, "")
 

@@ -77,9 +77,9 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, byte
     for seed, process in running.items():
         stdout, stderr = process.communicate(timeout=300)
         assert process.returncode == 0, stderr
-        assert stdout.splitlines()[0] == f"toolgen: {PACKAGE}: 7 written, 0 unchanged, 0 removed"
+        written = sum(1 for f in (root / f"seed-{seed}" / PACKAGE).rglob("*") if f.is_file())
+        assert stdout.splitlines()[0] == f"toolgen: {PACKAGE}: {written} written, 0 unchanged, 0 removed"
         trees[seed] = _tree(root / f"seed-{seed}" / PACKAGE)
-        assert stdout == f"toolgen: {PACKAGE}: {len(trees[seed])} file(s) written\n"
     return trees
 
 

@@ -247,7 +247,7 @@ def _infra(folder: Path, *args: str) -> Path:
 
 def test_server_printing_a_banner_still_generates_with_one_warning(tmp_path: Path) -> None:
     _infra(tmp_path)
-    proc = _run(tmp_path, "--infra", "infra.yaml", "--out", "out", "--package", "pkg", "--snapshot", "lock.json")
+    proc = _run(tmp_path, "--infra", "infra.yaml", "--out", "out", "--package", "pkg", "--snapshot", "lock.json", "-q")
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr.splitlines() == [
         "toolgen: warning: mcp.client.stdio: Failed to parse JSONRPC message from server "
@@ -264,7 +264,7 @@ def test_server_speaking_no_json_rpc_is_one_error_line(tmp_path: Path) -> None:
     infra = _infra(tmp_path, "--garbage")
     text = infra.read_text().replace('"connect_timeout_seconds": 20', '"connect_timeout_seconds": 3')
     infra.write_text(text)
-    proc = _run(tmp_path, "--infra", "infra.yaml", "--out", "out", "--package", "pkg", "--snapshot", "lock.json")
+    proc = _run(tmp_path, "--infra", "infra.yaml", "--out", "out", "--package", "pkg", "--snapshot", "lock.json", "-q")
     assert proc.returncode == 2, proc.stderr
     *warnings, error = proc.stderr.splitlines()
     assert all(w.startswith("toolgen: warning: mcp.client.stdio: Failed to parse JSONRPC message") for w in warnings)

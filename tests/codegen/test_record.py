@@ -73,12 +73,12 @@ def test_record_then_generate_then_call_through_the_typed_method(
         "population": True,
     }
     with RuntimeRegistry.from_sources(infra=[INFRA]) as registry:
-        tools = pkg.Tools(registry)
+        tools = pkg.Tools(registry).sample
         german = tools.list_cities(country="DE")  # never recorded: same shape
         assert isinstance(german, model)
         assert [(c.name, c.capital) for c in german.cities] == [("Berlin", True), ("Hamburg", None)]
         assert german.total == 2
-        full = tools.results.list_cities()
+        full = pkg.Tools(registry).results.sample.list_cities()
         assert full.value.model_dump(mode="json", exclude_unset=True) == json.loads(full.text)
     # --check is current with the samples; a contradicting sample makes it stale.
     check = ["generate", *args, "--package", "recorded", "--offline", "--check"]
@@ -86,7 +86,7 @@ def test_record_then_generate_then_call_through_the_typed_method(
     drift = {"content": [{"type": "text", "text": '{"cities": "none", "total": 0}'}], "isError": False}
     write_samples(tmp_path / "s.json", [*samples, Sample("sample", "list_cities", drift)])
     code, out, _ = _toolgen(tmp_path, check, capsys)
-    assert code == 1 and "outputs.py" in out
+    assert code == 1 and "outputs/sample_list_cities_output.py" in out  # its model changed
 
 
 def test_registry_records_sampled_traffic_only_when_asked(tmp_path: Path) -> None:

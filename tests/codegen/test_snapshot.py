@@ -69,7 +69,11 @@ def test_load_round_trips_what_render_wrote(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "tail"),
     [
-        (None, ": no snapshot file; run once without --offline to create it"),
+        (
+            None,
+            ": no lock file yet; run `toolgen generate` once without --offline, with the servers reachable, "
+            "to create it",
+        ),
         ('{\n  "servers": {,\n}', ":2: not JSON: Expecting property name enclosed in double quotes"),
         ("[" * 100_000, ": JSON nested too deeply"),
         ("[]", ": /toolgen_snapshot: not a toolgen lock (no 'toolgen_snapshot' version)"),

@@ -64,7 +64,8 @@ def test_list_includes_the_sample_mcp_server(repo_root: Path, tmp_path: Path) ->
         "mas-runtime: sample: connecting\n"
         "mas-runtime: sample: page 1, 3 tool(s) so far\n"
         "mas-runtime: sample: page 2, 6 tool(s) so far\n"
-        "mas-runtime: sample: 6 tool(s) in N s\n"
+        "mas-runtime: sample: page 3, 9 tool(s) so far\n"
+        "mas-runtime: sample: 9 tool(s) in N s\n"
     )
     quiet = run_cli(repo_root, tmp_path, "list", "-q", "--infra", str(infra), "--tools", unit_convert)
     assert (quiet.returncode, quiet.stderr, quiet.stdout) == (0, "", proc.stdout)
@@ -148,7 +149,7 @@ def _server_infra(folder: Path, repo_root: Path, script: str, *args: str) -> Pat
 def test_list_applies_the_generators_tool_checks(repo_root: Path, tmp_path: Path) -> None:
     """A tool with an empty name: refused by ``list`` exactly as ``toolgen generate`` refuses it."""
     _server_infra(tmp_path, repo_root, "empty_name_server.py")
-    proc = run_cli(repo_root, tmp_path, "list", "--infra", "infra.yaml")
+    proc = run_cli(repo_root, tmp_path, "list", "--infra", "infra.yaml", "-q")  # -q: no progress lines
     assert (proc.returncode, proc.stdout) == (2, "")
     assert proc.stderr.splitlines() == [
         "mas-runtime: error: provider 'odd': /tools/1/name: tool name must be a non-empty string"
@@ -158,7 +159,7 @@ def test_list_applies_the_generators_tool_checks(repo_root: Path, tmp_path: Path
 def test_library_logging_is_one_line_and_details_need_v(repo_root: Path, tmp_path: Path) -> None:
     """A server's banner on stdout makes the MCP SDK log a traceback; the CLI shows one line."""
     _server_infra(tmp_path, repo_root, "banner_server.py")
-    proc = run_cli(repo_root, tmp_path, "list", "--infra", "infra.yaml")
+    proc = run_cli(repo_root, tmp_path, "list", "--infra", "infra.yaml", "-q")  # -q: no progress lines
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[1].split() == ["echo", "odd", "-", "-", "text"]
     assert proc.stderr.splitlines() == [
