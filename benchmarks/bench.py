@@ -30,7 +30,6 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -105,7 +104,19 @@ def floor_once(path: Path) -> None:
 
 
 def _toolgen(*extra: str) -> list[str]:
-    return [sys.executable, "-m", "codegen", "generate", "--mcp-json", "cat.json", "--out", "out", "--package", "pkg", *extra]
+    return [
+        sys.executable,
+        "-m",
+        "codegen",
+        "generate",
+        "--mcp-json",
+        "cat.json",
+        "--out",
+        "out",
+        "--package",
+        "pkg",
+        *extra,
+    ]
 
 
 def _catalog_dir(root: Path, n: int) -> Path:
@@ -122,7 +133,9 @@ def bench_cold(root: Path, n: int, repeat: int) -> tuple[Row, Path]:
         floor.append(_timed([sys.executable, __file__, "--floor", "cat.json"], work))
         shutil.rmtree(work / "out", ignore_errors=True)
         ours.append(_timed(_toolgen("--no-cache"), work))
-    return Row(f"cold generation, {n} tools", ours, floor, "s", "<= 1.3", "one batched datamodel-code-generator call"), work
+    return Row(
+        f"cold generation, {n} tools", ours, floor, "s", "<= 1.3", "one batched datamodel-code-generator call"
+    ), work
 
 
 def bench_reruns(work: Path, cold: Row, repeat: int) -> list[Row]:
@@ -168,7 +181,7 @@ import pkg
 class Provider:
     def call_tool(self, tool_name, arguments):
         return {{"structured_content": {value}, "is_error": False}}
-value = getattr(pkg.Tools(Provider()), {method!r})(owner="o", query="q")
+value = getattr(pkg.Tools(Provider()).cat, {method!r})(owner="o", query="q")
 print(time.perf_counter() - s)
 """
 
@@ -219,7 +232,7 @@ def bench_call_overhead(root: Path, repeat: int, number: int) -> Row:
     sys.path.insert(0, str(work / "out"))
     import wc
 
-    typed = wc.Tools(tool)
+    typed = wc.Tools(tool).wc
     text = "one two three\nfour"
     assert typed.word_count(text=text).words == 4
     ours, floor = [], []
@@ -308,7 +321,7 @@ def bench_checkers(work: Path, n: int) -> list[Row]:
     method = pkg.TOOLS[next(t for t in tools if t["name"].startswith("list_"))["name"]].method
     (out / "use_pkg.py").write_text(
         "from pkg import Tools\n\n\ndef use(tools: Tools) -> int:\n"
-        f"    return tools.{method}(owner='o', query='q').total\n",
+        f"    return tools.cat.{method}(owner='o', query='q').total\n",
         encoding="utf-8",
     )
     (out / "use_pydantic.py").write_text(
@@ -325,7 +338,9 @@ def bench_checkers(work: Path, n: int) -> list[Row]:
     for name, cmd in checkers.items():
         floor = _timed([*cmd, "use_pydantic.py"], out)
         ours = _timed([*cmd, "use_pkg.py"], out)
-        rows.append(Row(f"{name} on a script using the {n}-tool package", [ours], [floor], "s", "", "same on pydantic only"))
+        rows.append(
+            Row(f"{name} on a script using the {n}-tool package", [ours], [floor], "s", "", "same on pydantic only")
+        )
     return rows
 
 

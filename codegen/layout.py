@@ -16,7 +16,16 @@ from typing import NamedTuple
 
 from black.strings import normalize_string_quotes, str_width
 
-__all__ = ["LINE_LENGTH", "Laid", "annotation_text", "call_lines", "def_lines", "str_literal", "subscript_lines"]
+__all__ = [
+    "LINE_LENGTH",
+    "Laid",
+    "annotation_text",
+    "call_lines",
+    "def_lines",
+    "fits_line",
+    "str_literal",
+    "subscript_lines",
+]
 
 LINE_LENGTH = 88
 _STEP = "    "
@@ -56,6 +65,11 @@ def annotation_text(text: str) -> str:
 def _fits(line: str) -> bool:
     # black measures width, not length: an East Asian wide character counts twice.
     return (len(line) if line.isascii() else str_width(line)) <= LINE_LENGTH
+
+
+def fits_line(line: str) -> bool:
+    """Whether ``line`` is within black's line length, as black measures it."""
+    return _fits(line)
 
 
 def _final(line: str) -> bool:
