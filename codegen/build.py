@@ -13,7 +13,7 @@ from codegen.classes import build_classes, settle
 from codegen.datamodels import ModelModule, generate_models, model_code
 from codegen.errors import Degradation, GenerateError
 from codegen.infer import InferredOutput
-from codegen.layout import annotation_text, subscript_lines
+from codegen.layout import annotation_text, fits_line, subscript_lines
 from codegen.literals import docstring_literal, json_default_literal, str_literal, wire_literal
 from codegen.model import (
     ClassSpec,
@@ -297,6 +297,20 @@ def _tool_spec(
     description = tool.get("description") or ""
     # Lower case: strict pyright treats upper-case names as constants, which may not be declared apart.
     const = unique(f"{attr}__{plan.method}", used_consts)
+    head = f"_info_{const} = _ToolInfo("
+    # black wraps the value in parentheses when the head is too long and wrapping lets every item
+    # line fit (found by the fuzz test); when some item is too long either way it keeps the head.
+    items = (  # the ToolInfo arguments whose length varies, as "key=value"
+        f"name={wire_literal(plan.wire_name)}",
+        f'method="{plan.method}"',
+        f"namespace={ns_literal}",
+        f"title={str_literal(title)}",
+        f"description={str_literal(description)}",
+        f"input_ref={wire_literal(plan.input_def)}",
+        f"output_ref={wire_literal(plan.output_def) if plan.output_def else None}",
+        *info_items,
+    )
+    wrapped = not fits_line(head) and all(fits_line(f"{' ' * 8}{item},") for item in items)
     return ToolSpec(
         wire_name=plan.wire_name,
         method=plan.method,
@@ -316,6 +330,9 @@ def _tool_spec(
         value_annotation=value_annotation,
         hints=hints,
         info_items=info_items,
+        info_open=(f"_info_{const} = (", "    _ToolInfo(") if wrapped else (head,),
+        info_indent="        " if wrapped else "    ",
+        info_close=("    )", ")") if wrapped else (")",),
         params_decl=("self", "*", *(_param_decl(p) for p in params)) if params else ("self",),
         argument_items=tuple(f"{wire_literal(p.wire_name)}: {p.py_name}" for p in params),
         omit_items=tuple(f"{wire_literal(p.wire_name)}: {p.omit_literal}" for p in params if not p.required),

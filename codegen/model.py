@@ -60,6 +60,11 @@ class ToolSpec:
     value_annotation: str  # type of the decoded value
     hints: Mapping[str, bool | None]  # read_only / destructive / idempotent / open_world
     info_items: tuple[str, ...]  # extra ToolInfo keyword items ("inferred_from=3"); empty when declared
+    # The ToolInfo assignment's opening and closing lines and its items' indent, laid out as black
+    # does: ``X = _ToolInfo(`` ... ``)``, or, when that head is too long, ``X = (`` / ``_ToolInfo(``.
+    info_open: tuple[str, ...]
+    info_indent: str
+    info_close: tuple[str, ...]
     params_decl: tuple[str, ...]  # ("self", "*", "city: str", 'units: ... = "celsius"')
     argument_items: tuple[str, ...]  # ('"city": city', ...): wire keys -> parameters
     omit_items: tuple[str, ...]  # ('"units": "celsius"', ...): values that mean "not passed"

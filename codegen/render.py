@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from codegen.formatting import format_python
-from codegen.layout import fits_line
 from codegen.model import SHARED_MODULE, PackageSpec
 
 if TYPE_CHECKING:
@@ -42,13 +41,7 @@ def _environment() -> jinja2.Environment:
 
 
 def _wrappers_fit(pkg: PackageSpec) -> bool:
-    # A ToolInfo head line (``<const> = _ToolInfo(``) that is too long makes black wrap the value
-    # in parentheses (found by the fuzz test); such a file is left to black.
-    return (
-        all(c.fits for c in pkg.classes)
-        and all(d.fits for d in pkg.const_decls)
-        and all(fits_line(f"{t.const_name} = _ToolInfo(") for t in pkg.all_tools)
-    )
+    return all(c.fits for c in pkg.classes) and all(d.fits for d in pkg.const_decls)
 
 
 def _module(header: str, doc: str, code: str) -> str:
