@@ -18,16 +18,35 @@ from pathlib import Path
 # mutmut's names: module.x_function__mutmut_N, module.xǁClassǁmethod__mutmut_N.
 _CONTRACT = "mas.runtime.contracts.tool_contract."
 _SHIM = "codegen.shim._runtime."
+_RULES = "mas.runtime.contracts._rules."
 TARGETS = {
     "naming": ["codegen.naming.*"],
     "write": ["codegen.write.*"],
     "snapshot": ["codegen.snapshot.*"],
     "literals": ["codegen.literals.*"],
-    "envelope rule": [_CONTRACT + "x_wrap_result__*", _CONTRACT + "xǁToolResultEnvelopeǁcoerce__*"],
+    # The one envelope rule (issue 7): mas/runtime/contracts/_rules.py, copied into every package.
+    "envelope rule": [_CONTRACT + "x_wrap_result__*", _CONTRACT + "xǁToolResultEnvelopeǁcoerce__*"]
+    + [
+        f"{_RULES}x_{name}__*"
+        for name in (
+            "error_kind",
+            "failure_dict",
+            "_is_dunder",
+            "_dumped",
+            "_is_block_list",
+            "is_envelope",
+            "_checked",
+            "_joined_text",
+            "_from_mapping",
+            "_plain",
+            "to_envelope",
+        )
+    ],
     "argument forwarding": [
         _CONTRACT + f"x_{name}__*" for name in ("accepted_call_kwargs", "_forwardable", "invoke_call_tool")
     ]
-    + [_CONTRACT + "x_ainvoke_call_tool__*"],
+    + [_CONTRACT + "x_ainvoke_call_tool__*"]
+    + [f"{_RULES}x_{name}__*" for name in ("_declared", "forward_target", "accepted_options")],
     "pagination": ["mas.runtime.mcp_provider.xǁMCPToolProviderǁ_fetch_listing__*"],
     "redaction": [
         f"mas.runtime._mcp_convert.x_{name}__*"
@@ -40,9 +59,6 @@ TARGETS = {
             "_block_tag",
             "_joined_text",
             "_as_list",
-            "_is_block_list",
-            "_looks_like_envelope",
-            "_envelope_from_mapping",
             "normalize_envelope",
             "_is_str_root",
             "_json_or_none",
