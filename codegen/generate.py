@@ -18,7 +18,15 @@ from codegen.errors import Degradation, GenerateError
 from codegen.infer import InferredOutput, infer_outputs, read_samples
 from codegen.model import SourceTools
 from codegen.settings import Settings
-from codegen.snapshot import LockChange, canonical_json, describe_lock, load_snapshot, lock_drift, render_snapshot
+from codegen.snapshot import (
+    LockChange,
+    canonical_json,
+    describe_lock,
+    load_snapshot,
+    lock_drift,
+    render_snapshot,
+    skills_drift,
+)
 from codegen.sources import parse_infra, parse_mcp_json, parse_yaml_tools, read_live, read_snapshot_sources
 from codegen.write import GENERATED_MARKER, Change, diff_changes, plan_changes, write_file_atomic, write_package
 from mas.runtime.lockfile import canonical_tool
@@ -57,7 +65,8 @@ class Coverage:
 class Outcome:
     changes: tuple[Change, ...]
     snapshot_changed: bool
-    #: What the live listings change against the lock on disk, classified (empty when offline).
+    #: What the live listings change against the lock on disk, classified; offline, with --check,
+    #: what the tool YAML changes against the lock's skills.
     drift: tuple[DriftChange, ...] = ()
     coverage: Coverage | None = None
     degradations: tuple[Degradation, ...] = ()  # printed as warnings by the CLI
@@ -186,6 +195,8 @@ def run(settings: Settings, out: TextIO = sys.stdout, progress: Progress | None 
         not settings.snapshot.is_file() or settings.snapshot.read_text(encoding="utf-8") != snapshot_text
     )
     drift = lock_drift(settings.snapshot, snapshot_text) if snapshot_changed and snapshot_text else ()
+    if settings.check and settings.offline and settings.tools:  # no live listing: the YAML against the lock
+        drift = skills_drift(settings.snapshot, sources[0].tools)
     lock = describe_lock(settings.snapshot, snapshot_text) if snapshot_text is not None else None
     names = tuple(sorted(files))
     for folder in (settings.target.parent, *settings.target.parent.parents):

@@ -28,6 +28,7 @@ __all__ = [
     "lock_drift",
     "parse_snapshot",
     "render_snapshot",
+    "skills_drift",
     "snapshot_from_data",
 ]
 
@@ -141,6 +142,17 @@ def lock_drift(path: Path, new_text: str) -> tuple[Change, ...]:
         return ()
     old = load_snapshot(path)
     return diff_listings(old.listings(), parse_snapshot(new_text, path).listings())
+
+
+def skills_drift(path: Path, skills: Sequence[Mapping[str, Any]]) -> tuple[Change, ...]:
+    """What tool YAML changes against the skills recorded in the lock at ``path``: the offline
+    counterpart of ``lock_drift`` (nothing when there is no lock, or it recorded no skills)."""
+    if not path.is_file():
+        return ()
+    locked = load_snapshot(path).skills
+    if locked is None:
+        return ()
+    return diff_listings({SKILLS_KEY: locked}, {SKILLS_KEY: skills})
 
 
 @dataclass(frozen=True)
