@@ -60,7 +60,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--snapshot", metavar="PATH", help="the lock file (default from [tool.toolgen])")
     parser.add_argument("--server", metavar="NAME", help="the lock's server a bare tools/list file stands for")
     parser.add_argument(
-        "--samples", action="append", metavar="FILE", help="samples files whose inferred types the lock's are compared with"
+        "--samples",
+        action="append",
+        metavar="FILE",
+        help="samples files whose inferred types the lock's are compared with",
     )
     parser.add_argument("--json", action="store_true", help='print {"changes": [...]} instead of a table')
     parser.add_argument(
@@ -113,15 +116,18 @@ def _compare_files(old_path: Path, new_path: Path, server: str | None) -> tuple[
     if server is not None:
         old, new = {server: old.get(server, ())}, {server: new.get(server, ())}
     changes = diff_listings(old, new)
-    if old_lock is not None and new_lock is not None and old_lock.inferred is not None and new_lock.inferred is not None:
+    if (
+        old_lock is not None
+        and new_lock is not None
+        and old_lock.inferred is not None
+        and new_lock.inferred is not None
+    ):
         # Two locks narrowed to one server (--server): their inferred types of that server.
         changes += inferred_changes(old, old_lock.inferred, new, new_lock.inferred)
     return changes
 
 
-def _with_inferred(
-    lock: Snapshot, old: Listing, now: Sequence[SourceTools], settings: Settings
-) -> tuple[Change, ...]:
+def _with_inferred(lock: Snapshot, old: Listing, now: Sequence[SourceTools], settings: Settings) -> tuple[Change, ...]:
     """The listings' changes (lock ``old`` against ``now``), and their inferred output types': the
     lock's against what the samples files infer now (none when the lock is of format 1 or 2)."""
     new = {s.name: s.tools for s in now}

@@ -14,6 +14,7 @@ Error results say nothing about the output shape and are ignored.
 
 from __future__ import annotations
 
+import json
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -63,7 +64,9 @@ def _lenient(schema: Any) -> Any:
         return schema
     out = {k: _lenient(v) if k in ("items",) else v for k, v in schema.items() if k != "$schema"}
     if "anyOf" in out:
-        out["anyOf"] = [_lenient(v) for v in out["anyOf"]]
+        # genson lists variants in the order the samples showed them; sorted, the same samples in
+        # another order infer the same schema (and report no drift).
+        out["anyOf"] = sorted((_lenient(v) for v in out["anyOf"]), key=lambda v: json.dumps(v, sort_keys=True))
     if out.get("type") == "null":  # only ever null: nothing known about the type
         return {}
     if "properties" in out:
@@ -184,7 +187,9 @@ def _undeclared(tools: Sequence[Mapping[str, Any]]) -> set[str]:
     return {str(t.get("name")) for t in tools if isinstance(t, Mapping) and "outputSchema" not in t}
 
 
-def inferred_changes(old_listings: Listings, old: Inferred, new_listings: Listings, new: Inferred) -> tuple[Change, ...]:
+def inferred_changes(
+    old_listings: Listings, old: Inferred, new_listings: Listings, new: Inferred
+) -> tuple[Change, ...]:
     """Inferred-output changes (``old``/``new``: source -> wire name -> output) of the tools listed
     on both sides and declaring no ``outputSchema`` on either. A tool added, removed, or gaining or
     losing a declared schema is already one change of the listings (``diff_listings``): comparing

@@ -160,7 +160,7 @@ def _checked_inferred(value: Any, path: Path, pointer: str) -> dict[str, Inferre
         where = f"{pointer}/{escape_pointer(str(tool))}"
         kind = entry.get("kind") if isinstance(entry, Mapping) else None
         if kind not in ("model", "text"):
-            raise GenerateError("'kind' must be \"model\" or \"text\"", str(path), f"{where}/kind")
+            raise GenerateError('\'kind\' must be "model" or "text"', str(path), f"{where}/kind")
         samples = entry.get("samples")
         if not isinstance(samples, int) or isinstance(samples, bool) or samples < 1:
             raise GenerateError("'samples' must be a positive integer", str(path), f"{where}/samples")
