@@ -60,10 +60,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--snapshot", metavar="PATH", help="the lock file (default from [tool.toolgen])")
     parser.add_argument("--server", metavar="NAME", help="the lock's server a bare tools/list file stands for")
     parser.add_argument(
-        "--samples",
-        action="append",
-        metavar="FILE",
-        help="samples files whose inferred types the lock's are compared with",
+        "--samples", action="append", metavar="FILE", help="samples file to infer output types from (repeatable)"
     )
     parser.add_argument("--json", action="store_true", help='print {"changes": [...]} instead of a table')
     parser.add_argument(

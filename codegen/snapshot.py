@@ -213,8 +213,9 @@ def relock_inferred(lock: Snapshot, built: Sequence[str], inferred: InferredBySo
     """The lock's text with the inferred types of the ``built`` sources replaced by ``inferred``
     (an ``--offline`` build lists no server, so nothing else changes); None when its recorded
     inferred types stay the same, so the file need not be written."""
+    locked = lock.listings()
     kept = {name: found for name, found in (lock.inferred or {}).items() if name not in built}
-    merged = {**kept, **{name: found for name, found in inferred.items() if name in lock.listings()}}
+    merged = {**kept, **{name: found for name, found in inferred.items() if name in locked}}
     if lock.inferred is None and not merged:
         return None  # a format 1 or 2 lock and nothing to record: leave it as it is
     if lock.inferred is not None and _recorded(lock.inferred) == _recorded(merged):
