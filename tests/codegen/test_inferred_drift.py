@@ -188,3 +188,23 @@ def test_diff_of_two_locks_reports_inferred_changes(
     assert toolgen_main(["diff", "--server", "sample", "old.json", "new.json"]) == exits["breaking"]
     assert toolgen_main(["diff", "--server", "other", "old.json", "new.json"]) == 0
     capsys.readouterr()
+
+
+def test_pinning_ignores_inferred_types(tmp_path: Path) -> None:
+    """Pinning is about what the server lists: the same tools pin the same, samples or not."""
+    from mas.runtime.infra import load_infra
+    from mas.runtime.pinning import load_pinned_tools
+
+    (tmp_path / "infra.yaml").write_text(
+        "kind: ToolServerRegistry\nspec:\n  servers:\n    - name: s\n      protocol: mcp\n"
+        "      transport: streamable-http\n      url: http://127.0.0.1:9/mcp\n      pin: refuse\n"
+        "      lock: lock.json\n",
+        encoding="utf-8",
+    )
+    (config,) = load_infra(tmp_path / "infra.yaml")
+    servers = {"s": [tool("t")]}
+    (tmp_path / "lock.json").write_text(render_snapshot(servers), encoding="utf-8")
+    plain = load_pinned_tools(config)
+    (tmp_path / "lock.json").write_text(render_snapshot(servers, None, {"s": {"t": model(CITY)}}), encoding="utf-8")
+    assert "inferred" in (tmp_path / "lock.json").read_text(encoding="utf-8")
+    assert load_pinned_tools(config) == plain
