@@ -6,6 +6,9 @@ Three forms (``docs/drift.md``):
 * ``toolgen diff OLD NEW``: two files, each a lock or a saved ``tools/list`` result;
 * ``toolgen diff --tools DIR``: the lock's skills against tool YAML.
 
+Besides the listings, each form compares the output types inferred from samples, where both sides
+have them: the lock's against what the samples files infer now, or two locks' with each other.
+
 Exit codes: 0 no change; 1 changes, none at or above ``--fail-on``; 3 at least one at or above
 ``--fail-on``; 2 bad input.
 """
@@ -22,8 +25,11 @@ from typing import Any, TextIO
 from codegen.drift import Change, diff_listings
 from codegen.drift_report import FAIL_LEVELS, at_or_above, render_json, render_table
 from codegen.errors import GenerateError
-from codegen.settings import load_settings
-from codegen.snapshot import is_lock, load_snapshot, snapshot_from_data
+from codegen.generate import infer_all
+from codegen.infer import inferred_changes
+from codegen.model import SourceTools
+from codegen.settings import Settings, load_settings
+from codegen.snapshot import Snapshot, is_lock, load_snapshot, snapshot_changes, snapshot_from_data
 from codegen.sources import YAML_SOURCE_NAME, parse_infra, parse_mcp_json, parse_yaml_tools, read_live
 
 __all__ = [
@@ -53,14 +59,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--infra", action="append", metavar="PATH", help="infra file whose servers are listed live")
     parser.add_argument("--snapshot", metavar="PATH", help="the lock file (default from [tool.toolgen])")
     parser.add_argument("--server", metavar="NAME", help="the lock's server a bare tools/list file stands for")
+    parser.add_argument(
+        "--samples", action="append", metavar="FILE", help="samples file to infer output types from (repeatable)"
+    )
     parser.add_argument("--json", action="store_true", help='print {"changes": [...]} instead of a table')
     parser.add_argument(
         "--fail-on", choices=sorted(FAIL_LEVELS), default="breaking", help="lowest severity that exits 3"
     )
 
 
-def _read_file(path: Path) -> tuple[Listing | None, Sequence[Mapping[str, Any]] | None]:
-    """A lock (its listings by source) or a bare tools/list result (its tools)."""
+def _read_file(path: Path) -> tuple[Snapshot | None, Sequence[Mapping[str, Any]] | None]:
+    """A lock or a bare tools/list result (its tools)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
@@ -70,7 +79,7 @@ def _read_file(path: Path) -> tuple[Listing | None, Sequence[Mapping[str, Any]] 
     except RecursionError as exc:
         raise GenerateError("JSON nested too deeply", str(path)) from exc
     if is_lock(data):
-        return snapshot_from_data(data, path).listings(), None
+        return snapshot_from_data(data, path), None
     return None, parse_mcp_json(path).tools
 
 
@@ -86,8 +95,12 @@ def _name_for(tools_path: Path, other: Listing | None, server: str | None) -> st
 
 
 def _compare_files(old_path: Path, new_path: Path, server: str | None) -> tuple[Change, ...]:
-    old, old_tools = _read_file(old_path)
-    new, new_tools = _read_file(new_path)
+    old_lock, old_tools = _read_file(old_path)
+    new_lock, new_tools = _read_file(new_path)
+    if old_lock is not None and new_lock is not None and server is None:
+        return snapshot_changes(old_lock, new_lock)  # listings and inferred output types
+    old = old_lock.listings() if old_lock is not None else None
+    new = new_lock.listings() if new_lock is not None else None
     if old_tools is not None and new_tools is not None:
         # Two saved listings of one server: name it after the newer file.
         name = server or new_path.stem
@@ -99,7 +112,27 @@ def _compare_files(old_path: Path, new_path: Path, server: str | None) -> tuple[
     assert old is not None and new is not None
     if server is not None:
         old, new = {server: old.get(server, ())}, {server: new.get(server, ())}
-    return diff_listings(old, new)
+    changes = diff_listings(old, new)
+    if (
+        old_lock is not None
+        and new_lock is not None
+        and old_lock.inferred is not None
+        and new_lock.inferred is not None
+    ):
+        # Two locks narrowed to one server (--server): their inferred types of that server.
+        changes += inferred_changes(old, old_lock.inferred, new, new_lock.inferred)
+    return changes
+
+
+def _with_inferred(lock: Snapshot, old: Listing, now: Sequence[SourceTools], settings: Settings) -> tuple[Change, ...]:
+    """The listings' changes (lock ``old`` against ``now``), and their inferred output types': the
+    lock's against what the samples files infer now (none when the lock is of format 1 or 2)."""
+    new = {s.name: s.tools for s in now}
+    changes = diff_listings(old, new)
+    if lock.inferred is not None:
+        recorded = {name: lock.inferred.get(name, {}) for name in new}
+        changes += inferred_changes(old, recorded, new, infer_all(now, settings))
+    return changes
 
 
 def compare(args: argparse.Namespace, cwd: Path) -> tuple[Change, ...]:
@@ -109,18 +142,19 @@ def compare(args: argparse.Namespace, cwd: Path) -> tuple[Change, ...]:
             raise GenerateError("give two files, OLD and NEW (or none to compare the lock with the live servers)")
         # As given (relative to the working folder): messages then show no machine path.
         return _compare_files(Path(args.files[0]), Path(args.files[1]), args.server)
-    settings = load_settings(cwd, {"tools": args.tools, "infra": args.infra, "snapshot": args.snapshot})
+    overrides = {"tools": args.tools, "infra": args.infra, "snapshot": args.snapshot, "samples": args.samples}
+    settings = load_settings(cwd, overrides)
     if not settings.snapshot.is_file():
         raise GenerateError("no lock file; run `toolgen generate` to create it", str(settings.snapshot))
     lock = load_snapshot(settings.snapshot)
     if args.tools:
-        new_skills = parse_yaml_tools(settings.tools).tools
-        return diff_listings({YAML_SOURCE_NAME: lock.skills or ()}, {YAML_SOURCE_NAME: new_skills})
+        skills = parse_yaml_tools(settings.tools)
+        return _with_inferred(lock, {YAML_SOURCE_NAME: lock.skills or ()}, [skills], settings)
     if not settings.infra:
         raise GenerateError("no servers configured: give --infra, or set `infra` in [tool.toolgen]")
     live = read_live(parse_infra(settings.infra), settings.snapshot)
     # Only the configured servers: a lock may also hold servers another infra file lists.
-    return diff_listings({s.name: lock.servers.get(s.name, ()) for s in live}, {s.name: s.tools for s in live})
+    return _with_inferred(lock, {s.name: lock.servers.get(s.name, ()) for s in live}, live, settings)
 
 
 def main(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:

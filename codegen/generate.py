@@ -20,10 +20,12 @@ from codegen.model import SourceTools
 from codegen.settings import Settings
 from codegen.snapshot import (
     LockChange,
+    Snapshot,
     canonical_json,
     describe_lock,
     load_snapshot,
     lock_drift,
+    relock_inferred,
     render_snapshot,
     skills_drift,
 )
@@ -34,6 +36,7 @@ from mas.runtime.progress import Progress
 
 __all__ = [
     "Coverage",
+    "Locking",
     "Outcome",
     "collect_sources",
     "coverage_of",
@@ -65,34 +68,52 @@ class Coverage:
 class Outcome:
     changes: tuple[Change, ...]
     snapshot_changed: bool
-    #: What the live listings change against the lock on disk, classified; offline, with --check,
-    #: what the tool YAML changes against the lock's skills.
+    #: What the live listings and the inferred output types change against the lock on disk,
+    #: classified; offline, with --check, also what the tool YAML changes against the lock's skills.
     drift: tuple[DriftChange, ...] = ()
     coverage: Coverage | None = None
     degradations: tuple[Degradation, ...] = ()  # printed as warnings by the CLI
     files: tuple[str, ...] = ()  # every file of the package, relative to it
-    lock: LockChange | None = None  # None: no server was listed live, so no lock was written
+    #: None: no lock was written (no server listed live, nor an offline change of inferred types)
+    lock: LockChange | None = None
 
     @property
     def stale(self) -> bool:
         return bool(self.changes) or self.snapshot_changed
 
 
-def collect_sources(settings: Settings, progress: Progress | None = None) -> tuple[list[SourceTools], str | None]:
-    """Every source, and the new snapshot text when servers were listed live."""
+@dataclass(frozen=True)
+class Locking:
+    """What the lock is written from: the listings just read live, or (``--offline``) the lock on
+    disk, whose listings stay as they are and whose inferred output types follow the samples."""
+
+    servers: Mapping[str, Sequence[Mapping[str, Any]]]
+    skills: Sequence[Mapping[str, Any]] | None
+    offline: Snapshot | None = None
+
+    def text(self, built: Sequence[str], inferred: Mapping[str, Mapping[str, InferredOutput]]) -> str | None:
+        """The lock to write; None when there is nothing to write (offline, inferred types unchanged)."""
+        if self.offline is not None:
+            return relock_inferred(self.offline, built, inferred)
+        return render_snapshot(self.servers, self.skills, inferred)
+
+
+def collect_sources(settings: Settings, progress: Progress | None = None) -> tuple[list[SourceTools], Locking | None]:
+    """Every source, and what the lock is written from when the build has servers."""
     sources: list[SourceTools] = []
     if settings.tools:
         sources.append(parse_yaml_tools(settings.tools))
     sources += [parse_mcp_json(p) for p in settings.mcp_json]
-    snapshot_text = None
+    locking = None
     if settings.infra:
         configs = parse_infra(settings.infra)
         if settings.offline:
-            live = read_snapshot_sources(configs, load_snapshot(settings.snapshot))
+            lock = load_snapshot(settings.snapshot)
+            live = read_snapshot_sources(configs, lock)
+            locking = Locking(lock.servers, lock.skills, offline=lock)
         else:
             live = read_live(configs, settings.snapshot, progress)
-            skills = sources[0].tools if settings.tools else None
-            snapshot_text = render_snapshot({s.name: s.tools for s in live}, skills)
+            locking = Locking({s.name: s.tools for s in live}, sources[0].tools if settings.tools else None)
         sources += live
     if not sources:
         raise GenerateError("nothing to generate: give --tools, --infra or --mcp-json, or set them in [tool.toolgen]")
@@ -100,7 +121,7 @@ def collect_sources(settings: Settings, progress: Progress | None = None) -> tup
     for name in names:
         if names.count(name) > 1:
             raise GenerateError(f"two sources are named {name!r}; rename a file or a server")
-    return sources, snapshot_text
+    return sources, locking
 
 
 def infer_all(sources: Sequence[SourceTools], settings: Settings) -> dict[str, dict[str, InferredOutput]]:
@@ -182,10 +203,11 @@ def render_files(
 def run(settings: Settings, out: TextIO = sys.stdout, progress: Progress | None = None) -> Outcome:
     """Generate, or with ``settings.check`` only compare. Raises GenerateError on bad input, before
     anything is written."""
-    sources, snapshot_text = collect_sources(settings, progress)
+    sources, locking = collect_sources(settings, progress)
     if progress is not None:
         progress.detail(f"building {sum(len(s.tools) for s in sources)} tool(s) from {len(sources)} source(s)")
     inferred = infer_all(sources, settings)
+    snapshot_text = locking.text([s.name for s in sources], inferred) if locking is not None else None
     files, degradations = render_files(sources, settings.package, Cache(settings.cache), inferred)
     coverage = coverage_of(sources, inferred)
     if settings.strict_schemas and degradations:
@@ -196,7 +218,7 @@ def run(settings: Settings, out: TextIO = sys.stdout, progress: Progress | None 
     )
     drift = lock_drift(settings.snapshot, snapshot_text) if snapshot_changed and snapshot_text else ()
     if settings.check and settings.offline and settings.tools:  # no live listing: the YAML against the lock
-        drift = skills_drift(settings.snapshot, sources[0].tools)
+        drift += skills_drift(settings.snapshot, sources[0].tools)  # with the inferred types' drift
     lock = describe_lock(settings.snapshot, snapshot_text) if snapshot_text is not None else None
     names = tuple(sorted(files))
     for folder in (settings.target.parent, *settings.target.parent.parents):

@@ -14,9 +14,10 @@ Error results say nothing about the output shape and are ignored.
 
 from __future__ import annotations
 
+import json
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from genson import SchemaBuilder  # type: ignore[import-untyped]
@@ -28,9 +29,11 @@ from codegen.shim._runtime import inferred_candidate, normalize_envelope
 from mas.runtime.samples import Sample, SamplesError, load_samples
 
 __all__ = [
+    "INFERRED_POINTER",
     "InferredOutput",
     "infer_outputs",
     "infer_schema",
+    "inferred_changes",
     "inferred_output_changes",
     "read_samples",
 ]
@@ -61,7 +64,9 @@ def _lenient(schema: Any) -> Any:
         return schema
     out = {k: _lenient(v) if k in ("items",) else v for k, v in schema.items() if k != "$schema"}
     if "anyOf" in out:
-        out["anyOf"] = [_lenient(v) for v in out["anyOf"]]
+        # genson lists variants in the order the samples showed them; sorted, the same samples in
+        # another order infer the same schema (and report no drift).
+        out["anyOf"] = sorted((_lenient(v) for v in out["anyOf"]), key=lambda v: json.dumps(v, sort_keys=True))
     if out.get("type") == "null":  # only ever null: nothing known about the type
         return {}
     if "properties" in out:
@@ -142,6 +147,9 @@ def infer_outputs(source: SourceTools, samples: Sequence[Sample]) -> dict[str, I
 # Drift: how inferred outputs changed, by the rules for declared outputs (codegen/drift.py)
 # --------------------------------------------------------------------------------------------
 
+#: Where an inferred output's changes point: it stands where a declared ``outputSchema`` would.
+INFERRED_POINTER = "/inferredOutputSchema"
+
 
 def _as_schema(inferred: InferredOutput | None) -> Mapping[str, Any] | None:
     """The output schema the generated return type stands for (a text tool returns ``str``)."""
@@ -150,13 +158,46 @@ def _as_schema(inferred: InferredOutput | None) -> Mapping[str, Any] | None:
     return inferred.schema if inferred.kind == "model" else {"type": "string"}
 
 
+def _tagged(change: Change) -> Change:
+    # Every output message starts "output ..." (codegen/drift.py): say this one was inferred.
+    return replace(change, message=f"inferred {change.message}")
+
+
 def inferred_output_changes(
     old: Mapping[str, InferredOutput], new: Mapping[str, InferredOutput], *, source: str = ""
 ) -> tuple[Change, ...]:
     """How each tool's inferred output changed (``old``/``new`` map wire names to ``infer_outputs``
     results), classified exactly like a declared ``outputSchema`` change: a field gone, no longer
-    always present or of another type is breaking; a field added is compatible."""
+    always present or of another type is breaking; a field added is compatible. Pointers start
+    with ``INFERRED_POINTER`` and messages with ``inferred output``."""
     changes: list[Change] = []
     for tool in sorted(set(old) | set(new)):
-        changes += diff_output_schema(_as_schema(old.get(tool)), _as_schema(new.get(tool)), source=source, tool=tool)
+        found = diff_output_schema(
+            _as_schema(old.get(tool)), _as_schema(new.get(tool)), source=source, tool=tool, pointer=INFERRED_POINTER
+        )
+        changes += map(_tagged, found)
+    return tuple(changes)
+
+
+Listings = Mapping[str, Sequence[Mapping[str, Any]]]
+Inferred = Mapping[str, Mapping[str, InferredOutput]]
+
+
+def _undeclared(tools: Sequence[Mapping[str, Any]]) -> set[str]:
+    return {str(t.get("name")) for t in tools if isinstance(t, Mapping) and "outputSchema" not in t}
+
+
+def inferred_changes(
+    old_listings: Listings, old: Inferred, new_listings: Listings, new: Inferred
+) -> tuple[Change, ...]:
+    """Inferred-output changes (``old``/``new``: source -> wire name -> output) of the tools listed
+    on both sides and declaring no ``outputSchema`` on either. A tool added, removed, or gaining or
+    losing a declared schema is already one change of the listings (``diff_listings``): comparing
+    its inferred output too would report it twice."""
+    changes: list[Change] = []
+    for source in sorted(set(old) | set(new)):
+        kept = _undeclared(old_listings.get(source, ())) & _undeclared(new_listings.get(source, ()))
+        a = {tool: found for tool, found in old.get(source, {}).items() if tool in kept}
+        b = {tool: found for tool, found in new.get(source, {}).items() if tool in kept}
+        changes += inferred_output_changes(a, b, source=source)
     return tuple(changes)

@@ -2,7 +2,8 @@
 
 Canonical means: keys sorted, tools sorted by name, two-space indent, a final newline, no
 timestamps and nothing but what ``tools/list`` returned (never a URL, header or env value), plus a
-format version and a content hash per tool (the hash rule lives in ``mas.runtime.lockfile``).
+format version, a content hash per tool (the hash rule lives in ``mas.runtime.lockfile``) and the
+output types the build inferred from samples (``codegen.infer``): the baseline for their drift.
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from codegen.drift import Change, diff_listings
+from codegen.drift import Change, diff_listings, escape_pointer
 from codegen.errors import GenerateError
-from mas.runtime.lockfile import LOCK_VERSION, VERSION_KEY, lock_version_problem, tool_hash
+from codegen.infer import InferredOutput, inferred_changes
+from mas.runtime.lockfile import LOCK_VERSION, VERSION_KEY, canonical_tool, lock_version_problem, tool_hash
 
 __all__ = [
     "SNAPSHOT_VERSION",
@@ -27,14 +29,21 @@ __all__ = [
     "load_snapshot",
     "lock_drift",
     "parse_snapshot",
+    "relock_inferred",
     "render_snapshot",
     "skills_drift",
+    "snapshot_changes",
     "snapshot_from_data",
 ]
 
 SNAPSHOT_VERSION = LOCK_VERSION
 #: The key under which the lock keeps the YAML tools (``--tools``) of the build, when there were any.
 SKILLS_KEY = "skills"
+#: The key, in a source's entry, of the output types inferred for its tools (format 3).
+INFERRED_KEY = "inferred"
+
+#: source name -> wire name -> the output type inferred from samples
+InferredBySource = Mapping[str, Mapping[str, InferredOutput]]
 
 
 @dataclass(frozen=True)
@@ -43,6 +52,9 @@ class Snapshot:
     servers: Mapping[str, Sequence[Mapping[str, Any]]]
     #: The YAML tools the lock was written with (MCP-shaped); None when the build had none.
     skills: Sequence[Mapping[str, Any]] | None = field(default=None)
+    #: The output types the package was generated from, by source (server name or ``skills``) and
+    #: tool; None for a lock of format 1 or 2, which did not record them (nothing to compare with).
+    inferred: InferredBySource | None = field(default=None)
 
     def listings(self) -> dict[str, Sequence[Mapping[str, Any]]]:
         """Every listing by source name, skills under ``skills`` (a name no server may take)."""
@@ -56,20 +68,34 @@ def canonical_json(data: Any) -> str:
     return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def _entry(tools: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def _inferred_entry(found: InferredOutput) -> dict[str, Any]:
+    entry: dict[str, Any] = {"kind": found.kind, "samples": found.samples}
+    if found.schema is not None:
+        entry["schema"] = canonical_tool(found.schema)  # `required` sorted: its order means nothing
+    return entry
+
+
+def _entry(tools: Sequence[Mapping[str, Any]], inferred: Mapping[str, InferredOutput] | None = None) -> dict[str, Any]:
     ordered = sorted(tools, key=lambda t: str(t.get("name")))
-    return {"tools": ordered, "hashes": {str(t.get("name")): tool_hash(t) for t in ordered}}
+    entry: dict[str, Any] = {"tools": ordered, "hashes": {str(t.get("name")): tool_hash(t) for t in ordered}}
+    if inferred:  # a source without inferred types has no key: locks without samples stay as they were
+        entry[INFERRED_KEY] = {name: _inferred_entry(found) for name, found in inferred.items()}
+    return entry
 
 
 def render_snapshot(
-    servers: Mapping[str, Sequence[Mapping[str, Any]]], skills: Sequence[Mapping[str, Any]] | None = None
+    servers: Mapping[str, Sequence[Mapping[str, Any]]],
+    skills: Sequence[Mapping[str, Any]] | None = None,
+    inferred: InferredBySource | None = None,
 ) -> str:
+    """The lock text; ``inferred`` (source -> tool -> output) is kept for the sources in the lock."""
+    found = inferred or {}
     data: dict[str, Any] = {
         VERSION_KEY: SNAPSHOT_VERSION,
-        "servers": {name: _entry(tools) for name, tools in servers.items()},
+        "servers": {name: _entry(tools, found.get(name)) for name, tools in servers.items()},
     }
     if skills:
-        data[SKILLS_KEY] = _entry(skills)
+        data[SKILLS_KEY] = _entry(skills, found.get(SKILLS_KEY))
     return canonical_json(data)
 
 
@@ -109,10 +135,41 @@ def snapshot_from_data(data: Any, path: Path) -> Snapshot:
     if not isinstance(servers, Mapping):
         raise GenerateError("'servers' must be an object", str(path), "/servers")
     out: dict[str, Sequence[Mapping[str, Any]]] = {}
-    for name, entry in servers.items():
-        out[str(name)] = _checked_tools(entry, path, f"/servers/{name}")
-    skills = _checked_tools(data[SKILLS_KEY], path, f"/{SKILLS_KEY}") if SKILLS_KEY in data else None
-    return Snapshot(path, out, skills)
+    inferred: dict[str, Mapping[str, InferredOutput]] = {}
+    entries = {str(name): (entry, f"/servers/{name}") for name, entry in servers.items()}
+    for name, (entry, pointer) in entries.items():
+        out[name] = _checked_tools(entry, path, pointer)
+    skills = None
+    if SKILLS_KEY in data:
+        skills = _checked_tools(data[SKILLS_KEY], path, f"/{SKILLS_KEY}")
+        entries[SKILLS_KEY] = (data[SKILLS_KEY], f"/{SKILLS_KEY}")
+    for name, (entry, pointer) in entries.items():
+        if found := _checked_inferred(entry.get(INFERRED_KEY), path, f"{pointer}/{INFERRED_KEY}"):
+            inferred[name] = found
+    # Formats 1 and 2 recorded no inferred types: unknown, not "none".
+    return Snapshot(path, out, skills, inferred if data[VERSION_KEY] >= 3 else None)
+
+
+def _checked_inferred(value: Any, path: Path, pointer: str) -> dict[str, InferredOutput]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise GenerateError("'inferred' must be an object", str(path), pointer)
+    out: dict[str, InferredOutput] = {}
+    for tool, entry in value.items():
+        where = f"{pointer}/{escape_pointer(str(tool))}"
+        kind = entry.get("kind") if isinstance(entry, Mapping) else None
+        if kind not in ("model", "text"):
+            raise GenerateError('\'kind\' must be "model" or "text"', str(path), f"{where}/kind")
+        samples = entry.get("samples")
+        if not isinstance(samples, int) or isinstance(samples, bool) or samples < 1:
+            raise GenerateError("'samples' must be a positive integer", str(path), f"{where}/samples")
+        schema = entry.get("schema")
+        if (kind == "model") != isinstance(schema, Mapping):
+            message = "a \"model\" needs a 'schema' object" if kind == "model" else "a \"text\" has no 'schema'"
+            raise GenerateError(message, str(path), f"{where}/schema")
+        out[str(tool)] = InferredOutput(kind, samples, schema)
+    return out
 
 
 def _checked_tools(entry: Any, path: Path, pointer: str) -> Sequence[Mapping[str, Any]]:
@@ -136,12 +193,38 @@ def _checked_tools(entry: Any, path: Path, pointer: str) -> Sequence[Mapping[str
     return tools
 
 
+def snapshot_changes(old: Snapshot, new: Snapshot) -> tuple[Change, ...]:
+    """Every classified change from ``old`` to ``new``: the listings, and the inferred output types
+    when both locks recorded them (format 3)."""
+    changes = diff_listings(old.listings(), new.listings())
+    if old.inferred is not None and new.inferred is not None:
+        changes += inferred_changes(old.listings(), old.inferred, new.listings(), new.inferred)
+    return changes
+
+
 def lock_drift(path: Path, new_text: str) -> tuple[Change, ...]:
     """What a new lock text changes against the lock at ``path`` (nothing when there is none yet)."""
     if not path.is_file():
         return ()
-    old = load_snapshot(path)
-    return diff_listings(old.listings(), parse_snapshot(new_text, path).listings())
+    return snapshot_changes(load_snapshot(path), parse_snapshot(new_text, path))
+
+
+def relock_inferred(lock: Snapshot, built: Sequence[str], inferred: InferredBySource) -> str | None:
+    """The lock's text with the inferred types of the ``built`` sources replaced by ``inferred``
+    (an ``--offline`` build lists no server, so nothing else changes); None when its recorded
+    inferred types stay the same, so the file need not be written."""
+    locked = lock.listings()
+    kept = {name: found for name, found in (lock.inferred or {}).items() if name not in built}
+    merged = {**kept, **{name: found for name, found in inferred.items() if name in locked}}
+    if lock.inferred is None and not merged:
+        return None  # a format 1 or 2 lock and nothing to record: leave it as it is
+    if lock.inferred is not None and _recorded(lock.inferred) == _recorded(merged):
+        return None
+    return render_snapshot(lock.servers, lock.skills, merged)
+
+
+def _recorded(inferred: InferredBySource) -> dict[str, Any]:
+    return {source: {t: _inferred_entry(f) for t, f in found.items()} for source, found in inferred.items() if found}
 
 
 def skills_drift(path: Path, skills: Sequence[Mapping[str, Any]]) -> tuple[Change, ...]:

@@ -22,9 +22,10 @@ __all__ = [
     "tool_hash",
 ]
 
-#: The version this toolgen writes. 1 had no per-tool hashes; it is still read (hashes are computed).
-LOCK_VERSION = 2
-READABLE_VERSIONS = (1, 2)
+#: The version this toolgen writes. 1 had no per-tool hashes (they are computed when read); 1 and 2
+#: recorded no inferred output types (codegen compares none with them). Both are still read.
+LOCK_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 VERSION_KEY = "toolgen_snapshot"
 
 

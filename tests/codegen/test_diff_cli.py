@@ -130,7 +130,7 @@ BAD = {
     "not JSON": (["old.json", "broken.json"], "toolgen: error: broken.json:1: not JSON"),
     "unknown lock version": (
         ["old.json", "future.json"],
-        "toolgen: error: future.json: /toolgen_snapshot: unknown lock format version 3 (this toolgen reads 1, 2)",
+        "toolgen: error: future.json: /toolgen_snapshot: unknown lock format version 4 (this toolgen reads 1, 2, 3)",
     ),
     "edited lock": (["old.json", "edited.json"], "toolgen: error: edited.json: /servers/web/hashes/fetch: hash does"),
 }
@@ -141,7 +141,7 @@ def test_bad_input_is_one_line_and_exit_2(
     pair: tuple[Path, Path], capsys: pytest.CaptureFixture[str], case: str
 ) -> None:
     Path("broken.json").write_text("{oops")
-    Path("future.json").write_text('{"toolgen_snapshot": 3, "servers": {}}')
+    Path("future.json").write_text('{"toolgen_snapshot": 4, "servers": {}}')
     lock = json.loads(render_snapshot({"web": json.loads(FETCH.read_text())["tools"]}))
     lock["servers"]["web"]["tools"][0]["description"] = "edited by hand"
     Path("edited.json").write_text(json.dumps(lock))

@@ -224,7 +224,7 @@ def test_a_lock_of_an_unknown_version_is_refused(
     assert toolgen_main(["generate", "--offline", *_args("pinned.yaml")]) == 2
     err = capsys.readouterr().err.strip()
     assert err == (
-        "toolgen: error: lock.json: /toolgen_snapshot: unknown lock format version 99 (this toolgen reads 1, 2); "
+        "toolgen: error: lock.json: /toolgen_snapshot: unknown lock format version 99 (this toolgen reads 1, 2, 3); "
         "upgrade toolgen"
     )
     with pytest.raises(ConfigError, match=r"lock 'lock.json': /toolgen_snapshot: unknown lock format version 99"):

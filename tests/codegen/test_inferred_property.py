@@ -20,6 +20,8 @@ from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
+from codegen.infer import InferredOutput, infer_schema, inferred_output_changes
+from codegen.snapshot import parse_snapshot, render_snapshot
 from mas.runtime.samples import Sample, write_samples
 
 KEYS = st.text(max_size=6)
@@ -137,3 +139,31 @@ def test_inference_from_a_value_with_a_null_only_field_types_it_loosely(tmp_path
     schema = infer_schema([{"a": None, "b": 1}])
     assert schema["properties"]["a"] == {} and schema["additionalProperties"] is True
     assert sorted(schema["required"]) == ["a", "b"]
+
+
+# --- drift: what the lock records is compared soundly ----------------------------------------------
+def _changes(old: list[Any], new: list[Any]) -> tuple[Any, ...]:
+    return inferred_output_changes(
+        {"t": InferredOutput("model", len(old), infer_schema(old))},
+        {"t": InferredOutput("model", len(new), infer_schema(new))},
+        source="s",
+    )
+
+
+@example(values=[{"x": 1}, {"x": [1]}, {"x": {"a": 1}}], other=1)  # anyOf variants in sample order
+@settings(max_examples=200, deadline=None, database=None)
+@given(values=st.lists(SHAPED, min_size=1, max_size=4), other=JSON)
+def test_inferred_drift_is_reported_exactly_when_the_inferred_type_changes(values: list[Any], other: Any) -> None:
+    """Reordering samples, or recording one of the same shape again, changes nothing; a sample
+    that changes the inferred schema is always reported; what the lock keeps reads back unchanged."""
+    assert _changes(values, values[::-1]) == ()
+    assert _changes(values, [*values, values[0]]) == ()
+    before, after = infer_schema(values), infer_schema([*values, other])
+    changed = json.dumps(before, sort_keys=True) != json.dumps(after, sort_keys=True)
+    assert bool(_changes(values, [*values, other])) == changed
+    found = {"s": {"t": InferredOutput("model", len(values), before)}}
+    text = render_snapshot({"s": [{"name": "t", "inputSchema": {"type": "object"}}]}, None, found)
+    lock = parse_snapshot(text, Path("lock.json"))
+    assert lock.inferred is not None
+    assert inferred_output_changes(found["s"], lock.inferred["s"], source="s") == ()
+    assert render_snapshot(lock.servers, lock.skills, lock.inferred) == text

@@ -29,15 +29,24 @@ def _documented_hash(tool: Any) -> str:
 def test_repository_lock_follows_the_documented_format() -> None:
     text = LOCK.read_text(encoding="utf-8")
     data = json.loads(text)
-    assert data["toolgen_snapshot"] == 2
+    assert data["toolgen_snapshot"] == 3
     assert set(data) == {"toolgen_snapshot", "servers", "skills"}
     for entry in [*data["servers"].values(), data["skills"]]:
+        assert set(entry) <= {"tools", "hashes", "inferred"}
         names = [t["name"] for t in entry["tools"]]
         assert names == sorted(names)
         assert entry["hashes"] == {t["name"]: _documented_hash(t) for t in entry["tools"]}
+    # The repository's samples give list_cities (no outputSchema) an inferred model, recorded with
+    # its sample count; the tools that declare an outputSchema have no entry.
+    inferred = data["servers"]["sample"]["inferred"]
+    assert set(inferred) == {"list_cities"}
+    assert inferred["list_cities"]["kind"] == "model" and inferred["list_cities"]["samples"] == 3
+    assert inferred["list_cities"]["schema"]["required"] == ["cities", "total"]
+    declared = {t["name"] for t in data["servers"]["sample"]["tools"] if "outputSchema" in t}
+    assert declared and not declared & set(inferred)
     # Canonical: rendering what was read gives the same bytes.
     lock = load_snapshot(LOCK)
-    assert render_snapshot(lock.servers, lock.skills) == text
+    assert render_snapshot(lock.servers, lock.skills, lock.inferred) == text
 
 
 def test_lock_holds_no_url_command_or_secret() -> None:

@@ -166,13 +166,16 @@ def test_inferred_output_changes_have_declared_output_severities() -> None:
     new = {"t": model({"a": "1", "c": [1.5], "d": True}, {"a": "2"}), "prose": model({"text": "now JSON"})}
     found = [(c.tool, c.severity, c.kind, c.pointer) for c in inferred_output_changes(old, new, source="src")]
     assert found == [
-        ("gone", "breaking", "output-schema-removed", "/outputSchema"),
-        ("prose", "breaking", "output-type-changed", "/outputSchema/type"),  # str -> an object
-        ("prose", "compatible", "output-field-added", "/outputSchema/properties/text"),
-        ("prose", "compatible", "output-constraint-changed", "/outputSchema/additionalProperties"),
-        ("t", "breaking", "output-type-changed", "/outputSchema/properties/a/type"),
-        ("t", "breaking", "output-field-removed", "/outputSchema/properties/b"),
-        ("t", "breaking", "output-field-now-optional", "/outputSchema/properties/c"),
-        ("t", "breaking", "output-type-changed", "/outputSchema/properties/c/items/type"),  # integer -> number
-        ("t", "compatible", "output-field-added", "/outputSchema/properties/d"),
+        ("gone", "breaking", "output-schema-removed", "/inferredOutputSchema"),
+        ("prose", "breaking", "output-type-changed", "/inferredOutputSchema/type"),  # str -> an object
+        ("prose", "compatible", "output-field-added", "/inferredOutputSchema/properties/text"),
+        ("prose", "compatible", "output-constraint-changed", "/inferredOutputSchema/additionalProperties"),
+        ("t", "breaking", "output-type-changed", "/inferredOutputSchema/properties/a/type"),
+        ("t", "breaking", "output-field-removed", "/inferredOutputSchema/properties/b"),
+        ("t", "breaking", "output-field-now-optional", "/inferredOutputSchema/properties/c"),
+        ("t", "breaking", "output-type-changed", "/inferredOutputSchema/properties/c/items/type"),  # integer -> number
+        ("t", "compatible", "output-field-added", "/inferredOutputSchema/properties/d"),
     ]
+    messages = [c.message for c in inferred_output_changes(old, new, source="src")]
+    assert messages[:2] == ["inferred output schema removed", "inferred output: type changed"]
+    assert messages[5] == "inferred output field 'b' removed"

@@ -79,7 +79,7 @@ def test_load_round_trips_what_render_wrote(tmp_path: Path) -> None:
         ("[]", ": /toolgen_snapshot: not a toolgen lock (no 'toolgen_snapshot' version)"),
         (
             '{"toolgen_snapshot": 99, "servers": {}}',
-            ": /toolgen_snapshot: unknown lock format version 99 (this toolgen reads 1, 2); upgrade toolgen",
+            ": /toolgen_snapshot: unknown lock format version 99 (this toolgen reads 1, 2, 3); upgrade toolgen",
         ),
         ('{"toolgen_snapshot": 2}', ": /servers: 'servers' must be an object"),
         ('{"toolgen_snapshot": 2, "servers": []}', ": /servers: 'servers' must be an object"),
