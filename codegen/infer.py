@@ -76,6 +76,10 @@ def _lenient(schema: Any) -> Any:
         out["properties"] = {k: _lenient(v) for k, v in kept.items()}
         if "required" in out:
             out["required"] = [k for k in out["required"] if k in kept]
+            if not out["required"]:  # as genson writes it when nothing is required: one spelling
+                del out["required"]
+        if not out["properties"]:  # as genson writes an object seen only as {}: one spelling
+            del out["properties"]
     if out.get("type") == "object" or "properties" in out:
         out["additionalProperties"] = True  # unknown fields are kept (extra="allow")
     return out

@@ -151,6 +151,8 @@ def _changes(old: list[Any], new: list[Any]) -> tuple[Any, ...]:
 
 
 @example(values=[{"x": 1}, {"x": [1]}, {"x": {"a": 1}}], other=1)  # anyOf variants in sample order
+@example(values=[{"\u00a8": None}], other={})  # a dropped NFKC key left `required: []` behind
+@example(values=[{}], other={"\u00b2": None})  # ... and `properties: {}`
 @settings(max_examples=200, deadline=None, database=None)
 @given(values=st.lists(SHAPED, min_size=1, max_size=4), other=JSON)
 def test_inferred_drift_is_reported_exactly_when_the_inferred_type_changes(values: list[Any], other: Any) -> None:
