@@ -176,3 +176,31 @@ def test_models_are_read_as_json_with_their_aliases() -> None:
 def test_a_result_that_is_not_json_becomes_text_anyway() -> None:
     out = rt.decode_result(info(), {"result": {"day": datetime.date(2026, 1, 2)}, "is_error": False}).value
     assert out.text == '{"day": "2026-01-02"}'
+
+
+# --- malformed results and input rounds -----------------------------------------------------------
+def test_a_malformed_envelope_becomes_a_protocol_error_envelope() -> None:
+    message = "malformed result: envelope key 'status' must be one of success, error, pending, running, not 'done'"
+    assert rt.normalize_envelope({"status": "done", "result": 1}) == rules.failure_dict(message, "protocol")
+    with pytest.raises(rt.ToolProtocolError) as raised:
+        rt.decode_result(info("t"), {"status": "done", "result": 1})
+    assert str(raised.value) == f"tool 't' got a malformed reply: {message}"
+
+
+def test_an_input_required_result_raises_with_its_requests_and_state() -> None:
+    wire = {
+        "resultType": "input_required",
+        "inputRequests": {"ask": {"method": "elicitation/create", "params": {"message": "Which city?"}}},
+        "requestState": "s1",
+    }
+    with pytest.raises(rt.ToolInputRequiredError) as raised:
+        rt.decode_result(info("t"), wire)
+    error = raised.value
+    assert str(error) == (
+        "tool 't' needs input: ask (elicitation/create); pass on_input=... in with_options to answer it"
+    )
+    assert error.tool_name == "t"
+    assert error.requests == [rt.ElicitationRequest("ask", "elicitation/create", {"message": "Which city?"})]
+    assert error.request_state == "s1"
+    assert error.envelope == rules.to_envelope(wire)
+    assert error.payload == wire
