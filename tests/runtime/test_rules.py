@@ -3,15 +3,18 @@ kinds, content-block envelopes and the forwarding target (``docs/tool.md``, "Res
 
 from __future__ import annotations
 
+import asyncio
+import datetime
 import threading
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from mcp.types import TextContent
+from pydantic import BaseModel, Field
 
 from mas.runtime.contracts import _rules
-from mas.runtime.contracts.tool_contract import ToolContract
+from mas.runtime.contracts.tool_contract import ToolContract, ainvoke_call_tool
 
 
 # --- failure kinds --------------------------------------------------------------------------------
@@ -134,3 +137,108 @@ def test_a_cycle_of_marks_ends() -> None:
     worker.start()
     worker.join(timeout=5)
     assert found == [callee.c]
+
+
+class DatedBlock(BaseModel):
+    type: str
+    text: str
+    day: datetime.date
+    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+
+
+def test_block_models_are_dumped_as_json_with_their_aliases() -> None:
+    block = DatedBlock(type="text", text="hi", day=datetime.date(2026, 1, 2), _meta={"k": 1})
+    assert _rules.to_envelope({"content": [block]})["content"] == [
+        {"type": "text", "text": "hi", "day": "2026-01-02", "_meta": {"k": 1}}
+    ]
+
+
+class Narrow:
+    """An ``acall_tool`` that takes every option but hands them to a ``call_tool`` that takes one."""
+
+    def __init__(self) -> None:
+        self.received: dict[str, Any] = {}
+
+    async def acall_tool(self, tool_name: str, arguments: Any, **kwargs: Any) -> str:
+        self.received = kwargs
+        return "ok"
+
+    setattr(acall_tool, _rules.FORWARDS_TO, "call_tool")  # noqa: B010
+
+    def call_tool(self, tool_name: str, arguments: Any, timeout_seconds: float | None = None) -> str:
+        return "ok"
+
+
+def test_ainvoke_filters_the_options_by_the_method_they_are_handed_on_to() -> None:
+    callee = Narrow()
+    assert asyncio.run(ainvoke_call_tool(callee, "t", {}, timeout_seconds=2, meta={"k": 1})) == "ok"
+    assert callee.received == {"timeout_seconds": 2}
+
+
+# --- the envelope rule's table (docs/tool.md, "One envelope rule"), on this module directly -------
+OK = {"status": "success", "is_error": False, "result_mode": "inline", "execution_mode": "sync"}
+FAILED = {**OK, "status": "error", "is_error": True}
+HI = [{"type": "text", "text": "hi"}]
+ASK = {"r": {"method": "roots/list"}}
+
+
+@pytest.mark.parametrize(
+    ("raw", "envelope"),
+    [
+        ({"is_error": True, "result": "x"}, {**FAILED, "result": "x"}),
+        ({"status": "error", "result": "x"}, {**FAILED, "result": "x"}),
+        ({"result": 5}, {**OK, "result": 5}),
+        ({"status": "running"}, {**OK, "result": {"status": "running"}}),
+        ({"is_error": False, "total": 3}, {**OK, "result": {"is_error": False, "total": 3}}),
+        ({"content": HI, "isError": False}, {**OK, "result": "hi", "content": HI}),
+        (
+            {"content": HI, "structuredContent": {"a": 1}, "isError": True},
+            {**FAILED, "result": {"a": 1}, "structured_content": {"a": 1}, "content": HI},
+        ),
+        (
+            {"resultType": "input_required", "inputRequests": ASK, "requestState": "s"},
+            {
+                **OK,
+                "result": {"resultType": "input_required", "inputRequests": ASK, "requestState": "s"},
+                "result_type": "input_required",
+            },
+        ),
+        (
+            {"result_type": "input_required", "requestState": "s", "__recorded__": 1},
+            {**OK, "result": {"result_type": "input_required", "requestState": "s"}, "result_type": "input_required"},
+        ),
+        ({"resultType": "input_required", "result": 3}, {**OK, "result": 3, "result_type": "input_required"}),
+        ({"__recorded__": 1, "result": 2}, {**OK, "result": 2}),  # recorder keys are skipped
+        ({"result": 1, "x__": 2}, {**OK, "result": {"result": 1, "x__": 2}}),  # not a __dunder__ key
+        ({"result": 1, "__x": 2}, {**OK, "result": {"result": 1, "__x": 2}}),
+        ({"isError": False, "is_error": True, "result": "x"}, {**FAILED, "result": "x"}),  # snake_case wins
+        ({"result": 1, "result_type": "complete"}, {**OK, "result": 1}),
+        ({"result": 1, "resultType": "pending"}, {**OK, "result": 1, "result_type": "pending"}),
+    ],
+)
+def test_the_documented_envelope_rule(raw: dict[str, Any], envelope: dict[str, Any]) -> None:
+    assert _rules.to_envelope(raw) == envelope
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        (
+            {"status": "done", "result": 1},
+            "envelope key 'status' must be one of success, error, pending, running, not 'done'",
+        ),
+        (
+            {"result": 1, "result_mode": "x"},
+            "envelope key 'result_mode' must be one of inline, stream, session, not 'x'",
+        ),
+        ({"result": 1, "execution_mode": "x"}, "envelope key 'execution_mode' must be one of sync, async, not 'x'"),
+        ({"result": 1, "events": "x"}, "envelope key 'events' must be a list, not str"),
+        ({"is_error": True, "content": "x"}, "envelope key 'content' must be a list of blocks, not str"),
+        ({"result": 1, "is_error": "yes"}, "envelope key 'is_error' must be a boolean, not 'yes'"),
+        ({"result": 1, "result_type": 3}, "envelope key 'result_type' must be a string, not 3"),
+    ],
+)
+def test_a_bad_enumerated_value_names_the_key(raw: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError) as info:
+        _rules.to_envelope(raw)
+    assert str(info.value) == message
