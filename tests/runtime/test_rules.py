@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from mcp.types import TextContent
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, RootModel
 
 from mas.runtime.contracts import _rules
 from mas.runtime.contracts.tool_contract import ToolContract, ainvoke_call_tool
@@ -242,3 +242,36 @@ def test_a_bad_enumerated_value_names_the_key(raw: dict[str, Any], message: str)
     with pytest.raises(ValueError) as info:
         _rules.to_envelope(raw)
     assert str(info.value) == message
+
+
+class Aliased(BaseModel):
+    """An envelope only under its aliases, with a value that is not JSON until dumped as JSON."""
+
+    value: datetime.date = Field(alias="result")
+    failed: bool = Field(alias="isError")
+
+
+class Point(BaseModel):
+    x: int
+
+
+class ToDict:
+    def __init__(self, converted: object) -> None:
+        self.converted = converted
+
+    def to_dict(self) -> object:
+        return self.converted
+
+
+def test_a_model_is_read_as_json_by_its_aliases() -> None:
+    model = Aliased(result=datetime.date(2026, 1, 2), isError=True)
+    assert _rules.to_envelope(model) == {**FAILED, "result": "2026-01-02"}
+    assert _rules.to_envelope(Point(x=3)) == {**OK, "result": {"x": 3}}  # not an envelope: the value, dumped
+    assert _rules.to_envelope(RootModel[list[int]]([1, 2])) == {**OK, "result": [1, 2]}
+
+
+def test_an_object_whose_to_dict_is_no_envelope_is_the_value_itself() -> None:
+    for converted in ({"a": 1}, [1, 2]):
+        raw = ToDict(converted)
+        assert _rules.to_envelope(raw) == {**OK, "result": raw}
+    assert _rules.to_envelope(ToDict({"result": 1, "status": "error"})) == {**FAILED, "result": 1}
