@@ -14,7 +14,7 @@ from mcp.types import TextContent
 from pydantic import BaseModel, Field, RootModel
 
 from mas.runtime.contracts import _rules
-from mas.runtime.contracts.tool_contract import ToolContract, ainvoke_call_tool
+from mas.runtime.contracts.tool_contract import ToolContract, ToolResultEnvelope, ainvoke_call_tool
 
 
 # --- failure kinds --------------------------------------------------------------------------------
@@ -275,3 +275,10 @@ def test_an_object_whose_to_dict_is_no_envelope_is_the_value_itself() -> None:
         raw = ToDict(converted)
         assert _rules.to_envelope(raw) == {**OK, "result": raw}
     assert _rules.to_envelope(ToDict({"result": 1, "status": "error"})) == {**FAILED, "result": 1}
+
+
+def test_coerce_turns_a_malformed_envelope_into_a_protocol_error() -> None:
+    message = "malformed result: envelope key 'status' must be one of success, error, pending, running, not 'done'"
+    envelope = ToolResultEnvelope.coerce({"status": "done", "result": 1})
+    assert envelope.to_dict() == _rules.failure_dict(message, "protocol")
+    assert envelope.error_kind == "protocol"
