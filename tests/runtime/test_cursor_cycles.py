@@ -67,4 +67,7 @@ def test_max_pages_is_exact(max_pages: int, listed: int | None) -> None:
                 str(info.value) == "MCP server 'pages': tools/list returned more than max_pages=4 pages; stopped paging"
             )
         else:
+            progress: list[tuple[int, int]] = []
+            provider.on_page = lambda page, tools: progress.append((page, tools))
             assert len(provider.list_tools()) == listed
+            assert progress == [(1, 2), (2, 4), (3, 6), (4, 8), (5, 9)]  # pages read, tools so far
