@@ -255,6 +255,10 @@ class Point(BaseModel):
     x: int
 
 
+class Dated(BaseModel):
+    day: datetime.date = Field(alias="theDay")
+
+
 class ToDict:
     def __init__(self, converted: object) -> None:
         self.converted = converted
@@ -267,6 +271,7 @@ def test_a_model_is_read_as_json_by_its_aliases() -> None:
     model = Aliased(result=datetime.date(2026, 1, 2), isError=True)
     assert _rules.to_envelope(model) == {**FAILED, "result": "2026-01-02"}
     assert _rules.to_envelope(Point(x=3)) == {**OK, "result": {"x": 3}}  # not an envelope: the value, dumped
+    assert _rules.to_envelope(Dated(theDay=datetime.date(2026, 1, 2))) == {**OK, "result": {"theDay": "2026-01-02"}}
     assert _rules.to_envelope(RootModel[list[int]]([1, 2])) == {**OK, "result": [1, 2]}
 
 
