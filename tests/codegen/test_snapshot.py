@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from codegen.errors import GenerateError
+from codegen.infer import InferredOutput
 from codegen.snapshot import (
     SNAPSHOT_VERSION,
     LockChange,
@@ -18,7 +19,10 @@ from codegen.snapshot import (
     is_lock,
     load_snapshot,
     lock_drift,
+    parse_snapshot,
+    relock_inferred,
     render_snapshot,
+    skills_drift,
 )
 
 
@@ -196,3 +200,31 @@ def test_describe_lock_counts_each_source_and_says_whether_the_file_changes(tmp_
     assert describe_lock(path, text) == LockChange(path, {"m": 0, "skills": 1, "z": 2}, existed=True, changed=False)
     other = render_snapshot({"z": []})
     assert describe_lock(path, other) == LockChange(path, {"z": 0}, existed=True, changed=True)
+
+
+def test_skills_drift_compares_tool_yaml_with_the_locked_skills(tmp_path: Path) -> None:
+    path = tmp_path / "lock.json"
+    assert skills_drift(path, [{"name": "k"}]) == ()  # no lock yet
+    path.write_text(render_snapshot({"s": []}), encoding="utf-8")
+    assert skills_drift(path, [{"name": "k"}]) == ()  # the lock recorded no skills
+    path.write_text(render_snapshot({"s": []}, [{"name": "k"}]), encoding="utf-8")
+    assert skills_drift(path, [{"name": "k"}]) == ()
+    changes = skills_drift(path, [{"name": "j"}])
+    assert [(c.source, c.tool, c.kind) for c in changes] == [
+        ("skills", "j", "tool-added"),
+        ("skills", "k", "tool-removed"),
+    ]
+
+
+def test_skills_keep_their_inferred_types_through_a_relock(tmp_path: Path) -> None:
+    text = InferredOutput("text", 2, None)
+    lock = parse_snapshot(render_snapshot({"s": []}, [{"name": "k"}], {"skills": {"k": text}}), tmp_path)
+    assert lock.skills == [{"name": "k"}]
+    assert lock.inferred == {"skills": {"k": text}}
+    relocked = relock_inferred(lock, ["s"], {"s": {}})
+    assert relocked is None  # nothing of "s" was recorded, and the skills' types are kept
+    changed = relock_inferred(lock, ["skills"], {"skills": {"k": InferredOutput("text", 3, None)}})
+    assert changed is not None
+    again = parse_snapshot(changed, tmp_path)
+    assert again.skills == [{"name": "k"}]
+    assert again.inferred == {"skills": {"k": InferredOutput("text", 3, None)}}
