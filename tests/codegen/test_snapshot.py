@@ -228,3 +228,12 @@ def test_skills_keep_their_inferred_types_through_a_relock(tmp_path: Path) -> No
     again = parse_snapshot(changed, tmp_path)
     assert again.skills == [{"name": "k"}]
     assert again.inferred == {"skills": {"k": InferredOutput("text", 3, None)}}
+
+
+def test_an_inferred_entry_that_is_not_an_object_names_its_kind(tmp_path: Path) -> None:
+    data = json.loads(render_snapshot({"s": [{"name": "t"}]}))
+    data["servers"]["s"]["inferred"] = {"t": ["model"]}
+    path = _lock(tmp_path, json.dumps(data))
+    with pytest.raises(GenerateError) as info:
+        load_snapshot(path)
+    assert str(info.value) == f'{path}: /servers/s/inferred/t/kind: \'kind\' must be "model" or "text"'
