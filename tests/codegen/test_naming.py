@@ -44,6 +44,9 @@ def test_snake_case(wire: str, expected: str) -> None:
         ("list", "tool", "list_"),  # builtins, for methods
         ("Str", "tool", "str_"),
         ("get", "tool", "get"),
+        ("+-", "tool", "tool_2b_2d"),  # nothing readable: the code points, spelled in hex
+        ("___", "arg", "arg_5f_5f_5f"),
+        ("!@#$%^&*", "tool", "tool_21_40_23_24_25_5e"),  # the first six only
     ],
 )
 def test_to_identifier(wire: str, prefix: str, expected: str) -> None:

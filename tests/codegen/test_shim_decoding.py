@@ -6,6 +6,7 @@ test_shim.py covers decoding through real captures; these pin the helpers' corne
 from __future__ import annotations
 
 import datetime
+import json
 from typing import Any
 
 import pytest
@@ -176,3 +177,100 @@ def test_models_are_read_as_json_with_their_aliases() -> None:
 def test_a_result_that_is_not_json_becomes_text_anyway() -> None:
     out = rt.decode_result(info(), {"result": {"day": datetime.date(2026, 1, 2)}, "is_error": False}).value
     assert out.text == '{"day": "2026-01-02"}'
+
+
+# --- malformed results and input rounds -----------------------------------------------------------
+def test_a_malformed_envelope_becomes_a_protocol_error_envelope() -> None:
+    message = "malformed result: envelope key 'status' must be one of success, error, pending, running, not 'done'"
+    assert rt.normalize_envelope({"status": "done", "result": 1}) == rules.failure_dict(message, "protocol")
+    with pytest.raises(rt.ToolProtocolError) as raised:
+        rt.decode_result(info("t"), {"status": "done", "result": 1})
+    assert str(raised.value) == f"tool 't' got a malformed reply: {message}"
+
+
+def test_an_input_required_result_raises_with_its_requests_and_state() -> None:
+    wire = {
+        "resultType": "input_required",
+        "inputRequests": {"ask": {"method": "elicitation/create", "params": {"message": "Which city?"}}},
+        "requestState": "s1",
+    }
+    with pytest.raises(rt.ToolInputRequiredError) as raised:
+        rt.decode_result(info("t"), wire)
+    error = raised.value
+    assert str(error) == (
+        "tool 't' needs input: ask (elicitation/create); pass on_input=... in with_options to answer it"
+    )
+    assert error.tool_name == "t"
+    assert error.requests == [rt.ElicitationRequest("ask", "elicitation/create", {"message": "Which city?"})]
+    assert error.request_state == "s1"
+    assert error.envelope == rules.to_envelope(wire)
+    assert error.payload == wire
+
+
+def _requests(raw: object, state: object = None) -> Any:
+    wire: dict[str, Any] = {"resultType": "input_required", "inputRequests": raw}
+    if state is not None:
+        wire["requestState"] = state
+    with pytest.raises(rt.ToolInputRequiredError) as raised:
+        rt.decode_result(info("t"), wire)
+    return raised.value
+
+
+def test_odd_input_requests_are_kept_as_plain_requests() -> None:
+    error = _requests({"a": "junk", "b": {"method": 5}, "c": {"method": "x/y", "params": {"k": 1}}}, state=7)
+    assert error.requests == [
+        rt.InputRequest("a", "", {}),
+        rt.InputRequest("b", "", {}),
+        rt.InputRequest("c", "x/y", {"k": 1}),
+    ]
+    assert [type(r) for r in error.requests] == [rt.InputRequest] * 3
+    assert error.request_state is None  # a state that is not a string is no state
+
+
+def test_requests_without_a_state_still_ask_for_input() -> None:
+    error = _requests({"r": {"method": "roots/list"}})
+    assert error.requests == [rt.RootsRequest("r", "roots/list", {})]
+    assert error.request_state is None
+
+
+def test_an_input_required_error_result_is_an_error_not_an_input_round() -> None:
+    wire = {"isError": True, "resultType": "input_required", "inputRequests": {"r": {"method": "roots/list"}}}
+    with pytest.raises(rt.ToolCallError):
+        rt.decode_result(info("t"), wire)
+
+
+def test_a_result_that_looks_like_requests_is_only_a_value() -> None:
+    value = {"inputRequests": {"r": {"method": "roots/list"}}, "requestState": "s"}
+    out = rt.decode_result(info(), {"result": value}).value
+    assert json.loads(out.text) == value
+
+
+class Point(BaseModel):
+    x: int
+
+
+def typed(model: type[BaseModel], **fields: Any) -> rt.ToolInfo[Any]:
+    return rt.ToolInfo(
+        name="t",
+        method="t",
+        namespace=None,
+        title=None,
+        description="",
+        input_ref=dict,
+        output_ref=model,
+        output_is_root=False,
+        **fields,
+    )
+
+
+def test_json_text_in_the_blocks_is_decoded_when_the_result_is_none() -> None:
+    envelope = {"result": None, "content": [{"type": "text", "text": '{"x": 3}'}]}
+    assert rt.decode_result(typed(Point), envelope).value == Point(x=3)
+
+
+def test_an_inferred_type_decodes_a_result_of_its_shape_and_falls_back_otherwise() -> None:
+    inferred = typed(Point, inferred_from=2)
+    assert rt.decode_result(inferred, {"result": {"x": 3}}).value == Point(x=3)
+    fallback = rt.decode_result(inferred, {"result": {"x": "3"}}).value  # strict: no coercion
+    assert isinstance(fallback, rt.ToolOutput)
+    assert json.loads(fallback.text) == {"x": "3"}

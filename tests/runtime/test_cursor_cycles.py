@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from mcp_helpers import stdio_config
 
 from mas.runtime.config import MCPServerConfig
 from mas.runtime.mcp_provider import MCPToolProvider, ToolServerError
@@ -53,3 +54,20 @@ def test_a_page_that_never_comes_times_out_naming_the_page() -> None:
             provider.list_tools()
         assert str(info.value) == "MCP server 'slow': tools/list timed out after 6 s (page 2)"
         assert provider.call_tool("echo", {}).result == "echo"  # the session survived the timeout
+
+
+@pytest.mark.parametrize(("max_pages", "listed"), [(4, None), (5, 9)])
+def test_max_pages_is_exact(max_pages: int, listed: int | None) -> None:
+    # The sample server lists 9 tools over 5 pages of 2: 4 pages is one too few, 5 is enough.
+    with MCPToolProvider(stdio_config("pages", "--page-size", "2", max_pages=max_pages)) as provider:
+        if listed is None:
+            with pytest.raises(ToolServerError) as info:
+                provider.list_tools()
+            assert (
+                str(info.value) == "MCP server 'pages': tools/list returned more than max_pages=4 pages; stopped paging"
+            )
+        else:
+            progress: list[tuple[int, int]] = []
+            provider.on_page = lambda page, tools: progress.append((page, tools))
+            assert len(provider.list_tools()) == listed
+            assert progress == [(1, 2), (2, 4), (3, 6), (4, 8), (5, 9)]  # pages read, tools so far
