@@ -25,9 +25,11 @@ def tests(session: nox.Session) -> None:
     # importlib mode: tests import the installed package, not the source tree beside them.
     # -n auto: one pytest-xdist worker per core; every test works in its own tmp_path and binds
     # free 127.0.0.1 ports, so workers never share a file or a port. loadfile keeps a module on one
-    # worker, so its module-scoped fixtures (generated packages, mypy and pyright runs) run once.
-    # Options after -- win.
-    session.run("pytest", "--import-mode=importlib", "-n", "auto", "--dist", "loadfile", *session.posargs)
+    # worker, so its module-scoped fixtures (generated packages, mypy and pyright runs) run once; the
+    # files with tests marked slow start first (tests/conftest.py). --durations: the slowest tests,
+    # so a test that grows slow shows up in every run. Options after -- win.
+    session.run("pytest", "--import-mode=importlib", "-n", "auto", "--dist", "loadfile", "--durations=15",
+                *session.posargs)  # fmt: skip
 
 
 @nox.session

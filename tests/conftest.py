@@ -26,8 +26,16 @@ def fixtures_dir() -> Path:
     return FIXTURES
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """pytest-xdist's loadfile mode sorts files by how many tests they hold, unless told not to:
+    then a file with one long test (the fuzz run, the benchmark smoke test) starts last and the
+    other worker idles while it runs. Keep the order below instead."""
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests marked ``slow`` run first: under pytest-xdist they then overlap the many short tests
-    instead of starting last and leaving the other workers idle at the end. The sort is stable and
-    the same in every worker, as xdist requires."""
+    """Tests marked ``slow`` run first: under pytest-xdist they (and, with --dist loadfile, the rest
+    of their file) then overlap the many short tests instead of starting last and leaving the other
+    workers idle at the end. The sort is stable and the same in every worker, as xdist requires."""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)

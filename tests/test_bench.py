@@ -27,6 +27,7 @@ ROWS = (
 )
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_quick_bench_writes_every_row(tmp_path: Path) -> None:
     out = tmp_path / "results.md"

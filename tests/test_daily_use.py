@@ -120,6 +120,7 @@ def test_handler_modules_load_from_the_working_folder_and_the_yaml_folder(style:
 # --- progress and reports -------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # live discovery of several servers; the file is among the longest
 def test_generate_reports_progress_the_lock_and_the_package(tmp_path: Path) -> None:
     (tmp_path / "infra.yaml").write_text(
         SAMPLE_INFRA.replace("mas.samples.mcp_server]", "mas.samples.mcp_server, --with-crash-tool]")

@@ -233,6 +233,7 @@ def _typecheck(folder: Path) -> None:
     assert found == [], "\n".join(found[:20])
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600 + 10 * EXAMPLES)  # each example generates twice and imports; the machine may be busy
 def test_random_tool_lists_generate_working_packages(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     stats = _Stats()

@@ -122,6 +122,7 @@ def test_every_warning_kind_is_one_line(generated: tuple[Path, ModuleType, list[
     assert warnings and all(w.startswith("toolgen: warning: coverage.json: tool 'kw_") for w in warnings)
 
 
+@pytest.mark.slow  # mypy and pyright over a tool per keyword
 def test_coverage_package_type_checks(generated: tuple[Path, ModuleType, list[str]]) -> None:
     folder, _, _ = generated
     (folder / "mypy.ini").write_text("[mypy]\n", encoding="utf-8")

@@ -314,6 +314,7 @@ def test_server_exit_mid_call_is_reported_and_the_next_call_reconnects() -> None
         assert len(after) == 1 and after != before  # a new server process
 
 
+@pytest.mark.slow  # three HTTP server starts; with --dist loadfile the whole file starts early
 def test_http_server_exit_mid_call_then_reconnect_after_restart() -> None:
     port = free_port()
     provider = MCPToolProvider(http_config("web", f"http://127.0.0.1:{port}/mcp"))
