@@ -1,7 +1,8 @@
 """``nox -s bench``: toolgen against its floors, each pair measured side by side in one run.
 
-Run ``python benchmarks/bench.py [--quick] [--tools 1000] [--repeat 3] [--out benchmarks/results.md]``.
-Every figure is a median with its min and max over ``--repeat`` runs, and every ratio is taken
+Run ``python benchmarks/bench.py [--quick] [--tools 1000] [--repeat 3] [--slow-repeat 2] [--big-repeat 1]
+[--out benchmarks/results.md]``. Every figure is a median with its min and max over its runs (the
+table says how many), and every ratio is taken
 against a floor measured in the same run, interleaved with ours: on a shared machine absolute
 seconds mean little. ``--quick`` runs the same rows on a tiny catalog (a smoke test).
 
@@ -55,6 +56,8 @@ class Row:
 def _spread(values: Sequence[float], unit: str) -> str:
     digits = 0 if unit == "µs" else 1 if unit in ("calls/s",) else 3 if unit == "x" else 2
     med = statistics.median(values)
+    if len(values) == 1:
+        return f"{med:.{digits}f} {unit}".replace(" x", "x")
     return f"{med:.{digits}f} {unit} ({min(values):.{digits}f}–{max(values):.{digits}f})".replace(" x ", "x ")
 
 
@@ -127,20 +130,23 @@ def _catalog_dir(root: Path, n: int) -> Path:
 
 
 def bench_cold(root: Path, n: int, repeat: int) -> tuple[Row, Path]:
+    """Cold: no output and an empty cache (the run fills it, as a user's first run does; the
+    rerun rows then start from it instead of paying one more cold run)."""
     work = _catalog_dir(root, n)
     ours, floor = [], []
     for _ in range(repeat):  # interleaved, so a busy neighbour slows both alike
         floor.append(_timed([sys.executable, __file__, "--floor", "cat.json"], work))
         shutil.rmtree(work / "out", ignore_errors=True)
-        ours.append(_timed(_toolgen("--no-cache"), work))
+        shutil.rmtree(work / ".toolgen-cache", ignore_errors=True)
+        ours.append(_timed(_toolgen(), work))
     return Row(
         f"cold generation, {n} tools", ours, floor, "s", "<= 1.3", "one batched datamodel-code-generator call"
     ), work
 
 
-def bench_reruns(work: Path, cold: Row, repeat: int) -> list[Row]:
-    """Cached reruns against the cold run of the same catalog (its median as the floor)."""
-    subprocess.run(_toolgen(), cwd=work, env=ENV, check=True, capture_output=True)  # fills the cache
+def bench_reruns(work: Path, cold: Row, repeat: int, slow_repeat: int) -> list[Row]:
+    """Cached reruns against the cold run of the same catalog (its median as the floor); the
+    cold runs left the cache filled."""
     cold_median = statistics.median(cold.ours)
     tools = json.loads((work / "cat.json").read_text(encoding="utf-8"))["tools"]
     rows = []
@@ -160,12 +166,12 @@ def bench_reruns(work: Path, cold: Row, repeat: int) -> list[Row]:
     ]
     for label, goal, edit, extra in runs:
         times = []
-        for i in range(repeat):
+        for i in range(repeat if edit is None else slow_repeat):  # an edit regenerates: seconds to minutes
             if edit is not None:
                 edit(i)
             times.append(_timed(_toolgen(*extra), work))
         bound = goal.split()[1]
-        rows.append(Row(label, times, [cold_median] * repeat, "s", f"<= {bound}", "the cold run (median)"))
+        rows.append(Row(label, times, [cold_median] * len(times), "s", f"<= {bound}", "the cold run (median)"))
     return rows
 
 
@@ -236,9 +242,16 @@ def bench_call_overhead(root: Path, repeat: int, number: int) -> Row:
     text = "one two three\nfour"
     assert typed.word_count(text=text).words == 4
     ours, floor = [], []
+    # CPU time of this process, not wall time: on a shared machine, time spent descheduled is not
+    # the call's. Many short interleaved runs, so both sides see the same neighbours.
+    clock = time.process_time
     for _ in range(repeat):
-        floor.append(timeit.timeit(lambda: tool.call_tool("word_count", {"text": text}), number=number) / number * 1e6)
-        ours.append(timeit.timeit(lambda: typed.word_count(text=text), number=number) / number * 1e6)
+        floor.append(
+            timeit.timeit(lambda: tool.call_tool("word_count", {"text": text}), number=number, timer=clock)
+            / number
+            * 1e6
+        )
+        ours.append(timeit.timeit(lambda: typed.word_count(text=text), number=number, timer=clock) / number * 1e6)
     return Row("typed call, in-process tool with an output model", ours, floor, "µs", "<= 1.5", "`provider.call_tool`")
 
 
@@ -358,7 +371,10 @@ def table(rows: Sequence[Row]) -> str:
         floor = f"{row.floor_label}: {_spread(row.floor, row.unit)}" if row.floor else "—"
         ratio = _spread(row.ratios(), "x") if row.floor else "—"
         goal = row.goal.replace("<=", "≤").replace(">=", "≥") + "x" if row.goal else "—"
-        lines.append(f"| {row.figure} | {_spread(row.ours, row.unit)} | {floor} | {ratio} | {goal} | {_met(row)} |")
+        runs = f"{len(row.ours)} run{'s' if len(row.ours) != 1 else ''}"
+        lines.append(
+            f"| {row.figure} | {_spread(row.ours, row.unit)}, {runs} | {floor} | {ratio} | {goal} | {_met(row)} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -366,7 +382,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="tiny catalogs, one repeat: a smoke test")
     parser.add_argument("--tools", type=int, default=1000)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="runs per figure (cold generation at --tools: --big-repeat)"
+    )
+    parser.add_argument(
+        "--big-repeat", type=int, default=1, help="runs of cold generation at --tools (each takes minutes)"
+    )
+    parser.add_argument(
+        "--slow-repeat", type=int, default=2, help="runs of cold generation at 300 tools and of the edited reruns"
+    )
     parser.add_argument("--out", type=Path, default=HERE / "results.md")
     parser.add_argument("--floor", type=Path, help=argparse.SUPPRESS)  # internal: run the floor once
     args = parser.parse_args(argv)
@@ -374,27 +398,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         floor_once(args.floor)
         return 0
     big, small, repeat = (20, 8, 1) if args.quick else (args.tools, 300, args.repeat)
-    calls, number = (20, 200) if args.quick else (300, 3000)
+    big_repeat, slow_repeat = (1, 1) if args.quick else (args.big_repeat, args.slow_repeat)
+    calls, number = (20, 200) if args.quick else (300, 2000)
+    call_repeat = 3 if args.quick else 9
     started = time.perf_counter()
+    load_before = os.getloadavg()[0]
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="toolgen-bench-") as tmp:
         root = Path(tmp)
-        cold, work = bench_cold(root, big, repeat)
+        cold, work = bench_cold(root, big, big_repeat)
         rows.append(cold)
-        rows.append(bench_cold(root, small, repeat)[0])
-        rows += bench_reruns(work, cold, repeat)
+        rows.append(bench_cold(root, small, slow_repeat)[0])
+        rows += bench_reruns(work, cold, repeat, slow_repeat)
         rows += bench_import(work, big, max(repeat, 3))
-        rows.append(bench_call_overhead(root, max(repeat, 3), number))
+        rows.append(bench_call_overhead(root, call_repeat, number))
         rows += bench_mcp(repeat, calls)
         rows += bench_checkers(work, big)
     elapsed = time.perf_counter() - started
     text = (
         "# Benchmark results\n\n"
         f"Written by `nox -s bench`{' -- --quick' if args.quick else ''} (`benchmarks/bench.py`): {big} and {small} "
-        f"tools from `benchmarks/corpus.py`, {repeat} run(s) per figure (calls and imports: at least 3), "
-        f"Python {sys.version.split()[0]}, {os.cpu_count()} cores, {elapsed:.0f} s in all. Each cell is "
-        "the median (min–max); each ratio is ours over the floor measured in the same run, "
-        "interleaved. Shared or busy machines move the seconds; the ratios move less.\n\n" + table(rows)
+        f"tools from `benchmarks/corpus.py`, Python {sys.version.split()[0]}, {os.cpu_count()} cores, "
+        f"{elapsed:.0f} s in all, load average {load_before:.1f} at the start and {os.getloadavg()[0]:.1f} at "
+        "the end. Each cell is the median (min–max) of the runs it names; each ratio is ours over the "
+        "floor measured in the same run, interleaved, and the ratio column is the median (min–max) "
+        "of those per-run ratios. The typed-call row counts CPU time of the process. Shared or busy "
+        "machines move the seconds; the ratios move less.\n\n" + table(rows)
     )
     args.out.write_text(text, encoding="utf-8")
     print(text)

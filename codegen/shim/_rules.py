@@ -85,6 +85,12 @@ _WIRE_KEYS: dict[str, str] = {
 # Extra wire keys of an MCP InputRequiredResult; such a result travels whole in ``result``.
 _INPUT_REQUIRED_KEYS = frozenset({"inputRequests", "requestState"})
 _MARKERS = frozenset({"result", "is_error", "structured_content"})
+# For the common case (every key already a snake_case envelope key: nothing to rename or skip).
+_ENVELOPE_KEY_SET = frozenset(ENVELOPE_KEYS)
+_INPUT_REQUIRED_KEY_SET = _ENVELOPE_KEY_SET | _INPUT_REQUIRED_KEYS
+_STATUS_SET = frozenset(STATUSES)
+_RESULT_MODE_SET = frozenset(RESULT_MODES)
+_EXECUTION_MODE_SET = frozenset(EXECUTION_MODES)
 
 # --------------------------------------------------------------------------------------------
 # Failure kinds
@@ -109,7 +115,7 @@ def error_kind(envelope: Mapping[str, Any]) -> str | None:
     if not envelope.get("is_error"):
         return None
     metadata: object = envelope.get("metadata")
-    kind: object = cast(Mapping[str, object], metadata).get(ERROR_KIND_KEY) if isinstance(metadata, Mapping) else None
+    kind: object = cast("Mapping[str, object]", metadata).get(ERROR_KIND_KEY) if isinstance(metadata, Mapping) else None
     return kind if isinstance(kind, str) and kind in ERROR_KINDS else "tool_error"
 
 
@@ -139,7 +145,7 @@ def _is_dunder(key: object) -> bool:
 
 def _dumped(item: object) -> object:
     if isinstance(item, Mapping):
-        return cast(Mapping[str, object], item)
+        return cast("Mapping[str, object]", item)
     dump: object = getattr(item, "model_dump", None)
     if callable(dump):
         dumped: object = dump(mode="json", by_alias=True, exclude_none=True)
@@ -150,19 +156,25 @@ def _dumped(item: object) -> object:
 def _is_block_list(value: object) -> bool:
     if not isinstance(value, list):
         return False
-    for item in cast(list[object], value):
+    for item in cast("list[object]", value):
         block = _dumped(item)
-        if not (isinstance(block, Mapping) and isinstance(cast(Mapping[str, object], block).get("type"), str)):
+        if not (isinstance(block, Mapping) and isinstance(cast("Mapping[str, object]", block).get("type"), str)):
             return False
     return True
 
 
 def is_envelope(data: Mapping[str, Any]) -> bool:
     """Whether a dict is an envelope (see the module docstring) rather than a plain value."""
+    if _ENVELOPE_KEY_SET.issuperset(data):  # already snake_case (the common case): the same test, shorter
+        return (
+            data.get("result_type") == "input_required"
+            or not _MARKERS.isdisjoint(data)
+            or ("content" in data and _is_block_list(data.get("content")))
+        )
     keys = {_WIRE_KEYS.get(key, key) for key in data if not _is_dunder(key)}
     if data.get("resultType", data.get("result_type")) == "input_required":
-        return keys <= set(ENVELOPE_KEYS) | _INPUT_REQUIRED_KEYS
-    if not keys <= set(ENVELOPE_KEYS):
+        return keys <= _INPUT_REQUIRED_KEY_SET
+    if not keys <= _ENVELOPE_KEY_SET:
         return False
     return bool(keys & _MARKERS) or ("content" in keys and _is_block_list(data.get("content")))
 
@@ -186,7 +198,7 @@ def _checked(key: str, value: object, allowed: tuple[str, ...]) -> str:
 def _joined_text(blocks: list[object]) -> str:
     texts: list[str] = []
     for block in blocks:
-        fields: Mapping[str, object] = cast(Mapping[str, object], block) if isinstance(block, Mapping) else {}
+        fields: Mapping[str, object] = cast("Mapping[str, object]", block) if isinstance(block, Mapping) else {}
         text = fields.get("text")
         if fields.get("type") == "text" and isinstance(text, str):
             texts.append(text)
@@ -194,30 +206,39 @@ def _joined_text(blocks: list[object]) -> str:
 
 
 def _from_mapping(data: Mapping[str, Any]) -> dict[str, Any]:
-    fields: dict[str, Any] = {}
-    for key, value in data.items():
-        if _is_dunder(key) or key in _INPUT_REQUIRED_KEYS:
-            continue
-        snake = _WIRE_KEYS.get(key, key)
-        if snake != key and snake in data:  # the snake_case spelling wins
-            continue
-        fields[snake] = value
+    fields: dict[str, Any]
+    if _ENVELOPE_KEY_SET.issuperset(data):  # already snake_case: nothing to rename or skip
+        fields = dict(data)
+    else:
+        fields = {}
+        for key, value in data.items():
+            if _is_dunder(key) or key in _INPUT_REQUIRED_KEYS:
+                continue
+            snake = _WIRE_KEYS.get(key, key)
+            if snake != key and snake in data:  # the snake_case spelling wins
+                continue
+            fields[snake] = value
     if data.get("resultType", data.get("result_type")) == "input_required" and "result" not in data:
         # The whole MCP InputRequiredResult is the result: the caller answers its requests.
         fields["result"] = {k: v for k, v in data.items() if not _is_dunder(k)}
-    if "is_error" in fields and not isinstance(fields["is_error"], bool):
-        raise ValueError(f"envelope key 'is_error' must be a boolean, not {fields['is_error']!r}")
-    status = _checked("status", fields.get("status", "success"), STATUSES)
-    failed = bool(fields.get("is_error")) or status == "error"
-    for key, kind in _SHAPES.items():
-        value = fields.get(key)
-        if value is not None and not isinstance(value, kind):
-            raise ValueError(f"envelope key {key!r} must be a {kind.__name__}, not {type(value).__name__}")
+    is_error = fields.get("is_error", False)
+    if not isinstance(is_error, bool):
+        raise ValueError(f"envelope key 'is_error' must be a boolean, not {is_error!r}")
+    # ``value.__class__ is str and value in SET``: the common case, where _checked returns the value as is.
+    status = fields.get("status", "success")
+    if status.__class__ is not str or status not in _STATUS_SET:
+        status = _checked("status", status, STATUSES)
+    failed = is_error or status == "error"
+    if not _SHAPES.keys().isdisjoint(fields):
+        for key, kind in _SHAPES.items():
+            value = fields.get(key)
+            if value is not None and not isinstance(value, kind):
+                raise ValueError(f"envelope key {key!r} must be a {kind.__name__}, not {type(value).__name__}")
     blocks = fields.get("content")
     if blocks is not None:
         if not isinstance(blocks, list):
             raise ValueError(f"envelope key 'content' must be a list of blocks, not {type(blocks).__name__}")
-        blocks = [_dumped(b) for b in cast(list[object], blocks)]
+        blocks = fields["content"] = [_dumped(b) for b in cast("list[object]", blocks)]
     if "result" in fields:
         result = fields["result"]
     elif fields.get("structured_content") is not None:
@@ -226,17 +247,24 @@ def _from_mapping(data: Mapping[str, Any]) -> dict[str, Any]:
         result = _joined_text(blocks)
     else:
         result = None
+    result_mode = fields.get("result_mode", "inline")
+    if result_mode.__class__ is not str or result_mode not in _RESULT_MODE_SET:
+        result_mode = _checked("result_mode", result_mode, RESULT_MODES)
+    execution_mode = fields.get("execution_mode", "sync")
+    if execution_mode.__class__ is not str or execution_mode not in _EXECUTION_MODE_SET:
+        execution_mode = _checked("execution_mode", execution_mode, EXECUTION_MODES)
     out: dict[str, Any] = {
         "status": "error" if failed else status,
         "result": result,
         "is_error": failed,
-        "result_mode": _checked("result_mode", fields.get("result_mode", "inline"), RESULT_MODES),
-        "execution_mode": _checked("execution_mode", fields.get("execution_mode", "sync"), EXECUTION_MODES),
+        "result_mode": result_mode,
+        "execution_mode": execution_mode,
     }
     for key in OPTIONAL_KEYS:
-        value = blocks if key == "content" else fields.get(key)
-        if value is not None:
-            out[key] = value
+        if key in fields:
+            value = fields[key]
+            if value is not None:
+                out[key] = value
     result_type = fields.get("result_type")
     if result_type is not None and not isinstance(result_type, str):
         raise ValueError(f"envelope key 'result_type' must be a string, not {result_type!r}")
@@ -254,20 +282,22 @@ def to_envelope(raw: object) -> dict[str, Any]:
 
     Raises :class:`ValueError` when an envelope carries a bad enumerated value.
     """
-    if isinstance(raw, Mapping):
-        data = cast(Mapping[str, Any], raw)
+    if isinstance(raw, dict) or isinstance(raw, Mapping):  # dict first: the ABC check costs more
+        data = cast("Mapping[str, Any]", raw)
         return _from_mapping(data) if is_envelope(data) else _plain(dict(data))
     to_dict = getattr(raw, "to_dict", None)
     if callable(to_dict):
         converted: object = to_dict()
-        if isinstance(converted, Mapping) and is_envelope(cast(Mapping[str, Any], converted)):
-            return _from_mapping(cast(Mapping[str, Any], converted))
+        if isinstance(converted, dict) or isinstance(converted, Mapping):
+            data = cast("Mapping[str, Any]", converted)
+            if is_envelope(data):
+                return _from_mapping(data)
         return _plain(raw)  # an object with to_dict() that is not an envelope is the value itself
     dump = getattr(raw, "model_dump", None)
     if callable(dump):  # a pydantic model: an MCP CallToolResult, or a value
         dumped: object = dump(mode="json", by_alias=True, exclude_none=True)
-        if isinstance(dumped, Mapping) and is_envelope(cast(Mapping[str, Any], dumped)):
-            return _from_mapping(cast(Mapping[str, Any], dumped))
+        if isinstance(dumped, Mapping) and is_envelope(cast("Mapping[str, Any]", dumped)):
+            return _from_mapping(cast("Mapping[str, Any]", dumped))
         return _plain(dump(mode="json", by_alias=True))
     return _plain(raw)
 

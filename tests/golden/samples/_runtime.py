@@ -30,7 +30,7 @@ import inspect
 import json
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Any, Generic, Literal, Protocol, Self, TypeAlias, TypedDict, TypeVar, Unpack, cast
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, RootModel, Tag, TypeAdapter, ValidationError
@@ -208,6 +208,8 @@ class ToolInfo(Generic[T]):
     :class:`ToolOutput` instead of raising (see ``decode_inferred``)."""
     output_is_text: bool = False
     """True when the inferred value is the result's text (every recorded result was one text block)."""
+    # The output model named by string, once imported (None until then): a call imports nothing.
+    _output: object = field(default=None, init=False, repr=False, compare=False)
 
     def _import(self, module: str, name: str) -> type[Any]:
         if self.package is None:
@@ -224,12 +226,16 @@ class ToolInfo(Generic[T]):
     @property
     def output_model(self) -> type[BaseModel] | None:
         """The generated output model; None when the tool has no output schema."""
+        resolved = self._output
+        if resolved is not None:  # resolved before: skip the import machinery on every call
+            return cast("type[BaseModel]", resolved)
         ref = self.output_ref
         if not isinstance(ref, str):
             return ref
         model = self._import("outputs", ref)
         if not issubclass(model, BaseModel):
             raise TypeError(f"tool {self.name!r}: {self.package}.outputs.{ref} is not a pydantic model")
+        object.__setattr__(self, "_output", model)  # frozen: the cache is not part of the value
         return model
 
     @property
@@ -363,7 +369,9 @@ _KNOWN_BLOCK_TYPES = frozenset({"text", "image", "audio", "resource_link", "reso
 
 
 def _block_tag(block: object) -> str:
-    kind = cast(Mapping[str, object], block).get("type") if isinstance(block, Mapping) else getattr(block, "type", None)
+    kind = (
+        cast("Mapping[str, object]", block).get("type") if isinstance(block, Mapping) else getattr(block, "type", None)
+    )
     return kind if isinstance(kind, str) and kind in _KNOWN_BLOCK_TYPES else "unknown"
 
 
@@ -388,7 +396,7 @@ def _joined_text(blocks: list[object]) -> str | None:
         if isinstance(block, TextContent):
             texts.append(block.text)
         elif isinstance(block, Mapping):
-            fields = cast(Mapping[str, object], block)
+            fields = cast("Mapping[str, object]", block)
             text = fields.get("text")
             if fields.get("type") == "text" and isinstance(text, str):
                 texts.append(text)
@@ -421,7 +429,7 @@ class ToolOutput(BaseModel):
 
 
 def _as_list(value: object) -> list[object] | None:
-    return cast(list[object], value) if isinstance(value, list) else None
+    return cast("list[object]", value) if isinstance(value, list) else None
 
 
 def normalize_envelope(raw: object) -> dict[str, Any]:
@@ -482,6 +490,20 @@ class ToolResult(Generic[T]):
         return "" if result is None else str(result)
 
 
+# The hot path sets the two slots directly: the frozen dataclass's __init__ costs half a call's decoding.
+_set_value = ToolResult.__dict__["value"].__set__
+_set_envelope = ToolResult.__dict__["envelope"].__set__
+_RESULT_TYPE: type[ToolResult[Any]] = ToolResult
+
+
+def _result(value: Any, envelope: dict[str, Any]) -> ToolResult[Any]:
+    """``ToolResult(value, envelope)``, built faster."""
+    result = object.__new__(_RESULT_TYPE)
+    _set_value(result, value)
+    _set_envelope(result, envelope)
+    return result
+
+
 # --------------------------------------------------------------------------------------------
 # Input rounds (MCP input_required)
 # --------------------------------------------------------------------------------------------
@@ -513,7 +535,7 @@ class ElicitationRequest(InputRequest):
     @property
     def requested_schema(self) -> dict[str, Any] | None:
         schema = self.params.get("requestedSchema")
-        return cast(dict[str, Any], schema) if isinstance(schema, dict) else None
+        return cast("dict[str, Any]", schema) if isinstance(schema, dict) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -538,17 +560,17 @@ def _input_round(envelope: dict[str, Any]) -> tuple[list[InputRequest], str | No
     if envelope.get("result_type") != "input_required" or envelope.get("is_error"):
         return None
     result: object = envelope.get("result")
-    wire: Mapping[str, object] = cast(Mapping[str, object], result) if isinstance(result, Mapping) else {}
+    wire: Mapping[str, object] = cast("Mapping[str, object]", result) if isinstance(result, Mapping) else {}
     raw_requests: object = wire.get("inputRequests") or {}
     requests: list[InputRequest] = []
     if isinstance(raw_requests, Mapping):
-        for key, request in cast(Mapping[str, object], raw_requests).items():
-            body: Mapping[str, object] = cast(Mapping[str, object], request) if isinstance(request, Mapping) else {}
+        for key, request in cast("Mapping[str, object]", raw_requests).items():
+            body: Mapping[str, object] = cast("Mapping[str, object]", request) if isinstance(request, Mapping) else {}
             method = body.get("method")
             params = body.get("params")
             method_name = method if isinstance(method, str) else ""
             kind = _REQUEST_TYPES.get(method_name, InputRequest)
-            requests.append(kind(str(key), method_name, dict(cast(Mapping[str, Any], params or {}))))
+            requests.append(kind(str(key), method_name, dict(cast("Mapping[str, Any]", params or {}))))
     state = wire.get("requestState")
     if not requests and not isinstance(state, str):
         return None  # MCP requires one of the two: without either there is nothing to answer
@@ -769,14 +791,15 @@ def decode_result(info: ToolInfo[T], raw: object) -> ToolResult[T]:
     match ``info.output_model``.
     """
     envelope = normalize_envelope(raw)
-    pending = _input_round(envelope)
+    pending = _input_round(envelope) if "result_type" in envelope else None  # the key is absent when complete
     if pending is not None:
         raise ToolInputRequiredError(info.name, envelope, *pending)
     return _decode_envelope(info, envelope)
 
 
 def _decode_envelope(info: ToolInfo[T], envelope: dict[str, Any]) -> ToolResult[T]:
-    _raise_failure(info.name, envelope)
+    if envelope.get("is_error"):
+        _raise_failure(info.name, envelope)
     if info.inferred_from:
         return decode_inferred(info, envelope)
     model = info.output_model
@@ -798,13 +821,13 @@ def _decode_envelope(info: ToolInfo[T], envelope: dict[str, Any]) -> ToolResult[
         missing = {"type": "missing", "loc": (), "msg": "the result has no structured content or JSON text"}
         raise ToolOutputValidationError(info.name, model, errors=[missing], raw=None, envelope=envelope)
     try:
-        validated = model.model_validate(candidate)
+        # model_validate with its defaults, without the Python-level wrapper (this is the hot path).
+        validated: Any = model.__pydantic_validator__.validate_python(candidate)
     except ValidationError as exc:
         raise ToolOutputValidationError(
             info.name, model, errors=[dict(e) for e in exc.errors()], raw=candidate, envelope=envelope
         ) from exc
-    value: object = cast(RootModel[Any], validated).root if info.output_is_root else validated
-    return ToolResult(cast(T, value), envelope)
+    return _result(validated.root if info.output_is_root else validated, envelope)
 
 
 # --------------------------------------------------------------------------------------------
@@ -854,7 +877,7 @@ def decode_inferred(info: ToolInfo[T], envelope: dict[str, Any]) -> ToolResult[T
         except (ValidationError, TypeError, ValueError):
             pass  # not the recorded shape: the untyped value below
         else:
-            value: object = cast(RootModel[Any], validated).root if info.output_is_root else validated
+            value: object = cast("RootModel[Any]", validated).root if info.output_is_root else validated
             return ToolResult(cast(T, value), envelope)
     return ToolResult(cast(T, _tool_output(info, envelope)), envelope)
 
@@ -871,15 +894,17 @@ def _same(value: object, marker: object) -> bool:
     if type(value) is not type(marker):
         return False
     if isinstance(value, list | tuple):
-        left, right = cast(Sequence[object], value), cast(Sequence[object], marker)
+        left, right = cast("Sequence[object]", value), cast("Sequence[object]", marker)
         return len(left) == len(right) and all(_same(a, b) for a, b in zip(left, right, strict=True))
     if isinstance(value, dict):
-        left_map, right_map = cast(dict[object, object], value), cast(dict[object, object], marker)
+        left_map, right_map = cast("dict[object, object]", value), cast("dict[object, object]", marker)
         return left_map.keys() == right_map.keys() and all(_same(left_map[k], right_map[k]) for k in left_map)
     return value == marker
 
 
 def _without_omitted(arguments: Mapping[str, Any], omit: Mapping[str, object]) -> dict[str, Any]:
+    if not omit:  # a tool without optional arguments
+        return dict(arguments)
     return {key: value for key, value in arguments.items() if not (key in omit and _same(value, omit[key]))}
 
 
@@ -959,7 +984,7 @@ class _Round:
     def answered(self, responses: object) -> None:
         if not isinstance(responses, Mapping):
             raise TypeError(f"on_input must return a dict of responses by request key, not {type(responses).__name__}")
-        self.options["input_responses"] = dict(cast(Mapping[str, object], responses))
+        self.options["input_responses"] = dict(cast("Mapping[str, object]", responses))
 
 
 class _ToolsCore(Generic[_P]):
@@ -982,16 +1007,22 @@ class ToolsBase(_ToolsCore[SupportsCallTool]):
     """Base of a generated synchronous ``Tools`` class."""
 
     def _call(self, info: ToolInfo[T], arguments: dict[str, Any], omit: Mapping[str, object]) -> ToolResult[T]:
+        if not self._options:  # nothing to confirm, retry or answer: one send, one decode
+            # The generated method built ``arguments`` for this call alone: no copy unless some are dropped.
+            raw = self._provider.call_tool(info.name, _without_omitted(arguments, omit) if omit else arguments)
+            if inspect.isawaitable(raw):
+                raw = _run_awaitable(info, raw)
+            return decode_result(info, raw)
         plan = _Round(info, _without_omitted(arguments, omit), self._options)
         if plan.needs_confirmation():
-            confirm = cast(Callable[..., object], plan.options["confirm"])
+            confirm = cast("Callable[..., object]", plan.options["confirm"])
             answer = confirm(info, dict(plan.arguments))
             if inspect.isawaitable(answer):
                 answer = _run_awaitable(info, answer)
             if not answer:
                 raise plan.refused()
         while True:
-            envelope = normalize_envelope(self._send(info, plan))
+            envelope = normalize_envelope(self._send(info, plan.arguments, plan.options))
             delay = plan.retry_delay(envelope)
             if delay is not None:
                 time.sleep(delay)
@@ -999,15 +1030,18 @@ class ToolsBase(_ToolsCore[SupportsCallTool]):
             requests = plan.input_needed(envelope)
             if requests is None:
                 return _decode_envelope(info, envelope)
-            on_input = cast(Callable[[list[InputRequest]], object], plan.options["on_input"])
+            on_input = cast("Callable[[list[InputRequest]], object]", plan.options["on_input"])
             responses = on_input(requests)
             if inspect.isawaitable(responses):
                 responses = _run_awaitable(info, responses)
             plan.answered(responses)
 
-    def _send(self, info: ToolInfo[Any], plan: _Round) -> object:
+    def _send(self, info: ToolInfo[Any], arguments: dict[str, Any], options: Mapping[str, object]) -> object:
         call_tool: Callable[..., object] = self._provider.call_tool
-        raw = call_tool(info.name, plan.arguments, **_forwarded(self._provider, "call_tool", plan.options))
+        if options:
+            raw = call_tool(info.name, arguments, **_forwarded(self._provider, "call_tool", options))
+        else:  # the common case: no options, so no signature lookup at all
+            raw = call_tool(info.name, arguments)
         if inspect.isawaitable(raw):
             raw = _run_awaitable(info, raw)
         return raw
@@ -1033,16 +1067,20 @@ class AsyncToolsBase(_ToolsCore[SupportsCallTool | SupportsAsyncCallTool]):
     """Base of a generated ``AsyncTools`` class; works with sync and async providers."""
 
     async def _call(self, info: ToolInfo[T], arguments: dict[str, Any], omit: Mapping[str, object]) -> ToolResult[T]:
+        if not self._options:  # nothing to confirm, retry or answer: one send, one decode
+            return decode_result(
+                info, await self._send(info, _without_omitted(arguments, omit) if omit else arguments, {})
+            )
         plan = _Round(info, _without_omitted(arguments, omit), self._options)
         if plan.needs_confirmation():
-            confirm = cast(Callable[..., object], plan.options["confirm"])
+            confirm = cast("Callable[..., object]", plan.options["confirm"])
             answer = confirm(info, dict(plan.arguments))
             if inspect.isawaitable(answer):
                 answer = await answer
             if not answer:
                 raise plan.refused()
         while True:
-            envelope = normalize_envelope(await self._send(info, plan))
+            envelope = normalize_envelope(await self._send(info, plan.arguments, plan.options))
             delay = plan.retry_delay(envelope)
             if delay is not None:
                 import asyncio
@@ -1052,13 +1090,13 @@ class AsyncToolsBase(_ToolsCore[SupportsCallTool | SupportsAsyncCallTool]):
             requests = plan.input_needed(envelope)
             if requests is None:
                 return _decode_envelope(info, envelope)
-            on_input = cast(Callable[[list[InputRequest]], object], plan.options["on_input"])
+            on_input = cast("Callable[[list[InputRequest]], object]", plan.options["on_input"])
             responses = on_input(requests)
             if inspect.isawaitable(responses):
                 responses = await responses
             plan.answered(responses)
 
-    async def _send(self, info: ToolInfo[Any], plan: _Round) -> object:
+    async def _send(self, info: ToolInfo[Any], arguments: dict[str, Any], options: Mapping[str, object]) -> object:
         """Await ``acall_tool`` when the provider has it, else ``call_tool`` (in a worker thread
         when it is synchronous, so the event loop is never blocked)."""
         import asyncio  # here, not at the top: it costs a third of an import of the package
@@ -1066,16 +1104,16 @@ class AsyncToolsBase(_ToolsCore[SupportsCallTool | SupportsAsyncCallTool]):
         acall_tool: object = getattr(self._provider, "acall_tool", None)
         raw: object
         if callable(acall_tool):
-            raw = acall_tool(info.name, plan.arguments, **_forwarded(self._provider, "acall_tool", plan.options))
+            raw = acall_tool(info.name, arguments, **_forwarded(self._provider, "acall_tool", options))
         else:
             call_tool: object = getattr(self._provider, "call_tool", None)
             if not callable(call_tool):
                 raise ToolError(f"tool {info.name!r}: the provider has no call_tool or acall_tool", tool_name=info.name)
-            forwarded = _forwarded(self._provider, "call_tool", plan.options)
+            forwarded = _forwarded(self._provider, "call_tool", options)
             if inspect.iscoroutinefunction(call_tool):
-                raw = call_tool(info.name, plan.arguments, **forwarded)
+                raw = call_tool(info.name, arguments, **forwarded)
             else:
-                raw = await asyncio.to_thread(call_tool, info.name, plan.arguments, **forwarded)
+                raw = await asyncio.to_thread(call_tool, info.name, arguments, **forwarded)
         while inspect.isawaitable(raw):
             raw = await raw
         return raw
