@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -19,6 +18,7 @@ from codegen.model import (
     ClassSpec,
     ImportSpec,
     MethodSpec,
+    ModelModuleSpec,
     NamespaceSpec,
     PackageSpec,
     ParamSpec,
@@ -151,7 +151,7 @@ def build_package(
         by_module.setdefault(module, set()).add(original if original == local else f"{original} as {local}")
     imports = tuple(ImportSpec(m, tuple(sorted(names))) for m, names in sorted(by_module.items()))
     roots = [p.output_def for _, ns_plans in plans for p in ns_plans if p.output_def is not None]
-    output_modules = split_models(out_models.code, roots)
+    output_modules = _split_outputs(out_models.code, roots, cache)
     return PackageSpec(
         name=package,
         header=header,
@@ -172,6 +172,19 @@ def build_package(
         exports=_exports(),
         degradations=tuple(sorted(set(degradations))),
     )
+
+
+def _split_outputs(code: str, roots: Sequence[str], cache: Cache | None) -> tuple[ModelModuleSpec, ...]:
+    """``split_models``, from the cache when this exact model code was split before (a rerun after
+    a description edit reuses the model code, and the split is most of what is left)."""
+    key = Cache.split_key(code, roots) if cache else ""
+    cached = cache.get_split(key) if cache else None
+    if cached is not None:
+        return tuple(ModelModuleSpec(name, names, text) for name, names, text in cached)
+    modules = split_models(code, roots)
+    if cache:
+        cache.put_split(key, [(m.name, m.names, m.code) for m in modules])
+    return modules
 
 
 def _untype_failures(
@@ -350,8 +363,22 @@ def _runtime_imports(classes: Sequence[ClassSpec], decls: Sequence[MethodSpec]) 
         + [line for d in decls for line in d.lines]
     )  # fmt: skip
     used = {"ToolInfo"}  # the TOOLS manifest's type, always printed
-    used.update(n for n in _RUNTIME_NAMES if re.search(rf"\b_{n}\b", text))
+    used.update(n for n in _RUNTIME_NAMES if _uses_word(text, f"_{n}"))
     return tuple(sorted(used))
+
+
+def _uses_word(text: str, word: str) -> bool:
+    """``re.search(rf"\\b{word}\\b", text)`` for a word of word characters, by ``str.find``: a
+    regex scan of a 1,000-tool module took most of a cached rerun."""
+    start = text.find(word)
+    while start != -1:
+        end = start + len(word)
+        before = text[start - 1] if start else " "
+        after = text[end] if end < len(text) else " "
+        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+            return True
+        start = text.find(word, start + 1)
+    return False
 
 
 def _const_decl(tool: ToolSpec) -> MethodSpec:

@@ -37,7 +37,7 @@ __all__ = ["CACHE_DIR_NAME", "Cache", "fingerprint"]
 CACHE_DIR_NAME = ".toolgen-cache"
 _FORMAT = 1  # bump when an entry's layout changes
 #: Entries kept per kind; the oldest beyond this are removed when a new one is stored.
-_KEEP = {"files": 4, "models": 16}
+_KEEP = {"files": 4, "models": 16, "splits": 4}
 _HERE = Path(__file__).resolve().parent
 _README = "toolgen's cache: safe to delete; never commit it.\n"
 
@@ -93,6 +93,10 @@ class Cache:
     def models_key(document: Mapping[str, Any], kind: str) -> str:
         return _digest("models", fingerprint(), kind, _canonical(document))
 
+    @staticmethod
+    def split_key(code: str, roots: Sequence[str]) -> str:
+        return _digest("split", fingerprint(), code, _canonical(list(roots)))
+
     # Entries ----------------------------------------------------------------------------------
 
     def get_files(self, key: str) -> dict[str, str] | None:
@@ -110,6 +114,28 @@ class Cache:
 
     def put_models(self, key: str, code: str) -> None:
         self._write("models", key, code)
+
+    def get_split(self, key: str) -> list[tuple[str, tuple[str, ...], str]] | None:
+        """The outputs package's modules as ``(name, defined names, code)``."""
+        data = self._read("splits", key)
+        if not isinstance(data, list):
+            return None
+        modules = []
+        for entry in data:
+            if not (
+                isinstance(entry, list)
+                and len(entry) == 3
+                and isinstance(entry[0], str)
+                and isinstance(entry[1], list)
+                and all(isinstance(n, str) for n in entry[1])
+                and isinstance(entry[2], str)
+            ):
+                return None
+            modules.append((entry[0], tuple(entry[1]), entry[2]))
+        return modules
+
+    def put_split(self, key: str, modules: Sequence[tuple[str, Sequence[str], str]]) -> None:
+        self._write("splits", key, [[name, list(names), code] for name, names, code in modules])
 
     # Storage ----------------------------------------------------------------------------------
 

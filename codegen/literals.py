@@ -27,9 +27,15 @@ __all__ = [
 INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 
 
+#: In ASCII the invisible characters are exactly the controls (category Cc); "\n" stays.
+_ASCII_CONTROLS = {code: None for code in (*range(0x20), 0x7F) if code != 0x0A}
+
+
 def clean_text(text: str) -> str:
     """Normalise newlines, turn tabs to spaces, drop invisible and control characters."""
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\t", "    ")
+    if text.isascii():  # most text: one C-level pass instead of a category lookup per character
+        return text.translate(_ASCII_CONTROLS)
     return "".join(c for c in text if c == "\n" or unicodedata.category(c) not in INVISIBLE_CATEGORIES)
 
 

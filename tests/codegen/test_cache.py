@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -134,6 +135,31 @@ def test_a_changed_description_regenerates_no_model_module(tmp_path: Path, monke
     (project / "tools.json").write_text(json.dumps({"tools": tools}))
     assert generate(project, ARGS, monkeypatch) == 0
     assert calls == ["inputs"]  # the output schemas did not change
+
+
+def test_a_changed_description_splits_no_model_code_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from codegen import build
+
+    project = _project(tmp_path, monkeypatch)
+    expected = tree(project / "out" / "pkg")
+    splits: list[int] = []
+    real = build.split_models
+    monkeypatch.setattr(build, "split_models", lambda code, roots: splits.append(1) or real(code, roots))
+    tools = _base()
+    tools[0]["description"] = "Another description."
+    (project / "tools.json").write_text(json.dumps({"tools": tools}))
+    assert generate(project, ARGS, monkeypatch) == 0
+    assert splits == []  # the output model code is unchanged: its split came from the cache
+    # A damaged split entry is a miss: split again, and the files equal a cold run's.
+    (entry,) = (project / ".toolgen-cache" / "splits").glob("*.json")
+    data = json.loads(entry.read_text())
+    data["data"][0][2] += "# tampered\n"
+    entry.write_text(json.dumps(data))
+    tools[0]["description"] = _base()[0]["description"]
+    (project / "tools.json").write_text(json.dumps({"tools": tools}))
+    shutil.rmtree(project / ".toolgen-cache" / "files")
+    assert generate(project, ARGS, monkeypatch) == 0
+    assert splits == [1] and tree(project / "out" / "pkg") == expected
 
 
 def test_check_from_the_cache_loads_no_generator_library(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -90,3 +90,15 @@ def test_docstring_literal_is_always_one_literal(text: str, indent: int) -> None
 )
 def test_json_default_literal(value: object, expected: str | None) -> None:
     assert json_default_literal(value) == expected
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=0x7F)) | st.text())
+def test_clean_text_drops_exactly_the_invisible_characters(text: str) -> None:
+    """The ASCII fast path and the general path both follow the one definition."""
+    import unicodedata
+
+    from codegen.literals import INVISIBLE_CATEGORIES
+
+    normal = text.replace("\r\n", "\n").replace("\r", "\n").replace("\t", "    ")
+    expected = "".join(c for c in normal if c == "\n" or unicodedata.category(c) not in INVISIBLE_CATEGORIES)
+    assert clean_text(text) == expected
