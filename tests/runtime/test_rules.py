@@ -287,3 +287,25 @@ def test_coerce_turns_a_malformed_envelope_into_a_protocol_error() -> None:
     envelope = ToolResultEnvelope.coerce({"status": "done", "result": 1})
     assert envelope.to_dict() == _rules.failure_dict(message, "protocol")
     assert envelope.error_kind == "protocol"
+
+
+# --- is_envelope at its edges -----------------------------------------------------------------------
+_WIRE = {snake: wire for wire, snake in _rules._WIRE_KEYS.items()}
+
+
+def test_a_snake_case_input_required_answer_is_an_envelope() -> None:
+    # No marker key (result, is_error, structured_content): result_type alone says it.
+    assert _rules.is_envelope({"result_type": "input_required"})
+    assert _rules.is_envelope({"result_type": "input_required", "status": "running"})
+    assert not _rules.is_envelope({"result_type": "complete", "status": "running"})
+
+
+def test_every_envelope_key_at_once_in_wire_spelling_is_an_envelope() -> None:
+    # Every key present is the one case where "a subset of the envelope keys" and "a proper subset"
+    # differ; wire spellings take the renaming path.
+    data: dict[str, Any] = {_WIRE.get(key, key): None for key in _rules.ENVELOPE_KEYS}
+    data[_WIRE.get("is_error", "is_error")] = False
+    assert set(data) != set(_rules.ENVELOPE_KEYS) and _rules.is_envelope(data)
+    data["resultType"] = "input_required"
+    data.update({"inputRequests": {}, "requestState": "s"})
+    assert _rules.is_envelope(data)
