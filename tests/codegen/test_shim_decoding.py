@@ -16,7 +16,7 @@ from codegen.shim import _rules as rules
 from codegen.shim import _runtime as rt
 
 
-def info(name: str = "tool") -> rt.ToolInfo[Any]:
+def info(name: str = "tool", output_ref: type[BaseModel] | None = None, **fields: Any) -> rt.ToolInfo[Any]:
     return rt.ToolInfo(
         name=name,
         method=name,
@@ -24,8 +24,9 @@ def info(name: str = "tool") -> rt.ToolInfo[Any]:
         title=None,
         description="",
         input_ref=dict,
-        output_ref=None,
+        output_ref=output_ref,
         output_is_root=False,
+        **fields,
     )
 
 
@@ -250,17 +251,7 @@ class Point(BaseModel):
 
 
 def typed(model: type[BaseModel], **fields: Any) -> rt.ToolInfo[Any]:
-    return rt.ToolInfo(
-        name="t",
-        method="t",
-        namespace=None,
-        title=None,
-        description="",
-        input_ref=dict,
-        output_ref=model,
-        output_is_root=False,
-        **fields,
-    )
+    return info("t", model, **fields)
 
 
 def test_json_text_in_the_blocks_is_decoded_when_the_result_is_none() -> None:

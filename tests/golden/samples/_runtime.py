@@ -1009,10 +1009,7 @@ class ToolsBase(_ToolsCore[SupportsCallTool]):
     def _call(self, info: ToolInfo[T], arguments: dict[str, Any], omit: Mapping[str, object]) -> ToolResult[T]:
         if not self._options:  # nothing to confirm, retry or answer: one send, one decode
             # The generated method built ``arguments`` for this call alone: no copy unless some are dropped.
-            raw = self._provider.call_tool(info.name, _without_omitted(arguments, omit) if omit else arguments)
-            if inspect.isawaitable(raw):
-                raw = _run_awaitable(info, raw)
-            return decode_result(info, raw)
+            return decode_result(info, self._send(info, _without_omitted(arguments, omit) if omit else arguments, {}))
         plan = _Round(info, _without_omitted(arguments, omit), self._options)
         if plan.needs_confirmation():
             confirm = cast("Callable[..., object]", plan.options["confirm"])
