@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import nox
+
+#: fuzz-report.json goes beside this file (git-ignored), wherever nox was started from.
+FUZZ_REPORT = Path(__file__).resolve().parent / "fuzz-report.json"
 
 nox.options.default_venv_backend = "venv"
 nox.options.sessions = ["tests"]
@@ -74,11 +78,11 @@ def fuzz(session: nox.Session) -> None:
     env = {
         "TOOLGEN_FUZZ_EXAMPLES": os.environ.get("TOOLGEN_FUZZ_EXAMPLES", "3000"),
         "TOOLGEN_FUZZ_TYPECHECKED": os.environ.get("TOOLGEN_FUZZ_TYPECHECKED", "40"),
-        "TOOLGEN_FUZZ_REPORT": str(session.invocation_dir / "fuzz-report.json"),
+        "TOOLGEN_FUZZ_REPORT": str(FUZZ_REPORT),
     }
     session.run("pytest", "--import-mode=importlib", "-p", "no:cacheprovider", "tests/codegen/test_fuzz.py",
                 *session.posargs, env=env)  # fmt: skip
-    session.log((session.invocation_dir / "fuzz-report.json").read_text(encoding="utf-8"))
+    session.log(FUZZ_REPORT.read_text(encoding="utf-8"))
 
 
 @nox.session
