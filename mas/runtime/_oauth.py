@@ -90,6 +90,17 @@ class NoPersonError(OAuthFlowError):
     """The authorization code flow needs a person, and this process has no way to reach one."""
 
 
+class _QuietNoPerson(logging.Filter):
+    """Drop the SDK's traceback-carrying "OAuth flow error" record for :class:`NoPersonError`:
+    the provider reports that failure itself, as its one line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and isinstance(record.exc_info[1], NoPersonError))
+
+
+logging.getLogger("mcp.client.auth.oauth2").addFilter(_QuietNoPerson())
+
+
 def token_dir() -> Path:
     """The folder of token files: ``$TOOLGEN_TOKEN_DIR``, else the user cache folder's ``toolgen/oauth``."""
     override = os.environ.get(TOKEN_DIR_ENV)

@@ -6,8 +6,9 @@ resource server in one process on 127.0.0.1 (tests only).
 The SDK provides discovery metadata, dynamic registration, the authorize and token endpoints
 (PKCE, refresh) and bearer checking; this file only adds an in-memory store that approves every
 authorization request at once (no login page) and appends each grant it serves to ``--grants``
-(one JSON line: grant type and client), so tests can see a refresh happen. Tokens are random per
-run and short-lived with ``--token-lifetime``.
+(one JSON line: grant type, client and the secrets it handed out), so tests can see a refresh
+happen and look for every token and client secret in what the client wrote. Tokens are random
+per run and short-lived with ``--token-lifetime``.
 """
 
 from __future__ import annotations
@@ -48,10 +49,11 @@ class ApprovingProvider:
         self.access: dict[str, AccessToken] = {}
         self.refresh: dict[str, RefreshToken] = {}
 
-    def _log(self, grant: str, client_id: str) -> None:
+    def _log(self, grant: str, client_id: str, *issued: str | None) -> None:
         if self.grants is not None:
+            line = {"grant": grant, "client_id": client_id, "secrets": [s for s in issued if s]}
             with self.grants.open("a", encoding="utf-8") as handle:
-                handle.write(json.dumps({"grant": grant, "client_id": client_id}) + "\n")
+                handle.write(json.dumps(line) + "\n")
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
         return self.clients.get(client_id)
@@ -59,7 +61,7 @@ class ApprovingProvider:
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
         assert client_info.client_id is not None
         self.clients[client_info.client_id] = client_info
-        self._log("register", client_info.client_id)
+        self._log("register", client_info.client_id, client_info.client_secret)
 
     async def authorize(self, client: OAuthClientInformationFull, params: AuthorizationParams) -> str:
         code = secrets.token_urlsafe(24)
@@ -85,16 +87,15 @@ class ApprovingProvider:
             token=access, client_id=client_id, scopes=scopes, expires_at=expires, resource=resource
         )
         self.refresh[refresh] = RefreshToken(token=refresh, client_id=client_id, scopes=scopes, resource=resource)
-        return OAuthToken(
-            access_token=access, expires_in=self.lifetime, refresh_token=refresh, scope=" ".join(scopes)
-        )
+        return OAuthToken(access_token=access, expires_in=self.lifetime, refresh_token=refresh, scope=" ".join(scopes))
 
     async def exchange_authorization_code(
         self, client: OAuthClientInformationFull, authorization_code: AuthorizationCode
     ) -> OAuthToken:
         self.codes.pop(authorization_code.code, None)
-        self._log("authorization_code", authorization_code.client_id)
-        return self._issue(authorization_code.client_id, authorization_code.scopes, authorization_code.resource)
+        token = self._issue(authorization_code.client_id, authorization_code.scopes, authorization_code.resource)
+        self._log("authorization_code", authorization_code.client_id, token.access_token, token.refresh_token)
+        return token
 
     async def load_refresh_token(self, client: OAuthClientInformationFull, refresh_token: str) -> RefreshToken | None:
         return self.refresh.get(refresh_token)
@@ -103,8 +104,9 @@ class ApprovingProvider:
         self, client: OAuthClientInformationFull, refresh_token: RefreshToken, scopes: list[str]
     ) -> OAuthToken:
         self.refresh.pop(refresh_token.token, None)
-        self._log("refresh_token", refresh_token.client_id)
-        return self._issue(refresh_token.client_id, scopes or refresh_token.scopes, refresh_token.resource)
+        token = self._issue(refresh_token.client_id, scopes or refresh_token.scopes, refresh_token.resource)
+        self._log("refresh_token", refresh_token.client_id, token.access_token, token.refresh_token)
+        return token
 
     async def load_access_token(self, token: str) -> AccessToken | None:
         found = self.access.get(token)
