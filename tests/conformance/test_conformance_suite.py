@@ -27,17 +27,10 @@ SCENARIO_TIMEOUT = 90
 EXPECTED_FAILURES: dict[str, str] = {
     "elicitation-sep1034-client-defaults": "server-to-client elicitation/create: c1-conformance item 2",
 }
-OAUTH_REASON = "OAuth: c2-oauth"
-#: auth/* scenarios that pass without OAuth: the client must refuse to go on, and it does.
-PASSING_WITHOUT_OAUTH = frozenset({"auth/resource-mismatch"})
 
 
 def _expected_failure(scenario: str) -> str | None:
-    if scenario in EXPECTED_FAILURES:
-        return EXPECTED_FAILURES[scenario]
-    if scenario.startswith("auth/") and scenario not in PASSING_WITHOUT_OAUTH:
-        return OAUTH_REASON
-    return None
+    return EXPECTED_FAILURES.get(scenario)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
