@@ -305,3 +305,61 @@ def test_a_missing_secret_variable_is_named_and_nothing_is_sent(tmp_path: Path, 
     infra = write_infra(tmp_path, "http://127.0.0.1:9/mcp", auth)
     with pytest.raises(ConfigError, match="auth.client_secret needs environment variable NO_SUCH_CLIENT_SECRET"):
         RuntimeRegistry.from_sources(infra=[infra])
+
+
+def test_a_slow_person_is_not_cut_off_by_the_connect_timeout(tmp_path: Path, monkeypatch: Any) -> None:
+    """The connect deadline (here 3 s) is lifted while the person signs in; only the sign-in's
+    own timeout bounds that wait."""
+    monkeypatch.setenv(TOKEN_DIR_ENV, str(tmp_path / "tokens"))
+    visits: list[str] = []
+    visit = browser(visits)
+
+    def slow(url: str) -> None:
+        time.sleep(4)  # reading the consent page
+        visit(url)
+
+    with oauth_server(tmp_path) as (url, _log):
+        entry = {"name": "secure", "protocol": "mcp", "transport": "streamable-http", "url": url, "auth": {}}
+        entry["connect_timeout_seconds"] = 3
+        infra = tmp_path / "infra.yaml"
+        infra.write_text(json.dumps({"kind": "ToolServerRegistry", "spec": {"servers": [entry]}}), encoding="utf-8")
+        with RuntimeRegistry.from_sources(infra=[infra], authorize=slow) as registry:
+            assert not registry.call_tool("get_weather", {"city": "Paris"}).is_error
+    assert len(visits) == 1
+
+
+FAKE_BROWSER = """
+import sys, httpx2
+with httpx2.Client(follow_redirects=True, timeout=10) as client:
+    client.get(sys.argv[1])
+"""
+
+
+def test_on_a_terminal_the_url_is_printed_and_a_browser_opened(tmp_path: Path) -> None:
+    """With a terminal and no callback, the authorization URL goes to stderr and to the browser
+    (``$BROWSER`` here: a script that follows the redirects as a browser would)."""
+    script = tmp_path / "fake_browser.py"
+    script.write_text(FAKE_BROWSER, encoding="utf-8")
+    primary, secondary = os.openpty()
+    with oauth_server(tmp_path) as (url, log):
+        infra = write_infra(tmp_path, url)
+        env = {
+            **os.environ,
+            TOKEN_DIR_ENV: str(tmp_path / "tokens"),
+            "PYTHONPATH": str(REPO),
+            "BROWSER": f"{sys.executable} {script} %s",
+        }
+        try:
+            done = subprocess.run(
+                [sys.executable, "-m", "mas.runtime", "list", "-q", "--infra", str(infra)],
+                cwd=tmp_path, env=env, stdin=secondary, capture_output=True, text=True, timeout=60, check=False,
+            )  # fmt: skip
+        finally:
+            os.close(secondary)
+            os.close(primary)
+    assert done.returncode == 0, done.stderr
+    assert "get_weather" in done.stdout
+    assert "MCP server 'secure': to sign in, open this URL in a browser:" in done.stderr
+    assert "code_challenge=" in done.stderr
+    assert [g["grant"] for g in grants(log)] == ["register", "authorization_code"]
+    assert not [s for s in issued_secrets(log) if s in done.stderr + done.stdout]
