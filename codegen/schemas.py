@@ -24,7 +24,16 @@ from typing import Any
 from codegen.errors import GenerateError
 from codegen.naming import class_name, unique
 
-__all__ = ["MAX_DEPTH", "WRAP_MARKER", "Report", "SchemaDocument", "json_type", "pointer", "prepare_schema", "wrapped_key"]
+__all__ = [
+    "MAX_DEPTH",
+    "WRAP_MARKER",
+    "Report",
+    "SchemaDocument",
+    "json_type",
+    "pointer",
+    "prepare_schema",
+    "wrapped_key",
+]
 
 #: ``report(at, kind, what)``: a spot at JSON pointer parts ``at`` was degraded.
 Report = Callable[[tuple[str | int, ...], str, str], None]

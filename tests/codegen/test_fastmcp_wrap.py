@@ -44,7 +44,8 @@ def fm(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
     root = tmp_path_factory.mktemp("fastmcp")
     server = {"name": "fm", "protocol": "mcp", "transport": "stdio", "command": "python", "args": [str(SERVER)],
               "connect_timeout_seconds": 20}  # fmt: skip
-    infra = {"apiVersion": "toolgen/v1", "kind": "ToolServerRegistry", "metadata": {"name": "f"}, "spec": {"servers": [server]}}
+    infra = {"apiVersion": "toolgen/v1", "kind": "ToolServerRegistry", "metadata": {"name": "f"},
+             "spec": {"servers": [server]}}  # fmt: skip
     (root / "infra.yaml").write_text(json.dumps(infra))
     (root / "examples.yaml").write_text("- tool: legacy_cities\n")
     with pytest.MonkeyPatch.context() as mp:
