@@ -21,7 +21,7 @@ from codegen.cli import main as toolgen
 from mas.runtime.registry import RuntimeRegistry
 
 SERVER = Path(__file__).resolve().parents[1] / "servers" / "fastmcp_wrap_server.py"
-USE = '''\
+USE = """\
 from fm import Tools, ToolOutput
 from fm._runtime import SupportsCallTool
 from fm.outputs import FmPointOutputPoint
@@ -36,7 +36,7 @@ def use(provider: SupportsCallTool) -> int:
     legacy = tools.legacy_cities()
     count = len(legacy) if not isinstance(legacy, ToolOutput) else 0
     return len(greeting) + total + len(cities) + point.x + count
-'''
+"""
 
 
 @pytest.fixture(scope="module")
