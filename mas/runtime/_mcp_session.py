@@ -29,6 +29,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from mas.runtime._mcp_convert import ToolServerError, exception_text, resolve_headers, scrub
+from mas.runtime._mcp_input import InputBridge
 from mas.runtime.config import MCPServerConfig
 
 __all__ = ["CLOSE_TIMEOUT", "Connection", "ProgressCallback", "ProgressRelay", "SessionKeeper"]
@@ -81,6 +82,8 @@ class SessionKeeper:
         self.secrets: set[str] = set()
         self.closed = False
         self._conn: Connection | None = None
+        #: The calls in flight and the server-to-client requests routed to them (``_mcp_input``).
+        self.inputs = InputBridge(config.name, config.client_capabilities)
         self._lock: asyncio.Lock | None = None  # created lazily on the provider's loop
 
     def text(self, exc: BaseException) -> str:
@@ -118,6 +121,7 @@ class SessionKeeper:
 
     async def shutdown(self) -> None:
         self.closed = True
+        self.inputs.close()
         conn, self._conn = self._conn, None
         if conn is not None:
             await self._stop(conn)
@@ -153,7 +157,9 @@ class SessionKeeper:
                 async with AsyncExitStack() as stack:
                     read, write = await stack.enter_async_context(self._transport(stack))
                     session = await stack.enter_async_context(
-                        ClientSession(read, write, message_handler=self._on_message)
+                        ClientSession(
+                            read, write, message_handler=self._on_message, **self.inputs.session_callbacks(conn)
+                        )
                     )
                     await _negotiate(session)
                     scope.deadline = math.inf

@@ -65,4 +65,7 @@ class MCPServerConfig:
     lock: str | None = None
     #: Explicit tool list (MCP tool objects) that skips discovery; None means discover.
     tools: tuple[Mapping[str, Any], ...] | None = None
+    #: Server-to-client requests the caller answers (``elicitation``, ``sampling``, ``roots``):
+    #: declared to the server as the client's capabilities; any other kind is refused.
+    client_capabilities: tuple[str, ...] = ()
     location: SourceLocation | None = None

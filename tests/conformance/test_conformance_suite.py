@@ -27,7 +27,6 @@ SCENARIO_TIMEOUT = 90
 EXPECTED_FAILURES: dict[str, str] = {
     "initialize": "handshake fallback from server/discover to initialize: a-live-runtime",
     "sse-retry": "handshake fallback from server/discover to initialize: a-live-runtime",
-    "elicitation-sep1034-client-defaults": "server-to-client elicitation/create: c1-conformance item 2",
 }
 OAUTH_REASON = "OAuth: c2-oauth"
 #: auth/* scenarios that pass without OAuth: the client must refuse to go on, and it does.
