@@ -11,6 +11,13 @@ list and call, and, where a scenario's tool asks the user for input, a package g
 ``toolgen generate --infra`` whose ``with_options(on_input=...)`` answers it. No MCP SDK call
 appears here: whatever the suite checks is what the runtime itself sends.
 
+Auth scenarios put an ``auth:`` block on the infra entry (docs/infra.md, "OAuth"): the context's
+client ID goes in as written, its secrets, keys and ID token as ``env:VAR`` references to
+variables this script sets, and tokens stay in memory (``token_store: memory``). Where a person
+would sign in, :func:`browser` plays the person's browser through the registry's public
+``authorize`` callback: the suite's authorization server approves at once and redirects to the
+runtime's loopback listener.
+
 Exit status: 0 when every step worked, 1 otherwise (with one line on stderr); the suite's own
 checks decide the verdict.
 """
@@ -20,12 +27,15 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import secrets
 import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+import httpx2
 
 from mas.runtime.registry import RuntimeRegistry
 
@@ -36,11 +46,58 @@ PACKAGE = "conformance_tools"
 #: Arguments for the tools the suite's servers list; any other tool is called with ``{}``.
 ARGUMENTS: Mapping[str, Mapping[str, Any]] = {"add_numbers": {"a": 5, "b": 3}}
 
+#: The client ID metadata document the suite expects (auth/basic-cimd); used where a server supports it.
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+
 #: Scenarios whose tools ask the user for input, and the input kinds the client answers there.
 ANSWERS: Mapping[str, tuple[str, ...]] = {"elicitation-sep1034-client-defaults": ("elicitation",)}
 
 
-def infra_entry(url: str, scenario: str) -> dict[str, Any]:
+def env_secret(value: str) -> str:
+    """``env:VAR`` for a secret: infra files never hold one (docs/tool-server-registry.md)."""
+    var = f"CONFORMANCE_SECRET_{secrets.token_hex(4).upper()}"
+    os.environ[var] = value
+    return f"env:{var}"
+
+
+def auth_entry(scenario: str, context: Mapping[str, Any]) -> dict[str, Any]:
+    """The infra ``auth:`` block for an auth scenario, from the suite's context."""
+    memory = {"token_store": "memory"}
+    if scenario == "auth/client-credentials-jwt":
+        return {
+            "grant": "client_credentials",
+            "client_id": context["client_id"],
+            "private_key": env_secret(context["private_key_pem"]),
+            "signing_algorithm": context.get("signing_algorithm", "RS256"),
+            **memory,
+        }
+    if scenario == "auth/client-credentials-basic":
+        return {
+            "grant": "client_credentials",
+            "client_id": context["client_id"],
+            "client_secret": env_secret(context["client_secret"]),
+            **memory,
+        }
+    if scenario == "auth/cross-app-access-complete-flow":
+        return {
+            "grant": "token_exchange",
+            "client_id": context["client_id"],
+            "client_secret": env_secret(context["client_secret"]),
+            "idp_token_endpoint": context["idp_token_endpoint"],
+            "idp_client_id": context["idp_client_id"],
+            "id_token": env_secret(context["idp_id_token"]),
+            **memory,
+        }
+    # Everything else is the authorization code flow, pre-registered when the context says so.
+    entry: dict[str, Any] = {"client_metadata_url": CLIENT_METADATA_URL, **memory}
+    if context.get("client_id"):
+        entry["client_id"] = context["client_id"]
+    if context.get("client_secret"):
+        entry["client_secret"] = env_secret(context["client_secret"])
+    return entry
+
+
+def infra_entry(url: str, scenario: str, context: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The one infra server entry for ``url`` (docs/tool-server-registry.md)."""
     entry: dict[str, Any] = {
         "name": SERVER,
@@ -52,15 +109,28 @@ def infra_entry(url: str, scenario: str) -> dict[str, Any]:
     answers = ANSWERS.get(scenario)
     if answers:
         entry["client_capabilities"] = list(answers)
+    if scenario.startswith("auth/"):
+        entry["auth"] = auth_entry(scenario, context or {})
     return entry
 
 
+def browser(authorization_url: str) -> None:
+    """The person's browser: open the authorization page and follow its redirects.
+
+    The suite's authorization server approves at once, so the last redirect lands on the
+    runtime's loopback listener, which takes the code from there.
+    """
+    with httpx2.Client(follow_redirects=True, timeout=10) as client:
+        client.get(authorization_url)
+
+
 def write_infra(folder: Path, url: str, scenario: str) -> Path:
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
     document = {
         "apiVersion": "toolgen/v1",
         "kind": "ToolServerRegistry",
         "metadata": {"name": "conformance"},
-        "spec": {"servers": [infra_entry(url, scenario)]},
+        "spec": {"servers": [infra_entry(url, scenario, context)]},
     }
     path = folder / "infra.yaml"
     # JSON is YAML: no quoting rules to get wrong for a URL.
@@ -103,7 +173,7 @@ def run(url: str, scenario: str) -> None:
         folder = Path(tmp)
         infra = write_infra(folder, url, scenario)
         # Connecting lists the tools: the handshake and tools/list are what most scenarios judge.
-        with RuntimeRegistry.from_sources(infra=[infra]) as registry:
+        with RuntimeRegistry.from_sources(infra=[infra], authorize=browser) as registry:
             names = [tool["name"] for tool in registry.list_tools()]
             if scenario in ANSWERS:
                 package, tools = generated_tools(folder, infra, registry)

@@ -28,17 +28,10 @@ EXPECTED_FAILURES: dict[str, str] = {
     "initialize": "handshake fallback from server/discover to initialize: a-live-runtime",
     "sse-retry": "handshake fallback from server/discover to initialize: a-live-runtime",
 }
-OAUTH_REASON = "OAuth: c2-oauth"
-#: auth/* scenarios that pass without OAuth: the client must refuse to go on, and it does.
-PASSING_WITHOUT_OAUTH = frozenset({"auth/resource-mismatch"})
 
 
 def _expected_failure(scenario: str) -> str | None:
-    if scenario in EXPECTED_FAILURES:
-        return EXPECTED_FAILURES[scenario]
-    if scenario.startswith("auth/") and scenario not in PASSING_WITHOUT_OAUTH:
-        return OAUTH_REASON
-    return None
+    return EXPECTED_FAILURES.get(scenario)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
