@@ -39,8 +39,14 @@ class RecordOutcome:
 
 
 def load_examples(path: Path) -> list[Example]:
+    from mas.runtime.yaml_source import LineLoader
+
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        loader = LineLoader(path.read_text(encoding="utf-8"))  # SafeLoader that refuses alias bombs
+        try:
+            data = loader.get_single_data()
+        finally:
+            loader.dispose()
     except OSError as exc:
         raise GenerateError(f"cannot read: {exc.strerror}", str(path)) from exc
     except yaml.YAMLError as exc:

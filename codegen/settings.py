@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import keyword
+import re
+import sys
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -101,7 +103,25 @@ def load_settings(cwd: Path, overrides: Mapping[str, Any]) -> Settings:
     else:  # beside the project's pyproject.toml, else in the working folder
         settings = replace(settings, cache=(pyproject.parent if pyproject else cwd) / ".toolgen-cache")
     _check_package(settings.package)
-    return _relative_to(settings, cwd)
+    settings = _relative_to(settings, cwd)
+    _check_inputs_outside(settings)
+    return settings
+
+
+def _check_inputs_outside(settings: Settings) -> None:
+    """Every run replaces the package folder whole: an input inside it (a lock, a samples file, a
+    tools/list) would be deleted by the run that reads it."""
+    target = settings.target.resolve()
+    named = [("--snapshot", settings.snapshot)]
+    named += [(f"--{key.replace('_', '-')}", path) for key in _PATH_LISTS for path in getattr(settings, key)]
+    for option, path in named:
+        resolved = path.resolve()
+        if resolved == target or target in resolved.parents:
+            raise GenerateError(
+                f"{option} is inside the package folder {settings.target}, which every run replaces; "
+                "keep inputs outside it",
+                str(path),
+            )
 
 
 def _relative_to(settings: Settings, cwd: Path) -> Settings:
@@ -125,6 +145,49 @@ def _relative_to(settings: Settings, cwd: Path) -> Settings:
     )
 
 
+#: Top-level modules the generated package and toolgen import (with what they import in turn). A
+#: package of the same name would shadow it for every program that puts the output folder on
+#: sys.path: ``pydantic`` would fail to import, ``json`` would replace the standard module.
+_DEPENDENCY_MODULES = frozenset({
+    "annotated_types", "anyio", "black", "codegen", "datamodel_code_generator", "genson", "httpx",
+    "jinja2", "jsonschema", "mas", "mcp", "pydantic", "pydantic_core", "rich", "typing_extensions",
+    "typing_inspection", "yaml",
+})  # fmt: skip
+
+
+def _installed_dependency_modules() -> frozenset[str]:
+    """The top-level modules of every distribution toolgen requires, directly or not, as installed
+    here (the static list above is the floor, for an environment whose metadata says less)."""
+    from importlib import metadata
+
+    def canonical(name: str) -> str:
+        return re.sub(r"[-_.]+", "-", name).lower()
+
+    wanted: set[str] = set()
+    todo = ["toolgen"]
+    while todo:
+        dist = canonical(todo.pop())
+        if dist in wanted:
+            continue
+        wanted.add(dist)
+        try:
+            requirements = metadata.requires(dist) or []
+        except metadata.PackageNotFoundError:  # required but not installed (a marker left it out)
+            continue
+        for requirement in requirements:
+            if "extra ==" not in requirement:  # an optional extra is not installed with toolgen
+                todo.append(re.split(r"[\s;<>=!~\[(]", requirement, maxsplit=1)[0])
+    by_module = metadata.packages_distributions()
+    return frozenset(m for m, dists in by_module.items() if any(canonical(d) in wanted for d in dists))
+
+
 def _check_package(name: str) -> None:
     if not name.isidentifier() or keyword.iskeyword(name) or not name.isascii():
         raise GenerateError("must be a Python identifier", "--package", repr(name))
+    if name in sys.stdlib_module_names or name in _DEPENDENCY_MODULES or name in _installed_dependency_modules():
+        what = "the standard library module" if name in sys.stdlib_module_names else "the module"
+        raise GenerateError(
+            f"would shadow {what} {name!r} for any program that imports the generated package; choose another name",
+            "--package",
+            repr(name),
+        )
