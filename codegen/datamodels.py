@@ -13,6 +13,7 @@ import builtins
 import io
 import multiprocessing
 import os
+import re
 import threading
 import tokenize
 import warnings
@@ -185,29 +186,74 @@ _COMMON: dict[str, Any] = {
     "use_union_operator": True,
     "use_double_quotes": True,
     "use_closed_typed_dict": False,
+    "parent_scoped_naming": True,  # nested classes named from their place, never by counters
     "formatters": [],  # formatted once, with the rest of the package
 }
 
 
-class _ClassNames:
-    """Class names for datamodel-code-generator. Our definition names (already unique, see
-    ``codegen.naming``) are kept as they are; any class it names itself (an inline object, from its
-    property key) gets the same PascalCase rule and, should that be one of ours, the suffix ``Model``.
+#: What the class of the schema document itself is named; that class is no tool's and is removed.
+_DOCUMENT_ROOT = "Model"
 
-    Without this it numbers the later of two equal names, and that may be ours: an inline
-    ``t_input`` object would take ``TInput`` and leave the tool's own model as ``TInput1``.
+
+class _ClassNames:
+    """Class names for datamodel-code-generator, which names every nested class from its place
+    (``parent_scoped_naming``: the parent class's name, then the property key, an array's item
+    singular): ``ChartGenerateAreaChartInput`` > ``data`` > items is ``ChartGenerateAreaChartInputDatum``.
+
+    Our definition names (``codegen.naming``) are kept as they are; the parent part of a nested
+    name is kept verbatim and the rest gets the PascalCase rule. A nested name equal to one of our
+    definitions (or an imported or builtin name) gets the suffix ``Model``. So a class is named by
+    its tool, and its place in that tool's schema, alone: adding a tool or a source never renames
+    another tool's classes (no counters across tools; docs/generator.md "Names", rule 6).
     """
 
     def __init__(self, ours: frozenset[str]) -> None:
         self.ours = ours
+        self.given: set[str] = set(ours)
 
     def __call__(self, raw: str) -> str:
         if raw in self.ours:
             return raw
-        name = class_name(raw, fallback="Model")
-        while name in self.ours or name in _TAKEN:
+        if raw == _DOCUMENT_ROOT:
+            return _DOCUMENT_ROOT  # removed from the module afterwards (_without_root)
+        parent, _, rest = raw.rpartition("_")
+        while parent and parent not in self.given:  # the parent's name may itself hold a "_"
+            parent, _, more = parent.rpartition("_")
+            rest = f"{more}_{rest}"
+        name = parent + class_name(rest, fallback="Model") if parent else class_name(raw, fallback="Model")
+        while name in self.ours or name in _TAKEN or name == _DOCUMENT_ROOT:
             name += "Model"
+        self.given.add(name)
         return name
+
+
+def _defined_names(stmt: ast.stmt) -> list[str]:
+    if isinstance(stmt, ast.ClassDef):
+        return [stmt.name]
+    targets = [stmt.target] if isinstance(stmt, ast.AnnAssign) else stmt.targets if isinstance(stmt, ast.Assign) else []
+    return [t.id for t in targets if isinstance(t, ast.Name)]
+
+
+def _without_root(code: str) -> str:
+    """The module without the class of the schema document itself (``Model: TypeAlias = Any``, or
+    a ``RootModel[Any]``): no tool's type, and exported it would be an artificial name. Imports
+    only it used go too (strict pyright reports an unused import)."""
+    tree = ast.parse(code)
+    root = next((s for s in tree.body if _defined_names(s) == [_DOCUMENT_ROOT]), None)
+    if root is None or root.end_lineno is None:
+        return code
+    lines = code.split("\n")
+    del lines[root.lineno - 1 : root.end_lineno]
+    body = "\n".join(line for line in lines if not line.startswith(("from ", "import ")))
+    imports = [s for s in tree.body if isinstance(s, ast.ImportFrom) and s.module != "__future__"]
+    for stmt in reversed(imports):  # above the root, bottom-up: earlier line numbers stay right
+        if stmt.end_lineno is None or stmt.lineno > root.lineno:
+            continue
+        kept = [a for a in stmt.names if re.search(rf"\b{re.escape(a.asname or a.name)}\b", body)]
+        if len(kept) < len(stmt.names):
+            text = [f"from {stmt.module} import {', '.join(ast.unparse(a) for a in kept)}"] if kept else []
+            lines[stmt.lineno - 1 : stmt.end_lineno] = text
+    return "\n".join(lines)
 
 
 def model_code(document: Mapping[str, Any], *, kind: str) -> str:
@@ -241,7 +287,7 @@ def model_code(document: Mapping[str, Any], *, kind: str) -> str:
     lines = generated.split("\n")  # not splitlines(), which also splits at U+2028 and other separators
     while lines and (lines[0].startswith("#") or not lines[0].strip()):
         lines.pop(0)
-    return format_python(_respell_strings("\n".join(lines) + "\n"))
+    return format_python(_respell_strings(_without_root("\n".join(lines) + "\n")))
 
 
 def _can_fork() -> bool:
