@@ -390,7 +390,11 @@ class SampleTools(_ToolsBase):
         return result.value
 
     def search_docs(
-        self, *, query: str, filters: _i.Filters | None = None, limit: int = 5
+        self,
+        *,
+        query: str,
+        filters: _i.SampleSearchDocsInputFilters | None = None,
+        limit: int = 5,
     ) -> _o.SampleSearchDocsOutput:
         """Search the documentation and return the best matching pages.
 
@@ -529,7 +533,11 @@ class SampleToolsResults(_ToolsBase):
         return result
 
     def search_docs(
-        self, *, query: str, filters: _i.Filters | None = None, limit: int = 5
+        self,
+        *,
+        query: str,
+        filters: _i.SampleSearchDocsInputFilters | None = None,
+        limit: int = 5,
     ) -> _ToolResult[_o.SampleSearchDocsOutput]:
         """Search the documentation and return the best matching pages.
 
@@ -673,7 +681,11 @@ class AsyncSampleTools(_AsyncToolsBase):
         return result.value
 
     async def search_docs(
-        self, *, query: str, filters: _i.Filters | None = None, limit: int = 5
+        self,
+        *,
+        query: str,
+        filters: _i.SampleSearchDocsInputFilters | None = None,
+        limit: int = 5,
     ) -> _o.SampleSearchDocsOutput:
         """Search the documentation and return the best matching pages.
 
@@ -814,7 +826,11 @@ class AsyncSampleToolsResults(_AsyncToolsBase):
         return result
 
     async def search_docs(
-        self, *, query: str, filters: _i.Filters | None = None, limit: int = 5
+        self,
+        *,
+        query: str,
+        filters: _i.SampleSearchDocsInputFilters | None = None,
+        limit: int = 5,
     ) -> _ToolResult[_o.SampleSearchDocsOutput]:
         """Search the documentation and return the best matching pages.
 

@@ -3,9 +3,7 @@
 """Argument types (TypedDicts with the wire keys)."""
 
 from __future__ import annotations
-from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
-
-Model: TypeAlias = Any
+from typing import Literal, NotRequired, TypedDict
 
 
 class SampleCountSlowlyInput(TypedDict):
@@ -42,13 +40,13 @@ class SampleNotesDeleteInput(TypedDict):
     id: str
 
 
-class Filters(TypedDict):
+class SampleSearchDocsInputFilters(TypedDict):
     since: NotRequired[str]
     tags: NotRequired[list[str]]
 
 
 class SampleSearchDocsInput(TypedDict):
-    filters: NotRequired[Filters]
+    filters: NotRequired[SampleSearchDocsInputFilters]
     limit: NotRequired[int]
     query: str
 

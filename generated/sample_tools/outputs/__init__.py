@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 from .._runtime import lazy_models as _lazy_models
 
 if TYPE_CHECKING:
-    from ._shared import Model as Model
     from .sample_flaky_lookup_output import (
         SampleFlakyLookupOutput as SampleFlakyLookupOutput,
     )
@@ -22,15 +21,15 @@ if TYPE_CHECKING:
     )
     from .sample_greet_output import SampleGreetOutput as SampleGreetOutput
     from .sample_list_cities_output import (
-        City as City,
         SampleListCitiesOutput as SampleListCitiesOutput,
+        SampleListCitiesOutputCity as SampleListCitiesOutputCity,
     )
     from .sample_notes_create_output import (
         SampleNotesCreateOutput as SampleNotesCreateOutput,
     )
     from .sample_search_docs_output import (
-        Result as Result,
         SampleSearchDocsOutput as SampleSearchDocsOutput,
+        SampleSearchDocsOutputResult as SampleSearchDocsOutputResult,
     )
     from .sample_whoami_output import SampleWhoamiOutput as SampleWhoamiOutput
     from .skills_current_time_output import (
@@ -40,26 +39,25 @@ if TYPE_CHECKING:
         SkillsUnitConvertOutput as SkillsUnitConvertOutput,
     )
     from .skills_web_search_output import (
-        Result1 as Result1,
         SkillsWebSearchOutput as SkillsWebSearchOutput,
+        SkillsWebSearchOutputResult as SkillsWebSearchOutputResult,
     )
 
 __getattr__ = _lazy_models(
     __name__,
     {
-        "City": "sample_list_cities_output",
-        "Model": "_shared",
-        "Result": "sample_search_docs_output",
-        "Result1": "skills_web_search_output",
         "SampleFlakyLookupOutput": "sample_flaky_lookup_output",
         "SampleGetWeatherOutput": "sample_get_weather_output",
         "SampleGreetOutput": "sample_greet_output",
         "SampleListCitiesOutput": "sample_list_cities_output",
+        "SampleListCitiesOutputCity": "sample_list_cities_output",
         "SampleNotesCreateOutput": "sample_notes_create_output",
         "SampleSearchDocsOutput": "sample_search_docs_output",
+        "SampleSearchDocsOutputResult": "sample_search_docs_output",
         "SampleWhoamiOutput": "sample_whoami_output",
         "SkillsCurrentTimeOutput": "skills_current_time_output",
         "SkillsUnitConvertOutput": "skills_unit_convert_output",
         "SkillsWebSearchOutput": "skills_web_search_output",
+        "SkillsWebSearchOutputResult": "skills_web_search_output",
     },
 )

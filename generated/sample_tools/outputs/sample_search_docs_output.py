@@ -6,12 +6,12 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 
-class Result(BaseModel):
+class SampleSearchDocsOutputResult(BaseModel):
     score: float
     title: str
     url: str
 
 
 class SampleSearchDocsOutput(BaseModel):
-    results: list[Result]
+    results: list[SampleSearchDocsOutputResult]
     total: int

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 
-class Result1(BaseModel):
+class SkillsWebSearchOutputResult(BaseModel):
     score: int
     snippet: str
     title: str
@@ -15,4 +15,4 @@ class Result1(BaseModel):
 
 class SkillsWebSearchOutput(BaseModel):
     query: str
-    results: list[Result1]
+    results: list[SkillsWebSearchOutputResult]

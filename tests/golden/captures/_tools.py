@@ -2539,7 +2539,11 @@ class FilesystemTools(_ToolsBase):
         return result.value
 
     def edit_file(
-        self, *, edits: list[_i.Edit], path: str, dry_run: bool = False
+        self,
+        *,
+        edits: list[_i.FilesystemEditFileInputEdit],
+        path: str,
+        dry_run: bool = False,
     ) -> _o.FilesystemEditFileOutput:
         """Edit File
 
@@ -2776,7 +2780,11 @@ class FilesystemToolsResults(_ToolsBase):
         return result
 
     def edit_file(
-        self, *, edits: list[_i.Edit], path: str, dry_run: bool = False
+        self,
+        *,
+        edits: list[_i.FilesystemEditFileInputEdit],
+        path: str,
+        dry_run: bool = False,
     ) -> _ToolResult[_o.FilesystemEditFileOutput]:
         """Edit File
 
@@ -3030,7 +3038,11 @@ class AsyncFilesystemTools(_AsyncToolsBase):
         return result.value
 
     async def edit_file(
-        self, *, edits: list[_i.Edit], path: str, dry_run: bool = False
+        self,
+        *,
+        edits: list[_i.FilesystemEditFileInputEdit],
+        path: str,
+        dry_run: bool = False,
     ) -> _o.FilesystemEditFileOutput:
         """Edit File
 
@@ -3275,7 +3287,11 @@ class AsyncFilesystemToolsResults(_AsyncToolsBase):
         return result
 
     async def edit_file(
-        self, *, edits: list[_i.Edit], path: str, dry_run: bool = False
+        self,
+        *,
+        edits: list[_i.FilesystemEditFileInputEdit],
+        path: str,
+        dry_run: bool = False,
     ) -> _ToolResult[_o.FilesystemEditFileOutput]:
         """Edit File
 
@@ -4331,7 +4347,7 @@ class MemoryTools(_ToolsBase):
         return MemoryToolsResults(self._provider, self._options)
 
     def add_observations(
-        self, *, observations: list[_i.Observation]
+        self, *, observations: list[_i.MemoryAddObservationsInputObservation]
     ) -> _o.MemoryAddObservationsOutput:
         """Add Observations
 
@@ -4347,7 +4363,7 @@ class MemoryTools(_ToolsBase):
         return result.value
 
     def create_entities(
-        self, *, entities: list[_i.Entity]
+        self, *, entities: list[_i.MemoryCreateEntitiesInputEntity]
     ) -> _o.MemoryCreateEntitiesOutput:
         """Create Entities
 
@@ -4361,7 +4377,7 @@ class MemoryTools(_ToolsBase):
         return result.value
 
     def create_relations(
-        self, *, relations: list[_i.Relation]
+        self, *, relations: list[_i.MemoryCreateRelationsInputRelation]
     ) -> _o.MemoryCreateRelationsOutput:
         """Create Relations
 
@@ -4396,7 +4412,7 @@ class MemoryTools(_ToolsBase):
         return result.value
 
     def delete_observations(
-        self, *, deletions: list[_i.Deletion]
+        self, *, deletions: list[_i.MemoryDeleteObservationsInputDeletion]
     ) -> _o.MemoryDeleteObservationsOutput:
         """Delete Observations
 
@@ -4412,7 +4428,7 @@ class MemoryTools(_ToolsBase):
         return result.value
 
     def delete_relations(
-        self, *, relations: list[_i.Relation]
+        self, *, relations: list[_i.MemoryDeleteRelationsInputRelation]
     ) -> _o.MemoryDeleteRelationsOutput:
         """Delete Relations
 
@@ -4477,7 +4493,7 @@ class MemoryToolsResults(_ToolsBase):
     """Tools returning the whole ToolResult of the 'memory' source."""
 
     def add_observations(
-        self, *, observations: list[_i.Observation]
+        self, *, observations: list[_i.MemoryAddObservationsInputObservation]
     ) -> _ToolResult[_o.MemoryAddObservationsOutput]:
         """Add Observations
 
@@ -4493,7 +4509,7 @@ class MemoryToolsResults(_ToolsBase):
         return result
 
     def create_entities(
-        self, *, entities: list[_i.Entity]
+        self, *, entities: list[_i.MemoryCreateEntitiesInputEntity]
     ) -> _ToolResult[_o.MemoryCreateEntitiesOutput]:
         """Create Entities
 
@@ -4507,7 +4523,7 @@ class MemoryToolsResults(_ToolsBase):
         return result
 
     def create_relations(
-        self, *, relations: list[_i.Relation]
+        self, *, relations: list[_i.MemoryCreateRelationsInputRelation]
     ) -> _ToolResult[_o.MemoryCreateRelationsOutput]:
         """Create Relations
 
@@ -4542,7 +4558,7 @@ class MemoryToolsResults(_ToolsBase):
         return result
 
     def delete_observations(
-        self, *, deletions: list[_i.Deletion]
+        self, *, deletions: list[_i.MemoryDeleteObservationsInputDeletion]
     ) -> _ToolResult[_o.MemoryDeleteObservationsOutput]:
         """Delete Observations
 
@@ -4558,7 +4574,7 @@ class MemoryToolsResults(_ToolsBase):
         return result
 
     def delete_relations(
-        self, *, relations: list[_i.Relation]
+        self, *, relations: list[_i.MemoryDeleteRelationsInputRelation]
     ) -> _ToolResult[_o.MemoryDeleteRelationsOutput]:
         """Delete Relations
 
@@ -4628,7 +4644,7 @@ class AsyncMemoryTools(_AsyncToolsBase):
         return AsyncMemoryToolsResults(self._provider, self._options)
 
     async def add_observations(
-        self, *, observations: list[_i.Observation]
+        self, *, observations: list[_i.MemoryAddObservationsInputObservation]
     ) -> _o.MemoryAddObservationsOutput:
         """Add Observations
 
@@ -4644,7 +4660,7 @@ class AsyncMemoryTools(_AsyncToolsBase):
         return result.value
 
     async def create_entities(
-        self, *, entities: list[_i.Entity]
+        self, *, entities: list[_i.MemoryCreateEntitiesInputEntity]
     ) -> _o.MemoryCreateEntitiesOutput:
         """Create Entities
 
@@ -4660,7 +4676,7 @@ class AsyncMemoryTools(_AsyncToolsBase):
         return result.value
 
     async def create_relations(
-        self, *, relations: list[_i.Relation]
+        self, *, relations: list[_i.MemoryCreateRelationsInputRelation]
     ) -> _o.MemoryCreateRelationsOutput:
         """Create Relations
 
@@ -4695,7 +4711,7 @@ class AsyncMemoryTools(_AsyncToolsBase):
         return result.value
 
     async def delete_observations(
-        self, *, deletions: list[_i.Deletion]
+        self, *, deletions: list[_i.MemoryDeleteObservationsInputDeletion]
     ) -> _o.MemoryDeleteObservationsOutput:
         """Delete Observations
 
@@ -4711,7 +4727,7 @@ class AsyncMemoryTools(_AsyncToolsBase):
         return result.value
 
     async def delete_relations(
-        self, *, relations: list[_i.Relation]
+        self, *, relations: list[_i.MemoryDeleteRelationsInputRelation]
     ) -> _o.MemoryDeleteRelationsOutput:
         """Delete Relations
 
@@ -4776,7 +4792,7 @@ class AsyncMemoryToolsResults(_AsyncToolsBase):
     """Async tools returning the whole ToolResult of the 'memory' source."""
 
     async def add_observations(
-        self, *, observations: list[_i.Observation]
+        self, *, observations: list[_i.MemoryAddObservationsInputObservation]
     ) -> _ToolResult[_o.MemoryAddObservationsOutput]:
         """Add Observations
 
@@ -4792,7 +4808,7 @@ class AsyncMemoryToolsResults(_AsyncToolsBase):
         return result
 
     async def create_entities(
-        self, *, entities: list[_i.Entity]
+        self, *, entities: list[_i.MemoryCreateEntitiesInputEntity]
     ) -> _ToolResult[_o.MemoryCreateEntitiesOutput]:
         """Create Entities
 
@@ -4808,7 +4824,7 @@ class AsyncMemoryToolsResults(_AsyncToolsBase):
         return result
 
     async def create_relations(
-        self, *, relations: list[_i.Relation]
+        self, *, relations: list[_i.MemoryCreateRelationsInputRelation]
     ) -> _ToolResult[_o.MemoryCreateRelationsOutput]:
         """Create Relations
 
@@ -4843,7 +4859,7 @@ class AsyncMemoryToolsResults(_AsyncToolsBase):
         return result
 
     async def delete_observations(
-        self, *, deletions: list[_i.Deletion]
+        self, *, deletions: list[_i.MemoryDeleteObservationsInputDeletion]
     ) -> _ToolResult[_o.MemoryDeleteObservationsOutput]:
         """Delete Observations
 
@@ -4859,7 +4875,7 @@ class AsyncMemoryToolsResults(_AsyncToolsBase):
         return result
 
     async def delete_relations(
-        self, *, relations: list[_i.Relation]
+        self, *, relations: list[_i.MemoryDeleteRelationsInputRelation]
     ) -> _ToolResult[_o.MemoryDeleteRelationsOutput]:
         """Delete Relations
 

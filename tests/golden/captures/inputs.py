@@ -3,9 +3,7 @@
 """Argument types (TypedDicts with the wire keys)."""
 
 from __future__ import annotations
-from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
-
-Model: TypeAlias = Any
+from typing import Literal, NotRequired, TypedDict
 
 
 class EverythingEchoInput(TypedDict):
@@ -103,14 +101,14 @@ class FilesystemDirectoryTreeInput(TypedDict):
     path: str
 
 
-class Edit(TypedDict):
+class FilesystemEditFileInputEdit(TypedDict):
     newText: str
     oldText: str
 
 
 class FilesystemEditFileInput(TypedDict):
     dryRun: NotRequired[bool]
-    edits: list[Edit]
+    edits: list[FilesystemEditFileInputEdit]
     path: str
 
 
@@ -231,27 +229,27 @@ class GitGitStatusInput(TypedDict):
     repo_path: str
 
 
-class Observation(TypedDict):
+class MemoryAddObservationsInputObservation(TypedDict):
     contents: list[str]
     entityName: str
 
 
 class MemoryAddObservationsInput(TypedDict):
-    observations: list[Observation]
+    observations: list[MemoryAddObservationsInputObservation]
 
 
-class Entity(TypedDict):
+class MemoryCreateEntitiesInputEntity(TypedDict):
     entityType: str
     name: str
     observations: list[str]
 
 
 class MemoryCreateEntitiesInput(TypedDict):
-    entities: list[Entity]
+    entities: list[MemoryCreateEntitiesInputEntity]
 
 
-Relation = TypedDict(
-    "Relation",
+MemoryCreateRelationsInputRelation = TypedDict(
+    "MemoryCreateRelationsInputRelation",
     {
         "from": str,
         "relationType": str,
@@ -261,24 +259,34 @@ Relation = TypedDict(
 
 
 class MemoryCreateRelationsInput(TypedDict):
-    relations: list[Relation]
+    relations: list[MemoryCreateRelationsInputRelation]
 
 
 class MemoryDeleteEntitiesInput(TypedDict):
     entityNames: list[str]
 
 
-class Deletion(TypedDict):
+class MemoryDeleteObservationsInputDeletion(TypedDict):
     entityName: str
     observations: list[str]
 
 
 class MemoryDeleteObservationsInput(TypedDict):
-    deletions: list[Deletion]
+    deletions: list[MemoryDeleteObservationsInputDeletion]
+
+
+MemoryDeleteRelationsInputRelation = TypedDict(
+    "MemoryDeleteRelationsInputRelation",
+    {
+        "from": str,
+        "relationType": str,
+        "to": str,
+    },
+)
 
 
 class MemoryDeleteRelationsInput(TypedDict):
-    relations: list[Relation]
+    relations: list[MemoryDeleteRelationsInputRelation]
 
 
 class MemoryOpenNodesInput(TypedDict):

@@ -3,9 +3,7 @@
 """Argument types (TypedDicts with the wire keys)."""
 
 from __future__ import annotations
-from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
-
-Model: TypeAlias = Any
+from typing import Literal, NotRequired, TypedDict
 
 
 class SkillsCurrentTimeInput(TypedDict):

@@ -3,9 +3,7 @@
 """Argument types (TypedDicts with the wire keys)."""
 
 from __future__ import annotations
-from typing import Any, TypeAlias, TypedDict
-
-Model: TypeAlias = Any
+from typing import TypedDict
 
 
 class TimeConvertTimeInput(TypedDict):

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 from .._runtime import lazy_models as _lazy_models
 
 if TYPE_CHECKING:
-    from ._shared import Entity as Entity, Model as Model, Relation as Relation
     from .everything_get_structured_content_output import (
         EverythingGetStructuredContentOutput as EverythingGetStructuredContentOutput,
     )
@@ -45,10 +44,10 @@ if TYPE_CHECKING:
         FilesystemReadFileOutput as FilesystemReadFileOutput,
     )
     from .filesystem_read_media_file_output import (
-        Content as Content,
-        Content1 as Content1,
         FilesystemReadMediaFileOutput as FilesystemReadMediaFileOutput,
-        Resource as Resource,
+        FilesystemReadMediaFileOutputContent as FilesystemReadMediaFileOutputContent,
+        FilesystemReadMediaFileOutputContent1 as FilesystemReadMediaFileOutputContent1,
+        FilesystemReadMediaFileOutputContent1Resource as FilesystemReadMediaFileOutputContent1Resource,
     )
     from .filesystem_read_multiple_files_output import (
         FilesystemReadMultipleFilesOutput as FilesystemReadMultipleFilesOutput,
@@ -64,13 +63,15 @@ if TYPE_CHECKING:
     )
     from .memory_add_observations_output import (
         MemoryAddObservationsOutput as MemoryAddObservationsOutput,
-        Result as Result,
+        MemoryAddObservationsOutputResult as MemoryAddObservationsOutputResult,
     )
     from .memory_create_entities_output import (
         MemoryCreateEntitiesOutput as MemoryCreateEntitiesOutput,
+        MemoryCreateEntitiesOutputEntity as MemoryCreateEntitiesOutputEntity,
     )
     from .memory_create_relations_output import (
         MemoryCreateRelationsOutput as MemoryCreateRelationsOutput,
+        MemoryCreateRelationsOutputRelation as MemoryCreateRelationsOutputRelation,
     )
     from .memory_delete_entities_output import (
         MemoryDeleteEntitiesOutput as MemoryDeleteEntitiesOutput,
@@ -81,10 +82,20 @@ if TYPE_CHECKING:
     from .memory_delete_relations_output import (
         MemoryDeleteRelationsOutput as MemoryDeleteRelationsOutput,
     )
-    from .memory_open_nodes_output import MemoryOpenNodesOutput as MemoryOpenNodesOutput
-    from .memory_read_graph_output import MemoryReadGraphOutput as MemoryReadGraphOutput
+    from .memory_open_nodes_output import (
+        MemoryOpenNodesOutput as MemoryOpenNodesOutput,
+        MemoryOpenNodesOutputEntity as MemoryOpenNodesOutputEntity,
+        MemoryOpenNodesOutputRelation as MemoryOpenNodesOutputRelation,
+    )
+    from .memory_read_graph_output import (
+        MemoryReadGraphOutput as MemoryReadGraphOutput,
+        MemoryReadGraphOutputEntity as MemoryReadGraphOutputEntity,
+        MemoryReadGraphOutputRelation as MemoryReadGraphOutputRelation,
+    )
     from .memory_search_nodes_output import (
         MemorySearchNodesOutput as MemorySearchNodesOutput,
+        MemorySearchNodesOutputEntity as MemorySearchNodesOutputEntity,
+        MemorySearchNodesOutputRelation as MemorySearchNodesOutputRelation,
     )
     from .time_convert_time_output import (
         TimeConvertTimeOutput as TimeConvertTimeOutput,
@@ -97,9 +108,6 @@ if TYPE_CHECKING:
 __getattr__ = _lazy_models(
     __name__,
     {
-        "Content": "filesystem_read_media_file_output",
-        "Content1": "filesystem_read_media_file_output",
-        "Entity": "_shared",
         "EverythingGetStructuredContentOutput": "everything_get_structured_content_output",
         "FilesystemCreateDirectoryOutput": "filesystem_create_directory_output",
         "FilesystemDirectoryTreeOutput": "filesystem_directory_tree_output",
@@ -111,23 +119,31 @@ __getattr__ = _lazy_models(
         "FilesystemMoveFileOutput": "filesystem_move_file_output",
         "FilesystemReadFileOutput": "filesystem_read_file_output",
         "FilesystemReadMediaFileOutput": "filesystem_read_media_file_output",
+        "FilesystemReadMediaFileOutputContent": "filesystem_read_media_file_output",
+        "FilesystemReadMediaFileOutputContent1": "filesystem_read_media_file_output",
+        "FilesystemReadMediaFileOutputContent1Resource": "filesystem_read_media_file_output",
         "FilesystemReadMultipleFilesOutput": "filesystem_read_multiple_files_output",
         "FilesystemReadTextFileOutput": "filesystem_read_text_file_output",
         "FilesystemSearchFilesOutput": "filesystem_search_files_output",
         "FilesystemWriteFileOutput": "filesystem_write_file_output",
         "MemoryAddObservationsOutput": "memory_add_observations_output",
+        "MemoryAddObservationsOutputResult": "memory_add_observations_output",
         "MemoryCreateEntitiesOutput": "memory_create_entities_output",
+        "MemoryCreateEntitiesOutputEntity": "memory_create_entities_output",
         "MemoryCreateRelationsOutput": "memory_create_relations_output",
+        "MemoryCreateRelationsOutputRelation": "memory_create_relations_output",
         "MemoryDeleteEntitiesOutput": "memory_delete_entities_output",
         "MemoryDeleteObservationsOutput": "memory_delete_observations_output",
         "MemoryDeleteRelationsOutput": "memory_delete_relations_output",
         "MemoryOpenNodesOutput": "memory_open_nodes_output",
+        "MemoryOpenNodesOutputEntity": "memory_open_nodes_output",
+        "MemoryOpenNodesOutputRelation": "memory_open_nodes_output",
         "MemoryReadGraphOutput": "memory_read_graph_output",
+        "MemoryReadGraphOutputEntity": "memory_read_graph_output",
+        "MemoryReadGraphOutputRelation": "memory_read_graph_output",
         "MemorySearchNodesOutput": "memory_search_nodes_output",
-        "Model": "_shared",
-        "Relation": "_shared",
-        "Resource": "filesystem_read_media_file_output",
-        "Result": "memory_add_observations_output",
+        "MemorySearchNodesOutputEntity": "memory_search_nodes_output",
+        "MemorySearchNodesOutputRelation": "memory_search_nodes_output",
         "TimeConvertTimeOutput": "time_convert_time_output",
         "TimeConvertTimeOutputTimeResult": "time_convert_time_output",
         "TimeGetCurrentTimeOutput": "time_get_current_time_output",

@@ -7,7 +7,7 @@ from pydantic import BaseModel, ConfigDict
 from typing import Literal
 
 
-class Content(BaseModel):
+class FilesystemReadMediaFileOutputContent(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
@@ -16,7 +16,7 @@ class Content(BaseModel):
     type: Literal["image", "audio"]
 
 
-class Resource(BaseModel):
+class FilesystemReadMediaFileOutputContent1Resource(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
@@ -25,11 +25,11 @@ class Resource(BaseModel):
     uri: str
 
 
-class Content1(BaseModel):
+class FilesystemReadMediaFileOutputContent1(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    resource: Resource
+    resource: FilesystemReadMediaFileOutputContent1Resource
     type: Literal["resource"]
 
 
@@ -37,4 +37,6 @@ class FilesystemReadMediaFileOutput(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    content: list[Content | Content1]
+    content: list[
+        FilesystemReadMediaFileOutputContent | FilesystemReadMediaFileOutputContent1
+    ]

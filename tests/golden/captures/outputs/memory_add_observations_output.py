@@ -6,7 +6,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 
-class Result(BaseModel):
+class MemoryAddObservationsOutputResult(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
@@ -18,4 +18,4 @@ class MemoryAddObservationsOutput(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    results: list[Result]
+    results: list[MemoryAddObservationsOutputResult]

@@ -4,11 +4,19 @@
 
 from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
-from ._shared import Entity
+
+
+class MemoryCreateEntitiesOutputEntity(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    entityType: str
+    name: str
+    observations: list[str]
 
 
 class MemoryCreateEntitiesOutput(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    entities: list[Entity]
+    entities: list[MemoryCreateEntitiesOutputEntity]

@@ -3,12 +3,21 @@
 """Result models of one tool (pydantic), decoded from structured content."""
 
 from __future__ import annotations
-from pydantic import BaseModel, ConfigDict
-from ._shared import Relation
+from pydantic import BaseModel, ConfigDict, Field
+from typing import Annotated
+
+
+class MemoryCreateRelationsOutputRelation(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    from_: Annotated[str, Field(alias="from")]
+    relationType: str
+    to: str
 
 
 class MemoryCreateRelationsOutput(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    relations: list[Relation]
+    relations: list[MemoryCreateRelationsOutputRelation]

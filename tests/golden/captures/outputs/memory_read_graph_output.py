@@ -3,13 +3,31 @@
 """Result models of one tool (pydantic), decoded from structured content."""
 
 from __future__ import annotations
-from pydantic import BaseModel, ConfigDict
-from ._shared import Entity, Relation
+from pydantic import BaseModel, ConfigDict, Field
+from typing import Annotated
+
+
+class MemoryReadGraphOutputEntity(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    entityType: str
+    name: str
+    observations: list[str]
+
+
+class MemoryReadGraphOutputRelation(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    from_: Annotated[str, Field(alias="from")]
+    relationType: str
+    to: str
 
 
 class MemoryReadGraphOutput(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    entities: list[Entity]
-    relations: list[Relation]
+    entities: list[MemoryReadGraphOutputEntity]
+    relations: list[MemoryReadGraphOutputRelation]

@@ -13,10 +13,9 @@ from typing import TYPE_CHECKING
 from .._runtime import lazy_models as _lazy_models
 
 if TYPE_CHECKING:
-    from ._shared import Model as Model
     from .cities_list_cities_output import (
         CitiesListCitiesOutput as CitiesListCitiesOutput,
-        City as City,
+        CitiesListCitiesOutputCity as CitiesListCitiesOutputCity,
     )
     from .everything_get_structured_content_output import (
         EverythingGetStructuredContentOutput as EverythingGetStructuredContentOutput,
@@ -26,8 +25,7 @@ __getattr__ = _lazy_models(
     __name__,
     {
         "CitiesListCitiesOutput": "cities_list_cities_output",
-        "City": "cities_list_cities_output",
+        "CitiesListCitiesOutputCity": "cities_list_cities_output",
         "EverythingGetStructuredContentOutput": "everything_get_structured_content_output",
-        "Model": "_shared",
     },
 )

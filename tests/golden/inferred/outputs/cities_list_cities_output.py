@@ -6,7 +6,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 
-class City(BaseModel):
+class CitiesListCitiesOutputCity(BaseModel):
     model_config = ConfigDict(
         extra="allow",
     )
@@ -20,5 +20,5 @@ class CitiesListCitiesOutput(BaseModel):
     model_config = ConfigDict(
         extra="allow",
     )
-    cities: list[City]
+    cities: list[CitiesListCitiesOutputCity]
     total: int

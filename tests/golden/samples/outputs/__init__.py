@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 from .._runtime import lazy_models as _lazy_models
 
 if TYPE_CHECKING:
-    from ._shared import Model as Model
     from .skills_current_time_output import (
         SkillsCurrentTimeOutput as SkillsCurrentTimeOutput,
     )
@@ -21,17 +20,16 @@ if TYPE_CHECKING:
         SkillsUnitConvertOutput as SkillsUnitConvertOutput,
     )
     from .skills_web_search_output import (
-        Result as Result,
         SkillsWebSearchOutput as SkillsWebSearchOutput,
+        SkillsWebSearchOutputResult as SkillsWebSearchOutputResult,
     )
 
 __getattr__ = _lazy_models(
     __name__,
     {
-        "Model": "_shared",
-        "Result": "skills_web_search_output",
         "SkillsCurrentTimeOutput": "skills_current_time_output",
         "SkillsUnitConvertOutput": "skills_unit_convert_output",
         "SkillsWebSearchOutput": "skills_web_search_output",
+        "SkillsWebSearchOutputResult": "skills_web_search_output",
     },
 )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 
-class Result(BaseModel):
+class SkillsWebSearchOutputResult(BaseModel):
     score: int
     snippet: str
     title: str
@@ -15,4 +15,4 @@ class Result(BaseModel):
 
 class SkillsWebSearchOutput(BaseModel):
     query: str
-    results: list[Result]
+    results: list[SkillsWebSearchOutputResult]

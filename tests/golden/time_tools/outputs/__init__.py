@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 from .._runtime import lazy_models as _lazy_models
 
 if TYPE_CHECKING:
-    from ._shared import Model as Model
     from .time_convert_time_output import (
         TimeConvertTimeOutput as TimeConvertTimeOutput,
         TimeConvertTimeOutputTimeResult as TimeConvertTimeOutputTimeResult,
@@ -25,7 +24,6 @@ if TYPE_CHECKING:
 __getattr__ = _lazy_models(
     __name__,
     {
-        "Model": "_shared",
         "TimeConvertTimeOutput": "time_convert_time_output",
         "TimeConvertTimeOutputTimeResult": "time_convert_time_output",
         "TimeGetCurrentTimeOutput": "time_get_current_time_output",
