@@ -46,8 +46,8 @@ MYPY_BAD_CAPTURES = [
     (22, "call-arg", 'Unexpected keyword argument "tz" for "get_current_time"'),
     (23, "call-arg", 'Missing named argument "target_timezone" for "convert_time"'),
     (24, "call-arg", 'Too many positional arguments for "get_current_time"'),
-    (25, "typeddict-item", 'Missing key "oldText" for TypedDict "Edit"'),
-    (25, "typeddict-unknown-key", 'Extra key "old_text" for TypedDict "Edit"'),
+    (25, "typeddict-item", 'Missing key "oldText" for TypedDict "FilesystemEditFileInputEdit"'),
+    (25, "typeddict-unknown-key", 'Extra key "old_text" for TypedDict "FilesystemEditFileInputEdit"'),
     (26, "arg-type", "\"Literal['warning']\"; expected \"Literal['error', 'success', 'debug']\""),
     (27, "assignment", 'expression has type "TimeGetCurrentTimeOutput", variable has type "str"'),
     (28, "assignment", 'expression has type "bool", variable has type "str"'),
@@ -69,14 +69,14 @@ MYPY_BAD_SAMPLES = [
     (19, "call-arg", 'Missing named argument "to_unit" for "unit_convert"'),
     (20, "call-arg", 'Unexpected keyword argument "limit" for "web_search"'),
     (21, "arg-type", 'Argument "timezone" to "current_time" of "SkillsTools" has incompatible type "None"; expected'),
-    (22, "assignment", 'expression has type "list[Result]", variable has type "int"'),
+    (22, "assignment", 'expression has type "list[SkillsWebSearchOutputResult]", variable has type "int"'),
 ]
 PYRIGHT_BAD_CAPTURES = [
     (21, "reportArgumentType", 'cannot be assigned to parameter "timezone" of type "str"'),
     (22, "reportCallIssue", 'No parameter named "tz"'),
     (23, "reportCallIssue", 'Argument missing for parameter "target_timezone"'),
     (24, "reportCallIssue", "Expected 0 positional arguments"),
-    (25, "reportArgumentType", '"old_text" is an undefined item in type "Edit"'),
+    (25, "reportArgumentType", '"old_text" is an undefined item in type "FilesystemEditFileInputEdit"'),
     (26, "reportArgumentType", '"Literal[\'warning\']" cannot be assigned to parameter "message_type"'),
     (27, "reportAssignmentType", '"TimeGetCurrentTimeOutput" is not assignable to declared type "str"'),
     (28, "reportAssignmentType", '"bool" is not assignable to declared type "str"'),
@@ -102,7 +102,7 @@ PYRIGHT_BAD_SAMPLES = [
     (19, "reportCallIssue", 'Argument missing for parameter "to_unit"'),
     (20, "reportCallIssue", 'No parameter named "limit"'),
     (21, "reportArgumentType", '"None" cannot be assigned to parameter "timezone" of type "str"'),
-    (22, "reportAssignmentType", '"list[Result]" is not assignable to declared type "int"'),
+    (22, "reportAssignmentType", '"list[SkillsWebSearchOutputResult]" is not assignable to declared type "int"'),
 ]
 
 _MYPY_LINE = re.compile(

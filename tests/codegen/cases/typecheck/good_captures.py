@@ -44,7 +44,7 @@ def sync_calls() -> None:
     assert_type(echoed.text, str)
     kind: Literal["error", "success", "debug"] = "debug"
     tools.everything.get_annotated_message(message_type=kind, include_image=True)
-    edit: inputs.Edit = {"oldText": "a", "newText": "b"}
+    edit: inputs.FilesystemEditFileInputEdit = {"oldText": "a", "newText": "b"}
     diff = tools.filesystem.edit_file(path="notes.txt", edits=[edit, {"oldText": "c", "newText": "d"}])
     assert_type(diff, outputs.FilesystemEditFileOutput)
     tools.filesystem.read_text_file(path="notes.txt", head=3)
