@@ -275,7 +275,8 @@ def _wire_names(sources: Sequence[SourceTools]) -> dict[tuple[str, str], str]:
 
 def _exports() -> tuple[str, ...]:
     names = {
-        "AsyncTools", "AsyncToolsResults", "CallOptions", "TOOLS", "ToolCallError", "ToolError", "ToolInfo",
+        "AsyncTools", "AsyncToolsResults", "CallOptions", "NOT_GIVEN", "NotGiven", "TOOLS", "ToolCallError",
+        "ToolError", "ToolInfo",
         "ToolOutput", "ToolOutputValidationError", "ToolResult", "Tools", "ToolsResults",
         # typed failures (one per error kind) and input rounds
         "ElicitationRequest", "InputRequest", "RootsRequest", "SamplingRequest", "ToolArgumentsError",
@@ -392,11 +393,14 @@ def _tool_spec(
     )
 
 
+#: The omission sentinel (the shim's ``NOT_GIVEN`` and its type), as the wrappers import them.
+_NOT_GIVEN, _NOT_GIVEN_TYPE = "_NOT_GIVEN", "_NotGiven"
+
 #: The ``**`` parameter of a method whose ``inputSchema`` says nothing of its arguments.
 _ANY_ARGUMENTS = "arguments"
 
-_RUNTIME_NAMES = ("AsyncToolsBase", "CallOptions", "SupportsAsyncCallTool", "SupportsCallTool", "ToolInfo",
-                  "ToolOutput", "ToolResult", "ToolsBase")  # fmt: skip
+_RUNTIME_NAMES = ("AsyncToolsBase", "CallOptions", "NOT_GIVEN", "NotGiven", "SupportsAsyncCallTool",
+                  "SupportsCallTool", "ToolInfo", "ToolOutput", "ToolResult", "ToolsBase")  # fmt: skip
 
 
 def _runtime_imports(classes: Sequence[ClassSpec], decls: Sequence[MethodSpec]) -> tuple[str, ...]:
@@ -440,25 +444,23 @@ def _any(needed: dict[str, tuple[str, str]]) -> str:
 
 
 def _param(wire: str, py_name: str, annotation: str, required: bool, prop: Any) -> ParamSpec:
+    """A required parameter is typed as its schema says (``None`` allowed only where null is); an
+    optional one adds the omission sentinel and defaults to it, so "not passed" (not sent, the
+    server's default applies) and ``None`` (sent as ``null``) are two different things. The
+    schema default is documented, not copied into the signature: it is the server's to apply."""
     description = prop.get("description", "") if isinstance(prop, Mapping) else ""
     if required:
         return ParamSpec(wire, py_name, annotation, True, None, None, str(description))
-    default = _usable_default(prop)
-    if default is None:
-        if not _allows_none(annotation):
-            annotation = f"{annotation} | None"
-        return ParamSpec(wire, py_name, annotation, False, "None", "None", str(description))
-    return ParamSpec(wire, py_name, annotation, False, default, default, str(description))
-
-
-def _allows_none(annotation: str) -> bool:
-    node = ast.parse(annotation, mode="eval").body
-    parts = []
-    while isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
-        parts.append(node.right)
-        node = node.left
-    parts.append(node)
-    return any(isinstance(p, ast.Constant) and p.value is None for p in parts) or annotation == "Any"
+    return ParamSpec(
+        wire,
+        py_name,
+        f"{annotation} | {_NOT_GIVEN_TYPE}",
+        False,
+        _NOT_GIVEN,
+        _NOT_GIVEN,
+        str(description),
+        _usable_default(prop),
+    )
 
 
 def _usable_default(prop: Any) -> str | None:
@@ -499,10 +501,10 @@ def _docstring(
     rest = description.strip() if title else "\n".join(description.strip().splitlines()[1:]).strip()
     if rest:
         lines += ["", rest]
-    documented = [p for p in params if p.description.strip()]
+    documented = [p for p in params if p.description.strip() or p.schema_default is not None]
     if documented:
         lines += ["", "Args:"]
-        lines += [f"    {p.py_name}: {' '.join(p.description.split())}" for p in documented]
+        lines += [f"    {p.py_name}: {_param_words(p)}" for p in documented]
     words = _hint_words(hints)
     if words:
         lines += ["", f"Hints: {words}."]
@@ -510,6 +512,14 @@ def _docstring(
         lines += ["", _inferred_words(inferred)]
     lines += ["", f"Wire name: {wire!r}."]
     return "\n".join(lines)
+
+
+def _param_words(p: ParamSpec) -> str:
+    words = " ".join(p.description.split())
+    if p.schema_default is None:
+        return words
+    default = f"(server default: {p.schema_default})"
+    return f"{words} {default}" if words else default
 
 
 def _hint_words(hints: Mapping[str, bool | None]) -> str:

@@ -44,9 +44,11 @@ class ParamSpec:
     py_name: str
     annotation: str  # a type expression, names already qualified (``_i.Filters``)
     required: bool
-    default_literal: str | None  # Python literal for the signature default; None when required
+    default_literal: str | None  # the signature default (the omission sentinel); None when required
     omit_literal: str | None  # value that means "not passed" (dropped from arguments)
     description: str
+    #: The schema's default as a Python literal, for the docstring, when it certainly fits the type
+    schema_default: str | None = None
 
 
 @dataclass(frozen=True)

@@ -108,6 +108,11 @@ class SchemaDocument:
                         local[f"#/{key}/{def_name}"] = _unique(name + _pascal(str(def_name)), used)
 
         def rewrite(ref: str, at: tuple[str | int, ...]) -> str | None:
+            if ref == "#" + pointer(at[len(base) : -1]):
+                # A schema that is only a reference to itself ({"$ref": "#"} at the root): a cycle
+                # with nothing in it, of which datamodel-code-generator makes no class at all.
+                note(at, "unsupported-ref", f"$ref {ref!r} refers to the schema it is in; typed as Any")
+                return None
             if not ref.startswith("#"):
                 note(at, "external-ref", f"external $ref {ref!r} is not fetched; typed as Any")
                 return None

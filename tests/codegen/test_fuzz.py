@@ -112,6 +112,21 @@ REGRESSIONS: list[dict[str, Any]] = [
 ]
 
 
+# Listings `nox -s fuzz` saved because generate refused them (exit 2: "no model was generated for
+# ...Output"): each has an outputSchema that is only a reference to itself ({"$ref": "#", ...}).
+REFUSED_DIR = Path(__file__).resolve().parent / "cases" / "fuzz"
+REFUSED = sorted(REFUSED_DIR.glob("refused-*.json"))
+REGRESSIONS += [json.loads(p.read_text(encoding="utf-8"))["listing"] for p in REFUSED]
+
+
+@pytest.mark.parametrize("path", REFUSED, ids=[p.stem for p in REFUSED])
+def test_the_listings_the_fuzz_session_saw_refused_now_generate(tmp_path: Path, path: Path) -> None:
+    (tmp_path / "tools.json").write_text(json.dumps(json.loads(path.read_text())["listing"]), encoding="utf-8")
+    code, err, _ = _run(tmp_path, ["--mcp-json", "tools.json", "--out", "out", "--package", "refused"])
+    assert code == 0, err
+    assert any("refers to the schema it is in; typed as Any [unsupported-ref]" in line for line in err), err
+
+
 class _Stats:
     def __init__(self) -> None:
         self.examples = 0

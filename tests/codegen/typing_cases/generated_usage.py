@@ -89,9 +89,11 @@ class Tools(_rt.ToolsBase):
     def results(self) -> ToolsResults:
         return ToolsResults(self._provider, self._options)
 
-    def get_weather(self, *, city: str, units: Literal["celsius", "fahrenheit"] = "celsius") -> GetWeatherOutput:
+    def get_weather(
+        self, *, city: str, units: Literal["celsius", "fahrenheit"] | _rt.NotGiven = _rt.NOT_GIVEN
+    ) -> GetWeatherOutput:
         """The current weather in a city."""
-        return self._call(GET_WEATHER, {"city": city, "units": units}, {"units": "celsius"}).value
+        return self._call(GET_WEATHER, {"city": city, "units": units}, {"units": _rt.NOT_GIVEN}).value
 
     def get_sum(self, *, a: float, b: float) -> float:
         return self._call(GET_SUM, {"a": a, "b": b}, {}).value
@@ -99,14 +101,16 @@ class Tools(_rt.ToolsBase):
 
 class ToolsResults(_rt.ToolsBase):
     def get_weather(
-        self, *, city: str, units: Literal["celsius", "fahrenheit"] = "celsius"
+        self, *, city: str, units: Literal["celsius", "fahrenheit"] | _rt.NotGiven = _rt.NOT_GIVEN
     ) -> _rt.ToolResult[GetWeatherOutput]:
-        return self._call(GET_WEATHER, {"city": city, "units": units}, {"units": "celsius"})
+        return self._call(GET_WEATHER, {"city": city, "units": units}, {"units": _rt.NOT_GIVEN})
 
 
 class AsyncTools(_rt.AsyncToolsBase):
-    async def get_weather(self, *, city: str, units: Literal["celsius", "fahrenheit"] = "celsius") -> GetWeatherOutput:
-        return (await self._call(GET_WEATHER, {"city": city, "units": units}, {"units": "celsius"})).value
+    async def get_weather(
+        self, *, city: str, units: Literal["celsius", "fahrenheit"] | _rt.NotGiven = _rt.NOT_GIVEN
+    ) -> GetWeatherOutput:
+        return (await self._call(GET_WEATHER, {"city": city, "units": units}, {"units": _rt.NOT_GIVEN})).value
 
 
 # --- providers of every accepted shape ----------------------------------------------------------

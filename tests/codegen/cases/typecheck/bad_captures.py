@@ -48,3 +48,8 @@ def provider_and_option_mistakes() -> None:
     options: CallOptions = {"timeout": 2.0}  # unknown call option key
     Tools(Provider(), {"timeout_seconds": "soon"})  # call option of the wrong type
     print(options)
+
+
+def omission_mistakes() -> None:
+    tools = Tools(Provider())
+    tools.filesystem.edit_file(path="a.txt", edits=[], dry_run=None)  # None where the schema allows no null

@@ -11,6 +11,7 @@ from collections.abc import Awaitable
 from typing import Any, Literal, assert_type
 
 from captures import (
+    NOT_GIVEN,
     TOOLS,
     AsyncTools,
     CallOptions,
@@ -48,7 +49,8 @@ def sync_calls() -> None:
     diff = tools.filesystem.edit_file(path="notes.txt", edits=[edit, {"oldText": "c", "newText": "d"}])
     assert_type(diff, outputs.FilesystemEditFileOutput)
     tools.filesystem.read_text_file(path="notes.txt", head=3)
-    tools.git.git_log(repo_path=".", max_count=5, start_timestamp=None)
+    tools.git.git_log(repo_path=".", max_count=5, start_timestamp=None)  # nullable: None is sent as null
+    tools.filesystem.edit_file(path="notes.txt", edits=[], dry_run=NOT_GIVEN)  # the same as leaving it out
     tools.memory.create_entities(entities=[{"name": "n", "entityType": "t", "observations": ["o"]}])
     graph = tools.memory.read_graph()
     assert_type(graph.entities[0].observations, list[str])
