@@ -7,9 +7,11 @@ Construct ``Tools(provider)`` (or ``AsyncTools``) with any object that has
 """
 
 from ._runtime import (
+    NOT_GIVEN,
     CallOptions,
     ElicitationRequest,
     InputRequest,
+    NotGiven,
     RootsRequest,
     SamplingRequest,
     ToolArgumentsError,
@@ -34,6 +36,8 @@ __all__ = [
     "CallOptions",
     "ElicitationRequest",
     "InputRequest",
+    "NOT_GIVEN",
+    "NotGiven",
     "RootsRequest",
     "SamplingRequest",
     "TOOLS",

@@ -11,6 +11,8 @@ from typing import Literal
 
 from ._runtime import AsyncToolsBase as _AsyncToolsBase
 from ._runtime import CallOptions as _CallOptions
+from ._runtime import NOT_GIVEN as _NOT_GIVEN
+from ._runtime import NotGiven as _NotGiven
 from ._runtime import SupportsAsyncCallTool as _SupportsAsyncCallTool
 from ._runtime import SupportsCallTool as _SupportsCallTool
 from ._runtime import ToolInfo as _ToolInfo
@@ -281,23 +283,38 @@ class SampleTools(_ToolsBase):
         return SampleToolsResults(self._provider, self._options)
 
     def count_slowly(
-        self, *, delay_seconds: float = 0.2, steps: int = 3
+        self,
+        *,
+        delay_seconds: float | _NotGiven = _NOT_GIVEN,
+        steps: int | _NotGiven = _NOT_GIVEN,
     ) -> _ToolOutput:
         """Count to `steps`, sleeping `delay_seconds` per step and reporting progress.
+
+        Args:
+            delay_seconds: (server default: 0.2)
+            steps: (server default: 3)
 
         Wire name: 'count_slowly'.
         """
         result = self._call(
             _info_sample__count_slowly,
             {"delay_seconds": delay_seconds, "steps": steps},
-            {"delay_seconds": 0.2, "steps": 3},
+            {"delay_seconds": _NOT_GIVEN, "steps": _NOT_GIVEN},
         )
         return result.value
 
     def flaky_lookup(
-        self, *, key: str, delay_seconds: float = 2, slow_calls: int = 1
+        self,
+        *,
+        key: str,
+        delay_seconds: float | _NotGiven = _NOT_GIVEN,
+        slow_calls: int | _NotGiven = _NOT_GIVEN,
     ) -> _o.SampleFlakyLookupOutput:
         """Look up a key. The first `slow_calls` calls for each key take `delay_seconds` (so a short timeout fails them): a transient failure for testing retries.
+
+        Args:
+            delay_seconds: (server default: 2)
+            slow_calls: (server default: 1)
 
         Hints: read-only, idempotent, closed-world.
 
@@ -306,12 +323,15 @@ class SampleTools(_ToolsBase):
         result = self._call(
             _info_sample__flaky_lookup,
             {"key": key, "delay_seconds": delay_seconds, "slow_calls": slow_calls},
-            {"delay_seconds": 2, "slow_calls": 1},
+            {"delay_seconds": _NOT_GIVEN, "slow_calls": _NOT_GIVEN},
         )
         return result.value
 
     def get_weather(
-        self, *, city: str, units: Literal["celsius", "fahrenheit"] = "celsius"
+        self,
+        *,
+        city: str,
+        units: Literal["celsius", "fahrenheit"] | _NotGiven = _NOT_GIVEN,
     ) -> _o.SampleGetWeatherOutput:
         """Current weather
 
@@ -319,6 +339,7 @@ class SampleTools(_ToolsBase):
 
         Args:
             city: City name, e.g. Paris
+            units: (server default: \"celsius\")
 
         Hints: read-only, closed-world.
 
@@ -327,24 +348,27 @@ class SampleTools(_ToolsBase):
         result = self._call(
             _info_sample__get_weather,
             {"city": city, "units": units},
-            {"units": "celsius"},
+            {"units": _NOT_GIVEN},
         )
         return result.value
 
-    def greet(self, *, greeting: str = "Hello") -> _o.SampleGreetOutput:
+    def greet(self, *, greeting: str | _NotGiven = _NOT_GIVEN) -> _o.SampleGreetOutput:
         """Greet the caller by name, asking for the name first (an MCP input_required round).
+
+        Args:
+            greeting: (server default: \"Hello\")
 
         Hints: read-only, idempotent.
 
         Wire name: 'greet'.
         """
         result = self._call(
-            _info_sample__greet, {"greeting": greeting}, {"greeting": "Hello"}
+            _info_sample__greet, {"greeting": greeting}, {"greeting": _NOT_GIVEN}
         )
         return result.value
 
     def list_cities(
-        self, *, country: str | None = None
+        self, *, country: str | _NotGiven = _NOT_GIVEN
     ) -> _o.SampleListCitiesOutput | _ToolOutput:
         """List known cities, optionally of one country, as JSON text (no output schema).
 
@@ -359,12 +383,12 @@ class SampleTools(_ToolsBase):
         Wire name: 'list_cities'.
         """
         result = self._call(
-            _info_sample__list_cities, {"country": country}, {"country": None}
+            _info_sample__list_cities, {"country": country}, {"country": _NOT_GIVEN}
         )
         return result.value
 
     def notes_create(
-        self, *, body: str, title: str, tags: list[str] | None = None
+        self, *, body: str, title: str, tags: list[str] | _NotGiven = _NOT_GIVEN
     ) -> _o.SampleNotesCreateOutput:
         """Create a note in the server's memory and return its id.
 
@@ -375,7 +399,7 @@ class SampleTools(_ToolsBase):
         result = self._call(
             _info_sample__notes_create,
             {"body": body, "title": title, "tags": tags},
-            {"tags": None},
+            {"tags": _NOT_GIVEN},
         )
         return result.value
 
@@ -393,10 +417,13 @@ class SampleTools(_ToolsBase):
         self,
         *,
         query: str,
-        filters: _i.SampleSearchDocsInputFilters | None = None,
-        limit: int = 5,
+        filters: _i.SampleSearchDocsInputFilters | _NotGiven = _NOT_GIVEN,
+        limit: int | _NotGiven = _NOT_GIVEN,
     ) -> _o.SampleSearchDocsOutput:
         """Search the documentation and return the best matching pages.
+
+        Args:
+            limit: (server default: 5)
 
         Hints: read-only.
 
@@ -405,7 +432,7 @@ class SampleTools(_ToolsBase):
         result = self._call(
             _info_sample__search_docs,
             {"query": query, "filters": filters, "limit": limit},
-            {"filters": None, "limit": 5},
+            {"filters": _NOT_GIVEN, "limit": _NOT_GIVEN},
         )
         return result.value
 
@@ -424,23 +451,38 @@ class SampleToolsResults(_ToolsBase):
     """Tools returning the whole ToolResult of the 'sample' source."""
 
     def count_slowly(
-        self, *, delay_seconds: float = 0.2, steps: int = 3
+        self,
+        *,
+        delay_seconds: float | _NotGiven = _NOT_GIVEN,
+        steps: int | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
         """Count to `steps`, sleeping `delay_seconds` per step and reporting progress.
+
+        Args:
+            delay_seconds: (server default: 0.2)
+            steps: (server default: 3)
 
         Wire name: 'count_slowly'.
         """
         result = self._call(
             _info_sample__count_slowly,
             {"delay_seconds": delay_seconds, "steps": steps},
-            {"delay_seconds": 0.2, "steps": 3},
+            {"delay_seconds": _NOT_GIVEN, "steps": _NOT_GIVEN},
         )
         return result
 
     def flaky_lookup(
-        self, *, key: str, delay_seconds: float = 2, slow_calls: int = 1
+        self,
+        *,
+        key: str,
+        delay_seconds: float | _NotGiven = _NOT_GIVEN,
+        slow_calls: int | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_o.SampleFlakyLookupOutput]:
         """Look up a key. The first `slow_calls` calls for each key take `delay_seconds` (so a short timeout fails them): a transient failure for testing retries.
+
+        Args:
+            delay_seconds: (server default: 2)
+            slow_calls: (server default: 1)
 
         Hints: read-only, idempotent, closed-world.
 
@@ -449,12 +491,15 @@ class SampleToolsResults(_ToolsBase):
         result = self._call(
             _info_sample__flaky_lookup,
             {"key": key, "delay_seconds": delay_seconds, "slow_calls": slow_calls},
-            {"delay_seconds": 2, "slow_calls": 1},
+            {"delay_seconds": _NOT_GIVEN, "slow_calls": _NOT_GIVEN},
         )
         return result
 
     def get_weather(
-        self, *, city: str, units: Literal["celsius", "fahrenheit"] = "celsius"
+        self,
+        *,
+        city: str,
+        units: Literal["celsius", "fahrenheit"] | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_o.SampleGetWeatherOutput]:
         """Current weather
 
@@ -462,6 +507,7 @@ class SampleToolsResults(_ToolsBase):
 
         Args:
             city: City name, e.g. Paris
+            units: (server default: \"celsius\")
 
         Hints: read-only, closed-world.
 
@@ -470,24 +516,29 @@ class SampleToolsResults(_ToolsBase):
         result = self._call(
             _info_sample__get_weather,
             {"city": city, "units": units},
-            {"units": "celsius"},
+            {"units": _NOT_GIVEN},
         )
         return result
 
-    def greet(self, *, greeting: str = "Hello") -> _ToolResult[_o.SampleGreetOutput]:
+    def greet(
+        self, *, greeting: str | _NotGiven = _NOT_GIVEN
+    ) -> _ToolResult[_o.SampleGreetOutput]:
         """Greet the caller by name, asking for the name first (an MCP input_required round).
+
+        Args:
+            greeting: (server default: \"Hello\")
 
         Hints: read-only, idempotent.
 
         Wire name: 'greet'.
         """
         result = self._call(
-            _info_sample__greet, {"greeting": greeting}, {"greeting": "Hello"}
+            _info_sample__greet, {"greeting": greeting}, {"greeting": _NOT_GIVEN}
         )
         return result
 
     def list_cities(
-        self, *, country: str | None = None
+        self, *, country: str | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_o.SampleListCitiesOutput | _ToolOutput]:
         """List known cities, optionally of one country, as JSON text (no output schema).
 
@@ -502,12 +553,12 @@ class SampleToolsResults(_ToolsBase):
         Wire name: 'list_cities'.
         """
         result = self._call(
-            _info_sample__list_cities, {"country": country}, {"country": None}
+            _info_sample__list_cities, {"country": country}, {"country": _NOT_GIVEN}
         )
         return result
 
     def notes_create(
-        self, *, body: str, title: str, tags: list[str] | None = None
+        self, *, body: str, title: str, tags: list[str] | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_o.SampleNotesCreateOutput]:
         """Create a note in the server's memory and return its id.
 
@@ -518,7 +569,7 @@ class SampleToolsResults(_ToolsBase):
         result = self._call(
             _info_sample__notes_create,
             {"body": body, "title": title, "tags": tags},
-            {"tags": None},
+            {"tags": _NOT_GIVEN},
         )
         return result
 
@@ -536,10 +587,13 @@ class SampleToolsResults(_ToolsBase):
         self,
         *,
         query: str,
-        filters: _i.SampleSearchDocsInputFilters | None = None,
-        limit: int = 5,
+        filters: _i.SampleSearchDocsInputFilters | _NotGiven = _NOT_GIVEN,
+        limit: int | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_o.SampleSearchDocsOutput]:
         """Search the documentation and return the best matching pages.
+
+        Args:
+            limit: (server default: 5)
 
         Hints: read-only.
 
@@ -548,7 +602,7 @@ class SampleToolsResults(_ToolsBase):
         result = self._call(
             _info_sample__search_docs,
             {"query": query, "filters": filters, "limit": limit},
-            {"filters": None, "limit": 5},
+            {"filters": _NOT_GIVEN, "limit": _NOT_GIVEN},
         )
         return result
 
@@ -572,23 +626,38 @@ class AsyncSampleTools(_AsyncToolsBase):
         return AsyncSampleToolsResults(self._provider, self._options)
 
     async def count_slowly(
-        self, *, delay_seconds: float = 0.2, steps: int = 3
+        self,
+        *,
+        delay_seconds: float | _NotGiven = _NOT_GIVEN,
+        steps: int | _NotGiven = _NOT_GIVEN,
     ) -> _ToolOutput:
         """Count to `steps`, sleeping `delay_seconds` per step and reporting progress.
+
+        Args:
+            delay_seconds: (server default: 0.2)
+            steps: (server default: 3)
 
         Wire name: 'count_slowly'.
         """
         result = await self._call(
             _info_sample__count_slowly,
             {"delay_seconds": delay_seconds, "steps": steps},
-            {"delay_seconds": 0.2, "steps": 3},
+            {"delay_seconds": _NOT_GIVEN, "steps": _NOT_GIVEN},
         )
         return result.value
 
     async def flaky_lookup(
-        self, *, key: str, delay_seconds: float = 2, slow_calls: int = 1
+        self,
+        *,
+        key: str,
+        delay_seconds: float | _NotGiven = _NOT_GIVEN,
+        slow_calls: int | _NotGiven = _NOT_GIVEN,
     ) -> _o.SampleFlakyLookupOutput:
         """Look up a key. The first `slow_calls` calls for each key take `delay_seconds` (so a short timeout fails them): a transient failure for testing retries.
+
+        Args:
+            delay_seconds: (server default: 2)
+            slow_calls: (server default: 1)
 
         Hints: read-only, idempotent, closed-world.
 
@@ -597,12 +666,15 @@ class AsyncSampleTools(_AsyncToolsBase):
         result = await self._call(
             _info_sample__flaky_lookup,
             {"key": key, "delay_seconds": delay_seconds, "slow_calls": slow_calls},
-            {"delay_seconds": 2, "slow_calls": 1},
+            {"delay_seconds": _NOT_GIVEN, "slow_calls": _NOT_GIVEN},
         )
         return result.value
 
     async def get_weather(
-        self, *, city: str, units: Literal["celsius", "fahrenheit"] = "celsius"
+        self,
+        *,
+        city: str,
+        units: Literal["celsius", "fahrenheit"] | _NotGiven = _NOT_GIVEN,
     ) -> _o.SampleGetWeatherOutput:
         """Current weather
 
@@ -610,6 +682,7 @@ class AsyncSampleTools(_AsyncToolsBase):
 
         Args:
             city: City name, e.g. Paris
+            units: (server default: \"celsius\")
 
         Hints: read-only, closed-world.
 
@@ -618,24 +691,29 @@ class AsyncSampleTools(_AsyncToolsBase):
         result = await self._call(
             _info_sample__get_weather,
             {"city": city, "units": units},
-            {"units": "celsius"},
+            {"units": _NOT_GIVEN},
         )
         return result.value
 
-    async def greet(self, *, greeting: str = "Hello") -> _o.SampleGreetOutput:
+    async def greet(
+        self, *, greeting: str | _NotGiven = _NOT_GIVEN
+    ) -> _o.SampleGreetOutput:
         """Greet the caller by name, asking for the name first (an MCP input_required round).
+
+        Args:
+            greeting: (server default: \"Hello\")
 
         Hints: read-only, idempotent.
 
         Wire name: 'greet'.
         """
         result = await self._call(
-            _info_sample__greet, {"greeting": greeting}, {"greeting": "Hello"}
+            _info_sample__greet, {"greeting": greeting}, {"greeting": _NOT_GIVEN}
         )
         return result.value
 
     async def list_cities(
-        self, *, country: str | None = None
+        self, *, country: str | _NotGiven = _NOT_GIVEN
     ) -> _o.SampleListCitiesOutput | _ToolOutput:
         """List known cities, optionally of one country, as JSON text (no output schema).
 
@@ -650,12 +728,12 @@ class AsyncSampleTools(_AsyncToolsBase):
         Wire name: 'list_cities'.
         """
         result = await self._call(
-            _info_sample__list_cities, {"country": country}, {"country": None}
+            _info_sample__list_cities, {"country": country}, {"country": _NOT_GIVEN}
         )
         return result.value
 
     async def notes_create(
-        self, *, body: str, title: str, tags: list[str] | None = None
+        self, *, body: str, title: str, tags: list[str] | _NotGiven = _NOT_GIVEN
     ) -> _o.SampleNotesCreateOutput:
         """Create a note in the server's memory and return its id.
 
@@ -666,7 +744,7 @@ class AsyncSampleTools(_AsyncToolsBase):
         result = await self._call(
             _info_sample__notes_create,
             {"body": body, "title": title, "tags": tags},
-            {"tags": None},
+            {"tags": _NOT_GIVEN},
         )
         return result.value
 
@@ -684,10 +762,13 @@ class AsyncSampleTools(_AsyncToolsBase):
         self,
         *,
         query: str,
-        filters: _i.SampleSearchDocsInputFilters | None = None,
-        limit: int = 5,
+        filters: _i.SampleSearchDocsInputFilters | _NotGiven = _NOT_GIVEN,
+        limit: int | _NotGiven = _NOT_GIVEN,
     ) -> _o.SampleSearchDocsOutput:
         """Search the documentation and return the best matching pages.
+
+        Args:
+            limit: (server default: 5)
 
         Hints: read-only.
 
@@ -696,7 +777,7 @@ class AsyncSampleTools(_AsyncToolsBase):
         result = await self._call(
             _info_sample__search_docs,
             {"query": query, "filters": filters, "limit": limit},
-            {"filters": None, "limit": 5},
+            {"filters": _NOT_GIVEN, "limit": _NOT_GIVEN},
         )
         return result.value
 
@@ -715,23 +796,38 @@ class AsyncSampleToolsResults(_AsyncToolsBase):
     """Async tools returning the whole ToolResult of the 'sample' source."""
 
     async def count_slowly(
-        self, *, delay_seconds: float = 0.2, steps: int = 3
+        self,
+        *,
+        delay_seconds: float | _NotGiven = _NOT_GIVEN,
+        steps: int | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
         """Count to `steps`, sleeping `delay_seconds` per step and reporting progress.
+
+        Args:
+            delay_seconds: (server default: 0.2)
+            steps: (server default: 3)
 
         Wire name: 'count_slowly'.
         """
         result = await self._call(
             _info_sample__count_slowly,
             {"delay_seconds": delay_seconds, "steps": steps},
-            {"delay_seconds": 0.2, "steps": 3},
+            {"delay_seconds": _NOT_GIVEN, "steps": _NOT_GIVEN},
         )
         return result
 
     async def flaky_lookup(
-        self, *, key: str, delay_seconds: float = 2, slow_calls: int = 1
+        self,
+        *,
+        key: str,
+        delay_seconds: float | _NotGiven = _NOT_GIVEN,
+        slow_calls: int | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_o.SampleFlakyLookupOutput]:
         """Look up a key. The first `slow_calls` calls for each key take `delay_seconds` (so a short timeout fails them): a transient failure for testing retries.
+
+        Args:
+            delay_seconds: (server default: 2)
+            slow_calls: (server default: 1)
 
         Hints: read-only, idempotent, closed-world.
 
@@ -740,12 +836,15 @@ class AsyncSampleToolsResults(_AsyncToolsBase):
         result = await self._call(
             _info_sample__flaky_lookup,
             {"key": key, "delay_seconds": delay_seconds, "slow_calls": slow_calls},
-            {"delay_seconds": 2, "slow_calls": 1},
+            {"delay_seconds": _NOT_GIVEN, "slow_calls": _NOT_GIVEN},
         )
         return result
 
     async def get_weather(
-        self, *, city: str, units: Literal["celsius", "fahrenheit"] = "celsius"
+        self,
+        *,
+        city: str,
+        units: Literal["celsius", "fahrenheit"] | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_o.SampleGetWeatherOutput]:
         """Current weather
 
@@ -753,6 +852,7 @@ class AsyncSampleToolsResults(_AsyncToolsBase):
 
         Args:
             city: City name, e.g. Paris
+            units: (server default: \"celsius\")
 
         Hints: read-only, closed-world.
 
@@ -761,26 +861,29 @@ class AsyncSampleToolsResults(_AsyncToolsBase):
         result = await self._call(
             _info_sample__get_weather,
             {"city": city, "units": units},
-            {"units": "celsius"},
+            {"units": _NOT_GIVEN},
         )
         return result
 
     async def greet(
-        self, *, greeting: str = "Hello"
+        self, *, greeting: str | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_o.SampleGreetOutput]:
         """Greet the caller by name, asking for the name first (an MCP input_required round).
+
+        Args:
+            greeting: (server default: \"Hello\")
 
         Hints: read-only, idempotent.
 
         Wire name: 'greet'.
         """
         result = await self._call(
-            _info_sample__greet, {"greeting": greeting}, {"greeting": "Hello"}
+            _info_sample__greet, {"greeting": greeting}, {"greeting": _NOT_GIVEN}
         )
         return result
 
     async def list_cities(
-        self, *, country: str | None = None
+        self, *, country: str | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_o.SampleListCitiesOutput | _ToolOutput]:
         """List known cities, optionally of one country, as JSON text (no output schema).
 
@@ -795,12 +898,12 @@ class AsyncSampleToolsResults(_AsyncToolsBase):
         Wire name: 'list_cities'.
         """
         result = await self._call(
-            _info_sample__list_cities, {"country": country}, {"country": None}
+            _info_sample__list_cities, {"country": country}, {"country": _NOT_GIVEN}
         )
         return result
 
     async def notes_create(
-        self, *, body: str, title: str, tags: list[str] | None = None
+        self, *, body: str, title: str, tags: list[str] | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_o.SampleNotesCreateOutput]:
         """Create a note in the server's memory and return its id.
 
@@ -811,7 +914,7 @@ class AsyncSampleToolsResults(_AsyncToolsBase):
         result = await self._call(
             _info_sample__notes_create,
             {"body": body, "title": title, "tags": tags},
-            {"tags": None},
+            {"tags": _NOT_GIVEN},
         )
         return result
 
@@ -829,10 +932,13 @@ class AsyncSampleToolsResults(_AsyncToolsBase):
         self,
         *,
         query: str,
-        filters: _i.SampleSearchDocsInputFilters | None = None,
-        limit: int = 5,
+        filters: _i.SampleSearchDocsInputFilters | _NotGiven = _NOT_GIVEN,
+        limit: int | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_o.SampleSearchDocsOutput]:
         """Search the documentation and return the best matching pages.
+
+        Args:
+            limit: (server default: 5)
 
         Hints: read-only.
 
@@ -841,7 +947,7 @@ class AsyncSampleToolsResults(_AsyncToolsBase):
         result = await self._call(
             _info_sample__search_docs,
             {"query": query, "filters": filters, "limit": limit},
-            {"filters": None, "limit": 5},
+            {"filters": _NOT_GIVEN, "limit": _NOT_GIVEN},
         )
         return result
 
@@ -865,7 +971,10 @@ class SkillsTools(_ToolsBase):
         return SkillsToolsResults(self._provider, self._options)
 
     def current_time(
-        self, *, at: str | None = None, timezone: str = "UTC"
+        self,
+        *,
+        at: str | _NotGiven = _NOT_GIVEN,
+        timezone: str | _NotGiven = _NOT_GIVEN,
     ) -> _o.SkillsCurrentTimeOutput:
         """Current time
 
@@ -873,7 +982,7 @@ class SkillsTools(_ToolsBase):
 
         Args:
             at: An ISO 8601 instant to convert instead of now (no offset means UTC).
-            timezone: IANA time zone name (Europe/Paris), UTC, or a fixed offset such as +05:30.
+            timezone: IANA time zone name (Europe/Paris), UTC, or a fixed offset such as +05:30. (server default: \"UTC\")
 
         Hints: read-only, closed-world.
 
@@ -882,18 +991,20 @@ class SkillsTools(_ToolsBase):
         result = self._call(
             _info_skills__current_time,
             {"at": at, "timezone": timezone},
-            {"at": None, "timezone": "UTC"},
+            {"at": _NOT_GIVEN, "timezone": _NOT_GIVEN},
         )
         return result.value
 
-    def summarize_text(self, *, text: str, max_sentences: int = 2) -> _ToolOutput:
+    def summarize_text(
+        self, *, text: str, max_sentences: int | _NotGiven = _NOT_GIVEN
+    ) -> _ToolOutput:
         """Summarize text
 
         Shorten a text to its most informative sentences, kept in their original order.
 
         Args:
             text: The text to summarize.
-            max_sentences: Longest summary, in sentences.
+            max_sentences: Longest summary, in sentences. (server default: 2)
 
         Hints: read-only, idempotent.
 
@@ -902,7 +1013,7 @@ class SkillsTools(_ToolsBase):
         result = self._call(
             _info_skills__summarize_text,
             {"text": text, "max_sentences": max_sentences},
-            {"max_sentences": 2},
+            {"max_sentences": _NOT_GIVEN},
         )
         return result.value
 
@@ -968,7 +1079,7 @@ class SkillsTools(_ToolsBase):
         return result.value
 
     def web_search(
-        self, *, query: str, max_results: int = 3
+        self, *, query: str, max_results: int | _NotGiven = _NOT_GIVEN
     ) -> _o.SkillsWebSearchOutput:
         """Web search
 
@@ -976,7 +1087,7 @@ class SkillsTools(_ToolsBase):
 
         Args:
             query: What to search for.
-            max_results: How many results to return.
+            max_results: How many results to return. (server default: 3)
 
         Hints: read-only, idempotent, open-world (reaches outside systems).
 
@@ -985,7 +1096,7 @@ class SkillsTools(_ToolsBase):
         result = self._call(
             _info_skills__web_search,
             {"query": query, "max_results": max_results},
-            {"max_results": 3},
+            {"max_results": _NOT_GIVEN},
         )
         return result.value
 
@@ -994,7 +1105,10 @@ class SkillsToolsResults(_ToolsBase):
     """Tools returning the whole ToolResult of the 'skills' source."""
 
     def current_time(
-        self, *, at: str | None = None, timezone: str = "UTC"
+        self,
+        *,
+        at: str | _NotGiven = _NOT_GIVEN,
+        timezone: str | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_o.SkillsCurrentTimeOutput]:
         """Current time
 
@@ -1002,7 +1116,7 @@ class SkillsToolsResults(_ToolsBase):
 
         Args:
             at: An ISO 8601 instant to convert instead of now (no offset means UTC).
-            timezone: IANA time zone name (Europe/Paris), UTC, or a fixed offset such as +05:30.
+            timezone: IANA time zone name (Europe/Paris), UTC, or a fixed offset such as +05:30. (server default: \"UTC\")
 
         Hints: read-only, closed-world.
 
@@ -1011,12 +1125,12 @@ class SkillsToolsResults(_ToolsBase):
         result = self._call(
             _info_skills__current_time,
             {"at": at, "timezone": timezone},
-            {"at": None, "timezone": "UTC"},
+            {"at": _NOT_GIVEN, "timezone": _NOT_GIVEN},
         )
         return result
 
     def summarize_text(
-        self, *, text: str, max_sentences: int = 2
+        self, *, text: str, max_sentences: int | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_ToolOutput]:
         """Summarize text
 
@@ -1024,7 +1138,7 @@ class SkillsToolsResults(_ToolsBase):
 
         Args:
             text: The text to summarize.
-            max_sentences: Longest summary, in sentences.
+            max_sentences: Longest summary, in sentences. (server default: 2)
 
         Hints: read-only, idempotent.
 
@@ -1033,7 +1147,7 @@ class SkillsToolsResults(_ToolsBase):
         result = self._call(
             _info_skills__summarize_text,
             {"text": text, "max_sentences": max_sentences},
-            {"max_sentences": 2},
+            {"max_sentences": _NOT_GIVEN},
         )
         return result
 
@@ -1099,7 +1213,7 @@ class SkillsToolsResults(_ToolsBase):
         return result
 
     def web_search(
-        self, *, query: str, max_results: int = 3
+        self, *, query: str, max_results: int | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_o.SkillsWebSearchOutput]:
         """Web search
 
@@ -1107,7 +1221,7 @@ class SkillsToolsResults(_ToolsBase):
 
         Args:
             query: What to search for.
-            max_results: How many results to return.
+            max_results: How many results to return. (server default: 3)
 
         Hints: read-only, idempotent, open-world (reaches outside systems).
 
@@ -1116,7 +1230,7 @@ class SkillsToolsResults(_ToolsBase):
         result = self._call(
             _info_skills__web_search,
             {"query": query, "max_results": max_results},
-            {"max_results": 3},
+            {"max_results": _NOT_GIVEN},
         )
         return result
 
@@ -1130,7 +1244,10 @@ class AsyncSkillsTools(_AsyncToolsBase):
         return AsyncSkillsToolsResults(self._provider, self._options)
 
     async def current_time(
-        self, *, at: str | None = None, timezone: str = "UTC"
+        self,
+        *,
+        at: str | _NotGiven = _NOT_GIVEN,
+        timezone: str | _NotGiven = _NOT_GIVEN,
     ) -> _o.SkillsCurrentTimeOutput:
         """Current time
 
@@ -1138,7 +1255,7 @@ class AsyncSkillsTools(_AsyncToolsBase):
 
         Args:
             at: An ISO 8601 instant to convert instead of now (no offset means UTC).
-            timezone: IANA time zone name (Europe/Paris), UTC, or a fixed offset such as +05:30.
+            timezone: IANA time zone name (Europe/Paris), UTC, or a fixed offset such as +05:30. (server default: \"UTC\")
 
         Hints: read-only, closed-world.
 
@@ -1147,18 +1264,20 @@ class AsyncSkillsTools(_AsyncToolsBase):
         result = await self._call(
             _info_skills__current_time,
             {"at": at, "timezone": timezone},
-            {"at": None, "timezone": "UTC"},
+            {"at": _NOT_GIVEN, "timezone": _NOT_GIVEN},
         )
         return result.value
 
-    async def summarize_text(self, *, text: str, max_sentences: int = 2) -> _ToolOutput:
+    async def summarize_text(
+        self, *, text: str, max_sentences: int | _NotGiven = _NOT_GIVEN
+    ) -> _ToolOutput:
         """Summarize text
 
         Shorten a text to its most informative sentences, kept in their original order.
 
         Args:
             text: The text to summarize.
-            max_sentences: Longest summary, in sentences.
+            max_sentences: Longest summary, in sentences. (server default: 2)
 
         Hints: read-only, idempotent.
 
@@ -1167,7 +1286,7 @@ class AsyncSkillsTools(_AsyncToolsBase):
         result = await self._call(
             _info_skills__summarize_text,
             {"text": text, "max_sentences": max_sentences},
-            {"max_sentences": 2},
+            {"max_sentences": _NOT_GIVEN},
         )
         return result.value
 
@@ -1233,7 +1352,7 @@ class AsyncSkillsTools(_AsyncToolsBase):
         return result.value
 
     async def web_search(
-        self, *, query: str, max_results: int = 3
+        self, *, query: str, max_results: int | _NotGiven = _NOT_GIVEN
     ) -> _o.SkillsWebSearchOutput:
         """Web search
 
@@ -1241,7 +1360,7 @@ class AsyncSkillsTools(_AsyncToolsBase):
 
         Args:
             query: What to search for.
-            max_results: How many results to return.
+            max_results: How many results to return. (server default: 3)
 
         Hints: read-only, idempotent, open-world (reaches outside systems).
 
@@ -1250,7 +1369,7 @@ class AsyncSkillsTools(_AsyncToolsBase):
         result = await self._call(
             _info_skills__web_search,
             {"query": query, "max_results": max_results},
-            {"max_results": 3},
+            {"max_results": _NOT_GIVEN},
         )
         return result.value
 
@@ -1259,7 +1378,10 @@ class AsyncSkillsToolsResults(_AsyncToolsBase):
     """Async tools returning the whole ToolResult of the 'skills' source."""
 
     async def current_time(
-        self, *, at: str | None = None, timezone: str = "UTC"
+        self,
+        *,
+        at: str | _NotGiven = _NOT_GIVEN,
+        timezone: str | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_o.SkillsCurrentTimeOutput]:
         """Current time
 
@@ -1267,7 +1389,7 @@ class AsyncSkillsToolsResults(_AsyncToolsBase):
 
         Args:
             at: An ISO 8601 instant to convert instead of now (no offset means UTC).
-            timezone: IANA time zone name (Europe/Paris), UTC, or a fixed offset such as +05:30.
+            timezone: IANA time zone name (Europe/Paris), UTC, or a fixed offset such as +05:30. (server default: \"UTC\")
 
         Hints: read-only, closed-world.
 
@@ -1276,12 +1398,12 @@ class AsyncSkillsToolsResults(_AsyncToolsBase):
         result = await self._call(
             _info_skills__current_time,
             {"at": at, "timezone": timezone},
-            {"at": None, "timezone": "UTC"},
+            {"at": _NOT_GIVEN, "timezone": _NOT_GIVEN},
         )
         return result
 
     async def summarize_text(
-        self, *, text: str, max_sentences: int = 2
+        self, *, text: str, max_sentences: int | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_ToolOutput]:
         """Summarize text
 
@@ -1289,7 +1411,7 @@ class AsyncSkillsToolsResults(_AsyncToolsBase):
 
         Args:
             text: The text to summarize.
-            max_sentences: Longest summary, in sentences.
+            max_sentences: Longest summary, in sentences. (server default: 2)
 
         Hints: read-only, idempotent.
 
@@ -1298,7 +1420,7 @@ class AsyncSkillsToolsResults(_AsyncToolsBase):
         result = await self._call(
             _info_skills__summarize_text,
             {"text": text, "max_sentences": max_sentences},
-            {"max_sentences": 2},
+            {"max_sentences": _NOT_GIVEN},
         )
         return result
 
@@ -1364,7 +1486,7 @@ class AsyncSkillsToolsResults(_AsyncToolsBase):
         return result
 
     async def web_search(
-        self, *, query: str, max_results: int = 3
+        self, *, query: str, max_results: int | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_o.SkillsWebSearchOutput]:
         """Web search
 
@@ -1372,7 +1494,7 @@ class AsyncSkillsToolsResults(_AsyncToolsBase):
 
         Args:
             query: What to search for.
-            max_results: How many results to return.
+            max_results: How many results to return. (server default: 3)
 
         Hints: read-only, idempotent, open-world (reaches outside systems).
 
@@ -1381,7 +1503,7 @@ class AsyncSkillsToolsResults(_AsyncToolsBase):
         result = await self._call(
             _info_skills__web_search,
             {"query": query, "max_results": max_results},
-            {"max_results": 3},
+            {"max_results": _NOT_GIVEN},
         )
         return result
 

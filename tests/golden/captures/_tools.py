@@ -11,6 +11,8 @@ from typing import Literal
 
 from ._runtime import AsyncToolsBase as _AsyncToolsBase
 from ._runtime import CallOptions as _CallOptions
+from ._runtime import NOT_GIVEN as _NOT_GIVEN
+from ._runtime import NotGiven as _NotGiven
 from ._runtime import SupportsAsyncCallTool as _SupportsAsyncCallTool
 from ._runtime import SupportsCallTool as _SupportsCallTool
 from ._runtime import ToolInfo as _ToolInfo
@@ -1059,7 +1061,7 @@ class EverythingTools(_ToolsBase):
         self,
         *,
         message_type: Literal["error", "success", "debug"],
-        include_image: bool = False,
+        include_image: bool | _NotGiven = _NOT_GIVEN,
     ) -> _ToolOutput:
         """Get Annotated Message Tool
 
@@ -1067,7 +1069,7 @@ class EverythingTools(_ToolsBase):
 
         Args:
             message_type: Type of message to demonstrate different annotation patterns
-            include_image: Whether to include an example image
+            include_image: Whether to include an example image (server default: False)
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -1076,7 +1078,7 @@ class EverythingTools(_ToolsBase):
         result = self._call(
             _info_everything__get_annotated_message,
             {"messageType": message_type, "includeImage": include_image},
-            {"includeImage": False},
+            {"includeImage": _NOT_GIVEN},
         )
         return result.value
 
@@ -1092,32 +1094,40 @@ class EverythingTools(_ToolsBase):
         result = self._call(_info_everything__get_env, {}, {})
         return result.value
 
-    def get_resource_links(self, *, count: float = 3) -> _ToolOutput:
+    def get_resource_links(
+        self, *, count: float | _NotGiven = _NOT_GIVEN
+    ) -> _ToolOutput:
         """Get Resource Links Tool
 
         Returns up to ten resource links that reference different types of resources
 
         Args:
-            count: Number of resource links to return (1-10)
+            count: Number of resource links to return (1-10) (server default: 3)
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
         Wire name: 'get-resource-links'.
         """
         result = self._call(
-            _info_everything__get_resource_links, {"count": count}, {"count": 3}
+            _info_everything__get_resource_links,
+            {"count": count},
+            {"count": _NOT_GIVEN},
         )
         return result.value
 
     def get_resource_reference(
-        self, *, resource_id: float = 1, resource_type: Literal["Text", "Blob"] = "Text"
+        self,
+        *,
+        resource_id: float | _NotGiven = _NOT_GIVEN,
+        resource_type: Literal["Text", "Blob"] | _NotGiven = _NOT_GIVEN,
     ) -> _ToolOutput:
         """Get Resource Reference Tool
 
         Returns a resource reference that can be used by MCP clients
 
         Args:
-            resource_id: ID of the text resource to fetch
+            resource_id: ID of the text resource to fetch (server default: 1)
+            resource_type: (server default: \"Text\")
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -1126,7 +1136,7 @@ class EverythingTools(_ToolsBase):
         result = self._call(
             _info_everything__get_resource_reference,
             {"resourceId": resource_id, "resourceType": resource_type},
-            {"resourceId": 1, "resourceType": "Text"},
+            {"resourceId": _NOT_GIVEN, "resourceType": _NOT_GIVEN},
         )
         return result.value
 
@@ -1192,18 +1202,18 @@ class EverythingTools(_ToolsBase):
     def gzip_file_as_resource(
         self,
         *,
-        data: str = "https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md",
-        name: str = "README.md.gz",
-        output_type: Literal["resourceLink", "resource"] = "resourceLink",
+        data: str | _NotGiven = _NOT_GIVEN,
+        name: str | _NotGiven = _NOT_GIVEN,
+        output_type: Literal["resourceLink", "resource"] | _NotGiven = _NOT_GIVEN,
     ) -> _ToolOutput:
         """GZip File as Resource Tool
 
         Compresses a single file using gzip compression. Depending upon the selected output type, returns either the compressed data as a gzipped resource or a resource link, allowing it to be downloaded in a subsequent request during the current session.
 
         Args:
-            data: URL or data URI of the file content to compress
-            name: Name of the output file
-            output_type: How the resulting gzipped file should be returned. 'resourceLink' returns a link to a resource that can be read later, 'resource' returns a full resource object.
+            data: URL or data URI of the file content to compress (server default: \"https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md\")
+            name: Name of the output file (server default: \"README.md.gz\")
+            output_type: How the resulting gzipped file should be returned. 'resourceLink' returns a link to a resource that can be read later, 'resource' returns a full resource object. (server default: \"resourceLink\")
 
         Hints: may modify its environment, not destructive, idempotent, open-world (reaches outside systems).
 
@@ -1212,16 +1222,12 @@ class EverythingTools(_ToolsBase):
         result = self._call(
             _info_everything__gzip_file_as_resource,
             {"data": data, "name": name, "outputType": output_type},
-            {
-                "data": "https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md",
-                "name": "README.md.gz",
-                "outputType": "resourceLink",
-            },
+            {"data": _NOT_GIVEN, "name": _NOT_GIVEN, "outputType": _NOT_GIVEN},
         )
         return result.value
 
     def simulate_research_query(
-        self, *, topic: str, ambiguous: bool = False
+        self, *, topic: str, ambiguous: bool | _NotGiven = _NOT_GIVEN
     ) -> _ToolOutput:
         """Simulate Research Query
 
@@ -1229,7 +1235,7 @@ class EverythingTools(_ToolsBase):
 
         Args:
             topic: The research topic to investigate
-            ambiguous: Simulate an ambiguous query that requires clarification (triggers input_required status)
+            ambiguous: Simulate an ambiguous query that requires clarification (triggers input_required status) (server default: False)
 
         Hints: may modify its environment, not destructive, not idempotent, closed-world.
 
@@ -1238,7 +1244,7 @@ class EverythingTools(_ToolsBase):
         result = self._call(
             _info_everything__simulate_research_query,
             {"topic": topic, "ambiguous": ambiguous},
-            {"ambiguous": False},
+            {"ambiguous": _NOT_GIVEN},
         )
         return result.value
 
@@ -1279,15 +1285,18 @@ class EverythingTools(_ToolsBase):
         return result.value
 
     def trigger_long_running_operation(
-        self, *, duration: float = 10, steps: float = 5
+        self,
+        *,
+        duration: float | _NotGiven = _NOT_GIVEN,
+        steps: float | _NotGiven = _NOT_GIVEN,
     ) -> _ToolOutput:
         """Trigger Long Running Operation Tool
 
         Demonstrates a long running operation with progress updates.
 
         Args:
-            duration: Duration of the operation in seconds
-            steps: Number of steps in the operation
+            duration: Duration of the operation in seconds (server default: 10)
+            steps: Number of steps in the operation (server default: 5)
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -1296,12 +1305,12 @@ class EverythingTools(_ToolsBase):
         result = self._call(
             _info_everything__trigger_long_running_operation,
             {"duration": duration, "steps": steps},
-            {"duration": 10, "steps": 5},
+            {"duration": _NOT_GIVEN, "steps": _NOT_GIVEN},
         )
         return result.value
 
     def trigger_sampling_request(
-        self, *, prompt: str, max_tokens: float = 100
+        self, *, prompt: str, max_tokens: float | _NotGiven = _NOT_GIVEN
     ) -> _ToolOutput:
         """Trigger Sampling Request Tool
 
@@ -1309,7 +1318,7 @@ class EverythingTools(_ToolsBase):
 
         Args:
             prompt: The prompt to send to the LLM
-            max_tokens: Maximum number of tokens to generate
+            max_tokens: Maximum number of tokens to generate (server default: 100)
 
         Hints: may modify its environment, not destructive, not idempotent, open-world (reaches outside systems).
 
@@ -1318,7 +1327,7 @@ class EverythingTools(_ToolsBase):
         result = self._call(
             _info_everything__trigger_sampling_request,
             {"prompt": prompt, "maxTokens": max_tokens},
-            {"maxTokens": 100},
+            {"maxTokens": _NOT_GIVEN},
         )
         return result.value
 
@@ -1326,9 +1335,9 @@ class EverythingTools(_ToolsBase):
         self,
         *,
         url: str,
-        elicitation_id: str | None = None,
-        error_path: bool = False,
-        message: str = "Please open the link to complete this action.",
+        elicitation_id: str | _NotGiven = _NOT_GIVEN,
+        error_path: bool | _NotGiven = _NOT_GIVEN,
+        message: str | _NotGiven = _NOT_GIVEN,
     ) -> _ToolOutput:
         """Trigger URL Elicitation Tool
 
@@ -1337,8 +1346,8 @@ class EverythingTools(_ToolsBase):
         Args:
             url: The URL the user should open
             elicitation_id: Optional explicit elicitation ID. Defaults to a random UUID.
-            error_path: Controls which elicitation mechanism is used. When false (default), sends an elicitation/create request (request path). When true, throws a UrlElicitationRequiredError (MCP error code -32042) so the client handles the URL elicitation via the error path rather than waiting for a response. To clear the error, satisfy the prerequisite and retry this call with the same arguments; the retry ignores errorPath and proceeds, so the client does not loop on the same error.
-            message: Message shown to the user before opening the URL
+            error_path: Controls which elicitation mechanism is used. When false (default), sends an elicitation/create request (request path). When true, throws a UrlElicitationRequiredError (MCP error code -32042) so the client handles the URL elicitation via the error path rather than waiting for a response. To clear the error, satisfy the prerequisite and retry this call with the same arguments; the retry ignores errorPath and proceeds, so the client does not loop on the same error. (server default: False)
+            message: Message shown to the user before opening the URL (server default: \"Please open the link to complete this action.\")
 
         Hints: may modify its environment, not destructive, not idempotent, open-world (reaches outside systems).
 
@@ -1353,9 +1362,9 @@ class EverythingTools(_ToolsBase):
                 "message": message,
             },
             {
-                "elicitationId": None,
-                "errorPath": False,
-                "message": "Please open the link to complete this action.",
+                "elicitationId": _NOT_GIVEN,
+                "errorPath": _NOT_GIVEN,
+                "message": _NOT_GIVEN,
             },
         )
         return result.value
@@ -1383,7 +1392,7 @@ class EverythingToolsResults(_ToolsBase):
         self,
         *,
         message_type: Literal["error", "success", "debug"],
-        include_image: bool = False,
+        include_image: bool | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
         """Get Annotated Message Tool
 
@@ -1391,7 +1400,7 @@ class EverythingToolsResults(_ToolsBase):
 
         Args:
             message_type: Type of message to demonstrate different annotation patterns
-            include_image: Whether to include an example image
+            include_image: Whether to include an example image (server default: False)
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -1400,7 +1409,7 @@ class EverythingToolsResults(_ToolsBase):
         result = self._call(
             _info_everything__get_annotated_message,
             {"messageType": message_type, "includeImage": include_image},
-            {"includeImage": False},
+            {"includeImage": _NOT_GIVEN},
         )
         return result
 
@@ -1416,32 +1425,40 @@ class EverythingToolsResults(_ToolsBase):
         result = self._call(_info_everything__get_env, {}, {})
         return result
 
-    def get_resource_links(self, *, count: float = 3) -> _ToolResult[_ToolOutput]:
+    def get_resource_links(
+        self, *, count: float | _NotGiven = _NOT_GIVEN
+    ) -> _ToolResult[_ToolOutput]:
         """Get Resource Links Tool
 
         Returns up to ten resource links that reference different types of resources
 
         Args:
-            count: Number of resource links to return (1-10)
+            count: Number of resource links to return (1-10) (server default: 3)
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
         Wire name: 'get-resource-links'.
         """
         result = self._call(
-            _info_everything__get_resource_links, {"count": count}, {"count": 3}
+            _info_everything__get_resource_links,
+            {"count": count},
+            {"count": _NOT_GIVEN},
         )
         return result
 
     def get_resource_reference(
-        self, *, resource_id: float = 1, resource_type: Literal["Text", "Blob"] = "Text"
+        self,
+        *,
+        resource_id: float | _NotGiven = _NOT_GIVEN,
+        resource_type: Literal["Text", "Blob"] | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
         """Get Resource Reference Tool
 
         Returns a resource reference that can be used by MCP clients
 
         Args:
-            resource_id: ID of the text resource to fetch
+            resource_id: ID of the text resource to fetch (server default: 1)
+            resource_type: (server default: \"Text\")
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -1450,7 +1467,7 @@ class EverythingToolsResults(_ToolsBase):
         result = self._call(
             _info_everything__get_resource_reference,
             {"resourceId": resource_id, "resourceType": resource_type},
-            {"resourceId": 1, "resourceType": "Text"},
+            {"resourceId": _NOT_GIVEN, "resourceType": _NOT_GIVEN},
         )
         return result
 
@@ -1516,18 +1533,18 @@ class EverythingToolsResults(_ToolsBase):
     def gzip_file_as_resource(
         self,
         *,
-        data: str = "https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md",
-        name: str = "README.md.gz",
-        output_type: Literal["resourceLink", "resource"] = "resourceLink",
+        data: str | _NotGiven = _NOT_GIVEN,
+        name: str | _NotGiven = _NOT_GIVEN,
+        output_type: Literal["resourceLink", "resource"] | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
         """GZip File as Resource Tool
 
         Compresses a single file using gzip compression. Depending upon the selected output type, returns either the compressed data as a gzipped resource or a resource link, allowing it to be downloaded in a subsequent request during the current session.
 
         Args:
-            data: URL or data URI of the file content to compress
-            name: Name of the output file
-            output_type: How the resulting gzipped file should be returned. 'resourceLink' returns a link to a resource that can be read later, 'resource' returns a full resource object.
+            data: URL or data URI of the file content to compress (server default: \"https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md\")
+            name: Name of the output file (server default: \"README.md.gz\")
+            output_type: How the resulting gzipped file should be returned. 'resourceLink' returns a link to a resource that can be read later, 'resource' returns a full resource object. (server default: \"resourceLink\")
 
         Hints: may modify its environment, not destructive, idempotent, open-world (reaches outside systems).
 
@@ -1536,16 +1553,12 @@ class EverythingToolsResults(_ToolsBase):
         result = self._call(
             _info_everything__gzip_file_as_resource,
             {"data": data, "name": name, "outputType": output_type},
-            {
-                "data": "https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md",
-                "name": "README.md.gz",
-                "outputType": "resourceLink",
-            },
+            {"data": _NOT_GIVEN, "name": _NOT_GIVEN, "outputType": _NOT_GIVEN},
         )
         return result
 
     def simulate_research_query(
-        self, *, topic: str, ambiguous: bool = False
+        self, *, topic: str, ambiguous: bool | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_ToolOutput]:
         """Simulate Research Query
 
@@ -1553,7 +1566,7 @@ class EverythingToolsResults(_ToolsBase):
 
         Args:
             topic: The research topic to investigate
-            ambiguous: Simulate an ambiguous query that requires clarification (triggers input_required status)
+            ambiguous: Simulate an ambiguous query that requires clarification (triggers input_required status) (server default: False)
 
         Hints: may modify its environment, not destructive, not idempotent, closed-world.
 
@@ -1562,7 +1575,7 @@ class EverythingToolsResults(_ToolsBase):
         result = self._call(
             _info_everything__simulate_research_query,
             {"topic": topic, "ambiguous": ambiguous},
-            {"ambiguous": False},
+            {"ambiguous": _NOT_GIVEN},
         )
         return result
 
@@ -1603,15 +1616,18 @@ class EverythingToolsResults(_ToolsBase):
         return result
 
     def trigger_long_running_operation(
-        self, *, duration: float = 10, steps: float = 5
+        self,
+        *,
+        duration: float | _NotGiven = _NOT_GIVEN,
+        steps: float | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
         """Trigger Long Running Operation Tool
 
         Demonstrates a long running operation with progress updates.
 
         Args:
-            duration: Duration of the operation in seconds
-            steps: Number of steps in the operation
+            duration: Duration of the operation in seconds (server default: 10)
+            steps: Number of steps in the operation (server default: 5)
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -1620,12 +1636,12 @@ class EverythingToolsResults(_ToolsBase):
         result = self._call(
             _info_everything__trigger_long_running_operation,
             {"duration": duration, "steps": steps},
-            {"duration": 10, "steps": 5},
+            {"duration": _NOT_GIVEN, "steps": _NOT_GIVEN},
         )
         return result
 
     def trigger_sampling_request(
-        self, *, prompt: str, max_tokens: float = 100
+        self, *, prompt: str, max_tokens: float | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_ToolOutput]:
         """Trigger Sampling Request Tool
 
@@ -1633,7 +1649,7 @@ class EverythingToolsResults(_ToolsBase):
 
         Args:
             prompt: The prompt to send to the LLM
-            max_tokens: Maximum number of tokens to generate
+            max_tokens: Maximum number of tokens to generate (server default: 100)
 
         Hints: may modify its environment, not destructive, not idempotent, open-world (reaches outside systems).
 
@@ -1642,7 +1658,7 @@ class EverythingToolsResults(_ToolsBase):
         result = self._call(
             _info_everything__trigger_sampling_request,
             {"prompt": prompt, "maxTokens": max_tokens},
-            {"maxTokens": 100},
+            {"maxTokens": _NOT_GIVEN},
         )
         return result
 
@@ -1650,9 +1666,9 @@ class EverythingToolsResults(_ToolsBase):
         self,
         *,
         url: str,
-        elicitation_id: str | None = None,
-        error_path: bool = False,
-        message: str = "Please open the link to complete this action.",
+        elicitation_id: str | _NotGiven = _NOT_GIVEN,
+        error_path: bool | _NotGiven = _NOT_GIVEN,
+        message: str | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
         """Trigger URL Elicitation Tool
 
@@ -1661,8 +1677,8 @@ class EverythingToolsResults(_ToolsBase):
         Args:
             url: The URL the user should open
             elicitation_id: Optional explicit elicitation ID. Defaults to a random UUID.
-            error_path: Controls which elicitation mechanism is used. When false (default), sends an elicitation/create request (request path). When true, throws a UrlElicitationRequiredError (MCP error code -32042) so the client handles the URL elicitation via the error path rather than waiting for a response. To clear the error, satisfy the prerequisite and retry this call with the same arguments; the retry ignores errorPath and proceeds, so the client does not loop on the same error.
-            message: Message shown to the user before opening the URL
+            error_path: Controls which elicitation mechanism is used. When false (default), sends an elicitation/create request (request path). When true, throws a UrlElicitationRequiredError (MCP error code -32042) so the client handles the URL elicitation via the error path rather than waiting for a response. To clear the error, satisfy the prerequisite and retry this call with the same arguments; the retry ignores errorPath and proceeds, so the client does not loop on the same error. (server default: False)
+            message: Message shown to the user before opening the URL (server default: \"Please open the link to complete this action.\")
 
         Hints: may modify its environment, not destructive, not idempotent, open-world (reaches outside systems).
 
@@ -1677,9 +1693,9 @@ class EverythingToolsResults(_ToolsBase):
                 "message": message,
             },
             {
-                "elicitationId": None,
-                "errorPath": False,
-                "message": "Please open the link to complete this action.",
+                "elicitationId": _NOT_GIVEN,
+                "errorPath": _NOT_GIVEN,
+                "message": _NOT_GIVEN,
             },
         )
         return result
@@ -1712,7 +1728,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
         self,
         *,
         message_type: Literal["error", "success", "debug"],
-        include_image: bool = False,
+        include_image: bool | _NotGiven = _NOT_GIVEN,
     ) -> _ToolOutput:
         """Get Annotated Message Tool
 
@@ -1720,7 +1736,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Args:
             message_type: Type of message to demonstrate different annotation patterns
-            include_image: Whether to include an example image
+            include_image: Whether to include an example image (server default: False)
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -1729,7 +1745,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
         result = await self._call(
             _info_everything__get_annotated_message,
             {"messageType": message_type, "includeImage": include_image},
-            {"includeImage": False},
+            {"includeImage": _NOT_GIVEN},
         )
         return result.value
 
@@ -1745,32 +1761,40 @@ class AsyncEverythingTools(_AsyncToolsBase):
         result = await self._call(_info_everything__get_env, {}, {})
         return result.value
 
-    async def get_resource_links(self, *, count: float = 3) -> _ToolOutput:
+    async def get_resource_links(
+        self, *, count: float | _NotGiven = _NOT_GIVEN
+    ) -> _ToolOutput:
         """Get Resource Links Tool
 
         Returns up to ten resource links that reference different types of resources
 
         Args:
-            count: Number of resource links to return (1-10)
+            count: Number of resource links to return (1-10) (server default: 3)
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
         Wire name: 'get-resource-links'.
         """
         result = await self._call(
-            _info_everything__get_resource_links, {"count": count}, {"count": 3}
+            _info_everything__get_resource_links,
+            {"count": count},
+            {"count": _NOT_GIVEN},
         )
         return result.value
 
     async def get_resource_reference(
-        self, *, resource_id: float = 1, resource_type: Literal["Text", "Blob"] = "Text"
+        self,
+        *,
+        resource_id: float | _NotGiven = _NOT_GIVEN,
+        resource_type: Literal["Text", "Blob"] | _NotGiven = _NOT_GIVEN,
     ) -> _ToolOutput:
         """Get Resource Reference Tool
 
         Returns a resource reference that can be used by MCP clients
 
         Args:
-            resource_id: ID of the text resource to fetch
+            resource_id: ID of the text resource to fetch (server default: 1)
+            resource_type: (server default: \"Text\")
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -1779,7 +1803,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
         result = await self._call(
             _info_everything__get_resource_reference,
             {"resourceId": resource_id, "resourceType": resource_type},
-            {"resourceId": 1, "resourceType": "Text"},
+            {"resourceId": _NOT_GIVEN, "resourceType": _NOT_GIVEN},
         )
         return result.value
 
@@ -1845,18 +1869,18 @@ class AsyncEverythingTools(_AsyncToolsBase):
     async def gzip_file_as_resource(
         self,
         *,
-        data: str = "https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md",
-        name: str = "README.md.gz",
-        output_type: Literal["resourceLink", "resource"] = "resourceLink",
+        data: str | _NotGiven = _NOT_GIVEN,
+        name: str | _NotGiven = _NOT_GIVEN,
+        output_type: Literal["resourceLink", "resource"] | _NotGiven = _NOT_GIVEN,
     ) -> _ToolOutput:
         """GZip File as Resource Tool
 
         Compresses a single file using gzip compression. Depending upon the selected output type, returns either the compressed data as a gzipped resource or a resource link, allowing it to be downloaded in a subsequent request during the current session.
 
         Args:
-            data: URL or data URI of the file content to compress
-            name: Name of the output file
-            output_type: How the resulting gzipped file should be returned. 'resourceLink' returns a link to a resource that can be read later, 'resource' returns a full resource object.
+            data: URL or data URI of the file content to compress (server default: \"https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md\")
+            name: Name of the output file (server default: \"README.md.gz\")
+            output_type: How the resulting gzipped file should be returned. 'resourceLink' returns a link to a resource that can be read later, 'resource' returns a full resource object. (server default: \"resourceLink\")
 
         Hints: may modify its environment, not destructive, idempotent, open-world (reaches outside systems).
 
@@ -1865,16 +1889,12 @@ class AsyncEverythingTools(_AsyncToolsBase):
         result = await self._call(
             _info_everything__gzip_file_as_resource,
             {"data": data, "name": name, "outputType": output_type},
-            {
-                "data": "https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md",
-                "name": "README.md.gz",
-                "outputType": "resourceLink",
-            },
+            {"data": _NOT_GIVEN, "name": _NOT_GIVEN, "outputType": _NOT_GIVEN},
         )
         return result.value
 
     async def simulate_research_query(
-        self, *, topic: str, ambiguous: bool = False
+        self, *, topic: str, ambiguous: bool | _NotGiven = _NOT_GIVEN
     ) -> _ToolOutput:
         """Simulate Research Query
 
@@ -1882,7 +1902,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Args:
             topic: The research topic to investigate
-            ambiguous: Simulate an ambiguous query that requires clarification (triggers input_required status)
+            ambiguous: Simulate an ambiguous query that requires clarification (triggers input_required status) (server default: False)
 
         Hints: may modify its environment, not destructive, not idempotent, closed-world.
 
@@ -1891,7 +1911,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
         result = await self._call(
             _info_everything__simulate_research_query,
             {"topic": topic, "ambiguous": ambiguous},
-            {"ambiguous": False},
+            {"ambiguous": _NOT_GIVEN},
         )
         return result.value
 
@@ -1932,15 +1952,18 @@ class AsyncEverythingTools(_AsyncToolsBase):
         return result.value
 
     async def trigger_long_running_operation(
-        self, *, duration: float = 10, steps: float = 5
+        self,
+        *,
+        duration: float | _NotGiven = _NOT_GIVEN,
+        steps: float | _NotGiven = _NOT_GIVEN,
     ) -> _ToolOutput:
         """Trigger Long Running Operation Tool
 
         Demonstrates a long running operation with progress updates.
 
         Args:
-            duration: Duration of the operation in seconds
-            steps: Number of steps in the operation
+            duration: Duration of the operation in seconds (server default: 10)
+            steps: Number of steps in the operation (server default: 5)
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -1949,12 +1972,12 @@ class AsyncEverythingTools(_AsyncToolsBase):
         result = await self._call(
             _info_everything__trigger_long_running_operation,
             {"duration": duration, "steps": steps},
-            {"duration": 10, "steps": 5},
+            {"duration": _NOT_GIVEN, "steps": _NOT_GIVEN},
         )
         return result.value
 
     async def trigger_sampling_request(
-        self, *, prompt: str, max_tokens: float = 100
+        self, *, prompt: str, max_tokens: float | _NotGiven = _NOT_GIVEN
     ) -> _ToolOutput:
         """Trigger Sampling Request Tool
 
@@ -1962,7 +1985,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Args:
             prompt: The prompt to send to the LLM
-            max_tokens: Maximum number of tokens to generate
+            max_tokens: Maximum number of tokens to generate (server default: 100)
 
         Hints: may modify its environment, not destructive, not idempotent, open-world (reaches outside systems).
 
@@ -1971,7 +1994,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
         result = await self._call(
             _info_everything__trigger_sampling_request,
             {"prompt": prompt, "maxTokens": max_tokens},
-            {"maxTokens": 100},
+            {"maxTokens": _NOT_GIVEN},
         )
         return result.value
 
@@ -1979,9 +2002,9 @@ class AsyncEverythingTools(_AsyncToolsBase):
         self,
         *,
         url: str,
-        elicitation_id: str | None = None,
-        error_path: bool = False,
-        message: str = "Please open the link to complete this action.",
+        elicitation_id: str | _NotGiven = _NOT_GIVEN,
+        error_path: bool | _NotGiven = _NOT_GIVEN,
+        message: str | _NotGiven = _NOT_GIVEN,
     ) -> _ToolOutput:
         """Trigger URL Elicitation Tool
 
@@ -1990,8 +2013,8 @@ class AsyncEverythingTools(_AsyncToolsBase):
         Args:
             url: The URL the user should open
             elicitation_id: Optional explicit elicitation ID. Defaults to a random UUID.
-            error_path: Controls which elicitation mechanism is used. When false (default), sends an elicitation/create request (request path). When true, throws a UrlElicitationRequiredError (MCP error code -32042) so the client handles the URL elicitation via the error path rather than waiting for a response. To clear the error, satisfy the prerequisite and retry this call with the same arguments; the retry ignores errorPath and proceeds, so the client does not loop on the same error.
-            message: Message shown to the user before opening the URL
+            error_path: Controls which elicitation mechanism is used. When false (default), sends an elicitation/create request (request path). When true, throws a UrlElicitationRequiredError (MCP error code -32042) so the client handles the URL elicitation via the error path rather than waiting for a response. To clear the error, satisfy the prerequisite and retry this call with the same arguments; the retry ignores errorPath and proceeds, so the client does not loop on the same error. (server default: False)
+            message: Message shown to the user before opening the URL (server default: \"Please open the link to complete this action.\")
 
         Hints: may modify its environment, not destructive, not idempotent, open-world (reaches outside systems).
 
@@ -2006,9 +2029,9 @@ class AsyncEverythingTools(_AsyncToolsBase):
                 "message": message,
             },
             {
-                "elicitationId": None,
-                "errorPath": False,
-                "message": "Please open the link to complete this action.",
+                "elicitationId": _NOT_GIVEN,
+                "errorPath": _NOT_GIVEN,
+                "message": _NOT_GIVEN,
             },
         )
         return result.value
@@ -2036,7 +2059,7 @@ class AsyncEverythingToolsResults(_AsyncToolsBase):
         self,
         *,
         message_type: Literal["error", "success", "debug"],
-        include_image: bool = False,
+        include_image: bool | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
         """Get Annotated Message Tool
 
@@ -2044,7 +2067,7 @@ class AsyncEverythingToolsResults(_AsyncToolsBase):
 
         Args:
             message_type: Type of message to demonstrate different annotation patterns
-            include_image: Whether to include an example image
+            include_image: Whether to include an example image (server default: False)
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -2053,7 +2076,7 @@ class AsyncEverythingToolsResults(_AsyncToolsBase):
         result = await self._call(
             _info_everything__get_annotated_message,
             {"messageType": message_type, "includeImage": include_image},
-            {"includeImage": False},
+            {"includeImage": _NOT_GIVEN},
         )
         return result
 
@@ -2069,32 +2092,40 @@ class AsyncEverythingToolsResults(_AsyncToolsBase):
         result = await self._call(_info_everything__get_env, {}, {})
         return result
 
-    async def get_resource_links(self, *, count: float = 3) -> _ToolResult[_ToolOutput]:
+    async def get_resource_links(
+        self, *, count: float | _NotGiven = _NOT_GIVEN
+    ) -> _ToolResult[_ToolOutput]:
         """Get Resource Links Tool
 
         Returns up to ten resource links that reference different types of resources
 
         Args:
-            count: Number of resource links to return (1-10)
+            count: Number of resource links to return (1-10) (server default: 3)
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
         Wire name: 'get-resource-links'.
         """
         result = await self._call(
-            _info_everything__get_resource_links, {"count": count}, {"count": 3}
+            _info_everything__get_resource_links,
+            {"count": count},
+            {"count": _NOT_GIVEN},
         )
         return result
 
     async def get_resource_reference(
-        self, *, resource_id: float = 1, resource_type: Literal["Text", "Blob"] = "Text"
+        self,
+        *,
+        resource_id: float | _NotGiven = _NOT_GIVEN,
+        resource_type: Literal["Text", "Blob"] | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
         """Get Resource Reference Tool
 
         Returns a resource reference that can be used by MCP clients
 
         Args:
-            resource_id: ID of the text resource to fetch
+            resource_id: ID of the text resource to fetch (server default: 1)
+            resource_type: (server default: \"Text\")
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -2103,7 +2134,7 @@ class AsyncEverythingToolsResults(_AsyncToolsBase):
         result = await self._call(
             _info_everything__get_resource_reference,
             {"resourceId": resource_id, "resourceType": resource_type},
-            {"resourceId": 1, "resourceType": "Text"},
+            {"resourceId": _NOT_GIVEN, "resourceType": _NOT_GIVEN},
         )
         return result
 
@@ -2169,18 +2200,18 @@ class AsyncEverythingToolsResults(_AsyncToolsBase):
     async def gzip_file_as_resource(
         self,
         *,
-        data: str = "https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md",
-        name: str = "README.md.gz",
-        output_type: Literal["resourceLink", "resource"] = "resourceLink",
+        data: str | _NotGiven = _NOT_GIVEN,
+        name: str | _NotGiven = _NOT_GIVEN,
+        output_type: Literal["resourceLink", "resource"] | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
         """GZip File as Resource Tool
 
         Compresses a single file using gzip compression. Depending upon the selected output type, returns either the compressed data as a gzipped resource or a resource link, allowing it to be downloaded in a subsequent request during the current session.
 
         Args:
-            data: URL or data URI of the file content to compress
-            name: Name of the output file
-            output_type: How the resulting gzipped file should be returned. 'resourceLink' returns a link to a resource that can be read later, 'resource' returns a full resource object.
+            data: URL or data URI of the file content to compress (server default: \"https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md\")
+            name: Name of the output file (server default: \"README.md.gz\")
+            output_type: How the resulting gzipped file should be returned. 'resourceLink' returns a link to a resource that can be read later, 'resource' returns a full resource object. (server default: \"resourceLink\")
 
         Hints: may modify its environment, not destructive, idempotent, open-world (reaches outside systems).
 
@@ -2189,16 +2220,12 @@ class AsyncEverythingToolsResults(_AsyncToolsBase):
         result = await self._call(
             _info_everything__gzip_file_as_resource,
             {"data": data, "name": name, "outputType": output_type},
-            {
-                "data": "https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md",
-                "name": "README.md.gz",
-                "outputType": "resourceLink",
-            },
+            {"data": _NOT_GIVEN, "name": _NOT_GIVEN, "outputType": _NOT_GIVEN},
         )
         return result
 
     async def simulate_research_query(
-        self, *, topic: str, ambiguous: bool = False
+        self, *, topic: str, ambiguous: bool | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_ToolOutput]:
         """Simulate Research Query
 
@@ -2206,7 +2233,7 @@ class AsyncEverythingToolsResults(_AsyncToolsBase):
 
         Args:
             topic: The research topic to investigate
-            ambiguous: Simulate an ambiguous query that requires clarification (triggers input_required status)
+            ambiguous: Simulate an ambiguous query that requires clarification (triggers input_required status) (server default: False)
 
         Hints: may modify its environment, not destructive, not idempotent, closed-world.
 
@@ -2215,7 +2242,7 @@ class AsyncEverythingToolsResults(_AsyncToolsBase):
         result = await self._call(
             _info_everything__simulate_research_query,
             {"topic": topic, "ambiguous": ambiguous},
-            {"ambiguous": False},
+            {"ambiguous": _NOT_GIVEN},
         )
         return result
 
@@ -2256,15 +2283,18 @@ class AsyncEverythingToolsResults(_AsyncToolsBase):
         return result
 
     async def trigger_long_running_operation(
-        self, *, duration: float = 10, steps: float = 5
+        self,
+        *,
+        duration: float | _NotGiven = _NOT_GIVEN,
+        steps: float | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
         """Trigger Long Running Operation Tool
 
         Demonstrates a long running operation with progress updates.
 
         Args:
-            duration: Duration of the operation in seconds
-            steps: Number of steps in the operation
+            duration: Duration of the operation in seconds (server default: 10)
+            steps: Number of steps in the operation (server default: 5)
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -2273,12 +2303,12 @@ class AsyncEverythingToolsResults(_AsyncToolsBase):
         result = await self._call(
             _info_everything__trigger_long_running_operation,
             {"duration": duration, "steps": steps},
-            {"duration": 10, "steps": 5},
+            {"duration": _NOT_GIVEN, "steps": _NOT_GIVEN},
         )
         return result
 
     async def trigger_sampling_request(
-        self, *, prompt: str, max_tokens: float = 100
+        self, *, prompt: str, max_tokens: float | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_ToolOutput]:
         """Trigger Sampling Request Tool
 
@@ -2286,7 +2316,7 @@ class AsyncEverythingToolsResults(_AsyncToolsBase):
 
         Args:
             prompt: The prompt to send to the LLM
-            max_tokens: Maximum number of tokens to generate
+            max_tokens: Maximum number of tokens to generate (server default: 100)
 
         Hints: may modify its environment, not destructive, not idempotent, open-world (reaches outside systems).
 
@@ -2295,7 +2325,7 @@ class AsyncEverythingToolsResults(_AsyncToolsBase):
         result = await self._call(
             _info_everything__trigger_sampling_request,
             {"prompt": prompt, "maxTokens": max_tokens},
-            {"maxTokens": 100},
+            {"maxTokens": _NOT_GIVEN},
         )
         return result
 
@@ -2303,9 +2333,9 @@ class AsyncEverythingToolsResults(_AsyncToolsBase):
         self,
         *,
         url: str,
-        elicitation_id: str | None = None,
-        error_path: bool = False,
-        message: str = "Please open the link to complete this action.",
+        elicitation_id: str | _NotGiven = _NOT_GIVEN,
+        error_path: bool | _NotGiven = _NOT_GIVEN,
+        message: str | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
         """Trigger URL Elicitation Tool
 
@@ -2314,8 +2344,8 @@ class AsyncEverythingToolsResults(_AsyncToolsBase):
         Args:
             url: The URL the user should open
             elicitation_id: Optional explicit elicitation ID. Defaults to a random UUID.
-            error_path: Controls which elicitation mechanism is used. When false (default), sends an elicitation/create request (request path). When true, throws a UrlElicitationRequiredError (MCP error code -32042) so the client handles the URL elicitation via the error path rather than waiting for a response. To clear the error, satisfy the prerequisite and retry this call with the same arguments; the retry ignores errorPath and proceeds, so the client does not loop on the same error.
-            message: Message shown to the user before opening the URL
+            error_path: Controls which elicitation mechanism is used. When false (default), sends an elicitation/create request (request path). When true, throws a UrlElicitationRequiredError (MCP error code -32042) so the client handles the URL elicitation via the error path rather than waiting for a response. To clear the error, satisfy the prerequisite and retry this call with the same arguments; the retry ignores errorPath and proceeds, so the client does not loop on the same error. (server default: False)
+            message: Message shown to the user before opening the URL (server default: \"Please open the link to complete this action.\")
 
         Hints: may modify its environment, not destructive, not idempotent, open-world (reaches outside systems).
 
@@ -2330,9 +2360,9 @@ class AsyncEverythingToolsResults(_AsyncToolsBase):
                 "message": message,
             },
             {
-                "elicitationId": None,
-                "errorPath": False,
-                "message": "Please open the link to complete this action.",
+                "elicitationId": _NOT_GIVEN,
+                "errorPath": _NOT_GIVEN,
+                "message": _NOT_GIVEN,
             },
         )
         return result
@@ -2350,9 +2380,9 @@ class FetchTools(_ToolsBase):
         self,
         *,
         url: str,
-        max_length: int = 5000,
-        raw: bool = False,
-        start_index: int = 0,
+        max_length: int | _NotGiven = _NOT_GIVEN,
+        raw: bool | _NotGiven = _NOT_GIVEN,
+        start_index: int | _NotGiven = _NOT_GIVEN,
     ) -> _ToolOutput:
         """Fetches a URL from the internet and optionally extracts its contents as markdown.
 
@@ -2360,9 +2390,9 @@ class FetchTools(_ToolsBase):
 
         Args:
             url: URL to fetch
-            max_length: Maximum number of characters to return.
-            raw: Get the actual HTML content of the requested page, without simplification.
-            start_index: On return output starting at this character index, useful if a previous fetch was truncated and more context is required.
+            max_length: Maximum number of characters to return. (server default: 5000)
+            raw: Get the actual HTML content of the requested page, without simplification. (server default: False)
+            start_index: On return output starting at this character index, useful if a previous fetch was truncated and more context is required. (server default: 0)
 
         Hints: read-only, not destructive, idempotent, open-world (reaches outside systems).
 
@@ -2376,7 +2406,7 @@ class FetchTools(_ToolsBase):
                 "raw": raw,
                 "start_index": start_index,
             },
-            {"max_length": 5000, "raw": False, "start_index": 0},
+            {"max_length": _NOT_GIVEN, "raw": _NOT_GIVEN, "start_index": _NOT_GIVEN},
         )
         return result.value
 
@@ -2388,9 +2418,9 @@ class FetchToolsResults(_ToolsBase):
         self,
         *,
         url: str,
-        max_length: int = 5000,
-        raw: bool = False,
-        start_index: int = 0,
+        max_length: int | _NotGiven = _NOT_GIVEN,
+        raw: bool | _NotGiven = _NOT_GIVEN,
+        start_index: int | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
         """Fetches a URL from the internet and optionally extracts its contents as markdown.
 
@@ -2398,9 +2428,9 @@ class FetchToolsResults(_ToolsBase):
 
         Args:
             url: URL to fetch
-            max_length: Maximum number of characters to return.
-            raw: Get the actual HTML content of the requested page, without simplification.
-            start_index: On return output starting at this character index, useful if a previous fetch was truncated and more context is required.
+            max_length: Maximum number of characters to return. (server default: 5000)
+            raw: Get the actual HTML content of the requested page, without simplification. (server default: False)
+            start_index: On return output starting at this character index, useful if a previous fetch was truncated and more context is required. (server default: 0)
 
         Hints: read-only, not destructive, idempotent, open-world (reaches outside systems).
 
@@ -2414,7 +2444,7 @@ class FetchToolsResults(_ToolsBase):
                 "raw": raw,
                 "start_index": start_index,
             },
-            {"max_length": 5000, "raw": False, "start_index": 0},
+            {"max_length": _NOT_GIVEN, "raw": _NOT_GIVEN, "start_index": _NOT_GIVEN},
         )
         return result
 
@@ -2431,9 +2461,9 @@ class AsyncFetchTools(_AsyncToolsBase):
         self,
         *,
         url: str,
-        max_length: int = 5000,
-        raw: bool = False,
-        start_index: int = 0,
+        max_length: int | _NotGiven = _NOT_GIVEN,
+        raw: bool | _NotGiven = _NOT_GIVEN,
+        start_index: int | _NotGiven = _NOT_GIVEN,
     ) -> _ToolOutput:
         """Fetches a URL from the internet and optionally extracts its contents as markdown.
 
@@ -2441,9 +2471,9 @@ class AsyncFetchTools(_AsyncToolsBase):
 
         Args:
             url: URL to fetch
-            max_length: Maximum number of characters to return.
-            raw: Get the actual HTML content of the requested page, without simplification.
-            start_index: On return output starting at this character index, useful if a previous fetch was truncated and more context is required.
+            max_length: Maximum number of characters to return. (server default: 5000)
+            raw: Get the actual HTML content of the requested page, without simplification. (server default: False)
+            start_index: On return output starting at this character index, useful if a previous fetch was truncated and more context is required. (server default: 0)
 
         Hints: read-only, not destructive, idempotent, open-world (reaches outside systems).
 
@@ -2457,7 +2487,7 @@ class AsyncFetchTools(_AsyncToolsBase):
                 "raw": raw,
                 "start_index": start_index,
             },
-            {"max_length": 5000, "raw": False, "start_index": 0},
+            {"max_length": _NOT_GIVEN, "raw": _NOT_GIVEN, "start_index": _NOT_GIVEN},
         )
         return result.value
 
@@ -2469,9 +2499,9 @@ class AsyncFetchToolsResults(_AsyncToolsBase):
         self,
         *,
         url: str,
-        max_length: int = 5000,
-        raw: bool = False,
-        start_index: int = 0,
+        max_length: int | _NotGiven = _NOT_GIVEN,
+        raw: bool | _NotGiven = _NOT_GIVEN,
+        start_index: int | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
         """Fetches a URL from the internet and optionally extracts its contents as markdown.
 
@@ -2479,9 +2509,9 @@ class AsyncFetchToolsResults(_AsyncToolsBase):
 
         Args:
             url: URL to fetch
-            max_length: Maximum number of characters to return.
-            raw: Get the actual HTML content of the requested page, without simplification.
-            start_index: On return output starting at this character index, useful if a previous fetch was truncated and more context is required.
+            max_length: Maximum number of characters to return. (server default: 5000)
+            raw: Get the actual HTML content of the requested page, without simplification. (server default: False)
+            start_index: On return output starting at this character index, useful if a previous fetch was truncated and more context is required. (server default: 0)
 
         Hints: read-only, not destructive, idempotent, open-world (reaches outside systems).
 
@@ -2495,7 +2525,7 @@ class AsyncFetchToolsResults(_AsyncToolsBase):
                 "raw": raw,
                 "start_index": start_index,
             },
-            {"max_length": 5000, "raw": False, "start_index": 0},
+            {"max_length": _NOT_GIVEN, "raw": _NOT_GIVEN, "start_index": _NOT_GIVEN},
         )
         return result
 
@@ -2521,7 +2551,7 @@ class FilesystemTools(_ToolsBase):
         return result.value
 
     def directory_tree(
-        self, *, path: str, exclude_patterns: list[str] | None = None
+        self, *, path: str, exclude_patterns: list[str] | _NotGiven = _NOT_GIVEN
     ) -> _o.FilesystemDirectoryTreeOutput:
         """Directory Tree
 
@@ -2534,7 +2564,7 @@ class FilesystemTools(_ToolsBase):
         result = self._call(
             _info_filesystem__directory_tree,
             {"path": path, "excludePatterns": exclude_patterns},
-            {"excludePatterns": None},
+            {"excludePatterns": _NOT_GIVEN},
         )
         return result.value
 
@@ -2543,14 +2573,14 @@ class FilesystemTools(_ToolsBase):
         *,
         edits: list[_i.FilesystemEditFileInputEdit],
         path: str,
-        dry_run: bool = False,
+        dry_run: bool | _NotGiven = _NOT_GIVEN,
     ) -> _o.FilesystemEditFileOutput:
         """Edit File
 
         Make line-based edits to a text file. Each edit replaces exact line sequences with new content. Returns a git-style diff showing the changes made. Only works within allowed directories.
 
         Args:
-            dry_run: Preview changes using git-style diff format
+            dry_run: Preview changes using git-style diff format (server default: False)
 
         Hints: may modify its environment, may be destructive, not idempotent, closed-world.
 
@@ -2559,7 +2589,7 @@ class FilesystemTools(_ToolsBase):
         result = self._call(
             _info_filesystem__edit_file,
             {"edits": edits, "path": path, "dryRun": dry_run},
-            {"dryRun": False},
+            {"dryRun": _NOT_GIVEN},
         )
         return result.value
 
@@ -2600,14 +2630,14 @@ class FilesystemTools(_ToolsBase):
         return result.value
 
     def list_directory_with_sizes(
-        self, *, path: str, sort_by: Literal["name", "size"] = "name"
+        self, *, path: str, sort_by: Literal["name", "size"] | _NotGiven = _NOT_GIVEN
     ) -> _o.FilesystemListDirectoryWithSizesOutput:
         """List Directory with Sizes
 
         Get a detailed listing of all files and directories in a specified path, including sizes. Results clearly distinguish between files and directories with [FILE] and [DIR] prefixes. This tool is useful for understanding directory structure and finding specific files within a directory. Only works within allowed directories.
 
         Args:
-            sort_by: Sort entries by name or size
+            sort_by: Sort entries by name or size (server default: \"name\")
 
         Hints: read-only, closed-world.
 
@@ -2616,7 +2646,7 @@ class FilesystemTools(_ToolsBase):
         result = self._call(
             _info_filesystem__list_directory_with_sizes,
             {"path": path, "sortBy": sort_by},
-            {"sortBy": "name"},
+            {"sortBy": _NOT_GIVEN},
         )
         return result.value
 
@@ -2639,7 +2669,11 @@ class FilesystemTools(_ToolsBase):
         return result.value
 
     def read_file(
-        self, *, path: str, head: float | None = None, tail: float | None = None
+        self,
+        *,
+        path: str,
+        head: float | _NotGiven = _NOT_GIVEN,
+        tail: float | _NotGiven = _NOT_GIVEN,
     ) -> _o.FilesystemReadFileOutput:
         """Read File (Deprecated)
 
@@ -2656,7 +2690,7 @@ class FilesystemTools(_ToolsBase):
         result = self._call(
             _info_filesystem__read_file,
             {"path": path, "head": head, "tail": tail},
-            {"head": None, "tail": None},
+            {"head": _NOT_GIVEN, "tail": _NOT_GIVEN},
         )
         return result.value
 
@@ -2690,7 +2724,11 @@ class FilesystemTools(_ToolsBase):
         return result.value
 
     def read_text_file(
-        self, *, path: str, head: float | None = None, tail: float | None = None
+        self,
+        *,
+        path: str,
+        head: float | _NotGiven = _NOT_GIVEN,
+        tail: float | _NotGiven = _NOT_GIVEN,
     ) -> _o.FilesystemReadTextFileOutput:
         """Read Text File
 
@@ -2707,12 +2745,16 @@ class FilesystemTools(_ToolsBase):
         result = self._call(
             _info_filesystem__read_text_file,
             {"path": path, "head": head, "tail": tail},
-            {"head": None, "tail": None},
+            {"head": _NOT_GIVEN, "tail": _NOT_GIVEN},
         )
         return result.value
 
     def search_files(
-        self, *, path: str, pattern: str, exclude_patterns: list[str] | None = None
+        self,
+        *,
+        path: str,
+        pattern: str,
+        exclude_patterns: list[str] | _NotGiven = _NOT_GIVEN,
     ) -> _o.FilesystemSearchFilesOutput:
         """Search Files
 
@@ -2725,7 +2767,7 @@ class FilesystemTools(_ToolsBase):
         result = self._call(
             _info_filesystem__search_files,
             {"path": path, "pattern": pattern, "excludePatterns": exclude_patterns},
-            {"excludePatterns": None},
+            {"excludePatterns": _NOT_GIVEN},
         )
         return result.value
 
@@ -2762,7 +2804,7 @@ class FilesystemToolsResults(_ToolsBase):
         return result
 
     def directory_tree(
-        self, *, path: str, exclude_patterns: list[str] | None = None
+        self, *, path: str, exclude_patterns: list[str] | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_o.FilesystemDirectoryTreeOutput]:
         """Directory Tree
 
@@ -2775,7 +2817,7 @@ class FilesystemToolsResults(_ToolsBase):
         result = self._call(
             _info_filesystem__directory_tree,
             {"path": path, "excludePatterns": exclude_patterns},
-            {"excludePatterns": None},
+            {"excludePatterns": _NOT_GIVEN},
         )
         return result
 
@@ -2784,14 +2826,14 @@ class FilesystemToolsResults(_ToolsBase):
         *,
         edits: list[_i.FilesystemEditFileInputEdit],
         path: str,
-        dry_run: bool = False,
+        dry_run: bool | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_o.FilesystemEditFileOutput]:
         """Edit File
 
         Make line-based edits to a text file. Each edit replaces exact line sequences with new content. Returns a git-style diff showing the changes made. Only works within allowed directories.
 
         Args:
-            dry_run: Preview changes using git-style diff format
+            dry_run: Preview changes using git-style diff format (server default: False)
 
         Hints: may modify its environment, may be destructive, not idempotent, closed-world.
 
@@ -2800,7 +2842,7 @@ class FilesystemToolsResults(_ToolsBase):
         result = self._call(
             _info_filesystem__edit_file,
             {"edits": edits, "path": path, "dryRun": dry_run},
-            {"dryRun": False},
+            {"dryRun": _NOT_GIVEN},
         )
         return result
 
@@ -2847,14 +2889,14 @@ class FilesystemToolsResults(_ToolsBase):
         return result
 
     def list_directory_with_sizes(
-        self, *, path: str, sort_by: Literal["name", "size"] = "name"
+        self, *, path: str, sort_by: Literal["name", "size"] | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_o.FilesystemListDirectoryWithSizesOutput]:
         """List Directory with Sizes
 
         Get a detailed listing of all files and directories in a specified path, including sizes. Results clearly distinguish between files and directories with [FILE] and [DIR] prefixes. This tool is useful for understanding directory structure and finding specific files within a directory. Only works within allowed directories.
 
         Args:
-            sort_by: Sort entries by name or size
+            sort_by: Sort entries by name or size (server default: \"name\")
 
         Hints: read-only, closed-world.
 
@@ -2863,7 +2905,7 @@ class FilesystemToolsResults(_ToolsBase):
         result = self._call(
             _info_filesystem__list_directory_with_sizes,
             {"path": path, "sortBy": sort_by},
-            {"sortBy": "name"},
+            {"sortBy": _NOT_GIVEN},
         )
         return result
 
@@ -2886,7 +2928,11 @@ class FilesystemToolsResults(_ToolsBase):
         return result
 
     def read_file(
-        self, *, path: str, head: float | None = None, tail: float | None = None
+        self,
+        *,
+        path: str,
+        head: float | _NotGiven = _NOT_GIVEN,
+        tail: float | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_o.FilesystemReadFileOutput]:
         """Read File (Deprecated)
 
@@ -2903,7 +2949,7 @@ class FilesystemToolsResults(_ToolsBase):
         result = self._call(
             _info_filesystem__read_file,
             {"path": path, "head": head, "tail": tail},
-            {"head": None, "tail": None},
+            {"head": _NOT_GIVEN, "tail": _NOT_GIVEN},
         )
         return result
 
@@ -2939,7 +2985,11 @@ class FilesystemToolsResults(_ToolsBase):
         return result
 
     def read_text_file(
-        self, *, path: str, head: float | None = None, tail: float | None = None
+        self,
+        *,
+        path: str,
+        head: float | _NotGiven = _NOT_GIVEN,
+        tail: float | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_o.FilesystemReadTextFileOutput]:
         """Read Text File
 
@@ -2956,12 +3006,16 @@ class FilesystemToolsResults(_ToolsBase):
         result = self._call(
             _info_filesystem__read_text_file,
             {"path": path, "head": head, "tail": tail},
-            {"head": None, "tail": None},
+            {"head": _NOT_GIVEN, "tail": _NOT_GIVEN},
         )
         return result
 
     def search_files(
-        self, *, path: str, pattern: str, exclude_patterns: list[str] | None = None
+        self,
+        *,
+        path: str,
+        pattern: str,
+        exclude_patterns: list[str] | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_o.FilesystemSearchFilesOutput]:
         """Search Files
 
@@ -2974,7 +3028,7 @@ class FilesystemToolsResults(_ToolsBase):
         result = self._call(
             _info_filesystem__search_files,
             {"path": path, "pattern": pattern, "excludePatterns": exclude_patterns},
-            {"excludePatterns": None},
+            {"excludePatterns": _NOT_GIVEN},
         )
         return result
 
@@ -3020,7 +3074,7 @@ class AsyncFilesystemTools(_AsyncToolsBase):
         return result.value
 
     async def directory_tree(
-        self, *, path: str, exclude_patterns: list[str] | None = None
+        self, *, path: str, exclude_patterns: list[str] | _NotGiven = _NOT_GIVEN
     ) -> _o.FilesystemDirectoryTreeOutput:
         """Directory Tree
 
@@ -3033,7 +3087,7 @@ class AsyncFilesystemTools(_AsyncToolsBase):
         result = await self._call(
             _info_filesystem__directory_tree,
             {"path": path, "excludePatterns": exclude_patterns},
-            {"excludePatterns": None},
+            {"excludePatterns": _NOT_GIVEN},
         )
         return result.value
 
@@ -3042,14 +3096,14 @@ class AsyncFilesystemTools(_AsyncToolsBase):
         *,
         edits: list[_i.FilesystemEditFileInputEdit],
         path: str,
-        dry_run: bool = False,
+        dry_run: bool | _NotGiven = _NOT_GIVEN,
     ) -> _o.FilesystemEditFileOutput:
         """Edit File
 
         Make line-based edits to a text file. Each edit replaces exact line sequences with new content. Returns a git-style diff showing the changes made. Only works within allowed directories.
 
         Args:
-            dry_run: Preview changes using git-style diff format
+            dry_run: Preview changes using git-style diff format (server default: False)
 
         Hints: may modify its environment, may be destructive, not idempotent, closed-world.
 
@@ -3058,7 +3112,7 @@ class AsyncFilesystemTools(_AsyncToolsBase):
         result = await self._call(
             _info_filesystem__edit_file,
             {"edits": edits, "path": path, "dryRun": dry_run},
-            {"dryRun": False},
+            {"dryRun": _NOT_GIVEN},
         )
         return result.value
 
@@ -3101,14 +3155,14 @@ class AsyncFilesystemTools(_AsyncToolsBase):
         return result.value
 
     async def list_directory_with_sizes(
-        self, *, path: str, sort_by: Literal["name", "size"] = "name"
+        self, *, path: str, sort_by: Literal["name", "size"] | _NotGiven = _NOT_GIVEN
     ) -> _o.FilesystemListDirectoryWithSizesOutput:
         """List Directory with Sizes
 
         Get a detailed listing of all files and directories in a specified path, including sizes. Results clearly distinguish between files and directories with [FILE] and [DIR] prefixes. This tool is useful for understanding directory structure and finding specific files within a directory. Only works within allowed directories.
 
         Args:
-            sort_by: Sort entries by name or size
+            sort_by: Sort entries by name or size (server default: \"name\")
 
         Hints: read-only, closed-world.
 
@@ -3117,7 +3171,7 @@ class AsyncFilesystemTools(_AsyncToolsBase):
         result = await self._call(
             _info_filesystem__list_directory_with_sizes,
             {"path": path, "sortBy": sort_by},
-            {"sortBy": "name"},
+            {"sortBy": _NOT_GIVEN},
         )
         return result.value
 
@@ -3140,7 +3194,11 @@ class AsyncFilesystemTools(_AsyncToolsBase):
         return result.value
 
     async def read_file(
-        self, *, path: str, head: float | None = None, tail: float | None = None
+        self,
+        *,
+        path: str,
+        head: float | _NotGiven = _NOT_GIVEN,
+        tail: float | _NotGiven = _NOT_GIVEN,
     ) -> _o.FilesystemReadFileOutput:
         """Read File (Deprecated)
 
@@ -3157,7 +3215,7 @@ class AsyncFilesystemTools(_AsyncToolsBase):
         result = await self._call(
             _info_filesystem__read_file,
             {"path": path, "head": head, "tail": tail},
-            {"head": None, "tail": None},
+            {"head": _NOT_GIVEN, "tail": _NOT_GIVEN},
         )
         return result.value
 
@@ -3193,7 +3251,11 @@ class AsyncFilesystemTools(_AsyncToolsBase):
         return result.value
 
     async def read_text_file(
-        self, *, path: str, head: float | None = None, tail: float | None = None
+        self,
+        *,
+        path: str,
+        head: float | _NotGiven = _NOT_GIVEN,
+        tail: float | _NotGiven = _NOT_GIVEN,
     ) -> _o.FilesystemReadTextFileOutput:
         """Read Text File
 
@@ -3210,12 +3272,16 @@ class AsyncFilesystemTools(_AsyncToolsBase):
         result = await self._call(
             _info_filesystem__read_text_file,
             {"path": path, "head": head, "tail": tail},
-            {"head": None, "tail": None},
+            {"head": _NOT_GIVEN, "tail": _NOT_GIVEN},
         )
         return result.value
 
     async def search_files(
-        self, *, path: str, pattern: str, exclude_patterns: list[str] | None = None
+        self,
+        *,
+        path: str,
+        pattern: str,
+        exclude_patterns: list[str] | _NotGiven = _NOT_GIVEN,
     ) -> _o.FilesystemSearchFilesOutput:
         """Search Files
 
@@ -3228,7 +3294,7 @@ class AsyncFilesystemTools(_AsyncToolsBase):
         result = await self._call(
             _info_filesystem__search_files,
             {"path": path, "pattern": pattern, "excludePatterns": exclude_patterns},
-            {"excludePatterns": None},
+            {"excludePatterns": _NOT_GIVEN},
         )
         return result.value
 
@@ -3269,7 +3335,7 @@ class AsyncFilesystemToolsResults(_AsyncToolsBase):
         return result
 
     async def directory_tree(
-        self, *, path: str, exclude_patterns: list[str] | None = None
+        self, *, path: str, exclude_patterns: list[str] | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_o.FilesystemDirectoryTreeOutput]:
         """Directory Tree
 
@@ -3282,7 +3348,7 @@ class AsyncFilesystemToolsResults(_AsyncToolsBase):
         result = await self._call(
             _info_filesystem__directory_tree,
             {"path": path, "excludePatterns": exclude_patterns},
-            {"excludePatterns": None},
+            {"excludePatterns": _NOT_GIVEN},
         )
         return result
 
@@ -3291,14 +3357,14 @@ class AsyncFilesystemToolsResults(_AsyncToolsBase):
         *,
         edits: list[_i.FilesystemEditFileInputEdit],
         path: str,
-        dry_run: bool = False,
+        dry_run: bool | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_o.FilesystemEditFileOutput]:
         """Edit File
 
         Make line-based edits to a text file. Each edit replaces exact line sequences with new content. Returns a git-style diff showing the changes made. Only works within allowed directories.
 
         Args:
-            dry_run: Preview changes using git-style diff format
+            dry_run: Preview changes using git-style diff format (server default: False)
 
         Hints: may modify its environment, may be destructive, not idempotent, closed-world.
 
@@ -3307,7 +3373,7 @@ class AsyncFilesystemToolsResults(_AsyncToolsBase):
         result = await self._call(
             _info_filesystem__edit_file,
             {"edits": edits, "path": path, "dryRun": dry_run},
-            {"dryRun": False},
+            {"dryRun": _NOT_GIVEN},
         )
         return result
 
@@ -3354,14 +3420,14 @@ class AsyncFilesystemToolsResults(_AsyncToolsBase):
         return result
 
     async def list_directory_with_sizes(
-        self, *, path: str, sort_by: Literal["name", "size"] = "name"
+        self, *, path: str, sort_by: Literal["name", "size"] | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_o.FilesystemListDirectoryWithSizesOutput]:
         """List Directory with Sizes
 
         Get a detailed listing of all files and directories in a specified path, including sizes. Results clearly distinguish between files and directories with [FILE] and [DIR] prefixes. This tool is useful for understanding directory structure and finding specific files within a directory. Only works within allowed directories.
 
         Args:
-            sort_by: Sort entries by name or size
+            sort_by: Sort entries by name or size (server default: \"name\")
 
         Hints: read-only, closed-world.
 
@@ -3370,7 +3436,7 @@ class AsyncFilesystemToolsResults(_AsyncToolsBase):
         result = await self._call(
             _info_filesystem__list_directory_with_sizes,
             {"path": path, "sortBy": sort_by},
-            {"sortBy": "name"},
+            {"sortBy": _NOT_GIVEN},
         )
         return result
 
@@ -3393,7 +3459,11 @@ class AsyncFilesystemToolsResults(_AsyncToolsBase):
         return result
 
     async def read_file(
-        self, *, path: str, head: float | None = None, tail: float | None = None
+        self,
+        *,
+        path: str,
+        head: float | _NotGiven = _NOT_GIVEN,
+        tail: float | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_o.FilesystemReadFileOutput]:
         """Read File (Deprecated)
 
@@ -3410,7 +3480,7 @@ class AsyncFilesystemToolsResults(_AsyncToolsBase):
         result = await self._call(
             _info_filesystem__read_file,
             {"path": path, "head": head, "tail": tail},
-            {"head": None, "tail": None},
+            {"head": _NOT_GIVEN, "tail": _NOT_GIVEN},
         )
         return result
 
@@ -3448,7 +3518,11 @@ class AsyncFilesystemToolsResults(_AsyncToolsBase):
         return result
 
     async def read_text_file(
-        self, *, path: str, head: float | None = None, tail: float | None = None
+        self,
+        *,
+        path: str,
+        head: float | _NotGiven = _NOT_GIVEN,
+        tail: float | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_o.FilesystemReadTextFileOutput]:
         """Read Text File
 
@@ -3465,12 +3539,16 @@ class AsyncFilesystemToolsResults(_AsyncToolsBase):
         result = await self._call(
             _info_filesystem__read_text_file,
             {"path": path, "head": head, "tail": tail},
-            {"head": None, "tail": None},
+            {"head": _NOT_GIVEN, "tail": _NOT_GIVEN},
         )
         return result
 
     async def search_files(
-        self, *, path: str, pattern: str, exclude_patterns: list[str] | None = None
+        self,
+        *,
+        path: str,
+        pattern: str,
+        exclude_patterns: list[str] | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_o.FilesystemSearchFilesOutput]:
         """Search Files
 
@@ -3483,7 +3561,7 @@ class AsyncFilesystemToolsResults(_AsyncToolsBase):
         result = await self._call(
             _info_filesystem__search_files,
             {"path": path, "pattern": pattern, "excludePatterns": exclude_patterns},
-            {"excludePatterns": None},
+            {"excludePatterns": _NOT_GIVEN},
         )
         return result
 
@@ -3529,8 +3607,8 @@ class GitTools(_ToolsBase):
         *,
         branch_type: str,
         repo_path: str,
-        contains: str | None = None,
-        not_contains: str | None = None,
+        contains: str | None | _NotGiven = _NOT_GIVEN,
+        not_contains: str | None | _NotGiven = _NOT_GIVEN,
     ) -> _ToolOutput:
         """List Git branches
 
@@ -3552,7 +3630,7 @@ class GitTools(_ToolsBase):
                 "contains": contains,
                 "not_contains": not_contains,
             },
-            {"contains": None, "not_contains": None},
+            {"contains": _NOT_GIVEN, "not_contains": _NOT_GIVEN},
         )
         return result.value
 
@@ -3583,7 +3661,11 @@ class GitTools(_ToolsBase):
         return result.value
 
     def git_create_branch(
-        self, *, branch_name: str, repo_path: str, base_branch: str | None = None
+        self,
+        *,
+        branch_name: str,
+        repo_path: str,
+        base_branch: str | None | _NotGiven = _NOT_GIVEN,
     ) -> _ToolOutput:
         """Creates a new branch from an optional base branch
 
@@ -3598,14 +3680,21 @@ class GitTools(_ToolsBase):
                 "repo_path": repo_path,
                 "base_branch": base_branch,
             },
-            {"base_branch": None},
+            {"base_branch": _NOT_GIVEN},
         )
         return result.value
 
     def git_diff(
-        self, *, repo_path: str, target: str, context_lines: int = 3
+        self,
+        *,
+        repo_path: str,
+        target: str,
+        context_lines: int | _NotGiven = _NOT_GIVEN,
     ) -> _ToolOutput:
         """Shows differences between branches or commits
+
+        Args:
+            context_lines: (server default: 3)
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -3614,12 +3703,17 @@ class GitTools(_ToolsBase):
         result = self._call(
             _info_git__git_diff,
             {"repo_path": repo_path, "target": target, "context_lines": context_lines},
-            {"context_lines": 3},
+            {"context_lines": _NOT_GIVEN},
         )
         return result.value
 
-    def git_diff_staged(self, *, repo_path: str, context_lines: int = 3) -> _ToolOutput:
+    def git_diff_staged(
+        self, *, repo_path: str, context_lines: int | _NotGiven = _NOT_GIVEN
+    ) -> _ToolOutput:
         """Shows changes that are staged for commit
+
+        Args:
+            context_lines: (server default: 3)
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -3628,14 +3722,17 @@ class GitTools(_ToolsBase):
         result = self._call(
             _info_git__git_diff_staged,
             {"repo_path": repo_path, "context_lines": context_lines},
-            {"context_lines": 3},
+            {"context_lines": _NOT_GIVEN},
         )
         return result.value
 
     def git_diff_unstaged(
-        self, *, repo_path: str, context_lines: int = 3
+        self, *, repo_path: str, context_lines: int | _NotGiven = _NOT_GIVEN
     ) -> _ToolOutput:
         """Shows changes in the working directory that are not yet staged
+
+        Args:
+            context_lines: (server default: 3)
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -3644,7 +3741,7 @@ class GitTools(_ToolsBase):
         result = self._call(
             _info_git__git_diff_unstaged,
             {"repo_path": repo_path, "context_lines": context_lines},
-            {"context_lines": 3},
+            {"context_lines": _NOT_GIVEN},
         )
         return result.value
 
@@ -3652,14 +3749,15 @@ class GitTools(_ToolsBase):
         self,
         *,
         repo_path: str,
-        end_timestamp: str | None = None,
-        max_count: int = 10,
-        start_timestamp: str | None = None,
+        end_timestamp: str | None | _NotGiven = _NOT_GIVEN,
+        max_count: int | _NotGiven = _NOT_GIVEN,
+        start_timestamp: str | None | _NotGiven = _NOT_GIVEN,
     ) -> _ToolOutput:
         """Shows the commit logs
 
         Args:
             end_timestamp: End timestamp for filtering commits. Accepts: ISO 8601 format (e.g., '2024-01-15T14:30:25'), relative dates (e.g., '2 weeks ago', 'yesterday'), or absolute dates (e.g., '2024-01-15', 'Jan 15 2024')
+            max_count: (server default: 10)
             start_timestamp: Start timestamp for filtering commits. Accepts: ISO 8601 format (e.g., '2024-01-15T14:30:25'), relative dates (e.g., '2 weeks ago', 'yesterday'), or absolute dates (e.g., '2024-01-15', 'Jan 15 2024')
 
         Hints: read-only, not destructive, idempotent, closed-world.
@@ -3674,7 +3772,11 @@ class GitTools(_ToolsBase):
                 "max_count": max_count,
                 "start_timestamp": start_timestamp,
             },
-            {"end_timestamp": None, "max_count": 10, "start_timestamp": None},
+            {
+                "end_timestamp": _NOT_GIVEN,
+                "max_count": _NOT_GIVEN,
+                "start_timestamp": _NOT_GIVEN,
+            },
         )
         return result.value
 
@@ -3731,8 +3833,8 @@ class GitToolsResults(_ToolsBase):
         *,
         branch_type: str,
         repo_path: str,
-        contains: str | None = None,
-        not_contains: str | None = None,
+        contains: str | None | _NotGiven = _NOT_GIVEN,
+        not_contains: str | None | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
         """List Git branches
 
@@ -3754,7 +3856,7 @@ class GitToolsResults(_ToolsBase):
                 "contains": contains,
                 "not_contains": not_contains,
             },
-            {"contains": None, "not_contains": None},
+            {"contains": _NOT_GIVEN, "not_contains": _NOT_GIVEN},
         )
         return result
 
@@ -3787,7 +3889,11 @@ class GitToolsResults(_ToolsBase):
         return result
 
     def git_create_branch(
-        self, *, branch_name: str, repo_path: str, base_branch: str | None = None
+        self,
+        *,
+        branch_name: str,
+        repo_path: str,
+        base_branch: str | None | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
         """Creates a new branch from an optional base branch
 
@@ -3802,14 +3908,21 @@ class GitToolsResults(_ToolsBase):
                 "repo_path": repo_path,
                 "base_branch": base_branch,
             },
-            {"base_branch": None},
+            {"base_branch": _NOT_GIVEN},
         )
         return result
 
     def git_diff(
-        self, *, repo_path: str, target: str, context_lines: int = 3
+        self,
+        *,
+        repo_path: str,
+        target: str,
+        context_lines: int | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
         """Shows differences between branches or commits
+
+        Args:
+            context_lines: (server default: 3)
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -3818,14 +3931,17 @@ class GitToolsResults(_ToolsBase):
         result = self._call(
             _info_git__git_diff,
             {"repo_path": repo_path, "target": target, "context_lines": context_lines},
-            {"context_lines": 3},
+            {"context_lines": _NOT_GIVEN},
         )
         return result
 
     def git_diff_staged(
-        self, *, repo_path: str, context_lines: int = 3
+        self, *, repo_path: str, context_lines: int | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_ToolOutput]:
         """Shows changes that are staged for commit
+
+        Args:
+            context_lines: (server default: 3)
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -3834,14 +3950,17 @@ class GitToolsResults(_ToolsBase):
         result = self._call(
             _info_git__git_diff_staged,
             {"repo_path": repo_path, "context_lines": context_lines},
-            {"context_lines": 3},
+            {"context_lines": _NOT_GIVEN},
         )
         return result
 
     def git_diff_unstaged(
-        self, *, repo_path: str, context_lines: int = 3
+        self, *, repo_path: str, context_lines: int | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_ToolOutput]:
         """Shows changes in the working directory that are not yet staged
+
+        Args:
+            context_lines: (server default: 3)
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -3850,7 +3969,7 @@ class GitToolsResults(_ToolsBase):
         result = self._call(
             _info_git__git_diff_unstaged,
             {"repo_path": repo_path, "context_lines": context_lines},
-            {"context_lines": 3},
+            {"context_lines": _NOT_GIVEN},
         )
         return result
 
@@ -3858,14 +3977,15 @@ class GitToolsResults(_ToolsBase):
         self,
         *,
         repo_path: str,
-        end_timestamp: str | None = None,
-        max_count: int = 10,
-        start_timestamp: str | None = None,
+        end_timestamp: str | None | _NotGiven = _NOT_GIVEN,
+        max_count: int | _NotGiven = _NOT_GIVEN,
+        start_timestamp: str | None | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
         """Shows the commit logs
 
         Args:
             end_timestamp: End timestamp for filtering commits. Accepts: ISO 8601 format (e.g., '2024-01-15T14:30:25'), relative dates (e.g., '2 weeks ago', 'yesterday'), or absolute dates (e.g., '2024-01-15', 'Jan 15 2024')
+            max_count: (server default: 10)
             start_timestamp: Start timestamp for filtering commits. Accepts: ISO 8601 format (e.g., '2024-01-15T14:30:25'), relative dates (e.g., '2 weeks ago', 'yesterday'), or absolute dates (e.g., '2024-01-15', 'Jan 15 2024')
 
         Hints: read-only, not destructive, idempotent, closed-world.
@@ -3880,7 +4000,11 @@ class GitToolsResults(_ToolsBase):
                 "max_count": max_count,
                 "start_timestamp": start_timestamp,
             },
-            {"end_timestamp": None, "max_count": 10, "start_timestamp": None},
+            {
+                "end_timestamp": _NOT_GIVEN,
+                "max_count": _NOT_GIVEN,
+                "start_timestamp": _NOT_GIVEN,
+            },
         )
         return result
 
@@ -3942,8 +4066,8 @@ class AsyncGitTools(_AsyncToolsBase):
         *,
         branch_type: str,
         repo_path: str,
-        contains: str | None = None,
-        not_contains: str | None = None,
+        contains: str | None | _NotGiven = _NOT_GIVEN,
+        not_contains: str | None | _NotGiven = _NOT_GIVEN,
     ) -> _ToolOutput:
         """List Git branches
 
@@ -3965,7 +4089,7 @@ class AsyncGitTools(_AsyncToolsBase):
                 "contains": contains,
                 "not_contains": not_contains,
             },
-            {"contains": None, "not_contains": None},
+            {"contains": _NOT_GIVEN, "not_contains": _NOT_GIVEN},
         )
         return result.value
 
@@ -3996,7 +4120,11 @@ class AsyncGitTools(_AsyncToolsBase):
         return result.value
 
     async def git_create_branch(
-        self, *, branch_name: str, repo_path: str, base_branch: str | None = None
+        self,
+        *,
+        branch_name: str,
+        repo_path: str,
+        base_branch: str | None | _NotGiven = _NOT_GIVEN,
     ) -> _ToolOutput:
         """Creates a new branch from an optional base branch
 
@@ -4011,14 +4139,21 @@ class AsyncGitTools(_AsyncToolsBase):
                 "repo_path": repo_path,
                 "base_branch": base_branch,
             },
-            {"base_branch": None},
+            {"base_branch": _NOT_GIVEN},
         )
         return result.value
 
     async def git_diff(
-        self, *, repo_path: str, target: str, context_lines: int = 3
+        self,
+        *,
+        repo_path: str,
+        target: str,
+        context_lines: int | _NotGiven = _NOT_GIVEN,
     ) -> _ToolOutput:
         """Shows differences between branches or commits
+
+        Args:
+            context_lines: (server default: 3)
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -4027,14 +4162,17 @@ class AsyncGitTools(_AsyncToolsBase):
         result = await self._call(
             _info_git__git_diff,
             {"repo_path": repo_path, "target": target, "context_lines": context_lines},
-            {"context_lines": 3},
+            {"context_lines": _NOT_GIVEN},
         )
         return result.value
 
     async def git_diff_staged(
-        self, *, repo_path: str, context_lines: int = 3
+        self, *, repo_path: str, context_lines: int | _NotGiven = _NOT_GIVEN
     ) -> _ToolOutput:
         """Shows changes that are staged for commit
+
+        Args:
+            context_lines: (server default: 3)
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -4043,14 +4181,17 @@ class AsyncGitTools(_AsyncToolsBase):
         result = await self._call(
             _info_git__git_diff_staged,
             {"repo_path": repo_path, "context_lines": context_lines},
-            {"context_lines": 3},
+            {"context_lines": _NOT_GIVEN},
         )
         return result.value
 
     async def git_diff_unstaged(
-        self, *, repo_path: str, context_lines: int = 3
+        self, *, repo_path: str, context_lines: int | _NotGiven = _NOT_GIVEN
     ) -> _ToolOutput:
         """Shows changes in the working directory that are not yet staged
+
+        Args:
+            context_lines: (server default: 3)
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -4059,7 +4200,7 @@ class AsyncGitTools(_AsyncToolsBase):
         result = await self._call(
             _info_git__git_diff_unstaged,
             {"repo_path": repo_path, "context_lines": context_lines},
-            {"context_lines": 3},
+            {"context_lines": _NOT_GIVEN},
         )
         return result.value
 
@@ -4067,14 +4208,15 @@ class AsyncGitTools(_AsyncToolsBase):
         self,
         *,
         repo_path: str,
-        end_timestamp: str | None = None,
-        max_count: int = 10,
-        start_timestamp: str | None = None,
+        end_timestamp: str | None | _NotGiven = _NOT_GIVEN,
+        max_count: int | _NotGiven = _NOT_GIVEN,
+        start_timestamp: str | None | _NotGiven = _NOT_GIVEN,
     ) -> _ToolOutput:
         """Shows the commit logs
 
         Args:
             end_timestamp: End timestamp for filtering commits. Accepts: ISO 8601 format (e.g., '2024-01-15T14:30:25'), relative dates (e.g., '2 weeks ago', 'yesterday'), or absolute dates (e.g., '2024-01-15', 'Jan 15 2024')
+            max_count: (server default: 10)
             start_timestamp: Start timestamp for filtering commits. Accepts: ISO 8601 format (e.g., '2024-01-15T14:30:25'), relative dates (e.g., '2 weeks ago', 'yesterday'), or absolute dates (e.g., '2024-01-15', 'Jan 15 2024')
 
         Hints: read-only, not destructive, idempotent, closed-world.
@@ -4089,7 +4231,11 @@ class AsyncGitTools(_AsyncToolsBase):
                 "max_count": max_count,
                 "start_timestamp": start_timestamp,
             },
-            {"end_timestamp": None, "max_count": 10, "start_timestamp": None},
+            {
+                "end_timestamp": _NOT_GIVEN,
+                "max_count": _NOT_GIVEN,
+                "start_timestamp": _NOT_GIVEN,
+            },
         )
         return result.value
 
@@ -4148,8 +4294,8 @@ class AsyncGitToolsResults(_AsyncToolsBase):
         *,
         branch_type: str,
         repo_path: str,
-        contains: str | None = None,
-        not_contains: str | None = None,
+        contains: str | None | _NotGiven = _NOT_GIVEN,
+        not_contains: str | None | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
         """List Git branches
 
@@ -4171,7 +4317,7 @@ class AsyncGitToolsResults(_AsyncToolsBase):
                 "contains": contains,
                 "not_contains": not_contains,
             },
-            {"contains": None, "not_contains": None},
+            {"contains": _NOT_GIVEN, "not_contains": _NOT_GIVEN},
         )
         return result
 
@@ -4206,7 +4352,11 @@ class AsyncGitToolsResults(_AsyncToolsBase):
         return result
 
     async def git_create_branch(
-        self, *, branch_name: str, repo_path: str, base_branch: str | None = None
+        self,
+        *,
+        branch_name: str,
+        repo_path: str,
+        base_branch: str | None | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
         """Creates a new branch from an optional base branch
 
@@ -4221,14 +4371,21 @@ class AsyncGitToolsResults(_AsyncToolsBase):
                 "repo_path": repo_path,
                 "base_branch": base_branch,
             },
-            {"base_branch": None},
+            {"base_branch": _NOT_GIVEN},
         )
         return result
 
     async def git_diff(
-        self, *, repo_path: str, target: str, context_lines: int = 3
+        self,
+        *,
+        repo_path: str,
+        target: str,
+        context_lines: int | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
         """Shows differences between branches or commits
+
+        Args:
+            context_lines: (server default: 3)
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -4237,14 +4394,17 @@ class AsyncGitToolsResults(_AsyncToolsBase):
         result = await self._call(
             _info_git__git_diff,
             {"repo_path": repo_path, "target": target, "context_lines": context_lines},
-            {"context_lines": 3},
+            {"context_lines": _NOT_GIVEN},
         )
         return result
 
     async def git_diff_staged(
-        self, *, repo_path: str, context_lines: int = 3
+        self, *, repo_path: str, context_lines: int | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_ToolOutput]:
         """Shows changes that are staged for commit
+
+        Args:
+            context_lines: (server default: 3)
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -4253,14 +4413,17 @@ class AsyncGitToolsResults(_AsyncToolsBase):
         result = await self._call(
             _info_git__git_diff_staged,
             {"repo_path": repo_path, "context_lines": context_lines},
-            {"context_lines": 3},
+            {"context_lines": _NOT_GIVEN},
         )
         return result
 
     async def git_diff_unstaged(
-        self, *, repo_path: str, context_lines: int = 3
+        self, *, repo_path: str, context_lines: int | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_ToolOutput]:
         """Shows changes in the working directory that are not yet staged
+
+        Args:
+            context_lines: (server default: 3)
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -4269,7 +4432,7 @@ class AsyncGitToolsResults(_AsyncToolsBase):
         result = await self._call(
             _info_git__git_diff_unstaged,
             {"repo_path": repo_path, "context_lines": context_lines},
-            {"context_lines": 3},
+            {"context_lines": _NOT_GIVEN},
         )
         return result
 
@@ -4277,14 +4440,15 @@ class AsyncGitToolsResults(_AsyncToolsBase):
         self,
         *,
         repo_path: str,
-        end_timestamp: str | None = None,
-        max_count: int = 10,
-        start_timestamp: str | None = None,
+        end_timestamp: str | None | _NotGiven = _NOT_GIVEN,
+        max_count: int | _NotGiven = _NOT_GIVEN,
+        start_timestamp: str | None | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
         """Shows the commit logs
 
         Args:
             end_timestamp: End timestamp for filtering commits. Accepts: ISO 8601 format (e.g., '2024-01-15T14:30:25'), relative dates (e.g., '2 weeks ago', 'yesterday'), or absolute dates (e.g., '2024-01-15', 'Jan 15 2024')
+            max_count: (server default: 10)
             start_timestamp: Start timestamp for filtering commits. Accepts: ISO 8601 format (e.g., '2024-01-15T14:30:25'), relative dates (e.g., '2 weeks ago', 'yesterday'), or absolute dates (e.g., '2024-01-15', 'Jan 15 2024')
 
         Hints: read-only, not destructive, idempotent, closed-world.
@@ -4299,7 +4463,11 @@ class AsyncGitToolsResults(_AsyncToolsBase):
                 "max_count": max_count,
                 "start_timestamp": start_timestamp,
             },
-            {"end_timestamp": None, "max_count": 10, "start_timestamp": None},
+            {
+                "end_timestamp": _NOT_GIVEN,
+                "max_count": _NOT_GIVEN,
+                "start_timestamp": _NOT_GIVEN,
+            },
         )
         return result
 

@@ -11,7 +11,9 @@ A generated ``Tools`` class subclasses :class:`ToolsBase` (``AsyncTools`` subcla
 :class:`AsyncToolsBase`). Each typed method builds the wire arguments and calls
 ``self._call(INFO, arguments, omit)``, which
 
-1. drops the optional arguments the caller did not pass (their values equal the omit marker),
+1. drops the optional arguments the caller did not pass (their value is :data:`NOT_GIVEN`, the
+   default of every optional parameter; ``None`` is a value, sent as JSON ``null``, and the
+   parameter's type allows it only where the schema allows null),
 2. asks ``confirm`` first when the tool is destructive and that option is set,
 3. calls ``provider.call_tool(tool_name, arguments)`` (or ``acall_tool``), forwarding a call
    option only when the callable that finally receives it declares it or takes ``**kwargs``,
@@ -25,13 +27,27 @@ A generated ``Tools`` class subclasses :class:`ToolsBase` (``AsyncTools`` subcla
 
 from __future__ import annotations
 
+import enum
 import importlib
 import inspect
 import json
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Generic, Literal, Protocol, Self, TypeAlias, TypedDict, TypeVar, Unpack, cast
+from typing import (
+    Annotated,
+    Any,
+    Final,
+    Generic,
+    Literal,
+    Protocol,
+    Self,
+    TypeAlias,
+    TypedDict,
+    TypeVar,
+    Unpack,
+    cast,
+)
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, RootModel, Tag, TypeAdapter, ValidationError
 
@@ -50,6 +66,8 @@ __all__ = [
     "ImageContent",
     "InputRequest",
     "MAX_INPUT_ROUNDS",
+    "NOT_GIVEN",
+    "NotGiven",
     "PACKAGE_OPTION_NAMES",
     "ResourceLink",
     "RootsRequest",
@@ -916,6 +934,24 @@ def decode_inferred(info: ToolInfo[T], envelope: dict[str, Any]) -> ToolResult[T
 # --------------------------------------------------------------------------------------------
 # Argument omission
 # --------------------------------------------------------------------------------------------
+
+
+class NotGiven(enum.Enum):
+    """The type of :data:`NOT_GIVEN`, the default of every optional parameter: "not passed", so
+    the argument is left out and the server's default applies. ``None`` is a value like any other,
+    sent as JSON ``null``; a parameter's type includes ``None`` only where its schema allows null,
+    so a type checker rejects ``None`` where the server would. (Stainless's ``NOT_GIVEN``,
+    openapi-python-client's ``UNSET``.) An enum of one member, so ``x is NOT_GIVEN`` narrows."""
+
+    NOT_GIVEN = "NOT_GIVEN"
+
+    def __repr__(self) -> str:
+        return "NOT_GIVEN"
+
+
+#: The value of an optional argument that was not passed; it is never sent.
+NOT_GIVEN: Final = NotGiven.NOT_GIVEN
+
 
 
 def _same(value: object, marker: object) -> bool:

@@ -11,6 +11,8 @@ from typing import Literal
 
 from ._runtime import AsyncToolsBase as _AsyncToolsBase
 from ._runtime import CallOptions as _CallOptions
+from ._runtime import NOT_GIVEN as _NOT_GIVEN
+from ._runtime import NotGiven as _NotGiven
 from ._runtime import SupportsAsyncCallTool as _SupportsAsyncCallTool
 from ._runtime import SupportsCallTool as _SupportsCallTool
 from ._runtime import ToolInfo as _ToolInfo
@@ -602,7 +604,7 @@ class CitiesTools(_ToolsBase):
         return CitiesToolsResults(self._provider, self._options)
 
     def list_cities(
-        self, *, country: str | None = None
+        self, *, country: str | _NotGiven = _NOT_GIVEN
     ) -> _o.CitiesListCitiesOutput | _ToolOutput:
         """List known cities, optionally of one country, as JSON text (no output schema).
 
@@ -617,7 +619,7 @@ class CitiesTools(_ToolsBase):
         Wire name: 'list_cities'.
         """
         result = self._call(
-            _info_cities__list_cities, {"country": country}, {"country": None}
+            _info_cities__list_cities, {"country": country}, {"country": _NOT_GIVEN}
         )
         return result.value
 
@@ -626,7 +628,7 @@ class CitiesToolsResults(_ToolsBase):
     """Tools returning the whole ToolResult of the 'cities' source."""
 
     def list_cities(
-        self, *, country: str | None = None
+        self, *, country: str | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_o.CitiesListCitiesOutput | _ToolOutput]:
         """List known cities, optionally of one country, as JSON text (no output schema).
 
@@ -641,7 +643,7 @@ class CitiesToolsResults(_ToolsBase):
         Wire name: 'list_cities'.
         """
         result = self._call(
-            _info_cities__list_cities, {"country": country}, {"country": None}
+            _info_cities__list_cities, {"country": country}, {"country": _NOT_GIVEN}
         )
         return result
 
@@ -655,7 +657,7 @@ class AsyncCitiesTools(_AsyncToolsBase):
         return AsyncCitiesToolsResults(self._provider, self._options)
 
     async def list_cities(
-        self, *, country: str | None = None
+        self, *, country: str | _NotGiven = _NOT_GIVEN
     ) -> _o.CitiesListCitiesOutput | _ToolOutput:
         """List known cities, optionally of one country, as JSON text (no output schema).
 
@@ -670,7 +672,7 @@ class AsyncCitiesTools(_AsyncToolsBase):
         Wire name: 'list_cities'.
         """
         result = await self._call(
-            _info_cities__list_cities, {"country": country}, {"country": None}
+            _info_cities__list_cities, {"country": country}, {"country": _NOT_GIVEN}
         )
         return result.value
 
@@ -679,7 +681,7 @@ class AsyncCitiesToolsResults(_AsyncToolsBase):
     """Async tools returning the whole ToolResult of the 'cities' source."""
 
     async def list_cities(
-        self, *, country: str | None = None
+        self, *, country: str | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_o.CitiesListCitiesOutput | _ToolOutput]:
         """List known cities, optionally of one country, as JSON text (no output schema).
 
@@ -694,7 +696,7 @@ class AsyncCitiesToolsResults(_AsyncToolsBase):
         Wire name: 'list_cities'.
         """
         result = await self._call(
-            _info_cities__list_cities, {"country": country}, {"country": None}
+            _info_cities__list_cities, {"country": country}, {"country": _NOT_GIVEN}
         )
         return result
 
@@ -728,7 +730,7 @@ class EverythingTools(_ToolsBase):
         self,
         *,
         message_type: Literal["error", "success", "debug"],
-        include_image: bool = False,
+        include_image: bool | _NotGiven = _NOT_GIVEN,
     ) -> _ToolOutput:
         """Get Annotated Message Tool
 
@@ -736,7 +738,7 @@ class EverythingTools(_ToolsBase):
 
         Args:
             message_type: Type of message to demonstrate different annotation patterns
-            include_image: Whether to include an example image
+            include_image: Whether to include an example image (server default: False)
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -745,7 +747,7 @@ class EverythingTools(_ToolsBase):
         result = self._call(
             _info_everything__get_annotated_message,
             {"messageType": message_type, "includeImage": include_image},
-            {"includeImage": False},
+            {"includeImage": _NOT_GIVEN},
         )
         return result.value
 
@@ -761,32 +763,40 @@ class EverythingTools(_ToolsBase):
         result = self._call(_info_everything__get_env, {}, {})
         return result.value
 
-    def get_resource_links(self, *, count: float = 3) -> _ToolOutput:
+    def get_resource_links(
+        self, *, count: float | _NotGiven = _NOT_GIVEN
+    ) -> _ToolOutput:
         """Get Resource Links Tool
 
         Returns up to ten resource links that reference different types of resources
 
         Args:
-            count: Number of resource links to return (1-10)
+            count: Number of resource links to return (1-10) (server default: 3)
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
         Wire name: 'get-resource-links'.
         """
         result = self._call(
-            _info_everything__get_resource_links, {"count": count}, {"count": 3}
+            _info_everything__get_resource_links,
+            {"count": count},
+            {"count": _NOT_GIVEN},
         )
         return result.value
 
     def get_resource_reference(
-        self, *, resource_id: float = 1, resource_type: Literal["Text", "Blob"] = "Text"
+        self,
+        *,
+        resource_id: float | _NotGiven = _NOT_GIVEN,
+        resource_type: Literal["Text", "Blob"] | _NotGiven = _NOT_GIVEN,
     ) -> _ToolOutput:
         """Get Resource Reference Tool
 
         Returns a resource reference that can be used by MCP clients
 
         Args:
-            resource_id: ID of the text resource to fetch
+            resource_id: ID of the text resource to fetch (server default: 1)
+            resource_type: (server default: \"Text\")
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -795,7 +805,7 @@ class EverythingTools(_ToolsBase):
         result = self._call(
             _info_everything__get_resource_reference,
             {"resourceId": resource_id, "resourceType": resource_type},
-            {"resourceId": 1, "resourceType": "Text"},
+            {"resourceId": _NOT_GIVEN, "resourceType": _NOT_GIVEN},
         )
         return result.value
 
@@ -865,18 +875,18 @@ class EverythingTools(_ToolsBase):
     def gzip_file_as_resource(
         self,
         *,
-        data: str = "https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md",
-        name: str = "README.md.gz",
-        output_type: Literal["resourceLink", "resource"] = "resourceLink",
+        data: str | _NotGiven = _NOT_GIVEN,
+        name: str | _NotGiven = _NOT_GIVEN,
+        output_type: Literal["resourceLink", "resource"] | _NotGiven = _NOT_GIVEN,
     ) -> _ToolOutput:
         """GZip File as Resource Tool
 
         Compresses a single file using gzip compression. Depending upon the selected output type, returns either the compressed data as a gzipped resource or a resource link, allowing it to be downloaded in a subsequent request during the current session.
 
         Args:
-            data: URL or data URI of the file content to compress
-            name: Name of the output file
-            output_type: How the resulting gzipped file should be returned. 'resourceLink' returns a link to a resource that can be read later, 'resource' returns a full resource object.
+            data: URL or data URI of the file content to compress (server default: \"https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md\")
+            name: Name of the output file (server default: \"README.md.gz\")
+            output_type: How the resulting gzipped file should be returned. 'resourceLink' returns a link to a resource that can be read later, 'resource' returns a full resource object. (server default: \"resourceLink\")
 
         Hints: may modify its environment, not destructive, idempotent, open-world (reaches outside systems).
 
@@ -885,16 +895,12 @@ class EverythingTools(_ToolsBase):
         result = self._call(
             _info_everything__gzip_file_as_resource,
             {"data": data, "name": name, "outputType": output_type},
-            {
-                "data": "https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md",
-                "name": "README.md.gz",
-                "outputType": "resourceLink",
-            },
+            {"data": _NOT_GIVEN, "name": _NOT_GIVEN, "outputType": _NOT_GIVEN},
         )
         return result.value
 
     def simulate_research_query(
-        self, *, topic: str, ambiguous: bool = False
+        self, *, topic: str, ambiguous: bool | _NotGiven = _NOT_GIVEN
     ) -> _ToolOutput:
         """Simulate Research Query
 
@@ -902,7 +908,7 @@ class EverythingTools(_ToolsBase):
 
         Args:
             topic: The research topic to investigate
-            ambiguous: Simulate an ambiguous query that requires clarification (triggers input_required status)
+            ambiguous: Simulate an ambiguous query that requires clarification (triggers input_required status) (server default: False)
 
         Hints: may modify its environment, not destructive, not idempotent, closed-world.
 
@@ -911,7 +917,7 @@ class EverythingTools(_ToolsBase):
         result = self._call(
             _info_everything__simulate_research_query,
             {"topic": topic, "ambiguous": ambiguous},
-            {"ambiguous": False},
+            {"ambiguous": _NOT_GIVEN},
         )
         return result.value
 
@@ -952,15 +958,18 @@ class EverythingTools(_ToolsBase):
         return result.value
 
     def trigger_long_running_operation(
-        self, *, duration: float = 10, steps: float = 5
+        self,
+        *,
+        duration: float | _NotGiven = _NOT_GIVEN,
+        steps: float | _NotGiven = _NOT_GIVEN,
     ) -> str:
         """Trigger Long Running Operation Tool
 
         Demonstrates a long running operation with progress updates.
 
         Args:
-            duration: Duration of the operation in seconds
-            steps: Number of steps in the operation
+            duration: Duration of the operation in seconds (server default: 10)
+            steps: Number of steps in the operation (server default: 5)
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -971,18 +980,20 @@ class EverythingTools(_ToolsBase):
         result = self._call(
             _info_everything__trigger_long_running_operation,
             {"duration": duration, "steps": steps},
-            {"duration": 10, "steps": 5},
+            {"duration": _NOT_GIVEN, "steps": _NOT_GIVEN},
         )
         return result.value
 
-    def trigger_sampling_request(self, *, prompt: str, max_tokens: float = 100) -> str:
+    def trigger_sampling_request(
+        self, *, prompt: str, max_tokens: float | _NotGiven = _NOT_GIVEN
+    ) -> str:
         """Trigger Sampling Request Tool
 
         Trigger a Request from the Server for LLM Sampling
 
         Args:
             prompt: The prompt to send to the LLM
-            max_tokens: Maximum number of tokens to generate
+            max_tokens: Maximum number of tokens to generate (server default: 100)
 
         Hints: may modify its environment, not destructive, not idempotent, open-world (reaches outside systems).
 
@@ -993,7 +1004,7 @@ class EverythingTools(_ToolsBase):
         result = self._call(
             _info_everything__trigger_sampling_request,
             {"prompt": prompt, "maxTokens": max_tokens},
-            {"maxTokens": 100},
+            {"maxTokens": _NOT_GIVEN},
         )
         return result.value
 
@@ -1001,9 +1012,9 @@ class EverythingTools(_ToolsBase):
         self,
         *,
         url: str,
-        elicitation_id: str | None = None,
-        error_path: bool = False,
-        message: str = "Please open the link to complete this action.",
+        elicitation_id: str | _NotGiven = _NOT_GIVEN,
+        error_path: bool | _NotGiven = _NOT_GIVEN,
+        message: str | _NotGiven = _NOT_GIVEN,
     ) -> _ToolOutput:
         """Trigger URL Elicitation Tool
 
@@ -1012,8 +1023,8 @@ class EverythingTools(_ToolsBase):
         Args:
             url: The URL the user should open
             elicitation_id: Optional explicit elicitation ID. Defaults to a random UUID.
-            error_path: Controls which elicitation mechanism is used. When false (default), sends an elicitation/create request (request path). When true, throws a UrlElicitationRequiredError (MCP error code -32042) so the client handles the URL elicitation via the error path rather than waiting for a response. To clear the error, satisfy the prerequisite and retry this call with the same arguments; the retry ignores errorPath and proceeds, so the client does not loop on the same error.
-            message: Message shown to the user before opening the URL
+            error_path: Controls which elicitation mechanism is used. When false (default), sends an elicitation/create request (request path). When true, throws a UrlElicitationRequiredError (MCP error code -32042) so the client handles the URL elicitation via the error path rather than waiting for a response. To clear the error, satisfy the prerequisite and retry this call with the same arguments; the retry ignores errorPath and proceeds, so the client does not loop on the same error. (server default: False)
+            message: Message shown to the user before opening the URL (server default: \"Please open the link to complete this action.\")
 
         Hints: may modify its environment, not destructive, not idempotent, open-world (reaches outside systems).
 
@@ -1028,9 +1039,9 @@ class EverythingTools(_ToolsBase):
                 "message": message,
             },
             {
-                "elicitationId": None,
-                "errorPath": False,
-                "message": "Please open the link to complete this action.",
+                "elicitationId": _NOT_GIVEN,
+                "errorPath": _NOT_GIVEN,
+                "message": _NOT_GIVEN,
             },
         )
         return result.value
@@ -1060,7 +1071,7 @@ class EverythingToolsResults(_ToolsBase):
         self,
         *,
         message_type: Literal["error", "success", "debug"],
-        include_image: bool = False,
+        include_image: bool | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
         """Get Annotated Message Tool
 
@@ -1068,7 +1079,7 @@ class EverythingToolsResults(_ToolsBase):
 
         Args:
             message_type: Type of message to demonstrate different annotation patterns
-            include_image: Whether to include an example image
+            include_image: Whether to include an example image (server default: False)
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -1077,7 +1088,7 @@ class EverythingToolsResults(_ToolsBase):
         result = self._call(
             _info_everything__get_annotated_message,
             {"messageType": message_type, "includeImage": include_image},
-            {"includeImage": False},
+            {"includeImage": _NOT_GIVEN},
         )
         return result
 
@@ -1093,32 +1104,40 @@ class EverythingToolsResults(_ToolsBase):
         result = self._call(_info_everything__get_env, {}, {})
         return result
 
-    def get_resource_links(self, *, count: float = 3) -> _ToolResult[_ToolOutput]:
+    def get_resource_links(
+        self, *, count: float | _NotGiven = _NOT_GIVEN
+    ) -> _ToolResult[_ToolOutput]:
         """Get Resource Links Tool
 
         Returns up to ten resource links that reference different types of resources
 
         Args:
-            count: Number of resource links to return (1-10)
+            count: Number of resource links to return (1-10) (server default: 3)
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
         Wire name: 'get-resource-links'.
         """
         result = self._call(
-            _info_everything__get_resource_links, {"count": count}, {"count": 3}
+            _info_everything__get_resource_links,
+            {"count": count},
+            {"count": _NOT_GIVEN},
         )
         return result
 
     def get_resource_reference(
-        self, *, resource_id: float = 1, resource_type: Literal["Text", "Blob"] = "Text"
+        self,
+        *,
+        resource_id: float | _NotGiven = _NOT_GIVEN,
+        resource_type: Literal["Text", "Blob"] | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
         """Get Resource Reference Tool
 
         Returns a resource reference that can be used by MCP clients
 
         Args:
-            resource_id: ID of the text resource to fetch
+            resource_id: ID of the text resource to fetch (server default: 1)
+            resource_type: (server default: \"Text\")
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -1127,7 +1146,7 @@ class EverythingToolsResults(_ToolsBase):
         result = self._call(
             _info_everything__get_resource_reference,
             {"resourceId": resource_id, "resourceType": resource_type},
-            {"resourceId": 1, "resourceType": "Text"},
+            {"resourceId": _NOT_GIVEN, "resourceType": _NOT_GIVEN},
         )
         return result
 
@@ -1197,18 +1216,18 @@ class EverythingToolsResults(_ToolsBase):
     def gzip_file_as_resource(
         self,
         *,
-        data: str = "https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md",
-        name: str = "README.md.gz",
-        output_type: Literal["resourceLink", "resource"] = "resourceLink",
+        data: str | _NotGiven = _NOT_GIVEN,
+        name: str | _NotGiven = _NOT_GIVEN,
+        output_type: Literal["resourceLink", "resource"] | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
         """GZip File as Resource Tool
 
         Compresses a single file using gzip compression. Depending upon the selected output type, returns either the compressed data as a gzipped resource or a resource link, allowing it to be downloaded in a subsequent request during the current session.
 
         Args:
-            data: URL or data URI of the file content to compress
-            name: Name of the output file
-            output_type: How the resulting gzipped file should be returned. 'resourceLink' returns a link to a resource that can be read later, 'resource' returns a full resource object.
+            data: URL or data URI of the file content to compress (server default: \"https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md\")
+            name: Name of the output file (server default: \"README.md.gz\")
+            output_type: How the resulting gzipped file should be returned. 'resourceLink' returns a link to a resource that can be read later, 'resource' returns a full resource object. (server default: \"resourceLink\")
 
         Hints: may modify its environment, not destructive, idempotent, open-world (reaches outside systems).
 
@@ -1217,16 +1236,12 @@ class EverythingToolsResults(_ToolsBase):
         result = self._call(
             _info_everything__gzip_file_as_resource,
             {"data": data, "name": name, "outputType": output_type},
-            {
-                "data": "https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md",
-                "name": "README.md.gz",
-                "outputType": "resourceLink",
-            },
+            {"data": _NOT_GIVEN, "name": _NOT_GIVEN, "outputType": _NOT_GIVEN},
         )
         return result
 
     def simulate_research_query(
-        self, *, topic: str, ambiguous: bool = False
+        self, *, topic: str, ambiguous: bool | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_ToolOutput]:
         """Simulate Research Query
 
@@ -1234,7 +1249,7 @@ class EverythingToolsResults(_ToolsBase):
 
         Args:
             topic: The research topic to investigate
-            ambiguous: Simulate an ambiguous query that requires clarification (triggers input_required status)
+            ambiguous: Simulate an ambiguous query that requires clarification (triggers input_required status) (server default: False)
 
         Hints: may modify its environment, not destructive, not idempotent, closed-world.
 
@@ -1243,7 +1258,7 @@ class EverythingToolsResults(_ToolsBase):
         result = self._call(
             _info_everything__simulate_research_query,
             {"topic": topic, "ambiguous": ambiguous},
-            {"ambiguous": False},
+            {"ambiguous": _NOT_GIVEN},
         )
         return result
 
@@ -1284,15 +1299,18 @@ class EverythingToolsResults(_ToolsBase):
         return result
 
     def trigger_long_running_operation(
-        self, *, duration: float = 10, steps: float = 5
+        self,
+        *,
+        duration: float | _NotGiven = _NOT_GIVEN,
+        steps: float | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[str]:
         """Trigger Long Running Operation Tool
 
         Demonstrates a long running operation with progress updates.
 
         Args:
-            duration: Duration of the operation in seconds
-            steps: Number of steps in the operation
+            duration: Duration of the operation in seconds (server default: 10)
+            steps: Number of steps in the operation (server default: 5)
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -1303,12 +1321,12 @@ class EverythingToolsResults(_ToolsBase):
         result = self._call(
             _info_everything__trigger_long_running_operation,
             {"duration": duration, "steps": steps},
-            {"duration": 10, "steps": 5},
+            {"duration": _NOT_GIVEN, "steps": _NOT_GIVEN},
         )
         return result
 
     def trigger_sampling_request(
-        self, *, prompt: str, max_tokens: float = 100
+        self, *, prompt: str, max_tokens: float | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[str]:
         """Trigger Sampling Request Tool
 
@@ -1316,7 +1334,7 @@ class EverythingToolsResults(_ToolsBase):
 
         Args:
             prompt: The prompt to send to the LLM
-            max_tokens: Maximum number of tokens to generate
+            max_tokens: Maximum number of tokens to generate (server default: 100)
 
         Hints: may modify its environment, not destructive, not idempotent, open-world (reaches outside systems).
 
@@ -1327,7 +1345,7 @@ class EverythingToolsResults(_ToolsBase):
         result = self._call(
             _info_everything__trigger_sampling_request,
             {"prompt": prompt, "maxTokens": max_tokens},
-            {"maxTokens": 100},
+            {"maxTokens": _NOT_GIVEN},
         )
         return result
 
@@ -1335,9 +1353,9 @@ class EverythingToolsResults(_ToolsBase):
         self,
         *,
         url: str,
-        elicitation_id: str | None = None,
-        error_path: bool = False,
-        message: str = "Please open the link to complete this action.",
+        elicitation_id: str | _NotGiven = _NOT_GIVEN,
+        error_path: bool | _NotGiven = _NOT_GIVEN,
+        message: str | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
         """Trigger URL Elicitation Tool
 
@@ -1346,8 +1364,8 @@ class EverythingToolsResults(_ToolsBase):
         Args:
             url: The URL the user should open
             elicitation_id: Optional explicit elicitation ID. Defaults to a random UUID.
-            error_path: Controls which elicitation mechanism is used. When false (default), sends an elicitation/create request (request path). When true, throws a UrlElicitationRequiredError (MCP error code -32042) so the client handles the URL elicitation via the error path rather than waiting for a response. To clear the error, satisfy the prerequisite and retry this call with the same arguments; the retry ignores errorPath and proceeds, so the client does not loop on the same error.
-            message: Message shown to the user before opening the URL
+            error_path: Controls which elicitation mechanism is used. When false (default), sends an elicitation/create request (request path). When true, throws a UrlElicitationRequiredError (MCP error code -32042) so the client handles the URL elicitation via the error path rather than waiting for a response. To clear the error, satisfy the prerequisite and retry this call with the same arguments; the retry ignores errorPath and proceeds, so the client does not loop on the same error. (server default: False)
+            message: Message shown to the user before opening the URL (server default: \"Please open the link to complete this action.\")
 
         Hints: may modify its environment, not destructive, not idempotent, open-world (reaches outside systems).
 
@@ -1362,9 +1380,9 @@ class EverythingToolsResults(_ToolsBase):
                 "message": message,
             },
             {
-                "elicitationId": None,
-                "errorPath": False,
-                "message": "Please open the link to complete this action.",
+                "elicitationId": _NOT_GIVEN,
+                "errorPath": _NOT_GIVEN,
+                "message": _NOT_GIVEN,
             },
         )
         return result
@@ -1399,7 +1417,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
         self,
         *,
         message_type: Literal["error", "success", "debug"],
-        include_image: bool = False,
+        include_image: bool | _NotGiven = _NOT_GIVEN,
     ) -> _ToolOutput:
         """Get Annotated Message Tool
 
@@ -1407,7 +1425,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Args:
             message_type: Type of message to demonstrate different annotation patterns
-            include_image: Whether to include an example image
+            include_image: Whether to include an example image (server default: False)
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -1416,7 +1434,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
         result = await self._call(
             _info_everything__get_annotated_message,
             {"messageType": message_type, "includeImage": include_image},
-            {"includeImage": False},
+            {"includeImage": _NOT_GIVEN},
         )
         return result.value
 
@@ -1432,32 +1450,40 @@ class AsyncEverythingTools(_AsyncToolsBase):
         result = await self._call(_info_everything__get_env, {}, {})
         return result.value
 
-    async def get_resource_links(self, *, count: float = 3) -> _ToolOutput:
+    async def get_resource_links(
+        self, *, count: float | _NotGiven = _NOT_GIVEN
+    ) -> _ToolOutput:
         """Get Resource Links Tool
 
         Returns up to ten resource links that reference different types of resources
 
         Args:
-            count: Number of resource links to return (1-10)
+            count: Number of resource links to return (1-10) (server default: 3)
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
         Wire name: 'get-resource-links'.
         """
         result = await self._call(
-            _info_everything__get_resource_links, {"count": count}, {"count": 3}
+            _info_everything__get_resource_links,
+            {"count": count},
+            {"count": _NOT_GIVEN},
         )
         return result.value
 
     async def get_resource_reference(
-        self, *, resource_id: float = 1, resource_type: Literal["Text", "Blob"] = "Text"
+        self,
+        *,
+        resource_id: float | _NotGiven = _NOT_GIVEN,
+        resource_type: Literal["Text", "Blob"] | _NotGiven = _NOT_GIVEN,
     ) -> _ToolOutput:
         """Get Resource Reference Tool
 
         Returns a resource reference that can be used by MCP clients
 
         Args:
-            resource_id: ID of the text resource to fetch
+            resource_id: ID of the text resource to fetch (server default: 1)
+            resource_type: (server default: \"Text\")
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -1466,7 +1492,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
         result = await self._call(
             _info_everything__get_resource_reference,
             {"resourceId": resource_id, "resourceType": resource_type},
-            {"resourceId": 1, "resourceType": "Text"},
+            {"resourceId": _NOT_GIVEN, "resourceType": _NOT_GIVEN},
         )
         return result.value
 
@@ -1536,18 +1562,18 @@ class AsyncEverythingTools(_AsyncToolsBase):
     async def gzip_file_as_resource(
         self,
         *,
-        data: str = "https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md",
-        name: str = "README.md.gz",
-        output_type: Literal["resourceLink", "resource"] = "resourceLink",
+        data: str | _NotGiven = _NOT_GIVEN,
+        name: str | _NotGiven = _NOT_GIVEN,
+        output_type: Literal["resourceLink", "resource"] | _NotGiven = _NOT_GIVEN,
     ) -> _ToolOutput:
         """GZip File as Resource Tool
 
         Compresses a single file using gzip compression. Depending upon the selected output type, returns either the compressed data as a gzipped resource or a resource link, allowing it to be downloaded in a subsequent request during the current session.
 
         Args:
-            data: URL or data URI of the file content to compress
-            name: Name of the output file
-            output_type: How the resulting gzipped file should be returned. 'resourceLink' returns a link to a resource that can be read later, 'resource' returns a full resource object.
+            data: URL or data URI of the file content to compress (server default: \"https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md\")
+            name: Name of the output file (server default: \"README.md.gz\")
+            output_type: How the resulting gzipped file should be returned. 'resourceLink' returns a link to a resource that can be read later, 'resource' returns a full resource object. (server default: \"resourceLink\")
 
         Hints: may modify its environment, not destructive, idempotent, open-world (reaches outside systems).
 
@@ -1556,16 +1582,12 @@ class AsyncEverythingTools(_AsyncToolsBase):
         result = await self._call(
             _info_everything__gzip_file_as_resource,
             {"data": data, "name": name, "outputType": output_type},
-            {
-                "data": "https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md",
-                "name": "README.md.gz",
-                "outputType": "resourceLink",
-            },
+            {"data": _NOT_GIVEN, "name": _NOT_GIVEN, "outputType": _NOT_GIVEN},
         )
         return result.value
 
     async def simulate_research_query(
-        self, *, topic: str, ambiguous: bool = False
+        self, *, topic: str, ambiguous: bool | _NotGiven = _NOT_GIVEN
     ) -> _ToolOutput:
         """Simulate Research Query
 
@@ -1573,7 +1595,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Args:
             topic: The research topic to investigate
-            ambiguous: Simulate an ambiguous query that requires clarification (triggers input_required status)
+            ambiguous: Simulate an ambiguous query that requires clarification (triggers input_required status) (server default: False)
 
         Hints: may modify its environment, not destructive, not idempotent, closed-world.
 
@@ -1582,7 +1604,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
         result = await self._call(
             _info_everything__simulate_research_query,
             {"topic": topic, "ambiguous": ambiguous},
-            {"ambiguous": False},
+            {"ambiguous": _NOT_GIVEN},
         )
         return result.value
 
@@ -1623,15 +1645,18 @@ class AsyncEverythingTools(_AsyncToolsBase):
         return result.value
 
     async def trigger_long_running_operation(
-        self, *, duration: float = 10, steps: float = 5
+        self,
+        *,
+        duration: float | _NotGiven = _NOT_GIVEN,
+        steps: float | _NotGiven = _NOT_GIVEN,
     ) -> str:
         """Trigger Long Running Operation Tool
 
         Demonstrates a long running operation with progress updates.
 
         Args:
-            duration: Duration of the operation in seconds
-            steps: Number of steps in the operation
+            duration: Duration of the operation in seconds (server default: 10)
+            steps: Number of steps in the operation (server default: 5)
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -1642,12 +1667,12 @@ class AsyncEverythingTools(_AsyncToolsBase):
         result = await self._call(
             _info_everything__trigger_long_running_operation,
             {"duration": duration, "steps": steps},
-            {"duration": 10, "steps": 5},
+            {"duration": _NOT_GIVEN, "steps": _NOT_GIVEN},
         )
         return result.value
 
     async def trigger_sampling_request(
-        self, *, prompt: str, max_tokens: float = 100
+        self, *, prompt: str, max_tokens: float | _NotGiven = _NOT_GIVEN
     ) -> str:
         """Trigger Sampling Request Tool
 
@@ -1655,7 +1680,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Args:
             prompt: The prompt to send to the LLM
-            max_tokens: Maximum number of tokens to generate
+            max_tokens: Maximum number of tokens to generate (server default: 100)
 
         Hints: may modify its environment, not destructive, not idempotent, open-world (reaches outside systems).
 
@@ -1666,7 +1691,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
         result = await self._call(
             _info_everything__trigger_sampling_request,
             {"prompt": prompt, "maxTokens": max_tokens},
-            {"maxTokens": 100},
+            {"maxTokens": _NOT_GIVEN},
         )
         return result.value
 
@@ -1674,9 +1699,9 @@ class AsyncEverythingTools(_AsyncToolsBase):
         self,
         *,
         url: str,
-        elicitation_id: str | None = None,
-        error_path: bool = False,
-        message: str = "Please open the link to complete this action.",
+        elicitation_id: str | _NotGiven = _NOT_GIVEN,
+        error_path: bool | _NotGiven = _NOT_GIVEN,
+        message: str | _NotGiven = _NOT_GIVEN,
     ) -> _ToolOutput:
         """Trigger URL Elicitation Tool
 
@@ -1685,8 +1710,8 @@ class AsyncEverythingTools(_AsyncToolsBase):
         Args:
             url: The URL the user should open
             elicitation_id: Optional explicit elicitation ID. Defaults to a random UUID.
-            error_path: Controls which elicitation mechanism is used. When false (default), sends an elicitation/create request (request path). When true, throws a UrlElicitationRequiredError (MCP error code -32042) so the client handles the URL elicitation via the error path rather than waiting for a response. To clear the error, satisfy the prerequisite and retry this call with the same arguments; the retry ignores errorPath and proceeds, so the client does not loop on the same error.
-            message: Message shown to the user before opening the URL
+            error_path: Controls which elicitation mechanism is used. When false (default), sends an elicitation/create request (request path). When true, throws a UrlElicitationRequiredError (MCP error code -32042) so the client handles the URL elicitation via the error path rather than waiting for a response. To clear the error, satisfy the prerequisite and retry this call with the same arguments; the retry ignores errorPath and proceeds, so the client does not loop on the same error. (server default: False)
+            message: Message shown to the user before opening the URL (server default: \"Please open the link to complete this action.\")
 
         Hints: may modify its environment, not destructive, not idempotent, open-world (reaches outside systems).
 
@@ -1701,9 +1726,9 @@ class AsyncEverythingTools(_AsyncToolsBase):
                 "message": message,
             },
             {
-                "elicitationId": None,
-                "errorPath": False,
-                "message": "Please open the link to complete this action.",
+                "elicitationId": _NOT_GIVEN,
+                "errorPath": _NOT_GIVEN,
+                "message": _NOT_GIVEN,
             },
         )
         return result.value
@@ -1733,7 +1758,7 @@ class AsyncEverythingToolsResults(_AsyncToolsBase):
         self,
         *,
         message_type: Literal["error", "success", "debug"],
-        include_image: bool = False,
+        include_image: bool | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
         """Get Annotated Message Tool
 
@@ -1741,7 +1766,7 @@ class AsyncEverythingToolsResults(_AsyncToolsBase):
 
         Args:
             message_type: Type of message to demonstrate different annotation patterns
-            include_image: Whether to include an example image
+            include_image: Whether to include an example image (server default: False)
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -1750,7 +1775,7 @@ class AsyncEverythingToolsResults(_AsyncToolsBase):
         result = await self._call(
             _info_everything__get_annotated_message,
             {"messageType": message_type, "includeImage": include_image},
-            {"includeImage": False},
+            {"includeImage": _NOT_GIVEN},
         )
         return result
 
@@ -1766,32 +1791,40 @@ class AsyncEverythingToolsResults(_AsyncToolsBase):
         result = await self._call(_info_everything__get_env, {}, {})
         return result
 
-    async def get_resource_links(self, *, count: float = 3) -> _ToolResult[_ToolOutput]:
+    async def get_resource_links(
+        self, *, count: float | _NotGiven = _NOT_GIVEN
+    ) -> _ToolResult[_ToolOutput]:
         """Get Resource Links Tool
 
         Returns up to ten resource links that reference different types of resources
 
         Args:
-            count: Number of resource links to return (1-10)
+            count: Number of resource links to return (1-10) (server default: 3)
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
         Wire name: 'get-resource-links'.
         """
         result = await self._call(
-            _info_everything__get_resource_links, {"count": count}, {"count": 3}
+            _info_everything__get_resource_links,
+            {"count": count},
+            {"count": _NOT_GIVEN},
         )
         return result
 
     async def get_resource_reference(
-        self, *, resource_id: float = 1, resource_type: Literal["Text", "Blob"] = "Text"
+        self,
+        *,
+        resource_id: float | _NotGiven = _NOT_GIVEN,
+        resource_type: Literal["Text", "Blob"] | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
         """Get Resource Reference Tool
 
         Returns a resource reference that can be used by MCP clients
 
         Args:
-            resource_id: ID of the text resource to fetch
+            resource_id: ID of the text resource to fetch (server default: 1)
+            resource_type: (server default: \"Text\")
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -1800,7 +1833,7 @@ class AsyncEverythingToolsResults(_AsyncToolsBase):
         result = await self._call(
             _info_everything__get_resource_reference,
             {"resourceId": resource_id, "resourceType": resource_type},
-            {"resourceId": 1, "resourceType": "Text"},
+            {"resourceId": _NOT_GIVEN, "resourceType": _NOT_GIVEN},
         )
         return result
 
@@ -1870,18 +1903,18 @@ class AsyncEverythingToolsResults(_AsyncToolsBase):
     async def gzip_file_as_resource(
         self,
         *,
-        data: str = "https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md",
-        name: str = "README.md.gz",
-        output_type: Literal["resourceLink", "resource"] = "resourceLink",
+        data: str | _NotGiven = _NOT_GIVEN,
+        name: str | _NotGiven = _NOT_GIVEN,
+        output_type: Literal["resourceLink", "resource"] | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
         """GZip File as Resource Tool
 
         Compresses a single file using gzip compression. Depending upon the selected output type, returns either the compressed data as a gzipped resource or a resource link, allowing it to be downloaded in a subsequent request during the current session.
 
         Args:
-            data: URL or data URI of the file content to compress
-            name: Name of the output file
-            output_type: How the resulting gzipped file should be returned. 'resourceLink' returns a link to a resource that can be read later, 'resource' returns a full resource object.
+            data: URL or data URI of the file content to compress (server default: \"https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md\")
+            name: Name of the output file (server default: \"README.md.gz\")
+            output_type: How the resulting gzipped file should be returned. 'resourceLink' returns a link to a resource that can be read later, 'resource' returns a full resource object. (server default: \"resourceLink\")
 
         Hints: may modify its environment, not destructive, idempotent, open-world (reaches outside systems).
 
@@ -1890,16 +1923,12 @@ class AsyncEverythingToolsResults(_AsyncToolsBase):
         result = await self._call(
             _info_everything__gzip_file_as_resource,
             {"data": data, "name": name, "outputType": output_type},
-            {
-                "data": "https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md",
-                "name": "README.md.gz",
-                "outputType": "resourceLink",
-            },
+            {"data": _NOT_GIVEN, "name": _NOT_GIVEN, "outputType": _NOT_GIVEN},
         )
         return result
 
     async def simulate_research_query(
-        self, *, topic: str, ambiguous: bool = False
+        self, *, topic: str, ambiguous: bool | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_ToolOutput]:
         """Simulate Research Query
 
@@ -1907,7 +1936,7 @@ class AsyncEverythingToolsResults(_AsyncToolsBase):
 
         Args:
             topic: The research topic to investigate
-            ambiguous: Simulate an ambiguous query that requires clarification (triggers input_required status)
+            ambiguous: Simulate an ambiguous query that requires clarification (triggers input_required status) (server default: False)
 
         Hints: may modify its environment, not destructive, not idempotent, closed-world.
 
@@ -1916,7 +1945,7 @@ class AsyncEverythingToolsResults(_AsyncToolsBase):
         result = await self._call(
             _info_everything__simulate_research_query,
             {"topic": topic, "ambiguous": ambiguous},
-            {"ambiguous": False},
+            {"ambiguous": _NOT_GIVEN},
         )
         return result
 
@@ -1957,15 +1986,18 @@ class AsyncEverythingToolsResults(_AsyncToolsBase):
         return result
 
     async def trigger_long_running_operation(
-        self, *, duration: float = 10, steps: float = 5
+        self,
+        *,
+        duration: float | _NotGiven = _NOT_GIVEN,
+        steps: float | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[str]:
         """Trigger Long Running Operation Tool
 
         Demonstrates a long running operation with progress updates.
 
         Args:
-            duration: Duration of the operation in seconds
-            steps: Number of steps in the operation
+            duration: Duration of the operation in seconds (server default: 10)
+            steps: Number of steps in the operation (server default: 5)
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -1976,12 +2008,12 @@ class AsyncEverythingToolsResults(_AsyncToolsBase):
         result = await self._call(
             _info_everything__trigger_long_running_operation,
             {"duration": duration, "steps": steps},
-            {"duration": 10, "steps": 5},
+            {"duration": _NOT_GIVEN, "steps": _NOT_GIVEN},
         )
         return result
 
     async def trigger_sampling_request(
-        self, *, prompt: str, max_tokens: float = 100
+        self, *, prompt: str, max_tokens: float | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[str]:
         """Trigger Sampling Request Tool
 
@@ -1989,7 +2021,7 @@ class AsyncEverythingToolsResults(_AsyncToolsBase):
 
         Args:
             prompt: The prompt to send to the LLM
-            max_tokens: Maximum number of tokens to generate
+            max_tokens: Maximum number of tokens to generate (server default: 100)
 
         Hints: may modify its environment, not destructive, not idempotent, open-world (reaches outside systems).
 
@@ -2000,7 +2032,7 @@ class AsyncEverythingToolsResults(_AsyncToolsBase):
         result = await self._call(
             _info_everything__trigger_sampling_request,
             {"prompt": prompt, "maxTokens": max_tokens},
-            {"maxTokens": 100},
+            {"maxTokens": _NOT_GIVEN},
         )
         return result
 
@@ -2008,9 +2040,9 @@ class AsyncEverythingToolsResults(_AsyncToolsBase):
         self,
         *,
         url: str,
-        elicitation_id: str | None = None,
-        error_path: bool = False,
-        message: str = "Please open the link to complete this action.",
+        elicitation_id: str | _NotGiven = _NOT_GIVEN,
+        error_path: bool | _NotGiven = _NOT_GIVEN,
+        message: str | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
         """Trigger URL Elicitation Tool
 
@@ -2019,8 +2051,8 @@ class AsyncEverythingToolsResults(_AsyncToolsBase):
         Args:
             url: The URL the user should open
             elicitation_id: Optional explicit elicitation ID. Defaults to a random UUID.
-            error_path: Controls which elicitation mechanism is used. When false (default), sends an elicitation/create request (request path). When true, throws a UrlElicitationRequiredError (MCP error code -32042) so the client handles the URL elicitation via the error path rather than waiting for a response. To clear the error, satisfy the prerequisite and retry this call with the same arguments; the retry ignores errorPath and proceeds, so the client does not loop on the same error.
-            message: Message shown to the user before opening the URL
+            error_path: Controls which elicitation mechanism is used. When false (default), sends an elicitation/create request (request path). When true, throws a UrlElicitationRequiredError (MCP error code -32042) so the client handles the URL elicitation via the error path rather than waiting for a response. To clear the error, satisfy the prerequisite and retry this call with the same arguments; the retry ignores errorPath and proceeds, so the client does not loop on the same error. (server default: False)
+            message: Message shown to the user before opening the URL (server default: \"Please open the link to complete this action.\")
 
         Hints: may modify its environment, not destructive, not idempotent, open-world (reaches outside systems).
 
@@ -2035,9 +2067,9 @@ class AsyncEverythingToolsResults(_AsyncToolsBase):
                 "message": message,
             },
             {
-                "elicitationId": None,
-                "errorPath": False,
-                "message": "Please open the link to complete this action.",
+                "elicitationId": _NOT_GIVEN,
+                "errorPath": _NOT_GIVEN,
+                "message": _NOT_GIVEN,
             },
         )
         return result
@@ -2068,8 +2100,8 @@ class GitTools(_ToolsBase):
         *,
         branch_type: str,
         repo_path: str,
-        contains: str | None = None,
-        not_contains: str | None = None,
+        contains: str | None | _NotGiven = _NOT_GIVEN,
+        not_contains: str | None | _NotGiven = _NOT_GIVEN,
     ) -> _ToolOutput:
         """List Git branches
 
@@ -2091,7 +2123,7 @@ class GitTools(_ToolsBase):
                 "contains": contains,
                 "not_contains": not_contains,
             },
-            {"contains": None, "not_contains": None},
+            {"contains": _NOT_GIVEN, "not_contains": _NOT_GIVEN},
         )
         return result.value
 
@@ -2122,7 +2154,11 @@ class GitTools(_ToolsBase):
         return result.value
 
     def git_create_branch(
-        self, *, branch_name: str, repo_path: str, base_branch: str | None = None
+        self,
+        *,
+        branch_name: str,
+        repo_path: str,
+        base_branch: str | None | _NotGiven = _NOT_GIVEN,
     ) -> _ToolOutput:
         """Creates a new branch from an optional base branch
 
@@ -2137,14 +2173,21 @@ class GitTools(_ToolsBase):
                 "repo_path": repo_path,
                 "base_branch": base_branch,
             },
-            {"base_branch": None},
+            {"base_branch": _NOT_GIVEN},
         )
         return result.value
 
     def git_diff(
-        self, *, repo_path: str, target: str, context_lines: int = 3
+        self,
+        *,
+        repo_path: str,
+        target: str,
+        context_lines: int | _NotGiven = _NOT_GIVEN,
     ) -> _ToolOutput:
         """Shows differences between branches or commits
+
+        Args:
+            context_lines: (server default: 3)
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -2153,12 +2196,17 @@ class GitTools(_ToolsBase):
         result = self._call(
             _info_git__git_diff,
             {"repo_path": repo_path, "target": target, "context_lines": context_lines},
-            {"context_lines": 3},
+            {"context_lines": _NOT_GIVEN},
         )
         return result.value
 
-    def git_diff_staged(self, *, repo_path: str, context_lines: int = 3) -> _ToolOutput:
+    def git_diff_staged(
+        self, *, repo_path: str, context_lines: int | _NotGiven = _NOT_GIVEN
+    ) -> _ToolOutput:
         """Shows changes that are staged for commit
+
+        Args:
+            context_lines: (server default: 3)
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -2167,14 +2215,17 @@ class GitTools(_ToolsBase):
         result = self._call(
             _info_git__git_diff_staged,
             {"repo_path": repo_path, "context_lines": context_lines},
-            {"context_lines": 3},
+            {"context_lines": _NOT_GIVEN},
         )
         return result.value
 
     def git_diff_unstaged(
-        self, *, repo_path: str, context_lines: int = 3
+        self, *, repo_path: str, context_lines: int | _NotGiven = _NOT_GIVEN
     ) -> _ToolOutput:
         """Shows changes in the working directory that are not yet staged
+
+        Args:
+            context_lines: (server default: 3)
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -2183,7 +2234,7 @@ class GitTools(_ToolsBase):
         result = self._call(
             _info_git__git_diff_unstaged,
             {"repo_path": repo_path, "context_lines": context_lines},
-            {"context_lines": 3},
+            {"context_lines": _NOT_GIVEN},
         )
         return result.value
 
@@ -2191,14 +2242,15 @@ class GitTools(_ToolsBase):
         self,
         *,
         repo_path: str,
-        end_timestamp: str | None = None,
-        max_count: int = 10,
-        start_timestamp: str | None = None,
+        end_timestamp: str | None | _NotGiven = _NOT_GIVEN,
+        max_count: int | _NotGiven = _NOT_GIVEN,
+        start_timestamp: str | None | _NotGiven = _NOT_GIVEN,
     ) -> str:
         """Shows the commit logs
 
         Args:
             end_timestamp: End timestamp for filtering commits. Accepts: ISO 8601 format (e.g., '2024-01-15T14:30:25'), relative dates (e.g., '2 weeks ago', 'yesterday'), or absolute dates (e.g., '2024-01-15', 'Jan 15 2024')
+            max_count: (server default: 10)
             start_timestamp: Start timestamp for filtering commits. Accepts: ISO 8601 format (e.g., '2024-01-15T14:30:25'), relative dates (e.g., '2 weeks ago', 'yesterday'), or absolute dates (e.g., '2024-01-15', 'Jan 15 2024')
 
         Hints: read-only, not destructive, idempotent, closed-world.
@@ -2215,7 +2267,11 @@ class GitTools(_ToolsBase):
                 "max_count": max_count,
                 "start_timestamp": start_timestamp,
             },
-            {"end_timestamp": None, "max_count": 10, "start_timestamp": None},
+            {
+                "end_timestamp": _NOT_GIVEN,
+                "max_count": _NOT_GIVEN,
+                "start_timestamp": _NOT_GIVEN,
+            },
         )
         return result.value
 
@@ -2274,8 +2330,8 @@ class GitToolsResults(_ToolsBase):
         *,
         branch_type: str,
         repo_path: str,
-        contains: str | None = None,
-        not_contains: str | None = None,
+        contains: str | None | _NotGiven = _NOT_GIVEN,
+        not_contains: str | None | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
         """List Git branches
 
@@ -2297,7 +2353,7 @@ class GitToolsResults(_ToolsBase):
                 "contains": contains,
                 "not_contains": not_contains,
             },
-            {"contains": None, "not_contains": None},
+            {"contains": _NOT_GIVEN, "not_contains": _NOT_GIVEN},
         )
         return result
 
@@ -2330,7 +2386,11 @@ class GitToolsResults(_ToolsBase):
         return result
 
     def git_create_branch(
-        self, *, branch_name: str, repo_path: str, base_branch: str | None = None
+        self,
+        *,
+        branch_name: str,
+        repo_path: str,
+        base_branch: str | None | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
         """Creates a new branch from an optional base branch
 
@@ -2345,14 +2405,21 @@ class GitToolsResults(_ToolsBase):
                 "repo_path": repo_path,
                 "base_branch": base_branch,
             },
-            {"base_branch": None},
+            {"base_branch": _NOT_GIVEN},
         )
         return result
 
     def git_diff(
-        self, *, repo_path: str, target: str, context_lines: int = 3
+        self,
+        *,
+        repo_path: str,
+        target: str,
+        context_lines: int | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
         """Shows differences between branches or commits
+
+        Args:
+            context_lines: (server default: 3)
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -2361,14 +2428,17 @@ class GitToolsResults(_ToolsBase):
         result = self._call(
             _info_git__git_diff,
             {"repo_path": repo_path, "target": target, "context_lines": context_lines},
-            {"context_lines": 3},
+            {"context_lines": _NOT_GIVEN},
         )
         return result
 
     def git_diff_staged(
-        self, *, repo_path: str, context_lines: int = 3
+        self, *, repo_path: str, context_lines: int | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_ToolOutput]:
         """Shows changes that are staged for commit
+
+        Args:
+            context_lines: (server default: 3)
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -2377,14 +2447,17 @@ class GitToolsResults(_ToolsBase):
         result = self._call(
             _info_git__git_diff_staged,
             {"repo_path": repo_path, "context_lines": context_lines},
-            {"context_lines": 3},
+            {"context_lines": _NOT_GIVEN},
         )
         return result
 
     def git_diff_unstaged(
-        self, *, repo_path: str, context_lines: int = 3
+        self, *, repo_path: str, context_lines: int | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_ToolOutput]:
         """Shows changes in the working directory that are not yet staged
+
+        Args:
+            context_lines: (server default: 3)
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -2393,7 +2466,7 @@ class GitToolsResults(_ToolsBase):
         result = self._call(
             _info_git__git_diff_unstaged,
             {"repo_path": repo_path, "context_lines": context_lines},
-            {"context_lines": 3},
+            {"context_lines": _NOT_GIVEN},
         )
         return result
 
@@ -2401,14 +2474,15 @@ class GitToolsResults(_ToolsBase):
         self,
         *,
         repo_path: str,
-        end_timestamp: str | None = None,
-        max_count: int = 10,
-        start_timestamp: str | None = None,
+        end_timestamp: str | None | _NotGiven = _NOT_GIVEN,
+        max_count: int | _NotGiven = _NOT_GIVEN,
+        start_timestamp: str | None | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[str]:
         """Shows the commit logs
 
         Args:
             end_timestamp: End timestamp for filtering commits. Accepts: ISO 8601 format (e.g., '2024-01-15T14:30:25'), relative dates (e.g., '2 weeks ago', 'yesterday'), or absolute dates (e.g., '2024-01-15', 'Jan 15 2024')
+            max_count: (server default: 10)
             start_timestamp: Start timestamp for filtering commits. Accepts: ISO 8601 format (e.g., '2024-01-15T14:30:25'), relative dates (e.g., '2 weeks ago', 'yesterday'), or absolute dates (e.g., '2024-01-15', 'Jan 15 2024')
 
         Hints: read-only, not destructive, idempotent, closed-world.
@@ -2425,7 +2499,11 @@ class GitToolsResults(_ToolsBase):
                 "max_count": max_count,
                 "start_timestamp": start_timestamp,
             },
-            {"end_timestamp": None, "max_count": 10, "start_timestamp": None},
+            {
+                "end_timestamp": _NOT_GIVEN,
+                "max_count": _NOT_GIVEN,
+                "start_timestamp": _NOT_GIVEN,
+            },
         )
         return result
 
@@ -2489,8 +2567,8 @@ class AsyncGitTools(_AsyncToolsBase):
         *,
         branch_type: str,
         repo_path: str,
-        contains: str | None = None,
-        not_contains: str | None = None,
+        contains: str | None | _NotGiven = _NOT_GIVEN,
+        not_contains: str | None | _NotGiven = _NOT_GIVEN,
     ) -> _ToolOutput:
         """List Git branches
 
@@ -2512,7 +2590,7 @@ class AsyncGitTools(_AsyncToolsBase):
                 "contains": contains,
                 "not_contains": not_contains,
             },
-            {"contains": None, "not_contains": None},
+            {"contains": _NOT_GIVEN, "not_contains": _NOT_GIVEN},
         )
         return result.value
 
@@ -2543,7 +2621,11 @@ class AsyncGitTools(_AsyncToolsBase):
         return result.value
 
     async def git_create_branch(
-        self, *, branch_name: str, repo_path: str, base_branch: str | None = None
+        self,
+        *,
+        branch_name: str,
+        repo_path: str,
+        base_branch: str | None | _NotGiven = _NOT_GIVEN,
     ) -> _ToolOutput:
         """Creates a new branch from an optional base branch
 
@@ -2558,14 +2640,21 @@ class AsyncGitTools(_AsyncToolsBase):
                 "repo_path": repo_path,
                 "base_branch": base_branch,
             },
-            {"base_branch": None},
+            {"base_branch": _NOT_GIVEN},
         )
         return result.value
 
     async def git_diff(
-        self, *, repo_path: str, target: str, context_lines: int = 3
+        self,
+        *,
+        repo_path: str,
+        target: str,
+        context_lines: int | _NotGiven = _NOT_GIVEN,
     ) -> _ToolOutput:
         """Shows differences between branches or commits
+
+        Args:
+            context_lines: (server default: 3)
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -2574,14 +2663,17 @@ class AsyncGitTools(_AsyncToolsBase):
         result = await self._call(
             _info_git__git_diff,
             {"repo_path": repo_path, "target": target, "context_lines": context_lines},
-            {"context_lines": 3},
+            {"context_lines": _NOT_GIVEN},
         )
         return result.value
 
     async def git_diff_staged(
-        self, *, repo_path: str, context_lines: int = 3
+        self, *, repo_path: str, context_lines: int | _NotGiven = _NOT_GIVEN
     ) -> _ToolOutput:
         """Shows changes that are staged for commit
+
+        Args:
+            context_lines: (server default: 3)
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -2590,14 +2682,17 @@ class AsyncGitTools(_AsyncToolsBase):
         result = await self._call(
             _info_git__git_diff_staged,
             {"repo_path": repo_path, "context_lines": context_lines},
-            {"context_lines": 3},
+            {"context_lines": _NOT_GIVEN},
         )
         return result.value
 
     async def git_diff_unstaged(
-        self, *, repo_path: str, context_lines: int = 3
+        self, *, repo_path: str, context_lines: int | _NotGiven = _NOT_GIVEN
     ) -> _ToolOutput:
         """Shows changes in the working directory that are not yet staged
+
+        Args:
+            context_lines: (server default: 3)
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -2606,7 +2701,7 @@ class AsyncGitTools(_AsyncToolsBase):
         result = await self._call(
             _info_git__git_diff_unstaged,
             {"repo_path": repo_path, "context_lines": context_lines},
-            {"context_lines": 3},
+            {"context_lines": _NOT_GIVEN},
         )
         return result.value
 
@@ -2614,14 +2709,15 @@ class AsyncGitTools(_AsyncToolsBase):
         self,
         *,
         repo_path: str,
-        end_timestamp: str | None = None,
-        max_count: int = 10,
-        start_timestamp: str | None = None,
+        end_timestamp: str | None | _NotGiven = _NOT_GIVEN,
+        max_count: int | _NotGiven = _NOT_GIVEN,
+        start_timestamp: str | None | _NotGiven = _NOT_GIVEN,
     ) -> str:
         """Shows the commit logs
 
         Args:
             end_timestamp: End timestamp for filtering commits. Accepts: ISO 8601 format (e.g., '2024-01-15T14:30:25'), relative dates (e.g., '2 weeks ago', 'yesterday'), or absolute dates (e.g., '2024-01-15', 'Jan 15 2024')
+            max_count: (server default: 10)
             start_timestamp: Start timestamp for filtering commits. Accepts: ISO 8601 format (e.g., '2024-01-15T14:30:25'), relative dates (e.g., '2 weeks ago', 'yesterday'), or absolute dates (e.g., '2024-01-15', 'Jan 15 2024')
 
         Hints: read-only, not destructive, idempotent, closed-world.
@@ -2638,7 +2734,11 @@ class AsyncGitTools(_AsyncToolsBase):
                 "max_count": max_count,
                 "start_timestamp": start_timestamp,
             },
-            {"end_timestamp": None, "max_count": 10, "start_timestamp": None},
+            {
+                "end_timestamp": _NOT_GIVEN,
+                "max_count": _NOT_GIVEN,
+                "start_timestamp": _NOT_GIVEN,
+            },
         )
         return result.value
 
@@ -2699,8 +2799,8 @@ class AsyncGitToolsResults(_AsyncToolsBase):
         *,
         branch_type: str,
         repo_path: str,
-        contains: str | None = None,
-        not_contains: str | None = None,
+        contains: str | None | _NotGiven = _NOT_GIVEN,
+        not_contains: str | None | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
         """List Git branches
 
@@ -2722,7 +2822,7 @@ class AsyncGitToolsResults(_AsyncToolsBase):
                 "contains": contains,
                 "not_contains": not_contains,
             },
-            {"contains": None, "not_contains": None},
+            {"contains": _NOT_GIVEN, "not_contains": _NOT_GIVEN},
         )
         return result
 
@@ -2757,7 +2857,11 @@ class AsyncGitToolsResults(_AsyncToolsBase):
         return result
 
     async def git_create_branch(
-        self, *, branch_name: str, repo_path: str, base_branch: str | None = None
+        self,
+        *,
+        branch_name: str,
+        repo_path: str,
+        base_branch: str | None | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
         """Creates a new branch from an optional base branch
 
@@ -2772,14 +2876,21 @@ class AsyncGitToolsResults(_AsyncToolsBase):
                 "repo_path": repo_path,
                 "base_branch": base_branch,
             },
-            {"base_branch": None},
+            {"base_branch": _NOT_GIVEN},
         )
         return result
 
     async def git_diff(
-        self, *, repo_path: str, target: str, context_lines: int = 3
+        self,
+        *,
+        repo_path: str,
+        target: str,
+        context_lines: int | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
         """Shows differences between branches or commits
+
+        Args:
+            context_lines: (server default: 3)
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -2788,14 +2899,17 @@ class AsyncGitToolsResults(_AsyncToolsBase):
         result = await self._call(
             _info_git__git_diff,
             {"repo_path": repo_path, "target": target, "context_lines": context_lines},
-            {"context_lines": 3},
+            {"context_lines": _NOT_GIVEN},
         )
         return result
 
     async def git_diff_staged(
-        self, *, repo_path: str, context_lines: int = 3
+        self, *, repo_path: str, context_lines: int | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_ToolOutput]:
         """Shows changes that are staged for commit
+
+        Args:
+            context_lines: (server default: 3)
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -2804,14 +2918,17 @@ class AsyncGitToolsResults(_AsyncToolsBase):
         result = await self._call(
             _info_git__git_diff_staged,
             {"repo_path": repo_path, "context_lines": context_lines},
-            {"context_lines": 3},
+            {"context_lines": _NOT_GIVEN},
         )
         return result
 
     async def git_diff_unstaged(
-        self, *, repo_path: str, context_lines: int = 3
+        self, *, repo_path: str, context_lines: int | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_ToolOutput]:
         """Shows changes in the working directory that are not yet staged
+
+        Args:
+            context_lines: (server default: 3)
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -2820,7 +2937,7 @@ class AsyncGitToolsResults(_AsyncToolsBase):
         result = await self._call(
             _info_git__git_diff_unstaged,
             {"repo_path": repo_path, "context_lines": context_lines},
-            {"context_lines": 3},
+            {"context_lines": _NOT_GIVEN},
         )
         return result
 
@@ -2828,14 +2945,15 @@ class AsyncGitToolsResults(_AsyncToolsBase):
         self,
         *,
         repo_path: str,
-        end_timestamp: str | None = None,
-        max_count: int = 10,
-        start_timestamp: str | None = None,
+        end_timestamp: str | None | _NotGiven = _NOT_GIVEN,
+        max_count: int | _NotGiven = _NOT_GIVEN,
+        start_timestamp: str | None | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[str]:
         """Shows the commit logs
 
         Args:
             end_timestamp: End timestamp for filtering commits. Accepts: ISO 8601 format (e.g., '2024-01-15T14:30:25'), relative dates (e.g., '2 weeks ago', 'yesterday'), or absolute dates (e.g., '2024-01-15', 'Jan 15 2024')
+            max_count: (server default: 10)
             start_timestamp: Start timestamp for filtering commits. Accepts: ISO 8601 format (e.g., '2024-01-15T14:30:25'), relative dates (e.g., '2 weeks ago', 'yesterday'), or absolute dates (e.g., '2024-01-15', 'Jan 15 2024')
 
         Hints: read-only, not destructive, idempotent, closed-world.
@@ -2852,7 +2970,11 @@ class AsyncGitToolsResults(_AsyncToolsBase):
                 "max_count": max_count,
                 "start_timestamp": start_timestamp,
             },
-            {"end_timestamp": None, "max_count": 10, "start_timestamp": None},
+            {
+                "end_timestamp": _NOT_GIVEN,
+                "max_count": _NOT_GIVEN,
+                "start_timestamp": _NOT_GIVEN,
+            },
         )
         return result
 

@@ -11,6 +11,8 @@ from typing import Literal
 
 from ._runtime import AsyncToolsBase as _AsyncToolsBase
 from ._runtime import CallOptions as _CallOptions
+from ._runtime import NOT_GIVEN as _NOT_GIVEN
+from ._runtime import NotGiven as _NotGiven
 from ._runtime import SupportsAsyncCallTool as _SupportsAsyncCallTool
 from ._runtime import SupportsCallTool as _SupportsCallTool
 from ._runtime import ToolInfo as _ToolInfo
@@ -116,7 +118,10 @@ class SkillsTools(_ToolsBase):
         return SkillsToolsResults(self._provider, self._options)
 
     def current_time(
-        self, *, at: str | None = None, timezone: str = "UTC"
+        self,
+        *,
+        at: str | _NotGiven = _NOT_GIVEN,
+        timezone: str | _NotGiven = _NOT_GIVEN,
     ) -> _o.SkillsCurrentTimeOutput:
         """Current time
 
@@ -124,7 +129,7 @@ class SkillsTools(_ToolsBase):
 
         Args:
             at: An ISO 8601 instant to convert instead of now (no offset means UTC).
-            timezone: IANA time zone name (Europe/Paris), UTC, or a fixed offset such as +05:30.
+            timezone: IANA time zone name (Europe/Paris), UTC, or a fixed offset such as +05:30. (server default: \"UTC\")
 
         Hints: read-only, closed-world.
 
@@ -133,18 +138,20 @@ class SkillsTools(_ToolsBase):
         result = self._call(
             _info_skills__current_time,
             {"at": at, "timezone": timezone},
-            {"at": None, "timezone": "UTC"},
+            {"at": _NOT_GIVEN, "timezone": _NOT_GIVEN},
         )
         return result.value
 
-    def summarize_text(self, *, text: str, max_sentences: int = 2) -> _ToolOutput:
+    def summarize_text(
+        self, *, text: str, max_sentences: int | _NotGiven = _NOT_GIVEN
+    ) -> _ToolOutput:
         """Summarize text
 
         Shorten a text to its most informative sentences, kept in their original order.
 
         Args:
             text: The text to summarize.
-            max_sentences: Longest summary, in sentences.
+            max_sentences: Longest summary, in sentences. (server default: 2)
 
         Hints: read-only, idempotent.
 
@@ -153,7 +160,7 @@ class SkillsTools(_ToolsBase):
         result = self._call(
             _info_skills__summarize_text,
             {"text": text, "max_sentences": max_sentences},
-            {"max_sentences": 2},
+            {"max_sentences": _NOT_GIVEN},
         )
         return result.value
 
@@ -219,7 +226,7 @@ class SkillsTools(_ToolsBase):
         return result.value
 
     def web_search(
-        self, *, query: str, max_results: int = 3
+        self, *, query: str, max_results: int | _NotGiven = _NOT_GIVEN
     ) -> _o.SkillsWebSearchOutput:
         """Web search
 
@@ -227,7 +234,7 @@ class SkillsTools(_ToolsBase):
 
         Args:
             query: What to search for.
-            max_results: How many results to return.
+            max_results: How many results to return. (server default: 3)
 
         Hints: read-only, idempotent, open-world (reaches outside systems).
 
@@ -236,7 +243,7 @@ class SkillsTools(_ToolsBase):
         result = self._call(
             _info_skills__web_search,
             {"query": query, "max_results": max_results},
-            {"max_results": 3},
+            {"max_results": _NOT_GIVEN},
         )
         return result.value
 
@@ -245,7 +252,10 @@ class SkillsToolsResults(_ToolsBase):
     """Tools returning the whole ToolResult of the 'skills' source."""
 
     def current_time(
-        self, *, at: str | None = None, timezone: str = "UTC"
+        self,
+        *,
+        at: str | _NotGiven = _NOT_GIVEN,
+        timezone: str | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_o.SkillsCurrentTimeOutput]:
         """Current time
 
@@ -253,7 +263,7 @@ class SkillsToolsResults(_ToolsBase):
 
         Args:
             at: An ISO 8601 instant to convert instead of now (no offset means UTC).
-            timezone: IANA time zone name (Europe/Paris), UTC, or a fixed offset such as +05:30.
+            timezone: IANA time zone name (Europe/Paris), UTC, or a fixed offset such as +05:30. (server default: \"UTC\")
 
         Hints: read-only, closed-world.
 
@@ -262,12 +272,12 @@ class SkillsToolsResults(_ToolsBase):
         result = self._call(
             _info_skills__current_time,
             {"at": at, "timezone": timezone},
-            {"at": None, "timezone": "UTC"},
+            {"at": _NOT_GIVEN, "timezone": _NOT_GIVEN},
         )
         return result
 
     def summarize_text(
-        self, *, text: str, max_sentences: int = 2
+        self, *, text: str, max_sentences: int | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_ToolOutput]:
         """Summarize text
 
@@ -275,7 +285,7 @@ class SkillsToolsResults(_ToolsBase):
 
         Args:
             text: The text to summarize.
-            max_sentences: Longest summary, in sentences.
+            max_sentences: Longest summary, in sentences. (server default: 2)
 
         Hints: read-only, idempotent.
 
@@ -284,7 +294,7 @@ class SkillsToolsResults(_ToolsBase):
         result = self._call(
             _info_skills__summarize_text,
             {"text": text, "max_sentences": max_sentences},
-            {"max_sentences": 2},
+            {"max_sentences": _NOT_GIVEN},
         )
         return result
 
@@ -350,7 +360,7 @@ class SkillsToolsResults(_ToolsBase):
         return result
 
     def web_search(
-        self, *, query: str, max_results: int = 3
+        self, *, query: str, max_results: int | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_o.SkillsWebSearchOutput]:
         """Web search
 
@@ -358,7 +368,7 @@ class SkillsToolsResults(_ToolsBase):
 
         Args:
             query: What to search for.
-            max_results: How many results to return.
+            max_results: How many results to return. (server default: 3)
 
         Hints: read-only, idempotent, open-world (reaches outside systems).
 
@@ -367,7 +377,7 @@ class SkillsToolsResults(_ToolsBase):
         result = self._call(
             _info_skills__web_search,
             {"query": query, "max_results": max_results},
-            {"max_results": 3},
+            {"max_results": _NOT_GIVEN},
         )
         return result
 
@@ -381,7 +391,10 @@ class AsyncSkillsTools(_AsyncToolsBase):
         return AsyncSkillsToolsResults(self._provider, self._options)
 
     async def current_time(
-        self, *, at: str | None = None, timezone: str = "UTC"
+        self,
+        *,
+        at: str | _NotGiven = _NOT_GIVEN,
+        timezone: str | _NotGiven = _NOT_GIVEN,
     ) -> _o.SkillsCurrentTimeOutput:
         """Current time
 
@@ -389,7 +402,7 @@ class AsyncSkillsTools(_AsyncToolsBase):
 
         Args:
             at: An ISO 8601 instant to convert instead of now (no offset means UTC).
-            timezone: IANA time zone name (Europe/Paris), UTC, or a fixed offset such as +05:30.
+            timezone: IANA time zone name (Europe/Paris), UTC, or a fixed offset such as +05:30. (server default: \"UTC\")
 
         Hints: read-only, closed-world.
 
@@ -398,18 +411,20 @@ class AsyncSkillsTools(_AsyncToolsBase):
         result = await self._call(
             _info_skills__current_time,
             {"at": at, "timezone": timezone},
-            {"at": None, "timezone": "UTC"},
+            {"at": _NOT_GIVEN, "timezone": _NOT_GIVEN},
         )
         return result.value
 
-    async def summarize_text(self, *, text: str, max_sentences: int = 2) -> _ToolOutput:
+    async def summarize_text(
+        self, *, text: str, max_sentences: int | _NotGiven = _NOT_GIVEN
+    ) -> _ToolOutput:
         """Summarize text
 
         Shorten a text to its most informative sentences, kept in their original order.
 
         Args:
             text: The text to summarize.
-            max_sentences: Longest summary, in sentences.
+            max_sentences: Longest summary, in sentences. (server default: 2)
 
         Hints: read-only, idempotent.
 
@@ -418,7 +433,7 @@ class AsyncSkillsTools(_AsyncToolsBase):
         result = await self._call(
             _info_skills__summarize_text,
             {"text": text, "max_sentences": max_sentences},
-            {"max_sentences": 2},
+            {"max_sentences": _NOT_GIVEN},
         )
         return result.value
 
@@ -484,7 +499,7 @@ class AsyncSkillsTools(_AsyncToolsBase):
         return result.value
 
     async def web_search(
-        self, *, query: str, max_results: int = 3
+        self, *, query: str, max_results: int | _NotGiven = _NOT_GIVEN
     ) -> _o.SkillsWebSearchOutput:
         """Web search
 
@@ -492,7 +507,7 @@ class AsyncSkillsTools(_AsyncToolsBase):
 
         Args:
             query: What to search for.
-            max_results: How many results to return.
+            max_results: How many results to return. (server default: 3)
 
         Hints: read-only, idempotent, open-world (reaches outside systems).
 
@@ -501,7 +516,7 @@ class AsyncSkillsTools(_AsyncToolsBase):
         result = await self._call(
             _info_skills__web_search,
             {"query": query, "max_results": max_results},
-            {"max_results": 3},
+            {"max_results": _NOT_GIVEN},
         )
         return result.value
 
@@ -510,7 +525,10 @@ class AsyncSkillsToolsResults(_AsyncToolsBase):
     """Async tools returning the whole ToolResult of the 'skills' source."""
 
     async def current_time(
-        self, *, at: str | None = None, timezone: str = "UTC"
+        self,
+        *,
+        at: str | _NotGiven = _NOT_GIVEN,
+        timezone: str | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_o.SkillsCurrentTimeOutput]:
         """Current time
 
@@ -518,7 +536,7 @@ class AsyncSkillsToolsResults(_AsyncToolsBase):
 
         Args:
             at: An ISO 8601 instant to convert instead of now (no offset means UTC).
-            timezone: IANA time zone name (Europe/Paris), UTC, or a fixed offset such as +05:30.
+            timezone: IANA time zone name (Europe/Paris), UTC, or a fixed offset such as +05:30. (server default: \"UTC\")
 
         Hints: read-only, closed-world.
 
@@ -527,12 +545,12 @@ class AsyncSkillsToolsResults(_AsyncToolsBase):
         result = await self._call(
             _info_skills__current_time,
             {"at": at, "timezone": timezone},
-            {"at": None, "timezone": "UTC"},
+            {"at": _NOT_GIVEN, "timezone": _NOT_GIVEN},
         )
         return result
 
     async def summarize_text(
-        self, *, text: str, max_sentences: int = 2
+        self, *, text: str, max_sentences: int | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_ToolOutput]:
         """Summarize text
 
@@ -540,7 +558,7 @@ class AsyncSkillsToolsResults(_AsyncToolsBase):
 
         Args:
             text: The text to summarize.
-            max_sentences: Longest summary, in sentences.
+            max_sentences: Longest summary, in sentences. (server default: 2)
 
         Hints: read-only, idempotent.
 
@@ -549,7 +567,7 @@ class AsyncSkillsToolsResults(_AsyncToolsBase):
         result = await self._call(
             _info_skills__summarize_text,
             {"text": text, "max_sentences": max_sentences},
-            {"max_sentences": 2},
+            {"max_sentences": _NOT_GIVEN},
         )
         return result
 
@@ -615,7 +633,7 @@ class AsyncSkillsToolsResults(_AsyncToolsBase):
         return result
 
     async def web_search(
-        self, *, query: str, max_results: int = 3
+        self, *, query: str, max_results: int | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_o.SkillsWebSearchOutput]:
         """Web search
 
@@ -623,7 +641,7 @@ class AsyncSkillsToolsResults(_AsyncToolsBase):
 
         Args:
             query: What to search for.
-            max_results: How many results to return.
+            max_results: How many results to return. (server default: 3)
 
         Hints: read-only, idempotent, open-world (reaches outside systems).
 
@@ -632,7 +650,7 @@ class AsyncSkillsToolsResults(_AsyncToolsBase):
         result = await self._call(
             _info_skills__web_search,
             {"query": query, "max_results": max_results},
-            {"max_results": 3},
+            {"max_results": _NOT_GIVEN},
         )
         return result
 
