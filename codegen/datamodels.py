@@ -256,6 +256,23 @@ def _without_root(code: str) -> str:
     return "\n".join(lines)
 
 
+def _without_empty_keys(node: Any) -> Any:
+    """The document without properties named ``""``: a TypedDict may not have an empty key (pyright:
+    "Names within a TypedDict cannot be empty"). The parameter of that name is typed ``Any`` and
+    still sent under its wire key; a nested object simply does not declare it."""
+    if isinstance(node, list):
+        return [_without_empty_keys(v) for v in node]
+    if not isinstance(node, Mapping):
+        return node
+    out = {k: _without_empty_keys(v) for k, v in node.items()}
+    props = out.get("properties")
+    if isinstance(props, Mapping) and "" in props:
+        out["properties"] = {k: v for k, v in props.items() if k != ""}
+        if isinstance(out.get("required"), list):
+            out["required"] = [r for r in out["required"] if r != ""]
+    return out
+
+
 def model_code(document: Mapping[str, Any], *, kind: str) -> str:
     """One datamodel-code-generator run over every definition in ``document``, formatted.
 
@@ -267,6 +284,8 @@ def model_code(document: Mapping[str, Any], *, kind: str) -> str:
 
     if not document.get("$defs"):
         return "from __future__ import annotations\n"
+    if kind == "inputs":
+        document = _without_empty_keys(document)
     model_type = DataModelType.TypingTypedDict if kind == "inputs" else DataModelType.PydanticV2BaseModel
     try:
         with warnings.catch_warnings():

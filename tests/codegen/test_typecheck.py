@@ -58,6 +58,12 @@ MYPY_BAD_CAPTURES = [
     (47, "arg-type", 'Argument 1 to "Tools" has incompatible type "AsyncProvider"; expected "SupportsCallTool"'),
     (48, "typeddict-unknown-key", 'Extra key "timeout" for TypedDict "CallOptions"'),
     (49, "arg-type", 'Argument 2 to "Tools" has incompatible type "dict[str, str]"; expected "CallOptions | None"'),
+    (
+        55,
+        "arg-type",
+        'Argument "dry_run" to "edit_file" of "FilesystemTools" has incompatible type "None"; '
+        'expected "bool | NotGiven"',
+    ),  # fmt: skip
 ]
 MYPY_BAD_SAMPLES = [
     (
@@ -68,7 +74,7 @@ MYPY_BAD_SAMPLES = [
     (18, "arg-type", '"unit_convert" of "SkillsTools" has incompatible type "Literal[\'parsec\']"'),
     (19, "call-arg", 'Missing named argument "to_unit" for "unit_convert"'),
     (20, "call-arg", 'Unexpected keyword argument "limit" for "web_search"'),
-    (21, "arg-type", 'Argument "timezone" to "current_time" of "SkillsTools" has incompatible type "None"; expected'),
+    (21, "arg-type", 'to "current_time" of "SkillsTools" has incompatible type "None"; expected "str | NotGiven"'),
     (22, "assignment", 'expression has type "list[SkillsWebSearchOutputResult]", variable has type "int"'),
 ]
 PYRIGHT_BAD_CAPTURES = [
@@ -95,13 +101,14 @@ PYRIGHT_BAD_CAPTURES = [
     (47, "reportArgumentType", '"AsyncProvider" cannot be assigned to parameter "provider" of type "SupportsCallTool"'),
     (48, "reportAssignmentType", 'Type "dict[str, float]" is not assignable to declared type "CallOptions"'),
     (49, "reportArgumentType", 'cannot be assigned to parameter "options" of type "CallOptions | None"'),
+    (55, "reportArgumentType", '"None" cannot be assigned to parameter "dry_run" of type "bool | NotGiven"'),
 ]
 PYRIGHT_BAD_SAMPLES = [
     (17, "reportArgumentType", 'cannot be assigned to parameter "value" of type "float"'),
     (18, "reportArgumentType", '"Literal[\'parsec\']" cannot be assigned to parameter "from_unit"'),
     (19, "reportCallIssue", 'Argument missing for parameter "to_unit"'),
     (20, "reportCallIssue", 'No parameter named "limit"'),
-    (21, "reportArgumentType", '"None" cannot be assigned to parameter "timezone" of type "str"'),
+    (21, "reportArgumentType", '"None" cannot be assigned to parameter "timezone" of type "str | NotGiven"'),
     (22, "reportAssignmentType", '"list[SkillsWebSearchOutputResult]" is not assignable to declared type "int"'),
 ]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, assert_type
 
-from samples import AsyncTools, ToolOutput, ToolResult, Tools, outputs
+from samples import NOT_GIVEN, AsyncTools, ToolOutput, ToolResult, Tools, outputs
 
 
 class Provider:
@@ -16,7 +16,7 @@ def sync_calls() -> None:
     tools = Tools(Provider()).skills
     now = tools.current_time()
     assert_type(now, outputs.SkillsCurrentTimeOutput)
-    assert_type(tools.current_time(timezone="Europe/Paris", at=None).utc_offset, str)
+    assert_type(tools.current_time(timezone="Europe/Paris", at=NOT_GIVEN).utc_offset, str)
     converted = tools.unit_convert(value=3, from_unit="km", to_unit="mi")
     assert_type(converted.value, float)
     assert_type(converted.category, Literal["length", "mass", "volume", "temperature"])
