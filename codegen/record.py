@@ -20,10 +20,13 @@ from typing import Any
 import yaml
 
 from codegen.errors import GenerateError
+from mas.runtime.config import positive_seconds
 
 __all__ = ["DEFAULT_SAMPLES", "Example", "RecordOutcome", "load_examples", "record"]
 
 DEFAULT_SAMPLES = Path("toolgen.samples.json")
+#: Seconds each example call may take (``--timeout``): a server that never answers must not hang record.
+CALL_TIMEOUT = 60.0
 
 
 @dataclass(frozen=True)
@@ -66,9 +69,17 @@ def load_examples(path: Path) -> list[Example]:
 
 
 def record(
-    examples: Sequence[Example], *, samples: Path, infra: Sequence[Path] = (), tools: Sequence[Path] = ()
+    examples: Sequence[Example],
+    *,
+    samples: Path,
+    infra: Sequence[Path] = (),
+    tools: Sequence[Path] = (),
+    timeout: float = CALL_TIMEOUT,
 ) -> RecordOutcome:
-    """Call every example through a registry built from ``infra``/``tools``; append to ``samples``."""
+    """Call every example through a registry built from ``infra``/``tools``; append to ``samples``.
+
+    Each call gives up after ``timeout`` seconds (a timeout error result, reported and not kept).
+    """
     from mas.runtime.config import ConfigError
     from mas.runtime.registry import RuntimeRegistry
     from mas.runtime.samples import SampleRecorder, SamplesError
@@ -82,7 +93,7 @@ def record(
     try:
         with registry:
             for example in examples:
-                envelope = registry.call_tool(example.tool, dict(example.arguments))
+                envelope = registry.call_tool(example.tool, dict(example.arguments), timeout_seconds=timeout)
                 if envelope.is_error:
                     failed.append(f"{example.tool}: {' '.join(envelope.text.split())}")
             recorded = recorder.pending
@@ -104,6 +115,13 @@ def add_parser(commands: Any, parents: Sequence[Any] = ()) -> None:
     rec.add_argument("--samples", metavar="FILE", help="samples file to append to (default: the first configured)")
     rec.add_argument("--infra", action="append", metavar="PATH", help="infra file (repeatable)")
     rec.add_argument("--tools", action="append", metavar="PATH", help="kind: Tool YAML file or folder (repeatable)")
+    rec.add_argument(
+        "--timeout",
+        type=positive_seconds,
+        default=CALL_TIMEOUT,
+        metavar="SECONDS",
+        help=f"give up on each call after this long (default: {CALL_TIMEOUT:g})",
+    )
 
 
 def main(args: Any) -> int:
@@ -116,7 +134,13 @@ def main(args: Any) -> int:
     try:
         settings = load_settings(Path.cwd(), {"infra": args.infra, "tools": args.tools})
         target = Path(args.samples) if args.samples else (settings.samples or (DEFAULT_SAMPLES,))[0]
-        outcome = record(load_examples(Path(args.examples)), samples=target, infra=settings.infra, tools=settings.tools)
+        outcome = record(
+            load_examples(Path(args.examples)),
+            samples=target,
+            infra=settings.infra,
+            tools=settings.tools,
+            timeout=getattr(args, "timeout", CALL_TIMEOUT),
+        )
     except GenerateError as exc:
         print(f"toolgen: error: {exc}", file=sys.stderr)
         return 2

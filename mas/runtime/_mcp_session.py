@@ -12,6 +12,8 @@ import asyncio
 import logging
 import math
 import sys
+import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, suppress
 from dataclasses import dataclass, field
@@ -24,11 +26,12 @@ import mcp_types as types
 from mcp.client._transport import TransportStreams
 from mcp.client.session import ClientSession, IncomingMessage
 from mcp.client.sse import sse_client
-from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from mas.runtime._mcp_convert import ToolServerError, exception_text, resolve_headers, scrub
+from mas.runtime._mcp_convert import ToolServerError, clip, exception_text, resolve_headers, scrub
+from mas.runtime._stdio import StdioLimits, StdioState, stdio_transport
 from mas.runtime.config import MCPServerConfig
 
 __all__ = ["CLOSE_TIMEOUT", "Connection", "ProgressCallback", "ProgressRelay", "SessionKeeper"]
@@ -50,6 +53,17 @@ class Connection:
     broken: bool = False
     #: A full paginated tools/list ran on this session (so the SDK knows every output schema).
     listed: bool = False
+    #: What the stdio reader knows (a fault it ended the connection for, a partial answer); None on HTTP.
+    stdio: StdioState | None = None
+
+    @property
+    def fault(self) -> str | None:
+        """Why the transport itself ended this connection (e.g. a message over max_result_bytes)."""
+        return None if self.stdio is None else self.stdio.fault
+
+    def mid_answer(self) -> bool:
+        """Part of a message has arrived and the rest has not (a call timed out while it was sent)."""
+        return self.stdio is not None and self.stdio.partial > 0
 
     def usable(self) -> bool:
         if self.broken or self.task is None or self.task.done():
@@ -84,7 +98,8 @@ class SessionKeeper:
         self._lock: asyncio.Lock | None = None  # created lazily on the provider's loop
 
     def text(self, exc: BaseException) -> str:
-        return exception_text(exc, self.secrets)
+        """The exception as one blanked line, cut to ``max_error_chars`` (a server's 10 MB message)."""
+        return clip(exception_text(exc, self.secrets), self.config.max_error_chars)
 
     def scrub(self, text: str) -> str:
         return scrub(text, self.secrets)
@@ -140,9 +155,7 @@ class SessionKeeper:
             # Report the timeout when it happens: tearing the transport down (stopping a stdio
             # child) may take seconds more, and nobody should wait for that.
             if not conn.ready.done():
-                conn.ready.set_exception(
-                    ToolServerError(self.name, f"connect + initialize timed out after {timeout} s")
-                )
+                conn.ready.set_exception(ToolServerError(self.name, self._timed_out(conn, timeout)))
 
         timer = asyncio.get_running_loop().call_later(timeout, expire)
         try:
@@ -151,7 +164,7 @@ class SessionKeeper:
                 # without exiting a cancel scope out of order.
                 scope.deadline = anyio.current_time() + timeout
                 async with AsyncExitStack() as stack:
-                    read, write = await stack.enter_async_context(self._transport(stack))
+                    read, write = await stack.enter_async_context(self._transport(stack, conn))
                     session = await stack.enter_async_context(
                         ClientSession(read, write, message_handler=self._on_message)
                     )
@@ -162,9 +175,7 @@ class SessionKeeper:
                     conn.ready.set_result(session)
                     await conn.stop.wait()
             if scope.cancelled_caught and not conn.ready.done():
-                conn.ready.set_exception(
-                    ToolServerError(self.name, f"connect + initialize timed out after {timeout} s")
-                )
+                conn.ready.set_exception(ToolServerError(self.name, self._timed_out(conn, timeout)))
         except ToolServerError as exc:
             if not conn.ready.done():
                 conn.ready.set_exception(exc)
@@ -182,7 +193,13 @@ class SessionKeeper:
             if not conn.ready.cancelled():
                 conn.ready.exception()
 
-    def _transport(self, stack: AsyncExitStack) -> AbstractAsyncContextManager[TransportStreams]:
+    @staticmethod
+    def _timed_out(conn: Connection, timeout: float) -> str:
+        # A server that printed only a banner (or Latin-1 noise) did not "time out" for no reason.
+        hint = "" if conn.stdio is None else conn.stdio.noise_hint()
+        return f"connect + initialize timed out after {timeout} s{hint}"
+
+    def _transport(self, stack: AsyncExitStack, conn: Connection) -> AbstractAsyncContextManager[TransportStreams]:
         cfg = self.config
         if cfg.transport == "stdio":
             if not cfg.command:
@@ -190,7 +207,11 @@ class SessionKeeper:
             # A bare "python" would run whatever interpreter PATH finds, not the runtime's venv.
             command = sys.executable if cfg.command in ("python", "python3") else cfg.command
             params = StdioServerParameters(command=command, args=list(cfg.args), env=dict(cfg.env) or None, cwd=cfg.cwd)
-            return stdio_client(params, errlog=_errlog())
+            # Our own reader, not the SDK's stdio_client: see mas/runtime/_stdio.py for why (mcp 2.3.0).
+            conn.stdio = StdioState(self.name)
+            conn.stdio.on_fault.append(lambda reason: self._faulted(conn))
+            limits = StdioLimits(max_message_bytes=cfg.max_result_bytes, max_json_depth=cfg.max_json_depth)
+            return stdio_transport(params, conn.stdio, limits, errlog=_errlog())
         if not cfg.url:
             raise ToolServerError(self.name, f"{cfg.transport} transport needs a url")
         headers, secrets = resolve_headers(cfg)
@@ -206,6 +227,13 @@ class SessionKeeper:
             )
         raise ToolServerError(self.name, f"unsupported transport {cfg.transport!r}")
 
+    @staticmethod
+    def _faulted(conn: Connection) -> None:
+        # The calls in flight end with the fault; the next acquire connects afresh, and the
+        # owner stops this one's server now rather than at the next call.
+        conn.broken = True
+        conn.stop.set()
+
     async def _on_message(self, message: IncomingMessage) -> None:
         if isinstance(message, Exception):  # transport faults; the calls they break report them
             logger.debug("MCP server %r: transport error: %s", self.name, self.text(message))
@@ -213,32 +241,67 @@ class SessionKeeper:
 
 
 class ProgressRelay:
-    """Delivers progress to the user's callback in wire order, one at a time.
+    """Delivers progress to the user's callback in wire order, one at a time, never far behind.
 
     The SDK runs each progress notification in its own task; enqueueing without awaiting keeps
     their order, and a single consumer keeps callbacks from overlapping. Sync callbacks run on
     the provider's loop thread; async ones on the caller's loop when the call came from one.
+
+    Bounded (``max_lag`` seconds, the infra key ``max_progress_lag_seconds``): an update that
+    waited longer than ``max_lag`` is skipped when a newer one is queued, at most
+    ``MAX_QUEUED`` wait, and :meth:`finish` gives the callback at most ``max_lag`` more after the
+    call ended. A slow callback under a flood of progress costs dropped updates, never the
+    call's result (issue 17, item 4).
     """
 
-    def __init__(self, callback: ProgressCallback, caller_loop: asyncio.AbstractEventLoop | None, label: str) -> None:
+    #: Updates kept waiting at most; the oldest is dropped first.
+    MAX_QUEUED = 256
+
+    def __init__(
+        self,
+        callback: ProgressCallback,
+        caller_loop: asyncio.AbstractEventLoop | None,
+        label: str,
+        max_lag: float = 2.0,
+    ) -> None:
         self._callback = callback
         self._caller_loop = caller_loop
         self._label = label
-        self._queue: asyncio.Queue[tuple[float, float | None, str | None] | None] = asyncio.Queue()
+        self._max_lag = max_lag
+        self._queue: deque[tuple[float, tuple[float, float | None, str | None]]] = deque()
+        self._wake = asyncio.Event()
+        self._closing = False
         self._task: asyncio.Future[None] | None = None
+        #: Updates never delivered (skipped as stale, dropped from a full queue, or cut at the end).
+        self.dropped = 0
 
     async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
-        self._queue.put_nowait((progress, total, message))
+        if len(self._queue) >= self.MAX_QUEUED:
+            self._queue.popleft()
+            self.dropped += 1
+        # A server may echo a header secret into its progress text.
+        item = (progress, total, None if message is None else scrub(message, ()))
+        self._queue.append((time.monotonic(), item))
+        self._wake.set()
 
     def start(self) -> None:
         self._task = asyncio.ensure_future(self._run())
 
     async def _run(self) -> None:
-        while (item := await self._queue.get()) is not None:
-            try:
-                await self._deliver(*item)
-            except Exception as exc:
-                logger.warning("%s: progress callback raised %s", self._label, type(exc).__name__)
+        while True:
+            while self._queue:
+                received, item = self._queue.popleft()
+                if self._queue and time.monotonic() - received > self._max_lag:
+                    self.dropped += 1  # stale, and a newer update is waiting: show that one instead
+                    continue
+                try:
+                    await self._deliver(*item)
+                except Exception as exc:
+                    logger.warning("%s: progress callback raised %s", self._label, type(exc).__name__)
+            if self._closing:
+                return
+            self._wake.clear()
+            await self._wake.wait()
 
     async def _deliver(self, progress: float, total: float | None, message: str | None) -> None:
         outcome = self._callback(progress, total, message)
@@ -255,16 +318,27 @@ class ProgressRelay:
             await outcome
 
     async def finish(self) -> None:
-        """Let already-received progress reach the callback, then stop the consumer."""
+        """Let received progress reach the callback for at most ``max_lag`` more, then stop.
+
+        Never raises for a slow callback: the call's result is what the caller waits for.
+        """
         task = self._task
         if task is None:
             return
-        self._queue.put_nowait(None)
+        self._closing = True
+        self._wake.set()
         try:
-            await asyncio.wait_for(asyncio.shield(task), CLOSE_TIMEOUT)
-        except (TimeoutError, asyncio.CancelledError):
+            await asyncio.wait_for(asyncio.shield(task), self._max_lag)
+        except TimeoutError:
+            task.cancel()
+            self.dropped += len(self._queue)
+            with suppress(BaseException):
+                await task
+        except asyncio.CancelledError:
             task.cancel()
             raise
+        if self.dropped:
+            logger.info("%s: %d progress update(s) not delivered (max_progress_lag_seconds)", self._label, self.dropped)
 
 
 async def _negotiate(session: ClientSession) -> None:

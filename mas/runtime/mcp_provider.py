@@ -43,9 +43,11 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter, ValidationError
 
+from mas.runtime import redact
 from mas.runtime._loop import BackgroundLoop, LoopThreadError
 from mas.runtime._mcp_convert import (
     ToolServerError,
+    clip,
     dump_wire,
     envelope_from_result,
     one_line,
@@ -179,7 +181,9 @@ class MCPToolProvider:
                 with anyio.fail_after(cfg.connect_timeout_seconds):
                     page = await session.list_tools(params=params)
                 pages += 1
-                tools.extend(dump_wire(tool) for tool in page.tools)
+                # Blanked here, where listings enter: the lock, the generated package and every
+                # listing printed are made from this (a server may echo a header into a description).
+                tools.extend(redact.blank_json(dump_wire(tool)) for tool in page.tools)
                 if self.on_page is not None:
                     self.on_page(pages, len(tools))
                 if not cfg.follow_pagination or not page.next_cursor:
@@ -289,7 +293,11 @@ class MCPToolProvider:
             return self._failure(
                 tool_name, f"failed: invalid input_responses: {one_line(str(exc))}", "invalid_arguments"
             )
-        relay = ProgressRelay(progress_callback, caller_loop, self._label(tool_name)) if progress_callback else None
+        relay = (
+            ProgressRelay(progress_callback, caller_loop, self._label(tool_name), self.config.max_progress_lag_seconds)
+            if progress_callback
+            else None
+        )
 
         async def send() -> ToolResultEnvelope:
             conn, session = await self._keeper.acquire()
@@ -310,6 +318,12 @@ class MCPToolProvider:
                 )
             except Exception as exc:
                 conn.note_failure(exc)
+                if conn.mid_answer():
+                    # The reader is inside an answer nobody waits for any more: a fresh connection
+                    # serves the next call at once instead of after the rest of it (item 3).
+                    conn.broken = True
+                if conn.fault is not None:  # the transport ended the connection, and says why
+                    return self._failure(tool_name, f"failed: {conn.fault}", "protocol")
                 return self._call_error(tool_name, exc, timeout_seconds)
             return scrub_envelope(envelope_from_result(result), self._keeper.secrets)
 
@@ -407,4 +421,5 @@ class MCPToolProvider:
         return f"MCP server {self.name!r}: tools/call {tool_name!r}"
 
     def _failure(self, tool_name: str, what: str, kind: str) -> ToolResultEnvelope:
-        return ToolResultEnvelope.failure(self._keeper.scrub(one_line(f"{self._label(tool_name)} {what}")), kind=kind)
+        text = clip(self._keeper.scrub(one_line(f"{self._label(tool_name)} {what}")), self.config.max_error_chars)
+        return ToolResultEnvelope.failure(text, kind=kind)

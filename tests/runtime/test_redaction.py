@@ -72,7 +72,7 @@ def test_scrub_envelope_blanks_strings_everywhere_and_keeps_the_rest() -> None:
         session_id="s-***",
         result_type="input_required",
     )
-    assert scrub_envelope(envelope, set()) is envelope
+    assert scrub_envelope(envelope, set()) == envelope
 
 
 # --- exception_text --------------------------------------------------------------------------------
