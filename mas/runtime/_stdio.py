@@ -57,6 +57,9 @@ _TERM_GRACE = 2.0
 _REAP = 2.0
 _FLUSH = 0.5
 _POLL = 0.01
+#: Nesting the SDK's parser (pydantic-core's JSON parser, through mcp 2.3.0's
+#: ``jsonrpc_message_adapter``) refuses beyond: its recursion limit.
+SDK_PARSER_DEPTH = 200
 #: How much of a line that is not JSON-RPC a warning quotes.
 _QUOTE = 120
 
@@ -135,9 +138,18 @@ class _LineParser:
         if not text.strip():
             return None
         try:
-            return SessionMessage(types.jsonrpc_message_adapter.validate_json(text, by_name=False))
+            message = SessionMessage(types.jsonrpc_message_adapter.validate_json(text, by_name=False))
         except ValueError as fast_error:
             return self._slow_path(text, fast_error)
+        limit = self.limits.max_json_depth
+        # The SDK's parser refuses more than SDK_PARSER_DEPTH levels, so only a lower limit needs a
+        # check here; and a message with fewer brackets than the limit cannot be nested deeper.
+        if limit < SDK_PARSER_DEPTH and raw.count(b"[") + raw.count(b"{") > limit:
+            data = json.loads(text)
+            depth = json_depth(data)
+            if depth > limit:
+                return self._too_deep(depth, _answer_id(data), None)
+        return message
 
     def _slow_path(self, text: str, fast_error: ValueError) -> SessionMessage | Exception:
         limit = self.limits.max_json_depth
@@ -152,8 +164,7 @@ class _LineParser:
         ident = _answer_id(data)
         depth = json_depth(data)
         if depth > limit:
-            message = f"the server's answer is nested {depth} levels deep, more than max_json_depth={limit}"
-            return _refusal(ident, message) if ident is not None else self._dropped(message, fast_error)
+            return self._too_deep(depth, ident, fast_error)
         try:
             return SessionMessage(types.jsonrpc_message_adapter.validate_python(data, by_name=False))
         except ValueError as exc:
@@ -161,6 +172,14 @@ class _LineParser:
                 return self._dropped("a message that is not valid JSON-RPC", exc)
             detail = " ".join(str(exc).split())[:300]
             return _refusal(ident, f"the server's answer is not a valid JSON-RPC response: {detail}")
+
+    def _too_deep(self, depth: int, ident: types.RequestId | None, exc: Exception | None) -> SessionMessage | Exception:
+        message = (
+            f"the server's answer is nested {depth} levels deep, more than max_json_depth={self.limits.max_json_depth}"
+        )
+        if ident is not None:
+            return _refusal(ident, message)
+        return self._dropped(message, exc or ValueError(message))
 
     def _noise(self, text: str) -> None:
         state = self.state
@@ -236,7 +255,9 @@ async def stdio_transport(
                         if len(buffer) > limits.max_message_bytes:
                             raise _Fault(_too_big(len(buffer), limits, ended=False))
                     if buffer.strip():  # stdout closed inside a message: it can never be whole
-                        logger.debug("MCP server %r: stdout ended inside a message of %d bytes", state.server, len(buffer))
+                        logger.debug(
+                            "MCP server %r: stdout ended inside a message of %d bytes", state.server, len(buffer)
+                        )
                 except _Fault as exc:
                     # Set before the read side closes below, so the calls it ends can say why.
                     fault(str(exc))

@@ -56,10 +56,29 @@ def _ordered(extra: Iterable[str]) -> tuple[str, ...]:
     return tuple(sorted({*_ORDERED, *more}, key=len, reverse=True))
 
 
+#: The shortest piece of a secret blanked where a value was cut short with "...".
+MIN_PIECE = 6
+
+
 def _blank(text: str, secrets: tuple[str, ...]) -> str:
     for secret in secrets:
         if secret in text:
             text = text.replace(secret, MASK)
+    if "..." in text:
+        text = _blank_pieces(text, secrets)
+    return text
+
+
+def _blank_pieces(text: str, secrets: tuple[str, ...]) -> str:
+    """Secrets cut short: pydantic (and reprlib) shorten a long value to ``head...tail``, and a
+    cut through a secret leaves its start before the dots or its end after them."""
+    for secret in secrets:
+        for size in range(len(secret) - 1, MIN_PIECE - 1, -1):
+            tail, head = "..." + secret[-size:], secret[:size] + "..."
+            if tail in text:
+                text = text.replace(tail, "..." + MASK)
+            if head in text:
+                text = text.replace(head, MASK + "...")
     return text
 
 
