@@ -53,6 +53,10 @@ class Connection:
     broken: bool = False
     #: A full paginated tools/list ran on this session (so the SDK knows every output schema).
     listed: bool = False
+    #: How many ``tools/list_changed`` notifications arrived on this session.
+    changes: int = 0
+    #: ``changes`` as it was when the last listing checked against a pin began (None: never).
+    pin_checked: int | None = None
     #: What the stdio reader knows (a fault it ended the connection for, a partial answer); None on HTTP.
     stdio: StdioState | None = None
 
@@ -96,6 +100,10 @@ class SessionKeeper:
         self.closed = False
         self._conn: Connection | None = None
         self._lock: asyncio.Lock | None = None  # created lazily on the provider's loop
+        #: Called when the server says its tool list changed (the provider drops its cache).
+        self.on_list_changed: Callable[[], None] | None = None
+        #: Subscribe to tools/list_changed on modern (2026-07-28) sessions: set for pinned servers.
+        self.watch_tools = False
 
     def text(self, exc: BaseException) -> str:
         """The exception as one blanked line, cut to ``max_error_chars`` (a server's 10 MB message)."""
@@ -173,7 +181,11 @@ class SessionKeeper:
                     timer.cancel()
                     logger.debug("MCP server %r: connected over %s", self.name, self.config.transport)
                     conn.ready.set_result(session)
-                    await conn.stop.wait()
+                    async with anyio.create_task_group() as watchers:
+                        if self.watch_tools:
+                            watchers.start_soon(self._watch_tools, conn, session)
+                        await conn.stop.wait()
+                        watchers.cancel_scope.cancel()
             if scope.cancelled_caught and not conn.ready.done():
                 conn.ready.set_exception(ToolServerError(self.name, self._timed_out(conn, timeout)))
         except ToolServerError as exc:
@@ -237,6 +249,29 @@ class SessionKeeper:
     async def _on_message(self, message: IncomingMessage) -> None:
         if isinstance(message, Exception):  # transport faults; the calls they break report them
             logger.debug("MCP server %r: transport error: %s", self.name, self.text(message))
+        elif isinstance(message, types.ToolListChangedNotification):  # the initialize-era form
+            if self._conn is not None:
+                self._tools_changed(self._conn)
+
+    def _tools_changed(self, conn: Connection) -> None:
+        conn.changes += 1  # the listing this session was checked with is stale
+        conn.listed = False
+        if self.on_list_changed is not None:
+            self.on_list_changed()
+
+    async def _watch_tools(self, conn: Connection, session: ClientSession) -> None:
+        """Count ``tools/list_changed`` events of a modern session (they come only to a
+        ``subscriptions/listen`` stream there); lives as long as the connection."""
+        from mcp.client.subscriptions import listen
+
+        try:
+            async with listen(session, tools_list_changed=True) as subscription:
+                if not subscription.honored.tools_list_changed:
+                    return
+                async for _event in subscription:
+                    self._tools_changed(conn)
+        except Exception as exc:  # an older server, or the connection ended: nothing to watch
+            logger.debug("MCP server %r: no tools/list_changed subscription: %s", self.name, self.text(exc))
         await anyio.lowlevel.checkpoint()
 
 

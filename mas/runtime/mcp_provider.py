@@ -36,7 +36,7 @@ import time
 from collections.abc import Callable, Mapping
 from contextlib import suppress
 from types import TracebackType
-from typing import Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import anyio
 import mcp_types as types
@@ -58,6 +58,11 @@ from mas.runtime._mcp_convert import (
 from mas.runtime._mcp_session import Connection, ProgressCallback, ProgressRelay, SessionKeeper
 from mas.runtime.config import MCPServerConfig
 from mas.runtime.contracts.tool_contract import ToolResultEnvelope
+
+if TYPE_CHECKING:
+    from mcp.client.session import ClientSession
+
+    from mas.runtime.pinning import ServerPin
 
 __all__ = ["CancelSignal", "LoopThreadError", "MCPToolProvider", "ProgressCallback", "ToolServerError"]
 
@@ -84,6 +89,9 @@ class MCPToolProvider:
         self.config = config
         self._runner = BackgroundLoop(f"MCP server {config.name!r}", async_hint="acall_tool()/alist_tools()")
         self._keeper = SessionKeeper(config)
+        self._keeper.on_list_changed = self._on_list_changed
+        #: Run-time pinning (``mas.runtime.pinning``), given by the registry; None when not pinned.
+        self._pin: ServerPin | None = None
         self._cache: tuple[float, list[dict[str, Any]]] | None = None
         #: Called after each tools/list page with (page number, tools so far): for progress displays.
         self.on_page: Callable[[int, int], None] | None = None
@@ -164,8 +172,9 @@ class MCPToolProvider:
         else:
             self._cache = entry
 
-    async def _fetch_listing(self) -> list[dict[str, Any]]:
-        conn, session = await self._keeper.acquire()
+    async def _fetch_listing(self, via: tuple[Connection, ClientSession] | None = None) -> list[dict[str, Any]]:
+        conn, session = via or await self._keeper.acquire()
+        generation = conn.changes  # a tools/list_changed arriving meanwhile makes this listing stale
         cfg = self.config
         tools: list[dict[str, Any]] = []
         seen: set[str] = set()
@@ -202,7 +211,10 @@ class MCPToolProvider:
         except Exception as exc:
             conn.note_failure(exc)
             raise ToolServerError(self.name, f"tools/list failed: {self._keeper.text(exc)}") from None
-        conn.listed = cfg.follow_pagination
+        conn.listed = cfg.follow_pagination and generation == conn.changes
+        if self._pin is not None:
+            self._pin.check(tools)  # every listing fetched is compared with the lock (item 13)
+            conn.pin_checked = generation
         return tools
 
     # --- calling ------------------------------------------------------------------------------
@@ -300,7 +312,15 @@ class MCPToolProvider:
         )
 
         async def send() -> ToolResultEnvelope:
+            if self._pin is not None and self.config.tools is not None:
+                # An explicit list is never re-listed: decide before connecting.
+                refused = self._pin.refusal(tool_name)
+                if refused is not None:
+                    return refused
             conn, session = await self._keeper.acquire()
+            refused = await self._check_pin(conn, session, tool_name)
+            if refused is not None:
+                return refused
             await self._prefetch_listing(conn)
             try:
                 result = await session.call_tool(
@@ -370,6 +390,34 @@ class MCPToolProvider:
         # The SDK raises RuntimeError/ValueError (pydantic's ValidationError) for replies it cannot use.
         kind = "protocol" if isinstance(exc, RuntimeError | ValueError) else "unavailable"
         return self._failure(tool_name, f"failed: {self._keeper.text(exc)}", kind)
+
+    async def _check_pin(self, conn: Connection, session: ClientSession, tool_name: str) -> ToolResultEnvelope | None:
+        """Under ``pin``, the listing of *this* connection is compared with the lock before a call is
+        sent: a server that came back changed after a reconnect, or said ``tools/list_changed``,
+        is listed again first. The refusal is the registry's (``ServerPin.refusal``)."""
+        pin = self._pin
+        if pin is None or self.config.tools is not None:
+            return None
+        if conn.pin_checked != conn.changes:
+            try:
+                self._store_listing(await self._fetch_listing((conn, session)))
+            except ToolServerError as exc:
+                return pin.unverified(tool_name, exc.detail)
+            if conn.pin_checked != conn.changes:  # changed again while listing: never send unchecked
+                return pin.unverified(tool_name, "the server's tool list changed while it was being listed")
+        return pin.refusal(tool_name)
+
+    def guard_with(self, pin: ServerPin) -> None:
+        """Check every listing this provider fetches against ``pin`` (``PinGuard.attach`` calls this)."""
+        self._pin = pin
+        self._keeper.watch_tools = True  # the next connection subscribes to tools/list_changed
+
+    def _on_list_changed(self) -> None:
+        # The cached listing is stale too: the next listing or pinned call fetches a fresh one.
+        self._cache = None
+        if self.config.cache_scope == "process":
+            with _PROCESS_CACHE_LOCK:
+                _PROCESS_CACHE.pop(server_identity(self.config), None)
 
     async def _prefetch_listing(self, conn: Connection) -> None:
         # The SDK checks structured results against output schemas seen in tools/list but only

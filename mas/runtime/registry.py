@@ -77,6 +77,7 @@ class RuntimeRegistry:
         self._namespaces = dict(namespaces or {})
         self._locations = dict(locations or {})
         self._pins = pins or PinGuard()  # infra `pin:` (docs/drift.md); empty when nothing is pinned
+        self._pins.attach(self._providers)  # providers check every later listing too (a reconnect)
         self._routes = self._build_routes()
         # Off by default. When set, results are sampled into a samples file (mas/runtime/samples.py).
         self._recorder = recorder
