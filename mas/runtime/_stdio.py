@@ -43,7 +43,7 @@ from mcp.shared.message import SessionMessage
 
 from mas.runtime import redact
 
-__all__ = ["REFUSED", "StdioLimits", "StdioState", "json_depth", "stdio_transport"]
+__all__ = ["REFUSED", "SDK_PARSER_DEPTH", "LineBuffer", "StdioLimits", "StdioState", "json_depth", "stdio_transport"]
 
 logger = logging.getLogger("mas.runtime.stdio")
 
@@ -122,6 +122,41 @@ def _answer_id(data: Any) -> types.RequestId | None:
 def _refusal(ident: types.RequestId, message: str) -> SessionMessage:
     error = types.ErrorData(code=REFUSED, message=message)
     return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=ident, error=error))
+
+
+class LineBuffer:
+    """Splits a byte stream into lines in linear time, refusing any longer than ``limit`` bytes.
+
+    mcp 2.3.0 joins ``buffer + chunk`` for each read, so a line of n bytes costs O(n**2 / 64 KiB);
+    here a growing ``bytearray`` is searched only where new bytes arrived, and the consumed
+    prefix is dropped once per chunk.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._buffer = bytearray()
+
+    @property
+    def partial(self) -> int:
+        """Bytes of a line that has begun and not ended (0 between lines)."""
+        return len(self._buffer)
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        """The lines ``chunk`` completes, without their newline; raises ``_Fault`` for a long one."""
+        buffer = self._buffer
+        scan = len(buffer)  # only the new bytes can hold the next newline
+        buffer += chunk
+        start = 0
+        lines: list[bytes] = []
+        while (end := buffer.find(b"\n", scan)) != -1:
+            if end - start > self.limit:
+                raise _Fault(_too_big(end - start, self.limit, ended=True))
+            lines.append(bytes(buffer[start:end]))
+            start = scan = end + 1
+        del buffer[:start]  # once per chunk: what stays is one partial line
+        if len(buffer) > self.limit:
+            raise _Fault(_too_big(len(buffer), self.limit, ended=False))
+        return lines
 
 
 class _LineParser:
@@ -237,26 +272,17 @@ async def stdio_transport(
 
     async def reader() -> None:
         assert process.stdout is not None
-        buffer = bytearray()
+        lines = LineBuffer(limits.max_message_bytes)
         try:
             async with read_writer:
                 try:
                     async for chunk in process.stdout:
-                        scan = len(buffer)  # only the new bytes can hold the next newline
-                        buffer += chunk
-                        start = 0
-                        while (end := buffer.find(b"\n", scan)) != -1:
-                            if end - start > limits.max_message_bytes:
-                                raise _Fault(_too_big(end - start, limits, ended=True))
-                            await deliver(parser.parse(bytes(buffer[start:end])))
-                            start = scan = end + 1
-                        del buffer[:start]  # once per chunk: the buffer only ever holds one partial line
-                        state.partial = len(buffer)
-                        if len(buffer) > limits.max_message_bytes:
-                            raise _Fault(_too_big(len(buffer), limits, ended=False))
-                    if buffer.strip():  # stdout closed inside a message: it can never be whole
+                        for line in lines.feed(chunk):
+                            await deliver(parser.parse(line))
+                        state.partial = lines.partial
+                    if lines.partial:  # stdout closed inside a message: it can never be whole
                         logger.debug(
-                            "MCP server %r: stdout ended inside a message of %d bytes", state.server, len(buffer)
+                            "MCP server %r: stdout ended inside a message of %d bytes", state.server, lines.partial
                         )
                 except _Fault as exc:
                     # Set before the read side closes below, so the calls it ends can say why.
@@ -305,10 +331,10 @@ async def stdio_transport(
             group.cancel_scope.cancel()
 
 
-def _too_big(size: int, limits: StdioLimits, *, ended: bool) -> str:
+def _too_big(size: int, limit: int, *, ended: bool) -> str:
     so_far = "" if ended else " and counting"
     return (
-        f"the server sent a message of {size} bytes{so_far}, more than max_result_bytes={limits.max_message_bytes}; "
+        f"the server sent a message of {size} bytes{so_far}, more than max_result_bytes={limit}; "
         "the connection is replaced"
     )
 

@@ -167,5 +167,5 @@ def test_library_logging_is_one_line_and_details_need_v(repo_root: Path, tmp_pat
         "'Banner Server v1.0 starting... (this line is not JSON-RPC)'"
     ]
     verbose = run_cli(repo_root, tmp_path, "list", "--infra", "infra.yaml", "-v")
-    assert verbose.returncode == 0 and "mas-runtime: INFO:" in verbose.stderr
+    assert verbose.returncode == 0 and "mas-runtime: WARNING: mas.runtime.stdio: MCP server" in verbose.stderr
     assert "Traceback" not in verbose.stderr  # nothing failed: there is no traceback to show
