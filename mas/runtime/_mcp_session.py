@@ -334,10 +334,13 @@ class SessionKeeper:
             sink = StderrSink(self.name, self.scrub)
             stack.callback(self._stderr_done, sink)
             # Our own reader, not the SDK's stdio_client: see mas/runtime/_stdio.py for why (mcp 2.3.0).
-            conn.stdio = StdioState(self.name)
-            conn.stdio.on_fault.append(lambda reason: self._faulted(conn))
+            state = StdioState(self.name)
+            if conn.stdio is not None:  # a handshake fallback's second process: one count, one warning
+                state.noise, state.first_noise = conn.stdio.noise, conn.stdio.first_noise
+            state.on_fault.append(lambda reason: self._faulted(conn))
+            conn.stdio = state
             limits = StdioLimits(max_message_bytes=cfg.max_result_bytes, max_json_depth=cfg.max_json_depth)
-            return _spawned(stdio_transport(params, conn.stdio, limits, errlog=sink.errlog), sink)
+            return _spawned(stdio_transport(params, state, limits, errlog=sink.errlog), sink)
         if not cfg.url:
             raise ToolServerError(self.name, f"{cfg.transport} transport needs a url")
         headers, secrets = resolve_headers(cfg)
