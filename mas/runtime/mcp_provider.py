@@ -55,6 +55,7 @@ from mas.runtime._mcp_convert import (
 )
 from mas.runtime._mcp_session import Connection, ProgressCallback, ProgressRelay, SessionKeeper
 from mas.runtime._oauth import AuthorizeCallback
+from mas.runtime._wire import non_json_number
 from mas.runtime.config import MCPServerConfig
 from mas.runtime.contracts.tool_contract import ToolResultEnvelope
 
@@ -294,6 +295,10 @@ class MCPToolProvider:
     ) -> ToolResultEnvelope:
         if cancel_event is not None and cancel_event.is_set():
             return self._failure(tool_name, "was cancelled before it started", "cancelled")
+        for what, value in (("arguments", arguments), ("meta", meta), ("input_responses", input_responses)):
+            problem = non_json_number(value)
+            if problem is not None:  # pydantic would send it as null: refuse before anything is sent
+                return self._failure(tool_name, f"not sent: invalid {what}: {problem}", "invalid_arguments")
         try:
             responses = None if input_responses is None else _INPUT_RESPONSES.validate_python(dict(input_responses))
         except ValidationError as exc:
