@@ -22,7 +22,6 @@ import importlib
 import inspect
 import json
 import keyword
-import re
 import socket
 import subprocess
 import sys
