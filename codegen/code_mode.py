@@ -22,14 +22,16 @@ import ast
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codegen.cache import Cache
-from codegen.datamodels import ModelModule, _read_module, model_code
 from codegen.errors import GenerateError
 from codegen.literals import clean_text, docstring_literal, wire_literal
 from codegen.model import CodeModeModule, NamespaceSpec, ParamSpec, ToolSpec
-from codegen.naming import unique
+from codegen.naming import sandbox_modules, unique
+
+if TYPE_CHECKING:  # datamodels imports black: a cached run, which renders nothing, never loads it
+    from codegen.datamodels import ModelModule
 
 __all__ = ["CODE_MODE_DIR", "CodeModeModule", "build_code_mode", "stub_output_models", "summary_line"]
 
@@ -43,6 +45,8 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s")
 def stub_output_models(document: Mapping[str, Any], cache: Cache | None) -> ModelModule | None:
     """The output models as TypedDicts (datamodel-code-generator's TypedDict output of the same
     schema document as the pydantic models); None when it cannot type them (results become ``Any``)."""
+    from codegen.datamodels import _read_module, model_code
+
     key = Cache.models_key(document, "code-mode-outputs") if cache else ""
     code = cache.get_models(key) if cache else None
     if code is None:
@@ -283,20 +287,26 @@ def build_code_mode(
     """The stub module of every namespace; ``summaries`` maps (namespace attr, method) to its docstring line."""
     inputs = _Source.of(in_models)
     outputs = _Source.of(out_models) if out_models is not None else None
+    names = sandbox_modules(ns.attr for ns in namespaces)
     modules = []
     for ns in namespaces:
         own = {t.method: summaries[(ns.attr, t.method)] for t in ns.tools}
         stub = _module_stub(ns, own, inputs, outputs)
-        modules.append(CodeModeModule(ns.attr, stub, tuple((t.method, t.wire_name) for t in ns.tools)))
+        functions = tuple((t.method, t.wire_name) for t in ns.tools)
+        modules.append(CodeModeModule(names[ns.attr], ns.attr, stub, functions))
     return tuple(modules)
 
 
 def manifest_lines(modules: Sequence[CodeModeModule]) -> list[str]:
-    """``MODULES = {...}`` for the package's ``code_mode/__init__.py``: module -> function -> wire name."""
+    """``code_mode/__init__.py``'s tables: module -> function -> wire name, and module -> the
+    namespace attribute of ``Tools`` whose methods the functions are."""
     lines = ["MODULES: dict[str, dict[str, str]] = {"]
     for module in modules:
         lines.append(f'    "{module.name}": {{')
         lines += [f'        "{function}": {wire_literal(wire)},' for function, wire in module.functions]
         lines.append("    },")
+    lines.append("}")
+    lines.append("NAMESPACES: dict[str, str] = {")
+    lines += [f'    "{module.name}": "{module.attr}",' for module in modules]
     lines.append("}")
     return lines

@@ -127,7 +127,8 @@ class ModelModuleSpec:
 class CodeModeModule:
     """One code-mode sandbox module (``tools.<name>``): its stub text, and function -> wire name."""
 
-    name: str  # the namespace attribute
+    name: str  # the module name in the sandbox (naming rule 7)
+    attr: str  # the namespace attribute of Tools whose methods its functions are
     stub: str  # the .pyi text, without the header
     functions: tuple[tuple[str, str], ...]
 

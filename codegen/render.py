@@ -6,7 +6,6 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from codegen.code_mode import CODE_MODE_DIR, manifest_lines
 from codegen.formatting import format_python
 from codegen.model import SHARED_MODULE, PackageSpec
 
@@ -56,11 +55,15 @@ _SHARED_DOC = "Result models that several tools share, or that no tool's result 
 _CODE_MODE_DOC = (
     "Code mode: the sandbox API of this package, one stub module per source (``from tools import <name>``).\n\n"
     "``mas.runtime.code_mode.CodeMode(provider, package=...)`` reads the stubs beside this file and\n"
-    "``MODULES`` (module -> function -> the wire name it calls); see toolgen's docs/code-mode.md.\n"
+    "``MODULES`` (module -> function -> the wire name it calls) and ``NAMESPACES`` (module -> the\n"
+    "``Tools`` attribute whose methods the functions are); see toolgen's docs/code-mode.md.\n"
 )
 
 
 def _code_mode_files(pkg: PackageSpec) -> dict[str, str]:
+    # Imported here: the cache's fingerprint imports this module, and a cached run loads no black.
+    from codegen.code_mode import CODE_MODE_DIR, manifest_lines
+
     files = {f"{CODE_MODE_DIR}/{m.name}.pyi": f"{pkg.header}\n{m.stub}" for m in pkg.code_mode}
     manifest = "\n".join(manifest_lines(pkg.code_mode))
     files[f"{CODE_MODE_DIR}/__init__.py"] = _module(pkg.header, _CODE_MODE_DOC, f"{manifest}\n")

@@ -172,6 +172,7 @@ class CodeMode:
         except ImportError as exc:
             raise ValueError(f"package {name!r} has no code-mode stubs; regenerate it with this toolgen") from exc
         modules: Mapping[str, Mapping[str, str]] = manifest.MODULES
+        self._attrs: Mapping[str, str] = manifest.NAMESPACES
         folder = importlib.resources.files(f"{name}.code_mode")
         self._stubs = {m: _strip_header(folder.joinpath(f"{m}.pyi").read_text(encoding="utf-8")) for m in modules}
         infos = self._package.TOOLS
@@ -333,7 +334,7 @@ class CodeMode:
     def _call(self, recorder: _Recorder, module: str, function: str, arguments: dict[str, Any], timeout: float) -> Any:
         """One tool call through the package's typed method; the value as plain data."""
         tools = self._package.Tools(recorder, {"timeout_seconds": timeout})
-        result = getattr(getattr(tools.results, module), function)(**arguments)
+        result = getattr(getattr(tools.results, self._attrs[module]), function)(**arguments)
         return _plain(result.value, self._package.ToolOutput)
 
     def _kind(self, exc: BaseException) -> str:

@@ -144,12 +144,23 @@ def test_gathered_calls_run_side_by_side(recorded: tuple[CodeMode, Recording]) -
     assert elapsed < 1.4, f"three 0.5 s calls gathered took {elapsed:.2f} s: they ran one after another"
 
 
+WEATHER = "from tools import sample\n"
 BAD = {
-    "misspelt argument": ("from tools import sample\n\nw = await sample.get_weather(cty='Paris')\n", 3, "unknown-argument", "`cty`"),
-    "unknown result key": ("from tools import sample\nw = await sample.get_weather(city='Paris')\nw['temp']\n", 3, "invalid-key", '"temp"'),
-    "wrong argument type": ("from tools import sample\nawait sample.search_docs(query='x', limit='2')\n", 2, "invalid-argument-type", "int"),
-    "unknown tool": ("from tools import sample\n\n\nawait sample.get_wether(city='Paris')\n", 4, "unresolved-attribute", "get_wether"),
-}  # fmt: skip
+    "misspelt argument": (WEATHER + "\nw = await sample.get_weather(cty='Paris')\n", 3, "unknown-argument", "`cty`"),
+    "unknown result key": (
+        WEATHER + "w = await sample.get_weather(city='Paris')\nw['temp']\n",
+        3,
+        "invalid-key",
+        '"temp"',
+    ),
+    "wrong argument type": (
+        WEATHER + "await sample.search_docs(query='x', limit='2')\n",
+        2,
+        "invalid-argument-type",
+        "int",
+    ),
+    "unknown tool": (WEATHER + "\n\nawait sample.get_wether(city='Paris')\n", 4, "unresolved-attribute", "get_wether"),
+}
 
 
 @pytest.mark.parametrize("case", sorted(BAD))

@@ -3,7 +3,8 @@
 """Code mode: the sandbox API of this package, one stub module per source (``from tools import <name>``).
 
 ``mas.runtime.code_mode.CodeMode(provider, package=...)`` reads the stubs beside this file and
-``MODULES`` (module -> function -> the wire name it calls); see toolgen's docs/code-mode.md.
+``MODULES`` (module -> function -> the wire name it calls) and ``NAMESPACES`` (module -> the
+``Tools`` attribute whose methods the functions are); see toolgen's docs/code-mode.md.
 """
 
 MODULES: dict[str, dict[str, str]] = {
@@ -24,4 +25,8 @@ MODULES: dict[str, dict[str, str]] = {
         "unit_convert": "unit_convert",
         "web_search": "web_search",
     },
+}
+NAMESPACES: dict[str, str] = {
+    "sample": "sample",
+    "skills": "skills",
 }

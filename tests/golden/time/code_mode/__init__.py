@@ -3,12 +3,16 @@
 """Code mode: the sandbox API of this package, one stub module per source (``from tools import <name>``).
 
 ``mas.runtime.code_mode.CodeMode(provider, package=...)`` reads the stubs beside this file and
-``MODULES`` (module -> function -> the wire name it calls); see toolgen's docs/code-mode.md.
+``MODULES`` (module -> function -> the wire name it calls) and ``NAMESPACES`` (module -> the
+``Tools`` attribute whose methods the functions are); see toolgen's docs/code-mode.md.
 """
 
 MODULES: dict[str, dict[str, str]] = {
-    "time": {
+    "time_": {
         "convert_time": "convert_time",
         "get_current_time": "get_current_time",
     },
+}
+NAMESPACES: dict[str, str] = {
+    "time_": "time",
 }
