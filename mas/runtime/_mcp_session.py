@@ -12,8 +12,8 @@ import asyncio
 import logging
 import math
 import sys
-from collections.abc import Awaitable, Callable
-from contextlib import AbstractAsyncContextManager, AsyncExitStack, suppress
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -29,6 +29,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from mas.runtime._mcp_convert import ToolServerError, exception_text, resolve_headers, scrub
+from mas.runtime._oauth import AuthorizeCallback, build_auth
 from mas.runtime.config import MCPServerConfig
 
 __all__ = ["CLOSE_TIMEOUT", "Connection", "ProgressCallback", "ProgressRelay", "SessionKeeper"]
@@ -74,14 +75,19 @@ class Connection:
 class SessionKeeper:
     """Owns the provider's current :class:`Connection`; connects and reconnects on demand."""
 
-    def __init__(self, config: MCPServerConfig) -> None:
+    def __init__(self, config: MCPServerConfig, *, authorize: AuthorizeCallback | None = None) -> None:
         self.config = config
         self.name = config.name
-        #: Resolved secret header values, only to blank them out of messages.
+        #: Resolved secret values (headers, OAuth secrets and tokens), only to blank them out of messages.
         self.secrets: set[str] = set()
         self.closed = False
+        self._authorize = authorize
         self._conn: Connection | None = None
         self._lock: asyncio.Lock | None = None  # created lazily on the provider's loop
+        self._clock: _ConnectClock | None = None
+        # One OAuth provider per keeper: a reconnect keeps its tokens and discovered metadata.
+        self._auth: httpx2.Auth | None = None
+        self._auth_built = False
 
     def text(self, exc: BaseException) -> str:
         return exception_text(exc, self.secrets)
@@ -150,14 +156,23 @@ class SessionKeeper:
                 # One scope around everything: the connect deadline is lifted once initialized,
                 # without exiting a cancel scope out of order.
                 scope.deadline = anyio.current_time() + timeout
+                self._clock = _ConnectClock(scope, timer, timeout, expire)
                 async with AsyncExitStack() as stack:
+                    if not self._auth_built and self.config.auth is not None and self.config.transport != "stdio":
+                        self._auth = await build_auth(
+                            self.config,
+                            on_secret=self.secrets.add,
+                            authorize=self._authorize,
+                            person_wait=self.person_wait,
+                        )
+                        self._auth_built = True
                     read, write = await stack.enter_async_context(self._transport(stack))
                     session = await stack.enter_async_context(
                         ClientSession(read, write, message_handler=self._on_message)
                     )
                     await _negotiate(session)
-                    scope.deadline = math.inf
-                    timer.cancel()
+                    self._clock.stop()
+                    self._clock = None
                     logger.debug("MCP server %r: connected over %s", self.name, self.config.transport)
                     conn.ready.set_result(session)
                     await conn.stop.wait()
@@ -174,6 +189,9 @@ class SessionKeeper:
             else:
                 logger.debug("MCP server %r: session ended: %s", self.name, self.text(exc))
         finally:
+            if self._clock is not None:
+                self._clock.stop()  # it may have re-armed its own timer after a sign-in
+                self._clock = None
             timer.cancel()
             conn.broken = True
             if not conn.ready.done():
@@ -196,20 +214,69 @@ class SessionKeeper:
         headers, secrets = resolve_headers(cfg)
         self.secrets |= secrets
         if cfg.transport == "streamable-http":
-            client = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(cfg.connect_timeout_seconds, read=300))
+            client = httpx2.AsyncClient(
+                headers=headers, timeout=httpx2.Timeout(cfg.connect_timeout_seconds, read=300), auth=self._auth
+            )
             stack.push_async_callback(client.aclose)
             return streamable_http_client(cfg.url, http_client=client)
         if cfg.transport == "sse":
             return cast(
                 AbstractAsyncContextManager[TransportStreams],
-                sse_client(cfg.url, headers=headers, timeout=cfg.connect_timeout_seconds),
+                sse_client(cfg.url, headers=headers, timeout=cfg.connect_timeout_seconds, auth=self._auth),
             )
         raise ToolServerError(self.name, f"unsupported transport {cfg.transport!r}")
+
+    @contextmanager
+    def person_wait(self) -> Iterator[None]:
+        """Lift the connect deadline while a person signs in (the sign-in has its own timeout)."""
+        clock = self._clock
+        if clock is None:
+            yield
+            return
+        clock.pause()
+        try:
+            yield
+        finally:
+            clock.resume()
 
     async def _on_message(self, message: IncomingMessage) -> None:
         if isinstance(message, Exception):  # transport faults; the calls they break report them
             logger.debug("MCP server %r: transport error: %s", self.name, self.text(message))
         await anyio.lowlevel.checkpoint()
+
+
+class _ConnectClock:
+    """The connect deadline (a cancel scope and a timer that reports it) that a sign-in can pause."""
+
+    def __init__(
+        self, scope: anyio.CancelScope, timer: asyncio.TimerHandle, timeout: float, expire: Callable[[], None]
+    ) -> None:
+        self._scope = scope
+        self._timer = timer
+        self._expire = expire
+        self._left = timeout
+        self._ends = anyio.current_time() + timeout
+        self._pauses = 0
+
+    def pause(self) -> None:
+        if self._pauses == 0:
+            self._left = max(0.0, self._ends - anyio.current_time())
+            self._scope.deadline = math.inf
+            self._timer.cancel()
+        self._pauses += 1
+
+    def resume(self) -> None:
+        self._pauses -= 1
+        if self._pauses == 0:
+            self._ends = anyio.current_time() + self._left
+            self._scope.deadline = self._ends
+            self._timer = asyncio.get_running_loop().call_later(self._left, self._expire)
+
+    def stop(self) -> None:
+        """Connected: no deadline any more."""
+        self._scope.deadline = math.inf
+        self._timer.cancel()
+        self._pauses = -(10**9)  # a late resume() must not re-arm anything
 
 
 class ProgressRelay:

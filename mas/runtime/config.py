@@ -10,9 +10,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-__all__ = ["ConfigError", "MCPServerConfig", "SourceLocation", "Transport"]
+__all__ = ["AuthGrant", "ConfigError", "MCPServerConfig", "OAuthConfig", "SourceLocation", "Transport"]
 
 Transport = Literal["stdio", "streamable-http", "sse"]
+AuthGrant = Literal["authorization_code", "client_credentials", "token_exchange"]
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,39 @@ class ConfigError(ValueError):
         self.message = message
         self.location = location
         super().__init__(f"{location}: {message}" if location else message)
+
+
+@dataclass(frozen=True)
+class OAuthConfig:
+    """An infra entry's ``auth:`` block: OAuth 2.1 for an HTTP server (``docs/infra.md``, "OAuth").
+
+    Secret values (``client_secret``, ``private_key``, ``id_token``, ``idp_client_secret``) are
+    ``env:VAR`` references, resolved when the provider connects and never stored resolved.
+    """
+
+    grant: AuthGrant = "authorization_code"
+    client_id: str | None = None
+    client_secret: str | None = None
+    #: client_secret_basic, client_secret_post, none or private_key_jwt (pre-registered clients).
+    token_endpoint_auth_method: str | None = None
+    #: A client ID metadata document URL (CIMD), used as client_id where the server supports it.
+    client_metadata_url: str | None = None
+    client_name: str = "toolgen"
+    #: The loopback redirect for the authorization code flow (``http://127.0.0.1:PORT/path``).
+    redirect_uri: str | None = None
+    #: The authorization server the client credentials belong to (recommended; discovered if absent).
+    issuer: str | None = None
+    private_key: str | None = None
+    private_key_file: str | None = None
+    signing_algorithm: str = "RS256"
+    idp_token_endpoint: str | None = None
+    idp_client_id: str | None = None
+    idp_client_secret: str | None = None
+    id_token: str | None = None
+    #: ``file`` (the user cache folder, mode 0600) or ``memory`` (nothing kept after the process).
+    token_store: Literal["file", "memory"] = "file"
+    #: How long the authorization code flow waits for the person to finish in the browser.
+    authorize_timeout_seconds: float = 300.0
 
 
 @dataclass(frozen=True)
@@ -65,4 +99,6 @@ class MCPServerConfig:
     lock: str | None = None
     #: Explicit tool list (MCP tool objects) that skips discovery; None means discover.
     tools: tuple[Mapping[str, Any], ...] | None = None
+    #: OAuth 2.1 (``auth:``); None: no OAuth (fixed ``headers`` only).
+    auth: OAuthConfig | None = None
     location: SourceLocation | None = None

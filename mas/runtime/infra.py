@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from mas.runtime.config import ConfigError, MCPServerConfig, SourceLocation
+from mas.runtime.config import ConfigError, MCPServerConfig, OAuthConfig, SourceLocation
 from mas.runtime.yaml_source import LineMap, dotted, load_schema, load_yaml_documents, validate_document
 
 __all__ = ["load_infra", "load_infra_files"]
@@ -21,6 +21,16 @@ def _tool_object(item: str | Mapping[str, Any]) -> Mapping[str, Any]:
     tool: dict[str, Any] = {"name": item} if isinstance(item, str) else dict(item)
     tool.setdefault("inputSchema", {"type": "object"})
     return tool
+
+
+def _auth(entry: Mapping[str, Any] | None, file: str) -> OAuthConfig | None:
+    if entry is None:
+        return None
+    settings = dict(entry)
+    key_file = settings.get("private_key_file")
+    if key_file is not None and not Path(key_file).is_absolute():
+        settings["private_key_file"] = str(Path(file).parent / key_file)
+    return OAuthConfig(**settings)  # the schema allows only OAuthConfig's fields
 
 
 def _server(entry: Mapping[str, Any], index: int, lines: LineMap, file: str) -> MCPServerConfig:
@@ -50,6 +60,7 @@ def _server(entry: Mapping[str, Any], index: int, lines: LineMap, file: str) -> 
         headers=dict(entry.get("headers", {})),
         namespace=entry.get("namespace"),
         tools=None if tools is None else tuple(_tool_object(t) for t in tools),
+        auth=_auth(entry.get("auth"), file),
         lock=lock,
         location=SourceLocation(file, lines.line(path), dotted(path)),
         **optional,

@@ -54,10 +54,18 @@ from mas.runtime._mcp_convert import (
     tool_entry_from_mcp,
 )
 from mas.runtime._mcp_session import Connection, ProgressCallback, ProgressRelay, SessionKeeper
+from mas.runtime._oauth import AuthorizeCallback
 from mas.runtime.config import MCPServerConfig
 from mas.runtime.contracts.tool_contract import ToolResultEnvelope
 
-__all__ = ["CancelSignal", "LoopThreadError", "MCPToolProvider", "ProgressCallback", "ToolServerError"]
+__all__ = [
+    "AuthorizeCallback",
+    "CancelSignal",
+    "LoopThreadError",
+    "MCPToolProvider",
+    "ProgressCallback",
+    "ToolServerError",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -78,10 +86,13 @@ class CancelSignal(Protocol):
 class MCPToolProvider:
     """List and call the tools of one MCP server through the ToolContract surface."""
 
-    def __init__(self, config: MCPServerConfig) -> None:
+    def __init__(self, config: MCPServerConfig, *, authorize: AuthorizeCallback | None = None) -> None:
+        """``authorize`` is called with the authorization URL when the server's ``auth:`` needs a
+        person to sign in (``docs/infra.md``, "OAuth"); without it the URL is printed and opened in
+        a browser, on a terminal only."""
         self.config = config
         self._runner = BackgroundLoop(f"MCP server {config.name!r}", async_hint="acall_tool()/alist_tools()")
-        self._keeper = SessionKeeper(config)
+        self._keeper = SessionKeeper(config, authorize=authorize)
         self._cache: tuple[float, list[dict[str, Any]]] | None = None
         #: Called after each tools/list page with (page number, tools so far): for progress displays.
         self.on_page: Callable[[int, int], None] | None = None

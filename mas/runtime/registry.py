@@ -8,6 +8,7 @@ providers opened so far are closed and the error is raised.
 from __future__ import annotations
 
 import difflib
+import functools
 import importlib
 import types
 from collections.abc import Callable, Iterable, Mapping
@@ -39,10 +40,10 @@ ProviderFactory = Callable[[MCPServerConfig], Any]
 _Route = tuple[str, str, dict[str, Any]]  # provider name, the provider's own tool name, entry
 
 
-def _mcp_provider(config: MCPServerConfig) -> Any:
+def _mcp_provider(config: MCPServerConfig, authorize: Callable[[str], Any] | None = None) -> Any:
     # Imported by name, lazily: only registries with infra servers need the MCP SDK loaded.
     module = importlib.import_module("mas.runtime.mcp_provider")
-    return module.MCPToolProvider(config)
+    return module.MCPToolProvider(config, authorize=authorize)
 
 
 def _close_quietly(provider: Any) -> None:
@@ -93,15 +94,18 @@ class RuntimeRegistry:
         *,
         mcp_factory: ProviderFactory | None = None,
         recorder: SampleRecorder | None = None,
+        authorize: Callable[[str], Any] | None = None,
     ) -> RuntimeRegistry:
         """Build from infra files, tool YAML files/folders and local tools (``"pkg.mod:Class"`` or classes).
 
         ``mcp_factory`` builds the provider for one infra server (default: ``MCPToolProvider``).
+        ``authorize`` is given the authorization URL when an infra server's ``auth:`` needs a person
+        to sign in (default: print it and open a browser, on a terminal only; ``docs/infra.md``).
         """
         configs = load_infra_files(infra)
         definitions = load_tool_documents(tools)
         local_tools = [import_tool_class(item) if isinstance(item, str) else item for item in local]
-        factory = mcp_factory or _mcp_provider
+        factory = mcp_factory or functools.partial(_mcp_provider, authorize=authorize)
         pins = PinGuard.from_configs(configs)
         opened: dict[str, Any] = {}
         try:

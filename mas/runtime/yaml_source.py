@@ -162,7 +162,7 @@ def _describe(error: ValidationError) -> tuple[JsonPath, str]:
     """The field path and a short message for one schema violation."""
     path: JsonPath = tuple(error.absolute_path)
     schema = error.schema if isinstance(error.schema, Mapping) else {}
-    if "x-error" in schema and error.validator in ("required", "anyOf", "not"):
+    if "x-error" in schema and error.validator in ("required", "anyOf", "not", "pattern"):
         return path, str(schema["x-error"])
     value: Any = error.instance
     expected: Any = error.validator_value

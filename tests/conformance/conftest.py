@@ -1,0 +1,8 @@
+"""The conformance tests' helper module (conformance_suite) lives beside them."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -1,0 +1,365 @@
+"""OAuth 2.1 on an infra entry (``auth:``) against a real OAuth-protected MCP server on 127.0.0.1.
+
+The server is tests/servers/oauth_server.py: the sample MCP server behind the MCP SDK's own
+authorization server and resource server pieces (discovery, dynamic registration, PKCE, refresh,
+bearer checks), approving every sign-in at once. Where a person would use a browser, the tests
+pass the registry's public ``authorize`` callback a small headless browser that follows the
+redirects to the runtime's loopback listener. The official conformance suite's 22 ``auth/*``
+scenarios are in tests/conformance.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import platformdirs
+import pytest
+from mcp.client.auth import OAuthFlowError
+
+from mas.runtime._oauth import TOKEN_DIR_ENV, LoopbackReceiver, token_dir
+from mas.runtime.config import ConfigError
+from mas.runtime.infra import load_infra
+from mas.runtime.registry import RuntimeRegistry
+from mas.runtime.samples import SampleRecorder
+
+REPO = Path(__file__).resolve().parents[2]
+SERVER = REPO / "tests" / "servers" / "oauth_server.py"
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def oauth_server(tmp_path: Path, *, lifetime: int = 3600) -> Iterator[tuple[str, Path]]:
+    """Run the OAuth-protected sample server; yield its MCP URL and its grants log."""
+    port = free_port()
+    grants = tmp_path / "grants.jsonl"
+    proc = subprocess.Popen(
+        [sys.executable, str(SERVER), "--port", str(port), "--token-lifetime", str(lifetime), "--grants", str(grants)],
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                httpx2.get(f"http://127.0.0.1:{port}/.well-known/oauth-authorization-server", timeout=1)
+                break
+            except httpx2.HTTPError:
+                assert proc.poll() is None, "the OAuth server exited during startup"
+                assert time.monotonic() < deadline, "the OAuth server did not start listening"
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp", grants
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def write_infra(folder: Path, url: str, auth: dict[str, Any] | None = None) -> Path:
+    entry = {"name": "secure", "protocol": "mcp", "transport": "streamable-http", "url": url, "auth": auth or {}}
+    doc = {"apiVersion": "toolgen/v1", "kind": "ToolServerRegistry", "spec": {"servers": [entry]}}
+    path = folder / "infra.yaml"
+    path.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def browser(visits: list[str]) -> Any:
+    """A person's browser for the ``authorize`` callback: open the page, follow the redirects."""
+
+    def visit(url: str) -> None:
+        visits.append(url)
+        with httpx2.Client(follow_redirects=True, timeout=10) as client:
+            assert client.get(url).status_code == 200
+
+    return visit
+
+
+def grants(log: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+
+
+def issued_secrets(log: Path) -> set[str]:
+    """Every access token, refresh token and client secret the server handed out."""
+    return {secret for line in grants(log) for secret in line["secrets"]}
+
+
+def run(*args: str, tokens: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """A CLI in a child process with no terminal (stdin closed), as in CI."""
+    env = {**os.environ, TOKEN_DIR_ENV: str(tokens), "PYTHONPATH": str(REPO)}
+    return subprocess.run(
+        [sys.executable, *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+
+
+def leaked(secrets: set[str], folder: Path) -> list[str]:
+    """Files under ``folder`` holding any of ``secrets`` (the token store excluded by the caller)."""
+    hits = []
+    for path in folder.rglob("*"):
+        if path.is_file():
+            text = path.read_bytes().decode("utf-8", "replace")
+            hits.extend(f"{path.relative_to(folder)}" for s in secrets if s in text)
+    return hits
+
+
+def test_sign_in_once_then_a_new_process_refreshes_and_nothing_leaks(tmp_path: Path, monkeypatch: Any) -> None:
+    """Authorization code + PKCE with dynamic registration, the redirect received once on
+    127.0.0.1, tokens in a 0600 file outside the work folder; a later process without a terminal
+    refreshes the expired token from that file (no person), and `toolgen generate --infra` and
+    `mas-runtime list -v` reach the server without any token or client secret appearing in the
+    lock, the package, the samples or their stderr."""
+    tokens = tmp_path / "token-store"
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.setenv(TOKEN_DIR_ENV, str(tokens))
+    with oauth_server(tmp_path, lifetime=3) as (url, log):
+        infra = write_infra(work, url)
+        visits: list[str] = []
+        samples = work / "toolgen.samples.json"
+        with RuntimeRegistry.from_sources(
+            infra=[infra], authorize=browser(visits), recorder=SampleRecorder(samples, rate=1.0)
+        ) as registry:
+            assert registry.owner_of("get_weather") == "secure"
+            envelope = registry.call_tool("whoami", {})
+            assert not envelope.is_error, envelope.result
+            assert envelope.structured_content["header_sha256"] is not None  # a bearer token was sent
+            secrets_known = registry.providers["secure"]._keeper.secrets
+        assert len(visits) == 1, "the person signs in once"
+        assert "code_challenge_method=S256" in visits[0] and "resource=" in visits[0]
+        assert [g["grant"] for g in grants(log)] == ["register", "authorization_code"]
+        assert issued_secrets(log) <= secrets_known, "every token and client secret is blanked out of messages"
+
+        (store,) = tokens.iterdir()
+        assert stat.S_IMODE(store.stat().st_mode) == 0o600
+        assert stat.S_IMODE(tokens.stat().st_mode) == 0o700
+
+        time.sleep(3.5)  # the access token expires; the next process must refresh it, not ask a person
+        listed = run("-m", "mas.runtime", "list", "-v", "--infra", str(infra), tokens=tokens, cwd=work)
+        assert listed.returncode == 0, listed.stderr
+        assert "get_weather" in listed.stdout
+        assert [g["grant"] for g in grants(log)][-1] == "refresh_token"
+
+        generated = run(
+            "-m", "codegen", "generate", "-v", "--no-cache", "--infra", str(infra), "--snapshot",
+            str(work / "toolgen.lock.json"), "--out", str(work / "generated"), "--package", "secure_tools",
+            tokens=tokens, cwd=work,
+        )  # fmt: skip
+        assert generated.returncode == 0, generated.stderr
+        assert (work / "generated" / "secure_tools").is_dir()
+        assert "get_weather" in (work / "toolgen.lock.json").read_text(encoding="utf-8")
+
+    secrets = issued_secrets(log)
+    assert secrets and samples.exists()
+    assert leaked(secrets, work) == []  # lock, package, samples, infra
+    for output in (listed.stdout, listed.stderr, generated.stdout, generated.stderr):
+        assert not [s for s in secrets if s in output]
+    # The token store is where they are, and only there.
+    assert any(s in store.read_text(encoding="utf-8") for s in secrets)
+
+    offline = run(
+        "-m", "codegen", "generate", "--offline", "--no-cache", "--infra", str(infra), "--snapshot",
+        str(work / "toolgen.lock.json"), "--out", str(work / "offline"), "--package", "secure_tools",
+        tokens=tmp_path / "no-tokens", cwd=work,
+    )  # fmt: skip
+    assert offline.returncode == 0, offline.stderr  # no server, no token: --offline needs neither
+
+
+def test_without_a_terminal_the_sign_in_fails_at_once_with_one_line(tmp_path: Path) -> None:
+    """No stored token, no terminal, no authorize callback: nobody could finish signing in, so
+    the command stops at once with one error line instead of waiting for a browser."""
+    with oauth_server(tmp_path) as (url, _log):
+        infra = write_infra(tmp_path, url)
+        started = time.monotonic()
+        done = run("-m", "mas.runtime", "list", "-q", "--infra", str(infra), tokens=tmp_path / "empty", cwd=tmp_path)
+        elapsed = time.monotonic() - started
+    assert done.returncode == 2
+    assert elapsed < 20
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert "signing in needs a person" in lines[0] and "no terminal" in lines[0]
+    assert "spec.servers[0]" in lines[0]
+
+
+def test_registry_signs_in_through_the_authorize_callback_in_the_same_process(tmp_path: Path, monkeypatch: Any) -> None:
+    """A second registry in the same store reuses the tokens: no second sign-in, no new registration."""
+    monkeypatch.setenv(TOKEN_DIR_ENV, str(tmp_path / "tokens"))
+    with oauth_server(tmp_path) as (url, log):
+        infra = write_infra(tmp_path, url)
+        visits: list[str] = []
+        for _ in range(2):
+            with RuntimeRegistry.from_sources(infra=[infra], authorize=browser(visits)) as registry:
+                assert not registry.call_tool("get_weather", {"city": "Paris"}).is_error
+        assert len(visits) == 1
+        assert [g["grant"] for g in grants(log)] == ["register", "authorization_code"]
+
+
+def test_token_store_memory_keeps_nothing_on_disk(tmp_path: Path, monkeypatch: Any) -> None:
+    monkeypatch.setenv(TOKEN_DIR_ENV, str(tmp_path / "tokens"))
+    with oauth_server(tmp_path) as (url, _log):
+        infra = write_infra(tmp_path, url, {"token_store": "memory"})
+        with RuntimeRegistry.from_sources(infra=[infra], authorize=browser([])) as registry:
+            assert not registry.call_tool("get_weather", {"city": "Paris"}).is_error
+    assert not (tmp_path / "tokens").exists()
+
+
+def test_default_token_folder_is_the_user_cache_folder(monkeypatch: Any) -> None:
+    monkeypatch.delenv(TOKEN_DIR_ENV, raising=False)
+    assert token_dir() == Path(platformdirs.user_cache_dir("toolgen")) / "oauth"
+    monkeypatch.setenv(TOKEN_DIR_ENV, "/somewhere/else")
+    assert token_dir() == Path("/somewhere/else")
+
+
+def test_loopback_receiver_takes_one_redirect_then_stops_listening() -> None:
+    async def scenario() -> None:
+        port = free_port()
+        receiver = LoopbackReceiver(f"http://127.0.0.1:{port}/callback")
+        await receiver.start()
+        async with httpx2.AsyncClient() as client:
+            other = await client.get(f"http://127.0.0.1:{port}/favicon.ico")
+            assert other.status_code == 404
+            waiting = asyncio.ensure_future(receiver.wait(5))
+            done = await client.get(f"http://127.0.0.1:{port}/callback?code=abc&state=xyz")
+            assert done.status_code == 200
+            result = await waiting
+            assert (result.code, result.state) == ("abc", "xyz")
+            with pytest.raises(httpx2.ConnectError):
+                await client.get(f"http://127.0.0.1:{port}/callback?code=again")
+
+        refused = LoopbackReceiver(f"http://127.0.0.1:{free_port()}/cb")
+        await refused.start()
+        async with httpx2.AsyncClient() as client:
+            waiting = asyncio.ensure_future(refused.wait(5))
+            await client.get(f"http://127.0.0.1:{refused.port}/cb?error=access_denied&error_description=no+thanks")
+            with pytest.raises(OAuthFlowError, match="refused: no thanks"):
+                await waiting
+
+        silent = LoopbackReceiver(f"http://127.0.0.1:{free_port()}/cb")
+        await silent.start()
+        with pytest.raises(OAuthFlowError, match="within 0.2 s"):
+            await silent.wait(0.2)
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        (
+            {"transport": "stdio", "command": "x", "auth": {}},
+            "`auth` is OAuth for HTTP servers; a stdio server cannot use it",
+        ),
+        (
+            {"transport": "streamable-http", "url": "http://h/mcp", "auth": {"grant": "client_credentials"}},
+            "`grant: client_credentials` needs `client_id`",
+        ),
+        (
+            {"transport": "streamable-http", "url": "http://h/mcp", "auth": {"client_secret": "hunter2hunter2"}},
+            "spec.servers[0].auth.client_secret",
+        ),
+        (
+            {"transport": "streamable-http", "url": "http://h/mcp", "auth": {"grant": "password"}},
+            "spec.servers[0].auth.grant",
+        ),
+        (
+            {"transport": "streamable-http", "url": "http://h/mcp", "auth": {"redirect_uri": "http://evil.example/cb"}},
+            "spec.servers[0].auth.redirect_uri",
+        ),
+    ],
+)
+def test_bad_auth_blocks_are_one_line_errors(tmp_path: Path, entry: dict[str, Any], message: str) -> None:
+    doc = {"kind": "ToolServerRegistry", "spec": {"servers": [{"name": "s", "protocol": "mcp", **entry}]}}
+    path = tmp_path / "infra.yaml"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        load_infra(path)
+    assert message in str(caught.value)
+    assert "hunter2" not in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_a_missing_secret_variable_is_named_and_nothing_is_sent(tmp_path: Path, monkeypatch: Any) -> None:
+    monkeypatch.delenv("NO_SUCH_CLIENT_SECRET", raising=False)
+    auth = {"grant": "client_credentials", "client_id": "ci", "client_secret": "env:NO_SUCH_CLIENT_SECRET"}
+    infra = write_infra(tmp_path, "http://127.0.0.1:9/mcp", auth)
+    with pytest.raises(ConfigError, match="auth.client_secret needs environment variable NO_SUCH_CLIENT_SECRET"):
+        RuntimeRegistry.from_sources(infra=[infra])
+
+
+def test_a_slow_person_is_not_cut_off_by_the_connect_timeout(tmp_path: Path, monkeypatch: Any) -> None:
+    """The connect deadline (here 3 s) is lifted while the person signs in; only the sign-in's
+    own timeout bounds that wait."""
+    monkeypatch.setenv(TOKEN_DIR_ENV, str(tmp_path / "tokens"))
+    visits: list[str] = []
+    visit = browser(visits)
+
+    def slow(url: str) -> None:
+        time.sleep(4)  # reading the consent page
+        visit(url)
+
+    with oauth_server(tmp_path) as (url, _log):
+        entry = {"name": "secure", "protocol": "mcp", "transport": "streamable-http", "url": url, "auth": {}}
+        entry["connect_timeout_seconds"] = 3
+        infra = tmp_path / "infra.yaml"
+        infra.write_text(json.dumps({"kind": "ToolServerRegistry", "spec": {"servers": [entry]}}), encoding="utf-8")
+        with RuntimeRegistry.from_sources(infra=[infra], authorize=slow) as registry:
+            assert not registry.call_tool("get_weather", {"city": "Paris"}).is_error
+    assert len(visits) == 1
+
+
+FAKE_BROWSER = """
+import sys, httpx2
+with httpx2.Client(follow_redirects=True, timeout=10) as client:
+    client.get(sys.argv[1])
+"""
+
+
+def test_on_a_terminal_the_url_is_printed_and_a_browser_opened(tmp_path: Path) -> None:
+    """With a terminal and no callback, the authorization URL goes to stderr and to the browser
+    (``$BROWSER`` here: a script that follows the redirects as a browser would)."""
+    script = tmp_path / "fake_browser.py"
+    script.write_text(FAKE_BROWSER, encoding="utf-8")
+    primary, secondary = os.openpty()
+    with oauth_server(tmp_path) as (url, log):
+        infra = write_infra(tmp_path, url)
+        env = {
+            **os.environ,
+            TOKEN_DIR_ENV: str(tmp_path / "tokens"),
+            "PYTHONPATH": str(REPO),
+            "BROWSER": f"{sys.executable} {script} %s",
+        }
+        try:
+            done = subprocess.run(
+                [sys.executable, "-m", "mas.runtime", "list", "-q", "--infra", str(infra)],
+                cwd=tmp_path, env=env, stdin=secondary, capture_output=True, text=True, timeout=60, check=False,
+            )  # fmt: skip
+        finally:
+            os.close(secondary)
+            os.close(primary)
+    assert done.returncode == 0, done.stderr
+    assert "get_weather" in done.stdout
+    assert "MCP server 'secure': to sign in, open this URL in a browser:" in done.stderr
+    assert "code_challenge=" in done.stderr
+    assert [g["grant"] for g in grants(log)] == ["register", "authorization_code"]
+    assert not [s for s in issued_secrets(log) if s in done.stderr + done.stdout]
