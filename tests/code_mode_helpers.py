@@ -18,9 +18,10 @@ __all__ = ["Probe", "assert_stubs_check", "probe"]
 
 
 class Probe:
-    def __init__(self, code: str, bytes_lines: list[int]) -> None:
+    def __init__(self, code: str, bytes_lines: list[int], functions: int) -> None:
         self.code = code
         self.bytes_lines = bytes_lines  # the lines where the one expected diagnostic each falls
+        self.functions = functions  # how many tools the snippet calls
 
 
 def _classes(tree: ast.Module) -> dict[str, ast.stmt]:
@@ -119,7 +120,8 @@ def probe(stub: str, module: str) -> Probe:
         if returns == "Any":  # an untypable result: Any is assignable to bytes, so no diagnostic
             continue
         bytes_lines.append(len(lines))
-    return Probe("\n".join(lines) + "\n", bytes_lines)
+    calls = sum(1 for s in tree.body if isinstance(s, ast.AsyncFunctionDef))
+    return Probe("\n".join(lines) + "\n", bytes_lines, calls)
 
 
 def _has_default(fn: ast.AsyncFunctionDef, arg: ast.arg) -> bool:
@@ -158,5 +160,5 @@ def assert_stubs_check(mode: Any, modules: Iterable[str]) -> int:
             unexpected[:5],
             sample.code[:2000],
         )
-        probed += len(sample.bytes_lines)
+        probed += sample.functions
     return probed

@@ -198,6 +198,11 @@ class CodeMode:
         self._index: _Index | None = None
         self._finalizer: weakref.finalize[Any, CodeMode] | None = None
 
+    @property
+    def modules(self) -> Mapping[str, Mapping[str, str]]:
+        """Sandbox module -> function -> the wire name it calls."""
+        return self._modules
+
     # --- the API text ------------------------------------------------------------------------
 
     def api(self) -> str:
