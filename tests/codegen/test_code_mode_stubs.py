@@ -1,5 +1,4 @@
-"""The code-mode stubs of the golden packages (the shared captures; ``time`` is in them, and a
-package named ``time`` cannot be imported beside the standard library) and of the repo's
+"""The code-mode stubs of every golden package (the shared captures among them) and of the repo's
 ``sample_tools`` type-check in the sandbox's own checker: a snippet that calls each tool with
 example arguments checks clean, and each result has its declared type (``code_mode_helpers``)."""
 
@@ -16,7 +15,7 @@ from mas.runtime.code_mode import CodeMode
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGES = {
-    **{case: REPO / "tests" / "golden" for case in ("captures", "inferred", "samples")},
+    **{case: REPO / "tests" / "golden" for case in ("captures", "inferred", "samples", "time_tools")},
     "sample_tools": REPO / "generated",
 }
 pytestmark = pytest.mark.slow  # one sandbox pool and a cold checker per package
