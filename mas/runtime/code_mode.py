@@ -229,8 +229,8 @@ class CodeMode:
             classes = self._classes[module]
             needed = {n for t in tools for n in t.needs}
             parts.append(f"# module {SANDBOX_PACKAGE}.{module}: from {SANDBOX_PACKAGE} import {module}\n")
-            typing = _typing_line(self._stubs[module])
             body = [classes[n] for n in classes if n in needed] + [t.stub for t in tools]
+            typing = _typing_line(self._stubs[module], "\n".join(body))
             parts.append((typing + "\n\n" if typing else "") + "\n\n".join(body) + "\n")
         return "\n".join(parts)
 
@@ -381,6 +381,8 @@ class _Run:
             "max_feed_duration_secs": self.timeout,
             "max_memory": self.max_memory,
             "max_suspensions": self.max_calls + _SUSPENSION_SLACK,
+            # Sleeps do not count as execution time; this bounds them by the same budget.
+            "max_total_sleep_secs": self.timeout,
         }
         run = CodeRun(calls=self.calls)
         try:
@@ -413,10 +415,13 @@ class _Run:
                 raise _Stopped(RunError("timeout", f"the run took longer than {self.timeout:g} s"))
             if isinstance(snap, monty.FunctionSnapshot):
                 if snap.is_os_function:
-                    # Imports of the tool modules are answered; every other OS call (files,
-                    # environment, subprocesses...) is left to Monty's refusal.
+                    # Imports of the tool modules are answered, sleeps waited out here (within the
+                    # run's time); every other OS call (files, environment...) is left to Monty's refusal.
                     if snap.function_name in ("import", "import_stubs"):
                         snap = snap.resume_auto()
+                    elif snap.function_name in ("system.sleep", "system.async_sleep"):
+                        self._sleep(snap.args)
+                        snap = snap.resume({"return_value": None})
                     else:
                         snap = snap.resume_not_handled()
                     continue
@@ -434,6 +439,12 @@ class _Run:
                 snap = snap.resume(self._settle(list(snap.pending_call_ids)))
             else:  # a name lookup: no host names exist (Monty raises NameError)
                 snap = snap.resume_auto()
+
+    def _sleep(self, args: Sequence[Any]) -> None:
+        """``time.sleep`` / ``asyncio.sleep`` in the sandbox: waited here, one at a time, never past
+        the run's deadline (which then stops the run)."""
+        seconds = args[0] if args and isinstance(args[0], int | float) else 0.0
+        time.sleep(max(0.0, min(float(seconds), self.deadline - time.monotonic())))
 
     def _target(self, name: str) -> tuple[str, str]:
         prefix, _, rest = name.partition(".")
@@ -549,7 +560,7 @@ def _host_value(value: Any) -> Any:
 def _runtime_error(exc: Any) -> RunError:
     text = exc.display("type-msg")
     head = text.split(":", 1)[0]
-    if head == "TimeoutError" and "time limit exceeded" in text:
+    if head == "TimeoutError" and ("time limit exceeded" in text or "sleep limit exceeded" in text):
         return RunError("timeout", _one_line(text))
     if head == "MemoryError" and "memory limit exceeded" in text:
         return RunError("memory", _one_line(text))
@@ -590,9 +601,14 @@ def _strip_header(text: str) -> str:
     return "\n".join(lines)
 
 
-def _typing_line(stub: str) -> str:
+def _typing_line(stub: str, body: str) -> str:
+    """The stub's ``typing`` import, cut to the names ``body`` uses."""
     first = stub.split("\n", 1)[0]
-    return first if first.startswith("from typing import") else ""
+    if not first.startswith("from typing import "):
+        return ""
+    used = set(re.findall(r"[A-Za-z_]+", body))
+    names = [n for n in first.removeprefix("from typing import ").split(", ") if n in used]
+    return f"from typing import {', '.join(names)}" if names else ""
 
 
 def _split_stub(stub: str) -> tuple[dict[str, str], dict[str, tuple[str, tuple[str, ...]]]]:
@@ -633,9 +649,13 @@ def _split_stub(stub: str) -> tuple[dict[str, str], dict[str, tuple[str, tuple[s
 _WORD = re.compile(r"[A-Za-z][a-z]*|[0-9]+|[A-Z]+(?![a-z])")
 
 
+#: Words too common to say which tool a query means.
+_STOP_WORDS = frozenset("a an and are as at be by for from in is it of on or the to with".split())
+
+
 def _words(text: str) -> list[str]:
-    """Lower-case words, splitting snake_case, kebab-case, dots and camelCase."""
-    return [w.lower() for w in _WORD.findall(text)]
+    """Lower-case words, splitting snake_case, kebab-case, dots and camelCase; no stop words."""
+    return [w for w in (m.lower() for m in _WORD.findall(text)) if w not in _STOP_WORDS]
 
 
 class _Index:

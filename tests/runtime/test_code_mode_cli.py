@@ -201,3 +201,29 @@ def test_the_mcp_face_answers_a_real_sdk_client(face: str) -> None:
             assert (bad.structured_content or {})["calls"] == []
 
     asyncio.run(talk())
+
+
+def test_the_readme_code_mode_lines_run_as_written(tmp_path: Path) -> None:
+    """The README's code-mode block, line by line in a folder beside the repo's samples (the
+    ``serve`` line runs until stopped: the MCP-face test above serves the same)."""
+    import re
+    import shlex
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    block = next(b for b in re.findall(r"```sh\n(.*?)```", readme, flags=re.S) if "mas-runtime code check" in b)
+    lines = [line.split("  #")[0].strip() for line in block.splitlines() if line.strip()]
+    assert [shlex.split(line)[:3] for line in lines[1:]] == [
+        ["mas-runtime", "code", "check"], ["mas-runtime", "code", "run"], ["mas-runtime", "serve", "--code-mode"]
+    ]  # fmt: skip
+    for name in ("generated", "library-samples"):
+        (tmp_path / name).symlink_to(REPO / name)
+    runtime = f"{shlex.quote(sys.executable)} -m mas.runtime"
+    outputs = []
+    for line in lines[:3]:
+        done = subprocess.run(
+            line.replace("mas-runtime", runtime), shell=True, cwd=tmp_path, env=ENV, capture_output=True, text=True,
+            timeout=120,
+        )  # fmt: skip
+        assert done.returncode == 0, (line, done.stderr)
+        outputs.append(done.stdout)
+    assert outputs == ["", "", "19.4\n"]
