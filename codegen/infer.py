@@ -98,12 +98,19 @@ def infer_schema(values: Iterable[Any]) -> dict[str, Any]:
 MAX_VALUE_DEPTH = 24
 
 
-def _depth(value: Any) -> int:
-    if isinstance(value, Mapping):
-        return 1 + max((_depth(v) for v in value.values()), default=0)
-    if isinstance(value, list):
-        return 1 + max((_depth(v) for v in value), default=0)
-    return 0
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests objects or arrays more than ``limit`` levels deep. A loop, not a
+    recursion: a recorded result nested thousands of levels is untyped, never a RecursionError."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, Mapping) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        if depth >= limit:
+            return True
+        stack += ((child, depth + 1) for child in children)
+    return False
 
 
 def _is_one_text_block(envelope: Mapping[str, Any]) -> bool:
@@ -124,7 +131,7 @@ def infer_output(results: Sequence[Mapping[str, Any]]) -> InferredOutput | None:
     if not envelopes:
         return None
     values = [inferred_candidate(e) for e in envelopes]
-    if all(v is not None and _depth(v) <= MAX_VALUE_DEPTH for v in values):
+    if all(v is not None and not _deeper_than(v, MAX_VALUE_DEPTH) for v in values):
         return InferredOutput("model", len(values), infer_schema(values))
     if all(_is_one_text_block(e) for e in envelopes):
         return InferredOutput("text", len(envelopes))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import os
 import shutil
+import stat
 import tempfile
 import uuid
 from collections.abc import Mapping
@@ -35,15 +36,39 @@ class Change:
         return f"{self.kind:8} {self.path}"
 
 
-def _existing(target: Path) -> dict[str, bytes]:
+class _NotAFile(str):
+    """What sits in the package folder where a regular file belongs (a symlink, a FIFO, a
+    device): never opened, never followed. It always differs from a generated file, so --check
+    reports it and a write replaces it; --diff names it without printing what it points at."""
+
+
+def _entry(path: Path) -> bytes | _NotAFile:
+    info = path.lstat()
+    if stat.S_ISLNK(info.st_mode):
+        return _NotAFile("a symlink")
+    if not stat.S_ISREG(info.st_mode):
+        return _NotAFile("not a regular file")
+    # O_NOFOLLOW: a file swapped for a symlink between the lstat and the open is refused too.
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read()
+
+
+def _existing(target: Path) -> dict[str, bytes | _NotAFile]:
+    """The package folder's entries, relative to it; nothing inside it is followed."""
+    if target.is_symlink():
+        raise GenerateError("is a symlink; toolgen neither follows nor replaces it", str(target))
     if not target.is_dir():
         return {}
-    out = {}
-    for root, dirs, names in os.walk(target):
+    out: dict[str, bytes | _NotAFile] = {}
+    for root, dirs, names in os.walk(target):  # os.walk never descends into a symlinked folder
+        for name in [d for d in dirs if Path(root, d).is_symlink()]:
+            dirs.remove(name)
+            names.append(name)
         dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
         for name in names:
             path = Path(root, name)
-            out[path.relative_to(target).as_posix()] = path.read_bytes()
+            out[path.relative_to(target).as_posix()] = _entry(path)
     return out
 
 
@@ -63,21 +88,30 @@ def diff_changes(target: Path, files: Mapping[str, str], changes: list[Change]) 
     old = _existing(target)
     chunks: list[str] = []
     for change in changes:
-        before = old.get(change.path, b"").decode("utf-8", "replace").splitlines(keepends=True)
-        after = files.get(change.path, "").splitlines(keepends=True)
         name = f"{target.name}/{change.path}"
+        found = old.get(change.path, b"")
+        if isinstance(found, _NotAFile):
+            chunks.append(f"--- a/{name} ({found}, not followed)\n")
+            found = b""
+            if change.path not in files:
+                continue
+        before = found.decode("utf-8", "replace").splitlines(keepends=True)
+        after = files.get(change.path, "").splitlines(keepends=True)
         chunks.extend(difflib.unified_diff(before, after, f"a/{name}", f"b/{name}"))
     return "".join(chunks)
 
 
 def _check_replaceable(target: Path) -> None:
+    if target.is_symlink():
+        raise GenerateError("is a symlink; toolgen neither follows nor replaces it", str(target))
     if not target.exists():
         return
     if not target.is_dir():
         raise GenerateError("refusing to replace a file with the generated package", str(target))
     init = target / "__init__.py"
     entries = [p for p in target.iterdir() if p.name not in _SKIP_DIRS]
-    if entries and not (init.is_file() and GENERATED_MARKER in init.read_text(encoding="utf-8", errors="replace")):
+    marked = not init.is_symlink() and init.is_file() and GENERATED_MARKER.encode() in init.read_bytes()
+    if entries and not marked:
         raise GenerateError("refusing to replace a folder that toolgen did not generate", str(target))
 
 

@@ -12,15 +12,17 @@ import asyncio
 import logging
 import math
 import sys
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import AbstractAsyncContextManager, AsyncExitStack, contextmanager, suppress
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any, cast
 
 import anyio
 import anyio.lowlevel
 import httpx2
 import mcp_types as types
+from mcp.client._probe import negotiate_auto  # the SDK's own mode="auto" policy (Client uses it)
 from mcp.client._transport import TransportStreams
 from mcp.client.session import ClientSession, IncomingMessage
 from mcp.client.sse import sse_client
@@ -30,15 +32,40 @@ from mcp.shared.exceptions import MCPError
 
 from mas.runtime._mcp_convert import ToolServerError, exception_text, resolve_headers, scrub
 from mas.runtime._oauth import AuthorizeCallback, build_auth
+from mas.runtime._server_stderr import StderrSink
+from mas.runtime._server_stderr import report as report_stderr
 from mas.runtime.config import MCPServerConfig
 
-__all__ = ["CLOSE_TIMEOUT", "Connection", "ProgressCallback", "ProgressRelay", "SessionKeeper"]
+__all__ = [
+    "CLIENT_INFO",
+    "CLOSE_TIMEOUT",
+    "Connection",
+    "ProgressCallback",
+    "ProgressRelay",
+    "SessionKeeper",
+    "falls_back",
+    "pinned_discover",
+]
 
 logger = logging.getLogger("mas.runtime.mcp_provider")
 
 ProgressCallback = Callable[[float, float | None, str | None], Any]
 #: Upper bound for tearing a session down; the SDK's stdio shutdown escalates within ~6 s.
 CLOSE_TIMEOUT = 15.0
+#: A failed probe that took this long was waited out, not refused: worth a hint to skip it.
+_SLOW_PROBE_SECONDS = 3.0
+
+
+def _client_info() -> types.Implementation:
+    try:
+        release = version("toolgen")
+    except PackageNotFoundError:  # a source tree that was never installed
+        release = "0+unknown"
+    return types.Implementation(name="toolgen", title="toolgen runtime (mas.runtime)", version=release)
+
+
+#: Who the client says it is, in ``initialize`` and in ``server/discover``'s ``_meta``.
+CLIENT_INFO = _client_info()
 
 
 @dataclass(eq=False)
@@ -81,8 +108,12 @@ class SessionKeeper:
         #: Resolved secret values (headers, OAuth secrets and tokens), only to blank them out of messages.
         self.secrets: set[str] = set()
         self.closed = False
+        #: The handshake (infra ``connect_mode``); ``auto`` turns into ``legacy`` once a server needed it.
+        self.mode = config.connect_mode
         self._authorize = authorize
         self._conn: Connection | None = None
+        #: Lines the current connection's server(s) wrote on stderr, reported when it ends.
+        self._stderr_lines = 0
         self._lock: asyncio.Lock | None = None  # created lazily on the provider's loop
         self._clock: _ConnectClock | None = None
         # One OAuth provider per keeper: a reconnect keeps its tokens and discovered metadata.
@@ -139,7 +170,7 @@ class SessionKeeper:
                     await conn.task
 
     async def _own(self, conn: Connection) -> None:
-        """Enter transport + session, initialize, then hold them open until asked to stop."""
+        """Enter transport + session, negotiate, then hold them open until asked to stop."""
         timeout = self.config.connect_timeout_seconds
 
         def expire() -> None:
@@ -153,29 +184,39 @@ class SessionKeeper:
         timer = asyncio.get_running_loop().call_later(timeout, expire)
         try:
             with anyio.CancelScope() as scope:
-                # One scope around everything: the connect deadline is lifted once initialized,
+                # One scope around everything: the connect deadline is lifted once negotiated,
                 # without exiting a cancel scope out of order.
                 scope.deadline = anyio.current_time() + timeout
                 self._clock = _ConnectClock(scope, timer, timeout, expire)
-                async with AsyncExitStack() as stack:
-                    if not self._auth_built and self.config.auth is not None and self.config.transport != "stdio":
-                        self._auth = await build_auth(
-                            self.config,
-                            on_secret=self.secrets.add,
-                            authorize=self._authorize,
-                            person_wait=self.person_wait,
-                        )
-                        self._auth_built = True
-                    read, write = await stack.enter_async_context(self._transport(stack))
-                    session = await stack.enter_async_context(
-                        ClientSession(read, write, message_handler=self._on_message)
+                if not self._auth_built and self.config.auth is not None and self.config.transport != "stdio":
+                    self._auth = await build_auth(
+                        self.config,
+                        on_secret=self.secrets.add,
+                        authorize=self._authorize,
+                        person_wait=self.person_wait,
                     )
-                    await _negotiate(session)
-                    self._clock.stop()
-                    self._clock = None
-                    logger.debug("MCP server %r: connected over %s", self.name, self.config.transport)
-                    conn.ready.set_result(session)
-                    await conn.stop.wait()
+                    self._auth_built = True
+                for mode in self._modes():
+                    async with AsyncExitStack() as stack:
+                        read, write = await stack.enter_async_context(self._transport(stack))
+                        session = await stack.enter_async_context(
+                            ClientSession(read, write, message_handler=self._on_message, client_info=CLIENT_INFO)
+                        )
+                        started = anyio.current_time()
+                        try:
+                            await self._handshake(session, mode)
+                        except Exception as exc:
+                            if mode != "auto" or not falls_back(exc):
+                                raise
+                            # Leaving the block stops this connection; the next mode starts afresh.
+                            self._fell_back(exc, anyio.current_time() - started)
+                            continue
+                        self._clock.stop()
+                        self._clock = None
+                        logger.debug("MCP server %r: connected over %s (%s)", self.name, self.config.transport, mode)
+                        conn.ready.set_result(session)
+                        await conn.stop.wait()
+                        break
             if scope.cancelled_caught and not conn.ready.done():
                 conn.ready.set_exception(
                     ToolServerError(self.name, f"connect + initialize timed out after {timeout} s")
@@ -194,11 +235,54 @@ class SessionKeeper:
                 self._clock = None
             timer.cancel()
             conn.broken = True
+            # One line per connection, a failed discover attempt's server included.
+            lines, self._stderr_lines = self._stderr_lines, 0
+            report_stderr(self.name, lines)
             if not conn.ready.done():
                 conn.ready.set_exception(ToolServerError(self.name, "the connection closed during connect"))
             # Nobody may be waiting on `ready` any more; mark its exception as retrieved.
             if not conn.ready.cancelled():
                 conn.ready.exception()
+
+    def _modes(self) -> tuple[str, ...]:
+        """The handshakes to try, in order: ``auto`` ends with ``legacy`` on a fresh connection."""
+        mode = self.mode
+        return ("auto", "legacy") if mode == "auto" else (mode,)
+
+    async def _handshake(self, session: ClientSession, mode: str) -> None:
+        if mode == "legacy":
+            await session.initialize()
+        elif mode == "auto":
+            # The SDK's own policy (what ``Client(mode="auto")`` runs): probe server/discover and fall
+            # back to initialize on this session for any answer that is not modern evidence. The
+            # probe gets half the connect budget, so a server that never answers it (mcp 1.6 stops
+            # reading) leaves time for the initialize handshake on a new connection. Not with OAuth:
+            # a person may be signing in during the probe (the connect clock pauses for that).
+            budget = math.inf if self.config.auth is not None else self.config.connect_timeout_seconds / 2
+            with anyio.fail_after(budget):
+                await negotiate_auto(session)
+        else:  # a pinned modern version: adopt it without a probe, as Client(mode=version) does
+            session.adopt(pinned_discover(mode))
+
+    def _fell_back(self, exc: Exception, seconds: float) -> None:
+        """Remember that this server needs ``initialize`` (reconnects skip the probe) and say why."""
+        self.mode = "legacy"
+        if seconds >= _SLOW_PROBE_SECONDS:
+            # The probe waited for an answer that never came (mcp 1.6 stops reading): tell how to
+            # avoid the wait. Quick fallbacks are normal for older servers and shown only with -v.
+            logger.warning(
+                "MCP server %r did not answer server/discover (%.0f s: %s); connected again with the "
+                "initialize handshake (set `connect_mode: legacy` on its infra entry to skip the probe)",
+                self.name,
+                seconds,
+                self.text(exc),
+            )
+        else:
+            logger.info(
+                "MCP server %r: server/discover failed (%s); connecting again with the initialize handshake",
+                self.name,
+                self.text(exc),
+            )
 
     def _transport(self, stack: AsyncExitStack) -> AbstractAsyncContextManager[TransportStreams]:
         cfg = self.config
@@ -208,7 +292,11 @@ class SessionKeeper:
             # A bare "python" would run whatever interpreter PATH finds, not the runtime's venv.
             command = sys.executable if cfg.command in ("python", "python3") else cfg.command
             params = StdioServerParameters(command=command, args=list(cfg.args), env=dict(cfg.env) or None, cwd=cfg.cwd)
-            return stdio_client(params, errlog=_errlog())
+            # The server's stderr goes to a sink, never straight into the caller's stderr (docs:
+            # tool-server-registry.md, "Server stderr"); registered first, so it drains last.
+            sink = StderrSink(self.name, self.scrub)
+            stack.callback(self._stderr_done, sink)
+            return _spawned(stdio_client(params, errlog=sink.errlog), sink)
         if not cfg.url:
             raise ToolServerError(self.name, f"{cfg.transport} transport needs a url")
         headers, secrets = resolve_headers(cfg)
@@ -225,6 +313,9 @@ class SessionKeeper:
                 sse_client(cfg.url, headers=headers, timeout=cfg.connect_timeout_seconds, auth=self._auth),
             )
         raise ToolServerError(self.name, f"unsupported transport {cfg.transport!r}")
+
+    def _stderr_done(self, sink: StderrSink) -> None:
+        self._stderr_lines += sink.finish()
 
     @contextmanager
     def person_wait(self) -> Iterator[None]:
@@ -334,25 +425,36 @@ class ProgressRelay:
             raise
 
 
-async def _negotiate(session: ClientSession) -> None:
-    """Speak the newest protocol the server knows, as the SDK's own ``Client`` does by default.
+@asynccontextmanager
+async def _spawned(
+    transport: AbstractAsyncContextManager[TransportStreams], sink: StderrSink
+) -> AsyncIterator[TransportStreams]:
+    """The stdio transport, with our copy of the stderr pipe closed once the child has its own."""
+    try:
+        async with transport as streams:
+            sink.spawned()
+            yield streams
+    finally:
+        sink.spawned()
 
-    ``server/discover`` reaches the 2026 protocol, the first with input rounds (``input_required``);
-    a server that does not answer it with a modern version gets the ``initialize`` handshake.
+
+def falls_back(exc: BaseException) -> bool:
+    """Whether an ``auto`` handshake failure means "try ``initialize`` on a new connection".
+
+    Anything but the SDK's one verdict of real incompatibility (-32022 naming only modern
+    versions, none shared) does: an error, a close, a timeout or a result the SDK could not use.
     """
-    try:
-        await session.discover()
-    except MCPError:
-        await session.initialize()
-    except RuntimeError:  # discover answered, but with no modern version this client speaks
-        await session.initialize()
+    if isinstance(exc, MCPError) and exc.code == types.UNSUPPORTED_PROTOCOL_VERSION:
+        return False
+    return isinstance(exc, Exception)
 
 
-def _errlog() -> Any:
-    # The SDK hands this to the child as its stderr, so it needs a real file descriptor
-    # (pytest and notebooks may replace sys.stderr with an in-memory stream).
-    try:
-        sys.stderr.fileno()
-        return sys.stderr
-    except (AttributeError, OSError, ValueError):
-        return sys.__stderr__
+def pinned_discover(version: str) -> types.DiscoverResult:
+    """The result ``Client(mode=version)`` adopts for a pinned modern version (no probe sent)."""
+    return types.DiscoverResult(
+        supported_versions=[version],
+        capabilities=types.ServerCapabilities(),
+        result_type="complete",
+        ttl_ms=0,
+        cache_scope="public",
+    )

@@ -88,6 +88,10 @@ class MCPServerConfig:
     cwd: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
     connect_timeout_seconds: float = 30.0
+    #: The handshake, named as the SDK's ``Client(mode=...)``: ``auto`` probes ``server/discover`` and
+    #: falls back to ``initialize``; ``legacy`` sends only ``initialize``; a modern protocol version
+    #: (``2026-07-28``) is adopted without a probe.
+    connect_mode: str = "auto"
     follow_pagination: bool = True
     max_pages: int = 100
     cache_ttl_ms: int = 0

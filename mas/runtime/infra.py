@@ -6,6 +6,7 @@ Format: ``docs/tool-server-registry.md`` and ``infra.schema.yaml``. Header value
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -41,7 +42,14 @@ def _server(entry: Mapping[str, Any], index: int, lines: LineMap, file: str) -> 
     tools = entry.get("tools")
     optional: dict[str, Any] = {
         key: entry[key]
-        for key in ("connect_timeout_seconds", "follow_pagination", "max_pages", "cache_ttl_ms", "cache_scope")
+        for key in (
+            "connect_timeout_seconds",
+            "connect_mode",
+            "follow_pagination",
+            "max_pages",
+            "cache_ttl_ms",
+            "cache_scope",
+        )
         if key in entry
     }
     lock = entry.get("lock")
@@ -67,12 +75,22 @@ def _server(entry: Mapping[str, Any], index: int, lines: LineMap, file: str) -> 
     )
 
 
+def _versions_as_text(doc: Any) -> None:
+    """YAML reads a bare ``connect_mode: 2026-07-28`` as a date; the SDK's mode is that text."""
+    spec = doc.get("spec") if isinstance(doc, Mapping) else None
+    servers = spec.get("servers") if isinstance(spec, Mapping) else None
+    for entry in servers if isinstance(servers, list) else ():
+        if isinstance(entry, dict) and isinstance(entry.get("connect_mode"), datetime.date):
+            entry["connect_mode"] = entry["connect_mode"].isoformat()
+
+
 def load_infra(path: str | Path) -> list[MCPServerConfig]:
     """Every server of every ``ToolServerRegistry`` document in ``path``; names must be unique."""
     file = str(path)
     servers: list[MCPServerConfig] = []
     seen: dict[str, MCPServerConfig] = {}
     for doc, lines in load_yaml_documents(path):
+        _versions_as_text(doc)
         validate_document(doc, lines, load_schema("mas.runtime", "infra.schema.yaml"), file)
         for index, entry in enumerate(doc["spec"]["servers"]):
             server = _server(entry, index, lines, file)

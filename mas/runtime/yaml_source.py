@@ -24,6 +24,8 @@ from mas.runtime.config import ConfigError, SourceLocation
 from mas.runtime.contracts.tool_contract import ADVERTISE_KEYS, build_tool_entry
 
 __all__ = [
+    "MAX_ALIAS_EXPANSION",
+    "AliasExpansionError",
     "LineLoader",
     "LineMap",
     "ToolDefinition",
@@ -74,11 +76,58 @@ class _DuplicateKey(Exception):
         self.path, self.line, self.first_line = path, line, first_line
 
 
+#: How many nodes the aliases of one YAML document may add when expanded (each alias counts the
+#: whole tree it stands for). Far above any real tool or infra file, far below a "billion laughs"
+#: file: nine anchors of nine aliases (715 bytes) would expand to 387 million nodes.
+MAX_ALIAS_EXPANSION = 100_000
+
+
+class AliasExpansionError(yaml.YAMLError):
+    """An alias that expands too far or into itself; ``problem_mark`` is where the alias is."""
+
+    def __init__(self, mark: yaml.Mark, problem: str) -> None:
+        super().__init__(problem)
+        self.problem_mark, self.problem = mark, problem
+
+
 class LineLoader(yaml.SafeLoader):
-    """A SafeLoader that also records the line of each mapping key and sequence item."""
+    """A SafeLoader that also records the line of each mapping key and sequence item, and refuses
+    aliases that expand beyond ``MAX_ALIAS_EXPANSION`` nodes, or into themselves, while composing:
+    the shared objects PyYAML builds cost nothing to load, but every later walk (validation,
+    hashing, a JSON dump) expands them."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._sizes: dict[int, int] = {}  # id(node) -> nodes it expands to; set once it is complete
+        self._expanded = 0  # nodes the aliases of this document added so far
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        if self.check_event(yaml.AliasEvent):
+            mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+            node = super().compose_node(parent, index)
+            size = self._sizes.get(id(node))
+            if size is None:  # the anchor's own node is still open: the alias is inside it
+                raise AliasExpansionError(mark, "YAML alias refers to a node that contains it (a recursive alias)")
+            self._expanded += size
+            if self._expanded > MAX_ALIAS_EXPANSION:
+                raise AliasExpansionError(
+                    mark,
+                    f"YAML aliases expand to more than {MAX_ALIAS_EXPANSION} nodes; write the values out "
+                    "or use fewer aliases",
+                )
+            return node
+        node = super().compose_node(parent, index)
+        children: list[yaml.Node] = []
+        if isinstance(node, yaml.MappingNode):
+            children = [n for pair in node.value for n in pair]
+        elif isinstance(node, yaml.SequenceNode):
+            children = list(node.value)
+        self._sizes[id(node)] = 1 + sum(self._sizes.get(id(child), 1) for child in children)
+        return node
 
     def documents_with_lines(self) -> Iterator[tuple[Any, LineMap]]:
         while self.check_node():
+            self._expanded, self._sizes = 0, {}
             node = self.get_node()
             if node is None:
                 continue
@@ -89,8 +138,8 @@ class LineLoader(yaml.SafeLoader):
                 yield data, LineMap(lines, node.start_mark.line + 1)
 
     def _record(self, node: yaml.Node, path: JsonPath, lines: dict[JsonPath, int], seen: set[int]) -> None:
-        # Walk each node once: an alias (even a recursive one, or a "billion laughs" file) then
-        # costs nothing, and its paths fall back to the line of the key that holds the alias.
+        # Walk each node once: an alias then costs nothing, and its paths fall back to the line of
+        # the key that holds the alias (recursive and expanding aliases were refused in compose_node).
         if id(node) in seen:
             return
         seen.add(id(node))
@@ -129,6 +178,8 @@ def load_yaml_documents(path: str | Path) -> list[tuple[Any, LineMap]]:
     except _DuplicateKey as exc:
         where = SourceLocation(file, exc.line, dotted(exc.path))
         raise ConfigError(f"duplicate key (first set on line {exc.first_line})", where) from None
+    except AliasExpansionError as exc:
+        raise ConfigError(exc.problem, SourceLocation(file, exc.problem_mark.line + 1)) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         if mark is not None and mark.index >= len(text) and exc.context_mark is not None:

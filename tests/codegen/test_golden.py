@@ -16,11 +16,12 @@ from gen_helpers import REPO, generate, tree
 GOLDEN = REPO / "tests" / "golden"
 SAMPLES = REPO / "tests" / "fixtures" / "samples"
 CAPTURES = sorted((REPO / "tests" / "fixtures" / "mcp-tools-list").glob("*.json"))
+TIME = REPO / "tests" / "fixtures" / "mcp-tools-list" / "time.json"
 
 CASES = {
     "captures": ["--package", "captures", *[a for p in CAPTURES for a in ("--mcp-json", str(p))]],
     "samples": ["--package", "samples", "--tools", str(REPO / "library-samples" / "tools")],
-    "time": ["--package", "time", "--mcp-json", str(REPO / "tests" / "fixtures" / "mcp-tools-list" / "time.json")],
+    "time_tools": ["--package", "time_tools", "--mcp-json", str(TIME)],
     # Result types inferred from recorded calls (the sample server's list_cities; real text results).
     "inferred": [
         "--package",

@@ -25,8 +25,6 @@ SCENARIO_TIMEOUT = 90
 
 #: Scenarios known not to pass yet, with the reason; strict, so one that starts passing fails here.
 EXPECTED_FAILURES: dict[str, str] = {
-    "initialize": "handshake fallback from server/discover to initialize: a-live-runtime",
-    "sse-retry": "handshake fallback from server/discover to initialize: a-live-runtime",
     "elicitation-sep1034-client-defaults": "server-to-client elicitation/create: c1-conformance item 2",
 }
 

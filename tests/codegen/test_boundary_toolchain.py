@@ -1,0 +1,298 @@
+"""Hostile input to the toolchain (issue 17, items 7-10 and 15-18), against real processes and files.
+
+Each test runs ``python -m codegen`` (or ``python -m mas.runtime``) as a user would, on files an
+attacker or a careless user could write: a YAML alias bomb, a samples file nested 400 levels, a
+``--package`` that shadows a module, symlinks and FIFOs planted in the package folder, inputs
+inside the folder every run replaces. docs/security.md names each test beside its defence.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from gen_helpers import REPO, tree
+
+TIME = REPO / "tests" / "fixtures" / "mcp-tools-list" / "time.json"
+#: A run that expanded an alias bomb would need gigabytes; a refused one needs far less than this.
+_MEMORY_LIMIT = 1536 * 1024 * 1024
+
+
+def _limited() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (_MEMORY_LIMIT, _MEMORY_LIMIT))
+
+
+def _run(cwd: Path, module: str, *args: str, timeout: float = 60, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", module, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **env},
+        preexec_fn=_limited,
+    )
+
+
+def _toolgen(cwd: Path, *args: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
+    return _run(cwd, "codegen", "generate", *args, **kwargs)  # type: ignore[arg-type]
+
+
+def _error_line(proc: subprocess.CompletedProcess[str]) -> str:
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1, (proc.returncode, proc.stderr[-2000:])
+    return lines[0]
+
+
+# --- item 7: YAML alias bombs ------------------------------------------------------------------------
+
+# Nine anchors of nine aliases each: 9**9 (387 million) strings once expanded, from ~600 bytes.
+_BOMB = ['a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]'] + [
+    f"{name}: &{name} [{', '.join([f'*{prev}'] * 9)}]" for prev, name in zip("abcdefgh", "bcdefghi", strict=True)
+]
+
+
+def _indented(lines: list[str], spaces: int) -> str:
+    return "\n".join(" " * spaces + line for line in lines)
+
+
+BOMB_TOOL = f"""\
+apiVersion: toolgen/v1
+kind: Tool
+metadata:
+  name: bomb
+spec:
+  description: An alias bomb under spec.parameters.properties.
+  parameters:
+    type: object
+    properties:
+{_indented(_BOMB, 6)}
+  handler: os:getcwd
+"""
+BOMB_INFRA = f"""\
+apiVersion: toolgen/v1
+kind: ToolServerRegistry
+metadata:
+  name: bomb
+spec:
+  servers:
+    - name: s
+      protocol: mcp
+      transport: stdio
+      command: python
+      args: [-c, "pass"]
+      tools:
+        - name: t
+          inputSchema:
+            type: object
+            properties:
+{_indented(_BOMB, 14)}
+"""
+# The aliases of ``f: &f [*e, ...]`` take the expansion past 100,000 nodes (a to e add 74,718).
+BOMB_TOOL_LINE = BOMB_TOOL.splitlines().index("      " + _BOMB[5]) + 1
+BOMB_INFRA_LINE = BOMB_INFRA.splitlines().index(" " * 14 + _BOMB[5]) + 1
+_BOMB_MESSAGE = "YAML aliases expand to more than 100000 nodes; write the values out or use fewer aliases"
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "line", "command"),
+    [
+        ("bomb.yaml", BOMB_TOOL, BOMB_TOOL_LINE, ("codegen", "generate", "--tools", "bomb.yaml", "--out", "o")),
+        ("bomb.yaml", BOMB_TOOL, BOMB_TOOL_LINE, ("mas.runtime", "list", "--tools", "bomb.yaml")),
+        ("infra.yaml", BOMB_INFRA, BOMB_INFRA_LINE, ("codegen", "generate", "--infra", "infra.yaml", "--out", "o")),
+        ("infra.yaml", BOMB_INFRA, BOMB_INFRA_LINE, ("mas.runtime", "list", "--infra", "infra.yaml")),
+    ],
+    ids=["generate-tools", "list-tools", "generate-infra", "list-infra"],
+)
+def test_yaml_alias_bomb_is_refused_fast_with_one_line(
+    tmp_path: Path, name: str, text: str, line: int, command: tuple[str, ...]
+) -> None:
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    started = time.monotonic()
+    proc = _run(tmp_path, command[0], *command[1:], timeout=30)  # and in 1.5 GB of address space
+    assert time.monotonic() - started < 20
+    prog = "toolgen" if command[0] == "codegen" else "mas-runtime"
+    assert _error_line(proc) == f"{prog}: error: {name}:{line}: {_BOMB_MESSAGE}"
+    assert not (tmp_path / "o").exists()
+
+
+def test_yaml_alias_bomb_in_record_examples_is_refused(tmp_path: Path) -> None:
+    """``toolgen record`` would send the expanded arguments to a server."""
+    examples = "- tool: x\n  arguments:\n" + _indented(_BOMB, 4) + "\n"
+    (tmp_path / "examples.yaml").write_text(examples, encoding="utf-8")
+    proc = _run(tmp_path, "codegen", "record", "--examples", "examples.yaml", "--tools", "none", timeout=30)
+    assert _error_line(proc) == f"toolgen: error: examples.yaml:{3 + 5}: not YAML: {_BOMB_MESSAGE}"
+
+
+def test_recursive_yaml_alias_is_refused_with_its_line(tmp_path: Path) -> None:
+    text = BOMB_TOOL.replace(_indented(_BOMB, 6), "      loop: &loop {type: object, properties: {again: *loop}}")
+    (tmp_path / "loop.yaml").write_text(text, encoding="utf-8")
+    proc = _toolgen(tmp_path, "--tools", "loop.yaml", "--out", "o", timeout=30)
+    line = text.splitlines().index("      loop: &loop {type: object, properties: {again: *loop}}") + 1
+    assert _error_line(proc) == (
+        f"toolgen: error: loop.yaml:{line}: YAML alias refers to a node that contains it (a recursive alias)"
+    )
+
+
+def test_small_yaml_aliases_still_load(tmp_path: Path) -> None:
+    text = BOMB_TOOL.replace(
+        _indented(_BOMB, 6), "      a: &s {type: string, description: shared}\n      b: *s\n      c: *s"
+    )
+    (tmp_path / "ok.yaml").write_text(text, encoding="utf-8")
+    proc = _toolgen(tmp_path, "--tools", "ok.yaml", "--out", "o", "--package", "ok_tools", "-q")
+    assert proc.returncode == 0, proc.stderr
+    inputs = (tmp_path / "o" / "ok_tools" / "inputs.py").read_text()
+    assert "    b: NotRequired[str]\n    c: NotRequired[str]\n" in inputs
+
+
+# --- item 8: deeply nested samples ---------------------------------------------------------------------
+
+
+def _nested(depth: int) -> str:
+    return '{"a": ' * depth + "1" + "}" * depth
+
+
+def _deep_sample(tmp_path: Path, depth: int) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "deep.json").write_text(json.dumps({"tools": [{"name": "t", "inputSchema": {"type": "object"}}]}))
+    sample = '{"source": "deep", "tool": "t", "result": {"content": [], "structuredContent": ' + _nested(depth) + "}}"
+    (tmp_path / "samples.json").write_text('{"version": 1, "samples": [' + sample + "]}")
+    return _toolgen(tmp_path, "--mcp-json", "deep.json", "--samples", "samples.json", "--out", "o", "--package", "d")
+
+
+@pytest.mark.parametrize("depth", [25, 400, 900])
+def test_deeply_nested_sample_leaves_the_tool_untyped(tmp_path: Path, depth: int) -> None:
+    proc = _deep_sample(tmp_path, depth)
+    assert proc.returncode == 0, proc.stderr
+    assert "toolgen: typed results: declared 0, inferred 0, untyped 1" in proc.stdout
+
+
+def test_deepest_inferable_sample_is_still_typed(tmp_path: Path) -> None:
+    proc = _deep_sample(tmp_path, 24)
+    assert proc.returncode == 0, proc.stderr
+    assert "toolgen: typed results: declared 0, inferred 1, untyped 0" in proc.stdout
+
+
+def test_a_samples_file_too_deep_for_json_is_one_line(tmp_path: Path) -> None:
+    assert _error_line(_deep_sample(tmp_path, 5000)) == "toolgen: error: samples.json: JSON nested too deeply"
+
+
+# --- item 10: package names that shadow modules --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "what"),
+    [
+        ("typing", "the standard library module"),
+        ("enum", "the standard library module"),
+        ("json", "the standard library module"),
+        ("os", "the standard library module"),
+        ("pydantic", "the module"),
+        ("mas", "the module"),
+        ("yaml", "the module"),
+        ("typing_inspection", "the module"),  # found through pydantic's own requirements
+    ],
+)
+def test_package_name_that_shadows_a_module_is_refused(tmp_path: Path, name: str, what: str) -> None:
+    (tmp_path / "tools.json").write_text(TIME.read_text())
+    proc = _toolgen(tmp_path, "--mcp-json", "tools.json", "--out", "o", "--package", name)
+    assert _error_line(proc) == (
+        f"toolgen: error: --package: {name!r}: would shadow {what} {name!r} for any program that imports "
+        "the generated package; choose another name"
+    )
+    assert not (tmp_path / "o").exists()
+
+
+# --- item 16: symlinks and special files in the package folder -----------------------------------------
+
+
+@pytest.fixture
+def generated(tmp_path: Path) -> Path:
+    (tmp_path / "tools.json").write_text(TIME.read_text())
+    proc = _toolgen(tmp_path, "--mcp-json", "tools.json", "--out", "out", "--package", "pkg", "-q")
+    assert proc.returncode == 0, proc.stderr
+    return tmp_path
+
+
+def test_check_diff_never_follows_a_symlink_in_the_package(generated: Path) -> None:
+    pkg = generated / "out" / "pkg"
+    secret = "TOOLGEN_TEST_SECRET_VALUE_1234"
+    (pkg / "environ").symlink_to("/proc/self/environ")
+    (generated / "outside.py").write_text(f"# {secret}\n")
+    (pkg / "py.typed").unlink()
+    (pkg / "py.typed").symlink_to(generated / "outside.py")  # a generated file's name
+    (pkg / "linked").symlink_to(generated, target_is_directory=True)
+    os.mkfifo(pkg / "fifo")  # reading it would block forever
+    proc = _toolgen(generated, "--mcp-json", "tools.json", "--out", "out", "--package", "pkg", "--diff",
+                    timeout=30, TOOLGEN_TEST_SECRET=secret)  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    assert secret not in proc.stdout + proc.stderr
+    assert "--- a/pkg/environ (a symlink, not followed)\n" in proc.stdout
+    assert "--- a/pkg/py.typed (a symlink, not followed)\n" in proc.stdout
+    assert "--- a/pkg/linked (a symlink, not followed)\n" in proc.stdout
+    assert "--- a/pkg/fifo (not a regular file, not followed)\n" in proc.stdout
+    for line in ("removed  environ", "removed  fifo", "removed  linked", "changed  py.typed"):
+        assert f"  {line}\n" in proc.stdout
+    # A write replaces them all with regular files and leaves what they pointed at alone.
+    proc = _toolgen(generated, "--mcp-json", "tools.json", "--out", "out", "--package", "pkg", "-q", timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    assert not any(p.is_symlink() for p in pkg.rglob("*")) and (pkg / "py.typed").read_bytes() == b""
+    assert (generated / "outside.py").read_text() == f"# {secret}\n" and (generated / "tools.json").is_file()
+
+
+def test_a_symlinked_package_folder_is_refused(generated: Path) -> None:
+    (generated / "out" / "pkg").rename(generated / "real")
+    (generated / "out" / "pkg").symlink_to(generated / "real", target_is_directory=True)
+    for extra in ("--check", "-q"):
+        proc = _toolgen(generated, "--mcp-json", "tools.json", "--out", "out", "--package", "pkg", extra)
+        assert _error_line(proc) == "toolgen: error: out/pkg: is a symlink; toolgen neither follows nor replaces it"
+    assert (generated / "out" / "pkg").is_symlink()
+
+
+def test_a_symlinked_init_is_not_trusted_as_generated(generated: Path) -> None:
+    pkg = generated / "out" / "pkg"
+    (generated / "init.py").write_bytes((pkg / "__init__.py").read_bytes())
+    (pkg / "__init__.py").unlink()
+    (pkg / "__init__.py").symlink_to(generated / "init.py")
+    (generated / "tools.json").write_text(TIME.read_text().replace("current time", "the time now"))
+    proc = _toolgen(generated, "--mcp-json", "tools.json", "--out", "out", "--package", "pkg")
+    assert _error_line(proc) == "toolgen: error: out/pkg: refusing to replace a folder that toolgen did not generate"
+
+
+# --- item 18: inputs inside the package folder -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("option", ["--snapshot", "--samples", "--mcp-json"])
+def test_an_input_inside_the_package_folder_is_refused(generated: Path, option: str) -> None:
+    pkg = generated / "out" / "pkg"
+    before = tree(pkg)
+    inside = pkg / "kept.json"
+    inside.write_text('{"version": 1, "samples": []}')
+    source = "out/pkg/kept.json" if option == "--mcp-json" else "tools.json"
+    args = ["--mcp-json", source, "--out", "out", "--package", "pkg", "--offline"]
+    if option != "--mcp-json":
+        args += [option, "out/pkg/kept.json"]
+    proc = _toolgen(generated, *args)
+    assert _error_line(proc) == (
+        f"toolgen: error: out/pkg/kept.json: {option} is inside the package folder out/pkg, which every run "
+        "replaces; keep inputs outside it"
+    )
+    assert inside.read_text() == '{"version": 1, "samples": []}'
+    assert tree(pkg) == {**before, "kept.json": inside.read_bytes()}
+
+
+def test_an_input_reached_through_a_symlink_into_the_package_is_refused(generated: Path) -> None:
+    (generated / "out" / "pkg" / "lock.json").write_text("{}")
+    (generated / "lock-link.json").symlink_to(generated / "out" / "pkg" / "lock.json")
+    proc = _toolgen(generated, "--mcp-json", "tools.json", "--out", "out", "--package", "pkg",
+                    "--snapshot", "lock-link.json")  # fmt: skip
+    assert _error_line(proc) == (
+        "toolgen: error: lock-link.json: --snapshot is inside the package folder out/pkg, which every run "
+        "replaces; keep inputs outside it"
+    )
+    assert (generated / "out" / "pkg" / "lock.json").read_text() == "{}"

@@ -1,0 +1,69 @@
+"""Virtual environments with an old mcp 1.x SDK, made once and cached, for servers built on it.
+
+Many published Python servers still run on the mcp 1.x SDK, which speaks only the ``initialize``
+handshake. Each pinned version gets its own venv under the user cache folder
+(``$XDG_CACHE_HOME`` or ``~/.cache``)/toolgen-tests/, keyed by its requirements, so later runs
+reuse it. Imported as ``old_sdk`` (tests/conftest.py puts tests/ on sys.path).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+OLD_SDK_SERVER = TESTS / "servers" / "old_sdk_server.py"
+
+#: The versions tested and what each venv gets. mcp 1.6.0 imports a pydantic internal that 2.11 removed.
+REQUIREMENTS: dict[str, tuple[str, ...]] = {
+    "1.6.0": ("mcp==1.6.0", "pydantic==2.10.6"),
+    "1.30.0": ("mcp==1.30.0",),
+}
+
+
+def cache_root() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "toolgen-tests"
+
+
+def _pip(python: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    command = [str(python), "-m", "pip", "--disable-pip-version-check", "-q", *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
+
+
+def _registry_unreachable(python: Path, requirement: str, scratch: Path) -> bool:
+    """Whether pip cannot even fetch the one package: the only reason to skip rather than fail."""
+    probe = _pip(python, "download", "--no-deps", "-d", str(scratch), requirement)
+    return probe.returncode != 0
+
+
+def old_sdk_python(version: str) -> Path:
+    """The interpreter of a cached venv with ``mcp==version``; skips only when PyPI is unreachable."""
+    requirements = REQUIREMENTS[version]
+    key = hashlib.sha256("\n".join(requirements).encode()).hexdigest()[:12]
+    folder = cache_root() / f"mcp-{version}-{key}"
+    python = folder / "bin" / "python"
+    ready = folder / "ready"
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    # pytest-xdist workers may ask at once: one builds, the others wait for it.
+    with open(folder.parent / f"mcp-{version}-{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if ready.is_file() and python.exists():
+            return python
+        made = subprocess.run(
+            [sys.executable, "-m", "venv", "--clear", str(folder)], capture_output=True, text=True, check=False
+        )
+        assert made.returncode == 0, f"cannot make a venv for mcp {version}: {made.stderr}"
+        installed = _pip(python, "install", *requirements)
+        if installed.returncode != 0:
+            if _registry_unreachable(python, requirements[0], folder / "probe"):
+                pytest.skip(f"PyPI is unreachable, so no venv with {' '.join(requirements)} can be made")
+            raise AssertionError(f"pip install {' '.join(requirements)} failed:\n{installed.stderr[-2000:]}")
+        ready.write_text("\n".join(requirements) + "\n", encoding="utf-8")
+        return python
