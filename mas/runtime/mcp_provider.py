@@ -56,6 +56,7 @@ from mas.runtime._mcp_convert import (
 from mas.runtime._mcp_input import TOKEN_PREFIX, PendingCall
 from mas.runtime._mcp_session import Connection, ProgressCallback, ProgressRelay, SessionKeeper
 from mas.runtime._oauth import AuthorizeCallback
+from mas.runtime._wire import non_json_number
 from mas.runtime.config import MCPServerConfig
 from mas.runtime.contracts.tool_contract import ToolResultEnvelope
 
@@ -295,6 +296,10 @@ class MCPToolProvider:
     ) -> ToolResultEnvelope:
         if cancel_event is not None and cancel_event.is_set():
             return self._failure(tool_name, "was cancelled before it started", "cancelled")
+        for what, value in (("arguments", arguments), ("meta", meta), ("input_responses", input_responses)):
+            problem = non_json_number(value)
+            if problem is not None:  # pydantic would send it as null: refuse before anything is sent
+                return self._failure(tool_name, f"not sent: invalid {what}: {problem}", "invalid_arguments")
         inputs = self._keeper.inputs
         if request_state is not None and request_state.startswith(TOKEN_PREFIX):
             # The caller answers requests the server sent during a call still in flight.

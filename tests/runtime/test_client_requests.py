@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 from gen_helpers import generate, import_fresh
-from mcp_helpers import free_port, http_config
+from mcp_helpers import free_port, http_config, stdio_config
 from npm_cache import Unavailable, install, package_dir
 
 from mas.runtime._mcp_input import apply_elicitation_defaults
@@ -238,3 +238,49 @@ def test_elicitation_defaults_fill_only_what_the_user_left_out() -> None:
     assert apply_elicitation_defaults(params, {"action": "accept"})["content"] == {"name": "Ada", "age": 36}
     assert apply_elicitation_defaults(params, {"action": "decline"}) == {"action": "decline"}
     assert apply_elicitation_defaults({}, {"action": "accept", "content": {}}) == {"action": "accept", "content": {}}
+
+
+# --- the repo's sample server (mas/samples/mcp_server.py --with-client-requests) ---------------
+# Its ask_profile, draft_reply and client_roots send the client a request during the call. A
+# server may do so only on a 2025-11-25 connection (a 2026 one has no back-channel), so these
+# entries say `connect_mode: legacy`.
+
+
+def sample_config(*declared: str) -> Any:
+    return stdio_config("sample", "--with-client-requests", connect_mode="legacy", client_capabilities=tuple(declared))
+
+
+def test_the_sample_servers_requests_reach_the_caller_over_stdio() -> None:
+    answers = {**ANSWERS, "elicitation/create": {"action": "accept", "content": {"name": "Lin"}}}
+    seen: list[str] = []
+    with MCPToolProvider(sample_config("elicitation", "sampling", "roots")) as provider:
+        registry = RuntimeRegistry({"sample": provider})
+        results = {}
+        for tool, args in (("ask_profile", {}), ("draft_reply", {"prompt": "hi"}), ("client_roots", {})):
+            envelope = registry.call_tool(tool, args, timeout_seconds=20)
+            while envelope.result_type == "input_required":
+                requests = envelope.result["inputRequests"]
+                seen.extend(r["method"] for r in requests.values())
+                envelope = registry.call_tool(
+                    tool, args, timeout_seconds=20, request_state=envelope.result["requestState"],
+                    input_responses={key: answers[r["method"]] for key, r in requests.items()},
+                )  # fmt: skip
+            assert not envelope.is_error, envelope.result
+            results[tool] = envelope.structured_content["answer"]
+    assert seen == ["elicitation/create", "sampling/createMessage", "roots/list"]
+    # SEP-1034: the fields the user left out arrive with their schema defaults.
+    assert results["ask_profile"] == {
+        "action": "accept",
+        "content": {"name": "Lin", "age": 36, "score": 9.5, "plan": "free", "newsletter": False},
+    }
+    assert results["draft_reply"]["content"]["text"] == "A reply from the caller's LLM"
+    assert results["client_roots"] == {"roots": [{"uri": "file:///srv/project", "name": "project"}]}
+
+
+def test_an_undeclared_kind_is_refused_and_the_caller_told_what_was_asked() -> None:
+    # Only sampling declared: the server's elicitation/create gets the SDK's refusal, which this
+    # server reports as its tool error, so the caller's typed error names what was asked.
+    with MCPToolProvider(sample_config("sampling")) as provider:
+        envelope = provider.call_tool("ask_profile", {}, timeout_seconds=20)
+    assert envelope.is_error and envelope.error_kind == "tool_error"  # a package raises ToolCallError
+    assert "the client refused: Elicitation not supported" in str(envelope.result)
