@@ -58,6 +58,7 @@ from mas.runtime._mcp_convert import (
 from mas.runtime._mcp_input import TOKEN_PREFIX, PendingCall
 from mas.runtime._mcp_session import Connection, ProgressCallback, ProgressRelay, SessionKeeper
 from mas.runtime._oauth import AuthorizeCallback
+from mas.runtime._wire import non_json_number
 from mas.runtime.config import MCPServerConfig
 from mas.runtime.contracts.tool_contract import ToolResultEnvelope
 
@@ -311,6 +312,10 @@ class MCPToolProvider:
     ) -> ToolResultEnvelope:
         if cancel_event is not None and cancel_event.is_set():
             return self._failure(tool_name, "was cancelled before it started", "cancelled")
+        for what, value in (("arguments", arguments), ("meta", meta), ("input_responses", input_responses)):
+            problem = non_json_number(value)
+            if problem is not None:  # pydantic would send it as null: refuse before anything is sent
+                return self._failure(tool_name, f"not sent: invalid {what}: {problem}", "invalid_arguments")
         inputs = self._keeper.inputs
         if request_state is not None and request_state.startswith(TOKEN_PREFIX):
             # The caller answers requests the server sent during a call still in flight.
@@ -331,6 +336,8 @@ class MCPToolProvider:
             return self._failure(
                 tool_name, f"failed: invalid input_responses: {one_line(str(exc))}", "invalid_arguments"
             )
+        if responses:
+            responses = inputs.fill_defaults(request_state, responses)  # SEP-1034, as for held calls
         relay = (
             ProgressRelay(progress_callback, caller_loop, self._label(tool_name), self.config.max_progress_lag_seconds)
             if progress_callback
@@ -373,6 +380,8 @@ class MCPToolProvider:
                 if conn.fault is not None:  # the transport ended the connection, and says why
                     return self._failure(tool_name, f"failed: {conn.fault}", "protocol")
                 return self._call_error(tool_name, exc, timeout_seconds)
+            if isinstance(result, types.InputRequiredResult):
+                inputs.remember_forms(result)
             return scrub_envelope(envelope_from_result(result), self._keeper.secrets)
 
         async def run() -> ToolResultEnvelope:

@@ -286,6 +286,27 @@ def test_loopback_receiver_takes_one_redirect_then_stops_listening() -> None:
             {"transport": "streamable-http", "url": "http://h/mcp", "auth": {"redirect_uri": "http://evil.example/cb"}},
             "spec.servers[0].auth.redirect_uri",
         ),
+        (
+            {
+                "transport": "streamable-http",
+                "url": "http://h/mcp",
+                "auth": {
+                    "grant": "client_credentials",
+                    "client_id": "c",
+                    "client_secret": "env:S",
+                    "token_endpoint_auth_method": "none",
+                },
+            },
+            "cannot be `none`",
+        ),
+        (
+            {
+                "transport": "streamable-http",
+                "url": "http://h/mcp",
+                "auth": {"client_id": "c", "token_endpoint_auth_method": "private_key_jwt"},
+            },
+            "`private_key_jwt` signs with `private_key`",
+        ),
     ],
 )
 def test_bad_auth_blocks_are_one_line_errors(tmp_path: Path, entry: dict[str, Any], message: str) -> None:
