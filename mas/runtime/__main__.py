@@ -2,6 +2,8 @@
 
     mas-runtime list --tools library-samples/tools [--infra FILE] [--local pkg.mod:Class]
     mas-runtime call unit_convert '{"value": 5, "from_unit": "km", "to_unit": "mi"}' --tools ...
+    mas-runtime code check|run FILE --package P [--infra FILE] [--tools DIR]   (code mode)
+    mas-runtime serve --code-mode --package P [--infra FILE] [--tools DIR] [--http --port N]
 
 Exit status: 0 ok, 1 the tool returned an error envelope, 2 bad configuration or usage.
 Both launch styles run this ``main`` with the same program name, options and handler look-up
@@ -18,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
+from mas.runtime import _code_cli
 from mas.runtime._logs import routed_logging
 from mas.runtime.config import ConfigError, MCPServerConfig
 from mas.runtime.contracts.tool_contract import HINT_KEYS
@@ -31,7 +34,8 @@ PROG = "mas-runtime"
 _COLUMNS = ("NAME", "PROVIDER", "TITLE", "HINTS", "REQUIRED")
 EXIT_OK, EXIT_TOOL_ERROR, EXIT_BAD_INPUT = 0, 1, 2
 _EPILOG = """\
-exit status: 0 ok, 1 the tool returned an error result (call), 2 bad configuration or usage.
+exit status: 0 ok, 1 the tool returned an error result (call), diagnostics or a failed run
+(code), 2 bad configuration or usage.
 Handler modules named in tool YAML are imported from sys.path, else from the working folder,
 else from the YAML file's folder."""
 
@@ -90,6 +94,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     call.add_argument("tool", help="tool name as listed")
     call.add_argument("arguments", nargs="?", default="{}", help="arguments as a JSON object (default: {})")
+    _code_cli.add_commands(commands, common, _EPILOG)  # code check|run, serve --code-mode
     return parser
 
 
@@ -143,7 +148,15 @@ def call_command(args: argparse.Namespace, progress: Progress) -> int:
         return EXIT_TOOL_ERROR if envelope.is_error else EXIT_OK
 
 
-COMMANDS = {"list": list_command, "call": call_command}
+def code_command(args: argparse.Namespace, progress: Progress) -> int:
+    return _code_cli.code_command(args, progress, _open, PROG)
+
+
+def serve_command(args: argparse.Namespace, progress: Progress) -> int:
+    return _code_cli.serve_command(args, progress, _open, PROG)
+
+
+COMMANDS = {"list": list_command, "call": call_command, "code": code_command, "serve": serve_command}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

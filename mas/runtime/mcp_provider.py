@@ -320,6 +320,8 @@ class MCPToolProvider:
             return self._failure(
                 tool_name, f"failed: invalid input_responses: {one_line(str(exc))}", "invalid_arguments"
             )
+        if responses:
+            responses = inputs.fill_defaults(request_state, responses)  # SEP-1034, as for held calls
         relay = ProgressRelay(progress_callback, caller_loop, self._label(tool_name)) if progress_callback else None
         call = inputs.begin(self._label(tool_name))
 
@@ -344,6 +346,8 @@ class MCPToolProvider:
             except Exception as exc:
                 conn.note_failure(exc)
                 return self._call_error(tool_name, exc, timeout_seconds)
+            if isinstance(result, types.InputRequiredResult):
+                inputs.remember_forms(result)
             return scrub_envelope(envelope_from_result(result), self._keeper.secrets)
 
         async def run() -> ToolResultEnvelope:
