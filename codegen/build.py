@@ -15,6 +15,7 @@ from codegen.infer import InferredOutput
 from codegen.layout import annotation_text, fits_line, subscript_lines
 from codegen.literals import docstring_literal, json_default_literal, str_literal, wire_literal
 from codegen.model import (
+    NOT_GIVEN_SUFFIX,
     ClassSpec,
     ImportSpec,
     MethodSpec,
@@ -408,8 +409,8 @@ def _tool_spec(
     )
 
 
-#: The omission sentinel (the shim's ``NOT_GIVEN`` and its type), as the wrappers import them.
-_NOT_GIVEN, _NOT_GIVEN_TYPE = "_NOT_GIVEN", "_NotGiven"
+#: The omission sentinel (the shim's ``NOT_GIVEN``), as the wrappers import it.
+_NOT_GIVEN = "_NOT_GIVEN"
 
 #: The ``**`` parameter of a method whose ``inputSchema`` says nothing of its arguments.
 _ANY_ARGUMENTS = "arguments"
@@ -469,7 +470,7 @@ def _param(wire: str, py_name: str, annotation: str, required: bool, prop: Any) 
     return ParamSpec(
         wire,
         py_name,
-        f"{annotation} | {_NOT_GIVEN_TYPE}",
+        annotation + NOT_GIVEN_SUFFIX,
         False,
         _NOT_GIVEN,
         _NOT_GIVEN,

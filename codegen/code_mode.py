@@ -215,7 +215,7 @@ def _module_stub(
     returns: dict[str, str] = {}
     for tool in ns.tools:
         for p in tool.params:
-            in_roots |= _refs(p.annotation)[0]
+            in_roots |= _refs(p.value_annotation)[0]
         value = tool.value_annotation
         used_out = _refs(value)[1]
         if used_out and (outputs is None or not used_out <= set(outputs.statements)):
@@ -261,7 +261,7 @@ def _module_stub(
 def _function(tool: ToolSpec, summary: str, returns: str, rewrite: _Rewrite) -> str:
     params = []
     for p in tool.params:
-        annotation = _annotation(p.annotation, rewrite)
+        annotation = _annotation(p.value_annotation, rewrite)  # the sandbox has no NOT_GIVEN: "= ..." says optional
         params.append(f"{p.py_name}: {annotation}" if p.required else f"{p.py_name}: {annotation} = {_default(p)}")
     signature = f"*, {', '.join(params)}" if params else ""
     result = _annotation(returns, rewrite)
@@ -269,13 +269,13 @@ def _function(tool: ToolSpec, summary: str, returns: str, rewrite: _Rewrite) -> 
 
 
 def _default(p: ParamSpec) -> str:
-    """The method's default when it is a plain literal (the model reads it as the value used when
-    the argument is left out), else the stub's ``...``."""
+    """The schema's default when it is a plain literal (the model reads it as the value used when
+    the argument is left out: the server's default), else the stub's ``...``."""
     try:
-        ast.literal_eval(p.default_literal or "")
+        ast.literal_eval(p.schema_default or "")
     except (SyntaxError, ValueError):
         return "..."
-    return p.default_literal or "..."
+    return p.schema_default or "..."
 
 
 def build_code_mode(

@@ -38,6 +38,11 @@ class SourceTools:
         return f"{self.origin} ({self.location})" if self.location else self.origin
 
 
+#: What an optional parameter's annotation ends with: the shim's omission sentinel type (as the
+#: wrappers import it), so "not passed" is a value of its own, apart from ``None``.
+NOT_GIVEN_SUFFIX = " | _NotGiven"
+
+
 @dataclass(frozen=True)
 class ParamSpec:
     wire_name: str
@@ -49,6 +54,11 @@ class ParamSpec:
     description: str
     #: The schema's default as a Python literal, for the docstring, when it certainly fits the type
     schema_default: str | None = None
+
+    @property
+    def value_annotation(self) -> str:
+        """The annotation without the omission sentinel: the type of a value that is sent."""
+        return self.annotation.removesuffix(NOT_GIVEN_SUFFIX)
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 # Regenerate with `toolgen generate` (or `python -m codegen generate`).
 from typing import Literal, NotRequired, TypedDict
 
-class Filters(TypedDict):
+class SampleSearchDocsInputFilters(TypedDict):
     since: NotRequired[str]
     tags: NotRequired[list[str]]
 
@@ -20,27 +20,27 @@ class SampleGetWeatherOutput(TypedDict):
 class SampleGreetOutput(TypedDict):
     message: str
 
-class City(TypedDict):
+class SampleListCitiesOutputCity(TypedDict):
     capital: NotRequired[bool]
     country: str
     name: str
     population: int
 
 class SampleListCitiesOutput(TypedDict):
-    cities: list[City]
+    cities: list[SampleListCitiesOutputCity]
     total: int
 
 class SampleNotesCreateOutput(TypedDict):
     id: str
     title: str
 
-class Result(TypedDict):
+class SampleSearchDocsOutputResult(TypedDict):
     score: float
     title: str
     url: str
 
 class SampleSearchDocsOutput(TypedDict):
-    results: list[Result]
+    results: list[SampleSearchDocsOutputResult]
     total: int
 
 class SampleWhoamiOutput(TypedDict):
@@ -59,16 +59,16 @@ async def get_weather(*, city: str, units: Literal['celsius', 'fahrenheit'] = "c
 async def greet(*, greeting: str = "Hello") -> SampleGreetOutput:
     """Greet the caller by name, asking for the name first (an MCP input_required round). [read-only, idempotent]"""
 
-async def list_cities(*, country: str | None = None) -> SampleListCitiesOutput | str:
+async def list_cities(*, country: str = ...) -> SampleListCitiesOutput | str:
     """List known cities, optionally of one country, as JSON text (no output schema). [read-only]"""
 
-async def notes_create(*, body: str, title: str, tags: list[str] | None = None) -> SampleNotesCreateOutput:
+async def notes_create(*, body: str, title: str, tags: list[str] = ...) -> SampleNotesCreateOutput:
     """Create a note in the server's memory and return its id."""
 
 async def notes_delete(*, id: str) -> str:
     """Delete a note by id. [destructive]"""
 
-async def search_docs(*, query: str, filters: Filters | None = None, limit: int = 5) -> SampleSearchDocsOutput:
+async def search_docs(*, query: str, filters: SampleSearchDocsInputFilters = ..., limit: int = 5) -> SampleSearchDocsOutput:
     """Search the documentation and return the best matching pages. [read-only]"""
 
 async def whoami() -> SampleWhoamiOutput:

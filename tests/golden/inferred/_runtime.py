@@ -953,7 +953,6 @@ class NotGiven(enum.Enum):
 NOT_GIVEN: Final = NotGiven.NOT_GIVEN
 
 
-
 def _same(value: object, marker: object) -> bool:
     """Strict equality: same type and equal, recursively (so True is not 1 and 1.0 is not 1)."""
     if value is None or marker is None:

@@ -55,5 +55,5 @@ async def trigger_long_running_operation(*, duration: float = 10, steps: float =
 async def trigger_sampling_request(*, prompt: str, max_tokens: float = 100) -> str:
     """Trigger Sampling Request Tool"""
 
-async def trigger_url_elicitation(*, url: str, elicitation_id: str | None = None, error_path: bool = False, message: str = "Please open the link to complete this action.") -> str:
+async def trigger_url_elicitation(*, url: str, elicitation_id: str = ..., error_path: bool = False, message: str = "Please open the link to complete this action.") -> str:
     """Trigger URL Elicitation Tool"""

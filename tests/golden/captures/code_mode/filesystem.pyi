@@ -2,7 +2,7 @@
 # Regenerate with `toolgen generate` (or `python -m codegen generate`).
 from typing import Literal, NotRequired, TypedDict
 
-class Edit(TypedDict):
+class FilesystemEditFileInputEdit(TypedDict):
     newText: str
     oldText: str
 
@@ -33,22 +33,22 @@ class FilesystemMoveFileOutput(TypedDict):
 class FilesystemReadFileOutput(TypedDict):
     content: str
 
-class Content(TypedDict):
+class FilesystemReadMediaFileOutputContent(TypedDict):
     data: str
     mimeType: str
     type: Literal['image', 'audio']
 
-class Resource(TypedDict):
+class FilesystemReadMediaFileOutputContent1Resource(TypedDict):
     blob: str
     mimeType: NotRequired[str]
     uri: str
 
-class Content1(TypedDict):
-    resource: Resource
+class FilesystemReadMediaFileOutputContent1(TypedDict):
+    resource: FilesystemReadMediaFileOutputContent1Resource
     type: Literal['resource']
 
 class FilesystemReadMediaFileOutput(TypedDict):
-    content: list[Content | Content1]
+    content: list[FilesystemReadMediaFileOutputContent | FilesystemReadMediaFileOutputContent1]
 
 class FilesystemReadMultipleFilesOutput(TypedDict):
     content: str
@@ -65,10 +65,10 @@ class FilesystemWriteFileOutput(TypedDict):
 async def create_directory(*, path: str) -> FilesystemCreateDirectoryOutput:
     """Create Directory [idempotent]"""
 
-async def directory_tree(*, path: str, exclude_patterns: list[str] | None = None) -> FilesystemDirectoryTreeOutput:
+async def directory_tree(*, path: str, exclude_patterns: list[str] = ...) -> FilesystemDirectoryTreeOutput:
     """Directory Tree [read-only]"""
 
-async def edit_file(*, edits: list[Edit], path: str, dry_run: bool = False) -> FilesystemEditFileOutput:
+async def edit_file(*, edits: list[FilesystemEditFileInputEdit], path: str, dry_run: bool = False) -> FilesystemEditFileOutput:
     """Edit File [destructive]"""
 
 async def get_file_info(*, path: str) -> FilesystemGetFileInfoOutput:
@@ -86,7 +86,7 @@ async def list_directory_with_sizes(*, path: str, sort_by: Literal['name', 'size
 async def move_file(*, destination: str, source: str) -> FilesystemMoveFileOutput:
     """Move File [destructive]"""
 
-async def read_file(*, path: str, head: float | None = None, tail: float | None = None) -> FilesystemReadFileOutput:
+async def read_file(*, path: str, head: float = ..., tail: float = ...) -> FilesystemReadFileOutput:
     """Read File (Deprecated) [read-only]"""
 
 async def read_media_file(*, path: str) -> FilesystemReadMediaFileOutput:
@@ -95,10 +95,10 @@ async def read_media_file(*, path: str) -> FilesystemReadMediaFileOutput:
 async def read_multiple_files(*, paths: list[str]) -> FilesystemReadMultipleFilesOutput:
     """Read Multiple Files [read-only]"""
 
-async def read_text_file(*, path: str, head: float | None = None, tail: float | None = None) -> FilesystemReadTextFileOutput:
+async def read_text_file(*, path: str, head: float = ..., tail: float = ...) -> FilesystemReadTextFileOutput:
     """Read Text File [read-only]"""
 
-async def search_files(*, path: str, pattern: str, exclude_patterns: list[str] | None = None) -> FilesystemSearchFilesOutput:
+async def search_files(*, path: str, pattern: str, exclude_patterns: list[str] = ...) -> FilesystemSearchFilesOutput:
     """Search Files [read-only]"""
 
 async def write_file(*, content: str, path: str) -> FilesystemWriteFileOutput:

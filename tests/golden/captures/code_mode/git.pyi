@@ -3,7 +3,7 @@
 async def git_add(*, files: list[str], repo_path: str) -> str:
     """Adds file contents to the staging area [idempotent]"""
 
-async def git_branch(*, branch_type: str, repo_path: str, contains: str | None = None, not_contains: str | None = None) -> str:
+async def git_branch(*, branch_type: str, repo_path: str, contains: str | None = ..., not_contains: str | None = ...) -> str:
     """List Git branches [read-only, idempotent]"""
 
 async def git_checkout(*, branch_name: str, repo_path: str) -> str:
@@ -12,7 +12,7 @@ async def git_checkout(*, branch_name: str, repo_path: str) -> str:
 async def git_commit(*, message: str, repo_path: str) -> str:
     """Records changes to the repository"""
 
-async def git_create_branch(*, branch_name: str, repo_path: str, base_branch: str | None = None) -> str:
+async def git_create_branch(*, branch_name: str, repo_path: str, base_branch: str | None = ...) -> str:
     """Creates a new branch from an optional base branch"""
 
 async def git_diff(*, repo_path: str, target: str, context_lines: int = 3) -> str:
@@ -24,7 +24,7 @@ async def git_diff_staged(*, repo_path: str, context_lines: int = 3) -> str:
 async def git_diff_unstaged(*, repo_path: str, context_lines: int = 3) -> str:
     """Shows changes in the working directory that are not yet staged [read-only, idempotent]"""
 
-async def git_log(*, repo_path: str, end_timestamp: str | None = None, max_count: int = 10, start_timestamp: str | None = None) -> str:
+async def git_log(*, repo_path: str, end_timestamp: str | None = ..., max_count: int = 10, start_timestamp: str | None = ...) -> str:
     """Shows the commit logs [read-only, idempotent]"""
 
 async def git_reset(*, repo_path: str) -> str:

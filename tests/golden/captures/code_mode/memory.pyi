@@ -2,40 +2,42 @@
 # Regenerate with `toolgen generate` (or `python -m codegen generate`).
 from typing import TypedDict
 
-class Observation(TypedDict):
+class MemoryAddObservationsInputObservation(TypedDict):
     contents: list[str]
     entityName: str
 
-class Entity(TypedDict):
+class MemoryCreateEntitiesInputEntity(TypedDict):
     entityType: str
     name: str
     observations: list[str]
 
-Relation = TypedDict('Relation', {'from': str, 'relationType': str, 'to': str})
+MemoryCreateRelationsInputRelation = TypedDict('MemoryCreateRelationsInputRelation', {'from': str, 'relationType': str, 'to': str})
 
-class Deletion(TypedDict):
+class MemoryDeleteObservationsInputDeletion(TypedDict):
     entityName: str
     observations: list[str]
 
-class Result(TypedDict):
+MemoryDeleteRelationsInputRelation = TypedDict('MemoryDeleteRelationsInputRelation', {'from': str, 'relationType': str, 'to': str})
+
+class MemoryAddObservationsOutputResult(TypedDict):
     addedObservations: list[str]
     entityName: str
 
 class MemoryAddObservationsOutput(TypedDict):
-    results: list[Result]
+    results: list[MemoryAddObservationsOutputResult]
 
-class Entity_2(TypedDict):
+class MemoryCreateEntitiesOutputEntity(TypedDict):
     entityType: str
     name: str
     observations: list[str]
 
 class MemoryCreateEntitiesOutput(TypedDict):
-    entities: list[Entity_2]
+    entities: list[MemoryCreateEntitiesOutputEntity]
 
-Relation_2 = TypedDict('Relation_2', {'from': str, 'relationType': str, 'to': str})
+MemoryCreateRelationsOutputRelation = TypedDict('MemoryCreateRelationsOutputRelation', {'from': str, 'relationType': str, 'to': str})
 
 class MemoryCreateRelationsOutput(TypedDict):
-    relations: list[Relation_2]
+    relations: list[MemoryCreateRelationsOutputRelation]
 
 class MemoryDeleteEntitiesOutput(TypedDict):
     message: str
@@ -49,34 +51,55 @@ class MemoryDeleteRelationsOutput(TypedDict):
     message: str
     success: bool
 
+class MemoryOpenNodesOutputEntity(TypedDict):
+    entityType: str
+    name: str
+    observations: list[str]
+
+MemoryOpenNodesOutputRelation = TypedDict('MemoryOpenNodesOutputRelation', {'from': str, 'relationType': str, 'to': str})
+
 class MemoryOpenNodesOutput(TypedDict):
-    entities: list[Entity_2]
-    relations: list[Relation_2]
+    entities: list[MemoryOpenNodesOutputEntity]
+    relations: list[MemoryOpenNodesOutputRelation]
+
+class MemoryReadGraphOutputEntity(TypedDict):
+    entityType: str
+    name: str
+    observations: list[str]
+
+MemoryReadGraphOutputRelation = TypedDict('MemoryReadGraphOutputRelation', {'from': str, 'relationType': str, 'to': str})
 
 class MemoryReadGraphOutput(TypedDict):
-    entities: list[Entity_2]
-    relations: list[Relation_2]
+    entities: list[MemoryReadGraphOutputEntity]
+    relations: list[MemoryReadGraphOutputRelation]
+
+class MemorySearchNodesOutputEntity(TypedDict):
+    entityType: str
+    name: str
+    observations: list[str]
+
+MemorySearchNodesOutputRelation = TypedDict('MemorySearchNodesOutputRelation', {'from': str, 'relationType': str, 'to': str})
 
 class MemorySearchNodesOutput(TypedDict):
-    entities: list[Entity_2]
-    relations: list[Relation_2]
+    entities: list[MemorySearchNodesOutputEntity]
+    relations: list[MemorySearchNodesOutputRelation]
 
-async def add_observations(*, observations: list[Observation]) -> MemoryAddObservationsOutput:
+async def add_observations(*, observations: list[MemoryAddObservationsInputObservation]) -> MemoryAddObservationsOutput:
     """Add Observations"""
 
-async def create_entities(*, entities: list[Entity]) -> MemoryCreateEntitiesOutput:
+async def create_entities(*, entities: list[MemoryCreateEntitiesInputEntity]) -> MemoryCreateEntitiesOutput:
     """Create Entities"""
 
-async def create_relations(*, relations: list[Relation]) -> MemoryCreateRelationsOutput:
+async def create_relations(*, relations: list[MemoryCreateRelationsInputRelation]) -> MemoryCreateRelationsOutput:
     """Create Relations"""
 
 async def delete_entities(*, entity_names: list[str]) -> MemoryDeleteEntitiesOutput:
     """Delete Entities [destructive, idempotent]"""
 
-async def delete_observations(*, deletions: list[Deletion]) -> MemoryDeleteObservationsOutput:
+async def delete_observations(*, deletions: list[MemoryDeleteObservationsInputDeletion]) -> MemoryDeleteObservationsOutput:
     """Delete Observations [destructive, idempotent]"""
 
-async def delete_relations(*, relations: list[Relation]) -> MemoryDeleteRelationsOutput:
+async def delete_relations(*, relations: list[MemoryDeleteRelationsInputRelation]) -> MemoryDeleteRelationsOutput:
     """Delete Relations [destructive, idempotent]"""
 
 async def open_nodes(*, names: list[str]) -> MemoryOpenNodesOutput:

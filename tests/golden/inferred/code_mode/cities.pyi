@@ -2,15 +2,15 @@
 # Regenerate with `toolgen generate` (or `python -m codegen generate`).
 from typing import NotRequired, TypedDict
 
-class City(TypedDict):
+class CitiesListCitiesOutputCity(TypedDict):
     capital: NotRequired[bool]
     country: str
     name: str
     population: int
 
 class CitiesListCitiesOutput(TypedDict):
-    cities: list[City]
+    cities: list[CitiesListCitiesOutputCity]
     total: int
 
-async def list_cities(*, country: str | None = None) -> CitiesListCitiesOutput | str:
+async def list_cities(*, country: str = ...) -> CitiesListCitiesOutput | str:
     """List known cities, optionally of one country, as JSON text (no output schema). [read-only]"""

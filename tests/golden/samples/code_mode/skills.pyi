@@ -13,7 +13,7 @@ class SkillsUnitConvertOutput(TypedDict):
     unit: str
     value: float
 
-class Result(TypedDict):
+class SkillsWebSearchOutputResult(TypedDict):
     score: int
     snippet: str
     title: str
@@ -21,9 +21,9 @@ class Result(TypedDict):
 
 class SkillsWebSearchOutput(TypedDict):
     query: str
-    results: list[Result]
+    results: list[SkillsWebSearchOutputResult]
 
-async def current_time(*, at: str | None = None, timezone: str = "UTC") -> SkillsCurrentTimeOutput:
+async def current_time(*, at: str = ..., timezone: str = "UTC") -> SkillsCurrentTimeOutput:
     """Current time [read-only]"""
 
 async def summarize_text(*, text: str, max_sentences: int = 2) -> str:
