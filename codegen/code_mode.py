@@ -136,6 +136,7 @@ class _Rewrite(ast.NodeTransformer):
         self.alias_of = alias_of  # alias of the module the statement being rewritten comes from
         self.own = ""
         self.foreign = foreign
+        self.typing_aliases: dict[str, str] = {}  # local alias -> typing's own name
 
     def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
         if isinstance(node.value, ast.Name) and node.value.id in ("_i", "_o"):
@@ -148,6 +149,8 @@ class _Rewrite(ast.NodeTransformer):
             return ast.copy_location(ast.Name("str", ast.Load()), node)
         if node.id in self.foreign:
             return ast.copy_location(ast.Name("str", ast.Load()), node)
+        if node.id in self.typing_aliases:
+            return ast.copy_location(ast.Name(self.typing_aliases[node.id], node.ctx), node)
         if self.own and (self.own, node.id) in self.renames:
             return ast.copy_location(ast.Name(self.renames[(self.own, node.id)], node.ctx), node)
         return node
@@ -239,6 +242,12 @@ def _module_stub(
     if outputs is not None:
         foreign |= {n for n, (module, _) in outputs.module.imports.items() if module != "typing"}
     rewrite = _Rewrite(renames, {}, foreign)
+    # datamodel-code-generator imports a typing name under an alias when a key is spelt like it
+    # (``from typing import Any as Any_aliased``): the stub imports typing's own names.
+    for source in (inputs, outputs):
+        for local, (module, original) in source.module.imports.items() if source is not None else ():
+            if module == "typing" and local != original:
+                rewrite.typing_aliases[local] = original
 
     blocks: list[str] = []
     for alias, source, names in (("_i", inputs, in_names), ("_s", outputs, out_names)):
