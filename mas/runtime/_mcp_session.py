@@ -32,8 +32,8 @@ from mcp.shared.exceptions import MCPError
 
 from mas.runtime._mcp_convert import ToolServerError, exception_text, resolve_headers, scrub
 from mas.runtime._oauth import AuthorizeCallback, build_auth
-from mas.runtime._server_stderr import StderrSink
-from mas.runtime._server_stderr import report as report_stderr
+from mas.runtime._server_stderr import Noise, StderrSink, owned_by
+from mas.runtime._server_stderr import report as report_noise
 from mas.runtime.config import MCPServerConfig
 
 __all__ = [
@@ -112,8 +112,8 @@ class SessionKeeper:
         self.mode = config.connect_mode
         self._authorize = authorize
         self._conn: Connection | None = None
-        #: Lines the current connection's server(s) wrote on stderr, reported when it ends.
-        self._stderr_lines = 0
+        #: What the current connection's server(s) wrote besides JSON-RPC, reported when it ends.
+        self._noise = Noise()
         self._lock: asyncio.Lock | None = None  # created lazily on the provider's loop
         self._clock: _ConnectClock | None = None
         # One OAuth provider per keeper: a reconnect keeps its tokens and discovered metadata.
@@ -182,6 +182,7 @@ class SessionKeeper:
                 )
 
         timer = asyncio.get_running_loop().call_later(timeout, expire)
+        owned_by(self._noise)  # this task is the connection's own, so the variable stays with it
         try:
             with anyio.CancelScope() as scope:
                 # One scope around everything: the connect deadline is lifted once negotiated,
@@ -236,8 +237,8 @@ class SessionKeeper:
             timer.cancel()
             conn.broken = True
             # One line per connection, a failed discover attempt's server included.
-            lines, self._stderr_lines = self._stderr_lines, 0
-            report_stderr(self.name, lines)
+            noise, self._noise = self._noise, Noise()
+            report_noise(self.name, noise)
             if not conn.ready.done():
                 conn.ready.set_exception(ToolServerError(self.name, "the connection closed during connect"))
             # Nobody may be waiting on `ready` any more; mark its exception as retrieved.
@@ -315,7 +316,7 @@ class SessionKeeper:
         raise ToolServerError(self.name, f"unsupported transport {cfg.transport!r}")
 
     def _stderr_done(self, sink: StderrSink) -> None:
-        self._stderr_lines += sink.finish()
+        self._noise.stderr_lines += sink.finish()
 
     @contextmanager
     def person_wait(self) -> Iterator[None]:

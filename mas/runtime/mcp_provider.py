@@ -43,6 +43,8 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter, ValidationError
 
+from mas.runtime._lenient_listing import list_page
+from mas.runtime._lenient_listing import summary as listing_summary
 from mas.runtime._loop import BackgroundLoop, LoopThreadError
 from mas.runtime._mcp_convert import (
     ToolServerError,
@@ -180,6 +182,7 @@ class MCPToolProvider:
         seen: set[str] = set()
         cursor: str | None = None
         pages = 0
+        problems: list[tuple[str, str]] = []
         try:
             while True:
                 if pages >= cfg.max_pages:
@@ -188,9 +191,10 @@ class MCPToolProvider:
                 params = types.PaginatedRequestParams(cursor=cursor) if cursor is not None else None
                 # tools/list has no timeout of its own; a hung server must not hang discovery.
                 with anyio.fail_after(cfg.connect_timeout_seconds):
-                    page = await session.list_tools(params=params)
+                    page = await list_page(session, params, self.name)
                 pages += 1
-                tools.extend(dump_wire(tool) for tool in page.tools)
+                tools.extend(page.tools)
+                problems.extend(page.problems)
                 if self.on_page is not None:
                     self.on_page(pages, len(tools))
                 if not cfg.follow_pagination or not page.next_cursor:
@@ -209,6 +213,8 @@ class MCPToolProvider:
         except Exception as exc:
             conn.note_failure(exc)
             raise ToolServerError(self.name, f"tools/list failed: {self._keeper.text(exc)}") from None
+        if problems:  # listed anyway; the generator reports each schema in its own terms
+            logger.warning("MCP server %r: %s", self.name, self._keeper.scrub(listing_summary(problems)))
         conn.listed = cfg.follow_pagination
         return tools
 
