@@ -9,6 +9,8 @@ import nox
 
 #: fuzz-report.json goes beside this file (git-ignored), wherever nox was started from.
 FUZZ_REPORT = Path(__file__).resolve().parent / "fuzz-report.json"
+#: Every listing that made `generate` exit 2 in `nox -s fuzz` is saved here (git-ignored).
+FUZZ_REFUSED = Path(__file__).resolve().parent / "fuzz-refused"
 
 nox.options.default_venv_backend = "venv"
 nox.options.sessions = ["tests"]
@@ -72,13 +74,15 @@ def fuzz(session: nox.Session) -> None:
     """Fuzz `generate` with thousands of random tool lists (tests/codegen/test_fuzz.py).
 
     TOOLGEN_FUZZ_EXAMPLES sets the count (default 3000 here; the normal suite runs 80). The figures
-    (examples, exit codes, how often each degradation kind fired) go to fuzz-report.json.
+    (examples, exit codes, how often each degradation kind fired) go to fuzz-report.json, and every
+    listing that made `generate` exit 2 to fuzz-refused/ (one JSON file each, with the error line).
     """
     _install(session, "test")
     env = {
         "TOOLGEN_FUZZ_EXAMPLES": os.environ.get("TOOLGEN_FUZZ_EXAMPLES", "3000"),
         "TOOLGEN_FUZZ_TYPECHECKED": os.environ.get("TOOLGEN_FUZZ_TYPECHECKED", "40"),
         "TOOLGEN_FUZZ_REPORT": str(FUZZ_REPORT),
+        "TOOLGEN_FUZZ_SAVE_REFUSED": str(FUZZ_REFUSED),
     }
     session.run("pytest", "--import-mode=importlib", "-p", "no:cacheprovider", "tests/codegen/test_fuzz.py",
                 *session.posargs, env=env)  # fmt: skip

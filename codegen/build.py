@@ -29,6 +29,7 @@ from codegen.naming import assign_names, class_name, unique
 from codegen.schemas import Report, SchemaDocument, json_type, pointer
 from codegen.split import import_lines, split_models, where_defined
 from mas.runtime.contracts.tool_contract import HINT_KEYS
+from mas.runtime.routing import Named, NameTaken, routed_names
 from mas.runtime.tool_checks import tool_problems
 
 __all__ = ["RESERVED_ATTRS", "build_package", "check_tools"]
@@ -72,7 +73,7 @@ def build_package(
     (``codegen/infer.py``); it stands in for a missing ``outputSchema`` on the same path."""
     for source in sources:
         check_tools(source)
-    _check_wire_names(sources)
+    wire_names = _wire_names(sources)
     # Always one attribute per source, even for a single source: adding or removing a source then
     # never moves the other sources' methods (stable call sites; docs/generator.md "Calling tools").
     ns_attrs = assign_names([s.name for s in sources], prefix="ns", reserved=RESERVED_ATTRS)
@@ -92,6 +93,14 @@ def build_package(
             base = class_name(f"{ns_attrs[source.name]}_{method}")
             where = source.origin
             report = _reporter(degradations, source, wire)
+            if "type" not in tool["inputSchema"]:  # MCP requires "object"; the SDK refuses such a listing
+                what = (
+                    " and no properties; the method takes any keyword arguments (**arguments: Any)"
+                    " and sends them as given"
+                    if _typeless_input(tool["inputSchema"])
+                    else "; typed as an object from its properties"
+                )
+                report(("tools", index, "inputSchema"), "input-without-type", f'inputSchema has no "type"{what}')
             input_def = unique(base + "Input", used_defs)
             input_names = inputs.add(
                 input_def,
@@ -119,7 +128,7 @@ def build_package(
                 output_names = outputs.add(
                     output_def, learned.schema, where=f"{where} (inferred from samples of {wire!r})", used=used_defs
                 )
-            full_wire = f"{source.wire_prefix}.{wire}" if source.wire_prefix else wire
+            full_wire = wire_names[(source.name, wire)]
             ns_plans.append(_Plan(source, tool, index, full_wire, method, input_def, output_def, learned))
             groups.append((len(plans), len(ns_plans) - 1, input_names, output_names, report))
         plans.append((source, ns_plans))
@@ -221,6 +230,15 @@ def _reporter(into: list[Degradation], source: SourceTools, tool: str) -> Report
     return report
 
 
+def _typeless_input(schema: Mapping[str, Any]) -> bool:
+    """An ``inputSchema`` that says nothing of its arguments: no ``type`` and no ``properties``
+    (``{"$schema": "...draft-07..."}`` alone, as a published GitLab server sends). JSON Schema
+    reads it as "anything"; a method without parameters could send nothing, so the method takes
+    ``**arguments`` instead. One with properties is typed from them, like an object. Either is
+    warned of (``input-without-type``)."""
+    return "type" not in schema and not schema.get("properties")
+
+
 def _typed_output(tool: Mapping[str, Any], report: Report) -> bool:
     """Whether the tool's ``outputSchema`` becomes a model. One that is not an object schema (the MCP
     client rejects it) leaves the result untyped (``ToolOutput``) with a warning."""
@@ -235,18 +253,24 @@ def _typed_output(tool: Mapping[str, Any], report: Report) -> bool:
     return False
 
 
-def _check_wire_names(sources: Sequence[SourceTools]) -> None:
-    owner: dict[str, str] = {}
-    for source in sources:
-        for tool in source.tools:
-            wire = f"{source.wire_prefix}.{tool['name']}" if source.wire_prefix else tool["name"]
-            if wire in owner:
-                raise GenerateError(
-                    f"tool {wire!r} is provided by both {owner[wire]} and {source.origin}; "
-                    "set a namespace on one of the servers in the infra file",
-                    source.origin,
-                )
-            owner[wire] = source.origin
+def _wire_names(sources: Sequence[SourceTools]) -> dict[tuple[str, str], str]:
+    """The name each tool is called by, by the registry's own rule (``mas/runtime/routing.py``): a
+    tool name two sources share is sent as ``source.tool``, which the registry routes to that
+    source's provider (a server, ``skills``, or the provider named like an ``--mcp-json`` source)."""
+    keys = [Named(s.name, t["name"], s.wire_prefix) for s in sources for t in s.tools]
+    try:
+        names, _ = routed_names(keys)
+    except NameTaken as exc:
+        key = keys[exc.index]
+        source = next(s for s in sources if s.name == key.provider)
+        index = next(i for i, t in enumerate(source.tools) if t["name"] == key.tool)
+        raise GenerateError(
+            f"tool {exc.shared!r} of {source.where} is shared with another source, and its qualified name "
+            f"{exc.taken!r} is another tool's name; set a namespace on one of the servers in the infra file",
+            source.location or source.origin,
+            None if source.kind == "mcp-live" else f"/tools/{index}/name",  # a live listing is no file
+        ) from exc
+    return {(k.provider, k.tool): name for k, name in zip(keys, names, strict=True)}
 
 
 def _exports() -> tuple[str, ...]:
@@ -346,11 +370,24 @@ def _tool_spec(
         info_open=(f"_info_{const} = (", "    _ToolInfo(") if wrapped else (head,),
         info_indent="        " if wrapped else "    ",
         info_close=("    )", ")") if wrapped else (")",),
-        params_decl=("self", "*", *(_param_decl(p) for p in params)) if params else ("self",),
-        argument_items=tuple(f"{wire_literal(p.wire_name)}: {p.py_name}" for p in params),
+        params_decl=(
+            ("self", "*", *(_param_decl(p) for p in params))
+            if params
+            else ("self", f"**{_ANY_ARGUMENTS}: _Any")
+            if _typeless_input(schema)
+            else ("self",)
+        ),
+        argument_items=(
+            tuple(f"{wire_literal(p.wire_name)}: {p.py_name}" for p in params)
+            if params or not _typeless_input(schema)
+            else _ANY_ARGUMENTS
+        ),
         omit_items=tuple(f"{wire_literal(p.wire_name)}: {p.omit_literal}" for p in params if not p.required),
     )
 
+
+#: The ``**`` parameter of a method whose ``inputSchema`` says nothing of its arguments.
+_ANY_ARGUMENTS = "arguments"
 
 _RUNTIME_NAMES = ("AsyncToolsBase", "CallOptions", "SupportsAsyncCallTool", "SupportsCallTool", "ToolInfo",
                   "ToolOutput", "ToolResult", "ToolsBase")  # fmt: skip

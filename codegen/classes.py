@@ -39,7 +39,11 @@ def _tool_method(tool: ToolSpec, *, is_async: bool, results: bool) -> MethodSpec
     call = call_lines(
         _IN_METHOD,
         f"result = {'await ' if is_async else ''}self._call(",
-        [tool.const_name, list(tool.argument_items), list(tool.omit_items)],
+        [
+            tool.const_name,
+            tool.argument_items if isinstance(tool.argument_items, str) else list(tool.argument_items),
+            list(tool.omit_items),
+        ],
     )
     body = (*call.lines, f"{_IN_METHOD}return result" + ("" if results else ".value"))
     lines = (*signature.lines, _IN_METHOD + tool.docstring, *body)

@@ -64,7 +64,12 @@ def _add_generate(
     )
     gen.add_argument("--tools", action="append", metavar="PATH", help="kind: Tool YAML file or folder (repeatable)")
     gen.add_argument("--infra", action="append", metavar="PATH", help="infra file; servers listed live (repeatable)")
-    gen.add_argument("--mcp-json", action="append", metavar="PATH", help="saved tools/list result (repeatable)")
+    gen.add_argument(
+        "--mcp-json",
+        action="append",
+        metavar="[NAME=]PATH",
+        help="saved tools/list result (repeatable); NAME= names its source (default: the file's stem)",
+    )
     gen.add_argument("--snapshot", metavar="PATH", help=f"lock file for live listings (default: {_DEFAULTS.snapshot})")
     gen.add_argument("--offline", action="store_true", help="take live listings from the lock; contact no server")
     gen.add_argument("--out", metavar="DIR", help=f"output folder; the package is DIR/NAME (default: {_DEFAULTS.out})")
@@ -72,7 +77,12 @@ def _add_generate(
     gen.add_argument("--check", action="store_true", help="write nothing; exit 1 and list the files if stale")
     gen.add_argument("--diff", action="store_true", help="like --check, and print a unified diff")
     gen.add_argument("--strict-schemas", action="store_true", help="a schema typed as Any is an error, not a warning")
-    gen.add_argument("--samples", action="append", metavar="FILE", help="recorded results to infer types from")
+    gen.add_argument(
+        "--samples",
+        action="append",
+        metavar="FILE",
+        help=f"recorded results to infer types from (default: {_DEFAULTS.samples[0]}, when it exists)",
+    )
     gen.add_argument("--no-cache", action="store_true", help="neither read nor write .toolgen-cache/")
 
 

@@ -102,7 +102,7 @@ def collect_sources(settings: Settings, progress: Progress | None = None) -> tup
     sources: list[SourceTools] = []
     if settings.tools:
         sources.append(parse_yaml_tools(settings.tools))
-    sources += [parse_mcp_json(p) for p in settings.mcp_json]
+    sources += [parse_mcp_json(path, name) for name, path in settings.named_mcp_json]
     locking = None
     if settings.infra:
         configs = parse_infra(settings.infra)
@@ -116,18 +116,24 @@ def collect_sources(settings: Settings, progress: Progress | None = None) -> tup
         sources += live
     if not sources:
         raise GenerateError("nothing to generate: give --tools, --infra or --mcp-json, or set them in [tool.toolgen]")
-    names = [s.name for s in sources]
-    for name in names:
-        if names.count(name) > 1:
-            raise GenerateError(f"two sources are named {name!r}; rename a file or a server")
+    seen: dict[str, SourceTools] = {}
+    for source in sources:
+        first = seen.setdefault(source.name, source)
+        if first is not source:
+            raise GenerateError(
+                f"two sources are named {source.name!r} ({first.where} and {source.where}); rename a server, "
+                "or name an --mcp-json source (--mcp-json NAME=PATH)",
+                source.location or source.origin,
+            )
     return sources, locking
 
 
 def infer_all(sources: Sequence[SourceTools], settings: Settings) -> dict[str, dict[str, InferredOutput]]:
     """Output types learned from the samples files, by source name and wire name."""
-    if not settings.samples:
+    paths = settings.samples_to_read  # a configured or default file not recorded yet: no samples
+    if not paths:
         return {}
-    samples = read_samples(settings.samples)
+    samples = read_samples(paths)
     return {s.name: found for s in sources if (found := infer_outputs(s, samples))}
 
 

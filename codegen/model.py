@@ -29,6 +29,13 @@ class SourceTools:
     tools: tuple[Mapping[str, Any], ...]
     #: Prefix the runtime registry puts in front of this source's wire names (infra ``namespace``).
     wire_prefix: str | None = None
+    #: Where the source is set up, for errors: the infra entry's ``file:line``; None: ``origin`` says it.
+    location: str | None = None
+
+    @property
+    def where(self) -> str:
+        """``origin``, with the place it is configured when that is another file (an infra entry)."""
+        return f"{self.origin} ({self.location})" if self.location else self.origin
 
 
 @dataclass(frozen=True)
@@ -66,7 +73,9 @@ class ToolSpec:
     info_indent: str
     info_close: tuple[str, ...]
     params_decl: tuple[str, ...]  # ("self", "*", "city: str", 'units: ... = "celsius"')
-    argument_items: tuple[str, ...]  # ('"city": city', ...): wire keys -> parameters
+    #: ('"city": city', ...): wire keys -> parameters; or the name of the ``**`` parameter whose
+    #: dict is sent as it is (an ``inputSchema`` without ``type`` or properties)
+    argument_items: tuple[str, ...] | str
     omit_items: tuple[str, ...]  # ('"units": "celsius"', ...): values that mean "not passed"
 
 

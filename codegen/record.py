@@ -20,10 +20,9 @@ from typing import Any
 import yaml
 
 from codegen.errors import GenerateError
+from codegen.settings import DEFAULT_SAMPLES
 
 __all__ = ["DEFAULT_SAMPLES", "Example", "RecordOutcome", "load_examples", "record"]
-
-DEFAULT_SAMPLES = Path("toolgen.samples.json")
 
 
 @dataclass(frozen=True)
@@ -107,7 +106,11 @@ def add_parser(commands: Any, parents: Sequence[Any] = ()) -> None:
         "file that `toolgen generate` infers result types from. Defaults come from [tool.toolgen].",
     )
     rec.add_argument("--examples", required=True, metavar="FILE", help="YAML list of {tool, arguments}")
-    rec.add_argument("--samples", metavar="FILE", help="samples file to append to (default: the first configured)")
+    rec.add_argument(
+        "--samples",
+        metavar="FILE",
+        help=f"samples file to append to (default: the first configured, else {DEFAULT_SAMPLES})",
+    )
     rec.add_argument("--infra", action="append", metavar="PATH", help="infra file (repeatable)")
     rec.add_argument("--tools", action="append", metavar="PATH", help="kind: Tool YAML file or folder (repeatable)")
 
@@ -121,6 +124,7 @@ def main(args: Any) -> int:
 
     try:
         settings = load_settings(Path.cwd(), {"infra": args.infra, "tools": args.tools})
+        # The first configured samples file, else the default one every command reads.
         target = Path(args.samples) if args.samples else (settings.samples or (DEFAULT_SAMPLES,))[0]
         outcome = record(load_examples(Path(args.examples)), samples=target, infra=settings.infra, tools=settings.tools)
     except GenerateError as exc:

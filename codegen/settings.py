@@ -13,9 +13,16 @@ from typing import Any
 
 from codegen.errors import GenerateError
 
-__all__ = ["DEFAULT_PACKAGE", "Settings", "find_pyproject", "load_settings"]
+__all__ = ["DEFAULT_PACKAGE", "DEFAULT_SAMPLES", "Settings", "find_pyproject", "load_settings", "split_named"]
 
 DEFAULT_PACKAGE = "toolgen_tools"
+#: The samples file every command reads (and ``record`` writes) unless ``samples`` names others;
+#: beside the nearest pyproject.toml, else in the working folder, like the cache.
+DEFAULT_SAMPLES = Path("toolgen.samples.json")
+#: ``NAME=PATH`` names the source of an ``--mcp-json`` file (its namespace). It is split only when
+#: what precedes the first ``=`` is spelt like an infra server's name (letters, digits, ``_.-``),
+#: so a file whose name has an ``=`` in it is still given as ``./a=b.json``.
+_NAMED = re.compile(r"([A-Za-z0-9_-][A-Za-z0-9_.-]{0,63})=(.+)", re.DOTALL)
 _LIST_KEYS = ("tools", "infra", "mcp_json")
 _PATH_LISTS = (*_LIST_KEYS, "samples")  # samples are not a source: naming one keeps the sources
 _KEYS = {*_PATH_LISTS, "snapshot", "out", "package"}
@@ -26,7 +33,12 @@ class Settings:
     tools: tuple[Path, ...] = ()
     infra: tuple[Path, ...] = ()
     mcp_json: tuple[Path, ...] = ()
-    samples: tuple[Path, ...] = ()  # samples files (toolgen.samples.json) to infer output types from
+    #: The source name given to each ``mcp_json`` file (``NAME=PATH``); None: the file's stem.
+    mcp_json_names: tuple[str | None, ...] = ()
+    #: Samples files to infer output types from. One that does not exist yet is no samples, unless
+    #: it was named on the command line (``samples_given``): then it is an error.
+    samples: tuple[Path, ...] = (DEFAULT_SAMPLES,)
+    samples_given: bool = False
     snapshot: Path = Path("toolgen.lock.json")
     out: Path = Path("generated")
     package: str = DEFAULT_PACKAGE
@@ -42,6 +54,22 @@ class Settings:
     @property
     def target(self) -> Path:
         return self.out / self.package
+
+    @property
+    def named_mcp_json(self) -> tuple[tuple[str | None, Path], ...]:
+        names = self.mcp_json_names or (None,) * len(self.mcp_json)
+        return tuple(zip(names, self.mcp_json, strict=True))
+
+    @property
+    def samples_to_read(self) -> tuple[Path, ...]:
+        """The samples files to read: every one named on the command line, else those that exist."""
+        return self.samples if self.samples_given else tuple(p for p in self.samples if p.exists())
+
+
+def split_named(text: str) -> tuple[str | None, str]:
+    """``"github=github.json"`` -> ``("github", "github.json")``; a plain path -> ``(None, path)``."""
+    match = _NAMED.fullmatch(text)
+    return (match.group(1), match.group(2)) if match else (None, text)
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -62,6 +90,10 @@ def _from_table(table: Mapping[str, Any], root: Path, file: Path) -> dict[str, A
         if key in _PATH_LISTS:
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise GenerateError("must be a list of paths", where, raw_key)
+            if key == "mcp_json":  # "NAME=PATH" names the source
+                named = [split_named(v) for v in value]
+                values["mcp_json_names"] = tuple(n for n, _ in named)
+                value = [p for _, p in named]
             values[key] = tuple(root / v for v in value)
         elif not isinstance(value, str):
             raise GenerateError("must be a string", where, raw_key)
@@ -89,11 +121,17 @@ def load_settings(cwd: Path, overrides: Mapping[str, Any]) -> Settings:
             values = {**_from_table(table, pyproject.parent, pyproject), "config_file": pyproject}
     given = {k: v for k, v in overrides.items() if v not in (None, [], ()) and k != "no_cache"}
     if any(key in given for key in _LIST_KEYS):
-        values = {k: v for k, v in values.items() if k not in _LIST_KEYS}
-    settings = replace(Settings(), **values)
+        values = {k: v for k, v in values.items() if k not in (*_LIST_KEYS, "mcp_json_names")}
+    root = pyproject.parent if pyproject else cwd
+    settings = replace(Settings(samples=(root / DEFAULT_SAMPLES,)), **values)
+    if "mcp_json" in given:
+        named = [split_named(str(v)) for v in given["mcp_json"]]
+        given["mcp_json"], given["mcp_json_names"] = [p for _, p in named], tuple(n for n, _ in named)
     for key in _PATH_LISTS:
         if key in given:
             given[key] = tuple(cwd / Path(p) for p in given[key])
+    if "samples" in given:
+        given["samples_given"] = True
     for key in ("snapshot", "out"):
         if key in given:
             given[key] = cwd / Path(given[key])
@@ -101,7 +139,7 @@ def load_settings(cwd: Path, overrides: Mapping[str, Any]) -> Settings:
     if overrides.get("no_cache"):
         settings = replace(settings, cache=None)
     else:  # beside the project's pyproject.toml, else in the working folder
-        settings = replace(settings, cache=(pyproject.parent if pyproject else cwd) / ".toolgen-cache")
+        settings = replace(settings, cache=root / ".toolgen-cache")
     _check_package(settings.package)
     settings = _relative_to(settings, cwd)
     _check_inputs_outside(settings)

@@ -58,10 +58,12 @@ def parse_yaml_tools(paths: Sequence[Path]) -> SourceTools:
     return SourceTools(name=YAML_SOURCE_NAME, kind="yaml", origin=origin, tools=tuple(tools))
 
 
-def parse_mcp_json(path: Path) -> SourceTools:
+def parse_mcp_json(path: Path, name: str | None = None) -> SourceTools:
     """A saved tools/list result: ``{"tools": [...]}`` (``nextCursor`` allowed), a JSON-RPC response
     wrapping one, or a bare array of tools. Entries may also be ToolContract ``list_tools()`` entries
-    (``python -m mas.runtime list --json``), so in-process tools can be generated too."""
+    (``python -m mas.runtime list --json``), so in-process tools can be generated too.
+
+    The source is named ``name`` (``--mcp-json NAME=PATH``), else after the file."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
@@ -83,7 +85,7 @@ def parse_mcp_json(path: Path) -> SourceTools:
         raise GenerateError("not a tools/list result: 'tools' must be an array", str(path), pointer or "/")
     tools = tuple(from_contract_entry(t) if isinstance(t, Mapping) else t for t in data)
     # Pointers in later errors say /tools/N; keep that true for a bare array too.
-    return SourceTools(name=path.stem, kind="mcp-json", origin=str(path), tools=tools)
+    return SourceTools(name=name or path.stem, kind="mcp-json", origin=str(path), tools=tools)
 
 
 def parse_infra(paths: Sequence[Path]) -> list[MCPServerConfig]:
@@ -154,4 +156,5 @@ def _server_source(config: MCPServerConfig, tools: Sequence[Mapping[str, Any]]) 
         origin=f"MCP server {config.name!r}",
         tools=tuple(tools),
         wire_prefix=config.namespace,
+        location=str(config.location) if config.location else None,
     )

@@ -142,6 +142,9 @@ def _tool(draw: st.DrawFn, name: str) -> dict[str, Any]:
     if def_names:
         input_schema["$defs"] = {n: draw(schema) for n in def_names}
     input_schema |= draw(_keywords(schema, st.nothing()).map(lambda d: {k: v for k, v in d.items() if k in _EXTRA}))
+    defs = input_schema.get("$defs", {})
+    if draw(st.integers(0, 19)) == 0:  # no "type" and nothing else, as a published GitLab server sends
+        input_schema = {"$schema": "http://json-schema.org/draft-07/schema#"}
     tool: dict[str, Any] = {"name": name, "inputSchema": input_schema}
     if draw(st.booleans()):
         # A copy: hypothesis may hand out one object in several places (``st.just({})``), and adding
@@ -149,7 +152,7 @@ def _tool(draw: st.DrawFn, name: str) -> dict[str, Any]:
         # listing can hold (found by a 1,500-example run: json.dumps raised "Circular reference").
         output = copy.deepcopy(draw(schema | _keywords(schema, st.nothing()).map(lambda d: {"type": "object", **d})))
         if isinstance(output, dict) and def_names and draw(st.booleans()):
-            output["$defs"] = copy.deepcopy(input_schema["$defs"])
+            output["$defs"] = copy.deepcopy(defs)
         tool["outputSchema"] = output
     for key in ("title", "description"):
         if draw(st.booleans()):

@@ -27,6 +27,7 @@ from mas.runtime.contracts.tool_contract import (
 from mas.runtime.infra import load_infra_files
 from mas.runtime.local import LocalToolRegistry, import_tool_class
 from mas.runtime.pinning import PinGuard
+from mas.runtime.routing import Named, NameTaken, qualified, routed_names
 from mas.runtime.samples import SampleRecorder, provider_secrets
 from mas.runtime.skills import SkillToolProvider
 from mas.runtime.yaml_source import load_tool_documents
@@ -78,7 +79,8 @@ class RuntimeRegistry:
         self._namespaces = dict(namespaces or {})
         self._locations = dict(locations or {})
         self._pins = pins or PinGuard()  # infra `pin:` (docs/drift.md); empty when nothing is pinned
-        self._routes = self._build_routes()
+        # Listed names; qualified names (``server.tool``) that are not listed; shared bare names.
+        self._routes, self._aliases, self._ambiguous = self._build_routes()
         # Off by default. When set, results are sampled into a samples file (mas/runtime/samples.py).
         self._recorder = recorder
         if recorder is not None:
@@ -150,26 +152,47 @@ class RuntimeRegistry:
             ) from exc
         return entries
 
-    def _build_routes(self) -> dict[str, _Route]:
-        routes: dict[str, _Route] = {}
+    def _build_routes(self) -> tuple[dict[str, _Route], dict[str, _Route], dict[str, tuple[_Route, ...]]]:
+        """The routing table, by the one rule of ``mas/runtime/routing.py`` (the generator's too):
+        a name two providers share is listed and routed by each one's ``provider.tool`` instead,
+        and a call by the shared name is refused (``_ambiguous_call``); every tool is also
+        reachable, unlisted, by its qualified name.
+
+        Returns the listed routes (providers in their order, tools in theirs), the qualified names
+        that are not listed, and the ambiguous names with their candidates.
+        """
+        listed: list[_Route] = []
+        keys: list[Named] = []
         for provider_name in self._providers:
             prefix = self._namespaces.get(provider_name)
             for entry in self._list(provider_name):
-                inner = entry["name"]
-                exposed = f"{prefix}.{inner}" if prefix else inner
-                if exposed in routes:
-                    other, other_inner, _ = routes[exposed]
-                    raise ConfigError(
-                        f"tool {exposed!r} is provided by both {other!r} ({self._where(other, other_inner)}) "
-                        f"and {provider_name!r} ({self._where(provider_name, inner)}); "
-                        "set `namespace` on an infra server to keep both"
-                    )
-                routes[exposed] = (provider_name, inner, {**entry, "name": exposed})
-        return routes
+                listed.append((provider_name, entry["name"], entry))
+                keys.append(Named(provider_name, entry["name"], prefix))
+        try:
+            names, shared = routed_names(keys)
+        except NameTaken as exc:
+            provider_name, inner, _ = listed[exc.index]
+            raise ConfigError(
+                f"tool {exc.shared!r} of {provider_name!r} ({self._where(provider_name, inner)}) is shared with "
+                f"another provider, and its qualified name {exc.taken!r} is another tool's; "
+                "set `namespace` on an infra server to keep both"
+            ) from exc
+        routes = {
+            name: (p, inner, {**entry, "name": name}) for name, (p, inner, entry) in zip(names, listed, strict=True)
+        }
+        aliases: dict[str, _Route] = {}
+        for provider_name, inner, entry in listed:
+            alias = qualified(provider_name, inner)
+            if alias not in routes and alias not in shared:
+                # setdefault: of two providers whose qualified names meet ("a.b" + "c", "a" + "b.c"),
+                # the first keeps it; both stay reachable by their exposed names.
+                aliases.setdefault(alias, (provider_name, inner, {**entry, "name": alias}))
+        ambiguous = {name: tuple(listed[i] for i in found) for name, found in shared.items()}
+        return routes, aliases, ambiguous
 
     def refresh(self) -> None:
         """Re-list every provider (e.g. after an MCP list change); on a conflict keep the old table and raise."""
-        self._routes = self._build_routes()
+        self._routes, self._aliases, self._ambiguous = self._build_routes()
 
     # --- the contract -----------------------------------------------------------------------
     @property
@@ -178,7 +201,7 @@ class RuntimeRegistry:
 
     def owner_of(self, tool_name: str) -> str | None:
         """The name of the provider serving ``tool_name`` (as exposed), or None."""
-        route = self._routes.get(tool_name)
+        route = self._routes.get(tool_name) or self._aliases.get(tool_name)
         return None if route is None else route[0]
 
     def list_tools(self) -> list[dict[str, Any]]:
@@ -189,12 +212,23 @@ class RuntimeRegistry:
         hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else f" ({len(self._routes)} known)"
         return ToolResultEnvelope.failure(f"unknown tool {tool_name!r}{hint}", kind="unknown_tool")
 
+    def _ambiguous_call(self, tool_name: str) -> ToolResultEnvelope:
+        """A bare name two providers share: refused, naming every provider and where it is set up."""
+        found = self._ambiguous[tool_name]
+        owners = " and ".join(f"{p!r} ({self._where(p, inner)})" for p, inner, _ in found)
+        qualified = " or ".join(repr(f"{p}.{inner}") for p, inner, _ in found)
+        message = f"tool {tool_name!r} is ambiguous: it is provided by {owners}; call {qualified}"
+        metadata = {"reason": "ambiguous", "candidates": [f"{p}.{inner}" for p, inner, _ in found]}
+        return ToolResultEnvelope.failure(message, kind="unknown_tool", metadata=metadata)
+
     def _route(self, tool_name: str, kwargs: Mapping[str, Any]) -> _Route | ToolResultEnvelope:
         unknown = sorted(set(kwargs) - set(CALL_KWARGS))
         if unknown:  # a caller bug, not a tool failure: raise like any bad keyword argument
             raise TypeError(f"unknown call_tool option(s): {', '.join(unknown)}; known: {', '.join(CALL_KWARGS)}")
-        route = self._routes.get(tool_name)
+        route = self._routes.get(tool_name) or self._aliases.get(tool_name)
         if route is None:
+            if tool_name in self._ambiguous:
+                return self._ambiguous_call(tool_name)
             return self._unknown(tool_name)
         return self._pins.refusal(route[0], route[1], tool_name) or route
 

@@ -42,6 +42,9 @@ from codegen.model import PackageSpec
 EXAMPLES = int(os.environ.get("TOOLGEN_FUZZ_EXAMPLES", "80"))
 TYPECHECKED = int(os.environ.get("TOOLGEN_FUZZ_TYPECHECKED", "2"))  # random packages type-checked per run
 REPORT = os.environ.get("TOOLGEN_FUZZ_REPORT")
+#: Every listing that made ``generate`` exit 2 is saved here (``nox -s fuzz`` sets it), so a rare
+#: refusal can be turned into an ``@example`` below without shrinking or rerunning.
+SAVE_REFUSED = os.environ.get("TOOLGEN_FUZZ_SAVE_REFUSED")
 # Shrinking costs minutes per failure at these example sizes; TOOLGEN_FUZZ_SHRINK=1 turns it on.
 PHASES = [p for p in Phase if p is not Phase.shrink or os.environ.get("TOOLGEN_FUZZ_SHRINK") == "1"]
 
@@ -142,9 +145,10 @@ def _shuffled(listing: dict[str, Any], seed: int) -> dict[str, Any]:
     rng.shuffle(tools)
     for tool in tools:
         schema = tool["inputSchema"]
-        props = list(schema.get("properties", {}).items())
-        rng.shuffle(props)
-        tool["inputSchema"] = {**schema, "properties": dict(props)}
+        if "properties" in schema:
+            props = list(schema["properties"].items())
+            rng.shuffle(props)
+            tool["inputSchema"] = {**schema, "properties": dict(props)}
     return {"tools": tools}
 
 
@@ -162,6 +166,11 @@ def _check_example(
     if code == 2:
         assert len(err) == 1 and err[0].startswith("toolgen: error: "), err
         stats.errors[err[0].split(": ")[-1][:60]] += 1
+        if SAVE_REFUSED:
+            saved = Path(SAVE_REFUSED)
+            saved.mkdir(parents=True, exist_ok=True)
+            record = {"error": err[0], "listing": listing}
+            (saved / f"refused-{stats.examples}.json").write_text(json.dumps(record, indent=1), encoding="utf-8")
         assert not (case / "out").exists()
         return
     assert code == 0, err
@@ -187,7 +196,13 @@ def _check_example(
     for tool in listing["tools"]:
         info = module.TOOLS[tool["name"]]
         method = getattr(tools, info.method)
-        params = list(inspect.signature(method).parameters)
+        signature = inspect.signature(method).parameters.values()
+        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature):  # an inputSchema without "type"
+            with contextlib.suppress(module.ToolError):
+                method(**{"fuzz key": [0, "fuzz"]})
+            assert provider.calls[-1][:2] == (tool["name"], {"fuzz key": [0, "fuzz"]})
+            continue
+        params = [p.name for p in signature]
         values = {p: [i, "fuzz"] for i, p in enumerate(params)}  # a list is never an omit marker
         try:
             method(**values)

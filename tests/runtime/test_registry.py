@@ -293,27 +293,51 @@ def test_a_provider_exception_becomes_an_error_envelope(tmp_path: Path) -> None:
     )
 
 
-def test_duplicate_between_skill_and_server_names_both(tmp_path: Path) -> None:
+def test_a_name_a_skill_and_a_server_share_is_refused_naming_both_and_qualified_names_route(tmp_path: Path) -> None:
     infra = write(tmp_path, "i.yaml", INFRA)
     tools = write(tmp_path, "tools/forecast.yaml", TOOL.format(name="forecast"))
-    servers = Servers({"weather": ["forecast"], "files": ["forecast"]})
-    with pytest.raises(ConfigError) as info:
-        RuntimeRegistry.from_sources(infra=[infra], tools=[tools], mcp_factory=servers)
+    servers = Servers({"weather": ["forecast", "alerts"], "files": ["forecast"]})  # files has namespace fs
+    with RuntimeRegistry.from_sources(infra=[infra], tools=[tools], mcp_factory=servers) as registry:
+        assert [e["name"] for e in registry.list_tools()] == [
+            "skills.forecast", "weather.forecast", "alerts", "fs.forecast",
+        ]  # fmt: skip
+        refused = registry.call_tool("forecast", {})
+        assert refused.text == (
+            f"tool 'forecast' is ambiguous: it is provided by 'skills' ({tools}:3: metadata.name) and "
+            f"'weather' ({infra}:4: spec.servers[0]); call 'skills.forecast' or 'weather.forecast'"
+        )
+        assert refused.error_kind == "unknown_tool"
+        assert registry.call_tool("weather.forecast", {"day": 1}).result == "weather:forecast"
+        assert registry.call_tool("files.forecast", {}).result == "files:forecast"  # qualified, unlisted
+        assert registry.call_tool("weather.alerts", {}).result == "weather:alerts"  # qualified, unshared
+        assert servers.built["weather"].calls[0][:2] == ("forecast", {"day": 1})
+    assert servers.built["weather"].closed and servers.built["files"].closed
+
+
+def test_a_name_local_classes_and_skills_share_is_ambiguous_too(tmp_path: Path) -> None:
+    tools = write(tmp_path, "echo.yaml", TOOL.format(name="echo"))
+    registry = RuntimeRegistry.from_sources(tools=[tools], local=[Echo])
+    assert registry.call_tool("echo", {"text": "x"}).text == (
+        f"tool 'echo' is ambiguous: it is provided by 'local' ({__name__}:Echo) and 'skills' ({tools}:3: "
+        "metadata.name); call 'local.echo' or 'skills.echo'"
+    )
+    assert registry.call_tool("local.echo", {"text": "x"}).result == "x"
+
+
+def test_a_shared_tool_whose_qualified_name_is_taken_stops_the_start(tmp_path: Path) -> None:
+    infra = write(tmp_path, "i.yaml", INFRA.replace("namespace: fs", "namespace: weather"))
+    servers = Servers({"weather": ["x"], "files": ["x"]})
+    with pytest.raises(ConfigError) as info:  # skills and weather share x; files exposes weather.x
+        RuntimeRegistry.from_sources(infra=[infra], tools=[write(tmp_path, "t/x.yaml", TOOL.format(name="x"))],
+                                     mcp_factory=servers)  # fmt: skip
     assert str(info.value) == (
-        f"tool 'forecast' is provided by both 'skills' ({tools}:3: metadata.name) "
-        f"and 'weather' ({infra}:4: spec.servers[0]); set `namespace` on an infra server to keep both"
+        f"tool 'x' of 'weather' ({infra}:4: spec.servers[0]) is shared with another provider, and its "
+        "qualified name 'weather.x' is another tool's; set `namespace` on an infra server to keep both"
     )
     assert servers.built["weather"].closed and servers.built["files"].closed
 
 
-def test_duplicate_between_local_classes_and_skills(tmp_path: Path) -> None:
-    tools = write(tmp_path, "echo.yaml", TOOL.format(name="echo"))
-    with pytest.raises(ConfigError) as info:
-        RuntimeRegistry.from_sources(tools=[tools], local=[Echo])
-    assert str(info.value) == (
-        f"tool 'echo' is provided by both 'local' ({__name__}:Echo) and 'skills' ({tools}:3: metadata.name); "
-        "set `namespace` on an infra server to keep both"
-    )
+def test_duplicate_local_classes_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         LocalToolRegistry([Echo, OtherEcho])
     assert (
