@@ -110,6 +110,7 @@ class SessionKeeper:
         self.closed = False
         #: The handshake (infra ``connect_mode``); ``auto`` turns into ``legacy`` once a server needed it.
         self.mode = config.connect_mode
+        self._probing = False  # an ``auto`` probe is out (for the timeout message)
         self._authorize = authorize
         self._conn: Connection | None = None
         #: What the current connection's server(s) wrote besides JSON-RPC, reported when it ends.
@@ -177,9 +178,7 @@ class SessionKeeper:
             # Report the timeout when it happens: tearing the transport down (stopping a stdio
             # child) may take seconds more, and nobody should wait for that.
             if not conn.ready.done():
-                conn.ready.set_exception(
-                    ToolServerError(self.name, f"connect + initialize timed out after {timeout} s")
-                )
+                conn.ready.set_exception(ToolServerError(self.name, self._timed_out(timeout)))
 
         timer = asyncio.get_running_loop().call_later(timeout, expire)
         owned_by(self._noise)  # this task is the connection's own, so the variable stays with it
@@ -219,9 +218,7 @@ class SessionKeeper:
                         await conn.stop.wait()
                         break
             if scope.cancelled_caught and not conn.ready.done():
-                conn.ready.set_exception(
-                    ToolServerError(self.name, f"connect + initialize timed out after {timeout} s")
-                )
+                conn.ready.set_exception(ToolServerError(self.name, self._timed_out(timeout)))
         except ToolServerError as exc:
             if not conn.ready.done():
                 conn.ready.set_exception(exc)
@@ -245,6 +242,12 @@ class SessionKeeper:
             if not conn.ready.cancelled():
                 conn.ready.exception()
 
+    def _timed_out(self, timeout: float) -> str:
+        text = f"connect + initialize timed out after {timeout} s"
+        if self._probing:  # mcp 1.6 servers never answer the probe: the way round it, in the message
+            text += " (server/discover got no answer; a server on the mcp 1.x SDK needs `connect_mode: legacy`)"
+        return text
+
     def _modes(self) -> tuple[str, ...]:
         """The handshakes to try, in order: ``auto`` ends with ``legacy`` on a fresh connection."""
         mode = self.mode
@@ -254,14 +257,15 @@ class SessionKeeper:
         if mode == "legacy":
             await session.initialize()
         elif mode == "auto":
-            # The SDK's own policy (what ``Client(mode="auto")`` runs): probe server/discover and fall
-            # back to initialize on this session for any answer that is not modern evidence. The
-            # probe gets half the connect budget, so a server that never answers it (mcp 1.6 stops
-            # reading) leaves time for the initialize handshake on a new connection. Not with OAuth:
-            # a person may be signing in during the probe (the connect clock pauses for that).
-            budget = math.inf if self.config.auth is not None else self.config.connect_timeout_seconds / 2
-            with anyio.fail_after(budget):
+            # The SDK's own policy (what ``Client(mode="auto")`` runs): probe server/discover (the
+            # SDK waits 10 s for it) and fall back to initialize on this session for any answer that
+            # is not modern evidence. The probe has the whole connect budget: a cold start (npx, a
+            # loaded machine) must not be mistaken for a server that never answers.
+            self._probing = True
+            try:
                 await negotiate_auto(session)
+            finally:
+                self._probing = False
         else:  # a pinned modern version: adopt it without a probe, as Client(mode=version) does
             session.adopt(pinned_discover(mode))
 

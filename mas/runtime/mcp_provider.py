@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 import logging
 import threading
 import time
@@ -43,6 +44,7 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter, ValidationError
 
+from mas.runtime._error_kinds import kind_of_error_result, kind_of_invalid_params
 from mas.runtime._lenient_listing import list_page
 from mas.runtime._lenient_listing import summary as listing_summary
 from mas.runtime._loop import BackgroundLoop, LoopThreadError
@@ -58,7 +60,7 @@ from mas.runtime._mcp_convert import (
 from mas.runtime._mcp_session import Connection, ProgressCallback, ProgressRelay, SessionKeeper
 from mas.runtime._oauth import AuthorizeCallback
 from mas.runtime.config import MCPServerConfig
-from mas.runtime.contracts.tool_contract import ToolResultEnvelope
+from mas.runtime.contracts.tool_contract import ERROR_KIND_KEY, ToolResultEnvelope
 
 __all__ = [
     "AuthorizeCallback",
@@ -83,6 +85,15 @@ class CancelSignal(Protocol):
     """A cancel signal: ``threading.Event``, ``asyncio.Event`` or anything with ``is_set()``."""
 
     def is_set(self) -> bool: ...
+
+
+def with_error_kind(envelope: ToolResultEnvelope) -> ToolResultEnvelope:
+    """An ``isError`` result says its failure kind too (docs/tool.md, "Failure kinds"), read from its text."""
+    if not envelope.is_error or envelope.result_type != "complete":
+        return envelope
+    metadata = dict(envelope.metadata or {})
+    metadata.setdefault(ERROR_KIND_KEY, kind_of_error_result(envelope.text))
+    return dataclasses.replace(envelope, metadata=metadata)
 
 
 class MCPToolProvider:
@@ -328,7 +339,7 @@ class MCPToolProvider:
             except Exception as exc:
                 conn.note_failure(exc)
                 return self._call_error(tool_name, exc, timeout_seconds)
-            return scrub_envelope(envelope_from_result(result), self._keeper.secrets)
+            return scrub_envelope(with_error_kind(envelope_from_result(result)), self._keeper.secrets)
 
         if relay is not None:
             relay.start()
@@ -362,7 +373,7 @@ class MCPToolProvider:
                 return self._failure(tool_name, f"failed: {detail}", "unavailable")
             message = self._keeper.scrub(exc.message)
             if exc.code == types.INVALID_PARAMS:  # MCP reports an unknown tool as invalid params
-                kind = "unknown_tool" if "unknown tool" in message.lower() else "invalid_arguments"
+                kind = kind_of_invalid_params(message)
             else:
                 kind = "tool_error" if exc.code == types.INTERNAL_ERROR else "protocol"
             return self._failure(tool_name, f"failed: {message} (MCP error {exc.code})", kind)
