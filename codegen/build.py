@@ -26,7 +26,7 @@ from codegen.model import (
     ToolSpec,
 )
 from codegen.naming import assign_names, class_name, unique
-from codegen.schemas import Report, SchemaDocument, json_type, pointer
+from codegen.schemas import Report, SchemaDocument, json_type, pointer, wrapped_key
 from codegen.split import import_lines, split_models, where_defined
 from mas.runtime.contracts.tool_contract import HINT_KEYS
 from mas.runtime.routing import Named, NameTaken, routed_names
@@ -307,6 +307,7 @@ def _tool_spec(
         params.append(_param(wire, py_names[wire], annotation, wire in required, props[wire]))
     params.sort(key=lambda p: not p.required)  # keyword-only: order is for reading, required first
 
+    info_items: tuple[str, ...] = ()
     if plan.output_def is not None:
         output_model = f"_o.{plan.output_def}"
         root = out_models.roots.get(plan.output_def)
@@ -314,15 +315,20 @@ def _tool_spec(
         value_annotation = annotation_text(out_models.qualify(root, needed)) if root is not None else output_model
         if plan.output_def not in out_models.defined:
             raise GenerateError(f"no model was generated for {plan.output_def}", plan.source.origin)
+        declared = tool.get("outputSchema") if plan.inferred is None else plan.inferred.schema
+        key = wrapped_key(declared)
+        field = out_models.fields.get(plan.output_def, {}).get(key) if key is not None and not is_root else None
+        if field is not None:  # FastMCP's wrapped plain value: the method returns the value itself
+            value_annotation = annotation_text(out_models.qualify(field, needed))
+            info_items = (f"output_key={str_literal(key)}",)
     else:
         output_model, is_root, value_annotation = None, False, "_ToolOutput"
-    info_items: tuple[str, ...] = ()
     if plan.inferred is not None:
         # An inferred type is a guess: a result of another shape decodes as ToolOutput (the shim's
         # decode_inferred), and the annotation says so; text never fails, so it stays plain str.
         is_text = plan.inferred.kind == "text"
         value_annotation = "str" if is_text else f"{value_annotation} | _ToolOutput"
-        info_items = (f"inferred_from={plan.inferred.samples}", f"output_is_text={is_text}")
+        info_items = (f"inferred_from={plan.inferred.samples}", f"output_is_text={is_text}", *info_items)
     if plan.input_def not in in_models.defined:
         raise GenerateError(f"no model was generated for {plan.input_def}", plan.source.origin)
 

@@ -210,6 +210,52 @@ class _ClassNames:
         return name
 
 
+def _property_keys(schema: Any) -> set[str]:
+    """Every property name anywhere in ``schema`` (a loop: schemas may be deep)."""
+    keys: set[str] = set()
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Mapping):
+            props = node.get("properties")
+            if isinstance(props, Mapping):
+                keys.update(k for k in props if isinstance(k, str))
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return keys
+
+
+#: Builtin names the output annotations use. datamodel-code-generator aliases its import away
+#: from a field of the same name only sometimes (an optional field, not a required one).
+_ANNOTATION_BUILTINS = ("bool", "bytes", "dict", "float", "frozenset", "int", "list", "object", "set", "str", "tuple")
+_SHADOWING = frozenset(_IMPORTED) | frozenset(_ANNOTATION_BUILTINS)
+
+
+def _field_aliases(document: Mapping[str, Any]) -> dict[str, str]:
+    """Python names for output fields whose own name would break the module: a name the module
+    imports or a builtin its annotations use (``Annotated: int`` makes every later
+    ``Annotated[...]`` in the class name the field: mypy and pyright reject it) becomes ``name_``,
+    and a ``model_*`` name, which pydantic reserves (``model_dump_`` still warns under its
+    protected namespaces, an exception under ``-W error``), becomes ``field_model_*``. The wire
+    name stays exact: it is the field's alias. Sorted keys, so the names are deterministic."""
+    from datamodel_code_generator.format import PythonVersion
+    from datamodel_code_generator.model.field_name import PydanticFieldNameResolver
+
+    resolver = PydanticFieldNameResolver(target_python_version=PythonVersion.PY_311)
+    names = {key: resolver.get_valid_name(key) for key in sorted(_property_keys(document))}
+    used = set(names.values())
+    aliases: dict[str, str] = {}
+    for key, name in names.items():
+        if name in _SHADOWING or name.startswith("model_"):
+            new = resolver.get_valid_name(f"field_{key}") if name.startswith("model_") else f"{name}_"
+            while new in used:
+                new += "_"
+            used.add(new)
+            aliases[key] = new
+    return aliases
+
+
 def model_code(document: Mapping[str, Any], *, kind: str) -> str:
     """One datamodel-code-generator run over every definition in ``document``, formatted.
 
@@ -231,6 +277,7 @@ def model_code(document: Mapping[str, Any], *, kind: str) -> str:
                 output_model_type=model_type,
                 target_python_version=PythonVersion.PY_311,
                 custom_class_name_generator=_ClassNames(frozenset(document["$defs"])),
+                aliases=_field_aliases(document) if kind == "outputs" else None,
                 **_COMMON,
             )
     except Exception as exc:  # the library's own errors carry no location; say which stage failed

@@ -25,6 +25,7 @@ from genson import SchemaBuilder  # type: ignore[import-untyped]
 from codegen.drift import Change, diff_output_schema
 from codegen.errors import GenerateError
 from codegen.model import SourceTools
+from codegen.schemas import WRAP_MARKER
 from codegen.shim._runtime import inferred_candidate, normalize_envelope
 from mas.runtime.samples import Sample, SamplesError, load_samples
 
@@ -125,6 +126,12 @@ def _is_one_text_block(envelope: Mapping[str, Any]) -> bool:
     )
 
 
+def _is_wrapped(envelope: Mapping[str, Any]) -> bool:
+    """A result in the shape FastMCP gives a plain value: structured content ``{"result": value}``."""
+    structured = envelope.get("structured_content")
+    return isinstance(structured, Mapping) and list(structured) == ["result"]
+
+
 def infer_output(results: Sequence[Mapping[str, Any]]) -> InferredOutput | None:
     envelopes = [normalize_envelope(r) for r in results]
     envelopes = [e for e in envelopes if not e["is_error"]]
@@ -132,7 +139,10 @@ def infer_output(results: Sequence[Mapping[str, Any]]) -> InferredOutput | None:
         return None
     values = [inferred_candidate(e) for e in envelopes]
     if all(v is not None and not _deeper_than(v, MAX_VALUE_DEPTH) for v in values):
-        return InferredOutput("model", len(values), infer_schema(values))
+        schema = infer_schema(values)
+        if all(_is_wrapped(e) for e in envelopes):  # FastMCP's plain value: the method returns it
+            schema = {**schema, WRAP_MARKER: True}
+        return InferredOutput("model", len(values), schema)
     if all(_is_one_text_block(e) for e in envelopes):
         return InferredOutput("text", len(envelopes))
     return None

@@ -24,7 +24,16 @@ from typing import Any
 from codegen.errors import GenerateError
 from codegen.naming import class_name, unique
 
-__all__ = ["MAX_DEPTH", "Report", "SchemaDocument", "json_type", "pointer", "prepare_schema"]
+__all__ = [
+    "MAX_DEPTH",
+    "WRAP_MARKER",
+    "Report",
+    "SchemaDocument",
+    "json_type",
+    "pointer",
+    "prepare_schema",
+    "wrapped_key",
+]
 
 #: ``report(at, kind, what)``: a spot at JSON pointer parts ``at`` was degraded.
 Report = Callable[[tuple[str | int, ...], str, str], None]
@@ -283,3 +292,21 @@ def _pascal(text: str) -> str:
 
 def _unique(candidate: str, used: set[str]) -> str:
     return unique(candidate, used)
+
+
+#: FastMCP marks the output schema of a tool whose function returns a plain value (``str``,
+#: ``int``, a list...) this way; its structured content is then ``{"result": value}``.
+WRAP_MARKER = "x-fastmcp-wrap-result"
+_WRAP_KEY = "result"
+
+
+def wrapped_key(schema: Any) -> str | None:
+    """``"result"`` when ``schema`` is FastMCP's wrapper of a plain value, else None: an object
+    schema marked ``"x-fastmcp-wrap-result": true`` whose only property is ``result``. Declared
+    and inferred output schemas alike (``codegen/infer.py`` marks a result recorded in that shape)."""
+    if not isinstance(schema, Mapping) or schema.get(WRAP_MARKER) is not True:
+        return None
+    properties = schema.get("properties")
+    if schema.get("type") != "object" or not isinstance(properties, Mapping) or list(properties) != [_WRAP_KEY]:
+        return None
+    return _WRAP_KEY

@@ -31,6 +31,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from mas.runtime._mcp_convert import ToolServerError, exception_text, resolve_headers, scrub
+from mas.runtime._mcp_input import InputBridge
 from mas.runtime._oauth import AuthorizeCallback, build_auth
 from mas.runtime._server_stderr import Noise, StderrSink, owned_by
 from mas.runtime._server_stderr import report as report_noise
@@ -113,6 +114,8 @@ class SessionKeeper:
         self._probing = False  # an ``auto`` probe is out (for the timeout message)
         self._authorize = authorize
         self._conn: Connection | None = None
+        #: The calls in flight and the server-to-client requests routed to them (``_mcp_input``).
+        self.inputs = InputBridge(config.name, config.client_capabilities)
         #: What the current connection's server(s) wrote besides JSON-RPC, reported when it ends.
         self._noise = Noise()
         self._lock: asyncio.Lock | None = None  # created lazily on the provider's loop
@@ -156,6 +159,7 @@ class SessionKeeper:
 
     async def shutdown(self) -> None:
         self.closed = True
+        self.inputs.close()
         conn, self._conn = self._conn, None
         if conn is not None:
             await self._stop(conn)
@@ -200,7 +204,13 @@ class SessionKeeper:
                     async with AsyncExitStack() as stack:
                         read, write = await stack.enter_async_context(self._transport(stack))
                         session = await stack.enter_async_context(
-                            ClientSession(read, write, message_handler=self._on_message, client_info=CLIENT_INFO)
+                            ClientSession(
+                                read,
+                                write,
+                                message_handler=self._on_message,
+                                client_info=CLIENT_INFO,
+                                **self.inputs.session_callbacks(conn),
+                            )
                         )
                         started = anyio.current_time()
                         try:

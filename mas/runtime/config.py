@@ -103,6 +103,9 @@ class MCPServerConfig:
     lock: str | None = None
     #: Explicit tool list (MCP tool objects) that skips discovery; None means discover.
     tools: tuple[Mapping[str, Any], ...] | None = None
+    #: Server-to-client requests the caller answers (``elicitation``, ``sampling``, ``roots``):
+    #: declared to the server as the client's capabilities; any other kind is refused.
+    client_capabilities: tuple[str, ...] = ()
     #: OAuth 2.1 (``auth:``); None: no OAuth (fixed ``headers`` only).
     auth: OAuthConfig | None = None
     location: SourceLocation | None = None

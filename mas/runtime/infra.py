@@ -68,6 +68,7 @@ def _server(entry: Mapping[str, Any], index: int, lines: LineMap, file: str) -> 
         headers=dict(entry.get("headers", {})),
         namespace=entry.get("namespace"),
         tools=None if tools is None else tuple(_tool_object(t) for t in tools),
+        client_capabilities=tuple(entry.get("client_capabilities", ())),
         auth=_auth(entry.get("auth"), file),
         lock=lock,
         location=SourceLocation(file, lines.line(path), dotted(path)),

@@ -57,8 +57,10 @@ from mas.runtime._mcp_convert import (
     server_identity,
     tool_entry_from_mcp,
 )
+from mas.runtime._mcp_input import TOKEN_PREFIX, PendingCall
 from mas.runtime._mcp_session import Connection, ProgressCallback, ProgressRelay, SessionKeeper
 from mas.runtime._oauth import AuthorizeCallback
+from mas.runtime._wire import non_json_number
 from mas.runtime.config import MCPServerConfig
 from mas.runtime.contracts.tool_contract import ERROR_KIND_KEY, ToolResultEnvelope
 
@@ -311,6 +313,24 @@ class MCPToolProvider:
     ) -> ToolResultEnvelope:
         if cancel_event is not None and cancel_event.is_set():
             return self._failure(tool_name, "was cancelled before it started", "cancelled")
+        for what, value in (("arguments", arguments), ("meta", meta), ("input_responses", input_responses)):
+            problem = non_json_number(value)
+            if problem is not None:  # pydantic would send it as null: refuse before anything is sent
+                return self._failure(tool_name, f"not sent: invalid {what}: {problem}", "invalid_arguments")
+        inputs = self._keeper.inputs
+        if request_state is not None and request_state.startswith(TOKEN_PREFIX):
+            # The caller answers requests the server sent during a call still in flight.
+            pending = inputs.resume(request_state)
+            if pending is None:
+                detail = "its input round is over (answered, given up or not this client's); call it again"
+                return self._failure(tool_name, f"failed: {detail}", "protocol")
+            problems = pending.answer(input_responses)
+            if problems:
+                inputs.end(pending, "the client's answer was invalid")
+                if pending.work is not None:
+                    pending.work.cancel()
+                return self._failure(tool_name, f"failed: invalid input_responses: {problems[0]}", "invalid_arguments")
+            return await self._follow(tool_name, pending, cancel_event, timeout_seconds)
         try:
             responses = None if input_responses is None else _INPUT_RESPONSES.validate_python(dict(input_responses))
         except ValidationError as exc:
@@ -318,9 +338,11 @@ class MCPToolProvider:
                 tool_name, f"failed: invalid input_responses: {one_line(str(exc))}", "invalid_arguments"
             )
         relay = ProgressRelay(progress_callback, caller_loop, self._label(tool_name)) if progress_callback else None
+        call = inputs.begin(self._label(tool_name))
 
         async def send() -> ToolResultEnvelope:
             conn, session = await self._keeper.acquire()
+            call.conn = conn  # server requests arriving on this connection are this call's to answer
             await self._prefetch_listing(conn)
             try:
                 result = await session.call_tool(
@@ -341,27 +363,57 @@ class MCPToolProvider:
                 return self._call_error(tool_name, exc, timeout_seconds)
             return scrub_envelope(with_error_kind(envelope_from_result(result)), self._keeper.secrets)
 
-        if relay is not None:
-            relay.start()
-        work = asyncio.ensure_future(send())
+        async def run() -> ToolResultEnvelope:
+            # The relay lives as long as the request, across the input rounds it may be suspended in.
+            if relay is not None:
+                relay.start()
+            try:
+                return await send()
+            finally:
+                if relay is not None:
+                    await relay.finish()
+
+        call.work = asyncio.ensure_future(run())
+        return await self._follow(tool_name, call, cancel_event, timeout_seconds)
+
+    async def _follow(
+        self, tool_name: str, call: PendingCall, cancel_event: CancelSignal | None, timeout_seconds: float | None
+    ) -> ToolResultEnvelope:
+        """Wait for the call's result, or hand the server's questions to the caller (``input_required``)."""
+        work = call.work
+        assert work is not None
+        inputs = self._keeper.inputs
         try:
-            if cancel_event is not None:
-                while not work.done():
-                    await asyncio.wait({work}, timeout=_POLL_SECONDS)
-                    if not work.done() and cancel_event.is_set():
-                        work.cancel()  # the SDK sends notifications/cancelled for the in-flight request
-                        await asyncio.wait({work})  # let it unwind; our own cancellation still propagates
-                        return self._failure(tool_name, "was cancelled by the caller (cancel_event)", "cancelled")
-            return await work
+            while True:
+                if call.unanswered() and not work.done():
+                    # The request stays in flight; the caller's answer resumes it (_mcp_input).
+                    suspended = envelope_from_result(inputs.suspend(call, timeout_seconds))
+                    return scrub_envelope(suspended, self._keeper.secrets)
+                asked = asyncio.ensure_future(call.asked.wait())
+                try:
+                    await asyncio.wait(
+                        {work, asked},
+                        timeout=_POLL_SECONDS if cancel_event is not None else None,
+                        return_when=asyncio.FIRST_COMPLETED,
+                    )
+                finally:
+                    asked.cancel()
+                if work.done():
+                    return cast(ToolResultEnvelope, work.result())
+                if cancel_event is not None and cancel_event.is_set():
+                    work.cancel()  # the SDK sends notifications/cancelled for the in-flight request
+                    await asyncio.wait({work})  # let it unwind; our own cancellation still propagates
+                    return self._failure(tool_name, "was cancelled by the caller (cancel_event)", "cancelled")
         except ToolServerError as exc:
             return self._failure(tool_name, f"failed: {exc.detail}", "unavailable")
+        except asyncio.CancelledError:
+            work.cancel()
+            raise
         except Exception as exc:
             return self._failure(tool_name, f"failed: {self._keeper.text(exc)}", "unavailable")
         finally:
-            if not work.done():
-                work.cancel()
-            if relay is not None:
-                await relay.finish()
+            if work.done():
+                inputs.end(call, "the tools/call it belonged to is over")
 
     def _call_error(self, tool_name: str, exc: Exception, timeout_seconds: float | None) -> ToolResultEnvelope:
         """A failed tools/call as an error envelope with its kind (``docs/tool.md``, "Failure kinds")."""

@@ -4,6 +4,7 @@ Run it with::
 
     python -m mas.samples.mcp_server [--transport stdio|streamable-http|sse] [--host 127.0.0.1]
                                      [--port 8765] [--page-size 3] [--with-crash-tool]
+                                     [--with-client-requests]
                                      [--drift param-removed|description-rewritten]
 
 The low-level server is used (not FastMCP) because ``tools/list`` must paginate with an opaque
@@ -11,6 +12,10 @@ cursor: the runtime and the code generator are tested against a server that real
 Tool names and schemas are stable on purpose; the code generator's golden files depend on them.
 ``--drift`` changes one tool (``get_weather``) to show drift detection: ``param-removed`` drops its
 ``units`` parameter, ``description-rewritten`` rewrites its description as a poisoned tool would.
+``--with-client-requests`` adds three tools that ask the client something the 2025-11-25 way, with
+a server-to-client request during the call (``ask_profile``: ``elicitation/create``,
+``draft_reply``: ``sampling/createMessage``, ``client_roots``: ``roots/list``); ``greet`` asks the
+2026 way, with an ``input_required`` result.
 Every tool is offline and deterministic.
 """
 
@@ -38,7 +43,16 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
 
-__all__ = ["DRIFTS", "SampleState", "apply_drift", "build_server", "main", "tool_definitions"]
+__all__ = [
+    "DRIFTS",
+    "PROFILE_SCHEMA",
+    "SampleState",
+    "apply_drift",
+    "build_server",
+    "client_request_tools",
+    "main",
+    "tool_definitions",
+]
 
 SERVER_NAME = "toolgen-sample"
 TOKEN_ENV = "SAMPLE_SERVER_TOKEN"
@@ -65,6 +79,44 @@ _DOCS: tuple[dict[str, Any], ...] = (
 )
 # Publication dates for the `since` filter, parallel to _DOCS.
 _DOC_DATES = ("2025-01-10", "2025-03-02", "2025-06-15", "2025-07-01", "2025-09-20", "2025-10-05", "2025-11-30")
+
+
+#: ``ask_profile``'s form: every field optional with a default, so an empty accepted form is complete (SEP-1034).
+PROFILE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "default": "Ada"},
+        "age": {"type": "integer", "default": 36},
+        "score": {"type": "number", "default": 9.5},
+        "plan": {"type": "string", "enum": ["free", "pro"], "default": "free"},
+        "newsletter": {"type": "boolean", "default": False},
+    },
+}
+
+
+def client_request_tools() -> list[types.Tool]:
+    """The ``--with-client-requests`` tools: each sends the client a request while it runs."""
+    echo = {"type": "object", "properties": {"answer": {"type": "object"}}, "required": ["answer"]}
+    return [
+        types.Tool(
+            name="ask_profile",
+            description="Ask the user for a profile (elicitation/create during the call) and return the answer.",
+            input_schema={"type": "object", "properties": {}},
+            output_schema=echo,
+        ),
+        types.Tool(
+            name="draft_reply",
+            description="Ask the client's LLM to draft a reply (sampling/createMessage) and return its answer.",
+            input_schema={"type": "object", "properties": {"prompt": {"type": "string"}}, "required": ["prompt"]},
+            output_schema=echo,
+        ),
+        types.Tool(
+            name="client_roots",
+            description="Ask the client for its roots (roots/list) and return them.",
+            input_schema={"type": "object", "properties": {}},
+            output_schema=echo,
+        ),
+    ]
 
 
 def tool_definitions(*, with_crash_tool: bool = False) -> list[types.Tool]:
@@ -385,6 +437,23 @@ async def _flaky_lookup(state: SampleState, key: str, slow_calls: int, delay: fl
     return _structured({"key": key, "value": value, "attempt": attempt}, f"{key} = {value}")
 
 
+async def _ask_client(ctx: ServerRequestContext[Any, Any], name: str, args: dict[str, Any]) -> types.CallToolResult:
+    """A server-to-client request in the middle of the call; the client's answer is the result."""
+    answer: types.Result
+    try:
+        if name == "ask_profile":
+            answer = await ctx.session.elicit_form("Your profile, please", PROFILE_SCHEMA, ctx.request_id)
+        elif name == "draft_reply":
+            prompt = types.SamplingMessage(role="user", content=types.TextContent(text=args["prompt"]))
+            answer = await ctx.session.create_message([prompt], max_tokens=64, related_request_id=ctx.request_id)
+        else:
+            answer = await ctx.session.list_roots()
+    except MCPError as exc:  # the client refused: say what it said, as a tool error
+        return types.CallToolResult(content=_text(f"the client refused: {exc.error.message}"), is_error=True)
+    wire = answer.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return _structured({"answer": wire}, json.dumps(wire, sort_keys=True))
+
+
 async def _count_slowly(ctx: ServerRequestContext[Any, Any], steps: int, delay: float) -> types.CallToolResult:
     for i in range(1, steps + 1):
         await asyncio.sleep(delay)
@@ -457,6 +526,8 @@ async def _dispatch(
     if name == "list_cities":
         # JSON as text and no structured content, like many published servers.
         return types.CallToolResult(content=_text(json.dumps(list_cities(args.get("country")))))
+    if name in ("ask_profile", "draft_reply", "client_roots"):
+        return await _ask_client(ctx, name, args)
     if name == "crash":
         sys.stdout.flush()
         os._exit(int(args.get("code", 1)))  # on purpose: simulates a server dying mid-call
@@ -509,11 +580,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--with-crash-tool", action="store_true", help="also list `crash`, which kills the server (tests only)"
     )
+    parser.add_argument(
+        "--with-client-requests",
+        action="store_true",
+        help="also list ask_profile, draft_reply and client_roots, which send the client requests (tests)",
+    )
     parser.add_argument("--drift", choices=DRIFTS, help="change get_weather, to test drift detection (tests only)")
     ns = parser.parse_args(argv)
     if ns.page_size < 1:
         parser.error("--page-size must be at least 1")
     tools = apply_drift(tool_definitions(with_crash_tool=ns.with_crash_tool), ns.drift)
+    if ns.with_client_requests:
+        tools += client_request_tools()
     state = SampleState(tools=tools, page_size=ns.page_size)
     server = build_server(state)
     if ns.transport == "stdio":

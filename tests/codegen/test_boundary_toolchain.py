@@ -296,3 +296,40 @@ def test_an_input_reached_through_a_symlink_into_the_package_is_refused(generate
         "replaces; keep inputs outside it"
     )
     assert (generated / "out" / "pkg" / "lock.json").read_text() == "{}"
+
+
+# --- item 9: keys that shadow the model module's imports or pydantic's names ------------------------------
+
+_SHADOWING = {
+    "Field": "f", "Annotated": 1, "z-z": 2, "model_dump": "d", "model_config": "c", "model_validate": 3,
+    "int": "i", "str": 4, "n": 5, "s": "t",
+}  # fmt: skip
+
+
+def test_sample_keys_that_shadow_imports_type_check_and_import_without_warnings(tmp_path: Path) -> None:
+    """Keys from recorded results (and so from a server) name the fields of an inferred model."""
+    from gen_helpers import pyright_strict
+
+    (tmp_path / "s.json").write_text(json.dumps({"tools": [{"name": "t", "inputSchema": {"type": "object"}}]}))
+    sample = {"source": "s", "tool": "t", "result": {"content": [], "structuredContent": _SHADOWING}}
+    (tmp_path / "samples.json").write_text(json.dumps({"version": 1, "samples": [sample]}))
+    proc = _toolgen(tmp_path, "--mcp-json", "s.json", "--samples", "samples.json", "--out", ".", "--package", "shadow")
+    assert proc.returncode == 0, proc.stderr
+    mypy = subprocess.run([sys.executable, "-m", "mypy", "--strict", "shadow"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300)  # fmt: skip
+    assert mypy.returncode == 0, mypy.stdout
+    report = pyright_strict(tmp_path, ["shadow"])
+    assert report["summary"]["errorCount"] == 0, report["generalDiagnostics"]
+    code = (
+        "import shadow, json\n"
+        "class P:\n"
+        "    def call_tool(self, name, arguments):\n"
+        f"        return {{'content': [], 'structuredContent': {_SHADOWING!r}, 'isError': False}}\n"
+        "value = shadow.Tools(P()).s.t()\n"
+        "print(json.dumps(value.model_dump(by_alias=True), sort_keys=True))\n"
+        "print(value.Annotated_, value.field_model_dump, value.field_model_validate, value.int_, value.str_)\n"
+    )
+    run = subprocess.run([sys.executable, "-W", "error", "-c", code], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=120)  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == [json.dumps(_SHADOWING, sort_keys=True), "1 d 3 i 4"]

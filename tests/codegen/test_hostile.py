@@ -22,7 +22,6 @@ import importlib
 import inspect
 import json
 import keyword
-import re
 import socket
 import subprocess
 import sys
@@ -169,7 +168,11 @@ def hostile_listing(marker: Path) -> dict[str, Any]:
     # Names that shadow what the generated modules use (typing, pydantic, builtins, module globals).
     shadow = {name: {"type": "string", "default": "d"} for name in SHADOW_NAMES}
     shadow |= {"zz_list": {"type": "array", "items": _STR}, "zz_int": {"type": "integer"}}
-    by_name["shadow"].update(inputSchema=_obj(shadow, ["zz_int"]), outputSchema=_obj(shadow, ["zz_int"]))
+    # A required field named Annotated before one that needs Annotated[..., Field(alias=...)].
+    shadow |= {"Annotated": {"type": "integer"}, "z-z": {"type": "integer"}}
+    by_name["shadow"].update(
+        inputSchema=_obj(shadow, ["zz_int"]), outputSchema=_obj(shadow, ["zz_int", "Annotated", "z-z"])
+    )
     return {"tools": tools}
 
 
@@ -309,18 +312,10 @@ def test_importing_runs_no_injected_code(workspace: Path) -> None:
     assert not (workspace / "pwned").exists()
 
 
-def test_importing_warns_only_about_model_fields(imported: tuple[ModuleType, list[str]]) -> None:
-    """An output property named ``model_*`` makes pydantic warn at import (reported: the generator could
-    set ``protected_namespaces=()`` on output models); nothing else may warn."""
-    caught = imported[1]
-    known = re.compile(
-        r"UserWarning: Field '(model_\w+)_' in 'HostileShadowOutput' conflicts with protected namespace '\w+'\."
-    )
-    assert caught and all(known.fullmatch(w) for w in caught), caught  # which ones depends on the pydantic version
-    assert (
-        "UserWarning: Field 'model_dump_' in 'HostileShadowOutput' conflicts with protected namespace 'model_dump'."
-        in caught
-    )
+def test_importing_warns_about_nothing(imported: tuple[ModuleType, list[str]]) -> None:
+    """Output properties named ``model_*`` become ``field_model_*`` (aliased to the wire name), so
+    pydantic's protected namespaces never warn (a warning is an exception under ``-W error``)."""
+    assert imported[1] == []
 
 
 def test_importing_in_process_runs_no_injected_code(workspace: Path, package: ModuleType) -> None:
@@ -470,7 +465,7 @@ class RecordingProvider:
         elif tool_name == "defs":
             structured = {"node": {"v": 1, "children": [{"v": 2, "children": []}]}, "again": {"node": {"v": 3}}}
         elif tool_name == "shadow":
-            structured = {"zz_int": 7, "Field": "f", "model_config": "m"}
+            structured = {"zz_int": 7, "Field": "f", "model_config": "m", "model_dump": "d", "Annotated": 1, "z-z": 2}
         return {"content": [{"type": "text", "text": "ok"}], "structuredContent": structured, "isError": False}
 
 
@@ -541,6 +536,14 @@ def test_colliding_and_hostile_argument_names_send_the_exact_keys(package: Modul
     assert value.model_dump(by_alias=True, exclude_unset=True) == {
         key: f"out:{key}" for key in sent if key not in ("lit", "deflit")
     }
+
+
+def test_keys_that_shadow_imports_or_pydantic_get_safe_names_and_exact_aliases(package: ModuleType) -> None:
+    value = package.Tools(RecordingProvider()).hostile.shadow(zz_int=1)
+    assert (value.Annotated_, value.z_z, value.field_model_dump, value.field_model_config) == (1, 2, "d", "m")
+    assert value.model_dump(by_alias=True, exclude_unset=True) == {
+        "zz_int": 7, "Field": "f", "model_config": "m", "model_dump": "d", "Annotated": 1, "z-z": 2
+    }  # fmt: skip
 
 
 def test_recursive_schemas_work_both_ways(package: ModuleType) -> None:

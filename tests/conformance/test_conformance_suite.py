@@ -23,10 +23,9 @@ CLIENT = Path(__file__).resolve().parent / "client.py"
 CLIENT_TIMEOUT_MS = 30_000
 SCENARIO_TIMEOUT = 90
 
-#: Scenarios known not to pass yet, with the reason; strict, so one that starts passing fails here.
-EXPECTED_FAILURES: dict[str, str] = {
-    "elicitation-sep1034-client-defaults": "server-to-client elicitation/create: c1-conformance item 2",
-}
+#: Scenarios known not to pass yet, with the reason (none today); strict, so one that starts
+#: passing fails here and its entry must go.
+EXPECTED_FAILURES: dict[str, str] = {}
 
 
 def _expected_failure(scenario: str) -> str | None:

@@ -208,6 +208,10 @@ class ToolInfo(Generic[T]):
     :class:`ToolOutput` instead of raising (see ``decode_inferred``)."""
     output_is_text: bool = False
     """True when the inferred value is the result's text (every recorded result was one text block)."""
+    output_key: str | None = None
+    """The output model's one field whose value is the method's value: FastMCP wraps a plain value
+    (``str``, ``int``, a list...) as ``{"result": value}`` and marks its output schema
+    ``x-fastmcp-wrap-result``; the method returns the value itself. None: the model is the value."""
     # The output model named by string, once imported (None until then): a call imports nothing.
     _output: object = field(default=None, init=False, repr=False, compare=False)
 
@@ -806,6 +810,8 @@ def _decode_envelope(info: ToolInfo[T], envelope: dict[str, Any]) -> ToolResult[
     if model is None:
         return ToolResult(cast(T, _tool_output(info, envelope)), envelope)
     candidate: object = envelope.get("structured_content")
+    if info.output_key is not None and not _holds(candidate, info.output_key):
+        candidate = _wrapped(info.output_key, envelope)
     if candidate is None:
         candidate = envelope.get("result")
     if isinstance(candidate, str) and not _is_str_root(model):
@@ -827,7 +833,30 @@ def _decode_envelope(info: ToolInfo[T], envelope: dict[str, Any]) -> ToolResult[
         raise ToolOutputValidationError(
             info.name, model, errors=[dict(e) for e in exc.errors()], raw=candidate, envelope=envelope
         ) from exc
+    if info.output_key is not None:
+        return _result(getattr(validated, info.output_key), envelope)
     return _result(validated.root if info.output_is_root else validated, envelope)
+
+
+def _holds(value: object, key: str) -> bool:
+    # A function, not an inline isinstance: narrowing ``candidate`` to a Mapping of unknown types
+    # would make strict pyright flag every later use of it.
+    return isinstance(value, Mapping) and key in value
+
+
+def _wrapped(key: str, envelope: Mapping[str, Any]) -> object:
+    """A wrapped plain value sent without structured content (a client or proxy that drops it):
+    FastMCP's text block is the value, as JSON or, for a string, as it is."""
+    blocks = _as_list(envelope.get("content")) or []
+    result: object = envelope.get("result")
+    if blocks and all(_block_tag(block) == "text" for block in blocks):
+        text: object = _joined_text(blocks)
+    else:
+        text = result
+    if not isinstance(text, str):
+        return None if text is None else {key: text}
+    parsed: object = _json_or_none(text)
+    return {key: text if parsed is None else parsed}
 
 
 # --------------------------------------------------------------------------------------------
@@ -878,6 +907,8 @@ def decode_inferred(info: ToolInfo[T], envelope: dict[str, Any]) -> ToolResult[T
             pass  # not the recorded shape: the untyped value below
         else:
             value: object = cast("RootModel[Any]", validated).root if info.output_is_root else validated
+            if info.output_key is not None:
+                value = getattr(validated, info.output_key)
             return ToolResult(cast(T, value), envelope)
     return ToolResult(cast(T, _tool_output(info, envelope)), envelope)
 

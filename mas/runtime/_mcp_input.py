@@ -1,0 +1,257 @@
+"""Server-to-client requests during a call, answered by the caller the way input rounds are.
+
+A server may ask the client something while a ``tools/call`` runs, in one of two ways:
+
+* the 2026 way, by returning an ``input_required`` result (the caller answers with
+  ``input_responses`` and ``request_state`` on a repeated call), which the provider passes
+  through as it is;
+* the 2025-11-25 way, by sending ``elicitation/create``, ``sampling/createMessage`` or
+  ``roots/list`` *requests* while the call is in flight, which the server then awaits.
+
+This module turns the second into the first, so a caller has one handler and one request shape
+for both (a generated package's ``on_input``): the in-flight call is suspended and returned as an
+``input_required`` envelope whose ``requestState`` is a token of this provider, and the caller's
+next ``call_tool`` with that token and its ``input_responses`` answers the server's requests and
+waits on for the same call's result (or its next question). The ToolContract needs no new
+option for this: the answers travel in the options it already has.
+
+What the client declares to the server follows the infra entry's ``client_capabilities``; a
+request of a kind not declared there is refused by the SDK (-32600, "Elicitation not
+supported", ...). A suspended call nobody resumes is given up after :data:`ANSWER_TIMEOUT`
+seconds (or the call's own timeout): the server's requests are refused with a message saying
+so, and the call is cancelled. Everything here runs on the provider's loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import mcp_types as types
+from mcp.client.session import ClientRequestContext
+from pydantic import BaseModel, ValidationError
+
+from mas.runtime._mcp_convert import one_line
+
+__all__ = [
+    "ANSWER_TIMEOUT",
+    "CAPABILITY_METHODS",
+    "TOKEN_PREFIX",
+    "Ask",
+    "InputBridge",
+    "PendingCall",
+    "apply_elicitation_defaults",
+]
+
+logger = logging.getLogger("mas.runtime.mcp_provider")
+
+#: Seconds a suspended call waits for the caller's answers when the call has no timeout of its own.
+ANSWER_TIMEOUT = 300.0
+#: ``requestState`` values minted here start with this; any other state belongs to the server.
+TOKEN_PREFIX = "toolgen-input:"
+#: Infra ``client_capabilities`` names and the server-to-client method each one lets through.
+CAPABILITY_METHODS: Mapping[str, str] = {
+    "elicitation": "elicitation/create",
+    "sampling": "sampling/createMessage",
+    "roots": "roots/list",
+}
+#: How each method's answer is checked before it goes back to the server.
+_RESPONSE_TYPES: Mapping[str, type[BaseModel]] = {
+    "elicitation/create": types.ElicitResult,
+    "sampling/createMessage": types.CreateMessageResult,
+    "roots/list": types.ListRootsResult,
+}
+
+
+def apply_elicitation_defaults(params: Mapping[str, Any], response: dict[str, Any]) -> dict[str, Any]:
+    """SEP-1034: an accepted form answer gets each field the user left out set to its schema default.
+
+    Only for ``action == "accept"`` of a form request; the user's own values always win.
+    """
+    if response.get("action") != "accept":
+        return response
+    schema = params.get("requestedSchema")
+    properties = schema.get("properties") if isinstance(schema, Mapping) else None
+    if not isinstance(properties, Mapping):
+        return response
+    content = response.get("content")
+    filled: dict[str, Any] = dict(content) if isinstance(content, Mapping) else {}
+    for name, prop in properties.items():
+        if isinstance(prop, Mapping) and "default" in prop and name not in filled:
+            filled[name] = prop["default"]
+    return {**response, "content": filled}
+
+
+@dataclass(eq=False)
+class Ask:
+    """One server-to-client request waiting for the caller's answer."""
+
+    key: str
+    method: str
+    #: The request's params with wire keys (what the caller sees).
+    params: dict[str, Any]
+    #: The typed request, for the ``input_required`` envelope.
+    request: types.InputRequest
+    answer: asyncio.Future[BaseModel | types.ErrorData]
+
+
+@dataclass(eq=False)
+class PendingCall:
+    """One ``tools/call`` in flight, with the server's questions it has not had answered yet."""
+
+    label: str
+    #: The connection the call went out on (set once the session is acquired).
+    conn: object | None = None
+    work: asyncio.Future[Any] | None = None
+    asks: list[Ask] = field(default_factory=list)
+    asked: asyncio.Event = field(default_factory=asyncio.Event)
+    token: str | None = None
+    expiry: asyncio.TimerHandle | None = None
+
+    def unanswered(self) -> list[Ask]:
+        return [ask for ask in self.asks if not ask.answer.done()]
+
+    def refuse(self, reason: str) -> None:
+        for ask in self.unanswered():
+            ask.answer.set_result(types.ErrorData(code=types.INVALID_REQUEST, message=one_line(reason)))
+
+    def answer(self, responses: Mapping[str, Any] | None) -> list[str]:
+        """Hand the caller's answers to the server's waiting requests (the unanswered stay asked).
+
+        Every answer is checked first; when one is invalid nothing is sent and the problems
+        (one line each, naming the request key) are returned.
+        """
+        checked: list[tuple[Ask, BaseModel]] = []
+        problems: list[str] = []
+        for ask in self.unanswered():
+            if responses is None or ask.key not in responses:
+                continue
+            raw = responses[ask.key]
+            wire = raw.model_dump(mode="json", by_alias=True, exclude_none=True) if isinstance(raw, BaseModel) else raw
+            if not isinstance(wire, Mapping):
+                problems.append(f"{ask.key} ({ask.method}): expected an object, not {type(raw).__name__}")
+                continue
+            wire = dict(wire)
+            if ask.method == "elicitation/create":
+                wire = apply_elicitation_defaults(ask.params, wire)
+            try:
+                checked.append((ask, _RESPONSE_TYPES[ask.method].model_validate(wire)))
+            except ValidationError as exc:
+                problems.append(f"{ask.key} ({ask.method}): {one_line(str(exc))}")
+        if not problems:
+            for ask, response in checked:
+                ask.answer.set_result(response)
+        return problems
+
+
+class InputBridge:
+    """The calls in flight on one provider and the server-to-client requests routed to them."""
+
+    def __init__(self, server: str, capabilities: Iterable[str]) -> None:
+        self.server = server
+        self.capabilities = frozenset(capabilities)
+        self._calls: list[PendingCall] = []
+        self._suspended: dict[str, PendingCall] = {}
+        self._counter = 0
+
+    # --- the SDK side: callbacks the session is built with ------------------------------------
+    def session_callbacks(self, conn: object) -> dict[str, Any]:
+        """``ClientSession`` keyword arguments: a callback for each declared capability only.
+
+        The SDK declares a capability exactly when its callback is given, so what the server is
+        told is what the infra entry says the caller answers.
+        """
+
+        async def elicit(context: ClientRequestContext, params: types.ElicitRequestParams) -> Any:
+            return await self._ask(conn, context, "elicitation/create", types.ElicitRequest(params=params))
+
+        async def sample(context: ClientRequestContext, params: types.CreateMessageRequestParams) -> Any:
+            return await self._ask(conn, context, "sampling/createMessage", types.CreateMessageRequest(params=params))
+
+        async def roots(context: ClientRequestContext) -> Any:
+            return await self._ask(conn, context, "roots/list", types.ListRootsRequest())
+
+        callbacks: dict[str, Callable[..., Any]] = {
+            "elicitation": elicit,
+            "sampling": sample,
+            "roots": roots,
+        }
+        names = {"elicitation": "elicitation_callback", "sampling": "sampling_callback", "roots": "list_roots_callback"}
+        return {names[kind]: callbacks[kind] for kind in sorted(self.capabilities)}
+
+    async def _ask(
+        self, conn: object, context: ClientRequestContext, method: str, request: types.InputRequest
+    ) -> BaseModel | types.ErrorData:
+        call = next((c for c in self._calls if c.conn is conn and c.work is not None and not c.work.done()), None)
+        if call is None:
+            # MCP lets a server ask only while serving one of our requests; none is a tools/call here.
+            message = f"{method} refused: no tools/call of this client is in flight to ask for"
+            return types.ErrorData(code=types.INVALID_REQUEST, message=message)
+        self._counter += 1
+        params = request.model_dump(mode="json", by_alias=True, exclude_none=True).get("params") or {}
+        ask = Ask(
+            key=f"{method.partition('/')[0]}-{self._counter}",
+            method=method,
+            params=params,
+            request=request,
+            answer=asyncio.get_running_loop().create_future(),
+        )
+        call.asks.append(ask)
+        call.asked.set()
+        logger.debug("%s: the server asks %s (%s)", call.label, ask.key, method)
+        return await ask.answer
+
+    # --- the caller side ------------------------------------------------------------------------
+    def begin(self, label: str) -> PendingCall:
+        call = PendingCall(label=label)
+        self._calls.append(call)
+        return call
+
+    def end(self, call: PendingCall, reason: str) -> None:
+        """The call is over (finished, cancelled or abandoned): refuse whatever it still asks."""
+        if call.expiry is not None:
+            call.expiry.cancel()
+            call.expiry = None
+        if call.token is not None:
+            self._suspended.pop(call.token, None)
+        call.refuse(reason)
+        if call in self._calls:
+            self._calls.remove(call)
+
+    def suspend(self, call: PendingCall, timeout: float | None) -> types.InputRequiredResult:
+        """The ``input_required`` result that hands the call's open questions to the caller."""
+        if call.token is None:
+            call.token = TOKEN_PREFIX + secrets.token_urlsafe(16)
+            self._suspended[call.token] = call
+        if call.expiry is not None:
+            call.expiry.cancel()
+        wait = ANSWER_TIMEOUT if timeout is None else timeout
+        call.expiry = asyncio.get_running_loop().call_later(wait, self._expire, call, wait)
+        call.asked.clear()
+        return types.InputRequiredResult(
+            input_requests={ask.key: ask.request for ask in call.unanswered()}, request_state=call.token
+        )
+
+    def resume(self, token: str) -> PendingCall | None:
+        call = self._suspended.get(token)
+        if call is not None and call.expiry is not None:
+            call.expiry.cancel()
+            call.expiry = None
+        return call
+
+    def _expire(self, call: PendingCall, waited: float) -> None:
+        asked = ", ".join(f"{a.key} ({a.method})" for a in call.unanswered()) or "nothing"
+        logger.info("%s: no answer to %s within %s s; refusing and cancelling the call", call.label, asked, waited)
+        self.end(call, f"the caller did not answer within {waited} s")
+        if call.work is not None and not call.work.done():
+            call.work.cancel()  # the SDK sends notifications/cancelled for the request
+
+    def close(self) -> None:
+        for call in list(self._calls):
+            self.end(call, "the client is closing")
+            if call.work is not None and not call.work.done():
+                call.work.cancel()
