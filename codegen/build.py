@@ -9,6 +9,7 @@ from typing import Any
 
 from codegen.cache import Cache
 from codegen.classes import build_classes, settle
+from codegen.code_mode import build_code_mode, stub_output_models, summary_line
 from codegen.datamodels import ModelModule, generate_models, model_code
 from codegen.errors import Degradation, GenerateError
 from codegen.infer import InferredOutput
@@ -154,6 +155,12 @@ def build_package(
             )
         )
     classes = build_classes(namespaces, source_names=[s.name for s, _ in plans])
+    code_mode = build_code_mode(
+        namespaces,
+        {(ns_attrs[p.source.name], p.method): _summary(p.tool) for _, ns_plans in plans for p in ns_plans},
+        in_models,
+        stub_output_models(outputs.document(), cache),
+    )
     const_decls = tuple(_const_decl(t) for ns in namespaces for t in ns.tools)
     by_module: dict[str, set[str]] = {}
     for local, (module, original) in needed.items():
@@ -180,7 +187,16 @@ def build_package(
         outputs_where=tuple(sorted((str_literal(n), str_literal(m)) for n, m in where_defined(output_modules).items())),
         exports=_exports(),
         degradations=tuple(sorted(set(degradations))),
+        code_mode=code_mode,
     )
+
+
+def _summary(tool: Mapping[str, Any]) -> str:
+    """A tool's one code-mode docstring line, from its title (or description) and hints."""
+    annotations = tool.get("annotations") or {}
+    hints = {key: annotations.get(mcp) is True for key, mcp in HINT_KEYS.items()}
+    title = next((t for t in (tool.get("title"), annotations.get("title")) if isinstance(t, str) and t), None)
+    return summary_line(title, str(tool.get("description") or ""), hints)
 
 
 def _split_outputs(code: str, roots: Sequence[str], cache: Cache | None) -> tuple[ModelModuleSpec, ...]:

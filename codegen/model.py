@@ -133,6 +133,16 @@ class ModelModuleSpec:
 
 
 @dataclass(frozen=True)
+class CodeModeModule:
+    """One code-mode sandbox module (``tools.<name>``): its stub text, and function -> wire name."""
+
+    name: str  # the module name in the sandbox (naming rule 7)
+    attr: str  # the namespace attribute of Tools whose methods its functions are
+    stub: str  # the .pyi text, without the header
+    functions: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
 class PackageSpec:
     name: str
     header: str  # comment lines, each starting with "#"
@@ -172,3 +182,4 @@ class PackageSpec:
     const_decls: tuple[MethodSpec, ...] = ()  # ``_CONST: _ToolInfo[T]``, laid out
     degradations: tuple[Degradation, ...] = ()  # schema spots typed as Any; the CLI warns of each
     runtime_imports: tuple[str, ...] = ()  # shim names the wrappers use (imported as ``_Name``)
+    code_mode: tuple[CodeModeModule, ...] = ()  # the sandbox API (codegen/code_mode.py)

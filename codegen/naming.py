@@ -14,6 +14,9 @@
 6. Class names (models, TypedDicts, ``$defs``) are the PascalCase of the method name (with the
    namespace in front when there are several sources) plus ``Input`` / ``Output`` (plus the
    ``$defs`` name), numbered by the same rule 5 across the whole package.
+7. A code-mode module (``from tools import <name>``) is the namespace attribute; the sandbox
+   provides the standard library's modules itself and refuses to replace one, so a namespace
+   named like one (``time``, ``json``) gets rule 4's trailing ``_`` there (``tools.time_``).
 """
 
 from __future__ import annotations
@@ -21,9 +24,10 @@ from __future__ import annotations
 import builtins
 import keyword
 import re
+import sys
 from collections.abc import Iterable
 
-__all__ = ["assign_names", "class_name", "snake_case", "to_identifier", "unique"]
+__all__ = ["assign_names", "class_name", "sandbox_modules", "snake_case", "to_identifier", "unique"]
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _NON_IDENT = re.compile(r"[^A-Za-z0-9_]")
@@ -85,3 +89,25 @@ def class_name(name: str, *, suffix: str = "", fallback: str = "Tool") -> str:
     if base[0].isdigit():
         base = "T" + base
     return base + suffix
+
+
+#: Standard-library modules (rule 7). The running Python's list, plus the modules other versions
+#: have and it may lack, so the names do not depend on the Python that generates.
+SANDBOX_RESERVED = frozenset(n for n in sys.stdlib_module_names if not n.startswith("_")) | frozenset(
+    {"annotationlib", "compression", "asynchat", "asyncore", "distutils", "imp", "smtpd", "aifc", "audioop",
+     "cgi", "cgitb", "chunk", "crypt", "imghdr", "mailcap", "msilib", "nis", "nntplib", "ossaudiodev", "pipes",
+     "sndhdr", "spwd", "sunau", "telnetlib", "uu", "xdrlib", "lib2to3", "tomllib", "zoneinfo", "graphlib"}
+)  # fmt: skip
+
+
+def sandbox_modules(attrs: Iterable[str]) -> dict[str, str]:
+    """Namespace attribute -> code-mode module name (rule 7), in sorted order, all distinct."""
+    used = set(attrs)
+    out = {}
+    for attr in sorted(used):
+        name = attr
+        while name in SANDBOX_RESERVED or (name != attr and name in used):
+            name += "_"
+        used.add(name)
+        out[attr] = name
+    return out

@@ -52,6 +52,24 @@ _OUTPUT_DOC = "Result models of one tool (pydantic), decoded from structured con
 _SHARED_DOC = "Result models that several tools share, or that no tool's result names."
 
 
+_CODE_MODE_DOC = (
+    "Code mode: the sandbox API of this package, one stub module per source (``from tools import <name>``).\n\n"
+    "``mas.runtime.code_mode.CodeMode(provider, package=...)`` reads the stubs beside this file and\n"
+    "``MODULES`` (module -> function -> the wire name it calls) and ``NAMESPACES`` (module -> the\n"
+    "``Tools`` attribute whose methods the functions are); see toolgen's docs/code-mode.md.\n"
+)
+
+
+def _code_mode_files(pkg: PackageSpec) -> dict[str, str]:
+    # Imported here: the cache's fingerprint imports this module, and a cached run loads no black.
+    from codegen.code_mode import CODE_MODE_DIR, manifest_lines
+
+    files = {f"{CODE_MODE_DIR}/{m.name}.pyi": f"{pkg.header}\n{m.stub}" for m in pkg.code_mode}
+    manifest = "\n".join(manifest_lines(pkg.code_mode))
+    files[f"{CODE_MODE_DIR}/__init__.py"] = _module(pkg.header, _CODE_MODE_DOC, f"{manifest}\n")
+    return files
+
+
 def render_package(pkg: PackageSpec) -> dict[str, str]:
     """Relative path inside the package -> file text."""
     env = _environment()
@@ -74,4 +92,5 @@ def render_package(pkg: PackageSpec) -> dict[str, str]:
     out["_runtime.py"] = f"{pkg.header}\n{SHIM_PATH.read_text(encoding='utf-8')}"
     out["_rules.py"] = f"{pkg.header}\n{RULES_PATH.read_text(encoding='utf-8')}"
     out["py.typed"] = ""
+    out.update(_code_mode_files(pkg))
     return dict(sorted(out.items()))

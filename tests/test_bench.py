@@ -24,6 +24,15 @@ ROWS = (
     "MCP over stdio, async, 200 in flight",
     "pyright on a script using the 20-tool package",
     "mypy on a script using the 20-tool package",
+    "code mode `api()` tokens, shared captures",
+    "code mode one `search()` (5 tools) tokens, shared captures",
+    "code mode `api()` tokens, 20-tool corpus",
+    "code mode one `search()` (5 tools) tokens, 20-tool corpus",
+    "code mode `check()` cold, 20 tools (pool start, stubs loaded)",
+    "code mode `check()` warm, 20 tools",
+    "code mode `run()` cold, 20 tools, one call",
+    "code mode `run()` warm, 20 tools, one call",
+    "one tool call from the sandbox",
 )
 
 

@@ -15,6 +15,10 @@ next ``call_tool`` with that token and its ``input_responses`` answers the serve
 waits on for the same call's result (or its next question). The ToolContract needs no new
 option for this: the answers travel in the options it already has.
 
+SEP-1034 holds both ways: an accepted form answer gets the schema default of each field the user
+left out, for a held call's request and for a 2026 round whose form was remembered by its
+``requestState``.
+
 What the client declares to the server follows the infra entry's ``client_capabilities``; a
 request of a kind not declared there is refused by the SDK (-32600, "Elicitation not
 supported", ...). A suspended call nobody resumes is given up after :data:`ANSWER_TIMEOUT`
@@ -27,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -148,6 +153,10 @@ class PendingCall:
         return problems
 
 
+#: Form requests of 2026 input rounds remembered per ``requestState``, to fill their defaults in.
+_REMEMBERED_ROUNDS = 256
+
+
 class InputBridge:
     """The calls in flight on one provider and the server-to-client requests routed to them."""
 
@@ -157,6 +166,37 @@ class InputBridge:
         self._calls: list[PendingCall] = []
         self._suspended: dict[str, PendingCall] = {}
         self._counter = 0
+        #: requestState of a server's input_required result -> {request key: form params}.
+        self._forms: OrderedDict[str, dict[str, dict[str, Any]]] = OrderedDict()
+
+    # --- SEP-1034 for 2026 rounds: the form travels in one call, the answer in the next ----------
+    def remember_forms(self, result: types.InputRequiredResult) -> None:
+        """Keep the elicitation forms of a server's ``input_required`` result for its answer."""
+        if result.request_state is None or not result.input_requests:
+            return  # without a state the answer cannot be matched to its round
+        forms = {
+            key: request.params.model_dump(mode="json", by_alias=True, exclude_none=True)
+            for key, request in result.input_requests.items()
+            if isinstance(request, types.ElicitRequest)
+        }
+        if forms:
+            self._forms[result.request_state] = forms
+            self._forms.move_to_end(result.request_state)
+            while len(self._forms) > _REMEMBERED_ROUNDS:
+                self._forms.popitem(last=False)
+
+    def fill_defaults(self, request_state: str | None, responses: dict[str, Any]) -> dict[str, Any]:
+        """The caller's answers to a 2026 round, with SEP-1034 defaults filled into accepted forms."""
+        forms = self._forms.get(request_state) if request_state is not None else None
+        if not forms:
+            return responses
+        filled = dict(responses)
+        for key, params in forms.items():
+            answer = filled.get(key)
+            if isinstance(answer, types.ElicitResult):
+                wire = answer.model_dump(mode="json", by_alias=True, exclude_none=True)
+                filled[key] = types.ElicitResult.model_validate(apply_elicitation_defaults(params, wire))
+        return filled
 
     # --- the SDK side: callbacks the session is built with ------------------------------------
     def session_callbacks(self, conn: object) -> dict[str, Any]:

@@ -80,6 +80,7 @@ class RuntimeRegistry:
         self._namespaces = dict(namespaces or {})
         self._locations = dict(locations or {})
         self._pins = pins or PinGuard()  # infra `pin:` (docs/drift.md); empty when nothing is pinned
+        self._pins.attach(self._providers)  # providers check every later listing too (a reconnect)
         # Listed names; qualified names (``server.tool``) that are not listed; shared bare names.
         self._routes, self._aliases, self._ambiguous = self._build_routes()
         # Off by default. When set, results are sampled into a samples file (mas/runtime/samples.py).

@@ -15,7 +15,8 @@ Tool names and schemas are stable on purpose; the code generator's golden files 
 ``--with-client-requests`` adds three tools that ask the client something the 2025-11-25 way, with
 a server-to-client request during the call (``ask_profile``: ``elicitation/create``,
 ``draft_reply``: ``sampling/createMessage``, ``client_roots``: ``roots/list``); ``greet`` asks the
-2026 way, with an ``input_required`` result.
+2026 way, with an ``input_required`` result, and so does ``ask_profile`` on a 2026 connection
+(which has no back-channel for requests), with the same form.
 Every tool is offline and deterministic.
 """
 
@@ -437,6 +438,22 @@ async def _flaky_lookup(state: SampleState, key: str, slow_calls: int, delay: fl
     return _structured({"key": key, "value": value, "attempt": attempt}, f"{key} = {value}")
 
 
+_PROFILE_REQUEST = "profile"
+_PROFILE_STATE = "profile:v1"
+
+
+def _ask_profile_by_round(params: types.CallToolRequestParams) -> types.CallToolResult | types.InputRequiredResult:
+    """ask_profile on a 2026 connection, which has no back-channel: the same form, as an input round."""
+    answer = (params.input_responses or {}).get(_PROFILE_REQUEST)
+    if params.request_state != _PROFILE_STATE or not isinstance(answer, types.ElicitResult):
+        ask = types.ElicitRequest(
+            params=types.ElicitRequestFormParams(message="Your profile, please", requested_schema=PROFILE_SCHEMA)
+        )
+        return types.InputRequiredResult(input_requests={_PROFILE_REQUEST: ask}, request_state=_PROFILE_STATE)
+    wire = answer.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return _structured({"answer": wire}, json.dumps(wire, sort_keys=True))
+
+
 async def _ask_client(ctx: ServerRequestContext[Any, Any], name: str, args: dict[str, Any]) -> types.CallToolResult:
     """A server-to-client request in the middle of the call; the client's answer is the result."""
     answer: types.Result
@@ -487,6 +504,8 @@ def build_server(state: SampleState) -> Server[Any]:
             return types.CallToolResult(content=_text(f"invalid arguments: {where}: {error.message}"), is_error=True)
         if params.name == "greet":
             return _greet(params, args.get("greeting", "Hello"))
+        if params.name == "ask_profile" and not ctx.session.can_send_request:
+            return _ask_profile_by_round(params)
         return await _dispatch(ctx, state, params.name, args)
 
     return Server(SERVER_NAME, version="1.0.0", on_list_tools=list_tools, on_call_tool=call_tool)

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from code_mode_helpers import assert_stubs_check
 from fuzz_strategies import CANARY_NAME, listings
 from gen_helpers import RecordingProvider, import_fresh, pyright_strict, tree
 from hypothesis import HealthCheck, Phase, example, given, settings
@@ -38,6 +39,7 @@ from codegen.build import build_package
 from codegen.cli import main as toolgen
 from codegen.formatting import format_python
 from codegen.model import PackageSpec
+from mas.runtime.code_mode import CodeMode
 
 EXAMPLES = int(os.environ.get("TOOLGEN_FUZZ_EXAMPLES", "80"))
 TYPECHECKED = int(os.environ.get("TOOLGEN_FUZZ_TYPECHECKED", "2"))  # random packages type-checked per run
@@ -246,6 +248,11 @@ def _typecheck(folder: Path) -> None:
         if d["severity"] in ("error", "warning")
     ]
     assert found == [], "\n".join(found[:20])
+    # The code-mode stubs type-check in the sandbox's own checker, every tool with example arguments.
+    for package in packages:
+        module = import_fresh(folder, package)
+        with CodeMode(RecordingProvider(), package=module) as mode:
+            assert assert_stubs_check(mode, module.code_mode.MODULES) == len(module.TOOLS)
 
 
 @pytest.mark.slow

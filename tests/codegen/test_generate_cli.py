@@ -250,14 +250,10 @@ def test_server_printing_a_banner_still_generates_with_one_warning(tmp_path: Pat
     proc = _run(tmp_path, "--infra", "infra.yaml", "--out", "out", "--package", "pkg", "--snapshot", "lock.json", "-q")
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr.splitlines() == [
-        "toolgen: warning: mas.runtime.server_stderr: MCP server 'banner' wrote 1 line(s) on stdout that are "
-        "not JSON-RPC (skipped); -v shows them (logger mas.runtime.server_stderr at INFO)"
+        "toolgen: warning: mas.runtime.stdio: MCP server 'banner': stdout line 1 is not JSON-RPC, ignored: "
+        "'Banner Server v1.0 starting... (this line is not JSON-RPC)'"
     ]
     assert "def echo(" in (tmp_path / "out" / "pkg" / "_tools.py").read_text()
-    verbose = _run(
-        tmp_path, "--infra", "infra.yaml", "--out", "out", "--package", "pkg", "--snapshot", "lock.json", "-v"
-    )
-    assert verbose.returncode == 0 and "Traceback (most recent call last)" in verbose.stderr
 
 
 def test_server_speaking_no_json_rpc_is_one_error_line(tmp_path: Path) -> None:
@@ -267,9 +263,10 @@ def test_server_speaking_no_json_rpc_is_one_error_line(tmp_path: Path) -> None:
     proc = _run(tmp_path, "--infra", "infra.yaml", "--out", "out", "--package", "pkg", "--snapshot", "lock.json", "-q")
     assert proc.returncode == 2, proc.stderr
     *warnings, error = proc.stderr.splitlines()
-    # The lines it printed (if it got that far in 3 s) are counted, never shown one by one.
-    summary = "toolgen: warning: mas.runtime.server_stderr: MCP server 'banner' wrote "
-    assert all(w.startswith(summary) for w in warnings), proc.stderr
+    noise = [w for w in warnings if w.startswith("toolgen: warning: mas.runtime.stdio: MCP server 'banner': stdout")]
+    # At most one warning for the noise, not one per line (none when a loaded machine starts the
+    # server too slowly to print it in time; tests/runtime/test_hostile_stdio.py proves the hint).
+    assert len(noise) <= 1, warnings
     assert error.startswith("toolgen: error: infra.yaml:") and "cannot list MCP server 'banner'" in error
     assert "Traceback" not in proc.stderr
     assert not (tmp_path / "out").exists()

@@ -172,8 +172,10 @@ def mypy_report(workspace: Path) -> Report:
 @pytest.fixture(scope="module")
 def pyright_report(workspace: Path) -> Report:
     report = pyright_strict(workspace, [*PACKAGES, *SCRIPT_NAMES])
-    # Every package module (the output models: one per tool) and every script was analysed.
-    modules = sum(len(list((workspace / p).rglob("*.py"))) for p in PACKAGES)
+    # Every package module (the output models: one per tool; the code-mode stubs) and every script was analysed.
+    modules = sum(
+        len(list((workspace / p).rglob("*.py"))) + len(list((workspace / p).rglob("*.pyi"))) for p in PACKAGES
+    )
     assert report["summary"]["filesAnalyzed"] == modules + len(SCRIPT_NAMES), report["summary"]
     diagnostics = [
         Diagnostic(
@@ -206,7 +208,9 @@ def _snapshot(diagnostics: list[Diagnostic], expected: list[tuple[int, str, str]
 def test_packages_are_generated(workspace: Path) -> None:
     for package in PACKAGES:
         names = sorted(p.name for p in (workspace / package).iterdir() if p.name != "__pycache__")
-        assert names == ["__init__.py", "_rules.py", "_runtime.py", "_tools.py", "inputs.py", "outputs", "py.typed"]
+        assert names == [
+            "__init__.py", "_rules.py", "_runtime.py", "_tools.py", "code_mode", "inputs.py", "outputs", "py.typed"
+        ]  # fmt: skip
     tools = (workspace / "captures" / "_tools.py").read_text(encoding="utf-8")
     for attr, cls in [("everything", "Everything"), ("fetch", "Fetch"), ("filesystem", "Filesystem"),
                       ("git", "Git"), ("memory", "Memory"), ("time", "Time")]:  # fmt: skip

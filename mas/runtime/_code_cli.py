@@ -1,0 +1,201 @@
+"""``mas-runtime code check|run FILE`` and ``mas-runtime serve --code-mode`` (docs/code-mode.md).
+
+    mas-runtime code check snippet.py --package generated/sample_tools
+    mas-runtime code run - --infra infra.yaml --tools tools/ --package sample_tools < snippet.py
+    mas-runtime serve --code-mode --infra infra.yaml --tools tools/ --package sample_tools [--http --port 8770]
+
+``check`` prints one ``FILE:LINE:COL: code: message`` line per diagnostic and opens no server
+(nothing is sent). ``run`` prints what the code printed, then its value as JSON (``--json``: the
+whole run: value, output, calls, error). Exit status: 0 ok, 1 diagnostics or a failed run, 2 bad
+usage (no such file or package, a package without code-mode stubs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+import threading
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from mas.runtime.code_mode import (
+    DEFAULT_MAX_MEMORY_BYTES,
+    DEFAULT_MAX_TOOL_CALLS,
+    DEFAULT_TIMEOUT_SECONDS,
+    CodeMode,
+    CodeRun,
+)
+from mas.runtime.contracts.tool_contract import invoke_call_tool
+from mas.runtime.progress import Progress
+
+__all__ = ["add_commands", "code_command", "load_package", "serve_command"]
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+
+
+class UsageError(Exception):
+    """Bad usage: one line, exit 2."""
+
+
+def add_commands(commands: Any, common: argparse.ArgumentParser, epilog: str) -> None:
+    fmt = argparse.RawDescriptionHelpFormatter
+    package = argparse.ArgumentParser(add_help=False)
+    package.add_argument(
+        "--package", required=True, metavar="P", help="the generated package: an import name or its folder"
+    )
+    limits = argparse.ArgumentParser(add_help=False)
+    limits.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_SECONDS, metavar="S",
+                        help=f"seconds a run may take in all (default {DEFAULT_TIMEOUT_SECONDS:g})")  # fmt: skip
+    limits.add_argument("--max-tool-calls", type=int, default=DEFAULT_MAX_TOOL_CALLS, metavar="N",
+                        help=f"tool calls a run may make (default {DEFAULT_MAX_TOOL_CALLS})")  # fmt: skip
+    limits.add_argument("--max-memory", type=int, default=DEFAULT_MAX_MEMORY_BYTES, metavar="BYTES",
+                        help=f"sandbox heap limit (default {DEFAULT_MAX_MEMORY_BYTES})")  # fmt: skip
+    code = commands.add_parser(
+        "code", help="type-check or run agent code against a generated package (code mode)", epilog=epilog,
+        formatter_class=fmt,
+    )  # fmt: skip
+    actions = code.add_subparsers(dest="action", required=True)
+    check = actions.add_parser("check", parents=[common, package], help="type-check FILE; sends nothing")
+    check.add_argument("file", metavar="FILE", help="the code, or - for standard input")
+    run = actions.add_parser("run", parents=[common, package, limits], help="check FILE, then run it in the sandbox")
+    run.add_argument("file", metavar="FILE", help="the code, or - for standard input")
+    run.add_argument("--json", action="store_true", help="print the whole run as JSON")
+    serve = commands.add_parser(
+        "serve", parents=[common, package, limits], help="serve code mode over MCP (search_tools, run_code)",
+        epilog=epilog, formatter_class=fmt,
+    )  # fmt: skip
+    serve.add_argument("--code-mode", action="store_true", required=True, help="serve code mode (required)")
+    serve.add_argument("--http", action="store_true", help="streamable HTTP instead of stdio")
+    serve.add_argument("--host", default="127.0.0.1", help="HTTP address (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8770, help="HTTP port (default 8770)")
+
+
+def load_package(spec: str) -> ModuleType:
+    """An import name, or the folder of a generated package (its parent goes on ``sys.path``)."""
+    folder = Path(spec)
+    if (folder / "__init__.py").is_file():
+        parent = str(folder.resolve().parent)
+        if parent not in sys.path:
+            sys.path.insert(0, parent)
+        spec = folder.resolve().name
+    try:
+        return importlib.import_module(spec)
+    except ImportError as exc:
+        raise UsageError(f"--package {spec}: cannot import it ({exc})") from exc
+
+
+def _read(file: str) -> tuple[str, str]:
+    if file == "-":
+        return "<stdin>", sys.stdin.read()
+    try:
+        return file, Path(file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{file}: cannot read it ({getattr(exc, 'strerror', None) or exc})") from exc
+
+
+def _mode(provider: Any, spec: str) -> CodeMode:
+    try:
+        return CodeMode(provider, package=load_package(spec))
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+
+
+class _NoServers:
+    """``code check`` sends nothing, so it needs no registry."""
+
+    def call_tool(self, tool_name: str, arguments: dict[str, Any]) -> Any:  # pragma: no cover - never called
+        raise RuntimeError("code check sends nothing")
+
+
+class _Lazy:
+    """The registry, opened at the first tool call: code that fails its check starts no server."""
+
+    def __init__(self, opener: Any) -> None:
+        self._opener = opener
+        self._registry: Any = None
+        self._lock = threading.Lock()
+
+    def open(self) -> Any:
+        with self._lock:
+            if self._registry is None:
+                self._registry = self._opener()
+            return self._registry
+
+    def call_tool(self, tool_name: str, arguments: dict[str, Any], **options: Any) -> Any:
+        return invoke_call_tool(self.open(), tool_name, arguments, **options)
+
+    def close(self) -> None:
+        if self._registry is not None:
+            self._registry.close()
+
+
+def code_command(args: argparse.Namespace, progress: Progress, open_registry: Any, prog: str) -> int:
+    try:
+        name, text = _read(args.file)
+        if args.action == "check":
+            with _mode(_NoServers(), args.package) as mode:
+                diagnostics = mode.check(text)
+            for d in diagnostics:
+                print(f"{name}:{d}")
+            return EXIT_FAILED if diagnostics else EXIT_OK
+        registry = _Lazy(lambda: open_registry(args, progress))
+        try:
+            with _mode(registry, args.package) as mode:
+                if not mode.check(text):  # clean: start the servers now, so no call's time includes it
+                    registry.open()
+                run = mode.run(
+                    text,
+                    timeout_seconds=args.timeout,
+                    max_tool_calls=args.max_tool_calls,
+                    max_memory_bytes=args.max_memory,
+                )
+        finally:
+            registry.close()
+        return _report(run, name, args.json, prog)
+    except UsageError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+
+def _report(run: CodeRun, name: str, as_json: bool, prog: str) -> int:
+    if as_json:
+        error = None if run.error is None else {"kind": run.error.kind, "message": run.error.message}
+        calls = [vars(c) for c in run.calls]
+        print(json.dumps({"value": run.value, "output": run.output, "calls": calls, "error": error}, default=repr))
+        return EXIT_OK if run.error is None else EXIT_FAILED
+    sys.stdout.write(run.output)
+    if run.error is not None:
+        if run.error.kind == "check":
+            for d in run.error.diagnostics:
+                print(f"{name}:{d}", file=sys.stderr)
+        else:
+            print(f"{prog}: {name}: {run.error}", file=sys.stderr)
+        return EXIT_FAILED
+    if run.value is not None:
+        print(json.dumps(run.value, ensure_ascii=False, default=repr))
+    return EXIT_OK
+
+
+def serve_command(args: argparse.Namespace, progress: Progress, open_registry: Any, prog: str) -> int:
+    from mas.runtime.code_mode_server import build_server, serve_http, serve_stdio
+
+    try:
+        load_package(args.package)
+        with open_registry(args, progress) as registry, _mode(registry, args.package) as mode:
+            limits = {"timeout_seconds": args.timeout, "max_tool_calls": args.max_tool_calls,
+                      "max_memory_bytes": args.max_memory}  # fmt: skip
+            server = build_server(mode, **limits)
+            if args.http:
+                print(f"{prog}: code mode on http://{args.host}:{args.port}/mcp; Ctrl-C stops it", file=sys.stderr)
+                serve_http(server, args.host, args.port)
+            else:
+                serve_stdio(server)
+        return EXIT_OK
+    except UsageError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        return EXIT_OK
