@@ -30,7 +30,10 @@ _PAYLOADS = (
 )
 _AWKWARD = "\u2028\u2029\x85\x0b\x0c\r\n\t\x00\u202e\ufeff\\\"'#{}[]()_-. $/~"
 _WORDS = ("a_b", "a__b", "getItem_", "get_item", "class", "self", "results", "str", "None", "_", "1x", "Model",
-          "Field", "Any", "input", "t_input", "TInput", "model_config", "x-y", "x.y", "Input", "Output")  # fmt: skip
+          "Field", "Any", "input", "t_input", "TInput", "model_config", "x-y", "x.y", "Input", "Output",
+          # Keys that shadow what a model module imports or pydantic reserves (issue 17, item 9).
+          "Annotated", "Annotated_", "Literal", "int", "BaseModel", "model_dump", "field_model_dump",
+          "model_validate")  # fmt: skip
 
 _chars = st.characters(exclude_categories=("Cs",))
 texts = st.one_of(

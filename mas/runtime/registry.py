@@ -27,6 +27,7 @@ from mas.runtime.contracts.tool_contract import (
 from mas.runtime.infra import load_infra_files
 from mas.runtime.local import LocalToolRegistry, import_tool_class
 from mas.runtime.pinning import PinGuard
+from mas.runtime.redact import blank
 from mas.runtime.routing import Named, NameTaken, qualified, routed_names
 from mas.runtime.samples import SampleRecorder, provider_secrets
 from mas.runtime.side_by_side import map_side_by_side
@@ -243,7 +244,7 @@ class RuntimeRegistry:
         kind = getattr(exc, "error_kind", None)
         if kind not in ERROR_KINDS:
             kind = "unavailable" if isinstance(exc, ConnectionError | OSError) else "tool_error"
-        message = f"tool {tool_name!r} ({provider_name}) failed: {type(exc).__name__}: {exc}"
+        message = blank(f"tool {tool_name!r} ({provider_name}) failed: {type(exc).__name__}: {exc}")
         return ToolResultEnvelope.failure(message, kind=kind)
 
     def call_tool(self, tool_name: str, arguments: Mapping[str, Any] | None, **kwargs: Any) -> ToolResultEnvelope:

@@ -27,6 +27,7 @@ import platformdirs
 import pytest
 from mcp.client.auth import OAuthFlowError
 
+from mas.runtime import redact
 from mas.runtime._oauth import TOKEN_DIR_ENV, LoopbackReceiver, token_dir
 from mas.runtime.config import ConfigError
 from mas.runtime.infra import load_infra
@@ -150,6 +151,7 @@ def test_sign_in_once_then_a_new_process_refreshes_and_nothing_leaks(tmp_path: P
         assert "code_challenge_method=S256" in visits[0] and "resource=" in visits[0]
         assert [g["grant"] for g in grants(log)] == ["register", "authorization_code"]
         assert issued_secrets(log) <= secrets_known, "every token and client secret is blanked out of messages"
+        assert issued_secrets(log) <= redact.known(), "... and, through mas.runtime.redact, out of every output"
 
         (store,) = tokens.iterdir()
         assert stat.S_IMODE(store.stat().st_mode) == 0o600
