@@ -71,7 +71,8 @@ def mutate(session: nox.Session) -> None:
 
 @nox.session
 def fuzz(session: nox.Session) -> None:
-    """Fuzz `generate` with thousands of random tool lists (tests/codegen/test_fuzz.py).
+    """Fuzz `generate` with thousands of random tool lists (tests/codegen/test_fuzz.py), and the
+    runtime's boundary (tests/runtime/test_boundary_fuzz.py) with as many random inputs.
 
     TOOLGEN_FUZZ_EXAMPLES sets the count (default 3000 here; the normal suite runs 80). The figures
     (examples, exit codes, how often each degradation kind fired) go to fuzz-report.json, and every
@@ -84,8 +85,9 @@ def fuzz(session: nox.Session) -> None:
         "TOOLGEN_FUZZ_REPORT": str(FUZZ_REPORT),
         "TOOLGEN_FUZZ_SAVE_REFUSED": str(FUZZ_REFUSED),
     }
+    # The runtime's boundary properties (stdio lines, depth, secrets, pins) run with the same count.
     session.run("pytest", "--import-mode=importlib", "-p", "no:cacheprovider", "tests/codegen/test_fuzz.py",
-                *session.posargs, env=env)  # fmt: skip
+                "tests/runtime/test_boundary_fuzz.py", *session.posargs, env=env)  # fmt: skip
     session.log(FUZZ_REPORT.read_text(encoding="utf-8"))
 
 

@@ -14,13 +14,22 @@ of datamodel-code-generator, black and Python: a generator edited without a vers
 misses. Entries carry their key and a digest of their content and are written atomically, so a
 torn or edited entry is a miss, never a stale file. The folder (``.toolgen-cache/`` beside the
 project's pyproject.toml) holds nothing else and may be deleted at any time.
+
+The digest is keyed (HMAC-SHA256) with a secret of the user who runs toolgen, kept outside the
+project (``$XDG_CACHE_HOME/toolgen/cache.key``, else ``~/.cache/toolgen/cache.key``, mode 0600).
+A cache that arrives from elsewhere (``git add -f``, a CI cache restored across branches) was
+keyed by another secret, so every entry is a miss: ``--check`` then compares against what the
+inputs generate, never against what a crafted entry says they generate. Without a usable key
+(no home folder, a key file another user could change) the cache is off.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import os
+import secrets
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -35,7 +44,7 @@ from codegen.model import SourceTools
 __all__ = ["CACHE_DIR_NAME", "Cache", "fingerprint"]
 
 CACHE_DIR_NAME = ".toolgen-cache"
-_FORMAT = 1  # bump when an entry's layout changes
+_FORMAT = 2  # bump when an entry's layout changes (2: a keyed digest)
 #: Entries kept per kind; the oldest beyond this are removed when a new one is stored.
 _KEEP = {"files": 4, "models": 16, "splits": 4}
 _HERE = Path(__file__).resolve().parent
@@ -68,6 +77,58 @@ def _digest(*parts: str) -> str:
         data = part.encode("utf-8")
         h.update(len(data).to_bytes(8, "big") + data)
     return h.hexdigest()
+
+
+def _key_file() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME")
+    return (Path(base) if base else Path.home() / ".cache") / "toolgen" / "cache.key"
+
+
+def _trusted(info: os.stat_result) -> bool:
+    """A key only this user can change: theirs, and writable by nobody else."""
+    owner = getattr(os, "getuid", None)
+    return (owner is None or info.st_uid == owner()) and not info.st_mode & 0o022
+
+
+def _read_key(path: Path) -> bytes | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        key = handle.read(64)
+        return key if len(key) == 32 and _trusted(os.fstat(handle.fileno())) else None
+
+
+@cache
+def user_key() -> bytes | None:
+    """This user's secret for the cache's digests, created on first use; None: no cache."""
+    try:
+        path = _key_file()
+        key = _read_key(path)
+        if key is not None:
+            return key
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, tmp = tempfile.mkstemp(prefix=".cache.key.", dir=path.parent)  # mode 0600
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(secrets.token_bytes(32))
+            os.link(tmp, path)  # never replaces a key another run just created
+        except FileExistsError:
+            pass
+        finally:
+            Path(tmp).unlink(missing_ok=True)
+        return _read_key(path)
+    except (OSError, RuntimeError):  # RuntimeError: Path.home() without a home folder
+        return None
+
+
+def _keyed(kind: str, key: str, data: Any) -> str | None:
+    """The entry's digest, keyed with this user's secret (and bound to its kind and key)."""
+    secret = user_key()
+    if secret is None:
+        return None
+    return hmac.new(secret, _digest(kind, key, _canonical(data)).encode(), hashlib.sha256).hexdigest()
 
 
 def _canonical(data: Any) -> str:
@@ -153,8 +214,9 @@ class Cache:
         if not isinstance(entry, dict) or entry.get("key") != key or "data" not in entry:
             return None
         data: object = entry["data"]
-        if entry.get("sha256") != _digest(_canonical(data)):
-            return None  # torn or edited: a miss, never a stale file
+        expected = _keyed(kind, key, data)
+        if expected is None or not hmac.compare_digest(str(entry.get("hmac", "")), expected):
+            return None  # torn, edited, or keyed by someone else: a miss, never a stale file
         try:
             os.utime(self._path(kind, key))  # recently used entries are kept longest
         except OSError:
@@ -174,7 +236,10 @@ class Cache:
             ignore = self.root / ".gitignore"
             if not ignore.exists():
                 ignore.write_text("*\n", encoding="utf-8")  # never committed, whatever the project ignores
-            text = json.dumps({"key": key, "sha256": _digest(_canonical(data)), "data": data}, ensure_ascii=False)
+            digest = _keyed(kind, key, data)
+            if digest is None:
+                return
+            text = json.dumps({"key": key, "hmac": digest, "data": data}, ensure_ascii=False)
             fd, tmp = tempfile.mkstemp(prefix=".entry-", dir=folder)
             try:
                 with os.fdopen(fd, "w", encoding="utf-8") as handle:

@@ -29,7 +29,7 @@ from codegen.snapshot import (
     skills_drift,
 )
 from codegen.sources import parse_infra, parse_mcp_json, parse_yaml_tools, read_live, read_snapshot_sources
-from codegen.write import GENERATED_MARKER, Change, diff_changes, plan_changes, write_file_atomic, write_package
+from codegen.write import GENERATED_MARKER, Change, diff_changes, plan_changes, recover, write_package
 from mas.runtime.lockfile import canonical_tool
 from mas.runtime.progress import Progress
 
@@ -215,6 +215,10 @@ def render_files(
 def run(settings: Settings, out: TextIO = sys.stdout, progress: Progress | None = None) -> Outcome:
     """Generate, or with ``settings.check`` only compare. Raises GenerateError on bad input, before
     anything is written."""
+    # A run killed mid-write left a journal: finish it first, so the lock read below and the
+    # package compared or replaced are one pair again (codegen/write.py).
+    if recover(settings.target, settings.snapshot) and progress is not None:
+        progress.note(f"finished the write of {shown(settings.target)} that an interrupted run had committed")
     sources, locking = collect_sources(settings, progress)
     if progress is not None:
         progress.detail(f"building {sum(len(s.tools) for s in sources)} tool(s) from {len(sources)} source(s)")
@@ -250,9 +254,8 @@ def run(settings: Settings, out: TextIO = sys.stdout, progress: Progress | None 
                 files=names,
                 lock=lock,
             )
-        changes = write_package(settings.target, files)
-        if snapshot_text is not None:
-            write_file_atomic(settings.snapshot, snapshot_text)
+        lock_pair = (settings.snapshot, snapshot_text) if snapshot_text is not None else None
+        changes = write_package(settings.target, files, lock=lock_pair)
     except OSError as exc:  # an --out that is a file, a folder we may not write: one line, exit 2
         where = exc.filename if isinstance(exc.filename, str) else str(settings.target)
         raise GenerateError(f"cannot write the package: {exc.strerror or exc}", shown(Path(where))) from exc

@@ -21,8 +21,12 @@ import yaml
 
 from codegen.errors import GenerateError
 from codegen.settings import DEFAULT_SAMPLES
+from mas.runtime.config import positive_seconds
 
 __all__ = ["DEFAULT_SAMPLES", "Example", "RecordOutcome", "load_examples", "record"]
+
+#: Seconds each example call may take (``--timeout``): a server that never answers must not hang record.
+CALL_TIMEOUT = 60.0
 
 
 @dataclass(frozen=True)
@@ -71,9 +75,17 @@ def load_examples(path: Path) -> list[Example]:
 
 
 def record(
-    examples: Sequence[Example], *, samples: Path, infra: Sequence[Path] = (), tools: Sequence[Path] = ()
+    examples: Sequence[Example],
+    *,
+    samples: Path,
+    infra: Sequence[Path] = (),
+    tools: Sequence[Path] = (),
+    timeout: float = CALL_TIMEOUT,
 ) -> RecordOutcome:
-    """Call every example through a registry built from ``infra``/``tools``; append to ``samples``."""
+    """Call every example through a registry built from ``infra``/``tools``; append to ``samples``.
+
+    Each call gives up after ``timeout`` seconds (a timeout error result, reported and not kept).
+    """
     from mas.runtime.config import ConfigError
     from mas.runtime.registry import RuntimeRegistry
     from mas.runtime.samples import SampleRecorder, SamplesError
@@ -87,7 +99,7 @@ def record(
     try:
         with registry:
             for example in examples:
-                envelope = registry.call_tool(example.tool, dict(example.arguments))
+                envelope = registry.call_tool(example.tool, dict(example.arguments), timeout_seconds=timeout)
                 if envelope.is_error:
                     failed.append(f"{example.tool}: {' '.join(envelope.text.split())}")
             recorded = recorder.pending
@@ -113,6 +125,13 @@ def add_parser(commands: Any, parents: Sequence[Any] = ()) -> None:
     )
     rec.add_argument("--infra", action="append", metavar="PATH", help="infra file (repeatable)")
     rec.add_argument("--tools", action="append", metavar="PATH", help="kind: Tool YAML file or folder (repeatable)")
+    rec.add_argument(
+        "--timeout",
+        type=positive_seconds,
+        default=CALL_TIMEOUT,
+        metavar="SECONDS",
+        help=f"give up on each call after this long (default: {CALL_TIMEOUT:g})",
+    )
 
 
 def main(args: Any) -> int:
@@ -126,7 +145,13 @@ def main(args: Any) -> int:
         settings = load_settings(Path.cwd(), {"infra": args.infra, "tools": args.tools})
         # The first configured samples file, else the default one every command reads.
         target = Path(args.samples) if args.samples else (settings.samples or (DEFAULT_SAMPLES,))[0]
-        outcome = record(load_examples(Path(args.examples)), samples=target, infra=settings.infra, tools=settings.tools)
+        outcome = record(
+            load_examples(Path(args.examples)),
+            samples=target,
+            infra=settings.infra,
+            tools=settings.tools,
+            timeout=getattr(args, "timeout", CALL_TIMEOUT),
+        )
     except GenerateError as exc:
         print(f"toolgen: error: {exc}", file=sys.stderr)
         return 2

@@ -18,6 +18,7 @@ from codegen.drift import Change, diff_listings, escape_pointer
 from codegen.errors import GenerateError
 from codegen.infer import InferredOutput, inferred_changes
 from mas.runtime.lockfile import LOCK_VERSION, VERSION_KEY, canonical_tool, lock_version_problem, tool_hash
+from mas.runtime.redact import blank_json
 
 __all__ = [
     "SNAPSHOT_VERSION",
@@ -90,6 +91,10 @@ def render_snapshot(
 ) -> str:
     """The lock text; ``inferred`` (source -> tool -> output) is kept for the sources in the lock."""
     found = inferred or {}
+    # The lock is committed: no resolved secret may reach it, whatever a server echoed (the provider
+    # blanks listings already; blanked again here, before hashing, so the hashes match the text).
+    servers = {name: blank_json(tools) for name, tools in servers.items()}
+    skills = blank_json(skills)
     data: dict[str, Any] = {
         VERSION_KEY: SNAPSHOT_VERSION,
         "servers": {name: _entry(tools, found.get(name)) for name, tools in servers.items()},

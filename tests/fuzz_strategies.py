@@ -15,7 +15,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-__all__ = ["CANARY_NAME", "listings"]
+__all__ = ["CANARY_NAME", "chunked", "line_bytes", "listings", "nested", "with_secret"]
 
 #: The file a payload would create if any text ever ran as code (relative to the working folder).
 CANARY_NAME = "toolgen_fuzz_canary"
@@ -30,7 +30,10 @@ _PAYLOADS = (
 )
 _AWKWARD = "\u2028\u2029\x85\x0b\x0c\r\n\t\x00\u202e\ufeff\\\"'#{}[]()_-. $/~"
 _WORDS = ("a_b", "a__b", "getItem_", "get_item", "class", "self", "results", "str", "None", "_", "1x", "Model",
-          "Field", "Any", "input", "t_input", "TInput", "model_config", "x-y", "x.y", "Input", "Output")  # fmt: skip
+          "Field", "Any", "input", "t_input", "TInput", "model_config", "x-y", "x.y", "Input", "Output",
+          # Keys that shadow what a model module imports or pydantic reserves (issue 17, item 9).
+          "Annotated", "Annotated_", "Literal", "int", "BaseModel", "model_dump", "field_model_dump",
+          "model_validate")  # fmt: skip
 
 _chars = st.characters(exclude_categories=("Cs",))
 texts = st.one_of(
@@ -172,3 +175,46 @@ def listings(draw: st.DrawFn) -> dict[str, Any]:
     """``{"tools": [...]}`` with unique non-empty names (the only things a listing must get right)."""
     tool_names = draw(st.lists(names, min_size=1, max_size=4, unique=True))
     return {"tools": [draw(_tool(n)) for n in tool_names]}
+
+
+# --- the runtime's boundary (issue 17): wire bytes, secrets --------------------------------------
+#: Bytes a server may put on one stdout line: anything but the newline, invalid UTF-8 included.
+line_bytes = st.binary(max_size=40).map(lambda b: b.replace(b"\n", b"")) | st.sampled_from(
+    [b"caf\xe9", b"\xff\xfe", b'{"jsonrpc": "2.0"}', b"", b"\r", b"\x00"]
+)
+
+
+@st.composite
+def chunked(draw: st.DrawFn, data: bytes) -> list[bytes]:
+    """``data`` cut at random places, as pipe reads deliver it."""
+    cuts = sorted(draw(st.lists(st.integers(min_value=0, max_value=len(data)), max_size=8)))
+    bounds = [0, *cuts, len(data)]
+    return [data[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+
+
+@st.composite
+def nested(draw: st.DrawFn, max_depth: int = 400) -> Any:
+    """A JSON value wrapped in lists and objects to a random depth (far past parsers' limits)."""
+    value = draw(json_values)
+    for _ in range(draw(st.integers(min_value=0, max_value=max_depth))):
+        value = [value] if draw(st.booleans()) else {"k": value}
+    return value
+
+
+@st.composite
+def with_secret(draw: st.DrawFn, secret: str) -> Any:
+    """A JSON value with ``secret`` planted in some of its strings and keys (whole, or glued to text)."""
+
+    def plant(text: str) -> str:
+        return draw(st.sampled_from([text, secret, f"{text}{secret}", f"{secret}{text}{secret}"]))
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, str):
+            return plant(value)
+        if isinstance(value, list):
+            return [walk(item) for item in value]
+        if isinstance(value, dict):
+            return {plant(key): walk(item) for key, item in value.items()}
+        return value
+
+    return walk(draw(json_values))

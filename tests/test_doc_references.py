@@ -17,6 +17,9 @@ PROVED_SECTIONS = [
     ("generator.md", "## Untrusted text"),
     ("tool-server-registry.md", "## Secrets in headers"),
 ]
+#: docs/security.md: every row of its threat tables names the test that proves the defence.
+SECURITY = REPO / "docs" / "security.md"
+SECURITY_SECTIONS = ("## The runtime", "## The toolchain")  # each must exist and hold a table
 
 
 def _defined(path: Path) -> set[str]:
@@ -63,3 +66,21 @@ def test_each_promise_section_names_its_proof() -> None:
 def test_the_reference_pattern_reads_every_form() -> None:
     text = "see `tests/a/test_b.py::test_c`, `tests/test_d.py::TestE::test_f[x y]` and `tests/x.py` (no test)"
     assert references(text) == [("tests/a/test_b.py", "test_c"), ("tests/test_d.py", "TestE::test_f")]
+
+
+def _table_rows(section: str) -> list[str]:
+    rows = [line for line in section.splitlines() if line.startswith("| ")]
+    return [row for row in rows[1:] if not row.startswith("| ---")]  # without the header
+
+
+def test_every_security_row_names_a_test_that_exists() -> None:
+    text = SECURITY.read_text(encoding="utf-8")
+    sections = {part.split("\n", 1)[0]: part for part in text.split("\n## ")[1:]}
+    for start in SECURITY_SECTIONS:
+        assert any(title.startswith(start.removeprefix("## ")) for title in sections), start
+    for title, section in sections.items():  # every table, including ones added later
+        for row in _table_rows(section):
+            named = references(row)
+            assert named, f"{title}: a row names no test: {row[:80]}"
+            for path, test in named:
+                assert (REPO / path).is_file() and test in _defined(REPO / path), (path, test)

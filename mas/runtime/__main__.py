@@ -22,9 +22,10 @@ from typing import Any
 
 from mas.runtime import _code_cli
 from mas.runtime._logs import routed_logging
-from mas.runtime.config import ConfigError, MCPServerConfig
+from mas.runtime.config import ConfigError, MCPServerConfig, positive_seconds
 from mas.runtime.contracts.tool_contract import HINT_KEYS
 from mas.runtime.progress import Progress
+from mas.runtime.redact import blank, blanked_output
 from mas.runtime.registry import ProviderFactory, RuntimeRegistry
 from mas.runtime.tool_checks import tool_problems
 
@@ -33,6 +34,8 @@ __all__ = ["format_table", "main"]
 PROG = "mas-runtime"
 _COLUMNS = ("NAME", "PROVIDER", "TITLE", "HINTS", "REQUIRED")
 EXIT_OK, EXIT_TOOL_ERROR, EXIT_BAD_INPUT = 0, 1, 2
+#: `call --timeout` default: a server that never answers must not hang the command.
+CALL_TIMEOUT = 60.0
 _EPILOG = """\
 exit status: 0 ok, 1 the tool returned an error result (call), diagnostics or a failed run
 (code), 2 bad configuration or usage.
@@ -94,6 +97,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     call.add_argument("tool", help="tool name as listed")
     call.add_argument("arguments", nargs="?", default="{}", help="arguments as a JSON object (default: {})")
+    call.add_argument(
+        "--timeout",
+        type=positive_seconds,
+        metavar="SECONDS",
+        help="give up on the call after this long, with a timeout error (default: the tool's own "
+        f"timeout_seconds, else {CALL_TIMEOUT:g})",
+    )
     _code_cli.add_commands(commands, common, _EPILOG)  # code check|run, serve --code-mode
     return parser
 
@@ -130,10 +140,18 @@ def list_command(args: argparse.Namespace, progress: Progress) -> int:
             print(f"{PROG}: error: provider {owner!r}: {at}: {message}", file=sys.stderr)
             return EXIT_BAD_INPUT
         if args.json:
-            print(json.dumps(entries, indent=2, sort_keys=True))
+            print(blank(json.dumps(entries, indent=2, sort_keys=True)))
         else:
-            print(format_table([_row(e, registry.owner_of(e["name"]) or "?") for e in entries]))
+            print(blank(format_table([_row(e, registry.owner_of(e["name"]) or "?") for e in entries])))
         return EXIT_OK
+
+
+def _call_timeout(args: argparse.Namespace, registry: RuntimeRegistry) -> float:
+    """--timeout, else the tool's declared timeout_seconds, else CALL_TIMEOUT: never unbounded."""
+    if args.timeout is not None:
+        return float(args.timeout)
+    declared = next((e.get("timeout_seconds") for e in registry.list_tools() if e.get("name") == args.tool), None)
+    return float(declared) if isinstance(declared, int | float) and declared > 0 else CALL_TIMEOUT
 
 
 def call_command(args: argparse.Namespace, progress: Progress) -> int:
@@ -143,8 +161,8 @@ def call_command(args: argparse.Namespace, progress: Progress) -> int:
         print(f"{PROG}: error: arguments: not valid JSON: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     with _open(args, progress) as registry:
-        envelope = registry.call_tool(args.tool, arguments)
-        print(json.dumps(envelope.to_dict(), indent=2, sort_keys=True, default=str))
+        envelope = registry.call_tool(args.tool, arguments, timeout_seconds=_call_timeout(args, registry))
+        print(blank(json.dumps(envelope.to_dict(), indent=2, sort_keys=True, default=str)))
         return EXIT_TOOL_ERROR if envelope.is_error else EXIT_OK
 
 
@@ -165,10 +183,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # argparse exits on --help and on usage errors
         return exc.code if isinstance(exc.code, int) else EXIT_BAD_INPUT
     try:
-        with routed_logging(PROG, verbose=args.verbose), Progress(PROG, quiet=args.quiet, verbose=args.verbose) as p:
+        with (
+            blanked_output(),  # whatever the command prints, no resolved secret (docs/security.md)
+            routed_logging(PROG, verbose=args.verbose),
+            Progress(PROG, quiet=args.quiet, verbose=args.verbose) as p,
+        ):
             return COMMANDS[args.command](args, p)
     except ConfigError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        print(f"{PROG}: error: {blank(str(exc))}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except BrokenPipeError:  # `... | head`: stop quietly, and keep Python from failing on the final flush
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -12,6 +12,8 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from mas.runtime.redact import BlankingFormatter
+
 __all__ = ["routed_logging"]
 
 
@@ -35,9 +37,9 @@ def routed_logging(prog: str, *, verbose: bool = False) -> Iterator[None]:
     from INFO up, with tracebacks). Restores the root logger afterwards (CLIs run in-process in tests)."""
     root = logging.getLogger()
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(
-        logging.Formatter(f"{prog}: %(levelname)s: %(name)s: %(message)s") if verbose else _OneLine(prog)
-    )
+    inner = logging.Formatter(f"{prog}: %(levelname)s: %(name)s: %(message)s") if verbose else _OneLine(prog)
+    # Every line, traceback included: a library may quote a reply that echoed a secret header.
+    handler.setFormatter(BlankingFormatter(inner))
     level = root.level
     root.addHandler(handler)
     root.setLevel(logging.INFO if verbose else logging.WARNING)

@@ -12,11 +12,13 @@ from typing import Any
 
 import mcp_types as types
 
+from mas.runtime import redact
 from mas.runtime.config import MCPServerConfig
 from mas.runtime.contracts.tool_contract import HINT_KEYS, ToolResultEnvelope, build_tool_entry
 
 __all__ = [
     "ToolServerError",
+    "clip",
     "dump_wire",
     "envelope_from_result",
     "exception_text",
@@ -45,6 +47,16 @@ class ToolServerError(RuntimeError):
 
 def one_line(text: str) -> str:
     return " ".join(text.split())
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, saying how much was cut (infra ``max_error_chars``).
+
+    Cut after blanking secrets, never before: a cut through a secret would leave a piece of it.
+    """
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text) - limit} more characters cut; max_error_chars={limit})"
 
 
 def dump_wire(model: Any) -> Any:
@@ -121,6 +133,7 @@ def resolve_headers(config: MCPServerConfig) -> tuple[dict[str, str], set[str]]:
                 # The whole value and the bare credential; very short values would garble messages.
                 secrets.update(v for v in (value, last) if len(v) >= 4)
         headers[key] = value
+    redact.remember(secrets)  # blanked from every output of the process from now on
     return headers, secrets
 
 
@@ -139,26 +152,13 @@ def exception_text(exc: BaseException, secrets: Iterable[str] = ()) -> str:
     return scrub(one_line(text), secrets)
 
 
-def scrub(text: str, secrets: Iterable[str]) -> str:
-    # Longest first so a secret containing another is blanked whole.
-    for secret in sorted(secrets, key=len, reverse=True):
-        if secret:
-            text = text.replace(secret, "***")
-    return text
+def scrub(text: str, secrets: Iterable[str] = ()) -> str:
+    """``text`` with every secret blanked: the process's remembered ones and ``secrets`` (``redact``)."""
+    return redact.blank(text, secrets)
 
 
-def scrub_envelope(envelope: ToolResultEnvelope, secrets: Collection[str]) -> ToolResultEnvelope:
+def scrub_envelope(envelope: ToolResultEnvelope, secrets: Collection[str] = ()) -> ToolResultEnvelope:
     """The envelope with every secret blanked out of its strings: a server may echo a header back."""
-    if not secrets:
-        return envelope
-    return ToolResultEnvelope.from_dict(_scrub_json(envelope.to_dict(), secrets))
-
-
-def _scrub_json(value: Any, secrets: Collection[str]) -> Any:
-    if isinstance(value, str):
-        return scrub(value, secrets)
-    if isinstance(value, Mapping):
-        return {scrub(str(k), secrets): _scrub_json(v, secrets) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_scrub_json(item, secrets) for item in value]
-    return value
+    data = envelope.to_dict()
+    blanked = redact.blank_json(data, secrets)
+    return envelope if blanked is data else ToolResultEnvelope.from_dict(blanked)

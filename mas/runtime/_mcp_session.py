@@ -12,6 +12,8 @@ import asyncio
 import logging
 import math
 import sys
+import time
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass, field
@@ -26,15 +28,17 @@ from mcp.client._probe import negotiate_auto  # the SDK's own mode="auto" policy
 from mcp.client._transport import TransportStreams
 from mcp.client.session import ClientSession, IncomingMessage
 from mcp.client.sse import sse_client
-from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from mas.runtime._mcp_convert import ToolServerError, exception_text, resolve_headers, scrub
+from mas.runtime import redact
+from mas.runtime._mcp_convert import ToolServerError, clip, exception_text, resolve_headers, scrub
 from mas.runtime._mcp_input import InputBridge
 from mas.runtime._oauth import AuthorizeCallback, build_auth
 from mas.runtime._server_stderr import StderrSink
 from mas.runtime._server_stderr import report as report_stderr
+from mas.runtime._stdio import StdioLimits, StdioState, stdio_transport
 from mas.runtime.config import MCPServerConfig
 
 __all__ = [
@@ -79,6 +83,21 @@ class Connection:
     broken: bool = False
     #: A full paginated tools/list ran on this session (so the SDK knows every output schema).
     listed: bool = False
+    #: How many ``tools/list_changed`` notifications arrived on this session.
+    changes: int = 0
+    #: ``changes`` as it was when the last listing checked against a pin began (None: never).
+    pin_checked: int | None = None
+    #: What the stdio reader knows (a fault it ended the connection for, a partial answer); None on HTTP.
+    stdio: StdioState | None = None
+
+    @property
+    def fault(self) -> str | None:
+        """Why the transport itself ended this connection (e.g. a message over max_result_bytes)."""
+        return None if self.stdio is None else self.stdio.fault
+
+    def mid_answer(self) -> bool:
+        """Part of a message has arrived and the rest has not (a call timed out while it was sent)."""
+        return self.stdio is not None and self.stdio.partial > 0
 
     def usable(self) -> bool:
         if self.broken or self.task is None or self.task.done():
@@ -111,6 +130,7 @@ class SessionKeeper:
         self.closed = False
         #: The handshake (infra ``connect_mode``); ``auto`` turns into ``legacy`` once a server needed it.
         self.mode = config.connect_mode
+        self._probing = False  # an ``auto`` probe is out (for the timeout message)
         self._authorize = authorize
         self._conn: Connection | None = None
         #: The calls in flight and the server-to-client requests routed to them (``_mcp_input``).
@@ -122,9 +142,21 @@ class SessionKeeper:
         # One OAuth provider per keeper: a reconnect keeps its tokens and discovered metadata.
         self._auth: httpx2.Auth | None = None
         self._auth_built = False
+        #: Called when the server says its tool list changed (the provider drops its cache).
+        self.on_list_changed: Callable[[], None] | None = None
+        #: Subscribe to tools/list_changed on modern (2026-07-28) sessions: set for pinned servers.
+        self.watch_tools = False
+
+    def remember_secret(self, value: str) -> None:
+        """A secret resolved for this server (an OAuth token, a client secret): blanked from
+        this provider's messages and, through ``mas.runtime.redact``, from every output of the process."""
+        if value:
+            self.secrets.add(value)
+            redact.remember([value])
 
     def text(self, exc: BaseException) -> str:
-        return exception_text(exc, self.secrets)
+        """The exception as one blanked line, cut to ``max_error_chars`` (a server's 10 MB message)."""
+        return clip(exception_text(exc, self.secrets), self.config.max_error_chars)
 
     def scrub(self, text: str) -> str:
         return scrub(text, self.secrets)
@@ -181,9 +213,7 @@ class SessionKeeper:
             # Report the timeout when it happens: tearing the transport down (stopping a stdio
             # child) may take seconds more, and nobody should wait for that.
             if not conn.ready.done():
-                conn.ready.set_exception(
-                    ToolServerError(self.name, f"connect + initialize timed out after {timeout} s")
-                )
+                conn.ready.set_exception(ToolServerError(self.name, self._timed_out(conn, timeout)))
 
         timer = asyncio.get_running_loop().call_later(timeout, expire)
         try:
@@ -195,14 +225,14 @@ class SessionKeeper:
                 if not self._auth_built and self.config.auth is not None and self.config.transport != "stdio":
                     self._auth = await build_auth(
                         self.config,
-                        on_secret=self.secrets.add,
+                        on_secret=self.remember_secret,
                         authorize=self._authorize,
                         person_wait=self.person_wait,
                     )
                     self._auth_built = True
                 for mode in self._modes():
                     async with AsyncExitStack() as stack:
-                        read, write = await stack.enter_async_context(self._transport(stack))
+                        read, write = await stack.enter_async_context(self._transport(stack, conn))
                         session = await stack.enter_async_context(
                             ClientSession(
                                 read,
@@ -225,12 +255,14 @@ class SessionKeeper:
                         self._clock = None
                         logger.debug("MCP server %r: connected over %s (%s)", self.name, self.config.transport, mode)
                         conn.ready.set_result(session)
-                        await conn.stop.wait()
+                        async with anyio.create_task_group() as watchers:
+                            if self.watch_tools:
+                                watchers.start_soon(self._watch_tools, conn, session)
+                            await conn.stop.wait()
+                            watchers.cancel_scope.cancel()
                         break
             if scope.cancelled_caught and not conn.ready.done():
-                conn.ready.set_exception(
-                    ToolServerError(self.name, f"connect + initialize timed out after {timeout} s")
-                )
+                conn.ready.set_exception(ToolServerError(self.name, self._timed_out(conn, timeout)))
         except ToolServerError as exc:
             if not conn.ready.done():
                 conn.ready.set_exception(exc)
@@ -263,14 +295,15 @@ class SessionKeeper:
         if mode == "legacy":
             await session.initialize()
         elif mode == "auto":
-            # The SDK's own policy (what ``Client(mode="auto")`` runs): probe server/discover and fall
-            # back to initialize on this session for any answer that is not modern evidence. The
-            # probe gets half the connect budget, so a server that never answers it (mcp 1.6 stops
-            # reading) leaves time for the initialize handshake on a new connection. Not with OAuth:
-            # a person may be signing in during the probe (the connect clock pauses for that).
-            budget = math.inf if self.config.auth is not None else self.config.connect_timeout_seconds / 2
-            with anyio.fail_after(budget):
+            # The SDK's own policy (what ``Client(mode="auto")`` runs): probe server/discover (the
+            # SDK waits 10 s for it) and fall back to initialize on this session for any answer that
+            # is not modern evidence. The probe has the whole connect budget: a cold start (npx, a
+            # loaded machine) must not be mistaken for a server that never answers.
+            self._probing = True
+            try:
                 await negotiate_auto(session)
+            finally:
+                self._probing = False
         else:  # a pinned modern version: adopt it without a probe, as Client(mode=version) does
             session.adopt(pinned_discover(mode))
 
@@ -294,7 +327,14 @@ class SessionKeeper:
                 self.text(exc),
             )
 
-    def _transport(self, stack: AsyncExitStack) -> AbstractAsyncContextManager[TransportStreams]:
+    def _timed_out(self, conn: Connection, timeout: float) -> str:
+        # A server that printed only a banner (or Latin-1 noise) did not "time out" for no reason.
+        hint = "" if conn.stdio is None else conn.stdio.noise_hint()
+        if not hint and self._probing:  # mcp 1.6 servers never answer the probe: the way round it
+            hint = " (server/discover got no answer; a server on the mcp 1.x SDK needs `connect_mode: legacy`)"
+        return f"connect + initialize timed out after {timeout} s{hint}"
+
+    def _transport(self, stack: AsyncExitStack, conn: Connection) -> AbstractAsyncContextManager[TransportStreams]:
         cfg = self.config
         if cfg.transport == "stdio":
             if not cfg.command:
@@ -306,7 +346,14 @@ class SessionKeeper:
             # tool-server-registry.md, "Server stderr"); registered first, so it drains last.
             sink = StderrSink(self.name, self.scrub)
             stack.callback(self._stderr_done, sink)
-            return _spawned(stdio_client(params, errlog=sink.errlog), sink)
+            # Our own reader, not the SDK's stdio_client: see mas/runtime/_stdio.py for why (mcp 2.3.0).
+            state = StdioState(self.name)
+            if conn.stdio is not None:  # a handshake fallback's second process: one count, one warning
+                state.noise, state.first_noise = conn.stdio.noise, conn.stdio.first_noise
+            state.on_fault.append(lambda reason: self._faulted(conn))
+            conn.stdio = state
+            limits = StdioLimits(max_message_bytes=cfg.max_result_bytes, max_json_depth=cfg.max_json_depth)
+            return _spawned(stdio_transport(params, state, limits, errlog=sink.errlog), sink)
         if not cfg.url:
             raise ToolServerError(self.name, f"{cfg.transport} transport needs a url")
         headers, secrets = resolve_headers(cfg)
@@ -323,6 +370,13 @@ class SessionKeeper:
                 sse_client(cfg.url, headers=headers, timeout=cfg.connect_timeout_seconds, auth=self._auth),
             )
         raise ToolServerError(self.name, f"unsupported transport {cfg.transport!r}")
+
+    @staticmethod
+    def _faulted(conn: Connection) -> None:
+        # The calls in flight end with the fault; the next acquire connects afresh, and the
+        # owner stops this one's server now rather than at the next call.
+        conn.broken = True
+        conn.stop.set()
 
     def _stderr_done(self, sink: StderrSink) -> None:
         self._stderr_lines += sink.finish()
@@ -343,7 +397,30 @@ class SessionKeeper:
     async def _on_message(self, message: IncomingMessage) -> None:
         if isinstance(message, Exception):  # transport faults; the calls they break report them
             logger.debug("MCP server %r: transport error: %s", self.name, self.text(message))
+        elif isinstance(message, types.ToolListChangedNotification):  # the initialize-era form
+            if self._conn is not None:
+                self._tools_changed(self._conn)
         await anyio.lowlevel.checkpoint()
+
+    def _tools_changed(self, conn: Connection) -> None:
+        conn.changes += 1  # the listing this session was checked with is stale
+        conn.listed = False
+        if self.on_list_changed is not None:
+            self.on_list_changed()
+
+    async def _watch_tools(self, conn: Connection, session: ClientSession) -> None:
+        """Count ``tools/list_changed`` events of a modern session (they come only to a
+        ``subscriptions/listen`` stream there); lives as long as the connection."""
+        from mcp.client.subscriptions import listen
+
+        try:
+            async with listen(session, tools_list_changed=True) as subscription:
+                if not subscription.honored.tools_list_changed:
+                    return
+                async for _event in subscription:
+                    self._tools_changed(conn)
+        except Exception as exc:  # an older server, or the connection ended: nothing to watch
+            logger.debug("MCP server %r: no tools/list_changed subscription: %s", self.name, self.text(exc))
 
 
 class _ConnectClock:
@@ -381,32 +458,67 @@ class _ConnectClock:
 
 
 class ProgressRelay:
-    """Delivers progress to the user's callback in wire order, one at a time.
+    """Delivers progress to the user's callback in wire order, one at a time, never far behind.
 
     The SDK runs each progress notification in its own task; enqueueing without awaiting keeps
     their order, and a single consumer keeps callbacks from overlapping. Sync callbacks run on
     the provider's loop thread; async ones on the caller's loop when the call came from one.
+
+    Bounded (``max_lag`` seconds, the infra key ``max_progress_lag_seconds``): an update that
+    waited longer than ``max_lag`` is skipped when a newer one is queued, at most
+    ``MAX_QUEUED`` wait, and :meth:`finish` gives the callback at most ``max_lag`` more after the
+    call ended. A slow callback under a flood of progress costs dropped updates, never the
+    call's result (issue 17, item 4).
     """
 
-    def __init__(self, callback: ProgressCallback, caller_loop: asyncio.AbstractEventLoop | None, label: str) -> None:
+    #: Updates kept waiting at most; the oldest is dropped first.
+    MAX_QUEUED = 256
+
+    def __init__(
+        self,
+        callback: ProgressCallback,
+        caller_loop: asyncio.AbstractEventLoop | None,
+        label: str,
+        max_lag: float = 2.0,
+    ) -> None:
         self._callback = callback
         self._caller_loop = caller_loop
         self._label = label
-        self._queue: asyncio.Queue[tuple[float, float | None, str | None] | None] = asyncio.Queue()
+        self._max_lag = max_lag
+        self._queue: deque[tuple[float, tuple[float, float | None, str | None]]] = deque()
+        self._wake = asyncio.Event()
+        self._closing = False
         self._task: asyncio.Future[None] | None = None
+        #: Updates never delivered (skipped as stale, dropped from a full queue, or cut at the end).
+        self.dropped = 0
 
     async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
-        self._queue.put_nowait((progress, total, message))
+        if len(self._queue) >= self.MAX_QUEUED:
+            self._queue.popleft()
+            self.dropped += 1
+        # A server may echo a header secret into its progress text.
+        item = (progress, total, None if message is None else scrub(message, ()))
+        self._queue.append((time.monotonic(), item))
+        self._wake.set()
 
     def start(self) -> None:
         self._task = asyncio.ensure_future(self._run())
 
     async def _run(self) -> None:
-        while (item := await self._queue.get()) is not None:
-            try:
-                await self._deliver(*item)
-            except Exception as exc:
-                logger.warning("%s: progress callback raised %s", self._label, type(exc).__name__)
+        while True:
+            while self._queue:
+                received, item = self._queue.popleft()
+                if self._queue and time.monotonic() - received > self._max_lag:
+                    self.dropped += 1  # stale, and a newer update is waiting: show that one instead
+                    continue
+                try:
+                    await self._deliver(*item)
+                except Exception as exc:
+                    logger.warning("%s: progress callback raised %s", self._label, type(exc).__name__)
+            if self._closing:
+                return
+            self._wake.clear()
+            await self._wake.wait()
 
     async def _deliver(self, progress: float, total: float | None, message: str | None) -> None:
         outcome = self._callback(progress, total, message)
@@ -423,16 +535,27 @@ class ProgressRelay:
             await outcome
 
     async def finish(self) -> None:
-        """Let already-received progress reach the callback, then stop the consumer."""
+        """Let received progress reach the callback for at most ``max_lag`` more, then stop.
+
+        Never raises for a slow callback: the call's result is what the caller waits for.
+        """
         task = self._task
         if task is None:
             return
-        self._queue.put_nowait(None)
+        self._closing = True
+        self._wake.set()
         try:
-            await asyncio.wait_for(asyncio.shield(task), CLOSE_TIMEOUT)
-        except (TimeoutError, asyncio.CancelledError):
+            await asyncio.wait_for(asyncio.shield(task), self._max_lag)
+        except TimeoutError:
+            task.cancel()
+            self.dropped += len(self._queue)
+            with suppress(BaseException):
+                await task
+        except asyncio.CancelledError:
             task.cancel()
             raise
+        if self.dropped:
+            logger.info("%s: %d progress update(s) not delivered (max_progress_lag_seconds)", self._label, self.dropped)
 
 
 @asynccontextmanager

@@ -448,10 +448,7 @@ class PersonAuthorizer:
                     if isinstance(outcome, Awaitable):
                         await outcome
             return
-        print(
-            f"MCP server {self.server!r}: to sign in, open this URL in a browser:\n  {authorization_url}",
-            file=sys.stderr,
-        )
+        _show(f"MCP server {self.server!r}: to sign in, open this URL in a browser:\n  {authorization_url}")
         if _has_browser():
             await asyncio.to_thread(_open_quietly, authorization_url)
 
@@ -461,6 +458,19 @@ class PersonAuthorizer:
             raise OAuthFlowError("the authorization redirect was never started")
         with self._person_wait():
             return await receiver.wait(self.timeout)
+
+
+def _show(text: str) -> None:
+    """Print on stderr, keeping the URL on one line so a person can copy it whole.
+
+    While a CLI shows live progress, rich owns stderr (a ``FileProxy``) and hard-wraps what is
+    printed at the terminal's width, which would break the URL; its console prints it unwrapped.
+    """
+    console = getattr(sys.stderr, "_FileProxy__console", None)
+    if console is not None and hasattr(console, "print"):
+        console.print(text, soft_wrap=True, markup=False, highlight=False)
+    else:
+        print(text, file=sys.stderr, flush=True)
 
 
 def _has_terminal() -> bool:

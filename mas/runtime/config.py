@@ -6,11 +6,21 @@ providers. Keeping these apart lets the code generator reuse the same server set
 
 from __future__ import annotations
 
+import argparse
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-__all__ = ["AuthGrant", "ConfigError", "MCPServerConfig", "OAuthConfig", "SourceLocation", "Transport"]
+__all__ = [
+    "AuthGrant",
+    "ConfigError",
+    "MCPServerConfig",
+    "OAuthConfig",
+    "SourceLocation",
+    "Transport",
+    "positive_seconds",
+]
 
 Transport = Literal["stdio", "streamable-http", "sse"]
 AuthGrant = Literal["authorization_code", "client_credentials", "token_exchange"]
@@ -96,6 +106,16 @@ class MCPServerConfig:
     max_pages: int = 100
     cache_ttl_ms: int = 0
     cache_scope: Literal["provider", "process"] = "provider"
+    #: Limits on what a server may send (docs/security.md): a stdio message longer than this many
+    #: bytes fails the call as a ``protocol`` error and replaces the connection.
+    max_result_bytes: int = 16 * 1024 * 1024
+    #: Deepest nesting of arrays/objects accepted in one message; deeper answers are ``protocol`` errors.
+    max_json_depth: int = 256
+    #: A server's error message is cut to this many characters in envelopes and exception text.
+    max_error_chars: int = 4096
+    #: Progress older than this is skipped when newer progress waits, and the relay gives up this
+    #: long after the call ended: a slow progress callback never delays or fails the result.
+    max_progress_lag_seconds: float = 2.0
     namespace: str | None = None
     #: Run-time pinning against a toolgen lock (``mas.runtime.pinning``): off, warn or refuse.
     pin: Literal["off", "warn", "refuse"] = "off"
@@ -109,3 +129,14 @@ class MCPServerConfig:
     #: OAuth 2.1 (``auth:``); None: no OAuth (fixed ``headers`` only).
     auth: OAuthConfig | None = None
     location: SourceLocation | None = None
+
+
+def positive_seconds(text: str) -> float:
+    """A CLI ``--timeout`` value: a positive, finite number of seconds (argparse ``type=``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text!r}")
+    return value

@@ -17,6 +17,21 @@ from mas.runtime.yaml_source import LineMap, dotted, load_schema, load_yaml_docu
 __all__ = ["load_infra", "load_infra_files"]
 
 
+#: Server keys passed to MCPServerConfig as they are, when present (their defaults live there).
+_OPTIONAL = (
+    "connect_timeout_seconds",
+    "connect_mode",
+    "follow_pagination",
+    "max_pages",
+    "cache_ttl_ms",
+    "cache_scope",
+    "max_result_bytes",
+    "max_json_depth",
+    "max_error_chars",
+    "max_progress_lag_seconds",
+)
+
+
 def _tool_object(item: str | Mapping[str, Any]) -> Mapping[str, Any]:
     """An MCP tool object; a bare name (or a missing inputSchema) means "takes any object"."""
     tool: dict[str, Any] = {"name": item} if isinstance(item, str) else dict(item)
@@ -40,18 +55,7 @@ def _server(entry: Mapping[str, Any], index: int, lines: LineMap, file: str) -> 
     if cwd is not None and not Path(cwd).is_absolute():
         cwd = str(Path(file).parent / cwd)  # relative to the infra file, not to wherever we run from
     tools = entry.get("tools")
-    optional: dict[str, Any] = {
-        key: entry[key]
-        for key in (
-            "connect_timeout_seconds",
-            "connect_mode",
-            "follow_pagination",
-            "max_pages",
-            "cache_ttl_ms",
-            "cache_scope",
-        )
-        if key in entry
-    }
+    optional: dict[str, Any] = {key: entry[key] for key in _OPTIONAL if key in entry}
     lock = entry.get("lock")
     if lock is not None and not Path(lock).is_absolute():
         lock = str(Path(file).parent / lock)

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from mas.runtime.config import ConfigError, SourceLocation
 from mas.runtime.contracts.tool_contract import (
+    CallCancelled,
     ToolContract,
     ToolResultEnvelope,
     ainvoke_call_tool,
+    await_with_timeout,
     invoke_call_tool,
     run_with_timeout,
 )
@@ -89,15 +90,24 @@ class LocalToolRegistry:
     def _timed_out(tool_name: str, limit: float | None) -> ToolResultEnvelope:
         return ToolResultEnvelope.failure(f"tool {tool_name!r} timed out after {limit} s", kind="timeout")
 
+    @staticmethod
+    def _cancelled(tool_name: str, exc: CallCancelled) -> ToolResultEnvelope:
+        return ToolResultEnvelope.failure(f"tool {tool_name!r} was {exc}", kind="cancelled")
+
     def call_tool(self, tool_name: str, arguments: Mapping[str, Any] | None, **kwargs: Any) -> ToolResultEnvelope:
+        """The tool's ``call_tool``; ``timeout_seconds`` (else the tool's own) and ``cancel_event``
+        bound the wait. A tool that declares ``cancel_event`` also receives it, to stop early."""
         tool = self._tools.get(tool_name)
         if tool is None:
             return self._unknown(tool_name)
         limit = self._limit(tool, kwargs)
+        cancel = kwargs.get("cancel_event")
         try:
-            value = run_with_timeout(lambda: invoke_call_tool(tool, tool_name, arguments, **kwargs), limit)
+            value = run_with_timeout(lambda: invoke_call_tool(tool, tool_name, arguments, **kwargs), limit, cancel)
         except TimeoutError:
             return self._timed_out(tool_name, limit)
+        except CallCancelled as exc:
+            return self._cancelled(tool_name, exc)
         return ToolResultEnvelope.coerce(value)
 
     async def acall_tool(
@@ -108,9 +118,13 @@ class LocalToolRegistry:
             return self._unknown(tool_name)
         limit = self._limit(tool, kwargs)
         try:
-            value = await asyncio.wait_for(ainvoke_call_tool(tool, tool_name, arguments, **kwargs), limit)
+            value = await await_with_timeout(
+                ainvoke_call_tool(tool, tool_name, arguments, **kwargs), limit, kwargs.get("cancel_event")
+            )
         except TimeoutError:
             return self._timed_out(tool_name, limit)
+        except CallCancelled as exc:
+            return self._cancelled(tool_name, exc)
         return ToolResultEnvelope.coerce(value)
 
     def close(self) -> None:

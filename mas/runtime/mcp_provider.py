@@ -30,22 +30,28 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
 from contextlib import suppress
 from types import TracebackType
-from typing import Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import anyio
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter, ValidationError
 
+from mas.runtime import redact
+from mas.runtime._error_kinds import kind_of_error_result, kind_of_invalid_params
+from mas.runtime._lenient_listing import list_page
+from mas.runtime._lenient_listing import summary as listing_summary
 from mas.runtime._loop import BackgroundLoop, LoopThreadError
 from mas.runtime._mcp_convert import (
     ToolServerError,
+    clip,
     dump_wire,
     envelope_from_result,
     one_line,
@@ -58,7 +64,12 @@ from mas.runtime._mcp_session import Connection, ProgressCallback, ProgressRelay
 from mas.runtime._oauth import AuthorizeCallback
 from mas.runtime._wire import non_json_number
 from mas.runtime.config import MCPServerConfig
-from mas.runtime.contracts.tool_contract import ToolResultEnvelope
+from mas.runtime.contracts.tool_contract import ERROR_KIND_KEY, ToolResultEnvelope
+
+if TYPE_CHECKING:
+    from mcp.client.session import ClientSession
+
+    from mas.runtime.pinning import ServerPin
 
 __all__ = [
     "AuthorizeCallback",
@@ -85,6 +96,15 @@ class CancelSignal(Protocol):
     def is_set(self) -> bool: ...
 
 
+def with_error_kind(envelope: ToolResultEnvelope) -> ToolResultEnvelope:
+    """An ``isError`` result says its failure kind too (docs/tool.md, "Failure kinds"), read from its text."""
+    if not envelope.is_error or envelope.result_type != "complete":
+        return envelope
+    metadata = dict(envelope.metadata or {})
+    metadata.setdefault(ERROR_KIND_KEY, kind_of_error_result(envelope.text))
+    return dataclasses.replace(envelope, metadata=metadata)
+
+
 class MCPToolProvider:
     """List and call the tools of one MCP server through the ToolContract surface."""
 
@@ -95,6 +115,9 @@ class MCPToolProvider:
         self.config = config
         self._runner = BackgroundLoop(f"MCP server {config.name!r}", async_hint="acall_tool()/alist_tools()")
         self._keeper = SessionKeeper(config, authorize=authorize)
+        self._keeper.on_list_changed = self._on_list_changed
+        #: Run-time pinning (``mas.runtime.pinning``), given by the registry; None when not pinned.
+        self._pin: ServerPin | None = None
         self._cache: tuple[float, list[dict[str, Any]]] | None = None
         #: Called after each tools/list page with (page number, tools so far): for progress displays.
         self.on_page: Callable[[int, int], None] | None = None
@@ -175,13 +198,15 @@ class MCPToolProvider:
         else:
             self._cache = entry
 
-    async def _fetch_listing(self) -> list[dict[str, Any]]:
-        conn, session = await self._keeper.acquire()
+    async def _fetch_listing(self, via: tuple[Connection, ClientSession] | None = None) -> list[dict[str, Any]]:
+        conn, session = via or await self._keeper.acquire()
+        generation = conn.changes  # a tools/list_changed arriving meanwhile makes this listing stale
         cfg = self.config
         tools: list[dict[str, Any]] = []
         seen: set[str] = set()
         cursor: str | None = None
         pages = 0
+        problems: list[tuple[str, str]] = []
         try:
             while True:
                 if pages >= cfg.max_pages:
@@ -190,9 +215,12 @@ class MCPToolProvider:
                 params = types.PaginatedRequestParams(cursor=cursor) if cursor is not None else None
                 # tools/list has no timeout of its own; a hung server must not hang discovery.
                 with anyio.fail_after(cfg.connect_timeout_seconds):
-                    page = await session.list_tools(params=params)
+                    page = await list_page(session, params, self.name)
                 pages += 1
-                tools.extend(dump_wire(tool) for tool in page.tools)
+                # Blanked here, where listings enter: the lock, the generated package and every
+                # listing printed are made from this (a server may echo a header into a description).
+                tools.extend(redact.blank_json(tool) for tool in page.tools)
+                problems.extend(page.problems)
                 if self.on_page is not None:
                     self.on_page(pages, len(tools))
                 if not cfg.follow_pagination or not page.next_cursor:
@@ -211,7 +239,12 @@ class MCPToolProvider:
         except Exception as exc:
             conn.note_failure(exc)
             raise ToolServerError(self.name, f"tools/list failed: {self._keeper.text(exc)}") from None
-        conn.listed = cfg.follow_pagination
+        if problems:  # listed anyway; the generator reports each schema in its own terms
+            logger.warning("MCP server %r: %s", self.name, self._keeper.scrub(listing_summary(problems)))
+        conn.listed = cfg.follow_pagination and generation == conn.changes
+        if self._pin is not None:
+            self._pin.check(tools)  # every listing fetched is compared with the lock (item 13)
+            conn.pin_checked = generation
         return tools
 
     # --- calling ------------------------------------------------------------------------------
@@ -322,11 +355,23 @@ class MCPToolProvider:
             )
         if responses:
             responses = inputs.fill_defaults(request_state, responses)  # SEP-1034, as for held calls
-        relay = ProgressRelay(progress_callback, caller_loop, self._label(tool_name)) if progress_callback else None
+        relay = (
+            ProgressRelay(progress_callback, caller_loop, self._label(tool_name), self.config.max_progress_lag_seconds)
+            if progress_callback
+            else None
+        )
         call = inputs.begin(self._label(tool_name))
 
         async def send() -> ToolResultEnvelope:
+            if self._pin is not None and self.config.tools is not None:
+                # An explicit list is never re-listed: decide before connecting.
+                refused = self._pin.refusal(tool_name)
+                if refused is not None:
+                    return refused
             conn, session = await self._keeper.acquire()
+            refused = await self._check_pin(conn, session, tool_name)
+            if refused is not None:
+                return refused
             call.conn = conn  # server requests arriving on this connection are this call's to answer
             await self._prefetch_listing(conn)
             try:
@@ -345,10 +390,16 @@ class MCPToolProvider:
                 )
             except Exception as exc:
                 conn.note_failure(exc)
+                if conn.mid_answer():
+                    # The reader is inside an answer nobody waits for any more: a fresh connection
+                    # serves the next call at once instead of after the rest of it (item 3).
+                    conn.broken = True
+                if conn.fault is not None:  # the transport ended the connection, and says why
+                    return self._failure(tool_name, f"failed: {conn.fault}", "protocol")
                 return self._call_error(tool_name, exc, timeout_seconds)
             if isinstance(result, types.InputRequiredResult):
                 inputs.remember_forms(result)
-            return scrub_envelope(envelope_from_result(result), self._keeper.secrets)
+            return scrub_envelope(with_error_kind(envelope_from_result(result)), self._keeper.secrets)
 
         async def run() -> ToolResultEnvelope:
             # The relay lives as long as the request, across the input rounds it may be suspended in.
@@ -412,7 +463,7 @@ class MCPToolProvider:
                 return self._failure(tool_name, f"failed: {detail}", "unavailable")
             message = self._keeper.scrub(exc.message)
             if exc.code == types.INVALID_PARAMS:  # MCP reports an unknown tool as invalid params
-                kind = "unknown_tool" if "unknown tool" in message.lower() else "invalid_arguments"
+                kind = kind_of_invalid_params(message)
             else:
                 kind = "tool_error" if exc.code == types.INTERNAL_ERROR else "protocol"
             return self._failure(tool_name, f"failed: {message} (MCP error {exc.code})", kind)
@@ -423,6 +474,34 @@ class MCPToolProvider:
         # The SDK raises RuntimeError/ValueError (pydantic's ValidationError) for replies it cannot use.
         kind = "protocol" if isinstance(exc, RuntimeError | ValueError) else "unavailable"
         return self._failure(tool_name, f"failed: {self._keeper.text(exc)}", kind)
+
+    async def _check_pin(self, conn: Connection, session: ClientSession, tool_name: str) -> ToolResultEnvelope | None:
+        """Under ``pin``, the listing of *this* connection is compared with the lock before a call is
+        sent: a server that came back changed after a reconnect, or said ``tools/list_changed``,
+        is listed again first. The refusal is the registry's (``ServerPin.refusal``)."""
+        pin = self._pin
+        if pin is None or self.config.tools is not None:
+            return None
+        if conn.pin_checked != conn.changes:
+            try:
+                self._store_listing(await self._fetch_listing((conn, session)))
+            except ToolServerError as exc:
+                return pin.unverified(tool_name, exc.detail)
+            if conn.pin_checked != conn.changes:  # changed again while listing: never send unchecked
+                return pin.unverified(tool_name, "the server's tool list changed while it was being listed")
+        return pin.refusal(tool_name)
+
+    def guard_with(self, pin: ServerPin) -> None:
+        """Check every listing this provider fetches against ``pin`` (``PinGuard.attach`` calls this)."""
+        self._pin = pin
+        self._keeper.watch_tools = True  # the next connection subscribes to tools/list_changed
+
+    def _on_list_changed(self) -> None:
+        # The cached listing is stale too: the next listing or pinned call fetches a fresh one.
+        self._cache = None
+        if self.config.cache_scope == "process":
+            with _PROCESS_CACHE_LOCK:
+                _PROCESS_CACHE.pop(server_identity(self.config), None)
 
     async def _prefetch_listing(self, conn: Connection) -> None:
         # The SDK checks structured results against output schemas seen in tools/list but only
@@ -474,4 +553,5 @@ class MCPToolProvider:
         return f"MCP server {self.name!r}: tools/call {tool_name!r}"
 
     def _failure(self, tool_name: str, what: str, kind: str) -> ToolResultEnvelope:
-        return ToolResultEnvelope.failure(self._keeper.scrub(one_line(f"{self._label(tool_name)} {what}")), kind=kind)
+        text = clip(self._keeper.scrub(one_line(f"{self._label(tool_name)} {what}")), self.config.max_error_chars)
+        return ToolResultEnvelope.failure(text, kind=kind)

@@ -10,6 +10,10 @@ know, is then:
   ``pointer`` is the first JSON pointer at which the live tool differs from the lock;
 * ``warn``: called, after one logged warning line (once per tool).
 
+Every listing the runtime acts on is checked, not only the registry's first one: an MCP provider
+given its pin (:meth:`PinGuard.attach`) checks each listing it fetches (after a reconnect, after
+a ``notifications/tools/list_changed``) before it sends the next call on that connection.
+
 Guide: ``docs/drift.md``.
 """
 
@@ -89,13 +93,62 @@ class ServerPin:
     warned: set[str] = field(default_factory=set)
 
     def check(self, live: Iterable[Mapping[str, Any]]) -> None:
-        self.mismatches = {}
+        """Compare a listing with the lock; replaces what the previous listing found."""
+        mismatches: dict[str, Mismatch] = {}
         for tool in live:
             name = str(tool.get("name"))
             if name not in self.locked:
-                self.mismatches[name] = Mismatch(name, "")
+                mismatches[name] = Mismatch(name, "")
             elif tool_hash(tool) != self.hashes[name]:
-                self.mismatches[name] = Mismatch(name, first_difference(self.locked[name], tool) or "/")
+                mismatches[name] = Mismatch(name, first_difference(self.locked[name], tool) or "/")
+        self.mismatches = mismatches  # one assignment: a call on another thread sees old or new, whole
+
+    def exposed(self, inner: str) -> str:
+        """The name the registry exposes ``inner`` under (namespace prefix included)."""
+        return f"{self.config.namespace}.{inner}" if self.config.namespace else inner
+
+    def refusal(self, inner: str, exposed: str | None = None) -> ToolResultEnvelope | None:
+        """None when the call may go ahead (after a warning under ``warn``); else the failure."""
+        mismatch = self.mismatches.get(inner)
+        if mismatch is None:
+            return None
+        exposed = exposed or self.exposed(inner)
+        provider_name = self.config.name
+        lock = Path(self.config.lock or "").name
+        if self.config.pin == "warn":
+            if inner not in self.warned:
+                self.warned.add(inner)
+                logger.warning(
+                    "tool %r (server %r): %s; calling anyway (pin: warn)",
+                    exposed, provider_name, mismatch.describe(lock),
+                )  # fmt: skip
+            return None
+        message = (
+            f"tool {exposed!r} (server {provider_name!r}) refused: {mismatch.describe(lock)} (pin: refuse); "
+            "run `toolgen diff` to see what changed"
+        )
+        metadata = {
+            "reason": PIN_REASON,
+            "tool": exposed,
+            "server": provider_name,
+            "pointer": mismatch.pointer,
+            "lock": lock,
+        }
+        return ToolResultEnvelope.failure(message, kind="unavailable", metadata=metadata)
+
+    def unverified(self, inner: str, why: str) -> ToolResultEnvelope | None:
+        """A call whose tool could not be listed on this connection: refused under ``refuse``."""
+        exposed = self.exposed(inner)
+        if self.config.pin == "warn":
+            logger.warning("tool %r (server %r): cannot compare with the lock: %s; calling anyway", exposed,
+                           self.config.name, why)  # fmt: skip
+            return None
+        message = (
+            f"tool {exposed!r} (server {self.config.name!r}) refused: cannot compare it with the lock "
+            f"{Path(self.config.lock or '').name} (pin: refuse): {why}"
+        )
+        metadata = {"reason": PIN_REASON, "tool": exposed, "server": self.config.name, "pointer": "", "lock": ""}
+        return ToolResultEnvelope.failure(message, kind="unavailable", metadata=metadata)
 
 
 class PinGuard:
@@ -128,30 +181,19 @@ class PinGuard:
         self._pins[provider_name].check(raw)
         return [tool_entry_from_mcp(tool) for tool in raw]
 
+    def attach(self, providers: Mapping[str, Any]) -> None:
+        """Hand each pinned provider its pin, so it checks every listing it fetches itself (a
+        reconnect, a ``tools/list_changed``) before it sends a call, not only the registry's."""
+        for name, pin in self._pins.items():
+            guard = getattr(providers.get(name), "guard_with", None)
+            if callable(guard):
+                guard(pin)
+
     def refusal(self, provider_name: str, inner: str, exposed: str) -> ToolResultEnvelope | None:
-        """None when the call may go ahead (after a warning under ``warn``); else the failure."""
+        """None when the call may go ahead (after a warning under ``warn``); else the failure.
+
+        Decided on the last listing checked, whichever connection fetched it; a provider given its
+        pin checks again on its own connection before it sends (a reconnect, a list change).
+        """
         pin = self._pins.get(provider_name)
-        mismatch = None if pin is None else pin.mismatches.get(inner)
-        if pin is None or mismatch is None:
-            return None
-        lock = Path(pin.config.lock or "").name
-        if pin.config.pin == "warn":
-            if inner not in pin.warned:
-                pin.warned.add(inner)
-                logger.warning(
-                    "tool %r (server %r): %s; calling anyway (pin: warn)",
-                    exposed, provider_name, mismatch.describe(lock),
-                )  # fmt: skip
-            return None
-        message = (
-            f"tool {exposed!r} (server {provider_name!r}) refused: {mismatch.describe(lock)} (pin: refuse); "
-            "run `toolgen diff` to see what changed"
-        )
-        metadata = {
-            "reason": PIN_REASON,
-            "tool": exposed,
-            "server": provider_name,
-            "pointer": mismatch.pointer,
-            "lock": lock,
-        }
-        return ToolResultEnvelope.failure(message, kind="unavailable", metadata=metadata)
+        return None if pin is None else pin.refusal(inner, exposed)

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mas.runtime._mcp_convert import ToolServerError, resolve_headers, scrub
+from mas.runtime import redact
+from mas.runtime._mcp_convert import ToolServerError, resolve_headers
 from mas.runtime.config import MCPServerConfig
 
 __all__ = [
@@ -95,17 +96,8 @@ def wire_result(raw: Any) -> dict[str, Any]:
 
 
 def scrub_value(value: Any, secrets: Iterable[str]) -> Any:
-    """``value`` with every secret blanked out of every string (keys included)."""
-    found = [s for s in secrets if s]
-    if not found:
-        return value
-    if isinstance(value, str):
-        return scrub(value, found)
-    if isinstance(value, Mapping):
-        return {scrub(str(k), found): scrub_value(v, found) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [scrub_value(v, found) for v in value]
-    return value
+    """``value`` with every secret blanked out of every string (keys included), by ``redact``'s rule."""
+    return redact.blank_json(value, secrets)
 
 
 def provider_secrets(providers: Iterable[Any]) -> set[str]:

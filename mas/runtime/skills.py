@@ -25,7 +25,9 @@ from typing import Any
 
 from mas.runtime.config import ConfigError
 from mas.runtime.contracts.tool_contract import (
+    CallCancelled,
     ToolResultEnvelope,
+    await_with_timeout,
     resolve_awaitable,
     run_with_timeout,
     validate_arguments,
@@ -149,13 +151,23 @@ class SkillToolProvider:
     def _timed_out(tool_name: str, limit: float | None) -> ToolResultEnvelope:
         return ToolResultEnvelope.failure(f"tool {tool_name!r} timed out after {limit} s", kind="timeout")
 
+    @staticmethod
+    def _cancelled(tool_name: str, exc: CallCancelled) -> ToolResultEnvelope:
+        return ToolResultEnvelope.failure(f"tool {tool_name!r} was {exc}", kind="cancelled")
+
     def call_tool(
-        self, tool_name: str, arguments: Mapping[str, Any] | None, *, timeout_seconds: float | None = None
+        self,
+        tool_name: str,
+        arguments: Mapping[str, Any] | None,
+        *,
+        timeout_seconds: float | None = None,
+        cancel_event: Any = None,
     ) -> ToolResultEnvelope:
         """Validate, then ``handler(**arguments)``; coroutine handlers are run to completion.
 
-        ``timeout_seconds`` (else the tool's ``spec.timeout_seconds``) bounds the wait; a handler
-        that overruns keeps running in its thread, but the caller gets an error envelope on time.
+        ``timeout_seconds`` (else the tool's ``spec.timeout_seconds``) and ``cancel_event``
+        (anything with ``is_set()``) bound the wait; a handler that overruns or is cancelled keeps
+        running in its thread, but the caller gets an error envelope on time.
         """
         prepared = self._prepare(tool_name, arguments)
         if isinstance(prepared, ToolResultEnvelope):
@@ -163,17 +175,24 @@ class SkillToolProvider:
         handler, args = prepared
         limit = self._limit(tool_name, timeout_seconds)
         try:
-            value = run_with_timeout(lambda: resolve_awaitable(handler(**args)), limit)
+            value = run_with_timeout(lambda: resolve_awaitable(handler(**args)), limit, cancel_event)
         except TimeoutError:
             return self._timed_out(tool_name, limit)
+        except CallCancelled as exc:
+            return self._cancelled(tool_name, exc)
         except Exception as exc:  # a handler error never crashes the caller
             return ToolResultEnvelope.failure(f"tool {tool_name!r} failed: {type(exc).__name__}: {exc}")
         return self._wrap(tool_name, value)
 
     async def acall_tool(
-        self, tool_name: str, arguments: Mapping[str, Any] | None, *, timeout_seconds: float | None = None
+        self,
+        tool_name: str,
+        arguments: Mapping[str, Any] | None,
+        *,
+        timeout_seconds: float | None = None,
+        cancel_event: Any = None,
     ) -> ToolResultEnvelope:
-        """Await coroutine handlers; run sync ones in a worker thread; same time limit as :meth:`call_tool`."""
+        """Await coroutine handlers; run sync ones in a worker thread; same limits as :meth:`call_tool`."""
         prepared = self._prepare(tool_name, arguments)
         if isinstance(prepared, ToolResultEnvelope):
             return prepared
@@ -184,11 +203,13 @@ class SkillToolProvider:
                 pending: Any = handler(**args)
             else:
                 pending = asyncio.to_thread(handler, **args)
-            value = await asyncio.wait_for(pending, timeout=limit)
+            value = await await_with_timeout(pending, limit, cancel_event)
             if inspect.isawaitable(value):  # a sync function that returned a coroutine
-                value = await asyncio.wait_for(value, timeout=limit)
+                value = await await_with_timeout(value, limit, cancel_event)
         except TimeoutError:
             return self._timed_out(tool_name, limit)
+        except CallCancelled as exc:
+            return self._cancelled(tool_name, exc)
         except Exception as exc:
             return ToolResultEnvelope.failure(f"tool {tool_name!r} failed: {type(exc).__name__}: {exc}")
         return self._wrap(tool_name, value)

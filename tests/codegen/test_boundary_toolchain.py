@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import time
@@ -333,3 +334,189 @@ def test_sample_keys_that_shadow_imports_type_check_and_import_without_warnings(
                          timeout=120)  # fmt: skip
     assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines() == [json.dumps(_SHADOWING, sort_keys=True), "1 d 3 i 4"]
+
+
+# --- item 15: a crafted or copied cache never makes --check pass ------------------------------------------
+
+_HEAVY = (
+    "import sys; from codegen.cli import main; code = main(['generate', *sys.argv[1:]]); "
+    "print(code, sorted(m for m in ('black', 'datamodel_code_generator') if m in sys.modules))"
+)
+
+
+def _cached_run(cwd: Path, user: Path, *args: str) -> tuple[int, str]:
+    """``generate ARGS`` as ``user`` (their cache key lives in USER/toolgen/cache.key); the exit code
+    and whether the generator libraries had to be loaded (a cache miss)."""
+    proc = subprocess.run([sys.executable, "-c", _HEAVY, *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "XDG_CACHE_HOME": str(user)})  # fmt: skip
+    code, heavy = proc.stdout.strip().splitlines()[-1].split(" ", 1)
+    return int(code), heavy
+
+
+def _only_entry(project: Path) -> Path:
+    [entry] = (project / ".toolgen-cache" / "files").glob("*.json")
+    return entry
+
+
+@pytest.fixture
+def cached_project(tmp_path: Path) -> Path:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text('[tool.toolgen]\nmcp-json = ["tools.json"]\nout = "gen"\npackage = "pkg"\n')
+    (project / "tools.json").write_text(TIME.read_text())
+    assert _cached_run(project, tmp_path / "dev", "-q") == (0, "['black', 'datamodel_code_generator']")
+    assert _cached_run(project, tmp_path / "dev", "--check") == (0, "[]")  # the dev's own cache: a hit
+    return project
+
+
+def test_a_crafted_cache_entry_cannot_make_check_pass_a_tampered_package(cached_project: Path) -> None:
+    """The issue's attack: append a line to the package and to the matching cache entry, and fix up the
+    entry's digest with every key the attacker has: the unkeyed SHA-256, and their own secret."""
+    import hashlib
+    import hmac
+
+    from codegen.cache import _canonical, _digest
+
+    users = cached_project.parent
+    _cached_run(cached_project, users / "attacker", "-q", "--no-cache")
+    _cached_run(cached_project, users / "attacker", "--check")  # creates the attacker's key
+    key_file = users / "attacker" / "toolgen" / "cache.key"
+    attacker_key = key_file.read_bytes() if key_file.exists() else b"k" * 32
+    with (cached_project / "gen" / "pkg" / "_tools.py").open("a") as handle:
+        handle.write("import os; os.system('echo pwned')\n")
+    path = _only_entry(cached_project)
+    entry = json.loads(path.read_text())
+    entry["data"]["_tools.py"] += "import os; os.system('echo pwned')\n"
+    entry["sha256"] = _digest(_canonical(entry["data"]))
+    payload = _digest("files", entry["key"], _canonical(entry["data"])).encode()
+    entry["hmac"] = hmac.new(attacker_key, payload, hashlib.sha256).hexdigest()
+    path.write_text(json.dumps(entry))
+    proc = _run(cached_project, "codegen", "generate", "--check", XDG_CACHE_HOME=str(users / "dev"))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "  changed  _tools.py\n" in proc.stdout
+
+
+def test_a_cache_copied_from_another_user_is_a_miss(cached_project: Path) -> None:
+    users = cached_project.parent
+    assert _cached_run(cached_project, users / "ci", "--check") == (0, "['black', 'datamodel_code_generator']")
+    assert _cached_run(cached_project, users / "ci", "--check") == (0, "[]")  # CI's own entries hit
+    key = users / "ci" / "toolgen" / "cache.key"
+    assert oct(key.stat().st_mode & 0o777) == "0o600"
+    key.chmod(0o622)  # a key another user could rewrite is not trusted: no cache at all
+    assert _cached_run(cached_project, users / "ci", "--check") == (0, "['black', 'datamodel_code_generator']")
+
+
+# --- item 17: kill -9 during generate leaves a consistent package + lock pair -----------------------------
+
+_KILL_POINTS = ("staged", "committed", "retired", "swapped", "locked")
+
+
+def _infra_text(drift: bool) -> str:
+    args = ["-m", "mas.samples.mcp_server", *(["--drift", "param-removed"] if drift else [])]
+    return (
+        "apiVersion: toolgen/v1\nkind: ToolServerRegistry\nmetadata: {name: s}\nspec:\n  servers:\n"
+        f"    - {{name: sample, protocol: mcp, transport: stdio, command: python, args: {json.dumps(args)},"
+        " connect_timeout_seconds: 30}\n"
+    )
+
+
+_PAIR_ARGS = ("--infra", "infra.yaml", "--out", "out", "--package", "pkg", "--no-cache")
+
+
+def _pair(root: Path) -> dict[str, bytes]:
+    return {**tree(root / "out" / "pkg"), "LOCK": (root / "toolgen.lock.json").read_bytes()}
+
+
+def _leftovers(root: Path) -> list[str]:
+    """Anything a write leaves only while it runs: staging, retired folders, journal, lock temporaries."""
+    return sorted(p.name for p in [*(root / "out").iterdir(), *root.iterdir()] if p.name.startswith("."))
+
+
+@pytest.fixture(scope="module")
+def pairs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, bytes], dict[str, bytes]]:
+    """A workspace holding pair A (the server as is), and pair B (the server after a drift)."""
+    root = tmp_path_factory.mktemp("pairs")
+    (root / "infra.yaml").write_text(_infra_text(drift=False))
+    assert _toolgen(root, *_PAIR_ARGS, "-q", timeout=120).returncode == 0
+    base = root / "base"
+    base.mkdir()
+    shutil.copytree(root / "out", base / "out")
+    shutil.copy(root / "toolgen.lock.json", base / "toolgen.lock.json")
+    a = _pair(root)
+    (root / "infra.yaml").write_text(_infra_text(drift=True))
+    assert _toolgen(root, *_PAIR_ARGS, "-q", timeout=120).returncode == 0
+    b = _pair(root)
+    assert a["LOCK"] != b["LOCK"] and a["inputs.py"] != b["inputs.py"]
+    return base, a, b
+
+
+def _workspace(tmp_path: Path, base: Path) -> Path:
+    shutil.copytree(base, tmp_path / "w")
+    (tmp_path / "w" / "infra.yaml").write_text(_infra_text(drift=True))
+    return tmp_path / "w"
+
+
+@pytest.mark.parametrize("point", _KILL_POINTS)
+def test_kill_9_at_each_write_step_leaves_one_consistent_pair(
+    tmp_path: Path, pairs: tuple[Path, dict[str, bytes], dict[str, bytes]], point: str
+) -> None:
+    base, a, b = pairs
+    root = _workspace(tmp_path, base)
+    killed = _toolgen(root, *_PAIR_ARGS, timeout=120, TOOLGEN_TEST_KILL_AT=point)
+    assert killed.returncode == -9, killed.stderr  # SIGKILL, from the process itself at that step
+    assert _leftovers(root)  # something was left mid-write
+    # CI's gate right after the kill: the pair on disk is consistent (the journal finished first).
+    check = _toolgen(root, "--offline", "--check", *_PAIR_ARGS, timeout=120)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert _pair(root) == (a if point == "staged" else b)
+    assert _leftovers(root) == []
+    finished = "finished the write of out/pkg that an interrupted run had committed"
+    assert (finished in check.stderr) == (point != "staged")
+
+
+@pytest.mark.parametrize("delay", [0.3, 0.8, 1.5, 2.5, 4.0])
+def test_kill_9_from_outside_at_any_moment_leaves_one_consistent_pair(
+    tmp_path: Path, pairs: tuple[Path, dict[str, bytes], dict[str, bytes]], delay: float
+) -> None:
+    base, a, b = pairs
+    root = _workspace(tmp_path, base)
+    proc = subprocess.Popen([sys.executable, "-m", "codegen", "generate", *_PAIR_ARGS, "-q"], cwd=root,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    time.sleep(delay)
+    proc.kill()  # SIGKILL
+    proc.wait(timeout=30)
+    check = _toolgen(root, "--offline", "--check", *_PAIR_ARGS, timeout=120)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert _pair(root) in (a, b)
+    assert _leftovers(root) == []
+
+
+def test_staging_left_by_a_killed_run_is_removed_by_the_next(
+    tmp_path: Path, pairs: tuple[Path, dict[str, bytes], dict[str, bytes]]
+) -> None:
+    base, _, b = pairs
+    root = _workspace(tmp_path, base)
+    for name in (".pkg.new-abc123", ".pkg.old-0badf00d"):  # as the writer of an earlier release left them
+        (root / "out" / name).mkdir()
+        (root / "out" / name / "__init__.py").write_text("x = 1\n")
+    (root / ".toolgen.lock.json.new-xyz").write_text("{}")
+    proc = _toolgen(root, *_PAIR_ARGS, "-q", timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert _leftovers(root) == [] and _pair(root) == b
+
+
+def test_a_planted_journal_cannot_move_files_elsewhere(
+    tmp_path: Path, pairs: tuple[Path, dict[str, bytes], dict[str, bytes]]
+) -> None:
+    base, a, _ = pairs
+    root = _workspace(tmp_path, base)
+    (root / "victim.txt").write_text("keep\n")
+    journal = {"version": 1, "staging": ".pkg.new-x", "retired": ".pkg.old-x", "lock": str(root / "victim.txt"),
+               "lock_tmp": ".victim.txt.new-x"}  # fmt: skip
+    (root / ".victim.txt.new-x").write_text("overwritten\n")
+    (root / "out" / ".pkg.toolgen-journal").write_text(json.dumps(journal))
+    proc = _toolgen(root, "--offline", "--check", *_PAIR_ARGS, timeout=120)
+    assert _error_line(proc).startswith(
+        "toolgen: error: out/.pkg.toolgen-journal: an interrupted toolgen run left a journal that does not fit"
+    )
+    assert (root / "victim.txt").read_text() == "keep\n" and _pair(root) == a

@@ -250,14 +250,10 @@ def test_server_printing_a_banner_still_generates_with_one_warning(tmp_path: Pat
     proc = _run(tmp_path, "--infra", "infra.yaml", "--out", "out", "--package", "pkg", "--snapshot", "lock.json", "-q")
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr.splitlines() == [
-        "toolgen: warning: mcp.client.stdio: Failed to parse JSONRPC message from server "
-        "(ValidationError; -v shows details)"
+        "toolgen: warning: mas.runtime.stdio: MCP server 'banner': stdout line 1 is not JSON-RPC, ignored: "
+        "'Banner Server v1.0 starting... (this line is not JSON-RPC)'"
     ]
     assert "def echo(" in (tmp_path / "out" / "pkg" / "_tools.py").read_text()
-    verbose = _run(
-        tmp_path, "--infra", "infra.yaml", "--out", "out", "--package", "pkg", "--snapshot", "lock.json", "-v"
-    )
-    assert verbose.returncode == 0 and "Traceback (most recent call last)" in verbose.stderr
 
 
 def test_server_speaking_no_json_rpc_is_one_error_line(tmp_path: Path) -> None:
@@ -267,7 +263,10 @@ def test_server_speaking_no_json_rpc_is_one_error_line(tmp_path: Path) -> None:
     proc = _run(tmp_path, "--infra", "infra.yaml", "--out", "out", "--package", "pkg", "--snapshot", "lock.json", "-q")
     assert proc.returncode == 2, proc.stderr
     *warnings, error = proc.stderr.splitlines()
-    assert all(w.startswith("toolgen: warning: mcp.client.stdio: Failed to parse JSONRPC message") for w in warnings)
+    noise = [w for w in warnings if w.startswith("toolgen: warning: mas.runtime.stdio: MCP server 'banner': stdout")]
+    # At most one warning for the noise, not one per line (none when a loaded machine starts the
+    # server too slowly to print it in time; tests/runtime/test_hostile_stdio.py proves the hint).
+    assert len(noise) <= 1, warnings
     assert error.startswith("toolgen: error: infra.yaml:") and "cannot list MCP server 'banner'" in error
     assert "Traceback" not in proc.stderr
     assert not (tmp_path / "out").exists()

@@ -52,9 +52,47 @@ TARGETS = {
     "pagination": ["mas.runtime.mcp_provider.xǁMCPToolProviderǁ_fetch_listing__*"],
     "redaction": [
         f"mas.runtime._mcp_convert.x_{name}__*"
-        for name in ("resolve_headers", "leaf_exception", "exception_text", "scrub", "scrub_envelope", "_scrub_json")
+        for name in ("resolve_headers", "leaf_exception", "exception_text", "scrub", "scrub_envelope", "clip")
     ]
-    + ["mas.runtime.mcp_provider.xǁMCPToolProviderǁ_failure__*"],
+    + ["mas.runtime.mcp_provider.xǁMCPToolProviderǁ_failure__*"]
+    # The one place that blanks secrets (issue 17, item 12).
+    + [f"mas.runtime.redact.x_{name}__*" for name in ("remember", "_ordered", "_blank", "_blank_pieces", "blank")]
+    + ["mas.runtime.redact.x_blank_json__*", "mas.runtime.redact.x__copy__*"],
+    # What one message from a server may be (issue 17, items 1-5): stdio lines, depth, size, progress.
+    "size limits": [
+        "mas.runtime._stdio.x_json_depth__*",
+        "mas.runtime._stdio.x__answer_id__*",
+        "mas.runtime._stdio.x__too_big__*",
+        "mas.runtime._stdio.xǁLineBufferǁfeed__*",
+        "mas.runtime._stdio.xǁ_LineParserǁparse__*",
+        "mas.runtime._stdio.xǁ_LineParserǁ_slow_path__*",
+        "mas.runtime._stdio.xǁ_LineParserǁ_too_deep__*",
+        "mas.runtime._mcp_session.xǁProgressRelayǁ__call____*",
+        "mas.runtime._mcp_session.xǁProgressRelayǁ_run__*",
+        "mas.runtime._mcp_session.xǁProgressRelayǁfinish__*",
+    ],
+    # pin: refuse on every listing (issue 17, item 13).
+    "pinning": [
+        "mas.runtime.pinning.xǁServerPinǁcheck__*",
+        "mas.runtime.pinning.xǁServerPinǁrefusal__*",
+        "mas.runtime.pinning.xǁServerPinǁunverified__*",
+        "mas.runtime.pinning.xǁPinGuardǁattach__*",
+        "mas.runtime.mcp_provider.xǁMCPToolProviderǁ_check_pin__*",
+    ],
+    # Issue 17's toolchain items; codegen/write.py (the journal) is under "write" above.
+    "toolchain boundary": [
+        "mas.runtime.yaml_source.xǁLineLoaderǁcompose_node__*",
+        "mas.runtime._wire.x_non_json_number__*",
+        "mas.runtime._wire.x__escaped__*",
+        "codegen.infer.x__deeper_than__*",
+        "codegen.settings.x__check_package__*",
+        "codegen.settings.x__check_inputs_outside__*",
+        "codegen.cache.x__keyed__*",
+        "codegen.cache.x__trusted__*",
+        "codegen.cache.x__read_key__*",
+        "codegen.datamodels.x__field_aliases__*",
+        "codegen.datamodels.x__property_keys__*",
+    ],
     "shim decoding": [
         f"{_SHIM}x_{name}__*"
         for name in (

@@ -27,6 +27,7 @@ import platformdirs
 import pytest
 from mcp.client.auth import OAuthFlowError
 
+from mas.runtime import redact
 from mas.runtime._oauth import TOKEN_DIR_ENV, LoopbackReceiver, token_dir
 from mas.runtime.config import ConfigError
 from mas.runtime.infra import load_infra
@@ -150,6 +151,7 @@ def test_sign_in_once_then_a_new_process_refreshes_and_nothing_leaks(tmp_path: P
         assert "code_challenge_method=S256" in visits[0] and "resource=" in visits[0]
         assert [g["grant"] for g in grants(log)] == ["register", "authorization_code"]
         assert issued_secrets(log) <= secrets_known, "every token and client secret is blanked out of messages"
+        assert issued_secrets(log) <= redact.known(), "... and, through mas.runtime.redact, out of every output"
 
         (store,) = tokens.iterdir()
         assert stat.S_IMODE(store.stat().st_mode) == 0o600
@@ -384,3 +386,21 @@ def test_on_a_terminal_the_url_is_printed_and_a_browser_opened(tmp_path: Path) -
     assert "code_challenge=" in done.stderr
     assert [g["grant"] for g in grants(log)] == ["register", "authorization_code"]
     assert not [s for s in issued_secrets(log) if s in done.stderr + done.stdout]
+
+
+def test_the_printed_url_stays_on_one_line_under_live_progress(monkeypatch: Any) -> None:
+    """While rich shows live progress it owns stderr and hard-wraps at the terminal width; the
+    authorization URL must reach the person whole, or a copied URL misses its PKCE challenge."""
+    import io
+
+    from rich.console import Console
+    from rich.file_proxy import FileProxy
+
+    from mas.runtime import _oauth
+
+    screen = io.StringIO()
+    console = Console(file=screen, width=40, force_terminal=False)
+    monkeypatch.setattr(sys, "stderr", FileProxy(console, io.StringIO()))
+    url = "http://127.0.0.1:1/authorize?" + "&".join(f"k{i}=v{i}" for i in range(30))
+    _oauth._show(f"to sign in, open:\n  {url}")
+    assert url in screen.getvalue().splitlines()[1]

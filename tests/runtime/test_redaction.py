@@ -72,7 +72,8 @@ def test_scrub_envelope_blanks_strings_everywhere_and_keeps_the_rest() -> None:
         session_id="s-***",
         result_type="input_required",
     )
-    assert scrub_envelope(envelope, set()) is envelope
+    clean = ToolResultEnvelope(result={"a": ["b", 7]}, content=[{"type": "text", "text": "c"}])
+    assert scrub_envelope(clean, set()) == clean  # nothing to blank: unchanged
 
 
 # --- exception_text --------------------------------------------------------------------------------

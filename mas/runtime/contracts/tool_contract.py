@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import functools
 import inspect
+import math
 import threading
+import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
@@ -27,14 +30,17 @@ from mas.runtime.contracts._rules import ERROR_KIND_KEY, ERROR_KINDS
 __all__ = [
     "ADVERTISE_KEYS",
     "CALL_KWARGS",
+    "CANCEL_POLL_SECONDS",
     "ERROR_KINDS",
     "ERROR_KIND_KEY",
     "HINT_KEYS",
     "AsyncToolProvider",
+    "CallCancelled",
     "ToolContract",
     "ToolProvider",
     "ToolResultEnvelope",
     "accepted_call_kwargs",
+    "await_with_timeout",
     "ainvoke_call_tool",
     "build_tool_entry",
     "describe_argument_error",
@@ -485,14 +491,25 @@ def resolve_awaitable(value: Any) -> Any:
     return value
 
 
-def run_with_timeout(func: Callable[[], Any], limit: float | None) -> Any:
-    """``func()``, raising :class:`TimeoutError` after ``limit`` seconds (None: no limit; 0: at once).
+class CallCancelled(Exception):
+    """The caller's ``cancel_event`` was set while an in-process call was waited for."""
 
-    The call runs in a daemon thread; one that overruns keeps running there (Python cannot stop
-    a thread), but the caller gets its answer on time.
+
+#: How often an in-process call polls its ``cancel_event`` (the MCP provider polls as often).
+CANCEL_POLL_SECONDS = 0.05
+
+
+def run_with_timeout(func: Callable[[], Any], limit: float | None, cancel_event: Any = None) -> Any:
+    """``func()``, raising :class:`TimeoutError` after ``limit`` seconds (None: no limit; 0: at once)
+    and :class:`CallCancelled` once ``cancel_event`` (anything with ``is_set()``) is set.
+
+    The call runs in a daemon thread; one that overruns or is cancelled keeps running there
+    (Python cannot stop a thread), but the caller gets its answer on time.
     """
-    if limit is None:
+    if limit is None and cancel_event is None:
         return func()
+    if cancel_event is not None and cancel_event.is_set():
+        raise CallCancelled("cancelled before it started")
     outcome: dict[str, Any] = {}
     done = threading.Event()
 
@@ -505,11 +522,46 @@ def run_with_timeout(func: Callable[[], Any], limit: float | None) -> Any:
             done.set()
 
     threading.Thread(target=run, name="tool-call", daemon=True).start()
-    if not done.wait(max(limit, 0.0)):
-        raise TimeoutError(f"timed out after {limit} s")
+    deadline = None if limit is None else time.monotonic() + max(limit, 0.0)
+    while True:
+        left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+        step = left if cancel_event is None else min(CANCEL_POLL_SECONDS, left if left is not None else math.inf)
+        if done.wait(step):
+            break
+        if cancel_event is not None and cancel_event.is_set():
+            raise CallCancelled("cancelled by the caller (cancel_event)")
+        if deadline is not None and time.monotonic() >= deadline:
+            raise TimeoutError(f"timed out after {limit} s")
     if "error" in outcome:
         raise outcome["error"]
     return outcome["value"]
+
+
+async def await_with_timeout(awaitable: Awaitable[Any], limit: float | None, cancel_event: Any = None) -> Any:
+    """Async twin of :func:`run_with_timeout`: the awaitable is cancelled on timeout or cancel."""
+    if cancel_event is None:
+        return await asyncio.wait_for(awaitable, limit)
+    if cancel_event.is_set():
+        if inspect.iscoroutine(awaitable):
+            awaitable.close()
+        raise CallCancelled("cancelled before it started")
+    task = asyncio.ensure_future(awaitable)
+    deadline = None if limit is None else time.monotonic() + max(limit, 0.0)
+    try:
+        while True:
+            left = math.inf if deadline is None else max(deadline - time.monotonic(), 0.0)
+            await asyncio.wait({task}, timeout=min(CANCEL_POLL_SECONDS, left))
+            if task.done():
+                return task.result()
+            if cancel_event.is_set():
+                raise CallCancelled("cancelled by the caller (cancel_event)")
+            if deadline is not None and time.monotonic() >= deadline:
+                raise TimeoutError(f"timed out after {limit} s")
+    finally:
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
 
 
 def invoke_call_tool(callee: Any, tool_name: str, arguments: Mapping[str, Any] | None, **kwargs: Any) -> Any:

@@ -1,0 +1,174 @@
+"""A stdio server that breaks the wire rules cannot wedge, hang or flood the provider (issue 17, items 1-5).
+
+Every test talks to ``tests/servers/raw_stdio_server.py``, a real process that writes its own
+bytes: invalid UTF-8, answers nested hundreds of levels deep, answers over the size limit, an
+answer that stops half way, a progress flood, a 10 MB error message. Every wait is bounded by a
+call timeout far below pytest's, so a regression fails instead of hanging.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp_helpers import stdio_config
+
+from mas.runtime._stdio import json_depth
+from mas.runtime.config import MCPServerConfig
+from mas.runtime.contracts.tool_contract import ToolResultEnvelope
+from mas.runtime.mcp_provider import MCPToolProvider
+
+SERVER = Path(__file__).resolve().parents[1] / "servers" / "raw_stdio_server.py"
+
+
+def raw(*args: str, **overrides: Any) -> MCPServerConfig:
+    return stdio_config("raw", *args, script=SERVER, **{"connect_timeout_seconds": 10.0, **overrides})
+
+
+def kind(envelope: ToolResultEnvelope) -> str | None:
+    return (envelope.metadata or {}).get("error_kind")
+
+
+def timed(provider: MCPToolProvider, tool: str, arguments: dict[str, Any], timeout: float = 5.0) -> tuple[Any, float]:
+    start = time.monotonic()
+    envelope = provider.call_tool(tool, arguments, timeout_seconds=timeout)
+    return envelope, time.monotonic() - start
+
+
+# --- item 1: one invalid UTF-8 byte -------------------------------------------------------------
+def test_an_invalid_utf8_byte_costs_one_character_not_the_connection() -> None:
+    with MCPToolProvider(raw()) as provider:
+        latin1, took = timed(provider, "latin1", {})
+        assert (latin1.is_error, latin1.result, took < 3) == (False, "caf\ufffd", True), latin1
+        after, took = timed(provider, "echo", {"text": "still here"})
+        assert (after.is_error, after.result, took < 3) == (False, {"text": "still here"}, True), after
+
+
+def test_a_latin1_banner_is_one_warning_and_the_server_still_works(caplog: pytest.LogCaptureFixture) -> None:
+    with MCPToolProvider(raw("--latin1-banner")) as provider:
+        assert [t["name"] for t in provider.list_tools()][:1] == ["echo"]
+        assert provider.call_tool("echo", {"text": "é"}, timeout_seconds=5).result == {"text": "é"}
+    warned = [r.getMessage() for r in caplog.records if r.name == "mas.runtime.stdio"]
+    assert warned == [
+        "MCP server 'raw': stdout line 1 is not JSON-RPC, ignored: 'D\ufffdmarrage du serveur (Latin-1, not JSON-RPC)'"
+    ]
+
+
+def test_a_server_that_only_prints_a_banner_times_out_naming_the_banner() -> None:
+    with MCPToolProvider(raw("--banner-only", connect_timeout_seconds=2.0)) as provider:
+        with pytest.raises(Exception) as info:
+            provider.list_tools()
+    # One line per process started: the handshake probe's, then the initialize fallback's.
+    assert re.fullmatch(
+        r"MCP server 'raw': connect \+ initialize timed out after 2\.0 s; the server wrote [12] line\(s\) to stdout "
+        r"that are not JSON-RPC, the first: 'D\ufffdmarrage du serveur \(Latin-1, not JSON-RPC\)'",
+        str(info.value),
+    ), str(info.value)
+
+
+# --- item 2: deep answers -------------------------------------------------------------------------
+def test_deep_answers_are_delivered_up_to_max_json_depth_and_refused_beyond_it_at_once() -> None:
+    with MCPToolProvider(raw()) as provider:
+        for depth in (150, 240):  # 240: past the SDK parser's own limit (about 200), within ours (256)
+            envelope, took = timed(provider, "deep", {"depth": depth})
+            assert not envelope.is_error, envelope.result
+            assert json_depth(envelope.result) == depth + 1 and took < 3
+        refused, took = timed(provider, "deep", {"depth": 300})
+        assert (refused.is_error, kind(refused), took < 3) == (True, "protocol", True)
+        assert refused.result == (
+            "MCP server 'raw': tools/call 'deep' failed: the server's answer is nested 303 levels deep, "
+            "more than max_json_depth=256 (MCP error -32700)"
+        )
+        # The refusal answered that one call; the connection goes on.
+        assert provider.call_tool("echo", {"text": "ok"}, timeout_seconds=5).result == {"text": "ok"}
+
+
+def test_max_json_depth_is_the_infra_setting() -> None:
+    with MCPToolProvider(raw(max_json_depth=20)) as provider:
+        assert not provider.call_tool("deep", {"depth": 10}, timeout_seconds=5).is_error
+        refused = provider.call_tool("deep", {"depth": 30}, timeout_seconds=5)
+        assert kind(refused) == "protocol" and "more than max_json_depth=20" in str(refused.result)
+
+
+def test_json_depth_counts_nesting_without_recursion() -> None:
+    assert [json_depth(v) for v in (1, "s", [], {}, [[]], {"a": [1, {"b": None}]})] == [0, 0, 1, 1, 2, 3]
+    deep: Any = 0
+    for _ in range(5000):  # far past the recursion limit
+        deep = [deep]
+    assert json_depth(deep) == 5000
+
+
+# --- item 3: big answers, and an answer cut off by a timeout ------------------------------------------
+def test_a_big_answer_is_read_in_linear_time() -> None:
+    with MCPToolProvider(raw()) as provider:
+        small, small_took = timed(provider, "big", {"size": 1_000_000}, timeout=30)
+        large, large_took = timed(provider, "big", {"size": 12_000_000}, timeout=30)
+    assert not small.is_error and not large.is_error and len(large.result) == 12_000_000
+    # mcp 2.3.0's own reader took 2 s for 12 MB (quadratic); linear reading takes a fraction of that.
+    assert large_took < 2.0, large_took
+
+
+def test_an_answer_over_max_result_bytes_is_a_protocol_error_naming_the_size_and_the_connection_is_replaced() -> None:
+    with MCPToolProvider(raw(max_result_bytes=1_000_000)) as provider:
+        assert provider.call_tool("echo", {"text": "a"}, timeout_seconds=5).result == {"text": "a"}
+        first = provider._keeper._conn
+        refused, took = timed(provider, "big", {"size": 3_000_000}, timeout=20)
+        assert (refused.is_error, kind(refused), took < 5) == (True, "protocol", True), refused
+        text = str(refused.result)
+        assert "failed: the server sent a message of " in text
+        assert "more than max_result_bytes=1000000; the connection is replaced" in text
+        after, took = timed(provider, "echo", {"text": "b"})
+        assert (after.result, took < 5) == ({"text": "b"}, True)
+        assert provider._keeper._conn is not first
+
+
+def test_a_call_that_timed_out_mid_answer_does_not_delay_the_next_call() -> None:
+    with MCPToolProvider(raw()) as provider:
+        provider.call_tool("echo", {"text": "warm"}, timeout_seconds=5)
+        first = provider._keeper._conn
+        cut, took = timed(provider, "half_then_stall", {"size": 2_000_000}, timeout=1.0)
+        assert (kind(cut), took < 3) == ("timeout", True), cut
+        after, took = timed(provider, "echo", {"text": "next"})
+        assert (after.is_error, after.result, took < 5) == (False, {"text": "next"}, True), after
+        assert provider._keeper._conn is not first  # replaced: the old reader sat inside the cut answer
+
+
+# --- item 4: a progress flood -----------------------------------------------------------------------
+def test_a_progress_flood_with_a_slow_callback_still_returns_the_result() -> None:
+    seen: list[float] = []
+
+    async def slow(progress: float, total: float | None, message: str | None) -> None:
+        seen.append(progress)
+        await asyncio.sleep(0.01)
+
+    async def run() -> tuple[ToolResultEnvelope, float]:
+        async with MCPToolProvider(raw(max_progress_lag_seconds=1.0)) as provider:
+            start = time.monotonic()
+            envelope = await provider.acall_tool("flood", {"seconds": 2}, progress_callback=slow, timeout_seconds=30)
+            return envelope, time.monotonic() - start
+
+    envelope, took = asyncio.run(run())
+    assert (envelope.is_error, str(envelope.result).startswith("done after ")) == (False, True), envelope
+    steps = int(str(envelope.result).split()[2])
+    # 2 s of progress, then at most the 1 s lag, plus start-up: never the old 15 s drain and failure.
+    assert took < 6, took
+    assert 0 < len(seen) < steps and seen == sorted(seen)  # stale updates skipped, order kept
+    assert seen[-1] >= steps - 200  # the newest updates were shown, not the first 100 only
+
+
+# --- item 5: a huge error message -------------------------------------------------------------------
+def test_a_10_mb_error_message_is_cut_to_max_error_chars() -> None:
+    with MCPToolProvider(raw()) as provider:
+        envelope, took = timed(provider, "huge_error", {"size": 10_000_000}, timeout=20)
+    text = str(envelope.result)
+    assert (envelope.is_error, kind(envelope), took < 5) == (True, "tool_error", True)
+    assert len(text) < 4200
+    assert text.startswith("MCP server 'raw': tools/call 'huge_error' failed: EEEE")
+    assert text.endswith("more characters cut; max_error_chars=4096)")
+    with MCPToolProvider(raw(max_error_chars=100)) as provider:
+        short = provider.call_tool("huge_error", {"size": 5000}, timeout_seconds=5)
+    assert len(str(short.result)) < 180 and str(short.result).endswith("max_error_chars=100)")

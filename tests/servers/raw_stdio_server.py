@@ -1,0 +1,118 @@
+"""A hostile MCP server on stdio that writes its own bytes, so it can break the rules exactly.
+
+No SDK on this side: the handshake is answered by hand (``server/discover`` is refused, so the
+client falls back to ``initialize``), then each tool misbehaves in one way:
+
+* ``echo``: a correct answer, ``{"text": ...}`` echoed back;
+* ``latin1``: an answer whose text holds the raw byte 0xE9 (``caf\\xe9``, not UTF-8);
+* ``deep``: structured content nested ``depth`` levels deep;
+* ``big``: a text block of ``size`` bytes (written in one go);
+* ``half_then_stall``: ``size`` bytes of an answer, then nothing for a minute, then the rest;
+* ``flood``: progress notifications for ``seconds`` (one per millisecond), then a result;
+* ``huge_error``: a JSON-RPC error whose message is ``size`` characters long;
+* ``never``: never answers.
+
+``--latin1-banner`` prints a Latin-1 line (not UTF-8, not JSON-RPC) before anything else;
+``--banner-only`` prints it and then never speaks JSON-RPC. Calls run in threads, one write
+lock keeps lines whole.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from typing import Any
+
+OUT = sys.stdout.buffer
+LOCK = threading.Lock()
+_ANY: dict[str, Any] = {"type": "object"}
+TOOLS = [
+    {"name": name, "description": f"Misbehaves: {name}.", "inputSchema": _ANY}
+    for name in ("echo", "latin1", "deep", "big", "half_then_stall", "flood", "huge_error", "never")
+]
+
+
+def send_bytes(data: bytes) -> None:
+    with LOCK:
+        OUT.write(data)
+        OUT.flush()
+
+
+def send(message: dict[str, Any]) -> None:
+    send_bytes(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+
+
+def result(ident: Any, value: dict[str, Any]) -> None:
+    send({"jsonrpc": "2.0", "id": ident, "result": value})
+
+
+def text_result(text: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": text}], "isError": False}
+
+
+def call(ident: Any, params: dict[str, Any]) -> None:
+    name, args = params.get("name"), params.get("arguments") or {}
+    if name == "echo":
+        result(ident, {**text_result(str(args.get("text", ""))), "structuredContent": {"text": args.get("text")}})
+    elif name == "latin1":
+        head = json.dumps({"jsonrpc": "2.0", "id": ident}, separators=(",", ":"))[:-1]
+        send_bytes(head.encode() + b',"result":{"content":[{"type":"text","text":"caf\xe9"}],"isError":false}}\n')
+    elif name == "deep":
+        depth = int(args["depth"])
+        nested = "[" * depth + "1" + "]" * depth
+        body = f'{{"content":[],"structuredContent":{{"v":{nested}}},"isError":false}}'
+        send_bytes(f'{{"jsonrpc":"2.0","id":{json.dumps(ident)},"result":{body}}}\n'.encode())
+    elif name == "big":
+        result(ident, text_result("x" * int(args["size"])))
+    elif name == "half_then_stall":
+        line = json.dumps({"jsonrpc": "2.0", "id": ident, "result": text_result("y" * int(args["size"]))}).encode()
+        send_bytes(line[: len(line) // 2])
+        time.sleep(60)
+        send_bytes(line[len(line) // 2 :] + b"\n")
+    elif name == "flood":
+        token = (params.get("_meta") or {}).get("progressToken")
+        end, n = time.monotonic() + float(args["seconds"]), 0
+        while time.monotonic() < end:
+            n += 1
+            if token is not None:
+                message = {"progressToken": token, "progress": n, "message": f"step {n}"}
+                send({"jsonrpc": "2.0", "method": "notifications/progress", "params": message})
+            time.sleep(0.001)
+        result(ident, text_result(f"done after {n} steps"))
+    elif name == "huge_error":
+        send({"jsonrpc": "2.0", "id": ident, "error": {"code": -32603, "message": "E" * int(args["size"])}})
+    elif name == "never":
+        return
+    else:
+        send({"jsonrpc": "2.0", "id": ident, "error": {"code": -32602, "message": f"Unknown tool: {name}"}})
+
+
+def main() -> None:
+    if "--latin1-banner" in sys.argv or "--banner-only" in sys.argv:
+        send_bytes("Démarrage du serveur (Latin-1, not JSON-RPC)\n".encode("latin-1"))
+    if "--banner-only" in sys.argv:
+        sys.stdin.buffer.read()
+        return
+    for raw in sys.stdin.buffer:
+        message = json.loads(raw)
+        method, ident = message.get("method"), message.get("id")
+        if ident is None:
+            continue  # notifications: initialized, cancelled
+        if method == "initialize":
+            info = {"name": "raw", "version": "1"}
+            version = message["params"]["protocolVersion"]
+            result(ident, {"protocolVersion": version, "capabilities": {"tools": {}}, "serverInfo": info})
+        elif method == "tools/list":
+            result(ident, {"tools": TOOLS})
+        elif method == "tools/call":
+            threading.Thread(target=call, args=(ident, message.get("params") or {}), daemon=True).start()
+        elif method == "ping":
+            result(ident, {})
+        else:  # server/discover among them: this server speaks only the initialize handshake
+            send({"jsonrpc": "2.0", "id": ident, "error": {"code": -32601, "message": f"Method not found: {method}"}})
+
+
+if __name__ == "__main__":
+    main()
