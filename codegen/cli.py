@@ -22,6 +22,7 @@ from codegen.generate import Outcome, run, shown
 from codegen.settings import Settings, load_settings
 from mas.runtime._logs import routed_logging
 from mas.runtime.progress import Progress
+from mas.runtime.redact import blank, blanked_output
 
 __all__ = ["COMMANDS", "PROG", "main"]
 
@@ -202,15 +203,21 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        with routed_logging(PROG, verbose=args.verbose), Progress(PROG, quiet=args.quiet, verbose=args.verbose) as p:
+        with (
+            blanked_output(),  # whatever the command prints, no resolved secret (docs/security.md)
+            routed_logging(PROG, verbose=args.verbose),
+            Progress(PROG, quiet=args.quiet, verbose=args.verbose) as p,
+        ):
             return COMMANDS[args.command][1](args, p)
     except GenerateError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        print(f"{PROG}: error: {blank(str(exc))}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except Exception as exc:  # a bug of ours: still one line (the fuzz tests fail on any); -v re-raises
         if args.verbose:
             raise
-        print(f"{PROG}: internal error: {one_line(f'{type(exc).__name__}: {exc}')} (-v shows it)", file=sys.stderr)
+        print(
+            f"{PROG}: internal error: {blank(one_line(f'{type(exc).__name__}: {exc}'))} (-v shows it)", file=sys.stderr
+        )
         return EXIT_BAD_INPUT
 
 

@@ -25,7 +25,7 @@ from mas.runtime._logs import routed_logging
 from mas.runtime.config import ConfigError, MCPServerConfig, positive_seconds
 from mas.runtime.contracts.tool_contract import HINT_KEYS
 from mas.runtime.progress import Progress
-from mas.runtime.redact import blank
+from mas.runtime.redact import blank, blanked_output
 from mas.runtime.registry import ProviderFactory, RuntimeRegistry
 from mas.runtime.tool_checks import tool_problems
 
@@ -183,10 +183,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # argparse exits on --help and on usage errors
         return exc.code if isinstance(exc.code, int) else EXIT_BAD_INPUT
     try:
-        with routed_logging(PROG, verbose=args.verbose), Progress(PROG, quiet=args.quiet, verbose=args.verbose) as p:
+        with (
+            blanked_output(),  # whatever the command prints, no resolved secret (docs/security.md)
+            routed_logging(PROG, verbose=args.verbose),
+            Progress(PROG, quiet=args.quiet, verbose=args.verbose) as p,
+        ):
             return COMMANDS[args.command](args, p)
     except ConfigError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        print(f"{PROG}: error: {blank(str(exc))}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except BrokenPipeError:  # `... | head`: stop quietly, and keep Python from failing on the final flush
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

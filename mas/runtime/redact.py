@@ -18,11 +18,13 @@ output too, and code that writes a file does not need to know which provider a v
 from __future__ import annotations
 
 import logging
+import sys
 import threading
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any, TextIO
 
-__all__ = ["MASK", "BlankingFormatter", "blank", "blank_json", "known", "remember"]
+__all__ = ["MASK", "BlankingFormatter", "blank", "blank_json", "blanked_output", "known", "remember"]
 
 #: What a secret is replaced with.
 MASK = "***"
@@ -140,3 +142,33 @@ class BlankingFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         return blank(self.inner.format(record))
+
+
+class _BlankingStream:
+    """A text stream that blanks secrets out of everything written to it (``blanked_output``)."""
+
+    def __init__(self, inner: TextIO) -> None:
+        self._inner = inner
+
+    def write(self, text: str) -> int:
+        self._inner.write(blank(text))
+        return len(text)
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str) -> Any:  # flush, isatty, fileno, encoding, buffer, ...
+        return getattr(self._inner, name)
+
+
+@contextmanager
+def blanked_output() -> Iterator[None]:
+    """While active, ``sys.stdout`` and ``sys.stderr`` blank every remembered secret: the CLIs run
+    their commands inside it, so no print, progress line or log line of theirs can carry one."""
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _BlankingStream(saved[0]), _BlankingStream(saved[1])
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved

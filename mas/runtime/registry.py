@@ -27,8 +27,10 @@ from mas.runtime.contracts.tool_contract import (
 from mas.runtime.infra import load_infra_files
 from mas.runtime.local import LocalToolRegistry, import_tool_class
 from mas.runtime.pinning import PinGuard
+from mas.runtime.redact import blank
 from mas.runtime.routing import Named, NameTaken, qualified, routed_names
 from mas.runtime.samples import SampleRecorder, provider_secrets
+from mas.runtime.side_by_side import map_side_by_side
 from mas.runtime.skills import SkillToolProvider
 from mas.runtime.yaml_source import load_tool_documents
 
@@ -164,9 +166,11 @@ class RuntimeRegistry:
         """
         listed: list[_Route] = []
         keys: list[Named] = []
-        for provider_name in self._providers:
+        # Side by side (bounded), in provider order: the table and any error never depend on timing.
+        listings = map_side_by_side(self._list, list(self._providers))
+        for provider_name, entries in zip(self._providers, listings, strict=True):
             prefix = self._namespaces.get(provider_name)
-            for entry in self._list(provider_name):
+            for entry in entries:
                 listed.append((provider_name, entry["name"], entry))
                 keys.append(Named(provider_name, entry["name"], prefix))
         try:
@@ -240,7 +244,7 @@ class RuntimeRegistry:
         kind = getattr(exc, "error_kind", None)
         if kind not in ERROR_KINDS:
             kind = "unavailable" if isinstance(exc, ConnectionError | OSError) else "tool_error"
-        message = f"tool {tool_name!r} ({provider_name}) failed: {type(exc).__name__}: {exc}"
+        message = blank(f"tool {tool_name!r} ({provider_name}) failed: {type(exc).__name__}: {exc}")
         return ToolResultEnvelope.failure(message, kind=kind)
 
     def call_tool(self, tool_name: str, arguments: Mapping[str, Any] | None, **kwargs: Any) -> ToolResultEnvelope:

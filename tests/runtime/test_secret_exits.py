@@ -187,3 +187,31 @@ def test_the_cli_log_formatter_blanks_whole_records_tracebacks_included() -> Non
         record = logging.LogRecord("mcp", logging.ERROR, __file__, 1, "parse failed: %s", (secret,), sys.exc_info())
     text = formatter.format(record)
     assert "Traceback" in text and secret not in text and text.count("***") == 2
+
+
+def test_the_clis_print_through_streams_that_blank_secrets(capsys: pytest.CaptureFixture[str]) -> None:
+    secret = "out-" + secrets.token_hex(8)
+    redact.remember([secret])
+    with redact.blanked_output():
+        print(f"stdout {secret}")
+        print(f"stderr {secret}", file=sys.stderr)
+        sys.stdout.writelines([f"a{secret}\n"])
+        assert sys.stdout.isatty() is False  # everything else is the real stream's
+    print(f"after {secret}")  # restored: the wrapper lives only as long as the command
+    out, err = capsys.readouterr()
+    assert out == f"stdout ***\na***\nafter {secret}\n" and err == "stderr ***\n"
+
+
+def test_a_remembered_secret_inside_another_is_blanked_whole_longest_first() -> None:
+    token = "tk-" + secrets.token_hex(8)
+    redact.remember([token, f"Bearer {token}"])  # "Bearer ..." sorts before "tk-..." by text, not by length
+    assert redact.blank(f"auth: Bearer {token}.") == "auth: ***."
+
+
+def test_the_shortest_blanked_piece_is_min_piece_characters() -> None:
+    secret = "mp-" + secrets.token_hex(10)
+    redact.remember([secret])
+    size = redact.MIN_PIECE
+    assert redact.blank(f"a ...{secret[-size:]}") == "a ...***"
+    assert redact.blank(f"{secret[:size]}... b") == "***... b"
+    assert redact.blank(f"a ...{secret[-(size - 1) :]}") == f"a ...{secret[-(size - 1) :]}"
