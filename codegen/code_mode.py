@@ -261,7 +261,8 @@ def _module_stub(
     for tool in ns.tools:
         blocks.append(_function(tool, summaries[tool.method], returns[tool.method], rewrite))
     body = "\n\n".join(blocks)
-    used = _names(ast.parse(body)) if body else set()
+    # Names only, not strings: a Literal["Any"] value is no use of typing.Any (strict pyright says so).
+    used = {n.id for n in ast.walk(ast.parse(body)) if isinstance(n, ast.Name)} if body else set()
     typing = [n for n in _TYPING if n in used and n != "Annotated"]
     head = f"from typing import {', '.join(typing)}\n\n" if typing else ""
     return f"{head}{body}\n"

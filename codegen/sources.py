@@ -102,28 +102,35 @@ def read_live(
 ) -> list[SourceTools]:
     """List every server through the runtime's provider (same pagination, headers and timeouts).
 
-    ``snapshot`` is the lock path: a failure suggests ``--offline`` only when that lock exists.
+    Servers are listed side by side (``mas.runtime.side_by_side``: bounded, results in config
+    order, so the lock and the package never depend on who answered first); a failure is the
+    first failing server in config order. ``snapshot`` is the lock path: a failure suggests
+    ``--offline`` only when that lock exists.
     """
-    from mas.runtime.mcp_provider import MCPToolProvider
+    from mas.runtime.side_by_side import map_side_by_side
 
     shown = progress or Progress("toolgen", quiet=True)
-    sources = []
-    for config in configs:
-        provider = MCPToolProvider(config)
-        try:
-            with shown.server(config.name) as task:
-                provider.on_page = task.page
-                tools = provider.list_mcp_tools()
-                task.done(len(tools))
-        except Exception as exc:  # any failure to list is one clear line, with the way out
-            raise GenerateError(
-                f"cannot list MCP server {config.name!r}: {exc}; {_way_out(snapshot)}",
-                str(config.location) if config.location else None,
-            ) from exc
-        finally:
-            provider.close()
-        sources.append(_server_source(config, tools))
-    return sources
+    listings = map_side_by_side(lambda config: _list_one(config, snapshot, shown), configs)
+    return [_server_source(config, tools) for config, tools in zip(configs, listings, strict=True)]
+
+
+def _list_one(config: MCPServerConfig, snapshot: Path, shown: Progress) -> list[dict[str, Any]]:
+    from mas.runtime.mcp_provider import MCPToolProvider
+
+    provider = MCPToolProvider(config)
+    try:
+        with shown.server(config.name) as task:
+            provider.on_page = task.page
+            tools = provider.list_mcp_tools()
+            task.done(len(tools))
+        return tools
+    except Exception as exc:  # any failure to list is one clear line, with the way out
+        raise GenerateError(
+            f"cannot list MCP server {config.name!r}: {exc}; {_way_out(snapshot)}",
+            str(config.location) if config.location else None,
+        ) from exc
+    finally:
+        provider.close()
 
 
 def _way_out(snapshot: Path) -> str:

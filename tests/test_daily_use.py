@@ -35,6 +35,7 @@ SAMPLE_INFRA = (
     "    - {name: sample, protocol: mcp, transport: stdio, command: python, args: [-m, mas.samples.mcp_server]}\n"
 )
 PACKAGE_FILES = ["__init__.py", "_rules.py", "_runtime.py", "_tools.py", "inputs.py", "py.typed"]
+CODE_MODE_FILES = ["code_mode/__init__.py", "code_mode/sample.pyi"]  # the code-mode stubs (docs/code-mode.md)
 MODEL_FILES = [
     "outputs/__init__.py",
     "outputs/_shared.py",
@@ -137,7 +138,7 @@ def test_generate_reports_progress_the_lock_and_the_package(tmp_path: Path) -> N
         "toolgen: sample: 10 tool(s) in N s\n"
     )
     # One output module per tool with an output schema (6 of the 10), beside the shared ones.
-    files = [*PACKAGE_FILES[:-1], *MODEL_FILES, "py.typed"]
+    files = [*PACKAGE_FILES[:4], *CODE_MODE_FILES, PACKAGE_FILES[4], *MODEL_FILES, "py.typed"]
     assert first.stdout == (
         "toolgen: toolgen.lock.json: created; locked sample (10 tool(s))\n"
         f"toolgen: out/pkg: {len(files)} written, 0 unchanged, 0 removed\n"
@@ -254,7 +255,8 @@ def test_a_bare_generate_outside_a_project_says_where_it_writes(tmp_path: Path) 
     proc = run("toolgen", "console script", tmp_path, "generate", "--mcp-json", "x.json")
     assert proc.returncode == 0, proc.stderr
     assert "writing to generated/toolgen_tools/" in proc.stderr
-    assert proc.stdout.startswith("toolgen: generated/toolgen_tools: 10 written")  # 2 tools: 2 output modules
+    # 2 tools: 2 output modules; 2 code-mode files (the stub of the one source and its manifest)
+    assert proc.stdout.startswith("toolgen: generated/toolgen_tools: 12 written")
     quiet = run("toolgen", "console script", tmp_path, "generate", "--mcp-json", "x.json", "-q")
     assert (quiet.returncode, quiet.stderr) == (0, "")
 

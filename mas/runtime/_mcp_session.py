@@ -130,6 +130,7 @@ class SessionKeeper:
         self.closed = False
         #: The handshake (infra ``connect_mode``); ``auto`` turns into ``legacy`` once a server needed it.
         self.mode = config.connect_mode
+        self._probing = False  # an ``auto`` probe is out (for the timeout message)
         self._authorize = authorize
         self._conn: Connection | None = None
         #: The calls in flight and the server-to-client requests routed to them (``_mcp_input``).
@@ -294,14 +295,15 @@ class SessionKeeper:
         if mode == "legacy":
             await session.initialize()
         elif mode == "auto":
-            # The SDK's own policy (what ``Client(mode="auto")`` runs): probe server/discover and fall
-            # back to initialize on this session for any answer that is not modern evidence. The
-            # probe gets half the connect budget, so a server that never answers it (mcp 1.6 stops
-            # reading) leaves time for the initialize handshake on a new connection. Not with OAuth:
-            # a person may be signing in during the probe (the connect clock pauses for that).
-            budget = math.inf if self.config.auth is not None else self.config.connect_timeout_seconds / 2
-            with anyio.fail_after(budget):
+            # The SDK's own policy (what ``Client(mode="auto")`` runs): probe server/discover (the
+            # SDK waits 10 s for it) and fall back to initialize on this session for any answer that
+            # is not modern evidence. The probe has the whole connect budget: a cold start (npx, a
+            # loaded machine) must not be mistaken for a server that never answers.
+            self._probing = True
+            try:
                 await negotiate_auto(session)
+            finally:
+                self._probing = False
         else:  # a pinned modern version: adopt it without a probe, as Client(mode=version) does
             session.adopt(pinned_discover(mode))
 
@@ -325,10 +327,11 @@ class SessionKeeper:
                 self.text(exc),
             )
 
-    @staticmethod
-    def _timed_out(conn: Connection, timeout: float) -> str:
+    def _timed_out(self, conn: Connection, timeout: float) -> str:
         # A server that printed only a banner (or Latin-1 noise) did not "time out" for no reason.
         hint = "" if conn.stdio is None else conn.stdio.noise_hint()
+        if not hint and self._probing:  # mcp 1.6 servers never answer the probe: the way round it
+            hint = " (server/discover got no answer; a server on the mcp 1.x SDK needs `connect_mode: legacy`)"
         return f"connect + initialize timed out after {timeout} s{hint}"
 
     def _transport(self, stack: AsyncExitStack, conn: Connection) -> AbstractAsyncContextManager[TransportStreams]:

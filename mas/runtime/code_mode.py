@@ -196,6 +196,7 @@ class CodeMode:
         self._pool: Any = None
         self._check_session: Any = None
         self._index: _Index | None = None
+        self._for_runs: dict[str, Any] | None = None
         self._finalizer: weakref.finalize[Any, CodeMode] | None = None
 
     @property
@@ -300,6 +301,12 @@ class CodeMode:
             _BARRIER: monty.ExternalModule({}, stubs=""),
         }
 
+    def _run_modules(self) -> dict[str, Any]:
+        """The modules a run imports: built once (their functions are stateless stand-ins)."""
+        if self._for_runs is None:
+            self._for_runs = self._external_modules(_no_direct_calls)
+        return self._for_runs
+
     def _ensure_pool(self) -> Any:
         if self._pool is None:
             import pydantic_monty as monty
@@ -388,7 +395,7 @@ class _Run:
         try:
             with pool.checkout(
                 limits=limits,
-                external_modules=self.mode._external_modules(_no_direct_calls),
+                external_modules=self.mode._run_modules(),
                 os_policy={"sleep_system_max": max(self.timeout, 0.001)},
             ) as session:
                 snap = session.feed_start(self.code, print_callback=output, skip_type_check=True)
@@ -616,11 +623,13 @@ def _split_stub(stub: str) -> tuple[dict[str, str], dict[str, tuple[str, tuple[s
     import ast
 
     tree = ast.parse(stub)
+    lines = stub.split("\n")
     classes: dict[str, str] = {}
     refs: dict[str, set[str]] = {}
     functions: dict[str, tuple[str, set[str]]] = {}
     for stmt in tree.body:
-        text = ast.get_source_segment(stub, stmt) or ""
+        # Whole lines (top-level statements): ast.get_source_segment splits the text on every call.
+        text = "\n".join(lines[stmt.lineno - 1 : stmt.end_lineno])
         names = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name)}
         names |= {
             c.value for c in ast.walk(stmt) if isinstance(c, ast.Constant) and isinstance(c.value, str)

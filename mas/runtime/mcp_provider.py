@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 import logging
 import threading
 import time
@@ -44,6 +45,9 @@ from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter, ValidationError
 
 from mas.runtime import redact
+from mas.runtime._error_kinds import kind_of_error_result, kind_of_invalid_params
+from mas.runtime._lenient_listing import list_page
+from mas.runtime._lenient_listing import summary as listing_summary
 from mas.runtime._loop import BackgroundLoop, LoopThreadError
 from mas.runtime._mcp_convert import (
     ToolServerError,
@@ -60,7 +64,7 @@ from mas.runtime._mcp_session import Connection, ProgressCallback, ProgressRelay
 from mas.runtime._oauth import AuthorizeCallback
 from mas.runtime._wire import non_json_number
 from mas.runtime.config import MCPServerConfig
-from mas.runtime.contracts.tool_contract import ToolResultEnvelope
+from mas.runtime.contracts.tool_contract import ERROR_KIND_KEY, ToolResultEnvelope
 
 if TYPE_CHECKING:
     from mcp.client.session import ClientSession
@@ -90,6 +94,15 @@ class CancelSignal(Protocol):
     """A cancel signal: ``threading.Event``, ``asyncio.Event`` or anything with ``is_set()``."""
 
     def is_set(self) -> bool: ...
+
+
+def with_error_kind(envelope: ToolResultEnvelope) -> ToolResultEnvelope:
+    """An ``isError`` result says its failure kind too (docs/tool.md, "Failure kinds"), read from its text."""
+    if not envelope.is_error or envelope.result_type != "complete":
+        return envelope
+    metadata = dict(envelope.metadata or {})
+    metadata.setdefault(ERROR_KIND_KEY, kind_of_error_result(envelope.text))
+    return dataclasses.replace(envelope, metadata=metadata)
 
 
 class MCPToolProvider:
@@ -193,6 +206,7 @@ class MCPToolProvider:
         seen: set[str] = set()
         cursor: str | None = None
         pages = 0
+        problems: list[tuple[str, str]] = []
         try:
             while True:
                 if pages >= cfg.max_pages:
@@ -201,11 +215,12 @@ class MCPToolProvider:
                 params = types.PaginatedRequestParams(cursor=cursor) if cursor is not None else None
                 # tools/list has no timeout of its own; a hung server must not hang discovery.
                 with anyio.fail_after(cfg.connect_timeout_seconds):
-                    page = await session.list_tools(params=params)
+                    page = await list_page(session, params, self.name)
                 pages += 1
                 # Blanked here, where listings enter: the lock, the generated package and every
                 # listing printed are made from this (a server may echo a header into a description).
-                tools.extend(redact.blank_json(dump_wire(tool)) for tool in page.tools)
+                tools.extend(redact.blank_json(tool) for tool in page.tools)
+                problems.extend(page.problems)
                 if self.on_page is not None:
                     self.on_page(pages, len(tools))
                 if not cfg.follow_pagination or not page.next_cursor:
@@ -224,6 +239,8 @@ class MCPToolProvider:
         except Exception as exc:
             conn.note_failure(exc)
             raise ToolServerError(self.name, f"tools/list failed: {self._keeper.text(exc)}") from None
+        if problems:  # listed anyway; the generator reports each schema in its own terms
+            logger.warning("MCP server %r: %s", self.name, self._keeper.scrub(listing_summary(problems)))
         conn.listed = cfg.follow_pagination and generation == conn.changes
         if self._pin is not None:
             self._pin.check(tools)  # every listing fetched is compared with the lock (item 13)
@@ -382,7 +399,7 @@ class MCPToolProvider:
                 return self._call_error(tool_name, exc, timeout_seconds)
             if isinstance(result, types.InputRequiredResult):
                 inputs.remember_forms(result)
-            return scrub_envelope(envelope_from_result(result), self._keeper.secrets)
+            return scrub_envelope(with_error_kind(envelope_from_result(result)), self._keeper.secrets)
 
         async def run() -> ToolResultEnvelope:
             # The relay lives as long as the request, across the input rounds it may be suspended in.
@@ -446,7 +463,7 @@ class MCPToolProvider:
                 return self._failure(tool_name, f"failed: {detail}", "unavailable")
             message = self._keeper.scrub(exc.message)
             if exc.code == types.INVALID_PARAMS:  # MCP reports an unknown tool as invalid params
-                kind = "unknown_tool" if "unknown tool" in message.lower() else "invalid_arguments"
+                kind = kind_of_invalid_params(message)
             else:
                 kind = "tool_error" if exc.code == types.INTERNAL_ERROR else "protocol"
             return self._failure(tool_name, f"failed: {message} (MCP error {exc.code})", kind)

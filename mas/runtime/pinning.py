@@ -143,11 +143,12 @@ class ServerPin:
             logger.warning("tool %r (server %r): cannot compare with the lock: %s; calling anyway", exposed,
                            self.config.name, why)  # fmt: skip
             return None
+        lock = Path(self.config.lock or "").name
         message = (
             f"tool {exposed!r} (server {self.config.name!r}) refused: cannot compare it with the lock "
-            f"{Path(self.config.lock or '').name} (pin: refuse): {why}"
+            f"{lock} (pin: refuse): {why}"
         )
-        metadata = {"reason": PIN_REASON, "tool": exposed, "server": self.config.name, "pointer": "", "lock": ""}
+        metadata = {"reason": PIN_REASON, "tool": exposed, "server": self.config.name, "pointer": "", "lock": lock}
         return ToolResultEnvelope.failure(message, kind="unavailable", metadata=metadata)
 
 

@@ -9,6 +9,7 @@ Progress never goes to stdout, which carries the command's result.
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -62,6 +63,8 @@ class Progress:
         isatty = getattr(self._stream, "isatty", None)
         self.live = not quiet and (live if live is not None else bool(isatty and isatty()))
         self._bars: _RichProgress | None = None
+        # Servers are listed side by side: their events arrive from several threads.
+        self._lock = threading.RLock()
 
     def __enter__(self) -> Progress:
         return self
@@ -101,6 +104,10 @@ class Progress:
 
     # --- output ---------------------------------------------------------------------------------
     def _line(self, message: str) -> None:
+        with self._lock:
+            self._write(message)
+
+    def _write(self, message: str) -> None:
         if self._bars is not None:
             self._bars.console.print(f"{self.prog}: {message}", markup=False, highlight=False)
         else:
@@ -109,6 +116,10 @@ class Progress:
     def _event(self, task: ServerTask, text: str, *, final: bool = False) -> None:
         if self.quiet:
             return
+        with self._lock:
+            self._show(task, text, final)
+
+    def _show(self, task: ServerTask, text: str, final: bool) -> None:
         if not self.live:
             self._line(f"{task.name}: {text}")
             return

@@ -30,6 +30,7 @@ from mas.runtime.pinning import PinGuard
 from mas.runtime.redact import blank
 from mas.runtime.routing import Named, NameTaken, qualified, routed_names
 from mas.runtime.samples import SampleRecorder, provider_secrets
+from mas.runtime.side_by_side import map_side_by_side
 from mas.runtime.skills import SkillToolProvider
 from mas.runtime.yaml_source import load_tool_documents
 
@@ -165,9 +166,11 @@ class RuntimeRegistry:
         """
         listed: list[_Route] = []
         keys: list[Named] = []
-        for provider_name in self._providers:
+        # Side by side (bounded), in provider order: the table and any error never depend on timing.
+        listings = map_side_by_side(self._list, list(self._providers))
+        for provider_name, entries in zip(self._providers, listings, strict=True):
             prefix = self._namespaces.get(provider_name)
-            for entry in self._list(provider_name):
+            for entry in entries:
                 listed.append((provider_name, entry["name"], entry))
                 keys.append(Named(provider_name, entry["name"], prefix))
         try:

@@ -278,7 +278,9 @@ def _text(workspace: Path, name: str, pkg: str = PACKAGE) -> str:
 @pytest.mark.parametrize("pkg", BOTH)
 def test_generation_writes_the_package(workspace: Path, pkg: str) -> None:
     names = sorted(p.name for p in (workspace / pkg).iterdir() if p.name != "__pycache__")
-    assert names == ["__init__.py", "_rules.py", "_runtime.py", "_tools.py", "inputs.py", "outputs", "py.typed"]
+    assert names == [
+        "__init__.py", "_rules.py", "_runtime.py", "_tools.py", "code_mode", "inputs.py", "outputs", "py.typed"
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize("pkg", BOTH)
@@ -656,7 +658,8 @@ def test_sloppy_package_passes_mypy_strict(mypy_errors: list[tuple[str, str]]) -
 def test_hostile_package_passes_pyright_strict(workspace: Path) -> None:
     """Shadowing names (``str``, ``Field``, ``_rt``...) and hostile keys type-check under pyright too."""
     report = pyright_strict(workspace, list(BOTH))
-    assert report["summary"]["filesAnalyzed"] == sum(len(list((workspace / p).rglob("*.py"))) for p in BOTH)
+    analysed = sum(len([*(workspace / p).rglob("*.py"), *(workspace / p).rglob("*.pyi")]) for p in BOTH)
+    assert report["summary"]["filesAnalyzed"] == analysed
     found = [
         (Path(d["file"]).name, d["range"]["start"]["line"] + 1, d.get("rule", ""))
         for d in report["generalDiagnostics"]

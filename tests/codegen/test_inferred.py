@@ -216,7 +216,7 @@ def test_packages_and_user_code_pass_mypy_strict_and_pyright_strict(workspace: t
     assert 'Item "ToolOutput" of "MemoryReadGraphOutput | ToolOutput" has no attribute "entities"' in errors[0]
 
     report = pyright_strict(root, ["published", "stripped", "usage.py"])
-    modules = sum(len(list((root / p).rglob("*.py"))) for p in ("published", "stripped"))
+    modules = sum(len([*(root / p).rglob("*.py"), *(root / p).rglob("*.pyi")]) for p in ("published", "stripped"))
     assert report["summary"]["filesAnalyzed"] == modules + 1, report["summary"]  # + usage.py
     found = [
         (Path(d["file"]).name, d["range"]["start"]["line"] + 1, d.get("rule"))

@@ -129,3 +129,41 @@ def test_the_depth_limit_is_exact_at_its_edges(depth: int) -> None:
     message: Any = out.message if isinstance(out, SessionMessage) else None
     refused = getattr(message, "error", None) is not None
     assert refused == (depth + 3 > 256), (depth, message)
+
+
+def test_a_message_over_the_limit_is_refused_with_its_size_as_soon_as_the_limit_is_passed() -> None:
+    with pytest.raises(_Fault) as ended:
+        LineBuffer(10).feed(b"ok\n" + b"x" * 11 + b"\n")
+    assert str(ended.value) == (
+        "the server sent a message of 11 bytes, more than max_result_bytes=10; the connection is replaced"
+    )
+    buffer = LineBuffer(10)
+    assert buffer.feed(b"x" * 10) == [] and buffer.partial == 10  # at the limit: still waiting
+    with pytest.raises(_Fault) as growing:
+        buffer.feed(b"x")  # no newline yet: refused without waiting for the rest
+    assert str(growing.value) == (
+        "the server sent a message of 11 bytes and counting, more than max_result_bytes=10; the connection is replaced"
+    )
+
+
+def test_a_call_whose_listing_failed_is_refused_under_refuse_and_warned_under_warn(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    refuse = MCPServerConfig(
+        name="s", transport="stdio", command="x", pin="refuse", lock="dir/lock.json", namespace="ns"
+    )
+    refused = ServerPin(refuse, {}, {}).unverified("get", "tools/list timed out")
+    assert refused is not None and refused.is_error
+    assert refused.result == (
+        "tool 'ns.get' (server 's') refused: cannot compare it with the lock lock.json (pin: refuse): "
+        "tools/list timed out"
+    )
+    assert refused.metadata == {
+        "reason": "pinned", "tool": "ns.get", "server": "s", "pointer": "", "lock": "lock.json",
+        "error_kind": "unavailable",
+    }  # fmt: skip
+    warn = MCPServerConfig(name="s", transport="stdio", command="x", pin="warn", lock="lock.json")
+    assert ServerPin(warn, {}, {}).unverified("get", "down") is None
+    assert [r.getMessage() for r in caplog.records if r.name == "mas.runtime.pinning"] == [
+        "tool 'get' (server 's'): cannot compare with the lock: down; calling anyway"
+    ]

@@ -93,3 +93,25 @@ def test_a_missing_lock_is_a_config_error(folder: Path) -> None:
     (folder / "lock.json").unlink()
     with pytest.raises(ConfigError, match="lock 'lock.json': cannot read"):
         RuntimeRegistry.from_sources(infra=[folder / "infra.yaml"])
+
+
+def test_attach_hands_each_pinned_provider_its_own_pin_and_no_other() -> None:
+    from mas.runtime.config import MCPServerConfig
+    from mas.runtime.pinning import PinGuard, ServerPin
+
+    class Guarded:
+        def __init__(self) -> None:
+            self.pins: list[ServerPin] = []
+
+        def guard_with(self, pin: ServerPin) -> None:
+            self.pins.append(pin)
+
+    def pin(name: str) -> ServerPin:
+        config = MCPServerConfig(name=name, transport="stdio", command="x", pin="refuse", lock="lock.json")
+        return ServerPin(config, {}, {})
+
+    a, b = pin("a"), pin("b")
+    providers = {"a": Guarded(), "b": object(), "c": Guarded()}  # b cannot check itself; c is not pinned
+    PinGuard({"a": a, "b": b}).attach(providers)
+    assert providers["a"].pins == [a]  # type: ignore[attr-defined]
+    assert providers["c"].pins == []  # type: ignore[attr-defined]

@@ -200,3 +200,18 @@ def test_the_clis_print_through_streams_that_blank_secrets(capsys: pytest.Captur
     print(f"after {secret}")  # restored: the wrapper lives only as long as the command
     out, err = capsys.readouterr()
     assert out == f"stdout ***\na***\nafter {secret}\n" and err == "stderr ***\n"
+
+
+def test_a_remembered_secret_inside_another_is_blanked_whole_longest_first() -> None:
+    token = "tk-" + secrets.token_hex(8)
+    redact.remember([token, f"Bearer {token}"])  # "Bearer ..." sorts before "tk-..." by text, not by length
+    assert redact.blank(f"auth: Bearer {token}.") == "auth: ***."
+
+
+def test_the_shortest_blanked_piece_is_min_piece_characters() -> None:
+    secret = "mp-" + secrets.token_hex(10)
+    redact.remember([secret])
+    size = redact.MIN_PIECE
+    assert redact.blank(f"a ...{secret[-size:]}") == "a ...***"
+    assert redact.blank(f"{secret[:size]}... b") == "***... b"
+    assert redact.blank(f"a ...{secret[-(size - 1) :]}") == f"a ...{secret[-(size - 1) :]}"

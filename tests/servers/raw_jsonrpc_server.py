@@ -10,6 +10,9 @@ It speaks the ``initialize`` handshake and serves ``tools/list`` and ``tools/cal
 * ``--typeless``: its tools' ``inputSchema`` is ``{"$schema": ...draft-07...}`` with no
   ``"type"``, as a published GitLab server sends.
 * ``--stderr N``: write N lines to stderr at start.
+* ``--delay S``: wait S seconds before reading anything, as a server that is slow to start;
+  with ``--record`` a ``started`` line (and each request's line) carries the time.
+* ``--prefix P``: its tools are named ``P_echo`` and ``P_shout``.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from typing import Any
 
 _SCHEMA: dict[str, Any] = {
@@ -27,12 +31,18 @@ _SCHEMA: dict[str, Any] = {
 _TYPELESS: dict[str, Any] = {"$schema": "http://json-schema.org/draft-07/schema#"}
 
 
-def _tools(typeless: bool) -> list[dict[str, Any]]:
+def _tools(typeless: bool, prefix: str) -> list[dict[str, Any]]:
     schema = _TYPELESS if typeless else _SCHEMA
     return [
-        {"name": "echo", "description": "Echo the text.", "inputSchema": schema},
-        {"name": "shout", "description": "Echo the text in capitals.", "inputSchema": schema},
+        {"name": f"{prefix}echo", "description": "Echo the text.", "inputSchema": schema},
+        {"name": f"{prefix}shout", "description": "Echo the text in capitals.", "inputSchema": schema},
     ]
+
+
+def _record(path: str | None, entry: dict[str, Any]) -> None:
+    if path:
+        with open(path, "a", encoding="utf-8") as record:
+            record.write(json.dumps({**entry, "time": time.time()}, sort_keys=True) + "\n")
 
 
 def _send(message: dict[str, Any]) -> None:
@@ -46,7 +56,12 @@ def main() -> None:
     parser.add_argument("--record")
     parser.add_argument("--typeless", action="store_true")
     parser.add_argument("--stderr", type=int, default=0)
+    parser.add_argument("--delay", type=float, default=0.0)
+    parser.add_argument("--prefix", default="")
     args = parser.parse_args()
+    prefix = f"{args.prefix}_" if args.prefix else ""
+    _record(args.record, {"started": True})
+    time.sleep(args.delay)
     for n in range(args.stderr):
         print(f"raw server: log line {n + 1}", file=sys.stderr, flush=True)
     for line in sys.stdin:
@@ -55,9 +70,8 @@ def main() -> None:
         except json.JSONDecodeError:
             continue
         method, ident, params = message.get("method"), message.get("id"), message.get("params") or {}
-        if args.record and method is not None:
-            with open(args.record, "a", encoding="utf-8") as record:
-                record.write(json.dumps({"method": method, "params": params}, sort_keys=True) + "\n")
+        if method is not None:
+            _record(args.record, {"method": method, "params": params})
         if ident is None:  # a notification
             continue
         if method == "server/discover":
@@ -78,10 +92,10 @@ def main() -> None:
             }
             _send({"jsonrpc": "2.0", "id": ident, "result": result})
         elif method == "tools/list":
-            _send({"jsonrpc": "2.0", "id": ident, "result": {"tools": _tools(args.typeless)}})
+            _send({"jsonrpc": "2.0", "id": ident, "result": {"tools": _tools(args.typeless, prefix)}})
         elif method == "tools/call":
             text = str((params.get("arguments") or {}).get("text", ""))
-            if params.get("name") == "shout":
+            if str(params.get("name")).endswith("shout"):
                 text = text.upper()
             content = [{"type": "text", "text": text}]
             _send({"jsonrpc": "2.0", "id": ident, "result": {"content": content, "isError": False}})

@@ -1,0 +1,54 @@
+"""Which failure kind an MCP server's error is, from what real servers send (docs/tool.md, "Failure kinds").
+
+Since the 2025-11-25 revision servers report bad arguments as tool results with ``isError``, not
+as JSON-RPC errors, so the kind can only be read from the text. Only messages that an SDK itself
+writes are recognised, each pattern anchored where that SDK puts it; anything else a tool says
+stays ``tool_error``, so a tool that merely mentions "validation" is never mistaken for one.
+
+* JSON-RPC ``-32602`` (invalid params) is ``invalid_arguments``, unless it names an unknown tool.
+* The Python SDK (FastMCP in mcp 1.x, MCPServer in 2.x) validates arguments with a pydantic model
+  named ``<tool>Arguments``: ``Error executing tool add: 1 validation error for addArguments``.
+  It says ``Unknown tool: x`` for a name it does not have.
+* The TypeScript SDK validates with zod and turns its own McpError into the result text:
+  ``MCP error -32602: Input validation error: Invalid arguments for tool echo: ...``, and
+  ``MCP error -32602: Tool nope not found``.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["kind_of_error_result", "kind_of_invalid_params"]
+
+_UNKNOWN_TOOL = (
+    re.compile(r"^Unknown tool: ", re.IGNORECASE),  # Python SDK (and the sample server's -32602)
+    re.compile(r"^(?:MCP error -32602: )?Tool \S+ not found\b"),  # TypeScript SDK
+)
+_INVALID_ARGUMENTS = (
+    re.compile(r"^Error executing tool \S+: \d+ validation errors? for \S+Arguments\b"),  # pydantic
+    re.compile(r"^MCP error -32602: "),  # TypeScript SDK: its invalid-params McpError as a result
+    re.compile(r"^Input validation error: Invalid arguments for tool "),  # TypeScript SDK, unprefixed
+)
+
+
+def _unknown_tool(text: str) -> bool:
+    return any(p.search(text) for p in _UNKNOWN_TOOL)
+
+
+def kind_of_invalid_params(message: str) -> str:
+    """The kind of a JSON-RPC -32602 error: arguments, unless the message names an unknown tool.
+
+    The code already says "invalid params", so any mention of an unknown tool is enough here.
+    """
+    text = message.strip()
+    return "unknown_tool" if "unknown tool" in text.lower() or _unknown_tool(text) else "invalid_arguments"
+
+
+def kind_of_error_result(text: str) -> str:
+    """The kind of an ``isError`` tool result, from its text."""
+    text = text.strip()
+    if _unknown_tool(text):
+        return "unknown_tool"
+    if any(p.search(text) for p in _INVALID_ARGUMENTS):
+        return "invalid_arguments"
+    return "tool_error"
