@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from mas.runtime.lockfile import canonical_tool
+
 __all__ = [
     "KINDS",
     "SEVERITIES",
@@ -160,7 +162,8 @@ def diff_listings(
 
 
 def _by_name(tools: Iterable[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
-    return {str(t.get("name")): t for t in tools if isinstance(t, Mapping)}
+    # Compared in the canonical form the lock and the pin hash use (mas/runtime/lockfile.py).
+    return {str(t.get("name")): canonical_tool(t) for t in tools if isinstance(t, Mapping)}
 
 
 def diff_tools(source: str, old: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]]) -> tuple[Change, ...]:

@@ -23,6 +23,7 @@ from typing import Any
 
 from codegen.errors import GenerateError
 from codegen.naming import class_name, unique
+from mas.runtime.lockfile import SCHEMA_LISTS, SCHEMA_MAPS, SCHEMA_VALUES
 
 __all__ = [
     "MAX_DEPTH",
@@ -41,22 +42,8 @@ Rewrite = Callable[[str, tuple[str | int, ...]], str | None]
 
 MAX_DEPTH = 64
 
-_SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
-_SCHEMA_VALUES = (
-    "items",
-    "additionalProperties",
-    "additionalItems",
-    "not",
-    "if",
-    "then",
-    "else",
-    "contains",
-    "propertyNames",
-    "unevaluatedItems",
-    "unevaluatedProperties",
-    "contentSchema",
-)
-_SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
+# The schema walk's tables, shared with the canonical form of the lock and of drift (one place).
+_SCHEMA_MAPS, _SCHEMA_VALUES, _SCHEMA_LISTS = SCHEMA_MAPS, SCHEMA_VALUES, SCHEMA_LISTS
 _DOC_ONLY = ("title", "description", "examples", "$comment", "$id", "$schema", "$anchor", "deprecated")
 # Defaults are left to the server: a default that does not fit its type would become a model
 # field that fails type checking. (Signature defaults are read from the original schema.)

@@ -17,7 +17,14 @@ from typing import Any
 from codegen.drift import Change, diff_listings, escape_pointer
 from codegen.errors import GenerateError
 from codegen.infer import InferredOutput, inferred_changes
-from mas.runtime.lockfile import LOCK_VERSION, VERSION_KEY, canonical_tool, lock_version_problem, tool_hash
+from mas.runtime.lockfile import (
+    LOCK_VERSION,
+    VERSION_KEY,
+    canonical_schema,
+    canonical_tool,
+    lock_version_problem,
+    tool_hash,
+)
 from mas.runtime.redact import blank_json
 
 __all__ = [
@@ -72,12 +79,13 @@ def canonical_json(data: Any) -> str:
 def _inferred_entry(found: InferredOutput) -> dict[str, Any]:
     entry: dict[str, Any] = {"kind": found.kind, "samples": found.samples}
     if found.schema is not None:
-        entry["schema"] = canonical_tool(found.schema)  # `required` sorted: its order means nothing
+        entry["schema"] = canonical_schema(found.schema)  # `required` sorted: its order means nothing
     return entry
 
 
 def _entry(tools: Sequence[Mapping[str, Any]], inferred: Mapping[str, InferredOutput] | None = None) -> dict[str, Any]:
-    ordered = sorted(tools, key=lambda t: str(t.get("name")))
+    # Canonical (mas/runtime/lockfile.py): a server that reorders `required` changes no lock byte.
+    ordered = sorted((canonical_tool(t) for t in tools), key=lambda t: str(t.get("name")))
     entry: dict[str, Any] = {"tools": ordered, "hashes": {str(t.get("name")): tool_hash(t) for t in ordered}}
     if inferred:  # a source without inferred types has no key: locks without samples stay as they were
         entry[INFERRED_KEY] = {name: _inferred_entry(found) for name, found in inferred.items()}

@@ -14,6 +14,7 @@ from codegen.errors import GenerateError
 from codegen.model import SourceTools
 from codegen.snapshot import Snapshot
 from mas.runtime.config import ConfigError, MCPServerConfig
+from mas.runtime.lockfile import keep_locked
 from mas.runtime.progress import Progress
 
 __all__ = [
@@ -111,7 +112,10 @@ def read_live(
 
     shown = progress or Progress("toolgen", quiet=True)
     listings = map_side_by_side(lambda config: _list_one(config, snapshot, shown), configs)
-    return [_server_source(config, tools) for config, tools in zip(configs, listings, strict=True)]
+    return [
+        _server_source(config, _quieted(config, tools, snapshot))
+        for config, tools in zip(configs, listings, strict=True)
+    ]
 
 
 def _list_one(config: MCPServerConfig, snapshot: Path, shown: Progress) -> list[dict[str, Any]]:
@@ -131,6 +135,17 @@ def _list_one(config: MCPServerConfig, snapshot: Path, shown: Progress) -> list[
         ) from exc
     finally:
         provider.close()
+
+
+def _quieted(config: MCPServerConfig, tools: Sequence[Mapping[str, Any]], snapshot: Path) -> list[Mapping[str, Any]]:
+    """The live tools with the infra entry's ``drift_ignore`` spots as the lock on disk has them, so
+    a known-noisy value changes neither the lock, nor drift, nor the generated code."""
+    if not config.drift_ignore or not snapshot.is_file():
+        return list(tools)
+    from codegen.snapshot import load_snapshot
+
+    locked = {str(t.get("name")): t for t in load_snapshot(snapshot).servers.get(config.name, ())}
+    return [keep_locked(t, locked.get(str(t.get("name"))), config.ignored(str(t.get("name")))) for t in tools]
 
 
 def _way_out(snapshot: Path) -> str:

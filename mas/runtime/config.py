@@ -121,6 +121,14 @@ class MCPServerConfig:
     pin: Literal["off", "warn", "refuse"] = "off"
     #: The lock file pinned against (resolved against the infra file's folder).
     lock: str | None = None
+    #: ``drift_ignore``: (tool name or ``*``, JSON pointer into the tool) spots that change on their
+    #: own; their locked value is kept (``mas.runtime.lockfile.keep_locked``).
+    drift_ignore: tuple[tuple[str, str], ...] = ()
+
+    def ignored(self, tool: str) -> tuple[str, ...]:
+        """The ``drift_ignore`` pointers of ``tool``."""
+        return tuple(p for name, p in self.drift_ignore if name in (tool, "*"))
+
     #: Explicit tool list (MCP tool objects) that skips discovery; None means discover.
     tools: tuple[Mapping[str, Any], ...] | None = None
     #: Server-to-client requests the caller answers (``elicitation``, ``sampling``, ``roots``):

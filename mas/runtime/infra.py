@@ -75,6 +75,7 @@ def _server(entry: Mapping[str, Any], index: int, lines: LineMap, file: str) -> 
         client_capabilities=tuple(entry.get("client_capabilities", ())),
         auth=_auth(entry.get("auth"), file),
         lock=lock,
+        drift_ignore=tuple((str(i["tool"]), str(i["pointer"])) for i in entry.get("drift_ignore", ())),
         location=SourceLocation(file, lines.line(path), dotted(path)),
         **optional,
     )

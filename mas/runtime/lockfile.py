@@ -7,17 +7,24 @@ it and ``mas.runtime.pinning`` compares with it.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 __all__ = [
     "LOCK_VERSION",
     "READABLE_VERSIONS",
     "VERSION_KEY",
+    "SCHEMA_LISTS",
+    "SCHEMA_MAPS",
+    "SCHEMA_VALUES",
+    "SET_KEYWORDS",
+    "canonical_schema",
     "canonical_tool",
     "first_difference",
+    "keep_locked",
     "lock_version_problem",
     "tool_hash",
 ]
@@ -29,15 +36,101 @@ READABLE_VERSIONS = (1, 2, 3)
 VERSION_KEY = "toolgen_snapshot"
 
 
-def canonical_tool(value: Any, key: str = "") -> Any:
-    """A tool object without the order that carries no meaning: ``required`` lists are sorted
-    (object keys are sorted when dumped)."""
-    if isinstance(value, Mapping):
-        return {str(k): canonical_tool(v, str(k)) for k, v in value.items()}
-    if isinstance(value, list):
-        items = [canonical_tool(v) for v in value]
-        return sorted(items) if key == "required" and all(isinstance(v, str) for v in items) else items
-    return value
+#: Where JSON Schema keeps subschemas: in a map of them, as the value, or in a list of them. Only
+#: there is a value a schema; everything else (``default``, ``examples``, ``const``, ``enum``,
+#: ``_meta``, annotations, ``x-*``) is data, kept exactly as sent. The generator walks schemas by
+#: the same tables (``codegen/schemas.py``).
+SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+SCHEMA_VALUES = (
+    "items", "additionalProperties", "additionalItems", "not", "if", "then", "else", "contains", "propertyNames",
+    "unevaluatedItems", "unevaluatedProperties", "contentSchema",
+)  # fmt: skip
+SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
+#: The schema keywords whose value is a set by JSON Schema's meaning: the names ``required`` lists,
+#: and those each ``dependentRequired`` entry lists. Their order means nothing, so it is sorted.
+#: ``enum`` and ``type`` arrays are sets too, but their order is the order of the generated
+#: ``Literal[...]`` and union, so it is kept: a reordering changes the code, and shows.
+SET_KEYWORDS = ("required",)
+
+
+def canonical_schema(schema: Any) -> Any:
+    """``schema`` in its canonical form: set-valued keywords sorted wherever a schema is, nothing
+    else touched (a value inside ``default``, ``examples``, ``const`` or ``_meta`` keeps its order,
+    even under a key named ``required``). Keys are sorted when dumped."""
+    if not isinstance(schema, Mapping):
+        return schema
+    out: dict[str, Any] = {}
+    for raw_key, value in schema.items():
+        key = str(raw_key)
+        if key in SCHEMA_MAPS and isinstance(value, Mapping):
+            out[key] = {str(k): canonical_schema(v) for k, v in value.items()}
+        elif key in SCHEMA_LISTS and isinstance(value, list):
+            out[key] = [canonical_schema(v) for v in value]
+        elif key in SCHEMA_VALUES:
+            out[key] = [canonical_schema(v) for v in value] if isinstance(value, list) else canonical_schema(value)
+        elif key in SET_KEYWORDS and _names(value):
+            out[key] = sorted(value)
+        elif key == "dependentRequired" and isinstance(value, Mapping):
+            out[key] = {str(k): sorted(v) if _names(v) else v for k, v in value.items()}
+        else:
+            out[key] = value
+    return out
+
+
+def _names(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+#: The keys of an MCP tool object that hold schemas; the rest of a tool is data.
+TOOL_SCHEMAS = ("inputSchema", "outputSchema", "parameters", "output_schema")
+
+
+def canonical_tool(tool: Any) -> Any:
+    """A tool object in its canonical form, by JSON Schema's meaning: its ``inputSchema`` and
+    ``outputSchema`` through :func:`canonical_schema`, everything else as sent. The one form the
+    lock stores, the pin hash is taken of, and drift compares (``toolgen diff``, live ``--check``)."""
+    if not isinstance(tool, Mapping):
+        return tool
+    return {str(k): canonical_schema(v) if k in TOOL_SCHEMAS else v for k, v in tool.items()}
+
+
+def _tokens(pointer: str) -> list[str]:
+    return [t.replace("~1", "/").replace("~0", "~") for t in pointer.split("/")[1:]]
+
+
+def _parent(node: Any, tokens: list[str]) -> Any:
+    for token in tokens:
+        if isinstance(node, Mapping) and token in node:
+            node = node[token]
+        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+            node = node[int(token)]
+        else:
+            return None
+    return node
+
+
+def keep_locked(live: Mapping[str, Any], locked: Mapping[str, Any] | None, pointers: Iterable[str]) -> Any:
+    """``live`` with the value at each JSON pointer (into the tool object: ``/inputSchema/...``)
+    as the lock has it: the lock's value where the lock has one, nothing where it has none. An infra
+    entry's ``drift_ignore`` names such known-noisy spots (a default a server rebuilds in random order
+    at every start), so drift, live ``--check`` and pinning see no change there. Without a locked
+    tool (not locked yet) ``live`` is kept as it is. A copy; ``live`` is not changed."""
+    if locked is None:
+        return live
+    out = copy.deepcopy(dict(live))
+    for pointer in pointers:
+        tokens = _tokens(pointer)
+        if not tokens:
+            continue
+        parent, key = _parent(out, tokens[:-1]), tokens[-1]
+        old_parent = _parent(locked, tokens[:-1])
+        has_old = isinstance(old_parent, Mapping) and key in old_parent
+        if isinstance(parent, dict):
+            if has_old:
+                parent[key] = copy.deepcopy(old_parent[key])
+            else:
+                parent.pop(key, None)
+    return out
 
 
 def tool_hash(tool: Mapping[str, Any]) -> str:

@@ -28,7 +28,7 @@ from typing import Any
 
 from mas.runtime.config import ConfigError, MCPServerConfig
 from mas.runtime.contracts.tool_contract import ToolResultEnvelope
-from mas.runtime.lockfile import VERSION_KEY, first_difference, lock_version_problem, tool_hash
+from mas.runtime.lockfile import VERSION_KEY, first_difference, keep_locked, lock_version_problem, tool_hash
 
 __all__ = ["PIN_REASON", "Mismatch", "PinGuard", "ServerPin", "load_pinned_tools"]
 
@@ -99,8 +99,11 @@ class ServerPin:
             name = str(tool.get("name"))
             if name not in self.locked:
                 mismatches[name] = Mismatch(name, "")
-            elif tool_hash(tool) != self.hashes[name]:
-                mismatches[name] = Mismatch(name, first_difference(self.locked[name], tool) or "/")
+                continue
+            # The infra entry's drift_ignore spots compare as the lock has them (known noise).
+            seen = keep_locked(tool, self.locked[name], self.config.ignored(name))
+            if tool_hash(seen) != self.hashes[name]:
+                mismatches[name] = Mismatch(name, first_difference(self.locked[name], seen) or "/")
         self.mismatches = mismatches  # one assignment: a call on another thread sees old or new, whole
 
     def exposed(self, inner: str) -> str:
