@@ -21,6 +21,7 @@ import pytest
 from gen_helpers import generate
 
 from codegen.snapshot import SNAPSHOT_VERSION
+from mas.runtime.lockfile import canonical_tool
 from mas.samples.mcp_server import tool_definitions
 
 TOKEN_VAR = "TOOLGEN_TEST_LOCK_TOKEN"
@@ -137,8 +138,9 @@ spec:
         tools = data["servers"][server]["tools"]
         assert [tool["name"] for tool in tools] == names
         for tool in tools:
-            # Exactly what tools/list returned for it (new bookkeeping keys may sit beside it).
-            expected = served[tool["name"]]
+            # Exactly what tools/list returned for it, in the canonical form (`required` sorted,
+            # mas/runtime/lockfile.py; new bookkeeping keys may sit beside it).
+            expected = canonical_tool(served[tool["name"]])
             assert {key: tool[key] for key in expected} == expected
 
     # Nothing about where or how the servers are reached.
