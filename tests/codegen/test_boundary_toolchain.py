@@ -20,6 +20,8 @@ from pathlib import Path
 import pytest
 from gen_helpers import REPO, tree
 
+pytestmark = pytest.mark.slow  # every test runs toolgen as a process; the kill tests list a live server
+
 TIME = REPO / "tests" / "fixtures" / "mcp-tools-list" / "time.json"
 #: A run that expanded an alias bomb would need gigabytes; a refused one needs far less than this.
 _MEMORY_LIMIT = 1536 * 1024 * 1024
