@@ -38,7 +38,6 @@ PACKAGE_FILES = ["__init__.py", "_rules.py", "_runtime.py", "_tools.py", "inputs
 CODE_MODE_FILES = ["code_mode/__init__.py", "code_mode/sample.pyi"]  # the code-mode stubs (docs/code-mode.md)
 MODEL_FILES = [
     "outputs/__init__.py",
-    "outputs/_shared.py",
     "outputs/sample_flaky_lookup_output.py",
     "outputs/sample_get_weather_output.py",
     "outputs/sample_greet_output.py",
@@ -256,7 +255,7 @@ def test_a_bare_generate_outside_a_project_says_where_it_writes(tmp_path: Path) 
     assert proc.returncode == 0, proc.stderr
     assert "writing to generated/toolgen_tools/" in proc.stderr
     # 2 tools: 2 output modules; 2 code-mode files (the stub of the one source and its manifest)
-    assert proc.stdout.startswith("toolgen: generated/toolgen_tools: 12 written")
+    assert proc.stdout.startswith("toolgen: generated/toolgen_tools: 11 written")
     quiet = run("toolgen", "console script", tmp_path, "generate", "--mcp-json", "x.json", "-q")
     assert (quiet.returncode, quiet.stderr) == (0, "")
 

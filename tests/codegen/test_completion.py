@@ -140,14 +140,19 @@ def test_signature_help_shows_the_keyword_parameter(editor: Editor) -> None:
 def test_signature_help_shows_python_names_literals_and_defaults(editor: Editor) -> None:
     (signature,) = editor.signatures("tools.everything.get_annotated_message(")
     assert signature.to_string() == (
-        'get_annotated_message(*, message_type: Literal["error", "success", "debug"], include_image: bool=False)'
-        " -> _ToolOutput"
+        'get_annotated_message(*, message_type: Literal["error", "success", "debug"],'
+        " include_image: bool | _NotGiven=_NOT_GIVEN) -> _ToolOutput"
     )
+    # An omitted parameter is not sent (the omission sentinel), so the server's default is named in
+    # the docstring the editor shows beside the signature, not as a Python default.
+    assert "include_image: Whether to include an example image (server default: False)" in signature.docstring()
     (signature,) = editor.signatures("skills.current_time(")
     assert (
         signature.to_string()
-        == 'current_time(*, at: str | None=None, timezone: str="UTC") -> _o.SkillsCurrentTimeOutput'
+        == "current_time(*, at: str | _NotGiven=_NOT_GIVEN, timezone: str | _NotGiven=_NOT_GIVEN)"
+        " -> _o.SkillsCurrentTimeOutput"
     )
+    assert '(server default: "UTC")' in signature.docstring()
 
 
 # --- inferred types -------------------------------------------------------------------------------

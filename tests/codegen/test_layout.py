@@ -107,7 +107,7 @@ def _unused_imports(text: str) -> list[str]:
     return [name for name in imported if name not in used]
 
 
-@pytest.mark.parametrize("case", ["captures", "samples", "time"])
+@pytest.mark.parametrize("case", ["captures", "samples", "time_tools"])
 def test_golden_wrappers_import_nothing_unused(case: str) -> None:
     assert _unused_imports((REPO / "tests" / "golden" / case / "_tools.py").read_text()) == []
 

@@ -39,11 +39,11 @@ def test_the_stubs_promise_the_unwrapped_values(fm: tuple[Path, Any]) -> None:
     _, pkg = fm
     stub = (Path(pkg.__file__).parent / "code_mode" / "fm.pyi").read_text()
     for line in (
-        "async def add(*, name: str | None = None) -> int:",
-        "async def cities(*, name: str | None = None) -> list[str]:",
-        "async def greet(*, name: str | None = None) -> str:",
-        "async def legacy_cities(*, name: str | None = None) -> list[str] | str:",
-        "async def point(*, name: str | None = None) -> FmPointOutputPoint:",
+        "async def add(*, name: str = ...) -> int:",
+        "async def cities(*, name: str = ...) -> list[str]:",
+        "async def greet(*, name: str = ...) -> str:",
+        "async def legacy_cities(*, name: str = ...) -> list[str] | str:",
+        "async def point(*, name: str = ...) -> FmPointOutputPoint:",
     ):
         assert line in stub
 
