@@ -148,8 +148,7 @@ def test_signature_help_shows_python_names_literals_and_defaults(editor: Editor)
     assert "include_image: Whether to include an example image (server default: False)" in signature.docstring()
     (signature,) = editor.signatures("skills.current_time(")
     assert (
-        signature.to_string()
-        == "current_time(*, at: str | _NotGiven=_NOT_GIVEN, timezone: str | _NotGiven=_NOT_GIVEN)"
+        signature.to_string() == "current_time(*, at: str | _NotGiven=_NOT_GIVEN, timezone: str | _NotGiven=_NOT_GIVEN)"
         " -> _o.SkillsCurrentTimeOutput"
     )
     assert '(server default: "UTC")' in signature.docstring()
