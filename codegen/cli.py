@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeAlias
@@ -212,9 +213,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except GenerateError as exc:
         print(f"{PROG}: error: {blank(str(exc))}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except Exception as exc:  # a bug of ours: still one line (the fuzz tests fail on any); -v re-raises
+    except Exception as exc:  # a bug of ours: still one line (the fuzz tests fail on any); -v shows it
         if args.verbose:
-            raise
+            # Printed here, blanked: re-raising would let Python print the traceback after
+            # blanked_output() ended, with any secret the exception quotes (docs/security.md).
+            print(blank(traceback.format_exc()), end="", file=sys.stderr)
+            return EXIT_BAD_INPUT
         print(
             f"{PROG}: internal error: {blank(one_line(f'{type(exc).__name__}: {exc}'))} (-v shows it)", file=sys.stderr
         )

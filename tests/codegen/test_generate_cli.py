@@ -270,3 +270,23 @@ def test_server_speaking_no_json_rpc_is_one_error_line(tmp_path: Path) -> None:
     assert error.startswith("toolgen: error: infra.yaml:") and "cannot list MCP server 'banner'" in error
     assert "Traceback" not in proc.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_verbose_internal_error_prints_its_traceback_with_secrets_blanked(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """-v shows a bug's traceback, but a resolved secret it quotes is blanked like every other line."""
+    from codegen import cli
+    from mas.runtime import redact
+
+    secret = "tok-internal-9f3b2c7d1e"
+    redact.remember([secret])
+
+    def broken(args: object, progress: object) -> int:
+        raise RuntimeError(f"server said {secret}")
+
+    monkeypatch.setitem(cli.COMMANDS, "generate", (cli.COMMANDS["generate"][0], broken))
+    assert cli.main(["generate", "-v"]) == cli.EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert "Traceback (most recent call last)" in err and "RuntimeError: server said" in err
+    assert secret not in err
