@@ -1,4 +1,4 @@
-"""Render a ``PackageSpec`` into file contents, then format them once with the pinned black."""
+"""Render a ``PackageSpec`` into file contents, then format them in one pass (``ruff format``)."""
 
 from __future__ import annotations
 
@@ -6,13 +6,13 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from codegen.formatting import format_python
+from codegen.formatting import format_files
 from codegen.model import SHARED_MODULE, PackageSpec
 
 if TYPE_CHECKING:
     import jinja2
 
-__all__ = ["RULES_PATH", "SHIM_PATH", "format_python", "render_package", "templates_dir"]
+__all__ = ["RULES_PATH", "SHIM_PATH", "render_package", "templates_dir"]
 
 _HERE = Path(__file__).resolve().parent
 SHIM_PATH = _HERE / "shim" / "_runtime.py"
@@ -40,10 +40,6 @@ def _environment() -> jinja2.Environment:
     )
 
 
-def _wrappers_fit(pkg: PackageSpec) -> bool:
-    return all(c.fits for c in pkg.classes) and all(d.fits for d in pkg.const_decls)
-
-
 def _module(header: str, doc: str, code: str) -> str:
     return f'{header}\n"""{doc}"""\n\n{code}'
 
@@ -61,7 +57,7 @@ _CODE_MODE_DOC = (
 
 
 def _code_mode_files(pkg: PackageSpec) -> dict[str, str]:
-    # Imported here: the cache's fingerprint imports this module, and a cached run loads no black.
+    # Imported here: the cache's fingerprint imports this module, and a cached run renders nothing.
     from codegen.code_mode import CODE_MODE_DIR, manifest_lines
 
     files = {f"{CODE_MODE_DIR}/{m.name}.pyi": f"{pkg.header}\n{m.stub}" for m in pkg.code_mode}
@@ -82,12 +78,9 @@ def render_package(pkg: PackageSpec) -> dict[str, str]:
     for module in pkg.output_modules:
         doc = _SHARED_DOC if module.name == SHARED_MODULE else _OUTPUT_DOC
         files[f"outputs/{module.name}.py"] = _module(pkg.header, doc, module.code)
-    # The models were formatted as they were generated (datamodels.py). The wrappers are laid out
-    # in black's style as they are built (layout.py; a member outside its rules was formatted on its
-    # own there), so black runs over the whole module only as a safety net.
-    ready = {"inputs.py", "outputs/__init__.py"} | {f"outputs/{m.name}.py" for m in pkg.output_modules}
-    ready |= {"_tools.py"} if _wrappers_fit(pkg) else set()
-    out = {path: text if path in ready else format_python(text) for path, text in files.items()}
+    # Templates and the model generator print statements on one line each: one formatter run
+    # lays every module out (black's style), whatever the number of tools.
+    out = format_files(files)
     # The shim is copied verbatim below its header, so it stays the tested file byte for byte.
     out["_runtime.py"] = f"{pkg.header}\n{SHIM_PATH.read_text(encoding='utf-8')}"
     out["_rules.py"] = f"{pkg.header}\n{RULES_PATH.read_text(encoding='utf-8')}"

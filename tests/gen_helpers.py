@@ -33,6 +33,18 @@ def generate(cwd: Path, args: Sequence[str], monkeypatch: pytest.MonkeyPatch | N
             mp.undo()
 
 
+def black_formatted(source: str) -> str:
+    """``source`` as black, the reference style, lays it out (the generator formats with ruff)."""
+    import black
+    from black.mode import TargetVersion
+
+    mode = black.Mode(target_versions={TargetVersion.PY311}, line_length=88)
+    try:
+        return black.format_file_contents(source, fast=False, mode=mode)
+    except black.NothingChanged:
+        return source
+
+
 def import_fresh(out: Path, package: str) -> ModuleType:
     """Import ``out/package`` freshly (tests generate several packages with the same name)."""
     for name in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
