@@ -16,7 +16,7 @@ from pathlib import Path
 
 from codegen.errors import GenerateError
 
-__all__ = ["FORMAT_FLAGS", "format_files", "format_python"]
+__all__ = ["FORMAT_FLAGS", "format_files"]
 
 #: black's defaults, spelled out so that no pyproject.toml above the output can change them.
 FORMAT_FLAGS = ("--isolated", "--no-cache", "--line-length", "88", "--target-version", "py311")
@@ -54,8 +54,3 @@ def format_files(files: Mapping[str, str]) -> dict[str, str]:
             first = (done.stderr.strip().splitlines() or ["no message"])[0]
             raise GenerateError(f"the formatter (ruff format) failed: {first}")
         return {rel: (root / rel).read_bytes().decode("utf-8") for rel in files}
-
-
-def format_python(source: str) -> str:
-    """One module formatted (the same pass as ``format_files``)."""
-    return format_files({"module.py": source})["module.py"]

@@ -140,6 +140,11 @@ class CodeModeModule:
     functions: tuple[tuple[str, str], ...]
 
 
+#: Shim names that are pydantic classes: the wrappers name them in annotations only, so they are
+#: imported for type checkers only and importing a package builds no pydantic class.
+LAZY_RUNTIME = frozenset({"ToolOutput"})
+
+
 @dataclass(frozen=True)
 class PackageSpec:
     name: str
@@ -169,3 +174,13 @@ class PackageSpec:
     @property
     def imports_outputs(self) -> bool:
         return any("_o." in t.value_annotation for t in self.all_tools)
+
+    @property
+    def runtime_imports_at_run_time(self) -> tuple[str, ...]:
+        """The shim names imported when the module runs: all but the pydantic classes."""
+        return tuple(name for name in self.runtime_imports if name not in LAZY_RUNTIME)
+
+    @property
+    def runtime_imports_for_type_checkers(self) -> tuple[str, ...]:
+        """The shim's pydantic classes the annotations name: imported for type checkers only."""
+        return tuple(name for name in self.runtime_imports if name in LAZY_RUNTIME)

@@ -5,6 +5,7 @@ Imported by test modules as ``gen_helpers`` (tests/conftest.py puts tests/ on sy
 
 from __future__ import annotations
 
+import ast
 import importlib
 import json
 import shutil
@@ -45,6 +46,30 @@ def black_formatted(source: str) -> str:
         return source
 
 
+def black_agrees(text: str) -> bool:
+    """black leaves the module unchanged, or the module has the one shape where ruff (which formats
+    the output) and black are known to differ: a name and its annotation (a parameter, an
+    annotated assignment) that with its default or value are wider than the line. black puts the
+    annotation in parentheses (and, in a signature, may drop the trailing comma); ruff leaves it
+    unparenthesised and splits inside it (a long ``Literal[...]``, or at the ``|`` before
+    ``_NotGiven``). Both keep every other line alike (docs/generator.md, "How it is built")."""
+    if black_formatted(text) == text:
+        return True
+    from black.strings import str_width
+
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            name, annotation, value = node.target.id, node.annotation, node.value
+        elif isinstance(node, ast.arg) and node.annotation is not None:
+            name, annotation, value = node.arg, node.annotation, None
+        else:
+            continue
+        line = f"{name}: {ast.unparse(annotation)} = {ast.unparse(value) if value else '_NOT_GIVEN,'}"
+        if node.col_offset + str_width(line) > 88:
+            return True
+    return False
+
+
 def import_fresh(out: Path, package: str) -> ModuleType:
     """Import ``out/package`` freshly (tests generate several packages with the same name)."""
     for name in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
@@ -55,6 +80,20 @@ def import_fresh(out: Path, package: str) -> ModuleType:
         return importlib.import_module(package)
     finally:
         sys.path.remove(str(out))
+
+
+def golden_package(case: str, out: Path) -> Path:
+    """A golden tree made importable in ``out``: the golden files plus the runtime copies the golden
+    trees leave out (each its source below the package's header, as ``render`` writes them)."""
+    from codegen.render import runtime_sources
+
+    target = out / case
+    shutil.copytree(REPO / "tests" / "golden" / case, target, ignore=shutil.ignore_patterns("__pycache__"))
+    header = "".join((target / "__init__.py").read_text(encoding="utf-8").splitlines(keepends=True)[:2])
+    for name, source in runtime_sources().items():
+        (target / name).parent.mkdir(parents=True, exist_ok=True)
+        (target / name).write_text(header + source.read_text(encoding="utf-8"), encoding="utf-8")
+    return out
 
 
 def tree(root: Path) -> dict[str, bytes]:

@@ -29,10 +29,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from black.strings import str_width
 from code_mode_helpers import assert_stubs_check
 from fuzz_strategies import CANARY_NAME, listings
-from gen_helpers import RecordingProvider, black_formatted, import_fresh, pyright_strict, tree
+from gen_helpers import RecordingProvider, black_agrees, import_fresh, pyright_strict, tree
 from hypothesis import HealthCheck, Phase, example, given, settings
 
 import codegen.build
@@ -130,27 +129,6 @@ def test_the_listings_the_fuzz_session_saw_refused_now_generate(tmp_path: Path, 
     assert any("refers to the schema it is in; typed as Any [unsupported-ref]" in line for line in err), err
 
 
-def _black_agrees(text: str) -> bool:
-    """black leaves the module unchanged, or the module has the one shape where ruff and black are
-    known to differ: a name and its annotation (a parameter, an annotated assignment) that with its
-    value are wider than the line. black puts the annotation in parentheses (and, in a signature,
-    drops the trailing comma); ruff leaves it, or splits it at its ``|``. Only absurdly long
-    names get there (longer than 60 characters)."""
-    if black_formatted(text) == text:
-        return True
-    for node in ast.walk(ast.parse(text)):
-        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            name, annotation, value = node.target.id, node.annotation, node.value
-        elif isinstance(node, ast.arg) and node.annotation is not None:
-            name, annotation, value = node.arg, node.annotation, None
-        else:
-            continue
-        line = f"{name}: {ast.unparse(annotation)} = {ast.unparse(value) if value else '_NOT_GIVEN,'}"
-        if node.col_offset + str_width(line) > 88:
-            return True
-    return False
-
-
 class _Stats:
     def __init__(self) -> None:
         self.examples = 0
@@ -225,7 +203,7 @@ def _check_example(
         if not name.startswith("_r"):  # the shim's files are copied verbatim, as tested
             modules[name] = text
             # ruff formats every module; black, the reference style, must agree whatever the input.
-            assert _black_agrees(text), f"{name} is not black-stable"
+            assert black_agrees(text), f"{name} is not black-stable"
     assert format_files(modules) == modules  # the formatting pass ran: its output is its fixpoint
     before = tree(target)
 
