@@ -36,8 +36,8 @@ RESERVED_ATTRS = frozenset({"results", "with_options"})
 _JSON_TYPES = {bool: "boolean", str: "string", int: "integer", float: "number", type(None): "null"}
 _METHOD_INDENT = 8
 #: Shim names every wrapper module uses (imported as ``_Name``); the rest as the tools need them.
-_SHIM_NAMES = frozenset({"AsyncToolsBase", "CallOptions", "SupportsAsyncCallTool", "SupportsCallTool", "ToolInfo",
-                         "ToolResult", "ToolsBase"})  # fmt: skip
+_SHIM_NAMES = frozenset({"AsyncToolsBase", "AsyncToolsResultsBase", "CallOptions", "SupportsAsyncCallTool",
+                         "SupportsCallTool", "ToolInfo", "ToolResult", "ToolsBase", "ToolsResultsBase"})  # fmt: skip
 
 
 @dataclass(frozen=True)

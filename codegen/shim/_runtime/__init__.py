@@ -42,7 +42,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ._base import AsyncToolsBase, ToolsBase
+from ._base import AsyncToolsBase, AsyncToolsResultsBase, ToolsBase, ToolsResultsBase
 from ._decode import ToolResult, decode_inferred, decode_result, inferred_candidate, normalize_envelope
 from ._errors import (
     ToolArgumentsError,
@@ -87,6 +87,7 @@ __all__ = [
     "CALL_OPTION_NAMES",
     "Annotations",
     "AsyncToolsBase",
+    "AsyncToolsResultsBase",
     "AudioContent",
     "BlobResourceContents",
     "CallOptions",
@@ -120,6 +121,7 @@ __all__ = [
     "ToolTimeoutError",
     "ToolUnavailableError",
     "ToolsBase",
+    "ToolsResultsBase",
     "UnknownContent",
     "decode_inferred",
     "decode_result",
