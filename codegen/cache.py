@@ -12,7 +12,8 @@ Three kinds of entry, each keyed by a SHA-256 over everything that can change it
   code and the roots each source needs.
 
 The fingerprint hashes toolgen's own code (every module, template and the shim, and every module
-of the runtime package, which the generator builds on), the versions
+of the runtime package, which the generator builds on: the contract's rules file every package
+carries is one), the versions
 of datamodel-code-generator, black and Python: a generator edited without a version bump still
 misses. Entries carry their key and a digest of their content and are written atomically, so a
 torn or edited entry is a miss, never a stale file. The folder (``.toolgen-cache/`` beside the
