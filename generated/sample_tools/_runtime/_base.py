@@ -10,7 +10,6 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, Unpack, cast
 
 from ._decode import decode_envelope, decode_result, normalize_envelope
-from ._errors import ToolError
 from ._omit import without_omitted
 from ._options import CallOptions, SupportsAsyncCallTool, SupportsCallTool, checked_options, forwarded
 from ._plan import CallPlan
@@ -77,7 +76,9 @@ class ToolsBase(_ToolsCore[SupportsCallTool]):
             plan.answered(responses)
 
     def _send(self, info: ToolInfo[Any], arguments: dict[str, Any], options: Mapping[str, object]) -> object:
-        call_tool: Callable[..., object] = self._provider.call_tool
+        call_tool: object = getattr(self._provider, "call_tool", None)
+        if not callable(call_tool):  # the caller's mistake, not the tool's: no ToolError
+            raise TypeError(f"tool {info.name!r}: the provider has no call_tool")
         if options:
             raw = call_tool(info.name, arguments, **forwarded(self._provider, "call_tool", options))
         else:  # the common case: no options, so no signature lookup at all
@@ -96,10 +97,9 @@ def _run_awaitable(info: ToolInfo[Any], awaitable: Awaitable[object]) -> object:
         return asyncio.run(_await(awaitable))
     if inspect.iscoroutine(awaitable):
         awaitable.close()  # never awaited: close it so Python does not warn about it
-    raise ToolError(
+    raise RuntimeError(  # the caller's mistake, not the tool's: no ToolError
         f"tool {info.name!r}: the provider's call_tool is async and an event loop is running; "
-        "use AsyncTools and await the call",
-        tool_name=info.name,
+        "use AsyncTools and await the call"
     )
 
 
@@ -148,7 +148,7 @@ class AsyncToolsBase(_ToolsCore[SupportsCallTool | SupportsAsyncCallTool]):
         else:
             call_tool: object = getattr(self._provider, "call_tool", None)
             if not callable(call_tool):
-                raise ToolError(f"tool {info.name!r}: the provider has no call_tool or acall_tool", tool_name=info.name)
+                raise TypeError(f"tool {info.name!r}: the provider has no call_tool or acall_tool")
             sent = forwarded(self._provider, "call_tool", options)
             if inspect.iscoroutinefunction(call_tool):
                 raw = call_tool(info.name, arguments, **sent)
