@@ -9,11 +9,12 @@ Two kinds of entry, each keyed by a SHA-256 over everything that can change it:
   changed description, or a changed output schema, rebuilds only the wrappers and the one
   module whose schemas changed.
 
-The fingerprint hashes toolgen's own code (every module, template and the shim), the versions
-of datamodel-code-generator, black and Python: a generator edited without a version bump still
-misses. Entries carry their key and a digest of their content and are written atomically, so a
-torn or edited entry is a miss, never a stale file. The folder (``.toolgen-cache/`` beside the
-project's pyproject.toml) holds nothing else and may be deleted at any time.
+The fingerprint hashes toolgen's own code (every module, template and the shim), the contract's
+rules file every package carries, and the versions of datamodel-code-generator, black and Python:
+a generator edited without a version bump still misses. Entries carry their key and a digest of
+their content and are written atomically, so a torn or edited entry is a miss, never a stale file.
+The folder (``.toolgen-cache/`` beside the project's pyproject.toml) holds nothing else and may be
+deleted at any time.
 
 The digest is keyed (HMAC-SHA256) with a secret of the user who runs toolgen, kept outside the
 project (``$XDG_CACHE_HOME/toolgen/cache.key``, else ``~/.cache/toolgen/cache.key``, mode 0600).
@@ -54,7 +55,7 @@ _README = "toolgen's cache: safe to delete; never commit it.\n"
 @cache
 def fingerprint() -> str:
     """A digest of everything besides the inputs that shapes the output."""
-    from codegen.render import templates_dir
+    from codegen.render import RULES_PATH, templates_dir
 
     digest = hashlib.sha256(f"format {_FORMAT}; python {sys.version_info[:2]}".encode())
     for dist in ("datamodel-code-generator", "black", "toolgen"):
@@ -63,6 +64,7 @@ def fingerprint() -> str:
         except metadata.PackageNotFoundError:
             digest.update(f"{dist} none\n".encode())
     files = sorted(_HERE.rglob("*.py")) + sorted(p for p in templates_dir().rglob("*") if p.is_file())
+    files.append(RULES_PATH)  # copied into every package from the runtime, outside codegen/
     contract = find_spec("mas.runtime.contracts.tool_contract")  # the hint keys come from there
     if contract is not None and contract.origin:
         files.append(Path(contract.origin))

@@ -123,21 +123,15 @@ TARGETS = {
         "codegen.datamodels.x__property_keys__*",
     ],
     "shim decoding": [
-        f"{_SHIM}x_{name}__*"
-        for name in (
-            "_block_tag",
-            "_joined_text",
-            "_as_list",
-            "normalize_envelope",
-            "_is_str_root",
-            "_json_or_none",
-            "_json_from_text",
-            "_tool_output",
-            "decode_result",
-            "_input_round",
-            "_raise_failure",
-            "_decode_envelope",
+        f"{_SHIM}{module}.x_{name}__*"
+        for module, names in (
+            ("_text", ("block_tag", "joined_text", "as_list", "json_or_none", "json_from_text")),
+            ("_decode", ("normalize_envelope", "_is_str_root", "decode_result", "decode_envelope")),
+            ("_content", ("tool_output",)),
+            ("_plan", ("input_round",)),
+            ("_errors", ("raise_failure",)),
         )
+        for name in names
     ],
 }
 # mutmut's exit codes: 1 and 3 are a test failure; 36, 24, 152, 255, -24 a timeout; 37 the type checker.

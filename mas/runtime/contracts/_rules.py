@@ -3,8 +3,8 @@ how sync and async callables are called.
 
 This module is the one place these rules are written. The runtime imports it from
 ``mas.runtime.contracts._rules``; every generated package carries a byte-identical copy as
-``_rules.py`` (``codegen/shim/_rules.py`` is that copy in the toolgen repository, and a test
-checks that every copy equals this file). So it depends on the standard library only.
+``_rules.py``, read from this file when the package is rendered (toolgen's shim imports this very
+module; a test checks that every copy equals this file). So it depends on the standard library only.
 
 Envelope rule (``docs/tool.md``, "Results"):
 
