@@ -116,6 +116,8 @@ class PendingCall:
     asked: asyncio.Event = field(default_factory=asyncio.Event)
     token: str | None = None
     expiry: asyncio.TimerHandle | None = None
+    #: The server task the call is following (``_mcp_tasks``), for the caller's failure envelope.
+    task_id: str | None = None
 
     def unanswered(self) -> list[Ask]:
         return [ask for ask in self.asks if not ask.answer.done()]

@@ -364,6 +364,9 @@ class Tasks:
         """
         answered: set[str] = set()  # 2026: each question is put to the caller once
         detailed: DetailedTask | None = None
+        if self.dialect == "2026-07-28" and state.status != "working":
+            # The outcome or the questions travel in tasks/get, not in the state at hand.
+            state, detailed = await self.get(state.task_id, max(_left(deadline), MIN_POLL_SECONDS))
         while True:
             if state.status == "completed":
                 if self.dialect == "2025-11-25":

@@ -120,6 +120,15 @@ def _asks_for_task(answer: Exception | types.Result) -> bool:
     return False
 
 
+def _of_task(envelope: ToolResultEnvelope, task_id: str | None) -> ToolResultEnvelope:
+    """An envelope of a call that ran as a task: ``execution_mode: "async"``, ``metadata["task_id"]``."""
+    if task_id is None:
+        return envelope
+    return dataclasses.replace(
+        envelope, execution_mode="async", metadata={**(envelope.metadata or {}), "task_id": task_id}
+    )
+
+
 def with_error_kind(envelope: ToolResultEnvelope) -> ToolResultEnvelope:
     """An ``isError`` result says its failure kind too (docs/tool.md, "Failure kinds"), read from its text."""
     if not envelope.is_error or envelope.result_type != "complete":
@@ -273,6 +282,22 @@ class MCPToolProvider:
             conn.pin_checked = generation
         return tools
 
+    # --- tasks ---------------------------------------------------------------------------------
+    def task_dialect(self) -> str | None:
+        """The task dialect the server advertises (``2025-11-25``, ``2026-07-28``), or None when it
+        has no tasks (docs/tasks.md). Connects when not connected; raises :class:`ToolServerError`
+        when it cannot."""
+        self._check_open()
+        return self._runner.run(self._task_dialect())
+
+    async def atask_dialect(self) -> str | None:
+        self._check_open()
+        return await self._runner.arun(self._task_dialect())
+
+    async def _task_dialect(self) -> str | None:
+        _conn, session = await self._keeper.acquire()
+        return dialect_of(session)
+
     # --- calling ------------------------------------------------------------------------------
     def call_tool(
         self,
@@ -405,11 +430,11 @@ class MCPToolProvider:
             dialect = dialect_of(session)
             if request_state is not None and request_state.startswith(TASK_PREFIXES):
                 return await self._resume_task(
-                    tool_name, conn, session, dialect, request_state, allow_claimed, deadline
+                    tool_name, call, conn, session, dialect, request_state, allow_claimed, deadline
                 )
             if dialect == "2025-11-25" and self._wants_task(conn, tool_name, allow_claimed):
                 return await self._run_task_2025(
-                    tool_name, conn, session, arguments, meta, timeout_seconds, allow_claimed, deadline
+                    tool_name, call, conn, session, arguments, meta, timeout_seconds, allow_claimed, deadline
                 )
             try:
                 result = await session.call_tool(
@@ -437,17 +462,17 @@ class MCPToolProvider:
                 if dialect == "2025-11-25" and _asks_for_task(exc):
                     # Not listed on this session (follow_pagination off): the server says it.
                     return await self._run_task_2025(
-                        tool_name, conn, session, arguments, meta, timeout_seconds, allow_claimed, deadline
+                        tool_name, call, conn, session, arguments, meta, timeout_seconds, allow_claimed, deadline
                     )
                 return self._call_error(tool_name, exc, timeout_seconds)
             if dialect == "2025-11-25" and tool_name not in (conn.task_support or {}) and _asks_for_task(result):
                 return await self._run_task_2025(
-                    tool_name, conn, session, arguments, meta, timeout_seconds, allow_claimed, deadline
+                    tool_name, call, conn, session, arguments, meta, timeout_seconds, allow_claimed, deadline
                 )
             if isinstance(result, CreatedTask):
                 tasks = Tasks(session, "2026-07-28")
                 return await self._task_outcome(
-                    tool_name, conn, tasks, state_of_created(result), allow_claimed, deadline
+                    tool_name, call, conn, tasks, state_of_created(result), allow_claimed, deadline
                 )
             if not isinstance(result, types.CallToolResult | types.InputRequiredResult) and not allow_claimed:
                 detail = (
@@ -498,7 +523,10 @@ class MCPToolProvider:
                 if cancel_event is not None and cancel_event.is_set():
                     work.cancel()  # the SDK sends notifications/cancelled for the in-flight request
                     await asyncio.wait({work})  # let it unwind; our own cancellation still propagates
-                    return self._failure(tool_name, "was cancelled by the caller (cancel_event)", "cancelled")
+                    what = "was cancelled by the caller (cancel_event)"
+                    if call.task_id is not None:
+                        what += f"; task {call.task_id!r} was cancelled on the server"
+                    return _of_task(self._failure(tool_name, what, "cancelled"), call.task_id)
         except ToolServerError as exc:
             return self._failure(tool_name, f"failed: {exc.detail}", "unavailable")
         except asyncio.CancelledError:
@@ -524,6 +552,7 @@ class MCPToolProvider:
     async def _run_task_2025(
         self,
         tool_name: str,
+        call: PendingCall,
         conn: Connection,
         session: ClientSession,
         arguments: Mapping[str, Any] | None,
@@ -540,11 +569,12 @@ class MCPToolProvider:
             return self._call_error(tool_name, exc, timeout_seconds)
         if isinstance(started, types.CallToolResult):  # the server ran it at once after all
             return scrub_envelope(with_error_kind(envelope_from_result(started)), self._keeper.secrets)
-        return await self._task_outcome(tool_name, conn, tasks, started, allow_claimed, deadline)
+        return await self._task_outcome(tool_name, call, conn, tasks, started, allow_claimed, deadline)
 
     async def _resume_task(
         self,
         tool_name: str,
+        call: PendingCall,
         conn: Connection,
         session: ClientSession,
         dialect: str | None,
@@ -574,11 +604,12 @@ class MCPToolProvider:
         except Exception as exc:
             conn.note_failure(exc)
             return self._call_error(tool_name, exc, None)
-        return await self._task_outcome(tool_name, conn, tasks, state, allow_claimed, deadline)
+        return await self._task_outcome(tool_name, call, conn, tasks, state, allow_claimed, deadline)
 
     async def _task_outcome(
         self,
         tool_name: str,
+        call: PendingCall,
         conn: Connection,
         tasks: Tasks,
         state: TaskState,
@@ -591,6 +622,7 @@ class MCPToolProvider:
         if allow_claimed:
             return self._task_envelope(tool_name, state)
         inputs = self._keeper.inputs
+        call.task_id = state.task_id  # a cancel_event's envelope names the task it cancelled
 
         async def ask(method: str, request: types.InputRequest) -> Any:
             return await inputs.ask(conn, method, request)
@@ -598,23 +630,17 @@ class MCPToolProvider:
         try:
             result = await tasks.follow(state, deadline, ask)
         except TaskEnded as exc:
-            failure = self._failure(tool_name, f"failed: {exc.detail}", exc.kind)
-            return dataclasses.replace(
-                failure, execution_mode="async", metadata={**(failure.metadata or {}), "task_id": state.task_id}
-            )
+            return _of_task(self._failure(tool_name, f"failed: {exc.detail}", exc.kind), state.task_id)
         except TimeoutError:
             await tasks.cancel(state.task_id)
             what = f"timed out waiting for task {state.task_id!r} (cancelled on the server)"
-            return self._failure(tool_name, what, "timeout")
+            return _of_task(self._failure(tool_name, what, "timeout"), state.task_id)
         except asyncio.CancelledError:
             # cancel_event, an input round nobody answered, or close(): the task stops too.
             await asyncio.shield(tasks.cancel(state.task_id))
             raise
-        envelope = with_error_kind(envelope_from_result(result))
-        metadata = {**(envelope.metadata or {}), "task_id": state.task_id}
-        return scrub_envelope(
-            dataclasses.replace(envelope, execution_mode="async", metadata=metadata), self._keeper.secrets
-        )
+        envelope = _of_task(with_error_kind(envelope_from_result(result)), state.task_id)
+        return scrub_envelope(envelope, self._keeper.secrets)
 
     def _task_envelope(self, tool_name: str, state: TaskState) -> ToolResultEnvelope:
         """A started (or looked-up, or cancelled) task as a session envelope: ``session_id`` is its
