@@ -7,13 +7,16 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from mas.runtime.config import ConfigError, SourceLocation
+from mas.runtime.contracts import _rules
 from mas.runtime.contracts.tool_contract import (
     CallCancelled,
+    CallOptions,
     ToolContract,
     ToolResultEnvelope,
-    ainvoke_call_tool,
+    acall_with_options,
     await_with_timeout,
-    invoke_call_tool,
+    bound_failure,
+    call_with_options,
     run_with_timeout,
 )
 
@@ -81,50 +84,41 @@ class LocalToolRegistry:
             f"unknown tool {tool_name!r} (local: {', '.join(self._tools)})", kind="unknown_tool"
         )
 
-    def _limit(self, tool: ToolContract, kwargs: Mapping[str, Any]) -> float | None:
+    def _limit(self, tool: ToolContract, options: CallOptions) -> float | None:
         # timeout_seconds=0 is a limit ("at once"), not "unset": only None falls back to the spec.
-        given = kwargs.get("timeout_seconds")
+        given = options.timeout_seconds
         return given if given is not None else tool.get_timeout_seconds()
-
-    @staticmethod
-    def _timed_out(tool_name: str, limit: float | None) -> ToolResultEnvelope:
-        return ToolResultEnvelope.failure(f"tool {tool_name!r} timed out after {limit} s", kind="timeout")
-
-    @staticmethod
-    def _cancelled(tool_name: str, exc: CallCancelled) -> ToolResultEnvelope:
-        return ToolResultEnvelope.failure(f"tool {tool_name!r} was {exc}", kind="cancelled")
 
     def call_tool(self, tool_name: str, arguments: Mapping[str, Any] | None, **kwargs: Any) -> ToolResultEnvelope:
         """The tool's ``call_tool``; ``timeout_seconds`` (else the tool's own) and ``cancel_event``
         bound the wait. A tool that declares ``cancel_event`` also receives it, to stop early."""
+        options = CallOptions.of(kwargs)
         tool = self._tools.get(tool_name)
         if tool is None:
             return self._unknown(tool_name)
-        limit = self._limit(tool, kwargs)
-        cancel = kwargs.get("cancel_event")
+        limit = self._limit(tool, options)
         try:
-            value = run_with_timeout(lambda: invoke_call_tool(tool, tool_name, arguments, **kwargs), limit, cancel)
-        except TimeoutError:
-            return self._timed_out(tool_name, limit)
-        except CallCancelled as exc:
-            return self._cancelled(tool_name, exc)
+            value = run_with_timeout(
+                lambda: call_with_options(tool, tool_name, arguments, options), limit, options.cancel_event
+            )
+        except (TimeoutError, CallCancelled) as exc:
+            return bound_failure(tool_name, limit, exc)
         return ToolResultEnvelope.coerce(value)
 
     async def acall_tool(
         self, tool_name: str, arguments: Mapping[str, Any] | None, **kwargs: Any
     ) -> ToolResultEnvelope:
+        options = CallOptions.of(kwargs)
         tool = self._tools.get(tool_name)
         if tool is None:
             return self._unknown(tool_name)
-        limit = self._limit(tool, kwargs)
+        limit = self._limit(tool, options)
         try:
             value = await await_with_timeout(
-                ainvoke_call_tool(tool, tool_name, arguments, **kwargs), limit, kwargs.get("cancel_event")
+                acall_with_options(tool, tool_name, arguments, options), limit, options.cancel_event
             )
-        except TimeoutError:
-            return self._timed_out(tool_name, limit)
-        except CallCancelled as exc:
-            return self._cancelled(tool_name, exc)
+        except (TimeoutError, CallCancelled) as exc:
+            return bound_failure(tool_name, limit, exc)
         return ToolResultEnvelope.coerce(value)
 
     def close(self) -> None:
@@ -134,4 +128,5 @@ class LocalToolRegistry:
                 closer()
 
     async def aclose(self) -> None:
-        self.close()
+        for tool in {id(t): t for t in self._tools.values()}.values():
+            await _rules.aclose(tool)

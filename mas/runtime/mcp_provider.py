@@ -77,7 +77,7 @@ from mas.runtime._mcp_tasks import (
 from mas.runtime._oauth import AuthorizeCallback
 from mas.runtime._wire import non_json_number
 from mas.runtime.config import MCPServerConfig
-from mas.runtime.contracts.tool_contract import ERROR_KIND_KEY, ToolResultEnvelope
+from mas.runtime.contracts.tool_contract import ERROR_KIND_KEY, CallOptions, ToolResultEnvelope
 
 if TYPE_CHECKING:
     from mcp.client.session import ClientSession
@@ -321,12 +321,14 @@ class MCPToolProvider:
         thread. ``timeout_seconds`` becomes the SDK's ``read_timeout_seconds``; ``cancel_event``
         is polled and cancels the in-flight request. ``ctx`` and ``user`` have no MCP mapping.
         """
+        options = CallOptions(
+            timeout_seconds=timeout_seconds, progress_callback=progress_callback, cancel_event=cancel_event,
+            meta=meta, input_responses=input_responses, request_state=request_state,
+            allow_input_required=allow_input_required, allow_claimed=allow_claimed, ctx=ctx, user=user,
+        )  # fmt: skip
         if self._keeper.closed:
             return self._failure(tool_name, "failed: the provider is closed", "unavailable")
-        call = self._call(
-            tool_name, arguments, timeout_seconds, progress_callback, cancel_event, meta,
-            input_responses, request_state, allow_input_required, allow_claimed, caller_loop=None,
-        )  # fmt: skip
+        call = self._call(tool_name, arguments, options, caller_loop=None)
         try:
             return self._runner.run(call)
         except LoopThreadError:
@@ -351,13 +353,14 @@ class MCPToolProvider:
         user: str = "",
     ) -> ToolResultEnvelope:
         """Async twin of :meth:`call_tool`; async progress callbacks run on the caller's loop."""
+        options = CallOptions(
+            timeout_seconds=timeout_seconds, progress_callback=progress_callback, cancel_event=cancel_event,
+            meta=meta, input_responses=input_responses, request_state=request_state,
+            allow_input_required=allow_input_required, allow_claimed=allow_claimed, ctx=ctx, user=user,
+        )  # fmt: skip
         if self._keeper.closed:
             return self._failure(tool_name, "failed: the provider is closed", "unavailable")
-        call = self._call(
-            tool_name, arguments, timeout_seconds, progress_callback, cancel_event, meta,
-            input_responses, request_state, allow_input_required, allow_claimed,
-            caller_loop=asyncio.get_running_loop(),
-        )  # fmt: skip
+        call = self._call(tool_name, arguments, options, caller_loop=asyncio.get_running_loop())
         try:
             return await self._runner.arun(call)
         except Exception as exc:
@@ -367,17 +370,13 @@ class MCPToolProvider:
         self,
         tool_name: str,
         arguments: Mapping[str, Any] | None,
-        timeout_seconds: float | None,
-        progress_callback: ProgressCallback | None,
-        cancel_event: CancelSignal | None,
-        meta: Mapping[str, Any] | None,
-        input_responses: Mapping[str, Any] | None,
-        request_state: str | None,
-        allow_input_required: bool | None,
-        allow_claimed: bool | None,
+        options: CallOptions,
         *,
         caller_loop: asyncio.AbstractEventLoop | None,
     ) -> ToolResultEnvelope:
+        timeout_seconds, cancel_event = options.timeout_seconds, options.cancel_event
+        meta, input_responses, request_state = options.meta, options.input_responses, options.request_state
+        allow_claimed = options.allow_claimed
         if cancel_event is not None and cancel_event.is_set():
             return self._failure(tool_name, "was cancelled before it started", "cancelled")
         for what, value in (("arguments", arguments), ("meta", meta), ("input_responses", input_responses)):
@@ -406,9 +405,10 @@ class MCPToolProvider:
             )
         if responses:
             responses = inputs.fill_defaults(request_state, responses)  # SEP-1034, as for held calls
+        progress = options.progress_callback
         relay = (
-            ProgressRelay(progress_callback, caller_loop, self._label(tool_name), self.config.max_progress_lag_seconds)
-            if progress_callback
+            ProgressRelay(progress, caller_loop, self._label(tool_name), self.config.max_progress_lag_seconds)
+            if progress
             else None
         )
         call = inputs.begin(self._label(tool_name))
@@ -447,7 +447,7 @@ class MCPToolProvider:
                     meta=cast(Any, dict(meta)) if meta is not None else None,
                     # Always received: the envelope says input_required and the caller answers it
                     # (generated packages do so with on_input); only an explicit False refuses it.
-                    allow_input_required=allow_input_required is not False,
+                    allow_input_required=options.allow_input_required is not False,
                     # A 2026 task is a claimed result the provider follows itself (_mcp_tasks).
                     allow_claimed=True,
                 )

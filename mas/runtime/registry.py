@@ -16,13 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from mas.runtime.config import ConfigError, MCPServerConfig, SourceLocation
+from mas.runtime.contracts import _rules
 from mas.runtime.contracts.tool_contract import (
-    CALL_KWARGS,
     ERROR_KINDS,
+    CallOptions,
     ToolContract,
     ToolResultEnvelope,
-    ainvoke_call_tool,
-    invoke_call_tool,
+    acall_with_options,
+    call_with_options,
 )
 from mas.runtime.infra import load_infra_files
 from mas.runtime.local import LocalToolRegistry, import_tool_class
@@ -56,6 +57,16 @@ def _close_quietly(provider: Any) -> None:
             closer()
         except Exception:  # already failing: the original error is the one to report
             pass
+
+
+def _raise_first(errors: list[Exception]) -> None:
+    """Raise the first of ``errors``; the others are named in its notes, so none is lost."""
+    if not errors:
+        return
+    first = errors[0]
+    for other in errors[1:]:
+        first.add_note(f"also failed while closing: {type(other).__name__}: {other}")
+    raise first
 
 
 class RuntimeRegistry:
@@ -226,10 +237,7 @@ class RuntimeRegistry:
         metadata = {"reason": "ambiguous", "candidates": [f"{p}.{inner}" for p, inner, _ in found]}
         return ToolResultEnvelope.failure(message, kind="unknown_tool", metadata=metadata)
 
-    def _route(self, tool_name: str, kwargs: Mapping[str, Any]) -> _Route | ToolResultEnvelope:
-        unknown = sorted(set(kwargs) - set(CALL_KWARGS))
-        if unknown:  # a caller bug, not a tool failure: raise like any bad keyword argument
-            raise TypeError(f"unknown call_tool option(s): {', '.join(unknown)}; known: {', '.join(CALL_KWARGS)}")
+    def _route(self, tool_name: str) -> _Route | ToolResultEnvelope:
         route = self._routes.get(tool_name) or self._aliases.get(tool_name)
         if route is None:
             if tool_name in self._ambiguous:
@@ -249,13 +257,14 @@ class RuntimeRegistry:
 
     def call_tool(self, tool_name: str, arguments: Mapping[str, Any] | None, **kwargs: Any) -> ToolResultEnvelope:
         """Forward to the owning provider (namespace prefix stripped); a tool failure is an error envelope."""
-        route = self._route(tool_name, kwargs)
+        options = CallOptions.of(kwargs)  # a misspelt option is a caller bug: TypeError, before routing
+        route = self._route(tool_name)
         if isinstance(route, ToolResultEnvelope):
             return route
         provider_name, inner, _ = route
         try:
             envelope = ToolResultEnvelope.coerce(
-                invoke_call_tool(self._providers[provider_name], inner, arguments, **kwargs)
+                call_with_options(self._providers[provider_name], inner, arguments, options)
             )
         except Exception as exc:  # e.g. a dropped MCP connection
             return self._failed(tool_name, provider_name, exc)
@@ -266,13 +275,14 @@ class RuntimeRegistry:
     async def acall_tool(
         self, tool_name: str, arguments: Mapping[str, Any] | None, **kwargs: Any
     ) -> ToolResultEnvelope:
-        route = self._route(tool_name, kwargs)
+        options = CallOptions.of(kwargs)
+        route = self._route(tool_name)
         if isinstance(route, ToolResultEnvelope):
             return route
         provider_name, inner, _ = route
         try:
             envelope = ToolResultEnvelope.coerce(
-                await ainvoke_call_tool(self._providers[provider_name], inner, arguments, **kwargs)
+                await acall_with_options(self._providers[provider_name], inner, arguments, options)
             )
         except Exception as exc:
             return self._failed(tool_name, provider_name, exc)
@@ -292,8 +302,19 @@ class RuntimeRegistry:
                     closer()
                 except Exception as exc:
                     errors.append(exc)
-        if errors:
-            raise errors[0]
+        _raise_first(errors)
+
+    async def aclose(self) -> None:
+        """Async twin of :meth:`close`, with the same rule: every provider is closed (its ``aclose``,
+        else its ``close`` in a worker thread), and the first error is raised after all are tried."""
+        errors: list[Exception] = []
+        self._flush_samples(errors)
+        for provider in reversed(list(self._providers.values())):
+            try:
+                await _rules.aclose(provider)
+            except Exception as exc:
+                errors.append(exc)
+        _raise_first(errors)
 
     def _flush_samples(self, errors: list[Exception]) -> None:
         if self._recorder is not None:
@@ -301,18 +322,6 @@ class RuntimeRegistry:
                 self._recorder.flush()
             except Exception as exc:  # reported after the providers are closed
                 errors.append(exc)
-
-    async def aclose(self) -> None:
-        errors: list[Exception] = []
-        self._flush_samples(errors)
-        for provider in reversed(list(self._providers.values())):
-            closer = getattr(provider, "aclose", None)
-            if callable(closer):
-                await closer()
-            else:
-                _close_quietly(provider)
-        if errors:
-            raise errors[0]
 
     def __enter__(self) -> RuntimeRegistry:
         return self

@@ -14,9 +14,7 @@ makes ``mas-runtime`` and ``python -m mas.runtime`` import the same handlers.
 
 from __future__ import annotations
 
-import asyncio
 import importlib
-import inspect
 import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -24,10 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from mas.runtime.config import ConfigError
+from mas.runtime.contracts import _rules
 from mas.runtime.contracts.tool_contract import (
     CallCancelled,
     ToolResultEnvelope,
     await_with_timeout,
+    bound_failure,
     resolve_awaitable,
     run_with_timeout,
     validate_arguments,
@@ -147,14 +147,6 @@ class SkillToolProvider:
         limit: float | None = self._definitions[tool_name].advertise.get("timeout_seconds")
         return limit
 
-    @staticmethod
-    def _timed_out(tool_name: str, limit: float | None) -> ToolResultEnvelope:
-        return ToolResultEnvelope.failure(f"tool {tool_name!r} timed out after {limit} s", kind="timeout")
-
-    @staticmethod
-    def _cancelled(tool_name: str, exc: CallCancelled) -> ToolResultEnvelope:
-        return ToolResultEnvelope.failure(f"tool {tool_name!r} was {exc}", kind="cancelled")
-
     def call_tool(
         self,
         tool_name: str,
@@ -176,10 +168,8 @@ class SkillToolProvider:
         limit = self._limit(tool_name, timeout_seconds)
         try:
             value = run_with_timeout(lambda: resolve_awaitable(handler(**args)), limit, cancel_event)
-        except TimeoutError:
-            return self._timed_out(tool_name, limit)
-        except CallCancelled as exc:
-            return self._cancelled(tool_name, exc)
+        except (TimeoutError, CallCancelled) as exc:
+            return bound_failure(tool_name, limit, exc)
         except Exception as exc:  # a handler error never crashes the caller
             return ToolResultEnvelope.failure(f"tool {tool_name!r} failed: {type(exc).__name__}: {exc}")
         return self._wrap(tool_name, value)
@@ -199,17 +189,9 @@ class SkillToolProvider:
         handler, args = prepared
         limit = self._limit(tool_name, timeout_seconds)
         try:
-            if inspect.iscoroutinefunction(handler):
-                pending: Any = handler(**args)
-            else:
-                pending = asyncio.to_thread(handler, **args)
-            value = await await_with_timeout(pending, limit, cancel_event)
-            if inspect.isawaitable(value):  # a sync function that returned a coroutine
-                value = await await_with_timeout(value, limit, cancel_event)
-        except TimeoutError:
-            return self._timed_out(tool_name, limit)
-        except CallCancelled as exc:
-            return self._cancelled(tool_name, exc)
+            value = await await_with_timeout(_rules.acall(handler, **args), limit, cancel_event)
+        except (TimeoutError, CallCancelled) as exc:
+            return bound_failure(tool_name, limit, exc)
         except Exception as exc:
             return ToolResultEnvelope.failure(f"tool {tool_name!r} failed: {type(exc).__name__}: {exc}")
         return self._wrap(tool_name, value)

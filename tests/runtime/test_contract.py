@@ -186,7 +186,7 @@ def test_invoke_forwards_every_set_kwarg_to_var_keyword() -> None:
 
 
 def test_invoke_rejects_unknown_option() -> None:
-    with pytest.raises(TypeError, match="unknown call_tool option\\(s\\): retries"):
+    with pytest.raises(TypeError, match="unknown call option\\(s\\): retries"):
         invoke_call_tool(TakesAll(), "t", {}, retries=3)
 
 

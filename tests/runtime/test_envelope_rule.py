@@ -163,7 +163,7 @@ def test_invoke_forwards_to_an_unhashable_callable() -> None:
 def test_unknown_options_are_named_with_the_known_ones() -> None:
     with pytest.raises(TypeError) as info:
         invoke_call_tool(PlainFunctionProvider(), "t", {}, retries=3, colour="red")
-    assert str(info.value) == f"unknown call_tool option(s): colour, retries; known: {', '.join(CALL_KWARGS)}"
+    assert str(info.value) == f"unknown call option(s): colour, retries; known: {', '.join(CALL_KWARGS)}"
 
 
 class AsyncFirst:

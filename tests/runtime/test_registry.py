@@ -258,7 +258,7 @@ def test_optional_kwargs_reach_only_providers_that_declare_them(tmp_path: Path) 
     registry = RuntimeRegistry.from_sources(infra=[write(tmp_path, "i.yaml", INFRA)], mcp_factory=servers)
     registry.call_tool("forecast", {"day": 1}, timeout_seconds=4.0, user="ada", meta={"m": 1})
     assert servers.built["weather"].calls == [("forecast", {"day": 1}, {"timeout_seconds": 4.0})]
-    with pytest.raises(TypeError, match="unknown call_tool option\\(s\\): retries"):
+    with pytest.raises(TypeError, match="unknown call option\\(s\\): retries"):
         registry.call_tool("forecast", {}, retries=2)
 
 

@@ -1,4 +1,5 @@
-"""The contract's shared rules: what an envelope is, why a call failed, which options a callee gets.
+"""The contract's shared rules: what an envelope is, why a call failed, which options a callee gets,
+how sync and async callables are called.
 
 This module is the one place these rules are written. The runtime imports it from
 ``mas.runtime.contracts._rules``; every generated package carries a byte-identical copy as
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, cast
 
 __all__ = [
@@ -33,12 +34,18 @@ __all__ = [
     "EXECUTION_MODES",
     "RESULT_MODES",
     "STATUSES",
+    "acall",
+    "acall_provider",
     "accepted_options",
+    "aclose",
     "error_kind",
     "failure_dict",
     "forward_target",
+    "forwarded",
     "is_envelope",
+    "run_sync",
     "to_envelope",
+    "unknown_options",
 ]
 
 # --------------------------------------------------------------------------------------------
@@ -359,3 +366,107 @@ def accepted_options(func: Callable[..., object]) -> frozenset[str] | None:
         return _declared(target)
     except TypeError:  # unhashable callable
         return _declared.__wrapped__(target)
+
+
+def unknown_options(names: Iterable[str], known: tuple[str, ...] = CALL_OPTIONS) -> None:
+    """Raise :class:`TypeError` naming every option in ``names`` that is not in ``known``.
+
+    The one check and the one message for a misspelt call option, wherever options enter (the
+    registry, a provider, a generated package): a caller bug, raised like any bad keyword argument.
+    """
+    unknown = sorted(set(names).difference(known))
+    if unknown:
+        raise TypeError(f"unknown call option(s): {', '.join(unknown)}; known: {', '.join(known)}")
+
+
+def forwarded(callee: object, method: str, options: Mapping[str, object]) -> dict[str, object]:
+    """The options that reach ``callee.<method>``: set ones (not None) that the callable that
+    finally receives them declares, or all of them when it takes ``**kwargs``."""
+    if not options:  # the common case: no signature lookup at all
+        return {}
+    target = forward_target(callee, method)
+    accepted = None if target is None else accepted_options(target)
+    return {
+        key: value
+        for key, value in options.items()
+        if key in CALL_OPTIONS and value is not None and (accepted is None or key in accepted)
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# Sync and async callables: the one dispatch rule, and the one running-loop policy
+# --------------------------------------------------------------------------------------------
+#
+# ``asyncio`` is imported inside these functions, not at the top: a generated package imports
+# this module at import time, and asyncio costs a third of that import.
+
+
+async def _await(awaitable: Awaitable[object]) -> object:
+    return await awaitable
+
+
+def run_sync(value: object) -> object:
+    """``value``, or what it resolves to when it is awaitable, for sync code: a coroutine is never a result.
+
+    The running-loop policy (one for the runtime and every generated package): when this thread
+    runs no event loop the awaitable runs on a fresh one (``asyncio.run``); when it does (a
+    notebook, a sync call made from async code) it runs on a fresh loop in a helper thread and the
+    caller blocks until it is done, as any sync call does. Refusing instead would make the sync API
+    unusable in notebooks, where a loop always runs, and would differ from the MCP provider, whose
+    sync calls already run on a loop of their own. The awaitable must not need the caller's loop
+    (that loop is blocked); asyncio says so with an error rather than a hang.
+    """
+    if not inspect.isawaitable(value):
+        return value
+    import asyncio
+    import concurrent.futures
+
+    coro = value if inspect.iscoroutine(value) else _await(value)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="run-sync") as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
+async def acall(func: Callable[..., object], /, *args: object, **kwargs: object) -> object:
+    """``func(*args, **kwargs)`` from async code: a coroutine function is awaited on this loop, a
+    sync one runs in a worker thread (the loop is never blocked), and whatever awaitable comes
+    back is awaited until it is a value."""
+    import asyncio
+
+    result = (
+        func(*args, **kwargs) if inspect.iscoroutinefunction(func) else await asyncio.to_thread(func, *args, **kwargs)
+    )
+    while inspect.isawaitable(result):
+        result = await result
+    return result
+
+
+async def acall_provider(
+    provider: object, tool_name: str, arguments: dict[str, Any], options: Mapping[str, object]
+) -> object:
+    """The one dispatch rule for an async call: ``acall_tool`` when the provider has it, else
+    ``call_tool`` by :func:`acall` (awaited, or in a worker thread). Each gets the options it
+    declares (:func:`forwarded`). A provider with neither is a caller bug: :class:`TypeError`."""
+    acall_tool: object = getattr(provider, "acall_tool", None)
+    if callable(acall_tool):
+        result: object = acall_tool(tool_name, arguments, **forwarded(provider, "acall_tool", options))
+        while inspect.isawaitable(result):
+            result = await result
+        return result
+    call_tool: object = getattr(provider, "call_tool", None)
+    if not callable(call_tool):
+        raise TypeError(f"tool {tool_name!r}: the provider has no call_tool or acall_tool")
+    return await acall(call_tool, tool_name, arguments, **forwarded(provider, "call_tool", options))
+
+
+async def aclose(resource: object) -> None:
+    """Close ``resource`` from async code by the same rule: ``aclose()`` when it has one, else
+    ``close()`` by :func:`acall` (a sync one in a worker thread); nothing when it has neither."""
+    closer: object = getattr(resource, "aclose", None)
+    if not callable(closer):
+        closer = getattr(resource, "close", None)
+    if callable(closer):
+        await acall(closer)

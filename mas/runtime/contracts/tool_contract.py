@@ -8,14 +8,13 @@ results travel as a :class:`ToolResultEnvelope`.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import functools
 import inspect
 import math
 import threading
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
@@ -31,6 +30,7 @@ __all__ = [
     "ADVERTISE_KEYS",
     "CALL_KWARGS",
     "CANCEL_POLL_SECONDS",
+    "CallOptions",
     "ERROR_KINDS",
     "ERROR_KIND_KEY",
     "HINT_KEYS",
@@ -40,9 +40,12 @@ __all__ = [
     "ToolProvider",
     "ToolResultEnvelope",
     "accepted_call_kwargs",
+    "acall_with_options",
     "await_with_timeout",
     "ainvoke_call_tool",
+    "bound_failure",
     "build_tool_entry",
+    "call_with_options",
     "describe_argument_error",
     "invoke_call_tool",
     "resolve_awaitable",
@@ -386,8 +389,7 @@ class ToolContract:
         An ``async def execute`` is awaited on the caller's loop; an overridden ``async def
         call_tool`` is awaited; a sync one runs in a worker thread.
         """
-        call_tool = self.call_tool
-        forwarded = _forwardable(call_tool, kwargs)
+        options = CallOptions.of(kwargs)
         if type(self).call_tool is ToolContract.call_tool and inspect.iscoroutinefunction(self.execute):
             args = self._checked_arguments(tool_name, arguments)
             if isinstance(args, ToolResultEnvelope):
@@ -397,12 +399,8 @@ class ToolContract:
             except Exception as exc:
                 return self._failed(tool_name, exc)
             return wrap_result(value, has_output_schema=self.get_output_schema() is not None)
-        if inspect.iscoroutinefunction(call_tool):
-            result = await call_tool(tool_name, arguments, **forwarded)
-        else:
-            result = await asyncio.to_thread(call_tool, tool_name, arguments, **forwarded)
-        if inspect.isawaitable(result):
-            result = await result
+        call_tool = self.call_tool
+        result = await _rules.acall(call_tool, tool_name, arguments, **_forwardable(call_tool, options))
         return ToolResultEnvelope.coerce(result)
 
     # The options given to acall_tool are meant for call_tool: the forwarding rule looks there.
@@ -450,45 +448,58 @@ def accepted_call_kwargs(func: Callable[..., Any]) -> frozenset[str] | None:
     return _rules.accepted_options(func)
 
 
-def _forwardable(func: Callable[..., Any], kwargs: Mapping[str, Any]) -> dict[str, Any]:
-    unknown = sorted(set(kwargs) - set(CALL_KWARGS))
-    if unknown:
-        raise TypeError(f"unknown call_tool option(s): {', '.join(unknown)}; known: {', '.join(CALL_KWARGS)}")
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CallOptions:
+    """The contract's optional ``call_tool`` kwargs as one value: checked once where they enter
+    (:meth:`of`), then carried whole. ``None`` means "not set" and is never forwarded.
+
+    The fields are ``CALL_KWARGS`` in the contract's order (a test holds them equal).
+    """
+
+    timeout_seconds: float | None = None
+    progress_callback: Callable[..., Any] | None = None
+    cancel_event: Any = None
+    meta: Mapping[str, Any] | None = None
+    input_responses: Mapping[str, Any] | None = None
+    request_state: str | None = None
+    allow_input_required: bool | None = None
+    allow_claimed: bool | None = None
+    ctx: Any = None
+    user: str | None = None
+
+    @classmethod
+    def of(cls, kwargs: Mapping[str, Any]) -> CallOptions:
+        """The options in ``kwargs``; a name that is not a call option is a :class:`TypeError`."""
+        if not kwargs:
+            return _NO_OPTIONS
+        _rules.unknown_options(kwargs)
+        return cls(**kwargs)
+
+    def given(self) -> dict[str, Any]:
+        """The options that are set, by name, in the contract's order."""
+        return {key: value for key in CALL_KWARGS if (value := getattr(self, key)) is not None}
+
+
+_NO_OPTIONS = CallOptions()
+
+
+def _forwardable(func: Callable[..., Any], options: CallOptions) -> dict[str, Any]:
+    given = options.given()
+    if not given:
+        return given
     accepted = accepted_call_kwargs(func)
-    return {key: value for key, value in kwargs.items() if value is not None and (accepted is None or key in accepted)}
-
-
-def _forwarded_to(callee: Any, method: str, kwargs: Mapping[str, Any]) -> dict[str, Any]:
-    """The options that reach the callable that finally receives those of ``callee.<method>``."""
-    target = _rules.forward_target(callee, method)
-    return _forwardable(target if target is not None else getattr(callee, method), kwargs)
+    return given if accepted is None else {key: value for key, value in given.items() if key in accepted}
 
 
 # --- coroutines from sync code, and time limits -----------------------------------------------
 
 
-def _run_coroutine(coro: Coroutine[Any, Any, Any]) -> Any:
-    """Run a coroutine to completion from sync code, even when this thread already runs a loop."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    # This thread's loop is busy running us: a fresh loop in a helper thread runs the coroutine.
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coro).result()
-
-
-async def _awaited(awaitable: Awaitable[Any]) -> Any:
-    return await awaitable
-
-
 def resolve_awaitable(value: Any) -> Any:
-    """``value``, or what it resolves to when it is awaitable: a coroutine is never a result."""
-    if inspect.iscoroutine(value):
-        return _run_coroutine(value)
-    if inspect.isawaitable(value):
-        return _run_coroutine(_awaited(value))
-    return value
+    """``value``, or what it resolves to when it is awaitable: a coroutine is never a result.
+
+    The running-loop policy is ``_rules.run_sync``'s (a helper thread when this thread runs a loop).
+    """
+    return _rules.run_sync(value)
 
 
 class CallCancelled(Exception):
@@ -497,6 +508,14 @@ class CallCancelled(Exception):
 
 #: How often an in-process call polls its ``cancel_event`` (the MCP provider polls as often).
 CANCEL_POLL_SECONDS = 0.05
+
+
+def bound_failure(tool_name: str, limit: float | None, exc: TimeoutError | CallCancelled) -> ToolResultEnvelope:
+    """The envelope of an in-process call stopped by its time limit or its ``cancel_event``
+    (:func:`run_with_timeout`, :func:`await_with_timeout`)."""
+    if isinstance(exc, CallCancelled):
+        return ToolResultEnvelope.failure(f"tool {tool_name!r} was {exc}", kind="cancelled")
+    return ToolResultEnvelope.failure(f"tool {tool_name!r} timed out after {limit} s", kind="timeout")
 
 
 def run_with_timeout(func: Callable[[], Any], limit: float | None, cancel_event: Any = None) -> Any:
@@ -570,29 +589,28 @@ def invoke_call_tool(callee: Any, tool_name: str, arguments: Mapping[str, Any] |
     ``None`` values mean "not set" and are never forwarded. An awaitable result (an ``async def
     call_tool``) is run to completion, so a coroutine is never returned as a result.
     """
-    func = callee.call_tool
-    return resolve_awaitable(func(tool_name, dict(arguments or {}), **_forwardable(func, kwargs)))
+    return call_with_options(callee, tool_name, arguments, CallOptions.of(kwargs))
 
 
 async def ainvoke_call_tool(callee: Any, tool_name: str, arguments: Mapping[str, Any] | None, **kwargs: Any) -> Any:
-    """Async twin of :func:`invoke_call_tool`.
+    """Async twin of :func:`invoke_call_tool`, by the one dispatch rule (``_rules.acall_provider``).
 
     Prefers ``acall_tool``; awaits ``call_tool`` when it is a coroutine function; otherwise runs
     the sync ``call_tool`` in a worker thread so the event loop is never blocked. The options are
     filtered by the callable that finally receives them (``ToolContract.acall_tool`` hands them to
     ``call_tool``).
     """
-    args = dict(arguments or {})
-    acall = getattr(callee, "acall_tool", None)
-    if acall is not None:
-        result = acall(tool_name, args, **_forwarded_to(callee, "acall_tool", kwargs))
-    else:
-        func = callee.call_tool
-        forwarded = _forwardable(func, kwargs)
-        if inspect.iscoroutinefunction(func):
-            result = func(tool_name, args, **forwarded)
-        else:
-            result = await asyncio.to_thread(func, tool_name, args, **forwarded)
-    while inspect.isawaitable(result):
-        result = await result
-    return result
+    return await acall_with_options(callee, tool_name, arguments, CallOptions.of(kwargs))
+
+
+def call_with_options(callee: Any, tool_name: str, arguments: Mapping[str, Any] | None, options: CallOptions) -> Any:
+    """:func:`invoke_call_tool` with options already checked (one :class:`CallOptions`)."""
+    func = callee.call_tool
+    return resolve_awaitable(func(tool_name, dict(arguments or {}), **_forwardable(func, options)))
+
+
+async def acall_with_options(
+    callee: Any, tool_name: str, arguments: Mapping[str, Any] | None, options: CallOptions
+) -> Any:
+    """:func:`ainvoke_call_tool` with options already checked (one :class:`CallOptions`)."""
+    return await _rules.acall_provider(callee, tool_name, dict(arguments or {}), options.given())
