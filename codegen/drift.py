@@ -235,6 +235,9 @@ def _diff_execution(source: str, tool: str, old: Any, new: Any) -> list[Change]:
             out.append(
                 Change(source, tool, "compatible", "other-changed", pointer, old_e.get(key), new_e.get(key), message)
             )
+    if not out and not _same(old, new):
+        # Same meaning, other spelling (`{"taskSupport": "forbidden"}` dropped, or not an object at all).
+        out.append(Change(source, tool, "compatible", "other-changed", "/execution", old, new, "'execution' changed"))
     return out
 
 

@@ -131,6 +131,10 @@ CASES: dict[str, tuple[str, str, Callable[[Tool], object], list[tuple[str, str, 
         "memory", "open_nodes", lambda t: t["execution"].update(taskSupport="optional"),
         [("compatible", "task-support-changed", "/execution/taskSupport")],
     ),
+    # Found by the property test: an `execution` dropped that said only "forbidden" still shows.
+    "execution dropped with the same meaning": (
+        "memory", "open_nodes", lambda t: t.pop("execution"), [("compatible", "other-changed", "/execution")],
+    ),
     "other execution key changed": (
         "memory", "open_nodes", lambda t: t["execution"].update(vendorMode="batch"),
         [("compatible", "other-changed", "/execution/vendorMode")],
