@@ -154,6 +154,11 @@ class CodeModeModule:
     functions: tuple[tuple[str, str], ...]
 
 
+#: Shim names that are pydantic classes: the wrappers name them in annotations only, so they are
+#: imported for type checkers only and importing a package builds no pydantic class.
+LAZY_RUNTIME = frozenset({"ToolOutput"})
+
+
 @dataclass(frozen=True)
 class PackageSpec:
     name: str
@@ -184,7 +189,14 @@ class PackageSpec:
             )
             if used
         ]
+        lazy = [name for name in self.runtime_imports if name in LAZY_RUNTIME]
+        modules += [f"    from ._runtime import {name} as _{name}" for name in lazy]
         return ("from typing import TYPE_CHECKING", "", "if TYPE_CHECKING:", *modules, "") if modules else ()
+
+    @property
+    def runtime_imports_at_run_time(self) -> tuple[str, ...]:
+        """The shim names imported when the module runs: all but the pydantic classes."""
+        return tuple(name for name in self.runtime_imports if name not in LAZY_RUNTIME)
 
     #: ``outputs_code`` split into the modules of the ``outputs`` package (one per tool + shared).
     output_modules: tuple[ModelModuleSpec, ...] = ()

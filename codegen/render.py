@@ -8,16 +8,19 @@ from typing import TYPE_CHECKING
 
 from codegen.formatting import format_python
 from codegen.model import SHARED_MODULE, PackageSpec
+from mas.runtime.contracts import _rules
 
 if TYPE_CHECKING:
     import jinja2
 
-__all__ = ["RULES_PATH", "SHIM_PATH", "format_python", "render_package", "templates_dir"]
+__all__ = ["RULES_PATH", "SHIM_DIR", "format_python", "render_package", "runtime_sources", "templates_dir"]
 
 _HERE = Path(__file__).resolve().parent
-SHIM_PATH = _HERE / "shim" / "_runtime.py"
-#: The contract's shared rules, imported by the shim (a verbatim copy of mas/runtime/contracts/_rules.py).
-RULES_PATH = _HERE / "shim" / "_rules.py"
+#: The runtime shim, a package copied verbatim into every generated package as ``_runtime/``.
+SHIM_DIR = _HERE / "shim" / "_runtime"
+#: The contract's shared rules, which the shim imports: the runtime's own file, read at render
+#: time and copied verbatim as the package's ``_rules.py`` (one rules file, no copy in toolgen).
+RULES_PATH = Path(_rules.__file__).resolve()
 
 
 def templates_dir() -> Path:
@@ -70,6 +73,13 @@ def _code_mode_files(pkg: PackageSpec) -> dict[str, str]:
     return files
 
 
+def runtime_sources() -> dict[str, Path]:
+    """What every package carries verbatim below its header: path inside the package -> source file."""
+    files = {f"_runtime/{path.name}": path for path in sorted(SHIM_DIR.glob("*.py"))}
+    files["_rules.py"] = RULES_PATH
+    return files
+
+
 def render_package(pkg: PackageSpec) -> dict[str, str]:
     """Relative path inside the package -> file text."""
     env = _environment()
@@ -88,9 +98,9 @@ def render_package(pkg: PackageSpec) -> dict[str, str]:
     ready = {"inputs.py", "outputs/__init__.py"} | {f"outputs/{m.name}.py" for m in pkg.output_modules}
     ready |= {"_tools.py"} if _wrappers_fit(pkg) else set()
     out = {path: text if path in ready else format_python(text) for path, text in files.items()}
-    # The shim is copied verbatim below its header, so it stays the tested file byte for byte.
-    out["_runtime.py"] = f"{pkg.header}\n{SHIM_PATH.read_text(encoding='utf-8')}"
-    out["_rules.py"] = f"{pkg.header}\n{RULES_PATH.read_text(encoding='utf-8')}"
+    # The shim and the rules are copied verbatim below the header: they stay the tested files byte for byte.
+    for path, source in runtime_sources().items():
+        out[path] = f"{pkg.header}\n{source.read_text(encoding='utf-8')}"
     out["py.typed"] = ""
     out.update(_code_mode_files(pkg))
     return dict(sorted(out.items()))

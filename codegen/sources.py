@@ -5,7 +5,6 @@ All three end up as MCP-shaped tool objects, so the build stage has one path.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ from typing import Any
 from codegen.errors import GenerateError
 from codegen.model import SourceTools
 from codegen.snapshot import Snapshot
+from mas.runtime._json_file import read_json
 from mas.runtime.config import ConfigError, MCPServerConfig
 from mas.runtime.lockfile import keep_locked
 from mas.runtime.progress import Progress
@@ -65,16 +65,7 @@ def parse_mcp_json(path: Path, name: str | None = None) -> SourceTools:
     (``python -m mas.runtime list --json``), so in-process tools can be generated too.
 
     The source is named ``name`` (``--mcp-json NAME=PATH``), else after the file."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise GenerateError(f"cannot read: {exc.strerror}", str(path)) from exc
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise GenerateError(f"not JSON: {exc.msg}", f"{path}:{exc.lineno}") from exc
-    except RecursionError as exc:
-        raise GenerateError("JSON nested too deeply to be a tools/list result", str(path)) from exc
+    data = read_json(path, GenerateError)
     pointer = ""
     if isinstance(data, Mapping) and isinstance(data.get("result"), Mapping):
         data, pointer = data["result"], "/result"

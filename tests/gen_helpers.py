@@ -45,6 +45,20 @@ def import_fresh(out: Path, package: str) -> ModuleType:
         sys.path.remove(str(out))
 
 
+def golden_package(case: str, out: Path) -> Path:
+    """A golden tree made importable in ``out``: the golden files plus the runtime copies the golden
+    trees leave out (each its source below the package's header, as ``render`` writes them)."""
+    from codegen.render import runtime_sources
+
+    target = out / case
+    shutil.copytree(REPO / "tests" / "golden" / case, target, ignore=shutil.ignore_patterns("__pycache__"))
+    header = "".join((target / "__init__.py").read_text(encoding="utf-8").splitlines(keepends=True)[:2])
+    for name, source in runtime_sources().items():
+        (target / name).parent.mkdir(parents=True, exist_ok=True)
+        (target / name).write_text(header + source.read_text(encoding="utf-8"), encoding="utf-8")
+    return out
+
+
 def tree(root: Path) -> dict[str, bytes]:
     return {
         p.relative_to(root).as_posix(): p.read_bytes()

@@ -34,7 +34,11 @@ SAMPLE_INFRA = (
     "kind: ToolServerRegistry\nmetadata:\n  name: t\nspec:\n  servers:\n"
     "    - {name: sample, protocol: mcp, transport: stdio, command: python, args: [-m, mas.samples.mcp_server]}\n"
 )
-PACKAGE_FILES = ["__init__.py", "_rules.py", "_runtime.py", "_tools.py", "inputs.py", "py.typed"]
+#: The runtime shim, a package of its own inside every generated package (codegen/shim/_runtime/).
+RUNTIME_MODULES = ("__init__", "_base", "_content", "_decode", "_errors", "_info", "_omit", "_options", "_plan",
+                   "_text")  # fmt: skip
+RUNTIME_FILES = [f"_runtime/{name}.py" for name in RUNTIME_MODULES]
+PACKAGE_FILES = ["__init__.py", "_rules.py", *RUNTIME_FILES, "_tools.py", "inputs.py", "py.typed"]
 CODE_MODE_FILES = ["code_mode/__init__.py", "code_mode/sample.pyi"]  # the code-mode stubs (docs/code-mode.md)
 MODEL_FILES = [
     "outputs/__init__.py",
@@ -137,7 +141,7 @@ def test_generate_reports_progress_the_lock_and_the_package(tmp_path: Path) -> N
         "toolgen: sample: 10 tool(s) in N s\n"
     )
     # One output module per tool with an output schema (6 of the 10), beside the shared ones.
-    files = [*PACKAGE_FILES[:4], *CODE_MODE_FILES, PACKAGE_FILES[4], *MODEL_FILES, "py.typed"]
+    files = [*PACKAGE_FILES[:-2], *CODE_MODE_FILES, "inputs.py", *MODEL_FILES, "py.typed"]
     assert first.stdout == (
         "toolgen: toolgen.lock.json: created; locked sample (10 tool(s))\n"
         f"toolgen: out/pkg: {len(files)} written, 0 unchanged, 0 removed\n"
@@ -254,8 +258,8 @@ def test_a_bare_generate_outside_a_project_says_where_it_writes(tmp_path: Path) 
     proc = run("toolgen", "console script", tmp_path, "generate", "--mcp-json", "x.json")
     assert proc.returncode == 0, proc.stderr
     assert "writing to generated/toolgen_tools/" in proc.stderr
-    # 2 tools: 2 output modules; 2 code-mode files (the stub of the one source and its manifest)
-    assert proc.stdout.startswith("toolgen: generated/toolgen_tools: 11 written")
+    # 2 tools: 2 output modules; 2 code-mode files (the stub of the one source and its manifest); the shim
+    assert proc.stdout.startswith(f"toolgen: generated/toolgen_tools: {10 + len(RUNTIME_FILES)} written")
     quiet = run("toolgen", "console script", tmp_path, "generate", "--mcp-json", "x.json", "-q")
     assert (quiet.returncode, quiet.stderr) == (0, "")
 

@@ -6,6 +6,8 @@ Construct ``Tools(provider)`` (or ``AsyncTools``) with any object that has
 ``call_tool(tool_name, arguments, **kwargs)``; every method calls that one path.
 """
 
+from typing import TYPE_CHECKING
+
 from ._runtime import (
     NOT_GIVEN,
     CallOptions,
@@ -21,14 +23,19 @@ from ._runtime import (
     ToolInfo,
     ToolInputRequiredError,
     ToolNotFoundError,
-    ToolOutput,
     ToolOutputValidationError,
     ToolProtocolError,
     ToolResult,
     ToolTimeoutError,
     ToolUnavailableError,
 )
+from ._runtime import lazy_models as _lazy_models
 from ._tools import TOOLS, AsyncTools, AsyncToolsResults, Tools, ToolsResults
+
+if TYPE_CHECKING:
+    from ._runtime import ToolOutput
+else:
+    __getattr__ = _lazy_models(__name__, {"ToolOutput": "_runtime"})
 
 __all__ = [
     "AsyncTools",

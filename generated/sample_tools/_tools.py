@@ -16,7 +16,6 @@ from ._runtime import NotGiven as _NotGiven
 from ._runtime import SupportsAsyncCallTool as _SupportsAsyncCallTool
 from ._runtime import SupportsCallTool as _SupportsCallTool
 from ._runtime import ToolInfo as _ToolInfo
-from ._runtime import ToolOutput as _ToolOutput
 from ._runtime import ToolResult as _ToolResult
 from ._runtime import ToolsBase as _ToolsBase
 
@@ -25,6 +24,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from . import inputs as _i
     from . import outputs as _o
+    from ._runtime import ToolOutput as _ToolOutput
 
 __all__ = ["TOOLS", "AsyncTools", "AsyncToolsResults", "Tools", "ToolsResults"]
 

@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import sys
+import traceback
 from collections.abc import Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
@@ -195,6 +196,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `... | head`: stop quietly, and keep Python from failing on the final flush
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    except Exception as exc:  # a bug of ours (or a library's): one blanked line; -v shows the traceback
+        if args.verbose:
+            # Printed here, blanked: re-raising would let Python print it after blanked_output()
+            # ended, with any secret the exception quotes (docs/security.md).
+            print(blank(traceback.format_exc()), end="", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        detail = " ".join(f"{type(exc).__name__}: {exc}".split())
+        print(f"{PROG}: internal error: {blank(detail)} (-v shows it)", file=sys.stderr)
+        return EXIT_BAD_INPUT
 
 
 if __name__ == "__main__":

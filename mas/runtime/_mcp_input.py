@@ -40,7 +40,7 @@ import mcp_types as types
 from mcp.client.session import ClientRequestContext
 from pydantic import BaseModel, ValidationError
 
-from mas.runtime._mcp_convert import one_line
+from mas.runtime.contracts._rules import one_line
 
 __all__ = [
     "ANSWER_TIMEOUT",

@@ -33,6 +33,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from mas.runtime import redact
+from mas.runtime._http_limits import ACCEPT_ENCODING, HttpLimits, HttpState, limit_responses
 from mas.runtime._mcp_convert import ToolServerError, clip, exception_text, resolve_headers, scrub
 from mas.runtime._mcp_input import InputBridge
 from mas.runtime._mcp_tasks import client_extension_kwargs
@@ -90,13 +91,18 @@ class Connection:
     pin_checked: int | None = None
     #: What the stdio reader knows (a fault it ended the connection for, a partial answer); None on HTTP.
     stdio: StdioState | None = None
+    #: What the HTTP response limits know (a fault they ended the connection for); None on stdio.
+    http: HttpState | None = None
     #: Tool name -> ``execution.taskSupport`` from this session's last full listing (None: not listed).
     task_support: dict[str, str] | None = None
 
     @property
     def fault(self) -> str | None:
         """Why the transport itself ended this connection (e.g. a message over max_result_bytes)."""
-        return None if self.stdio is None else self.stdio.fault
+        for state in (self.stdio, self.http):
+            if state is not None and state.fault is not None:
+                return state.fault
+        return None
 
     def mid_answer(self) -> bool:
         """Part of a message has arrived and the rest has not (a call timed out while it was sent)."""
@@ -363,16 +369,41 @@ class SessionKeeper:
             raise ToolServerError(self.name, f"{cfg.transport} transport needs a url")
         headers, secrets = resolve_headers(cfg)
         self.secrets |= secrets
-        if cfg.transport == "streamable-http":
-            client = httpx2.AsyncClient(
-                headers=headers, timeout=httpx2.Timeout(cfg.connect_timeout_seconds, read=300), auth=self._auth
+        # Every response body is bounded by max_result_bytes and max_json_depth on its way to the
+        # SDK (mcp 2.3.0 reads a JSON answer whole, unbounded): see mas/runtime/_http_limits.py.
+        bounds = HttpState(self.name)
+        bounds.on_fault.append(lambda reason: self._faulted(conn))
+        conn.http = bounds
+        hooks = {"response": [limit_responses(bounds, HttpLimits(cfg.max_result_bytes, cfg.max_json_depth))]}
+        bounded = httpx2.Headers(headers)
+        bounded["Accept-Encoding"] = ACCEPT_ENCODING  # only what the limits can inflate in bounded pieces
+
+        def client(
+            headers: dict[str, str] | None = None,
+            timeout: httpx2.Timeout | None = None,
+            auth: httpx2.Auth | None = None,
+        ) -> httpx2.AsyncClient:
+            return httpx2.AsyncClient(
+                headers={**(headers or {}), **bounded},
+                timeout=timeout or httpx2.Timeout(cfg.connect_timeout_seconds, read=300),
+                auth=auth,
+                event_hooks=hooks,
             )
-            stack.push_async_callback(client.aclose)
-            return streamable_http_client(cfg.url, http_client=client)
+
+        if cfg.transport == "streamable-http":
+            http = client(auth=self._auth)
+            stack.push_async_callback(http.aclose)
+            # The SDK's own SSE event bound (1 MiB by default) would refuse answers our limit allows.
+            return streamable_http_client(cfg.url, http_client=http, max_sse_event_size=cfg.max_result_bytes)
         if cfg.transport == "sse":
             return cast(
                 AbstractAsyncContextManager[TransportStreams],
-                sse_client(cfg.url, headers=headers, timeout=cfg.connect_timeout_seconds, auth=self._auth),
+                sse_client(
+                    cfg.url,
+                    timeout=cfg.connect_timeout_seconds,
+                    auth=self._auth,
+                    httpx_client_factory=client,
+                ),
             )
         raise ToolServerError(self.name, f"unsupported transport {cfg.transport!r}")
 

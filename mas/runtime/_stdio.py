@@ -43,7 +43,18 @@ from mcp.shared.message import SessionMessage
 
 from mas.runtime import redact
 
-__all__ = ["REFUSED", "SDK_PARSER_DEPTH", "LineBuffer", "StdioLimits", "StdioState", "json_depth", "stdio_transport"]
+__all__ = [
+    "REFUSED",
+    "SDK_PARSER_DEPTH",
+    "LineBuffer",
+    "StdioLimits",
+    "StdioState",
+    "answer_id",
+    "json_depth",
+    "stdio_transport",
+    "too_big",
+    "too_deep",
+]
 
 logger = logging.getLogger("mas.runtime.stdio")
 
@@ -111,7 +122,7 @@ def json_depth(value: Any) -> int:
     return deepest
 
 
-def _answer_id(data: Any) -> types.RequestId | None:
+def answer_id(data: Any) -> types.RequestId | None:
     """The id of a JSON-RPC response or error, so a refused answer can still end its call."""
     if not isinstance(data, dict) or ("result" not in data and "error" not in data):
         return None
@@ -150,12 +161,12 @@ class LineBuffer:
         lines: list[bytes] = []
         while (end := buffer.find(b"\n", scan)) != -1:
             if end - start > self.limit:
-                raise _Fault(_too_big(end - start, self.limit, ended=True))
+                raise _Fault(too_big(end - start, self.limit, ended=True))
             lines.append(bytes(buffer[start:end]))
             start = scan = end + 1
         del buffer[:start]  # once per chunk: what stays is one partial line
         if len(buffer) > self.limit:
-            raise _Fault(_too_big(len(buffer), self.limit, ended=False))
+            raise _Fault(too_big(len(buffer), self.limit, ended=False))
         return lines
 
 
@@ -183,7 +194,7 @@ class _LineParser:
             data = json.loads(text)
             depth = json_depth(data)
             if depth > limit:
-                return self._too_deep(depth, _answer_id(data), None)
+                return self._too_deep(depth, answer_id(data), None)
         return message
 
     def _slow_path(self, text: str, fast_error: ValueError) -> SessionMessage | Exception:
@@ -196,7 +207,7 @@ class _LineParser:
         except ValueError:
             self._noise(text)
             return fast_error
-        ident = _answer_id(data)
+        ident = answer_id(data)
         depth = json_depth(data)
         if depth > limit:
             return self._too_deep(depth, ident, fast_error)
@@ -209,9 +220,7 @@ class _LineParser:
             return _refusal(ident, f"the server's answer is not a valid JSON-RPC response: {detail}")
 
     def _too_deep(self, depth: int, ident: types.RequestId | None, exc: Exception | None) -> SessionMessage | Exception:
-        message = (
-            f"the server's answer is nested {depth} levels deep, more than max_json_depth={self.limits.max_json_depth}"
-        )
+        message = too_deep(depth, self.limits.max_json_depth)
         if ident is not None:
             return _refusal(ident, message)
         return self._dropped(message, exc or ValueError(message))
@@ -331,7 +340,13 @@ async def stdio_transport(
             group.cancel_scope.cancel()
 
 
-def _too_big(size: int, limit: int, *, ended: bool) -> str:
+def too_deep(depth: int, limit: int) -> str:
+    """The refusal of an answer nested deeper than ``max_json_depth`` (stdio and HTTP say the same)."""
+    return f"the server's answer is nested {depth} levels deep, more than max_json_depth={limit}"
+
+
+def too_big(size: int, limit: int, *, ended: bool) -> str:
+    """Why a connection ended: a message over ``max_result_bytes`` (stdio and HTTP say the same)."""
     so_far = "" if ended else " and counting"
     return (
         f"the server sent a message of {size} bytes{so_far}, more than max_result_bytes={limit}; "

@@ -54,7 +54,6 @@ from mas.runtime._mcp_convert import (
     clip,
     dump_wire,
     envelope_from_result,
-    one_line,
     scrub_envelope,
     server_identity,
     tool_entry_from_mcp,
@@ -77,6 +76,7 @@ from mas.runtime._mcp_tasks import (
 from mas.runtime._oauth import AuthorizeCallback
 from mas.runtime._wire import non_json_number
 from mas.runtime.config import MCPServerConfig
+from mas.runtime.contracts._rules import one_line
 from mas.runtime.contracts.tool_contract import ERROR_KIND_KEY, CallOptions, ToolResultEnvelope
 
 if TYPE_CHECKING:

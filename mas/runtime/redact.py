@@ -13,37 +13,91 @@ CLIs' stdout and every log line the CLIs print (``-v`` tracebacks included).
 
 The set is process-wide on purpose: a value resolved for one server is blanked in another's
 output too, and code that writes a file does not need to know which provider a value came from.
+
+A server may also echo a secret encoded (:func:`encodings`): base64 (standard and URL-safe, with
+or without padding, and inside the base64 of a longer text such as ``Bearer <token>`` or
+``user:<password>``), percent-encoded (``%2F`` and ``%2f``, ``+`` for spaces) and JSON-escaped.
+Each remembered secret is blanked in all these spellings too.
 """
 
 from __future__ import annotations
 
+import base64
+import json
 import logging
+import re
 import sys
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, TextIO
+from urllib.parse import quote, quote_plus
 
-__all__ = ["MASK", "BlankingFormatter", "blank", "blank_json", "blanked_output", "known", "remember"]
+__all__ = ["MASK", "BlankingFormatter", "blank", "blank_json", "blanked_output", "encodings", "known", "remember"]
 
 #: What a secret is replaced with.
 MASK = "***"
 
 _KNOWN: set[str] = set()
 _LOCK = threading.Lock()
-# Longest first, so a secret containing another is blanked whole; rebuilt when the set grows.
+# Every spelling of every secret, longest first, so a secret containing another is blanked
+# whole; rebuilt when the set grows. _RAW: the secrets as resolved (for pieces cut short).
 _ORDERED: tuple[str, ...] = ()
+_RAW: tuple[str, ...] = ()
+
+#: The shortest base64 run blanked as a piece of an encoded secret (shorter ones would match by chance).
+MIN_ENCODED = 8
+_URLSAFE = str.maketrans("+/", "-_")
+_HEX_ESCAPE = re.compile(r"%[0-9A-F]{2}")
+
+
+def encodings(secret: str) -> frozenset[str]:
+    """The spellings of ``secret`` a server may echo besides the secret itself.
+
+    Base64 runs are taken at each of the three alignments a secret can have inside a longer
+    encoded text: the run whose characters depend on the secret's bytes alone (up to two
+    characters at each end of such a run depend on its neighbours too and stay visible); the
+    whole encoding, padding included, is one spelling of its own.
+    """
+    raw = secret.encode("utf-8")
+    found: set[str] = set()
+    whole = base64.b64encode(raw).decode("ascii")
+    for spelled in (whole, whole.rstrip("=")):
+        found.update((spelled, spelled.translate(_URLSAFE)))
+    for shift in range(3):
+        encoded = base64.b64encode(b"\0" * shift + raw).decode("ascii")
+        total = shift + len(raw)
+        start = -(-8 * shift // 6)  # characters that also carry bits of the bytes before
+        end = 4 * (total // 3) + 8 * (total % 3) // 6  # ... and of the bytes after
+        run = encoded[start:end]
+        if len(run) >= MIN_ENCODED:
+            found.update((run, run.translate(_URLSAFE)))
+    for escaped in (quote(secret, safe=""), quote_plus(secret, safe="")):
+        found.update((escaped, _HEX_ESCAPE.sub(lambda m: m.group().lower(), escaped)))
+    for dumped in (json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1]):
+        found.update((dumped, dumped.replace("/", "\\/")))
+    found.discard(secret)
+    return frozenset(value for value in found if len(value) >= min(len(secret), MIN_ENCODED))
+
+
+def _spellings(values: Iterable[str]) -> tuple[str, ...]:
+    out: set[str] = set()
+    for value in values:
+        out.add(value)
+        out.update(encodings(value))
+    return tuple(sorted(out, key=len, reverse=True))
 
 
 def remember(values: Iterable[str]) -> None:
     """Blank ``values`` from now on, in every output of this process. Empty strings are ignored."""
-    global _ORDERED
+    global _ORDERED, _RAW
     fresh = {value for value in values if value} - _KNOWN
     if not fresh:
         return
     with _LOCK:
         _KNOWN.update(fresh)
-        _ORDERED = tuple(sorted(_KNOWN, key=len, reverse=True))
+        _ORDERED = _spellings(_KNOWN)
+        _RAW = tuple(sorted(_KNOWN, key=len, reverse=True))
 
 
 def known() -> frozenset[str]:
@@ -51,23 +105,25 @@ def known() -> frozenset[str]:
     return frozenset(_KNOWN)
 
 
-def _ordered(extra: Iterable[str]) -> tuple[str, ...]:
+def _ordered(extra: Iterable[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Every spelling to blank, and the secrets themselves (for pieces), with ``extra``."""
     more = [value for value in extra if value and value not in _KNOWN]
     if not more:
-        return _ORDERED
-    return tuple(sorted({*_ORDERED, *more}, key=len, reverse=True))
+        return _ORDERED, _RAW
+    return _spellings({*_KNOWN, *more}), tuple(sorted({*_RAW, *more}, key=len, reverse=True))
 
 
 #: The shortest piece of a secret blanked where a value was cut short with "...".
 MIN_PIECE = 6
 
 
-def _blank(text: str, secrets: tuple[str, ...]) -> str:
-    for secret in secrets:
+def _blank(text: str, secrets: tuple[tuple[str, ...], tuple[str, ...]]) -> str:
+    spellings, raw = secrets
+    for secret in spellings:
         if secret in text:
             text = text.replace(secret, MASK)
     if "..." in text:
-        text = _blank_pieces(text, secrets)
+        text = _blank_pieces(text, raw)
     return text
 
 
@@ -87,7 +143,7 @@ def _blank_pieces(text: str, secrets: tuple[str, ...]) -> str:
 def blank(text: str, extra: Iterable[str] = ()) -> str:
     """``text`` with every remembered secret (and each of ``extra``) replaced by ``***``."""
     secrets = _ordered(extra)
-    return _blank(text, secrets) if secrets else text
+    return _blank(text, secrets) if secrets[0] else text
 
 
 def blank_json(value: Any, extra: Iterable[str] = ()) -> Any:
@@ -98,12 +154,12 @@ def blank_json(value: Any, extra: Iterable[str] = ()) -> Any:
     Python's recursion limit.
     """
     secrets = _ordered(extra)
-    if not secrets:
+    if not secrets[0]:
         return value
     return _copy(value, secrets)
 
 
-def _copy(value: Any, secrets: tuple[str, ...]) -> Any:
+def _copy(value: Any, secrets: tuple[tuple[str, ...], tuple[str, ...]]) -> Any:
     def convert(item: Any) -> tuple[Any, bool]:
         """The blanked scalar, or a fresh empty container to fill (and True)."""
         if isinstance(item, str):

@@ -9,15 +9,13 @@ from typing import Any
 
 import pytest
 from code_mode_helpers import assert_stubs_check
-from gen_helpers import import_fresh
+from gen_helpers import golden_package, import_fresh
 
 from mas.runtime.code_mode import CodeMode
 
 REPO = Path(__file__).resolve().parents[2]
-PACKAGES = {
-    **{case: REPO / "tests" / "golden" for case in ("captures", "inferred", "samples", "time_tools")},
-    "sample_tools": REPO / "generated",
-}
+GOLDEN = ("captures", "inferred", "samples", "time_tools")  # made importable: golden_package()
+PACKAGES = {**{case: REPO / "tests" / "golden" for case in GOLDEN}, "sample_tools": REPO / "generated"}
 pytestmark = pytest.mark.slow  # one sandbox pool and a cold checker per package
 
 
@@ -27,8 +25,8 @@ class NoProvider:
 
 
 @pytest.mark.parametrize("case", sorted(PACKAGES))
-def test_every_tool_checks_clean_with_example_arguments(case: str) -> None:
-    package = import_fresh(PACKAGES[case], case)
+def test_every_tool_checks_clean_with_example_arguments(case: str, tmp_path: Path) -> None:
+    package = import_fresh(golden_package(case, tmp_path) if case in GOLDEN else PACKAGES[case], case)
     with CodeMode(NoProvider(), package=package) as mode:
         probed = assert_stubs_check(mode, package.code_mode.MODULES)
     assert probed == len(package.TOOLS)

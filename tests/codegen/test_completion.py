@@ -184,14 +184,14 @@ def test_output_model_fields_complete(editor: Editor) -> None:
 
 def test_tool_without_output_schema_gives_tool_output(editor: Editor) -> None:
     assert editor.inferred('tools.everything.echo(message="hi")') == [
-        ("ToolOutput", "captures._runtime.ToolOutput", "instance")
+        ("ToolOutput", "captures._runtime._content.ToolOutput", "instance")
     ]
     assert editor.inferred('tools.everything.echo(message="hi").text') == [("str", "builtins.str", "instance")]
 
 
 def test_results_flavour_and_async_flavour(editor: Editor) -> None:
     assert editor.inferred('tools.results.time.get_current_time(timezone="UTC")') == [
-        ("ToolResult", "captures._runtime.ToolResult", "instance")
+        ("ToolResult", "captures._runtime._decode.ToolResult", "instance")
     ]
     assert editor.inferred('tools.results.time.get_current_time(timezone="UTC").value') == [
         (

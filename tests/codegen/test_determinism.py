@@ -104,7 +104,7 @@ def test_every_file_is_byte_identical_under_every_hash_seed(seeded: dict[str, di
     assert top == [
         "__init__.py",
         "_rules.py",
-        "_runtime.py",
+        "_runtime",
         "_tools.py",
         "code_mode",
         "inputs.py",

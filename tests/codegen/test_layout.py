@@ -113,8 +113,10 @@ def test_golden_wrappers_import_nothing_unused(case: str) -> None:
 
 
 def test_package_without_models_imports_nothing_unused() -> None:
-    """No nested argument types and no output schema: no type-checking block, no TYPE_CHECKING."""
+    """No nested argument types and no output schema: the type-checking block imports ToolOutput
+    alone (a pydantic class: imported for type checkers only), and no model module."""
     only = _tool("ping", {"n": {"type": "integer"}}, [])
     text = render_package(build_package([SourceTools("s", "mcp-json", "t", (only,))], package="p", header="# h"))
-    assert "TYPE_CHECKING" not in text["_tools.py"]
+    assert "if TYPE_CHECKING:\n    from ._runtime import ToolOutput as _ToolOutput\n\n" in text["_tools.py"]
+    assert "from . import" not in text["_tools.py"]
     assert _unused_imports(text["_tools.py"]) == []

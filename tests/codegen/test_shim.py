@@ -1,4 +1,4 @@
-"""Tests of the runtime shim copied into every generated package (codegen/shim/_runtime.py)."""
+"""Tests of the runtime shim copied into every generated package (codegen/shim/_runtime/)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import ast
 import asyncio
 import dataclasses
 import gc
+import importlib
 import json
 import os
 import shutil
@@ -26,7 +27,8 @@ from codegen.shim import _runtime as rt
 from mas.runtime.contracts.tool_contract import CALL_KWARGS, ToolContract, ToolResultEnvelope
 
 REPO = Path(__file__).resolve().parents[2]
-SHIM = REPO / "codegen" / "shim" / "_runtime.py"
+SHIM = REPO / "codegen" / "shim" / "_runtime"
+RULES = REPO / "mas" / "runtime" / "contracts" / "_rules.py"
 CALLS = REPO / "tests" / "fixtures" / "mcp-call-results"
 TYPING_CASES = Path(__file__).resolve().parent / "typing_cases"
 
@@ -734,10 +736,10 @@ def test_signature_inspection_is_cached() -> None:
     provider = DeclaresSome()
     tools = Tools(provider, {"user": "u"})
     tools.echo(message="1")
-    before = rt._rules._declared.cache_info().hits
+    before = rt._options._rules._declared.cache_info().hits
     tools.echo(message="2")
     Tools(DeclaresSome(), {"user": "v"}).echo(message="3")  # another instance: same function entry
-    assert rt._rules._declared.cache_info().hits == before + 2
+    assert rt._options._rules._declared.cache_info().hits == before + 2
 
 
 def test_unknown_option_is_rejected() -> None:
@@ -800,24 +802,20 @@ def test_sync_tools_run_an_async_provider_without_a_loop() -> None:
     assert received(provider) == [("echo", {"message": "x"}, {"meta": {"k": 1}})]
 
 
-def test_sync_tools_inside_a_running_loop_refuse_an_async_provider() -> None:
+def test_sync_tools_inside_a_running_loop_run_an_async_provider_in_a_helper_thread() -> None:
+    """The runtime's one running-loop policy (``_rules.run_sync``): a sync call made where a loop
+    runs (a notebook, async code) runs the provider's coroutine on a fresh loop in a helper thread."""
     provider = AsyncCallTool()
 
-    async def inside() -> None:
-        Tools(provider).echo(message="x")
+    async def inside() -> object:
+        return Tools(provider, {"meta": {"k": 1}}).echo(message="x")
 
     with warnings.catch_warnings(record=True) as caught_warnings:
         warnings.simplefilter("always")
-        with pytest.raises(rt.ToolError) as caught:
-            asyncio.run(inside())
+        assert asyncio.run(inside()) == ""
         gc.collect()
-    assert str(caught.value) == (
-        "tool 'echo': the provider's call_tool is async and an event loop is running; use AsyncTools and await the call"
-    )
-    assert caught.value.tool_name == "echo" and caught.value.envelope == {}
-    assert type(caught.value) is rt.ToolError
     assert [str(w.message) for w in caught_warnings if "never awaited" in str(w.message)] == []
-    assert received(provider) == []
+    assert received(provider) == [("echo", {"message": "x"}, {"meta": {"k": 1}})]
 
 
 # --- AsyncToolsBase -------------------------------------------------------------------------------
@@ -859,43 +857,66 @@ def test_async_decodes_and_raises_like_sync() -> None:
         asyncio.run(AsyncTools(provider).echo(message="x"))
 
 
-def test_async_provider_without_any_call_method() -> None:
-    with pytest.raises(rt.ToolError, match="has no call_tool or acall_tool"):
+def test_async_provider_without_any_call_method_is_a_caller_bug() -> None:
+    with pytest.raises(TypeError, match="has no call_tool or acall_tool"):
         asyncio.run(AsyncTools(cast(rt.SupportsCallTool, object())).echo(message="x"))
 
 
 # --- the module itself ----------------------------------------------------------------------------
 
 
-def test_module_is_standalone() -> None:
-    tree = ast.parse(SHIM.read_text(encoding="utf-8"))
+MODULES = sorted(SHIM.glob("*.py"))
+
+
+def test_the_package_is_standalone() -> None:
+    """Standard library and pydantic only; inside, its own modules and the _rules.py beside it."""
     imported: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            imported.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            # The one sibling it may import is _rules.py, copied verbatim beside it.
-            assert node.level == 0 or (node.level == 1 and [a.name for a in node.names] == ["_rules"])
-            if node.level == 0:
-                imported.add((node.module or "").split(".")[0])
+    for path in MODULES:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                imported.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                # Relative: a module of the package, or (one level up) _rules.py, copied beside it.
+                sibling = node.level == 1 and (node.module or "").startswith("_")
+                rules = node.level == 2 and node.module is None and [a.name for a in node.names] == ["_rules"]
+                assert node.level == 0 or sibling or rules, f"{path.name}: {ast.unparse(node)}"
+                if node.level == 0:
+                    imported.add((node.module or "").split(".")[0])
     third_party = {name for name in imported if name not in sys.stdlib_module_names and name != "__future__"}
     assert third_party == {"pydantic"}
-    docstring = ast.get_docstring(tree) or ""
-    assert "copied verbatim" in docstring and "codegen/shim/_runtime.py" in docstring
+    docstring = ast.get_docstring(ast.parse((SHIM / "__init__.py").read_text(encoding="utf-8"))) or ""
+    assert "copied verbatim" in docstring and "codegen/shim/_runtime/" in docstring
+
+
+def test_only_the_content_module_imports_pydantic_at_its_top() -> None:
+    """Importing a package builds no pydantic class: pydantic is imported at module level by
+    ``_content`` alone, which the rest imports inside functions (on first decode) or for type checkers."""
+    at_top = set()
+    for path in MODULES:
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "pydantic":
+                at_top.add(path.name)
+            if isinstance(node, ast.ImportFrom) and node.module == "_content" and node.level == 1:
+                at_top.add(f"{path.name} -> _content")
+    assert at_top == {"_content.py"}
 
 
 def test_all_lists_every_public_name() -> None:
-    public = {
-        name
-        for name, value in vars(rt).items()
-        if not name.startswith("_")
-        and not isinstance(value, type(rt))
-        and getattr(value, "__module__", rt.__name__) == rt.__name__
-        and name != "T"
-    }
-    public.discard("annotations")  # from __future__
-    assert set(rt.__all__) == public | {"ContentBlock", "CALL_OPTION_NAMES", "PACKAGE_OPTION_NAMES", "MAX_INPUT_ROUNDS"}
+    """Every class a user can meet (errors, results, requests, content blocks) is exported; the
+    helpers the modules share are not."""
+    classes: set[str] = set()
+    for path in MODULES:
+        module = importlib.import_module(f"{rt.__name__}.{path.stem}") if path.stem != "__init__" else rt
+        classes |= {
+            name
+            for name, value in vars(module).items()
+            if isinstance(value, type) and value.__module__ == module.__name__ and not name.startswith("_")
+        }
+    assert classes - {"CallPlan"} <= set(rt.__all__)  # the call plan is the bases' own
+    constants = {"ContentBlock", "CALL_OPTION_NAMES", "PACKAGE_OPTION_NAMES", "MAX_INPUT_ROUNDS", "NOT_GIVEN"}
+    assert constants <= set(rt.__all__)
     assert all(hasattr(rt, name) for name in rt.__all__)
+    assert set(rt.LAZY_NAMES) <= set(rt.__all__)
 
 
 # --- static typing --------------------------------------------------------------------------------
@@ -908,13 +929,13 @@ def _expected_error_lines(path: Path) -> set[int]:
 
 @pytest.fixture(scope="module")
 def typed_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A package laid out like a generated one: a verbatim _runtime.py plus the typing cases."""
+    """A package laid out like a generated one: a verbatim _runtime/ and _rules.py plus the typing cases."""
     root = tmp_path_factory.mktemp("typing")
     package = root / "pkg"
     package.mkdir()
     (package / "__init__.py").write_text('"""A stand-in generated package."""\n', encoding="utf-8")
-    shutil.copyfile(SHIM, package / "_runtime.py")
-    shutil.copyfile(SHIM.with_name("_rules.py"), package / "_rules.py")
+    shutil.copytree(SHIM, package / "_runtime", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copyfile(RULES, package / "_rules.py")
     for case in TYPING_CASES.glob("*.py"):
         shutil.copyfile(case, package / case.name)
     return root
@@ -935,7 +956,7 @@ def test_mypy_strict(typed_package: Path) -> None:
     assert bad == [], completed.stdout + completed.stderr
     flagged = {int(line.split(":")[1]) for line in errors}
     assert flagged == _expected_error_lines(TYPING_CASES / "bad_usage.py"), completed.stdout
-    assert "in 1 file (checked 6 source files)" in completed.stdout
+    assert f"in 1 file (checked {5 + len(MODULES)} source files)" in completed.stdout
 
 
 def test_pyright_strict(typed_package: Path) -> None:
@@ -945,4 +966,4 @@ def test_pyright_strict(typed_package: Path) -> None:
     assert bad == [], json.dumps(bad, indent=1)
     flagged = {d["range"]["start"]["line"] + 1 for d in diagnostics}
     assert flagged == _expected_error_lines(TYPING_CASES / "bad_usage.py"), json.dumps(diagnostics, indent=1)
-    assert report["summary"]["filesAnalyzed"] == 6  # __init__, _runtime, _rules and the three cases
+    assert report["summary"]["filesAnalyzed"] == 5 + len(MODULES)  # __init__, _rules, the shim, three cases

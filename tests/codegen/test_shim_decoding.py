@@ -1,4 +1,4 @@
-"""Edge cases of the shim's decoding (codegen/shim/_runtime.py), each outcome written out by hand.
+"""Edge cases of the shim's decoding (codegen/shim/_runtime/_decode.py), each outcome written out by hand.
 
 test_shim.py covers decoding through real captures; these pin the helpers' corner cases.
 """
@@ -12,8 +12,10 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
-from codegen.shim import _rules as rules
 from codegen.shim import _runtime as rt
+from codegen.shim._runtime._decode import _is_str_root
+from codegen.shim._runtime._text import block_tag, joined_text
+from mas.runtime.contracts import _rules as rules
 
 
 def info(name: str = "tool", output_ref: type[BaseModel] | None = None, **fields: Any) -> rt.ToolInfo[Any]:
@@ -46,7 +48,7 @@ class Typed:
     ],
 )
 def test_block_tag(block: object, tag: str) -> None:
-    assert rt._block_tag(block) == tag
+    assert block_tag(block) == tag
 
 
 def test_joined_text_takes_only_text_blocks_with_string_text() -> None:
@@ -57,8 +59,8 @@ def test_joined_text_takes_only_text_blocks_with_string_text() -> None:
         {"type": "text", "text": 5},
         "d",
     ]
-    assert rt._joined_text(blocks) == "a\nb"
-    assert rt._joined_text([{"type": "image", "data": "x"}]) is None
+    assert joined_text(blocks) == "a\nb"
+    assert joined_text([{"type": "image", "data": "x"}]) is None
 
 
 @pytest.mark.parametrize(
@@ -125,10 +127,10 @@ def test_envelope_from_mapping_prefers_snake_case_and_dumps_block_models_as_json
 
 
 def test_is_str_root() -> None:
-    assert rt._is_str_root(RootModel[str]) is True
-    assert rt._is_str_root(RootModel[str | None]) is True
-    assert rt._is_str_root(RootModel[int]) is False
-    assert rt._is_str_root(Block) is False
+    assert _is_str_root(RootModel[str]) is True
+    assert _is_str_root(RootModel[str | None]) is True
+    assert _is_str_root(RootModel[int]) is False
+    assert _is_str_root(Block) is False
 
 
 def test_a_result_without_blocks_becomes_readable_text() -> None:

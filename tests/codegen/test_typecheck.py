@@ -216,7 +216,7 @@ def test_packages_are_generated(workspace: Path) -> None:
     for package in PACKAGES:
         names = sorted(p.name for p in (workspace / package).iterdir() if p.name != "__pycache__")
         assert names == [
-            "__init__.py", "_rules.py", "_runtime.py", "_tools.py", "code_mode", "inputs.py", "outputs", "py.typed"
+            "__init__.py", "_rules.py", "_runtime", "_tools.py", "code_mode", "inputs.py", "outputs", "py.typed"
         ]  # fmt: skip
     tools = (workspace / "captures" / "_tools.py").read_text(encoding="utf-8")
     for attr, cls in [("everything", "Everything"), ("fetch", "Fetch"), ("filesystem", "Filesystem"),

@@ -56,13 +56,17 @@ TARGETS = {
     ]
     + ["mas.runtime.mcp_provider.xǁMCPToolProviderǁ_failure__*"]
     # The one place that blanks secrets (issue 17, item 12).
-    + [f"mas.runtime.redact.x_{name}__*" for name in ("remember", "_ordered", "_blank", "_blank_pieces", "blank")]
+    + [
+        f"mas.runtime.redact.x_{name}__*"
+        for name in ("remember", "_ordered", "_blank", "_blank_pieces", "blank", "encodings", "_spellings")
+    ]
     + ["mas.runtime.redact.x_blank_json__*", "mas.runtime.redact.x__copy__*"],
     # What one message from a server may be (issue 17, items 1-5): stdio lines, depth, size, progress.
     "size limits": [
         "mas.runtime._stdio.x_json_depth__*",
-        "mas.runtime._stdio.x__answer_id__*",
-        "mas.runtime._stdio.x__too_big__*",
+        "mas.runtime._stdio.x_answer_id__*",
+        "mas.runtime._stdio.x_too_big__*",
+        "mas.runtime._stdio.x_too_deep__*",
         "mas.runtime._stdio.xǁLineBufferǁfeed__*",
         "mas.runtime._stdio.xǁ_LineParserǁparse__*",
         "mas.runtime._stdio.xǁ_LineParserǁ_slow_path__*",
@@ -70,6 +74,20 @@ TARGETS = {
         "mas.runtime._mcp_session.xǁProgressRelayǁ__call____*",
         "mas.runtime._mcp_session.xǁProgressRelayǁ_run__*",
         "mas.runtime._mcp_session.xǁProgressRelayǁfinish__*",
+    ],
+    # The same limits over HTTP: a response hook on our httpx2 client (issue 17's closing gaps).
+    "http limits": [
+        "mas.runtime._http_limits.x_limit_responses__*",
+        "mas.runtime._http_limits.xǁHttpStateǁtrip__*",
+        "mas.runtime._http_limits.xǁ_Inflaterǁfeed__*",
+        "mas.runtime._http_limits.xǁ_LimitedStreamǁrequest_id__*",
+        "mas.runtime._http_limits.xǁ_LimitedStreamǁdeep_refusal__*",
+        "mas.runtime._http_limits.xǁ_Countedǁfeed__*",
+        "mas.runtime._http_limits.xǁ_WholeBodyǁfeed__*",
+        "mas.runtime._http_limits.xǁ_WholeBodyǁend__*",
+        "mas.runtime._http_limits.xǁ_Eventsǁfeed__*",
+        "mas.runtime._http_limits.xǁ_Eventsǁend__*",
+        "mas.runtime._http_limits.xǁ_Eventsǁ_checked__*",
     ],
     # pin: refuse on every listing (issue 17, item 13).
     "pinning": [
@@ -94,21 +112,15 @@ TARGETS = {
         "codegen.datamodels.x__property_keys__*",
     ],
     "shim decoding": [
-        f"{_SHIM}x_{name}__*"
-        for name in (
-            "_block_tag",
-            "_joined_text",
-            "_as_list",
-            "normalize_envelope",
-            "_is_str_root",
-            "_json_or_none",
-            "_json_from_text",
-            "_tool_output",
-            "decode_result",
-            "_input_round",
-            "_raise_failure",
-            "_decode_envelope",
+        f"{_SHIM}{module}.x_{name}__*"
+        for module, names in (
+            ("_text", ("block_tag", "joined_text", "as_list", "json_or_none", "json_from_text")),
+            ("_decode", ("normalize_envelope", "_is_str_root", "decode_result", "decode_envelope")),
+            ("_content", ("tool_output",)),
+            ("_plan", ("input_round",)),
+            ("_errors", ("raise_failure",)),
         )
+        for name in names
     ],
 }
 # mutmut's exit codes: 1 and 3 are a test failure; 36, 24, 152, 255, -24 a timeout; 37 the type checker.

@@ -7,12 +7,20 @@ The normal suite runs ``TOOLGEN_FUZZ_EXAMPLES`` (default 80) derandomized exampl
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import copy
+import gzip
 import json
 import os
+import re
 import secrets
+import zlib
+from collections.abc import AsyncIterator
 from typing import Any
+from urllib.parse import quote, quote_plus, unquote_plus
 
+import httpx2
 import pytest
 from fuzz_strategies import chunked, json_values, line_bytes, listings, nested, with_secret
 from hypothesis import HealthCheck, given, settings
@@ -20,6 +28,7 @@ from hypothesis import strategies as st
 from mcp.shared.message import SessionMessage
 
 from mas.runtime import redact
+from mas.runtime._http_limits import AnswerRefused, HttpLimits, HttpState, limit_responses
 from mas.runtime._stdio import REFUSED, LineBuffer, StdioLimits, StdioState, _Fault, _LineParser, json_depth
 from mas.runtime.config import MCPServerConfig
 from mas.runtime.lockfile import tool_hash
@@ -167,3 +176,135 @@ def test_a_call_whose_listing_failed_is_refused_under_refuse_and_warned_under_wa
     assert [r.getMessage() for r in caplog.records if r.name == "mas.runtime.pinning"] == [
         "tool 'get' (server 's'): cannot compare with the lock: down; calling anyway"
     ]
+
+
+# --- over HTTP (mas/runtime/_http_limits.py): the same limits, on JSON bodies and SSE events ------------
+class _Body(httpx2.AsyncByteStream):
+    def __init__(self, chunks: list[bytes]) -> None:
+        self.chunks = chunks
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for chunk in self.chunks:
+            yield chunk
+
+
+def _pieces(chunks: list[bytes], content_type: str, limits: HttpLimits, encoding: str | None = None) -> list[bytes]:
+    """What the response hook's stream hands the SDK, piece by piece (raises AnswerRefused)."""
+    request = httpx2.Request("POST", "http://127.0.0.1/mcp", json={"jsonrpc": "2.0", "id": 7, "method": "tools/call"})
+    headers = {"content-type": content_type, **({"content-encoding": encoding} if encoding else {})}
+    response = httpx2.Response(200, headers=headers, stream=_Body(chunks), request=request)
+
+    async def run() -> list[bytes]:
+        await limit_responses(HttpState("fuzz"), limits)(response)
+        if encoding in ("gzip", "deflate"):  # decoded by the hook, never again by httpx2
+            assert "content-encoding" not in response.headers
+        return [piece async for piece in response.aiter_raw()]
+
+    return asyncio.run(run())
+
+
+def _read(chunks: list[bytes], content_type: str, limits: HttpLimits, encoding: str | None = None) -> bytes:
+    return b"".join(_pieces(chunks, content_type, limits, encoding))
+
+
+@SETTINGS
+@given(st.data(), st.lists(line_bytes, max_size=6), st.sampled_from([b"\n", b"\r\n", b"\r"]))
+def test_sse_events_come_out_whole_and_in_order_however_the_reads_cut_them(
+    data: st.DataObject, payloads: list[bytes], newline: bytes
+) -> None:
+    events = [
+        b"event: message" + newline + b"data: " + payload.replace(b"\r", b"") + newline + newline
+        for payload in payloads
+    ]
+    stream = b"".join(events)
+    out = _pieces(data.draw(chunked(stream)), "text/event-stream", HttpLimits(max_message_bytes=10_000))
+    # One piece per event, each handed on as soon as its blank line arrived: none waits for the next.
+    assert out == [event.replace(b"\r\n", b"\n").replace(b"\r", b"\n") for event in events]
+
+
+@SETTINGS
+@given(st.data(), st.lists(st.integers(min_value=0, max_value=60), min_size=1, max_size=5), st.booleans())
+def test_an_http_message_longer_than_the_limit_is_refused_and_no_other(
+    data: st.DataObject, sizes: list[int], sse: bool
+) -> None:
+    limit = 80
+    if sse:
+        stream, kind = b"".join(b"data: " + b"x" * size + b"\n\n" for size in sizes), "text/event-stream"
+        too_big = any(size + 7 > limit for size in sizes)  # "data: " and the first newline count
+    else:
+        stream, kind = b"x" * sum(sizes), "application/json"
+        too_big = sum(sizes) > limit
+    try:
+        _read(data.draw(chunked(stream)), kind, HttpLimits(max_message_bytes=limit))
+    except AnswerRefused as exc:
+        assert too_big and f"more than max_result_bytes={limit}; the connection is replaced" in str(exc)
+    else:
+        assert not too_big
+
+
+@SETTINGS
+@given(nested(max_depth=400), st.integers(min_value=8, max_value=300), st.booleans())
+def test_an_http_answer_is_handed_on_within_max_json_depth_and_refused_for_its_id_beyond(
+    value: Any, limit: int, sse: bool
+) -> None:
+    body = json.dumps({"jsonrpc": "2.0", "id": 7, "result": {"content": [], "structuredContent": {"v": value}}})
+    depth = json_depth(json.loads(body))
+    raw = (b"event: message\ndata: " + body.encode() + b"\n\n") if sse else body.encode()
+    out = _read([raw], "text/event-stream" if sse else "application/json", HttpLimits(max_json_depth=limit))
+    if depth <= limit:
+        assert out == raw
+        return
+    text = out.removeprefix(b"event: message\ndata: ").removesuffix(b"\n\n") if sse else out
+    answer = json.loads(text)
+    assert (answer["id"], answer["error"]["code"]) == (7, REFUSED)
+    assert f"nested {depth} levels deep, more than max_json_depth={limit}" in answer["error"]["message"]
+
+
+def test_a_gzip_bomb_is_stopped_once_inflated_past_the_limit() -> None:
+    bomb = gzip.compress(b"x" * 50_000_000)  # 50 MB in about 50 KB
+    with pytest.raises(AnswerRefused, match=r"more than max_result_bytes=1000000; the connection is replaced"):
+        _read(
+            [bomb[i : i + 4096] for i in range(0, len(bomb), 4096)], "application/json", HttpLimits(1_000_000), "gzip"
+        )
+    small = json.dumps({"jsonrpc": "2.0", "id": 7, "result": {}}).encode()
+    assert _read([gzip.compress(small)], "application/json", HttpLimits(), "gzip") == small
+    assert _read([zlib.compress(small)], "application/json", HttpLimits(), "deflate") == small
+    with pytest.raises(AnswerRefused, match="content-encoding 'br', which was not offered"):
+        _read([small], "application/json", HttpLimits(), "br")
+
+
+# --- encoded secrets (mas/runtime/redact.py, encodings) --------------------------------------------------
+ENCODED_SECRET = 'k"e\\y/+=' + secrets.token_hex(12)
+#: No hexadecimal digit: a piece of the secret found after decoding can only come from the secret.
+_NOT_HEX = "ghijklmnopqrstuvwxyzGHIJKLMNOPQRSTUVWXYZ :/@\"\\'é%+="
+_ENCODERS = {
+    "base64": lambda text: base64.b64encode(text.encode()).decode(),
+    "base64-unpadded": lambda text: base64.b64encode(text.encode()).decode().rstrip("="),
+    "base64url": lambda text: base64.urlsafe_b64encode(text.encode()).decode(),
+    "percent": lambda text: quote(text, safe=""),
+    "percent-lower": lambda text: re.sub("%[0-9A-F]{2}", lambda m: m.group().lower(), quote(text, safe="")),
+    "form": quote_plus,
+    "json": lambda text: json.dumps(text)[1:-1],
+    "json-unicode": lambda text: json.dumps(text, ensure_ascii=False)[1:-1],
+}
+
+
+def _revealed(text: str, secret: str) -> list[str]:
+    """8-character pieces of ``secret`` readable in ``text`` once decoded in any of these ways."""
+    readings = [text, unquote_plus(text), text.replace('\\"', '"').replace("\\\\", "\\")]
+    for run in re.findall(r"[A-Za-z0-9+/_-]{4,}", text):
+        for start in range(4):
+            piece = run[start:].translate(str.maketrans("-_", "+/"))
+            readings.append(base64.b64decode(piece[: len(piece) - len(piece) % 4]).decode("latin-1"))
+    pieces = {secret[i : i + 8] for i in range(len(secret) - 7)}
+    return sorted({piece for reading in readings for piece in pieces if piece in reading})
+
+
+@SETTINGS
+@given(st.text(_NOT_HEX, max_size=12), st.text(_NOT_HEX, max_size=12), st.sampled_from(sorted(_ENCODERS)))
+def test_a_secret_encoded_inside_any_text_is_blanked(prefix: str, suffix: str, encoding: str) -> None:
+    redact.remember([ENCODED_SECRET])
+    text = _ENCODERS[encoding](prefix + ENCODED_SECRET + suffix)
+    assert _revealed(text, ENCODED_SECRET)  # the check can fail: unblanked, the secret is readable
+    blanked = redact.blank(text)
+    assert redact.MASK in blanked and _revealed(blanked, ENCODED_SECRET) == [], (text, blanked)

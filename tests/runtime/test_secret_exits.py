@@ -10,6 +10,7 @@ token and for pieces of it. One module blanks them all: ``mas.runtime.redact``.
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import subprocess
 import sys
@@ -34,11 +35,20 @@ API_KEY = "literal-" + secrets.token_hex(8)
 
 @pytest.fixture(scope="module")
 def leaky_url() -> Iterator[str]:
+    yield from _serve("--leaky")
+
+
+@pytest.fixture(scope="module")
+def encoded_url() -> Iterator[str]:
+    yield from _serve("--encoded")
+
+
+def _serve(flag: str) -> Iterator[str]:
     import socket
 
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, str(SERVER), str(port), "--leaky"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        [sys.executable, str(SERVER), str(port), flag], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     try:
         deadline = time.monotonic() + 20
@@ -60,12 +70,13 @@ def leaky_url() -> Iterator[str]:
             proc.wait()
 
 
-def _infra(folder: Path, url: str) -> Path:
+def _infra(folder: Path, url: str, key: str = API_KEY) -> Path:
     path = folder / "infra.yaml"
+    quoted = "'" + key.replace("'", "''") + "'"
     path.write_text(
         "apiVersion: toolgen/v1\nkind: ToolServerRegistry\nspec:\n  servers:\n"
         f"    - name: leaky\n      protocol: mcp\n      transport: streamable-http\n      url: {url}\n"
-        f"      headers:\n        Authorization: Bearer env:{TOKEN_VAR}\n        X-Api-Key: {API_KEY}\n"
+        f"      headers:\n        Authorization: Bearer env:{TOKEN_VAR}\n        X-Api-Key: {quoted}\n"
         "      connect_timeout_seconds: 10\n"
     )
     return path
@@ -76,13 +87,29 @@ def _run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
 
 
-def _leaks(text: str) -> list[str]:
+def _leaks(text: str, secrets: tuple[str, ...] = (TOKEN, API_KEY)) -> list[str]:
     """The token or key, whole or any 8-character piece of either, found in ``text``."""
     found = []
-    for secret in (TOKEN, API_KEY):
+    for secret in secrets:
         pieces = {secret[i : i + 8] for i in range(len(secret) - 7)}
         found += [piece for piece in pieces if piece in text]
     return found
+
+
+def _decoded_leaks(text: str, secrets: tuple[str, ...]) -> list[str]:
+    """:func:`_leaks` in ``text`` as it reads once decoded: every base64 run (standard or URL-safe,
+    at each of the 4 alignments), percent-escapes and JSON escapes (twice: JSON inside JSON)."""
+    import base64
+    from urllib.parse import unquote_plus
+
+    decoded = [unquote_plus(text), text.replace("\\\\", "\\").replace('\\"', '"').replace("\\/", "/")]
+    decoded.append(decoded[1].replace("\\\\", "\\").replace('\\"', '"').replace("\\/", "/"))
+    for run in re.findall(r"[A-Za-z0-9+/_-]{8,}", text):
+        for start in range(4):
+            piece = run[start:].translate(str.maketrans("-_", "+/"))
+            piece = piece[: len(piece) - len(piece) % 4]
+            decoded.append(base64.b64decode(piece).decode("latin-1"))
+    return [leak for variant in decoded for leak in _leaks(variant, secrets)]
 
 
 def _every_file(folder: Path) -> Iterator[tuple[Path, str]]:
@@ -141,6 +168,91 @@ def test_progress_messages_reach_the_callback_blanked(leaky_url: str, monkeypatc
     assert not envelope.is_error, envelope.result
     assert messages == ["working for authorization=Bearer *** x-api-key=***"]
     assert _leaks(str(envelope.to_dict())) == []
+
+
+def test_an_encoded_echo_of_a_secret_is_blanked_in_listings_results_and_progress(
+    encoded_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server echoes the token and a key holding ``"``, ``\\``, ``/``, ``+`` and ``=`` as base64,
+    percent-encoded and JSON-escaped, into a description, a progress message and a result."""
+    key = 'k"e\\y/+=' + secrets.token_hex(8)
+    both = (TOKEN, key)
+    _infra(tmp_path, encoded_url, key)
+    listing = _run(tmp_path, "-m", "mas.runtime", "list", "--infra", "infra.yaml", "--json")
+    assert listing.returncode == 0, listing.stderr
+    # base64 of "Bearer <token>", blanked; its last characters also encode bits of the end of the text
+    assert re.search(r'"description": "Lists QmVhcmVyIH\*\*\*[A-Za-z0-9]{0,2}=* ', listing.stdout), listing.stdout
+    call = _run(tmp_path, "-m", "mas.runtime", "call", "echo_encoded", "--infra", "infra.yaml", "-v")
+    assert call.returncode == 0, call.stderr
+    assert re.search(r'"text": "QmVhcmVyIH\*\*\*[A-Za-z0-9]{0,2}=* ', call.stdout), call.stdout
+    generate = _run(
+        tmp_path, "-m", "codegen", "generate", "--infra", "infra.yaml", "--out", "out", "--package", "pkg",
+        "--snapshot", "toolgen.lock.json",
+    )  # fmt: skip
+    assert generate.returncode == 0, generate.stderr
+    written = [text for _, text in _every_file(tmp_path / "out")] + [(tmp_path / "toolgen.lock.json").read_text()]
+    monkeypatch.setenv(TOKEN_VAR, TOKEN)
+    config = MCPServerConfig(
+        name="leaky", transport="streamable-http", url=encoded_url, connect_timeout_seconds=10,
+        headers={"Authorization": f"Bearer env:{TOKEN_VAR}", "X-Api-Key": key},
+    )  # fmt: skip
+    messages: list[str | None] = []
+    with MCPToolProvider(config) as provider:
+        envelope = provider.call_tool(
+            "echo_encoded", {}, timeout_seconds=10, progress_callback=lambda p, t, m: messages.append(m)
+        )
+    assert not envelope.is_error and len(messages) == 1 and str(messages[0]).startswith("working for QmVhcmVyIH***"), (
+        messages
+    )
+    for text in [listing.stdout, listing.stderr, call.stdout, call.stderr, *written, str(messages), str(envelope)]:
+        assert _leaks(text, both) == [] and _decoded_leaks(text, both) == [], text[:2000]
+
+
+def test_the_leak_check_sees_every_encoding_the_server_sends() -> None:
+    """The check above can fail: each unblanked spelling the server sends is found."""
+    import base64
+    import json
+    from urllib.parse import quote
+
+    key = 'k"e\\y/+=' + secrets.token_hex(8)
+    for value in (f"Bearer {TOKEN}", TOKEN, key, f"user:{key}"):
+        raw = value.encode()
+        for spelled in (base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode().rstrip("=")):
+            assert _decoded_leaks(f"x {spelled} y", (TOKEN, key)), spelled
+        for spelled in (quote(value, safe=""), json.dumps(value)[1:-1], json.dumps(json.dumps(value))):
+            assert _decoded_leaks(f"x {spelled} y", (TOKEN, key)) or _leaks(spelled, (TOKEN, key)), spelled
+
+
+def test_mas_runtime_internal_error_is_one_blanked_line_and_its_verbose_traceback_is_blanked(
+    leaky_url: str, tmp_path: Path
+) -> None:
+    """A bug (here: a local tool whose result cannot be printed, the error quoting the token the
+    registry resolved for its MCP server) is one line, exit 2; ``-v`` prints the traceback blanked."""
+    (tmp_path / "brokentool.py").write_text(
+        "import os\n"
+        "from mas.runtime.contracts.tool_contract import ToolContract\n\n"
+        "class Unprintable:\n"
+        "    def __str__(self):\n"
+        f"        raise RuntimeError('cannot print the answer for ' + os.environ['{TOKEN_VAR}'])\n\n"
+        "class Broken(ToolContract):\n"
+        "    name = 'broken'\n"
+        "    description = 'Returns what cannot be printed.'\n"
+        "    parameters = {'type': 'object', 'properties': {}}\n\n"
+        "    def execute(self, **kwargs):\n"
+        "        return Unprintable()\n"
+    )
+    _infra(tmp_path, leaky_url)
+    args = ("-m", "mas.runtime", "call", "broken", "--infra", "infra.yaml", "--local", "brokentool:Broken")
+    plain = _run(tmp_path, *args)
+    assert (plain.returncode, plain.stdout) == (2, ""), plain.stderr
+    assert plain.stderr.splitlines()[-1:] == [
+        "mas-runtime: internal error: RuntimeError: cannot print the answer for *** (-v shows it)"
+    ]
+    verbose = _run(tmp_path, *args, "-v")
+    assert verbose.returncode == 2, verbose.stderr
+    assert "Traceback (most recent call last)" in verbose.stderr
+    assert "RuntimeError: cannot print the answer for ***\n" in verbose.stderr
+    assert _leaks(plain.stderr + verbose.stdout + verbose.stderr) == []
 
 
 # --- the blanking rule itself -------------------------------------------------------------------------

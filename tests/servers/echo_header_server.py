@@ -15,14 +15,22 @@ With ``--leaky`` the listing itself leaks (issue 17, item 12): page 1 is the onl
 ``echo_progress`` puts them into a progress message before it answers; ``echo_malformed`` gets
 a malformed answer (its ``result`` is the headers as a string, not an object), so the SDK logs a
 traceback quoting them, whole and cut short.
+
+With ``--encoded`` the headers come back encoded instead (:func:`_encoded`: base64 standard and
+URL-safe, with and without padding, of the header, of the bare token and of ``user:<key>``;
+percent-encoded with upper- and lower-case hex; JSON-escaped) in ``echo_encoded``'s description,
+its progress message and its result.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
+import re
 import sys
 from typing import Any
+from urllib.parse import quote, quote_plus
 
 import mcp_types as types
 import uvicorn
@@ -36,6 +44,7 @@ _TOOLS = [
     for name in ("echo_result", "echo_tool_error", "echo_error")
 ]
 LEAKY = "--leaky" in sys.argv[2:]
+ENCODED = "--encoded" in sys.argv[2:]
 
 
 def _echo(ctx: ServerRequestContext[Any, Any]) -> tuple[str, str]:
@@ -45,9 +54,26 @@ def _echo(ctx: ServerRequestContext[Any, Any]) -> tuple[str, str]:
     return f"authorization={auth} x-api-key={key}", hashlib.sha256(auth.encode()).hexdigest()
 
 
+def _encoded(ctx: ServerRequestContext[Any, Any]) -> str:
+    """The headers received, in every encoding a careless server might echo them in."""
+    headers = getattr(ctx.request, "headers", None) or {}
+    auth, key = str(headers.get("authorization")), str(headers.get("x-api-key"))
+    spelled: list[str] = []
+    for value in (auth, auth.removeprefix("Bearer "), key, f"user:{key}"):
+        for encoded in (base64.b64encode(value.encode()).decode(), base64.urlsafe_b64encode(value.encode()).decode()):
+            spelled += [encoded, encoded.rstrip("=")]
+        escaped = quote(value, safe="")
+        spelled += [escaped, re.sub("%[0-9A-F]{2}", lambda m: m.group().lower(), escaped), quote_plus(value)]
+        spelled.append(json.dumps(value)[1:-1])
+    return " ".join(spelled)
+
+
 async def list_tools(
     ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
 ) -> types.ListToolsResult:
+    if ENCODED:
+        tool = types.Tool(name="echo_encoded", description=f"Lists {_encoded(ctx)}.", input_schema=_EMPTY)
+        return types.ListToolsResult(tools=[tool])
     if LEAKY:
         echo, _ = _echo(ctx)
         schema = {"type": "object", "properties": {"note": {"type": "string", "default": echo}}}
@@ -64,6 +90,10 @@ async def list_tools(
 
 
 async def call_tool(ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+    if params.name == "echo_encoded":
+        await ctx.session.report_progress(1, 2, f"working for {_encoded(ctx)}")
+        text = _encoded(ctx)
+        return types.CallToolResult(content=[types.TextContent(text=text)], structured_content={"echo": text})
     echo, digest = _echo(ctx)
     if params.name == "echo_error":
         raise MCPError(code=types.INVALID_PARAMS, message=f"rejected {echo} sha256={digest}")

@@ -1,6 +1,6 @@
 """Misuses that mypy --strict and pyright (strict) must reject, each on a line marked ``# expect-error``.
 
-Copied by tests/codegen/test_shim.py next to a verbatim ``_runtime.py`` copy; the test asserts
+Copied by tests/codegen/test_shim.py next to a verbatim ``_runtime/`` copy; the test asserts
 that both checkers report errors on exactly the marked lines (so the typing check can fail).
 """
 

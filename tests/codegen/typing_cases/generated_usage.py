@@ -1,8 +1,8 @@
 """A hand-written stand-in for a generated package module, type-checked against ``_runtime``.
 
-tests/codegen/test_shim.py copies this file next to a verbatim copy of ``codegen/shim/_runtime.py``
-(as ``pkg/generated_usage.py`` beside ``pkg/_runtime.py``) and runs mypy --strict and pyright
-(strict) over the package: there must be no error at all.
+tests/codegen/test_shim.py copies this file next to a verbatim copy of ``codegen/shim/_runtime/``
+(as ``pkg/generated_usage.py`` beside ``pkg/_runtime/`` and ``pkg/_rules.py``) and runs mypy
+--strict and pyright (strict) over the package: there must be no error at all.
 """
 
 from __future__ import annotations

@@ -1,0 +1,127 @@
+"""The base classes of a generated ``Tools`` (sync) and ``AsyncTools``: one call, sent and decoded."""
+
+from __future__ import annotations
+
+import inspect
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, Unpack, cast
+
+from .. import _rules
+from ._decode import decode_envelope, decode_result, normalize_envelope
+from ._omit import without_omitted
+from ._options import CallOptions, SupportsAsyncCallTool, SupportsCallTool, checked_options, forwarded
+from ._plan import CallPlan
+
+if TYPE_CHECKING:
+    from ._decode import ToolResult
+    from ._info import ToolInfo
+    from ._plan import InputRequest
+
+__all__ = ["AsyncToolsBase", "ToolsBase"]
+
+T = TypeVar("T")
+_P = TypeVar("_P")  # the provider type a tools class accepts
+
+
+class _ToolsCore(Generic[_P]):
+    """What the sync and async bases share: a provider and the call options."""
+
+    def __init__(self, provider: _P, options: CallOptions | None = None) -> None:
+        self._provider = provider
+        self._options: CallOptions = checked_options(options)
+
+    def with_options(self, **options: Unpack[CallOptions]) -> Self:
+        """A new instance of this class with ``options`` merged over the current ones."""
+        merged = checked_options({**self._options, **options})
+        return type(self)(self._provider, merged)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._provider!r}, {dict(self._options)!r})"
+
+
+class ToolsBase(_ToolsCore[SupportsCallTool]):
+    """Base of a generated synchronous ``Tools`` class."""
+
+    def _call(self, info: ToolInfo[T], arguments: dict[str, Any], omit: Mapping[str, object]) -> ToolResult[T]:
+        if not self._options:  # nothing to confirm, retry or answer: one send, one decode
+            # The generated method built ``arguments`` for this call alone: no copy unless some are dropped.
+            return decode_result(info, self._send(info, without_omitted(arguments, omit) if omit else arguments, {}))
+        plan = CallPlan(info, without_omitted(arguments, omit), self._options)
+        if plan.needs_confirmation():
+            confirm = cast("Callable[..., object]", plan.options["confirm"])
+            answer = confirm(info, dict(plan.arguments))
+            if inspect.isawaitable(answer):
+                answer = _run_awaitable(info, answer)
+            if not answer:
+                raise plan.refused()
+        while True:
+            envelope = normalize_envelope(self._send(info, plan.arguments, plan.options))
+            delay = plan.retry_delay(envelope)
+            if delay is not None:
+                time.sleep(delay)
+                continue
+            requests = plan.input_needed(envelope)
+            if requests is None:
+                return decode_envelope(info, envelope)
+            on_input = cast("Callable[[list[InputRequest]], object]", plan.options["on_input"])
+            responses = on_input(requests)
+            if inspect.isawaitable(responses):
+                responses = _run_awaitable(info, responses)
+            plan.answered(responses)
+
+    def _send(self, info: ToolInfo[Any], arguments: dict[str, Any], options: Mapping[str, object]) -> object:
+        call_tool: Callable[..., object] = self._provider.call_tool
+        if options:
+            raw = call_tool(info.name, arguments, **forwarded(self._provider, "call_tool", options))
+        else:  # the common case: no options, so no signature lookup at all
+            raw = call_tool(info.name, arguments)
+        if inspect.isawaitable(raw):
+            raw = _run_awaitable(info, raw)
+        return raw
+
+
+def _run_awaitable(info: ToolInfo[Any], awaitable: Awaitable[object]) -> object:
+    # The runtime's one running-loop policy (``_rules.run_sync``): a fresh loop, in a helper
+    # thread when this thread already runs one (a notebook), so sync Tools work there too.
+    return _rules.run_sync(awaitable)
+
+
+class AsyncToolsBase(_ToolsCore[SupportsCallTool | SupportsAsyncCallTool]):
+    """Base of a generated ``AsyncTools`` class; works with sync and async providers."""
+
+    async def _call(self, info: ToolInfo[T], arguments: dict[str, Any], omit: Mapping[str, object]) -> ToolResult[T]:
+        if not self._options:  # nothing to confirm, retry or answer: one send, one decode
+            return decode_result(
+                info, await self._send(info, without_omitted(arguments, omit) if omit else arguments, {})
+            )
+        plan = CallPlan(info, without_omitted(arguments, omit), self._options)
+        if plan.needs_confirmation():
+            confirm = cast("Callable[..., object]", plan.options["confirm"])
+            answer = confirm(info, dict(plan.arguments))
+            if inspect.isawaitable(answer):
+                answer = await answer
+            if not answer:
+                raise plan.refused()
+        while True:
+            envelope = normalize_envelope(await self._send(info, plan.arguments, plan.options))
+            delay = plan.retry_delay(envelope)
+            if delay is not None:
+                import asyncio
+
+                await asyncio.sleep(delay)
+                continue
+            requests = plan.input_needed(envelope)
+            if requests is None:
+                return decode_envelope(info, envelope)
+            on_input = cast("Callable[[list[InputRequest]], object]", plan.options["on_input"])
+            responses = on_input(requests)
+            if inspect.isawaitable(responses):
+                responses = await responses
+            plan.answered(responses)
+
+    async def _send(self, info: ToolInfo[Any], arguments: dict[str, Any], options: Mapping[str, object]) -> object:
+        """The runtime's one dispatch rule (``_rules.acall_provider``): await ``acall_tool`` when the
+        provider has it, else ``call_tool`` (in a worker thread when it is synchronous, so the event
+        loop is never blocked)."""
+        return await _rules.acall_provider(self._provider, info.name, arguments, options)

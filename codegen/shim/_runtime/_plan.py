@@ -1,0 +1,167 @@
+"""One call's plan: the input rounds it answers, the retries it may take, the confirmation it asks.
+
+The sync and async bases (``_base.py``) run the same plan; they differ only in how they send,
+wait and ask.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
+
+from .. import _rules
+from ._errors import ToolCancelledError, ToolInputRequiredError, ToolProtocolError
+from ._options import MAX_INPUT_ROUNDS
+
+if TYPE_CHECKING:
+    from ._info import ToolInfo
+    from ._options import CallOptions
+
+__all__ = ["CallPlan", "ElicitationRequest", "InputRequest", "RootsRequest", "SamplingRequest", "input_round"]
+
+# --------------------------------------------------------------------------------------------
+# Input rounds (MCP input_required)
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class InputRequest:
+    """One request of an ``input_required`` result; answer it under ``key``.
+
+    ``method`` is the MCP method (``elicitation/create``, ``sampling/createMessage``,
+    ``roots/list``); ``params`` its parameters with MCP wire keys.
+    """
+
+    key: str
+    method: str
+    params: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ElicitationRequest(InputRequest):
+    """The server asks the user for data; answer ``{"action": "accept", "content": {...}}``
+    (or ``{"action": "decline"}`` / ``{"action": "cancel"}``)."""
+
+    @property
+    def message(self) -> str:
+        text = self.params.get("message")
+        return text if isinstance(text, str) else ""
+
+    @property
+    def requested_schema(self) -> dict[str, Any] | None:
+        schema = self.params.get("requestedSchema")
+        return cast("dict[str, Any]", schema) if isinstance(schema, dict) else None
+
+
+@dataclass(frozen=True, slots=True)
+class SamplingRequest(InputRequest):
+    """The server asks for an LLM completion; answer an MCP ``CreateMessageResult`` dict."""
+
+
+@dataclass(frozen=True, slots=True)
+class RootsRequest(InputRequest):
+    """The server asks for the client's roots; answer ``{"roots": [{"uri": ...}, ...]}``."""
+
+
+_REQUEST_TYPES: dict[str, type[InputRequest]] = {
+    "elicitation/create": ElicitationRequest,
+    "sampling/createMessage": SamplingRequest,
+    "roots/list": RootsRequest,
+}
+
+
+def input_round(envelope: dict[str, Any]) -> tuple[list[InputRequest], str | None] | None:
+    """The requests and state of an ``input_required`` envelope; None for any other envelope."""
+    if envelope.get("result_type") != "input_required" or envelope.get("is_error"):
+        return None
+    result: object = envelope.get("result")
+    wire: Mapping[str, object] = cast("Mapping[str, object]", result) if isinstance(result, Mapping) else {}
+    raw_requests: object = wire.get("inputRequests") or {}
+    requests: list[InputRequest] = []
+    if isinstance(raw_requests, Mapping):
+        for key, request in cast("Mapping[str, object]", raw_requests).items():
+            body: Mapping[str, object] = cast("Mapping[str, object]", request) if isinstance(request, Mapping) else {}
+            method = body.get("method")
+            params = body.get("params")
+            method_name = method if isinstance(method, str) else ""
+            kind = _REQUEST_TYPES.get(method_name, InputRequest)
+            requests.append(kind(str(key), method_name, dict(cast("Mapping[str, Any]", params or {}))))
+    state = wire.get("requestState")
+    if not requests and not isinstance(state, str):
+        return None  # MCP requires one of the two: without either there is nothing to answer
+    return requests, state if isinstance(state, str) else None
+
+
+# --------------------------------------------------------------------------------------------
+# Retries and confirmation
+# --------------------------------------------------------------------------------------------
+
+_RETRYABLE = frozenset({"unavailable", "timeout"})
+
+
+def _retry_safe(info: ToolInfo[Any]) -> bool:
+    """Only a tool that says it is both read-only and idempotent may run twice."""
+    return info.read_only is True and info.idempotent is True and info.destructive is not True
+
+
+def _is_destructive(info: ToolInfo[Any]) -> bool:
+    """MCP's defaults: a tool is destructive unless it says it is read-only or not destructive."""
+    if info.destructive is not None:
+        return info.destructive and info.read_only is not True
+    return info.read_only is not True
+
+
+def _backoff(attempt: int) -> float:
+    return min(0.05 * 2.0**attempt, 1.0)
+
+
+class CallPlan:
+    """One call's plan across attempts: what to send next, and what an envelope means.
+
+    The sync and async bases run the same plan; they differ only in how they send, wait and ask.
+    """
+
+    def __init__(self, info: ToolInfo[Any], arguments: dict[str, Any], options: CallOptions) -> None:
+        self.info = info
+        self.arguments = arguments
+        self.options: dict[str, object] = dict(options)
+        retries = options.get("retries")
+        self.retries_left = retries if retries is not None and _retry_safe(info) else 0
+        self.attempt = 0
+        self.rounds = 0
+
+    def needs_confirmation(self) -> bool:
+        return self.options.get("confirm") is not None and _is_destructive(self.info)
+
+    def refused(self) -> ToolCancelledError:
+        message = f"confirm refused destructive tool {self.info.name!r}; nothing was sent"
+        return ToolCancelledError(self.info.name, _rules.failure_dict(message, "cancelled"))
+
+    def retry_delay(self, envelope: dict[str, Any]) -> float | None:
+        """Seconds to wait before sending again, or None when this envelope is final."""
+        if self.retries_left <= 0 or _rules.error_kind(envelope) not in _RETRYABLE:
+            return None
+        self.retries_left -= 1
+        self.attempt += 1
+        return _backoff(self.attempt)
+
+    def input_needed(self, envelope: dict[str, Any]) -> list[InputRequest] | None:
+        """The requests to answer before sending again; raises when nobody can answer them."""
+        pending = input_round(envelope)
+        if pending is None:
+            return None
+        requests, state = pending
+        if self.options.get("on_input") is None:
+            raise ToolInputRequiredError(self.info.name, envelope, requests, state)
+        self.rounds += 1
+        if self.rounds > MAX_INPUT_ROUNDS:
+            message = f"still input_required after {MAX_INPUT_ROUNDS} input rounds"
+            raise ToolProtocolError(self.info.name, _rules.failure_dict(message, "protocol"))
+        self.options["request_state"] = state
+        return requests
+
+    def answered(self, responses: object) -> None:
+        if not isinstance(responses, Mapping):
+            raise TypeError(f"on_input must return a dict of responses by request key, not {type(responses).__name__}")
+        self.options["input_responses"] = dict(cast("Mapping[str, object]", responses))

@@ -1,0 +1,68 @@
+"""An envelope's content read as plain data: block types, joined text, JSON found in text.
+
+Standard library only, so errors and decoding use it without building a content-block model.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import cast
+
+from .. import _rules
+
+__all__ = ["KNOWN_BLOCK_TYPES", "as_list", "block_tag", "joined_text", "json_from_text", "json_or_none", "one_line"]
+
+#: The content block types with a model of their own; any other type decodes as ``UnknownContent``.
+KNOWN_BLOCK_TYPES = frozenset({"text", "image", "audio", "resource_link", "resource"})
+
+
+def as_list(value: object) -> list[object] | None:
+    return cast("list[object]", value) if isinstance(value, list) else None
+
+
+def block_tag(block: object) -> str:
+    """A block's (dict or model) type when it is a known one, else ``"unknown"``."""
+    kind = (
+        cast("Mapping[str, object]", block).get("type") if isinstance(block, Mapping) else getattr(block, "type", None)
+    )
+    return kind if isinstance(kind, str) and kind in KNOWN_BLOCK_TYPES else "unknown"
+
+
+def joined_text(blocks: list[object]) -> str | None:
+    """Texts of the ``text`` blocks (models or dicts) joined with newlines; None when there are none."""
+    texts: list[str] = []
+    for block in blocks:
+        if isinstance(block, Mapping):
+            fields = cast("Mapping[str, object]", block)
+            kind, text = fields.get("type"), fields.get("text")
+        else:  # a TextContent model (duck-typed: this module never imports the models)
+            kind, text = getattr(block, "type", None), getattr(block, "text", None)
+        if kind == "text" and isinstance(text, str):
+            texts.append(text)
+    return "\n".join(texts) if texts else None
+
+
+def json_or_none(text: str) -> object:
+    try:
+        return cast(object, json.loads(text))
+    except ValueError:
+        return None
+
+
+def json_from_text(content: object) -> object:
+    """The first JSON value found in the text blocks (all of them joined, then each one)."""
+    blocks = as_list(content) or []
+    joined = joined_text(blocks)
+    if joined is None:
+        return None
+    attempts = [joined] + [text for block in blocks if (text := joined_text([block])) is not None]
+    for text in attempts:
+        value = json_or_none(text)
+        if value is not None:
+            return value
+    return None
+
+
+#: Text as one visible line (the runtime's rule, in ``_rules``).
+one_line = _rules.one_line
