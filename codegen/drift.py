@@ -226,7 +226,7 @@ def _diff_execution(source: str, tool: str, old: Any, new: Any) -> list[Change]:
         out.append(Change(source, tool, KINDS[kind][0], kind, pointer, a, b, message))
     for key in sorted((set(old_e) | set(new_e)) - {"taskSupport"}):
         if not _same(old_e.get(key), new_e.get(key)):
-            pointer = f"/execution/{escape_pointer(key)}"
+            pointer = f"/execution/{pointer_token(key)}"
             message = f"execution {key!r} changed"
             out.append(
                 Change(source, tool, "compatible", "other-changed", pointer, old_e.get(key), new_e.get(key), message)
