@@ -45,8 +45,8 @@ from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter, ValidationError
 
 from mas.runtime import redact
-from mas.runtime._error_kinds import kind_of_error_result, kind_of_invalid_params
-from mas.runtime._lenient_listing import list_page
+from mas.runtime._error_kinds import kind_of_error_code, kind_of_error_result, kind_of_invalid_params, url_elicitations
+from mas.runtime._lenient_listing import CacheHint, list_page, teach
 from mas.runtime._lenient_listing import summary as listing_summary
 from mas.runtime._loop import BackgroundLoop, LoopThreadError
 from mas.runtime._mcp_convert import (
@@ -78,6 +78,7 @@ from mas.runtime._wire import non_json_number
 from mas.runtime.config import MCPServerConfig
 from mas.runtime.contracts._rules import one_line
 from mas.runtime.contracts.tool_contract import ERROR_KIND_KEY, CallOptions, ToolResultEnvelope
+from mas.runtime.tool_filters import agent_facing
 
 if TYPE_CHECKING:
     from mcp.client.session import ClientSession
@@ -152,6 +153,8 @@ class MCPToolProvider:
         #: Run-time pinning (``mas.runtime.pinning``), given by the registry; None when not pinned.
         self._pin: ServerPin | None = None
         self._cache: tuple[float, list[dict[str, Any]]] | None = None
+        #: The cache hint of the listing fetched last (2026 servers), for _store_listing.
+        self._hint: CacheHint | None = None
         #: Called after each tools/list page with (page number, tools so far): for progress displays.
         self.on_page: Callable[[int, int], None] | None = None
 
@@ -199,7 +202,11 @@ class MCPToolProvider:
             except ValidationError as exc:
                 detail = f"explicit tools[{index}] is not a valid MCP tool: {one_line(str(exc))}"
                 raise ToolServerError(self.name, detail) from None
-        return tools
+        return self._agent_facing(tools)
+
+    def _agent_facing(self, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Without tools whose x-mcp-header is invalid, nor app-only ones (``mas.runtime.tool_filters``)."""
+        return agent_facing(tools, self.name, keep_app_only=self.config.app_only_tools == "keep")
 
     async def _list_mcp_tools(self) -> list[dict[str, Any]]:
         cached = self._cached_listing()
@@ -212,20 +219,28 @@ class MCPToolProvider:
     def _cached_listing(self) -> list[dict[str, Any]] | None:
         if self.config.cache_ttl_ms <= 0:
             return None
-        if self.config.cache_scope == "process":
+        hit = self._cache  # a private listing stays here even under cache_scope: process
+        if (hit is None or hit[0] <= time.monotonic()) and self.config.cache_scope == "process":
             with _PROCESS_CACHE_LOCK:
                 hit = _PROCESS_CACHE.get(server_identity(self.config))
-        else:
-            hit = self._cache
         if hit is None or hit[0] <= time.monotonic():
             return None
         return copy.deepcopy(hit[1])  # callers may mutate what they get
 
     def _store_listing(self, tools: list[dict[str, Any]]) -> None:
-        if self.config.cache_ttl_ms <= 0:
+        """Keep the listing for reuse under the infra policy, as the server's hints allow (docs:
+        tool-server-registry.md, "Listing cache"): its ``ttlMs`` only shortens ``cache_ttl_ms``, and
+        a ``private`` listing is never shared across providers (they may hold other credentials)."""
+        ttl_ms, scope = self.config.cache_ttl_ms, self.config.cache_scope
+        hint = self._hint if self.config.cache_hints == "honour" else None
+        if hint is not None:
+            ttl_ms = min(ttl_ms, hint.ttl_ms)
+            if hint.scope != "public":
+                scope = "provider"
+        if ttl_ms <= 0:
             return
-        entry = (time.monotonic() + self.config.cache_ttl_ms / 1000, copy.deepcopy(tools))
-        if self.config.cache_scope == "process":
+        entry = (time.monotonic() + ttl_ms / 1000, copy.deepcopy(tools))
+        if scope == "process":
             with _PROCESS_CACHE_LOCK:
                 _PROCESS_CACHE[server_identity(self.config)] = entry
         else:
@@ -240,6 +255,8 @@ class MCPToolProvider:
         cursor: str | None = None
         pages = 0
         problems: list[tuple[str, str]] = []
+        hint: CacheHint | None = None
+        first = True
         try:
             while True:
                 if pages >= cfg.max_pages:
@@ -254,6 +271,9 @@ class MCPToolProvider:
                 # listing printed are made from this (a server may echo a header into a description).
                 tools.extend(redact.blank_json(tool) for tool in page.tools)
                 problems.extend(page.problems)
+                # A listing is as reusable as its least reusable page; a page without hints: no hint.
+                hint = page.hint if first else (None if hint is None or page.hint is None else hint.merged(page.hint))
+                first = False
                 if self.on_page is not None:
                     self.on_page(pages, len(tools))
                 if not cfg.follow_pagination or not page.next_cursor:
@@ -277,6 +297,8 @@ class MCPToolProvider:
         conn.listed = cfg.follow_pagination and generation == conn.changes
         if cfg.follow_pagination:  # every page: which tools want a task (2025-11-25) is known
             conn.task_support = {tool["name"]: task_support_of(tool) for tool in tools if "name" in tool}
+        self._hint = hint
+        tools = self._agent_facing(tools)
         if self._pin is not None:
             self._pin.check(tools)  # every listing fetched is compared with the lock (item 13)
             conn.pin_checked = generation
@@ -669,10 +691,14 @@ class MCPToolProvider:
                 return self._failure(tool_name, f"failed: {detail}", "unavailable")
             message = self._keeper.scrub(exc.message)
             if exc.code == types.INVALID_PARAMS:  # MCP reports an unknown tool as invalid params
-                kind = kind_of_invalid_params(message)
+                kind, named = kind_of_invalid_params(message), ""
             else:
-                kind = "tool_error" if exc.code == types.INTERNAL_ERROR else "protocol"
-            return self._failure(tool_name, f"failed: {message} (MCP error {exc.code})", kind)
+                kind, name = kind_of_error_code(exc.code)
+                named = f", {name}" if name else ""
+            links = url_elicitations(exc.code, exc.data)
+            # The URLs a person must visit before the call can succeed (blanked, as all server data).
+            extra = {"url_elicitations": redact.blank_json(links, self._keeper.secrets)} if links else None
+            return self._failure(tool_name, f"failed: {message} (MCP error {exc.code}{named})", kind, extra)
         if isinstance(exc, ToolServerError):
             return self._failure(tool_name, f"failed: {exc.detail}", "unavailable")
         if isinstance(exc, TimeoutError):
@@ -712,7 +738,16 @@ class MCPToolProvider:
     async def _prefetch_listing(self, conn: Connection) -> None:
         # The SDK checks structured results against output schemas seen in tools/list but only
         # fetches the first page itself; one full listing per session covers every page.
-        if conn.listed or self.config.tools is not None or not self.config.follow_pagination:
+        if conn.listed:
+            return
+        if self.config.tools is not None:
+            # Nothing is listed: the SDK learns the declared tools from us instead, so it mirrors
+            # their x-mcp-header arguments into Mcp-Param-* headers (a 2026 server refuses a call
+            # without them: -32020) and checks results against their output schemas.
+            conn.listed = True
+            teach(conn.ready.result(), self._explicit_tools())
+            return
+        if not self.config.follow_pagination:
             return
         conn.listed = True
         try:
@@ -758,6 +793,8 @@ class MCPToolProvider:
     def _label(self, tool_name: str) -> str:
         return f"MCP server {self.name!r}: tools/call {tool_name!r}"
 
-    def _failure(self, tool_name: str, what: str, kind: str) -> ToolResultEnvelope:
+    def _failure(
+        self, tool_name: str, what: str, kind: str, metadata: dict[str, Any] | None = None
+    ) -> ToolResultEnvelope:
         text = clip(self._keeper.scrub(one_line(f"{self._label(tool_name)} {what}")), self.config.max_error_chars)
-        return ToolResultEnvelope.failure(text, kind=kind)
+        return ToolResultEnvelope.failure(text, kind=kind, metadata=metadata)

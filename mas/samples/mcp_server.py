@@ -15,6 +15,10 @@ Tool names and schemas are stable on purpose; the code generator's golden files 
 ``--with-tasks`` adds ``compile_report``, which runs as a task of the 2026-07-28 tasks extension
 (``io.modelcontextprotocol/tasks``, SEP-2663): ``tools/call`` answers ``resultType: "task"`` and
 the client follows it with ``tasks/get``, ``tasks/update`` and ``tasks/cancel`` (docs/tasks.md).
+``--with-revision-tools`` adds what the 2026-07-28 revision brought (:func:`revision_tools`): a
+parameter mirrored into an ``Mcp-Param-Region`` header, a tool whose ``x-mcp-header`` is invalid,
+an app-only tool, and ``fail_with``, which fails with the JSON-RPC error code it is given;
+``--list-ttl-ms`` and ``--list-cache-scope`` set the cache hints of its ``tools/list`` results.
 ``--with-client-requests`` adds three tools that ask the client something the 2025-11-25 way, with
 a server-to-client request during the call (``ask_profile``: ``elicitation/create``,
 ``draft_reply``: ``sampling/createMessage``, ``client_roots``: ``roots/list``); ``greet`` asks the
@@ -57,6 +61,7 @@ __all__ = [
     "client_request_tools",
     "task_tools",
     "main",
+    "revision_tools",
     "tool_definitions",
 ]
 
@@ -161,6 +166,52 @@ def task_tools() -> list[types.Tool]:
             output_schema=report,
         )
     ]
+
+
+def revision_tools() -> list[types.Tool]:
+    """Tools for what the 2026-07-28 revision brought (``--with-revision-tools``, tests only)."""
+    region = {"type": "string", "description": "Where the query runs.", "x-mcp-header": "Region"}
+    code = {"type": "integer", "description": "The JSON-RPC error code to fail with."}
+    return [
+        types.Tool(
+            name="route_query",
+            description="Run a query in a region; says which Mcp-Param-Region header arrived.",
+            input_schema={
+                "type": "object",
+                "properties": {"region": region, "query": {"type": "string"}},
+                "required": ["region", "query"],
+            },
+        ),  # fmt: skip
+        types.Tool(
+            name="bad_header",
+            description="Declares x-mcp-header on a number, which the revision forbids: a client drops it.",
+            input_schema={"type": "object", "properties": {"ratio": {"type": "number", "x-mcp-header": "Ratio"}}},
+        ),
+        types.Tool.model_validate(
+            {
+                "name": "refresh_panel",
+                "description": "Redraw the app's panel (for the app's UI, not for the model).",
+                "inputSchema": {"type": "object", "properties": {}},
+                "_meta": {"ui": {"resourceUri": "ui://sample/panel", "visibility": ["app"]}},
+            }
+        ),
+        types.Tool(
+            name="fail_with",
+            description="Fail with a JSON-RPC error: the code given (-32042 also names a URL to visit).",
+            input_schema={"type": "object", "properties": {"code": code}, "required": ["code"]},
+        ),
+    ]
+
+
+def _fail_with(code: int) -> types.CallToolResult:
+    if code == types.URL_ELICITATION_REQUIRED:
+        from mcp.shared.exceptions import UrlElicitationRequiredError
+
+        link = types.ElicitRequestURLParams(
+            message="Sign in to the sample archive.", url="https://example.com/sign-in", elicitation_id="sample-1"
+        )
+        raise UrlElicitationRequiredError([link])
+    raise MCPError(code=code, message=f"failing with {code} as asked")
 
 
 def tool_definitions(*, with_crash_tool: bool = False) -> list[types.Tool]:
@@ -366,6 +417,8 @@ class SampleState:
     lookups: dict[str, int] = field(default_factory=dict)
     #: compile_report: the tasks of this process, by id.
     tasks: dict[str, SampleTask] = field(default_factory=dict)
+    #: tools/list cache hints (2026-07-28): ttlMs and cacheScope; None leaves the SDK's defaults.
+    list_hints: dict[str, Any] | None = None
 
     def tool(self, name: str) -> types.Tool | None:
         return next((t for t in self.tools if t.name == name), None)
@@ -675,7 +728,8 @@ def build_server(state: SampleState) -> Server[Any]:
         start = _decode_cursor(params.cursor) if params is not None and params.cursor else 0
         end = start + state.page_size
         next_cursor = _encode_cursor(end) if end < len(state.tools) else None
-        return types.ListToolsResult(tools=state.tools[start:end], next_cursor=next_cursor)
+        hints = state.list_hints or {}
+        return types.ListToolsResult(tools=state.tools[start:end], next_cursor=next_cursor, **hints)
 
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
@@ -744,6 +798,15 @@ async def _dispatch(
     if name == "list_cities":
         # JSON as text and no structured content, like many published servers.
         return types.CallToolResult(content=_text(json.dumps(list_cities(args.get("country")))))
+    if name == "route_query":
+        headers = getattr(ctx.request, "headers", None)  # the Starlette request over HTTP, else None
+        arrived = headers.get("mcp-param-region") if headers is not None else None
+        routed = {"region": args["region"], "query": args["query"], "header": arrived}
+        return _structured(routed, f"ran in {args['region']} (Mcp-Param-Region: {arrived})")
+    if name in ("bad_header", "refresh_panel"):
+        return types.CallToolResult(content=_text(f"{name} done"))
+    if name == "fail_with":
+        return _fail_with(int(args["code"]))
     if name in ("ask_profile", "draft_reply", "client_roots"):
         return await _ask_client(ctx, name, args)
     if name == "crash":
@@ -807,6 +870,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--with-tasks", action="store_true", help="also list compile_report, which runs as a 2026-07-28 task (tests)"
     )
     parser.add_argument("--drift", choices=DRIFTS, help="change get_weather, to test drift detection (tests only)")
+    parser.add_argument(
+        "--with-revision-tools", action="store_true", help="also list the 2026-07-28 revision's cases (tests only)"
+    )
+    parser.add_argument("--list-ttl-ms", type=int, help="ttlMs of tools/list results (2026 sessions)")
+    parser.add_argument("--list-cache-scope", choices=["public", "private"], help="cacheScope of tools/list results")
     ns = parser.parse_args(argv)
     if ns.page_size < 1:
         parser.error("--page-size must be at least 1")
@@ -815,7 +883,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         tools += client_request_tools()
     if ns.with_tasks:
         tools += task_tools()
-    state = SampleState(tools=tools, page_size=ns.page_size)
+    if ns.with_revision_tools:
+        tools += revision_tools()
+    hints = {"ttl_ms": ns.list_ttl_ms, "cache_scope": ns.list_cache_scope}
+    hints = {key: value for key, value in hints.items() if value is not None}
+    state = SampleState(tools=tools, page_size=ns.page_size, list_hints=hints)
     server = build_server(state)
     if ns.transport == "stdio":
         asyncio.run(_serve_stdio(server))
