@@ -15,10 +15,9 @@
     ├── ToolInputRequiredError     the tool needs input and no ``on_input`` answers it
     └── ToolOutputValidationError  the output does not match the generated model
 
-A caller's mistake is no ``ToolError``: a provider without ``call_tool``, an unknown call option,
-an ``on_input`` answer that is not a dict raise ``TypeError``; an async provider called from sync
-code inside a running event loop raises ``RuntimeError``. So ``except ToolError`` catches what a
-tool or its server did, never a bug in the calling code.
+A caller's mistake is no ``ToolError``: a provider without ``call_tool``, an unknown or ill-typed
+call option, an ``on_input`` answer that is not a dict raise ``TypeError``. So ``except ToolError``
+catches what a tool or its server did, never a bug in the calling code.
 """
 
 from __future__ import annotations
