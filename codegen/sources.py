@@ -16,6 +16,7 @@ from mas.runtime._json_file import read_json
 from mas.runtime.config import ConfigError, MCPServerConfig
 from mas.runtime.lockfile import keep_locked
 from mas.runtime.progress import Progress
+from mas.runtime.tool_filters import agent_facing
 
 __all__ = [
     "YAML_SOURCE_NAME",
@@ -76,8 +77,12 @@ def parse_mcp_json(path: Path, name: str | None = None) -> SourceTools:
     if not isinstance(data, list):
         raise GenerateError("not a tools/list result: 'tools' must be an array", str(path), pointer or "/")
     tools = tuple(from_contract_entry(t) if isinstance(t, Mapping) else t for t in data)
+    # What a live listing leaves out (invalid x-mcp-header, app-only tools) a saved one does too.
+    source = name or path.stem
+    if all(isinstance(t, Mapping) for t in tools):
+        tools = tuple(agent_facing(tools, source))
     # Pointers in later errors say /tools/N; keep that true for a bare array too.
-    return SourceTools(name=name or path.stem, kind="mcp-json", origin=str(path), tools=tools)
+    return SourceTools(name=source, kind="mcp-json", origin=str(path), tools=tools)
 
 
 def parse_infra(paths: Sequence[Path]) -> list[MCPServerConfig]:
