@@ -64,6 +64,12 @@ KINDS: dict[str, tuple[Severity, str]] = {
     "meta-changed": ("compatible", "_meta changed"),
     "icons-changed": ("compatible", "icons changed"),
     "other-changed": ("compatible", "another field that reaches neither code nor model changed"),
+    "task-now-required": ("breaking", "execution.taskSupport became required: the tool runs only as a task, "
+                          "and a client that expects an inline answer without polling breaks"),
+    "task-support-dropped": ("review", "execution.taskSupport went from optional or required to forbidden: "
+                             "callers that start the task themselves get an inline answer"),
+    "task-support-changed": ("compatible", "execution.taskSupport changed otherwise (a task became possible, "
+                             "or no longer required)"),
     # parameters (inputSchema), at any depth
     "param-added-required": ("breaking", "a parameter was added as required"),
     "param-added-optional": ("compatible", "a parameter was added as optional"),
@@ -187,14 +193,48 @@ def diff_tool(source: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> tu
         if old.get(key) != new.get(key):
             add("review", f"{what}-changed", f"/{key}", old.get(key), new.get(key), f"tool {what} changed")
     out += _diff_annotations(source, tool, old.get("annotations"), new.get("annotations"))
+    out += _diff_execution(source, tool, old.get("execution"), new.get("execution"))
     out += diff_input_schema(old.get("inputSchema"), new.get("inputSchema"), source=source, tool=tool)
     out += diff_output_schema(old.get("outputSchema"), new.get("outputSchema"), source=source, tool=tool)
     for key in sorted((set(old) | set(new)) - {"name", "description", "title", "annotations", "inputSchema",
-                                               "outputSchema"}):  # fmt: skip
+                                               "outputSchema", "execution"}):  # fmt: skip
         if not _same(old.get(key), new.get(key)):
             kind = {"_meta": "meta-changed", "icons": "icons-changed"}.get(key, "other-changed")
             add("compatible", kind, f"/{pointer_token(key)}", old.get(key), new.get(key), f"{key!r} changed")
     return tuple(out)
+
+
+def _task_support(execution: Mapping[str, Any]) -> str:
+    support = execution.get("taskSupport")
+    return support if support in ("optional", "required") else "forbidden"  # absent means forbidden
+
+
+def _diff_execution(source: str, tool: str, old: Any, new: Any) -> list[Change]:
+    """``execution``: ``taskSupport`` by its own rules (docs/tasks.md), the rest as other fields."""
+    old_e = old if isinstance(old, Mapping) else {}
+    new_e = new if isinstance(new, Mapping) else {}
+    out: list[Change] = []
+    a, b = _task_support(old_e), _task_support(new_e)
+    if a != b:
+        pointer = "/execution/taskSupport"
+        if b == "required":
+            kind, message = "task-now-required", "the tool now runs only as a task"
+        elif b == "forbidden":
+            kind, message = "task-support-dropped", "the tool no longer runs as a task"
+        else:
+            kind, message = "task-support-changed", f"task support is now {b!r}"
+        out.append(Change(source, tool, KINDS[kind][0], kind, pointer, a, b, message))
+    for key in sorted((set(old_e) | set(new_e)) - {"taskSupport"}):
+        if not _same(old_e.get(key), new_e.get(key)):
+            pointer = f"/execution/{pointer_token(key)}"
+            message = f"execution {key!r} changed"
+            out.append(
+                Change(source, tool, "compatible", "other-changed", pointer, old_e.get(key), new_e.get(key), message)
+            )
+    if not out and not _same(old, new):
+        # Same meaning, other spelling (`{"taskSupport": "forbidden"}` dropped, or not an object at all).
+        out.append(Change(source, tool, "compatible", "other-changed", "/execution", old, new, "'execution' changed"))
+    return out
 
 
 def _diff_annotations(source: str, tool: str, old: Any, new: Any) -> list[Change]:
