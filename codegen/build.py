@@ -28,6 +28,7 @@ from codegen.split import split_models, where_defined
 from mas.runtime.contracts.tool_contract import HINT_KEYS
 from mas.runtime.routing import Named, NameTaken, routed_names
 from mas.runtime.tool_checks import tool_problems
+from mas.runtime.tool_filters import header_of
 
 __all__ = ["RESERVED_ATTRS", "ToolPlan", "build_package", "check_tools"]
 
@@ -397,6 +398,8 @@ def _exports() -> tuple[str, ...]:
         "ElicitationRequest", "InputRequest", "RootsRequest", "SamplingRequest", "ToolArgumentsError",
         "ToolCancelledError", "ToolInputRequiredError", "ToolNotFoundError", "ToolProtocolError",
         "ToolTimeoutError", "ToolUnavailableError",
+        # the error tree's parents (any failed call; the transient ones) and the envelope
+        "ToolFailedError", "ToolTransientError", "ToolEnvelope",
     }  # fmt: skip
     return tuple(sorted(names))
 
@@ -410,7 +413,10 @@ def _param(wire: str, py_name: str, annotation: str, required: bool, prop: Any) 
     optional one adds the omission sentinel and defaults to it, so "not passed" (not sent, the
     server's default applies) and ``None`` (sent as ``null``) are two different things. The
     schema default is documented, not copied into the signature: it is the server's to apply."""
-    description = prop.get("description", "") if isinstance(prop, Mapping) else ""
+    description = str(prop.get("description", "")) if isinstance(prop, Mapping) else ""
+    header = header_of(prop)
+    if header is not None:  # x-mcp-header (2026-07-28): a valid one, or the tool would have been dropped
+        description = f"{description.rstrip()} (also sent as the HTTP header {header})".lstrip()
     if required:
         return ParamSpec(wire, py_name, annotation, True, None, None, str(description))
     return ParamSpec(

@@ -1,6 +1,6 @@
 """A content-addressed cache of generation results, so reruns and ``--check`` cost a hash.
 
-Two kinds of entry, each keyed by a SHA-256 over everything that can change it:
+Three kinds of entry, each keyed by a SHA-256 over everything that can change it:
 
 - ``files``: the whole rendered package, keyed by the canonical sources, the package name and
   the generator's fingerprint. An unchanged catalog is never built again.
@@ -8,13 +8,16 @@ Two kinds of entry, each keyed by a SHA-256 over everything that can change it:
   schema document it was generated from. Descriptions and titles are not in that document, so a
   changed description, or a changed output schema, rebuilds only the wrappers and the one
   module whose schemas changed.
+- ``splits``: how one generated models module is split into per-source modules, keyed by its
+  code and the roots each source needs.
 
-The fingerprint hashes toolgen's own code (every module, template and the shim), the contract's
-rules file every package carries, and the versions of datamodel-code-generator, ruff and Python:
-a generator edited without a version bump still misses. Entries carry their key and a digest of
-their content and are written atomically, so a torn or edited entry is a miss, never a stale file.
-The folder (``.toolgen-cache/`` beside the project's pyproject.toml) holds nothing else and may be
-deleted at any time.
+The fingerprint hashes toolgen's own code (every module, template and the shim, and every module
+of the runtime package, which the generator builds on: the contract's rules file every package
+carries is one), the versions
+of datamodel-code-generator, ruff and Python: a generator edited without a version bump still
+misses. Entries carry their key and a digest of their content and are written atomically, so a
+torn or edited entry is a miss, never a stale file. The folder (``.toolgen-cache/`` beside the
+project's pyproject.toml) holds nothing else and may be deleted at any time.
 
 The digest is keyed (HMAC-SHA256) with a secret of the user who runs toolgen, kept outside the
 project (``$XDG_CACHE_HOME/toolgen/cache.key``, else ``~/.cache/toolgen/cache.key``, mode 0600).
@@ -42,7 +45,7 @@ from typing import Any
 
 from codegen.model import SourceTools
 
-__all__ = ["CACHE_DIR_NAME", "Cache", "fingerprint"]
+__all__ = ["CACHE_DIR_NAME", "Cache", "fingerprint", "runtime_files"]
 
 CACHE_DIR_NAME = ".toolgen-cache"
 _FORMAT = 2  # bump when an entry's layout changes (2: a keyed digest)
@@ -55,7 +58,7 @@ _README = "toolgen's cache: safe to delete; never commit it.\n"
 @cache
 def fingerprint() -> str:
     """A digest of everything besides the inputs that shapes the output."""
-    from codegen.render import RULES_PATH, templates_dir
+    from codegen.render import templates_dir
 
     digest = hashlib.sha256(f"format {_FORMAT}; python {sys.version_info[:2]}".encode())
     for dist in ("datamodel-code-generator", "ruff", "toolgen"):
@@ -64,13 +67,19 @@ def fingerprint() -> str:
         except metadata.PackageNotFoundError:
             digest.update(f"{dist} none\n".encode())
     files = sorted(_HERE.rglob("*.py")) + sorted(p for p in templates_dir().rglob("*") if p.is_file())
-    files.append(RULES_PATH)  # copied into every package from the runtime, outside codegen/
-    contract = find_spec("mas.runtime.contracts.tool_contract")  # the hint keys come from there
-    if contract is not None and contract.origin:
-        files.append(Path(contract.origin))
-    for path in files:
+    for path in [*files, *runtime_files()]:
         digest.update(path.name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
     return digest.hexdigest()
+
+
+def runtime_files() -> list[Path]:
+    """Every module of the runtime package: the generator builds on several of them (the contract's
+    rules and hint keys, the lock's canonical form, the tool checks, routing, redaction), so any of
+    them changing may change the output."""
+    runtime = find_spec("mas.runtime")
+    if runtime is None or not runtime.submodule_search_locations:
+        return []
+    return sorted(p for folder in runtime.submodule_search_locations for p in Path(folder).rglob("*.py"))
 
 
 def _digest(*parts: str) -> str:

@@ -16,7 +16,6 @@ Exit codes: 0 no change; 1 changes, none at or above ``--fail-on``; 3 at least o
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -31,6 +30,7 @@ from codegen.model import SourceTools
 from codegen.settings import Settings, load_settings
 from codegen.snapshot import Snapshot, is_lock, load_snapshot, snapshot_changes, snapshot_from_data
 from codegen.sources import YAML_SOURCE_NAME, parse_infra, parse_mcp_json, parse_yaml_tools, read_live
+from mas.runtime._json_file import read_json
 
 __all__ = [
     "DESCRIPTION",
@@ -70,14 +70,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _read_file(path: Path) -> tuple[Snapshot | None, Sequence[Mapping[str, Any]] | None]:
     """A lock or a bare tools/list result (its tools)."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise GenerateError(f"cannot read: {exc.strerror}", str(path)) from exc
-    except json.JSONDecodeError as exc:
-        raise GenerateError(f"not JSON: {exc.msg}", f"{path}:{exc.lineno}") from exc
-    except RecursionError as exc:
-        raise GenerateError("JSON nested too deeply", str(path)) from exc
+    data = read_json(path, GenerateError)
     if is_lock(data):
         return snapshot_from_data(data, path), None
     return None, parse_mcp_json(path).tools

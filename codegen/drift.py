@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from mas.runtime.contracts._rules import pointer_token, pointer_tokens
 from mas.runtime.lockfile import canonical_tool
 
 __all__ = [
@@ -28,7 +29,6 @@ __all__ = [
     "diff_output_schema",
     "diff_tool",
     "diff_tools",
-    "escape_pointer",
 ]
 
 Severity = Literal["breaking", "review", "compatible"]
@@ -64,6 +64,12 @@ KINDS: dict[str, tuple[Severity, str]] = {
     "meta-changed": ("compatible", "_meta changed"),
     "icons-changed": ("compatible", "icons changed"),
     "other-changed": ("compatible", "another field that reaches neither code nor model changed"),
+    "task-now-required": ("breaking", "execution.taskSupport became required: the tool runs only as a task, "
+                          "and a client that expects an inline answer without polling breaks"),
+    "task-support-dropped": ("review", "execution.taskSupport went from optional or required to forbidden: "
+                             "callers that start the task themselves get an inline answer"),
+    "task-support-changed": ("compatible", "execution.taskSupport changed otherwise (a task became possible, "
+                             "or no longer required)"),
     # parameters (inputSchema), at any depth
     "param-added-required": ("breaking", "a parameter was added as required"),
     "param-added-optional": ("compatible", "a parameter was added as optional"),
@@ -132,10 +138,6 @@ class Change:
         return asdict(self)
 
 
-def escape_pointer(token: str) -> str:
-    return token.replace("~", "~0").replace("/", "~1")
-
-
 def _canon(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
@@ -191,14 +193,48 @@ def diff_tool(source: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> tu
         if old.get(key) != new.get(key):
             add("review", f"{what}-changed", f"/{key}", old.get(key), new.get(key), f"tool {what} changed")
     out += _diff_annotations(source, tool, old.get("annotations"), new.get("annotations"))
+    out += _diff_execution(source, tool, old.get("execution"), new.get("execution"))
     out += diff_input_schema(old.get("inputSchema"), new.get("inputSchema"), source=source, tool=tool)
     out += diff_output_schema(old.get("outputSchema"), new.get("outputSchema"), source=source, tool=tool)
     for key in sorted((set(old) | set(new)) - {"name", "description", "title", "annotations", "inputSchema",
-                                               "outputSchema"}):  # fmt: skip
+                                               "outputSchema", "execution"}):  # fmt: skip
         if not _same(old.get(key), new.get(key)):
             kind = {"_meta": "meta-changed", "icons": "icons-changed"}.get(key, "other-changed")
-            add("compatible", kind, f"/{escape_pointer(key)}", old.get(key), new.get(key), f"{key!r} changed")
+            add("compatible", kind, f"/{pointer_token(key)}", old.get(key), new.get(key), f"{key!r} changed")
     return tuple(out)
+
+
+def _task_support(execution: Mapping[str, Any]) -> str:
+    support = execution.get("taskSupport")
+    return support if support in ("optional", "required") else "forbidden"  # absent means forbidden
+
+
+def _diff_execution(source: str, tool: str, old: Any, new: Any) -> list[Change]:
+    """``execution``: ``taskSupport`` by its own rules (docs/tasks.md), the rest as other fields."""
+    old_e = old if isinstance(old, Mapping) else {}
+    new_e = new if isinstance(new, Mapping) else {}
+    out: list[Change] = []
+    a, b = _task_support(old_e), _task_support(new_e)
+    if a != b:
+        pointer = "/execution/taskSupport"
+        if b == "required":
+            kind, message = "task-now-required", "the tool now runs only as a task"
+        elif b == "forbidden":
+            kind, message = "task-support-dropped", "the tool no longer runs as a task"
+        else:
+            kind, message = "task-support-changed", f"task support is now {b!r}"
+        out.append(Change(source, tool, KINDS[kind][0], kind, pointer, a, b, message))
+    for key in sorted((set(old_e) | set(new_e)) - {"taskSupport"}):
+        if not _same(old_e.get(key), new_e.get(key)):
+            pointer = f"/execution/{pointer_token(key)}"
+            message = f"execution {key!r} changed"
+            out.append(
+                Change(source, tool, "compatible", "other-changed", pointer, old_e.get(key), new_e.get(key), message)
+            )
+    if not out and not _same(old, new):
+        # Same meaning, other spelling (`{"taskSupport": "forbidden"}` dropped, or not an object at all).
+        out.append(Change(source, tool, "compatible", "other-changed", "/execution", old, new, "'execution' changed"))
+    return out
 
 
 def _diff_annotations(source: str, tool: str, old: Any, new: Any) -> list[Change]:
@@ -209,7 +245,7 @@ def _diff_annotations(source: str, tool: str, old: Any, new: Any) -> list[Change
         a, b = old_a.get(key), new_a.get(key)
         if _same(a, b):
             continue
-        pointer = f"/annotations/{escape_pointer(key)}"
+        pointer = f"/annotations/{pointer_token(key)}"
         if key in _HINTS:
             out.append(Change(source, tool, "review", "hint-changed", pointer, a, b, f"hint {_HINTS[key]!r} changed"))
         elif key == "title":
@@ -313,8 +349,7 @@ class _Walk:
         while isinstance(schema, Mapping) and isinstance(schema.get("$ref"), str) and schema["$ref"].startswith("#"):
             ref = schema["$ref"]
             target: Any = root
-            for raw in [t for t in ref[1:].split("/") if t]:
-                token = raw.replace("~1", "/").replace("~0", "~")
+            for token in [t for t in pointer_tokens(ref[1:]) if t]:
                 if isinstance(target, Mapping) and token in target:
                     target = target[token]
                 elif isinstance(target, list) and token.isdigit() and int(token) < len(target):
@@ -343,7 +378,7 @@ class _Walk:
 
         def at(key: str) -> str:
             """A keyword's pointer: on the new side, or on the old side when it is gone."""
-            return f"{new_ptr if key in new else old_ptr}/{escape_pointer(key)}"
+            return f"{new_ptr if key in new else old_ptr}/{pointer_token(key)}"
 
         self.text(old, new, at, label)
         self.type(old, new, at, label)
@@ -460,8 +495,8 @@ class _Walk:
         for name in sorted(set(old_props) | set(new_props) | old_req | new_req):
             child = name if label is None else f"{label}.{name}"
             # A name listed only in `required` has no schema to point at: point at the list.
-            a_ptr = f"{old_ptr}/properties/{escape_pointer(name)}" if name in old_props else f"{old_ptr}/required"
-            b_ptr = f"{new_ptr}/properties/{escape_pointer(name)}" if name in new_props else f"{new_ptr}/required"
+            a_ptr = f"{old_ptr}/properties/{pointer_token(name)}" if name in old_props else f"{old_ptr}/required"
+            b_ptr = f"{new_ptr}/properties/{pointer_token(name)}" if name in new_props else f"{new_ptr}/required"
             # A property is there when it has a schema; a name only in `required` counts as well.
             in_old = name in old_props or (name in old_req and name not in new_props)
             in_new = name in new_props or (name in new_req and name not in old_props)

@@ -13,6 +13,7 @@ from typing import Any, TextIO
 
 from codegen.drift import SEVERITIES, Change, Severity
 from codegen.sources import YAML_SOURCE_NAME
+from mas.runtime.contracts._rules import one_line
 
 __all__ = ["FAIL_LEVELS", "at_or_above", "describe", "render_json", "render_table", "summary", "summary_lines"]
 
@@ -26,19 +27,14 @@ _COLOURS = {"breaking": "bold red", "review": "yellow", "compatible": "green"}
 _CUT = 40
 
 
-def _one_line(text: str) -> str:
-    # Untrusted text (descriptions, names) may carry newlines or control characters.
-    return " ".join("".join(c if c.isprintable() else " " for c in text).split())
-
-
 def _where(source: str) -> str:
     # The lock keeps tool YAML under the source name "skills", which no server may take.
-    return "YAML skills" if source == YAML_SOURCE_NAME else f"server {_one_line(source)!r}"
+    return "YAML skills" if source == YAML_SOURCE_NAME else f"server {one_line(source)!r}"
 
 
 def describe(change: Change) -> str:
     """``server 'files': tool 'list_dir': parameter 'recursive' removed (breaking)``."""
-    return f"{_where(change.source)}: tool {_one_line(change.tool)!r}: {_one_line(change.message)} ({change.severity})"
+    return f"{_where(change.source)}: tool {one_line(change.tool)!r}: {one_line(change.message)} ({change.severity})"
 
 
 def _ordered(changes: Sequence[Change]) -> list[Change]:
@@ -67,7 +63,7 @@ def at_or_above(changes: Sequence[Change], fail_on: str) -> list[Change]:
 def _cut(value: Any) -> str:
     if value is None:
         return "-"
-    text = _one_line(value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False))
+    text = one_line(value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False))
     return text if len(text) <= _CUT else text[: _CUT - 3] + "..."
 
 
@@ -97,7 +93,7 @@ def _print_tables(changes: Sequence[Change], console: Any, terminal: bool) -> No
         console.print("no changes")
         return
     for (source, tool), group in groupby(_ordered(changes), key=lambda c: (c.source, c.tool)):
-        heading = f"{escape(_where(source))}: tool {escape(repr(_one_line(tool)))}"
+        heading = f"{escape(_where(source))}: tool {escape(repr(one_line(tool)))}"
         console.print(heading, style="bold" if terminal else None)
         table = Table(box=None, show_header=False, padding=(0, 2, 0, 2), show_edge=False)
         for _ in range(5):
@@ -106,7 +102,7 @@ def _print_tables(changes: Sequence[Change], console: Any, terminal: bool) -> No
             severity = f"[{_COLOURS[change.severity]}]{change.severity}[/]" if terminal else change.severity
             table.add_row(
                 severity,
-                escape(_one_line(change.message)),
+                escape(one_line(change.message)),
                 escape(change.pointer or "(tool)"),
                 escape(_cut(change.old)),
                 escape("-> " + _cut(change.new)),

@@ -9,13 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mas.runtime.contracts._rules import one_line
+
 __all__ = ["Degradation", "GenerateError", "one_line"]
-
-
-def one_line(text: str) -> str:
-    """Untrusted text can carry newlines or control characters; a report stays one visible line."""
-    text = " ".join(text.split())
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 class GenerateError(Exception):

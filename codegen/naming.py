@@ -11,8 +11,8 @@
 5. Names that still collide are numbered in wire-name order: the first keeps its name, the
    next gets ``_2``, then ``_3`` (skipping any number already taken). Wire names are sorted
    first, so the result is the same whichever comes first in the input.
-6. Class names (models, TypedDicts, ``$defs``) are the PascalCase of the method name (with the
-   namespace in front when there are several sources) plus ``Input`` / ``Output`` (plus the
+6. Class names (models, TypedDicts, ``$defs``) are the PascalCase of the namespace and the method
+   name (every source has its namespace, even alone) plus ``Input`` / ``Output`` (plus the
    ``$defs`` name), numbered by the same rule 5 across the whole package.
 7. A code-mode module (``from tools import <name>``) is the namespace attribute; the sandbox
    provides the standard library's modules itself and refuses to replace one, so a namespace

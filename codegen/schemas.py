@@ -23,6 +23,7 @@ from typing import Any
 
 from codegen.errors import GenerateError
 from codegen.naming import class_name, unique
+from mas.runtime.contracts._rules import pointer, pointer_tokens, unescape_token
 from mas.runtime.lockfile import SCHEMA_LISTS, SCHEMA_MAPS, SCHEMA_VALUES
 
 __all__ = [
@@ -52,15 +53,6 @@ _DEF_KEYS = ("$defs", "definitions")
 # Formats pydantic types only with an extra package (email-validator): the model module would fail
 # to import without it, so these strings stay ``str``.
 _EXTRA_PACKAGE_FORMATS = ("email", "idn-email")
-
-
-def pointer(parts: tuple[str | int, ...]) -> str:
-    """RFC 6901 JSON pointer text."""
-    return "/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in parts) if parts else ""
-
-
-def _unescape(token: str) -> str:
-    return token.replace("~1", "/").replace("~0", "~")
 
 
 class SchemaDocument:
@@ -267,8 +259,7 @@ def json_type(value: Any) -> str:
 def _resolves(schema: Any, ref: str) -> bool:
     """Whether a local ``#/a/b`` pointer names something inside ``schema``."""
     node = schema
-    for token in ref[2:].split("/") if ref.startswith("#/") else []:
-        key = _unescape(token)
+    for key in pointer_tokens(ref[1:]) if ref.startswith("#/") else []:
         if isinstance(node, Mapping) and key in node:
             node = node[key]
         elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
@@ -279,7 +270,7 @@ def _resolves(schema: Any, ref: str) -> bool:
 
 
 def _pascal(text: str) -> str:
-    return class_name(_unescape(text))
+    return class_name(unescape_token(text))
 
 
 def _unique(candidate: str, used: set[str]) -> str:

@@ -14,9 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from codegen.drift import Change, diff_listings, escape_pointer
+from codegen.drift import Change, diff_listings
 from codegen.errors import GenerateError
 from codegen.infer import InferredOutput, inferred_changes
+from mas.runtime._json_file import read_json
+from mas.runtime.contracts._rules import pointer_token
 from mas.runtime.lockfile import (
     LOCK_VERSION,
     VERSION_KEY,
@@ -131,13 +133,7 @@ def is_lock(data: Any) -> bool:
 
 
 def parse_snapshot(text: str, path: Path) -> Snapshot:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise GenerateError(f"not JSON: {exc.msg}", f"{path}:{exc.lineno}") from exc
-    except RecursionError as exc:
-        raise GenerateError("JSON nested too deeply", str(path)) from exc
-    return snapshot_from_data(data, path)
+    return snapshot_from_data(read_json(path, GenerateError, text=text), path)
 
 
 def snapshot_from_data(data: Any, path: Path) -> Snapshot:
@@ -170,7 +166,7 @@ def _checked_inferred(value: Any, path: Path, pointer: str) -> dict[str, Inferre
         raise GenerateError("'inferred' must be an object", str(path), pointer)
     out: dict[str, InferredOutput] = {}
     for tool, entry in value.items():
-        where = f"{pointer}/{escape_pointer(str(tool))}"
+        where = f"{pointer}/{pointer_token(str(tool))}"
         kind = entry.get("kind") if isinstance(entry, Mapping) else None
         if kind not in ("model", "text"):
             raise GenerateError('\'kind\' must be "model" or "text"', str(path), f"{where}/kind")

@@ -5,7 +5,6 @@ All three end up as MCP-shaped tool objects, so the build stage has one path.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -13,9 +12,11 @@ from typing import Any
 from codegen.errors import GenerateError
 from codegen.model import SourceTools
 from codegen.snapshot import Snapshot
+from mas.runtime._json_file import read_json
 from mas.runtime.config import ConfigError, MCPServerConfig
 from mas.runtime.lockfile import keep_locked
 from mas.runtime.progress import Progress
+from mas.runtime.tool_filters import agent_facing
 
 __all__ = [
     "YAML_SOURCE_NAME",
@@ -65,16 +66,7 @@ def parse_mcp_json(path: Path, name: str | None = None) -> SourceTools:
     (``python -m mas.runtime list --json``), so in-process tools can be generated too.
 
     The source is named ``name`` (``--mcp-json NAME=PATH``), else after the file."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise GenerateError(f"cannot read: {exc.strerror}", str(path)) from exc
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise GenerateError(f"not JSON: {exc.msg}", f"{path}:{exc.lineno}") from exc
-    except RecursionError as exc:
-        raise GenerateError("JSON nested too deeply to be a tools/list result", str(path)) from exc
+    data = read_json(path, GenerateError)
     pointer = ""
     if isinstance(data, Mapping) and isinstance(data.get("result"), Mapping):
         data, pointer = data["result"], "/result"
@@ -85,8 +77,12 @@ def parse_mcp_json(path: Path, name: str | None = None) -> SourceTools:
     if not isinstance(data, list):
         raise GenerateError("not a tools/list result: 'tools' must be an array", str(path), pointer or "/")
     tools = tuple(from_contract_entry(t) if isinstance(t, Mapping) else t for t in data)
+    # What a live listing leaves out (invalid x-mcp-header, app-only tools) a saved one does too.
+    source = name or path.stem
+    if all(isinstance(t, Mapping) for t in tools):
+        tools = tuple(agent_facing(tools, source))
     # Pointers in later errors say /tools/N; keep that true for a bare array too.
-    return SourceTools(name=name or path.stem, kind="mcp-json", origin=str(path), tools=tools)
+    return SourceTools(name=source, kind="mcp-json", origin=str(path), tools=tools)
 
 
 def parse_infra(paths: Sequence[Path]) -> list[MCPServerConfig]:

@@ -24,6 +24,7 @@ from typing import Any
 from mas.runtime import _code_cli
 from mas.runtime._logs import routed_logging
 from mas.runtime.config import ConfigError, MCPServerConfig, positive_seconds
+from mas.runtime.contracts._rules import one_line
 from mas.runtime.contracts.tool_contract import HINT_KEYS
 from mas.runtime.progress import Progress
 from mas.runtime.redact import blank, blanked_output
@@ -202,8 +203,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             # ended, with any secret the exception quotes (docs/security.md).
             print(blank(traceback.format_exc()), end="", file=sys.stderr)
             return EXIT_BAD_INPUT
-        detail = " ".join(f"{type(exc).__name__}: {exc}".split())
-        print(f"{PROG}: internal error: {blank(detail)} (-v shows it)", file=sys.stderr)
+        print(
+            f"{PROG}: internal error: {blank(one_line(f'{type(exc).__name__}: {exc}'))} (-v shows it)", file=sys.stderr
+        )
         return EXIT_BAD_INPUT
 
 

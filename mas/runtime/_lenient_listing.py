@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from mas.runtime._mcp_convert import ToolServerError, dump_wire
 
-__all__ = ["Page", "list_page", "summary"]
+__all__ = ["CacheHint", "Page", "list_page", "summary", "teach"]
 
 _NAMES_SHOWN = 5
 
@@ -33,6 +33,23 @@ class Page:
     next_cursor: str | None
     #: What the server got wrong, one text per rejected tool: (tool name, problem).
     problems: list[tuple[str, str]] = field(default_factory=list)
+    #: The page's 2026-07-28 cache hints (``ttlMs``, ``cacheScope``), when the server sent them.
+    hint: CacheHint | None = None
+
+
+@dataclass(frozen=True)
+class CacheHint:
+    """How long a client may reuse a list result, and whether a shared cache may serve it to others."""
+
+    ttl_ms: int
+    scope: str  # "public" or "private"
+
+    def merged(self, other: CacheHint | None) -> CacheHint:
+        """The hint of a listing of several pages: the shortest reuse, private if any page is."""
+        if other is None:
+            return self
+        scope = "public" if self.scope == other.scope == "public" else "private"
+        return CacheHint(min(self.ttl_ms, other.ttl_ms), scope)
 
 
 async def list_page(session: ClientSession, params: types.PaginatedRequestParams | None, server: str) -> Page:
@@ -42,7 +59,8 @@ async def list_page(session: ClientSession, params: types.PaginatedRequestParams
     except ValidationError as exc:
         raw = await _raw_page(session, params, exc)
         return _tolerated(session, raw, params, server)
-    return Page([dump_wire(tool) for tool in page.tools], page.next_cursor)
+    hint = CacheHint(page.ttl_ms, page.cache_scope) if "ttl_ms" in page.model_fields_set else None
+    return Page([dump_wire(tool) for tool in page.tools], page.next_cursor, hint=hint)
 
 
 async def _raw_page(
@@ -91,7 +109,11 @@ def _tolerated(
         tools.append(dump_wire(tool))
         parsed.append(tool)
     _teach_sdk(session, types.ListToolsResult(tools=parsed, next_cursor=cursor), params)
-    return Page(tools, cursor, problems)
+    ttl, scope = raw.get("ttlMs"), raw.get("cacheScope")
+    hint = None
+    if isinstance(ttl, int) and not isinstance(ttl, bool) and ttl >= 0:
+        hint = CacheHint(ttl, "public" if scope == "public" else "private")
+    return Page(tools, cursor, problems, hint)
 
 
 def _problem(exc: ValidationError) -> str:
@@ -127,6 +149,12 @@ def _teach_sdk(
     absorb = getattr(session, "_absorb_tool_listing", None)
     if absorb is not None:
         absorb(page, complete=(params is None or params.cursor is None) and page.next_cursor is None)
+
+
+def teach(session: ClientSession, tools: list[dict[str, Any]]) -> None:
+    """Give the SDK a tool list it did not fetch (infra ``tools:``), as if listed on ``session``."""
+    parsed = [held for held in map(_held, tools) if held is not None]
+    _teach_sdk(session, types.ListToolsResult(tools=parsed), None)
 
 
 def summary(problems: list[tuple[str, str]]) -> str:

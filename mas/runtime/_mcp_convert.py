@@ -14,6 +14,7 @@ import mcp_types as types
 
 from mas.runtime import redact
 from mas.runtime.config import MCPServerConfig
+from mas.runtime.contracts._rules import one_line
 from mas.runtime.contracts.tool_contract import HINT_KEYS, ToolResultEnvelope, build_tool_entry
 
 __all__ = [
@@ -43,10 +44,6 @@ class ToolServerError(RuntimeError):
         self.server = server
         self.detail = one_line(detail)
         super().__init__(f"MCP server {server!r}: {self.detail}")
-
-
-def one_line(text: str) -> str:
-    return " ".join(text.split())
 
 
 def clip(text: str, limit: int) -> str:

@@ -40,7 +40,7 @@ import mcp_types as types
 from mcp.client.session import ClientRequestContext
 from pydantic import BaseModel, ValidationError
 
-from mas.runtime._mcp_convert import one_line
+from mas.runtime.contracts._rules import one_line
 
 __all__ = [
     "ANSWER_TIMEOUT",
@@ -116,6 +116,8 @@ class PendingCall:
     asked: asyncio.Event = field(default_factory=asyncio.Event)
     token: str | None = None
     expiry: asyncio.TimerHandle | None = None
+    #: The server task the call is following (``_mcp_tasks``), for the caller's failure envelope.
+    task_id: str | None = None
 
     def unanswered(self) -> list[Ask]:
         return [ask for ask in self.asks if not ask.answer.done()]
@@ -226,6 +228,14 @@ class InputBridge:
     async def _ask(
         self, conn: object, context: ClientRequestContext, method: str, request: types.InputRequest
     ) -> BaseModel | types.ErrorData:
+        return await self.ask(conn, method, request)
+
+    async def ask(self, conn: object, method: str, request: types.InputRequest) -> BaseModel | types.ErrorData:
+        """Put one server question to the caller of the ``tools/call`` in flight on ``conn``.
+
+        For a request the server sent during the call, and for a question a 2026 task carries in
+        ``inputRequests`` (``_mcp_tasks``): either way the caller sees one ``input_required`` round.
+        """
         call = next((c for c in self._calls if c.conn is conn and c.work is not None and not c.work.done()), None)
         if call is None:
             # MCP lets a server ask only while serving one of our requests; none is a tools/call here.

@@ -36,6 +36,7 @@ from mas.runtime import redact
 from mas.runtime._http_limits import ACCEPT_ENCODING, HttpLimits, HttpState, limit_responses
 from mas.runtime._mcp_convert import ToolServerError, clip, exception_text, resolve_headers, scrub
 from mas.runtime._mcp_input import InputBridge
+from mas.runtime._mcp_tasks import client_extension_kwargs
 from mas.runtime._oauth import AuthorizeCallback, build_auth
 from mas.runtime._server_stderr import StderrSink
 from mas.runtime._server_stderr import report as report_stderr
@@ -92,6 +93,8 @@ class Connection:
     stdio: StdioState | None = None
     #: What the HTTP response limits know (a fault they ended the connection for); None on stdio.
     http: HttpState | None = None
+    #: Tool name -> ``execution.taskSupport`` from this session's last full listing (None: not listed).
+    task_support: dict[str, str] | None = None
 
     @property
     def fault(self) -> str | None:
@@ -246,6 +249,8 @@ class SessionKeeper:
                                 message_handler=self._on_message,
                                 client_info=CLIENT_INFO,
                                 **self.inputs.session_callbacks(conn),
+                                # Declared on modern sessions only (SEP-2663): tasks are followed here.
+                                **client_extension_kwargs(),
                             )
                         )
                         started = anyio.current_time()

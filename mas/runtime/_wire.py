@@ -11,11 +11,9 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from mas.runtime.contracts._rules import pointer_token
+
 __all__ = ["non_json_number"]
-
-
-def _escaped(key: object) -> str:
-    return str(key).replace("~", "~0").replace("/", "~1")
 
 
 def non_json_number(value: Any) -> str | None:
@@ -37,5 +35,5 @@ def non_json_number(value: Any) -> str | None:
             seen.add(id(item))
             pairs = item.items() if isinstance(item, Mapping) else enumerate(item)
             # Reversed onto the stack, so the first offending value in document order is named.
-            stack.extend((child, f"{pointer}/{_escaped(key)}") for key, child in reversed(list(pairs)))
+            stack.extend((child, f"{pointer}/{pointer_token(key)}") for key, child in reversed(list(pairs)))
     return None

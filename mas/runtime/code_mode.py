@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, cast
 
+from mas.runtime.contracts._rules import one_line
 from mas.runtime.contracts.tool_contract import invoke_call_tool
 
 __all__ = [
@@ -408,7 +409,7 @@ class _Run:
             diagnostic = _syntax_diagnostic(exc, shift=0)
             run.error = RunError("check", str(diagnostic), (diagnostic,))
         except monty.MontyError as exc:
-            run.error = RunError("sandbox", _one_line(str(exc)))
+            run.error = RunError("sandbox", one_line(str(exc)))
         run.output = output.output
         return run
 
@@ -484,7 +485,7 @@ class _Run:
             try:
                 answer = self.mode._call(recorder, module, function, arguments, remaining)
             except Exception as exc:  # a tool failure never crashes the run: the snippet sees it
-                kind, message = self.mode._kind(exc), _one_line(str(exc))
+                kind, message = self.mode._kind(exc), one_line(str(exc))
         # What reached call_tool (the first send; a retry sends the same); nothing when the method
         # refused before sending (confirmation), or the run's time was up.
         wire, sent = recorder.sent[0] if recorder.sent else (tool.wire_name, {})
@@ -568,16 +569,12 @@ def _runtime_error(exc: Any) -> RunError:
     text = exc.display("type-msg")
     head = text.split(":", 1)[0]
     if head == "TimeoutError" and ("time limit exceeded" in text or "sleep limit exceeded" in text):
-        return RunError("timeout", _one_line(text))
+        return RunError("timeout", one_line(text))
     if head == "MemoryError" and "memory limit exceeded" in text:
-        return RunError("memory", _one_line(text))
+        return RunError("memory", one_line(text))
     if head == "RuntimeError" and "suspension limit" in text:
-        return RunError("tool_calls", _one_line(text))
-    return RunError("exception", _one_line(exc.display("traceback")))
-
-
-def _one_line(text: str) -> str:
-    return " ".join(part.strip() for part in str(text).splitlines() if part.strip())
+        return RunError("tool_calls", one_line(text))
+    return RunError("exception", one_line(exc.display("traceback")))
 
 
 def _diagnostics(rendered: str, *, shift: int) -> list[Diagnostic]:
@@ -585,12 +582,12 @@ def _diagnostics(rendered: str, *, shift: int) -> list[Diagnostic]:
     try:
         items = json.loads(rendered)
     except ValueError:
-        return [Diagnostic(1, 1, "check", _one_line(rendered))]
+        return [Diagnostic(1, 1, "check", one_line(rendered))]
     out = []
     for item in items if isinstance(items, list) else []:
         where = item.get("location") or {}
         line = max(int(where.get("row") or 1) - shift, 1)
-        out.append(Diagnostic(line, int(where.get("column") or 1), str(item.get("name")), _one_line(item["message"])))
+        out.append(Diagnostic(line, int(where.get("column") or 1), str(item.get("name")), one_line(item["message"])))
     return sorted(out, key=lambda d: (d.line, d.column, d.code)) or [Diagnostic(1, 1, "check", "rejected")]
 
 
@@ -598,7 +595,7 @@ def _syntax_diagnostic(exc: Any, *, shift: int) -> Diagnostic:
     frames = exc.traceback()
     line = frames[-1].line - shift if frames else 1
     column = frames[-1].column if frames else 1
-    return Diagnostic(max(line, 1), column, "invalid-syntax", _one_line(exc.display("msg")))
+    return Diagnostic(max(line, 1), column, "invalid-syntax", one_line(exc.display("msg")))
 
 
 def _strip_header(text: str) -> str:

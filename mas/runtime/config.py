@@ -106,6 +106,11 @@ class MCPServerConfig:
     max_pages: int = 100
     cache_ttl_ms: int = 0
     cache_scope: Literal["provider", "process"] = "provider"
+    #: A 2026 server's own list-result hints (``ttlMs``, ``cacheScope``): ``honour`` lets them only
+    #: shorten ``cache_ttl_ms`` and keep a ``private`` listing out of the process-wide cache.
+    cache_hints: Literal["honour", "ignore"] = "honour"
+    #: Tools whose ``_meta.ui.visibility`` leaves out the model (MCP Apps): ``drop`` or ``keep``.
+    app_only_tools: Literal["drop", "keep"] = "drop"
     #: Limits on what a server may send (docs/security.md): a stdio message longer than this many
     #: bytes fails the call as a ``protocol`` error and replaces the connection.
     max_result_bytes: int = 16 * 1024 * 1024

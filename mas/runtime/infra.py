@@ -25,6 +25,8 @@ _OPTIONAL = (
     "max_pages",
     "cache_ttl_ms",
     "cache_scope",
+    "cache_hints",
+    "app_only_tools",
     "max_result_bytes",
     "max_json_depth",
     "max_error_chars",

@@ -13,6 +13,8 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from mas.runtime.contracts._rules import pointer_token, pointer_tokens
+
 __all__ = [
     "LOCK_VERSION",
     "READABLE_VERSIONS",
@@ -94,10 +96,6 @@ def canonical_tool(tool: Any) -> Any:
     return {str(k): canonical_schema(v) if k in TOOL_SCHEMAS else v for k, v in tool.items()}
 
 
-def _tokens(pointer: str) -> list[str]:
-    return [t.replace("~1", "/").replace("~0", "~") for t in pointer.split("/")[1:]]
-
-
 def _parent(node: Any, tokens: list[str]) -> Any:
     for token in tokens:
         if isinstance(node, Mapping) and token in node:
@@ -119,7 +117,7 @@ def keep_locked(live: Mapping[str, Any], locked: Mapping[str, Any] | None, point
         return live
     out = copy.deepcopy(dict(live))
     for pointer in pointers:
-        tokens = _tokens(pointer)
+        tokens = pointer_tokens(pointer)
         if not tokens:
             continue
         parent, key = _parent(out, tokens[:-1]), tokens[-1]
@@ -150,10 +148,6 @@ def lock_version_problem(data: Any) -> str | None:
     return None
 
 
-def _escape(token: str) -> str:
-    return token.replace("~", "~0").replace("/", "~1")
-
-
 def first_difference(old: Any, new: Any, pointer: str = "") -> str | None:
     """The JSON pointer of the first place (keys in sorted order) where ``old`` and ``new`` differ."""
     old, new = canonical_tool(old), canonical_tool(new)
@@ -164,8 +158,8 @@ def _first(old: Any, new: Any, pointer: str) -> str | None:
     if isinstance(old, Mapping) and isinstance(new, Mapping):
         for key in sorted(set(old) | set(new)):
             if key not in old or key not in new:
-                return f"{pointer}/{_escape(key)}"
-            found = _first(old[key], new[key], f"{pointer}/{_escape(key)}")
+                return f"{pointer}/{pointer_token(key)}"
+            found = _first(old[key], new[key], f"{pointer}/{pointer_token(key)}")
             if found is not None:
                 return found
         return None

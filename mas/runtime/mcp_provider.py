@@ -45,8 +45,8 @@ from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter, ValidationError
 
 from mas.runtime import redact
-from mas.runtime._error_kinds import kind_of_error_result, kind_of_invalid_params
-from mas.runtime._lenient_listing import list_page
+from mas.runtime._error_kinds import kind_of_error_code, kind_of_error_result, kind_of_invalid_params, url_elicitations
+from mas.runtime._lenient_listing import CacheHint, list_page, teach
 from mas.runtime._lenient_listing import summary as listing_summary
 from mas.runtime._loop import BackgroundLoop, LoopThreadError
 from mas.runtime._mcp_convert import (
@@ -54,17 +54,31 @@ from mas.runtime._mcp_convert import (
     clip,
     dump_wire,
     envelope_from_result,
-    one_line,
     scrub_envelope,
     server_identity,
     tool_entry_from_mcp,
 )
 from mas.runtime._mcp_input import TOKEN_PREFIX, PendingCall
 from mas.runtime._mcp_session import Connection, ProgressCallback, ProgressRelay, SessionKeeper
+from mas.runtime._mcp_tasks import (
+    MAX_WAIT_SECONDS,
+    TASK_CANCEL_PREFIX,
+    TASK_PREFIX,
+    TASK_PREFIXES,
+    CreatedTask,
+    TaskEnded,
+    Tasks,
+    TaskState,
+    dialect_of,
+    state_of_created,
+    task_support_of,
+)
 from mas.runtime._oauth import AuthorizeCallback
 from mas.runtime._wire import non_json_number
 from mas.runtime.config import MCPServerConfig
+from mas.runtime.contracts._rules import one_line
 from mas.runtime.contracts.tool_contract import ERROR_KIND_KEY, CallOptions, ToolResultEnvelope
+from mas.runtime.tool_filters import agent_facing
 
 if TYPE_CHECKING:
     from mcp.client.session import ClientSession
@@ -96,6 +110,26 @@ class CancelSignal(Protocol):
     def is_set(self) -> bool: ...
 
 
+def _asks_for_task(answer: Exception | types.Result) -> bool:
+    """The 2025-11-25 refusal of a plain call to a task-required tool: -32601 "... requires task
+    augmentation", as an error (the spec) or as an error result (the TypeScript SDK's McpServer)."""
+    if isinstance(answer, MCPError):
+        return answer.code == types.METHOD_NOT_FOUND and "task" in answer.message.lower()
+    if isinstance(answer, types.CallToolResult) and answer.is_error:
+        text = " ".join(block.text for block in answer.content if isinstance(block, types.TextContent))
+        return str(types.METHOD_NOT_FOUND) in text and "task augmentation" in text
+    return False
+
+
+def _of_task(envelope: ToolResultEnvelope, task_id: str | None) -> ToolResultEnvelope:
+    """An envelope of a call that ran as a task: ``execution_mode: "async"``, ``metadata["task_id"]``."""
+    if task_id is None:
+        return envelope
+    return dataclasses.replace(
+        envelope, execution_mode="async", metadata={**(envelope.metadata or {}), "task_id": task_id}
+    )
+
+
 def with_error_kind(envelope: ToolResultEnvelope) -> ToolResultEnvelope:
     """An ``isError`` result says its failure kind too (docs/tool.md, "Failure kinds"), read from its text."""
     if not envelope.is_error or envelope.result_type != "complete":
@@ -119,6 +153,8 @@ class MCPToolProvider:
         #: Run-time pinning (``mas.runtime.pinning``), given by the registry; None when not pinned.
         self._pin: ServerPin | None = None
         self._cache: tuple[float, list[dict[str, Any]]] | None = None
+        #: The cache hint of the listing fetched last (2026 servers), for _store_listing.
+        self._hint: CacheHint | None = None
         #: Called after each tools/list page with (page number, tools so far): for progress displays.
         self.on_page: Callable[[int, int], None] | None = None
 
@@ -166,7 +202,11 @@ class MCPToolProvider:
             except ValidationError as exc:
                 detail = f"explicit tools[{index}] is not a valid MCP tool: {one_line(str(exc))}"
                 raise ToolServerError(self.name, detail) from None
-        return tools
+        return self._agent_facing(tools)
+
+    def _agent_facing(self, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Without tools whose x-mcp-header is invalid, nor app-only ones (``mas.runtime.tool_filters``)."""
+        return agent_facing(tools, self.name, keep_app_only=self.config.app_only_tools == "keep")
 
     async def _list_mcp_tools(self) -> list[dict[str, Any]]:
         cached = self._cached_listing()
@@ -179,20 +219,28 @@ class MCPToolProvider:
     def _cached_listing(self) -> list[dict[str, Any]] | None:
         if self.config.cache_ttl_ms <= 0:
             return None
-        if self.config.cache_scope == "process":
+        hit = self._cache  # a private listing stays here even under cache_scope: process
+        if (hit is None or hit[0] <= time.monotonic()) and self.config.cache_scope == "process":
             with _PROCESS_CACHE_LOCK:
                 hit = _PROCESS_CACHE.get(server_identity(self.config))
-        else:
-            hit = self._cache
         if hit is None or hit[0] <= time.monotonic():
             return None
         return copy.deepcopy(hit[1])  # callers may mutate what they get
 
     def _store_listing(self, tools: list[dict[str, Any]]) -> None:
-        if self.config.cache_ttl_ms <= 0:
+        """Keep the listing for reuse under the infra policy, as the server's hints allow (docs:
+        tool-server-registry.md, "Listing cache"): its ``ttlMs`` only shortens ``cache_ttl_ms``, and
+        a ``private`` listing is never shared across providers (they may hold other credentials)."""
+        ttl_ms, scope = self.config.cache_ttl_ms, self.config.cache_scope
+        hint = self._hint if self.config.cache_hints == "honour" else None
+        if hint is not None:
+            ttl_ms = min(ttl_ms, hint.ttl_ms)
+            if hint.scope != "public":
+                scope = "provider"
+        if ttl_ms <= 0:
             return
-        entry = (time.monotonic() + self.config.cache_ttl_ms / 1000, copy.deepcopy(tools))
-        if self.config.cache_scope == "process":
+        entry = (time.monotonic() + ttl_ms / 1000, copy.deepcopy(tools))
+        if scope == "process":
             with _PROCESS_CACHE_LOCK:
                 _PROCESS_CACHE[server_identity(self.config)] = entry
         else:
@@ -207,6 +255,8 @@ class MCPToolProvider:
         cursor: str | None = None
         pages = 0
         problems: list[tuple[str, str]] = []
+        hint: CacheHint | None = None
+        first = True
         try:
             while True:
                 if pages >= cfg.max_pages:
@@ -221,6 +271,9 @@ class MCPToolProvider:
                 # listing printed are made from this (a server may echo a header into a description).
                 tools.extend(redact.blank_json(tool) for tool in page.tools)
                 problems.extend(page.problems)
+                # A listing is as reusable as its least reusable page; a page without hints: no hint.
+                hint = page.hint if first else (None if hint is None or page.hint is None else hint.merged(page.hint))
+                first = False
                 if self.on_page is not None:
                     self.on_page(pages, len(tools))
                 if not cfg.follow_pagination or not page.next_cursor:
@@ -242,10 +295,30 @@ class MCPToolProvider:
         if problems:  # listed anyway; the generator reports each schema in its own terms
             logger.warning("MCP server %r: %s", self.name, self._keeper.scrub(listing_summary(problems)))
         conn.listed = cfg.follow_pagination and generation == conn.changes
+        if cfg.follow_pagination:  # every page: which tools want a task (2025-11-25) is known
+            conn.task_support = {tool["name"]: task_support_of(tool) for tool in tools if "name" in tool}
+        self._hint = hint
+        tools = self._agent_facing(tools)
         if self._pin is not None:
             self._pin.check(tools)  # every listing fetched is compared with the lock (item 13)
             conn.pin_checked = generation
         return tools
+
+    # --- tasks ---------------------------------------------------------------------------------
+    def task_dialect(self) -> str | None:
+        """The task dialect the server advertises (``2025-11-25``, ``2026-07-28``), or None when it
+        has no tasks (docs/tasks.md). Connects when not connected; raises :class:`ToolServerError`
+        when it cannot."""
+        self._check_open()
+        return self._runner.run(self._task_dialect())
+
+    async def atask_dialect(self) -> str | None:
+        self._check_open()
+        return await self._runner.arun(self._task_dialect())
+
+    async def _task_dialect(self) -> str | None:
+        _conn, session = await self._keeper.acquire()
+        return dialect_of(session)
 
     # --- calling ------------------------------------------------------------------------------
     def call_tool(
@@ -325,6 +398,7 @@ class MCPToolProvider:
     ) -> ToolResultEnvelope:
         timeout_seconds, cancel_event = options.timeout_seconds, options.cancel_event
         meta, input_responses, request_state = options.meta, options.input_responses, options.request_state
+        allow_claimed = options.allow_claimed
         if cancel_event is not None and cancel_event.is_set():
             return self._failure(tool_name, "was cancelled before it started", "cancelled")
         for what, value in (("arguments", arguments), ("meta", meta), ("input_responses", input_responses)):
@@ -360,6 +434,8 @@ class MCPToolProvider:
             else None
         )
         call = inputs.begin(self._label(tool_name))
+        # A task is followed until this (``timeout_seconds``, else the bound every task wait has).
+        deadline = time.monotonic() + (MAX_WAIT_SECONDS if timeout_seconds is None else timeout_seconds)
 
         async def send() -> ToolResultEnvelope:
             if self._pin is not None and self.config.tools is not None:
@@ -373,6 +449,15 @@ class MCPToolProvider:
                 return refused
             call.conn = conn  # server requests arriving on this connection are this call's to answer
             await self._prefetch_listing(conn)
+            dialect = dialect_of(session)
+            if request_state is not None and request_state.startswith(TASK_PREFIXES):
+                return await self._resume_task(
+                    tool_name, call, conn, session, dialect, request_state, allow_claimed, deadline
+                )
+            if dialect == "2025-11-25" and self._wants_task(conn, tool_name, allow_claimed):
+                return await self._run_task_2025(
+                    tool_name, call, conn, session, arguments, meta, timeout_seconds, allow_claimed, deadline
+                )
             try:
                 result = await session.call_tool(
                     tool_name,
@@ -385,7 +470,8 @@ class MCPToolProvider:
                     # Always received: the envelope says input_required and the caller answers it
                     # (generated packages do so with on_input); only an explicit False refuses it.
                     allow_input_required=options.allow_input_required is not False,
-                    allow_claimed=bool(options.allow_claimed),
+                    # A 2026 task is a claimed result the provider follows itself (_mcp_tasks).
+                    allow_claimed=True,
                 )
             except Exception as exc:
                 conn.note_failure(exc)
@@ -395,7 +481,26 @@ class MCPToolProvider:
                     conn.broken = True
                 if conn.fault is not None:  # the transport ended the connection, and says why
                     return self._failure(tool_name, f"failed: {conn.fault}", "protocol")
+                if dialect == "2025-11-25" and _asks_for_task(exc):
+                    # Not listed on this session (follow_pagination off): the server says it.
+                    return await self._run_task_2025(
+                        tool_name, call, conn, session, arguments, meta, timeout_seconds, allow_claimed, deadline
+                    )
                 return self._call_error(tool_name, exc, timeout_seconds)
+            if dialect == "2025-11-25" and tool_name not in (conn.task_support or {}) and _asks_for_task(result):
+                return await self._run_task_2025(
+                    tool_name, call, conn, session, arguments, meta, timeout_seconds, allow_claimed, deadline
+                )
+            if isinstance(result, CreatedTask):
+                tasks = Tasks(session, "2026-07-28")
+                return await self._task_outcome(
+                    tool_name, call, conn, tasks, state_of_created(result), allow_claimed, deadline
+                )
+            if not isinstance(result, types.CallToolResult | types.InputRequiredResult) and not allow_claimed:
+                detail = (
+                    f"the server answered with a claimed result ({type(result).__name__}) this client does not handle"
+                )
+                return self._failure(tool_name, f"failed: {detail}", "protocol")
             if isinstance(result, types.InputRequiredResult):
                 inputs.remember_forms(result)
             return scrub_envelope(with_error_kind(envelope_from_result(result)), self._keeper.secrets)
@@ -440,7 +545,10 @@ class MCPToolProvider:
                 if cancel_event is not None and cancel_event.is_set():
                     work.cancel()  # the SDK sends notifications/cancelled for the in-flight request
                     await asyncio.wait({work})  # let it unwind; our own cancellation still propagates
-                    return self._failure(tool_name, "was cancelled by the caller (cancel_event)", "cancelled")
+                    what = "was cancelled by the caller (cancel_event)"
+                    if call.task_id is not None:
+                        what += f"; task {call.task_id!r} was cancelled on the server"
+                    return _of_task(self._failure(tool_name, what, "cancelled"), call.task_id)
         except ToolServerError as exc:
             return self._failure(tool_name, f"failed: {exc.detail}", "unavailable")
         except asyncio.CancelledError:
@@ -452,6 +560,127 @@ class MCPToolProvider:
             if work.done():
                 inputs.end(call, "the tools/call it belonged to is over")
 
+    # --- tasks (docs/tasks.md) ----------------------------------------------------------------
+    def _wants_task(self, conn: Connection, tool_name: str, allow_claimed: bool | None) -> bool:
+        """2025-11-25: a task-required tool always runs as a task; a task-optional one when the
+        caller asks for the task itself (``allow_claimed=True``)."""
+        if self.config.tools is not None:
+            listed = {str(t.get("name")): task_support_of(t) for t in self.config.tools}
+        else:
+            listed = conn.task_support or {}
+        support = listed.get(tool_name, "forbidden")
+        return support == "required" or (support == "optional" and bool(allow_claimed))
+
+    async def _run_task_2025(
+        self,
+        tool_name: str,
+        call: PendingCall,
+        conn: Connection,
+        session: ClientSession,
+        arguments: Mapping[str, Any] | None,
+        meta: Mapping[str, Any] | None,
+        timeout_seconds: float | None,
+        allow_claimed: bool | None,
+        deadline: float,
+    ) -> ToolResultEnvelope:
+        tasks = Tasks(session, "2025-11-25")
+        try:
+            started = await tasks.start(tool_name, dict(arguments or {}), meta, timeout_seconds)
+        except Exception as exc:
+            conn.note_failure(exc)
+            return self._call_error(tool_name, exc, timeout_seconds)
+        if isinstance(started, types.CallToolResult):  # the server ran it at once after all
+            return scrub_envelope(with_error_kind(envelope_from_result(started)), self._keeper.secrets)
+        return await self._task_outcome(tool_name, call, conn, tasks, started, allow_claimed, deadline)
+
+    async def _resume_task(
+        self,
+        tool_name: str,
+        call: PendingCall,
+        conn: Connection,
+        session: ClientSession,
+        dialect: str | None,
+        request_state: str,
+        allow_claimed: bool | None,
+        deadline: float,
+    ) -> ToolResultEnvelope:
+        """A task started earlier (by this process or another), named by ``request_state``:
+        ``toolgen-task:<id>`` follows it (its status only, with ``allow_claimed=True``) and
+        ``toolgen-task-cancel:<id>`` cancels it."""
+        cancel = request_state.startswith(TASK_CANCEL_PREFIX)
+        task_id = request_state[len(TASK_CANCEL_PREFIX if cancel else TASK_PREFIX) :]
+        if dialect is None or not task_id:
+            what = "the server advertises no tasks" if dialect is None else "the request_state names no task"
+            return self._failure(tool_name, f"failed: cannot follow a task: {what}", "protocol")
+        tasks = Tasks(session, dialect)
+        try:
+            if cancel:
+                # The 2025-11-25 answer is the task; a 2026 one is an ack, so ask how it stands.
+                state = (
+                    await tasks.cancel(task_id) or (await tasks.get(task_id, self.config.connect_timeout_seconds))[0]
+                )
+                return self._task_envelope(tool_name, state)
+            state, _ = await tasks.get(task_id, self.config.connect_timeout_seconds)
+        except TaskEnded as exc:
+            return self._failure(tool_name, f"failed: {exc.detail}", exc.kind)
+        except Exception as exc:
+            conn.note_failure(exc)
+            return self._call_error(tool_name, exc, None)
+        return await self._task_outcome(tool_name, call, conn, tasks, state, allow_claimed, deadline)
+
+    async def _task_outcome(
+        self,
+        tool_name: str,
+        call: PendingCall,
+        conn: Connection,
+        tasks: Tasks,
+        state: TaskState,
+        allow_claimed: bool | None,
+        deadline: float,
+    ) -> ToolResultEnvelope:
+        """The task's envelope: at once (``allow_claimed=True``: ``result_mode: "session"``), else
+        its final result inline, with every wait bounded and the task cancelled on the server when
+        the caller stops waiting."""
+        if allow_claimed:
+            return self._task_envelope(tool_name, state)
+        inputs = self._keeper.inputs
+        call.task_id = state.task_id  # a cancel_event's envelope names the task it cancelled
+
+        async def ask(method: str, request: types.InputRequest) -> Any:
+            return await inputs.ask(conn, method, request)
+
+        try:
+            result = await tasks.follow(state, deadline, ask)
+        except TaskEnded as exc:
+            return _of_task(self._failure(tool_name, f"failed: {exc.detail}", exc.kind), state.task_id)
+        except TimeoutError:
+            await tasks.cancel(state.task_id)
+            what = f"timed out waiting for task {state.task_id!r} (cancelled on the server)"
+            return _of_task(self._failure(tool_name, what, "timeout"), state.task_id)
+        except asyncio.CancelledError:
+            # cancel_event, an input round nobody answered, or close(): the task stops too.
+            await asyncio.shield(tasks.cancel(state.task_id))
+            raise
+        envelope = _of_task(with_error_kind(envelope_from_result(result)), state.task_id)
+        return scrub_envelope(envelope, self._keeper.secrets)
+
+    def _task_envelope(self, tool_name: str, state: TaskState) -> ToolResultEnvelope:
+        """A started (or looked-up, or cancelled) task as a session envelope: ``session_id`` is its
+        id and ``session_status`` its status. The request worked, so it is no error whatever the
+        task's status; ``status`` is ``running`` until the task ends."""
+        text = f"task {state.task_id} is {state.status}" + (f": {state.message}" if state.message else "")
+        envelope = ToolResultEnvelope(
+            status="success" if state.done else "running",
+            result=state.metadata(),
+            result_mode="session",
+            execution_mode="async",
+            session_id=state.task_id,
+            session_status=state.status,
+            content=[{"type": "text", "text": text}],
+            metadata={"task": state.metadata()},
+        )
+        return scrub_envelope(envelope, self._keeper.secrets)
+
     def _call_error(self, tool_name: str, exc: Exception, timeout_seconds: float | None) -> ToolResultEnvelope:
         """A failed tools/call as an error envelope with its kind (``docs/tool.md``, "Failure kinds")."""
         if isinstance(exc, MCPError):
@@ -462,10 +691,14 @@ class MCPToolProvider:
                 return self._failure(tool_name, f"failed: {detail}", "unavailable")
             message = self._keeper.scrub(exc.message)
             if exc.code == types.INVALID_PARAMS:  # MCP reports an unknown tool as invalid params
-                kind = kind_of_invalid_params(message)
+                kind, named = kind_of_invalid_params(message), ""
             else:
-                kind = "tool_error" if exc.code == types.INTERNAL_ERROR else "protocol"
-            return self._failure(tool_name, f"failed: {message} (MCP error {exc.code})", kind)
+                kind, name = kind_of_error_code(exc.code)
+                named = f", {name}" if name else ""
+            links = url_elicitations(exc.code, exc.data)
+            # The URLs a person must visit before the call can succeed (blanked, as all server data).
+            extra = {"url_elicitations": redact.blank_json(links, self._keeper.secrets)} if links else None
+            return self._failure(tool_name, f"failed: {message} (MCP error {exc.code}{named})", kind, extra)
         if isinstance(exc, ToolServerError):
             return self._failure(tool_name, f"failed: {exc.detail}", "unavailable")
         if isinstance(exc, TimeoutError):
@@ -505,7 +738,16 @@ class MCPToolProvider:
     async def _prefetch_listing(self, conn: Connection) -> None:
         # The SDK checks structured results against output schemas seen in tools/list but only
         # fetches the first page itself; one full listing per session covers every page.
-        if conn.listed or self.config.tools is not None or not self.config.follow_pagination:
+        if conn.listed:
+            return
+        if self.config.tools is not None:
+            # Nothing is listed: the SDK learns the declared tools from us instead, so it mirrors
+            # their x-mcp-header arguments into Mcp-Param-* headers (a 2026 server refuses a call
+            # without them: -32020) and checks results against their output schemas.
+            conn.listed = True
+            teach(conn.ready.result(), self._explicit_tools())
+            return
+        if not self.config.follow_pagination:
             return
         conn.listed = True
         try:
@@ -551,6 +793,8 @@ class MCPToolProvider:
     def _label(self, tool_name: str) -> str:
         return f"MCP server {self.name!r}: tools/call {tool_name!r}"
 
-    def _failure(self, tool_name: str, what: str, kind: str) -> ToolResultEnvelope:
+    def _failure(
+        self, tool_name: str, what: str, kind: str, metadata: dict[str, Any] | None = None
+    ) -> ToolResultEnvelope:
         text = clip(self._keeper.scrub(one_line(f"{self._label(tool_name)} {what}")), self.config.max_error_chars)
-        return ToolResultEnvelope.failure(text, kind=kind)
+        return ToolResultEnvelope.failure(text, kind=kind, metadata=metadata)

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from mas.runtime import redact
+from mas.runtime._json_file import read_json
 from mas.runtime._mcp_convert import ToolServerError, resolve_headers
 from mas.runtime.config import MCPServerConfig
 
@@ -152,16 +153,7 @@ def render_samples(samples: Sequence[Sample]) -> str:
 def load_samples(path: Path) -> list[Sample]:
     """Read and check a samples file; :class:`SamplesError` names the file and the JSON pointer."""
     where = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise SamplesError(f"cannot read: {exc.strerror}", where) from exc
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SamplesError(f"not JSON: {exc.msg}", f"{where}:{exc.lineno}") from exc
-    except RecursionError as exc:
-        raise SamplesError("JSON nested too deeply", where) from exc
+    data = read_json(path, SamplesError)
     if not isinstance(data, Mapping):
         raise SamplesError("must be an object with 'version' and 'samples'", where)
     if data.get("version") != SAMPLES_VERSION:

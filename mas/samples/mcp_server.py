@@ -4,7 +4,7 @@ Run it with::
 
     python -m mas.samples.mcp_server [--transport stdio|streamable-http|sse] [--host 127.0.0.1]
                                      [--port 8765] [--page-size 3] [--with-crash-tool]
-                                     [--with-client-requests]
+                                     [--with-client-requests] [--with-tasks]
                                      [--drift param-removed|description-rewritten]
 
 The low-level server is used (not FastMCP) because ``tools/list`` must paginate with an opaque
@@ -12,6 +12,13 @@ cursor: the runtime and the code generator are tested against a server that real
 Tool names and schemas are stable on purpose; the code generator's golden files depend on them.
 ``--drift`` changes one tool (``get_weather``) to show drift detection: ``param-removed`` drops its
 ``units`` parameter, ``description-rewritten`` rewrites its description as a poisoned tool would.
+``--with-tasks`` adds ``compile_report``, which runs as a task of the 2026-07-28 tasks extension
+(``io.modelcontextprotocol/tasks``, SEP-2663): ``tools/call`` answers ``resultType: "task"`` and
+the client follows it with ``tasks/get``, ``tasks/update`` and ``tasks/cancel`` (docs/tasks.md).
+``--with-revision-tools`` adds what the 2026-07-28 revision brought (:func:`revision_tools`): a
+parameter mirrored into an ``Mcp-Param-Region`` header, a tool whose ``x-mcp-header`` is invalid,
+an app-only tool, and ``fail_with``, which fails with the JSON-RPC error code it is given;
+``--list-ttl-ms`` and ``--list-cache-scope`` set the cache hints of its ``tools/list`` results.
 ``--with-client-requests`` adds three tools that ask the client something the 2025-11-25 way, with
 a server-to-client request during the call (``ask_profile``: ``elicitation/create``,
 ``draft_reply``: ``sampling/createMessage``, ``client_roots``: ``roots/list``); ``greet`` asks the
@@ -35,7 +42,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any
+from typing import Any, cast
 
 import mcp_types as types
 from jsonschema import Draft202012Validator
@@ -43,6 +50,7 @@ from jsonschema.exceptions import best_match
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
+from pydantic import Field
 
 __all__ = [
     "DRIFTS",
@@ -51,7 +59,9 @@ __all__ = [
     "apply_drift",
     "build_server",
     "client_request_tools",
+    "task_tools",
     "main",
+    "revision_tools",
     "tool_definitions",
 ]
 
@@ -118,6 +128,90 @@ def client_request_tools() -> list[types.Tool]:
             output_schema=echo,
         ),
     ]
+
+
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+#: compile_report: seconds per step, and how often the client is told to poll (ms).
+_STEP_SECONDS = 0.3
+_POLL_MS = 100
+_AUDIENCE_REQUEST = "audience-1"
+_AUDIENCE_SCHEMA = {"type": "object", "properties": {"audience": {"type": "string"}}, "required": ["audience"]}
+
+
+def task_tools() -> list[types.Tool]:
+    """The ``--with-tasks`` tools: each runs as a 2026-07-28 task (the server decides, per request)."""
+    report = {
+        "type": "object",
+        "properties": {
+            "topic": {"type": "string"},
+            "steps": {"type": "integer"},
+            "audience": {"type": ["string", "null"]},
+        },
+        "required": ["topic", "steps", "audience"],
+    }
+    return [
+        types.Tool(
+            name="compile_report",
+            description="Compile a report on a topic in steps, as a background task (may ask who it is for).",
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "topic": {"type": "string", "description": "What the report is about."},
+                    "steps": {"type": "integer", "minimum": 1, "maximum": 50, "default": 3},
+                    "ask_audience": {"type": "boolean", "default": False, "description": "Ask who it is for."},
+                    "fail": {"type": "boolean", "default": False, "description": "End the task failed."},
+                },
+                "required": ["topic"],
+            },
+            output_schema=report,
+        )
+    ]
+
+
+def revision_tools() -> list[types.Tool]:
+    """Tools for what the 2026-07-28 revision brought (``--with-revision-tools``, tests only)."""
+    region = {"type": "string", "description": "Where the query runs.", "x-mcp-header": "Region"}
+    code = {"type": "integer", "description": "The JSON-RPC error code to fail with."}
+    return [
+        types.Tool(
+            name="route_query",
+            description="Run a query in a region; says which Mcp-Param-Region header arrived.",
+            input_schema={
+                "type": "object",
+                "properties": {"region": region, "query": {"type": "string"}},
+                "required": ["region", "query"],
+            },
+        ),  # fmt: skip
+        types.Tool(
+            name="bad_header",
+            description="Declares x-mcp-header on a number, which the revision forbids: a client drops it.",
+            input_schema={"type": "object", "properties": {"ratio": {"type": "number", "x-mcp-header": "Ratio"}}},
+        ),
+        types.Tool.model_validate(
+            {
+                "name": "refresh_panel",
+                "description": "Redraw the app's panel (for the app's UI, not for the model).",
+                "inputSchema": {"type": "object", "properties": {}},
+                "_meta": {"ui": {"resourceUri": "ui://sample/panel", "visibility": ["app"]}},
+            }
+        ),
+        types.Tool(
+            name="fail_with",
+            description="Fail with a JSON-RPC error: the code given (-32042 also names a URL to visit).",
+            input_schema={"type": "object", "properties": {"code": code}, "required": ["code"]},
+        ),
+    ]
+
+
+def _fail_with(code: int) -> types.CallToolResult:
+    if code == types.URL_ELICITATION_REQUIRED:
+        from mcp.shared.exceptions import UrlElicitationRequiredError
+
+        link = types.ElicitRequestURLParams(
+            message="Sign in to the sample archive.", url="https://example.com/sign-in", elicitation_id="sample-1"
+        )
+        raise UrlElicitationRequiredError([link])
+    raise MCPError(code=code, message=f"failing with {code} as asked")
 
 
 def tool_definitions(*, with_crash_tool: bool = False) -> list[types.Tool]:
@@ -321,9 +415,59 @@ class SampleState:
     notes: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: flaky_lookup: calls seen per key.
     lookups: dict[str, int] = field(default_factory=dict)
+    #: compile_report: the tasks of this process, by id.
+    tasks: dict[str, SampleTask] = field(default_factory=dict)
+    #: tools/list cache hints (2026-07-28): ttlMs and cacheScope; None leaves the SDK's defaults.
+    list_hints: dict[str, Any] | None = None
 
     def tool(self, name: str) -> types.Tool | None:
         return next((t for t in self.tools if t.name == name), None)
+
+
+@dataclass
+class SampleTask:
+    """One compile_report task: the wire fields of its ``tasks/get`` answer, and its worker."""
+
+    task_id: str
+    created_at: str
+    status: str = "working"
+    message: str | None = None
+    updated_at: str = ""
+    result: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+    input_requests: dict[str, Any] | None = None
+    answer: asyncio.Future[dict[str, Any]] | None = None
+    worker: asyncio.Task[None] | None = None
+
+    def set(self, status: str, message: str | None = None) -> None:
+        if self.status in ("completed", "failed", "cancelled"):
+            return  # terminal: never changes again
+        self.status, self.message, self.updated_at = status, message, _now()
+
+    def wire(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "taskId": self.task_id,
+            "status": self.status,
+            "createdAt": self.created_at,
+            "lastUpdatedAt": self.updated_at or self.created_at,
+            "ttlMs": 600_000,
+            "pollIntervalMs": _POLL_MS,
+        }
+        if self.message is not None:
+            out["statusMessage"] = self.message
+        if self.status == "input_required" and self.input_requests:
+            out["inputRequests"] = self.input_requests
+        if self.status == "completed" and self.result is not None:
+            out["result"] = self.result
+        if self.status == "failed" and self.error is not None:
+            out["error"] = self.error
+        return out
+
+
+def _now() -> str:
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _encode_cursor(offset: int) -> str:
@@ -479,6 +623,102 @@ async def _count_slowly(ctx: ServerRequestContext[Any, Any], steps: int, delay: 
     return types.CallToolResult(content=_text(f"counted to {steps}"))
 
 
+def _declares_tasks(ctx: ServerRequestContext[Any, Any]) -> bool:
+    """Whether this request's client declared the tasks extension (per request, on 2026-07-28)."""
+    caps = ctx.session.client_capabilities
+    if caps is not None and TASKS_EXTENSION in (caps.extensions or {}):
+        return True
+    declared = (ctx.meta or {}).get(types.CLIENT_CAPABILITIES_META_KEY)
+    extensions = declared.get("extensions") if isinstance(declared, dict) else None
+    return isinstance(extensions, dict) and TASKS_EXTENSION in extensions
+
+
+async def _compile(task: SampleTask, topic: str, steps: int, ask: bool, fail: bool) -> None:
+    """The worker of one compile_report task."""
+    audience: str | None = None
+    for step in range(1, steps + 1):
+        task.set("working", f"step {step}/{steps}")
+        if ask and step == 1:
+            ask_request = types.ElicitRequest(
+                params=types.ElicitRequestFormParams(
+                    message=f"Who is the report on {topic} for?", requested_schema=_AUDIENCE_SCHEMA
+                )
+            )
+            task.input_requests = {
+                _AUDIENCE_REQUEST: ask_request.model_dump(mode="json", by_alias=True, exclude_none=True)
+            }
+            task.answer = asyncio.get_running_loop().create_future()
+            task.set("input_required", "waiting for the audience")
+            answer = await task.answer
+            task.input_requests = None
+            content = answer.get("content") if answer.get("action") == "accept" else None
+            audience = content.get("audience") if isinstance(content, dict) else None
+            task.set("working", f"step {step}/{steps} for {audience or 'anyone'}")
+        await asyncio.sleep(_STEP_SECONDS)
+    if fail:
+        task.error = {"code": types.INTERNAL_ERROR, "message": f"the report on {topic} could not be compiled"}
+        task.set("failed", "compiling failed")
+        return
+    report = {"topic": topic, "steps": steps, "audience": audience}
+    text = f"Report on {topic}: {steps} step(s)" + (f", for {audience}" if audience else "")
+    task.result = _structured(report, text).model_dump(mode="json", by_alias=True, exclude_none=True)
+    task.set("completed", "done")
+
+
+def _start_task(state: SampleState, args: dict[str, Any]) -> dict[str, Any]:
+    now = _now()
+    task = SampleTask(task_id=uuid.uuid4().hex, created_at=now, updated_at=now, message="queued")
+    state.tasks[task.task_id] = task
+    work = _compile(
+        task, args["topic"], int(args.get("steps", 3)), bool(args.get("ask_audience")), bool(args.get("fail"))
+    )
+    task.worker = asyncio.ensure_future(work)
+    # A tasks/get for this id resolves from now on, so the task may be handed out (SEP-2663).
+    return {"resultType": "task", **task.wire()}
+
+
+def _task(state: SampleState, task_id: str) -> SampleTask:
+    task = state.tasks.get(task_id)
+    if task is None:
+        raise MCPError(code=types.INVALID_PARAMS, message=f"Failed to retrieve task: Task not found: {task_id}")
+    return task
+
+
+class _TaskParams(types.RequestParams):
+    task_id: str
+
+
+class _TaskUpdateParams(_TaskParams):
+    input_responses: dict[str, Any] = Field(default_factory=dict)
+
+
+def _add_task_methods(server: Server[Any], state: SampleState) -> None:
+    """tasks/get, tasks/update and tasks/cancel of the tasks extension, and its capability ad."""
+
+    async def get(ctx: ServerRequestContext[Any, Any], params: _TaskParams) -> dict[str, Any]:
+        return _task(state, params.task_id).wire()
+
+    async def update(ctx: ServerRequestContext[Any, Any], params: _TaskUpdateParams) -> dict[str, Any]:
+        task = _task(state, params.task_id)
+        answer = params.input_responses.get(_AUDIENCE_REQUEST)
+        # Keys not outstanding are ignored, as the extension says.
+        if isinstance(answer, dict) and task.answer is not None and not task.answer.done():
+            task.answer.set_result(answer)
+        return {}
+
+    async def cancel(ctx: ServerRequestContext[Any, Any], params: _TaskParams) -> dict[str, Any]:
+        task = _task(state, params.task_id)
+        if task.worker is not None:
+            task.worker.cancel()
+        task.set("cancelled", "cancelled by the client")
+        return {}
+
+    server.add_request_handler("tasks/get", _TaskParams, get)
+    server.add_request_handler("tasks/update", _TaskUpdateParams, update)
+    server.add_request_handler("tasks/cancel", _TaskParams, cancel)
+    server.extensions[TASKS_EXTENSION] = {}
+
+
 def build_server(state: SampleState) -> Server[Any]:
     """A low-level Server whose handlers close over ``state``."""
 
@@ -488,7 +728,8 @@ def build_server(state: SampleState) -> Server[Any]:
         start = _decode_cursor(params.cursor) if params is not None and params.cursor else 0
         end = start + state.page_size
         next_cursor = _encode_cursor(end) if end < len(state.tools) else None
-        return types.ListToolsResult(tools=state.tools[start:end], next_cursor=next_cursor)
+        hints = state.list_hints or {}
+        return types.ListToolsResult(tools=state.tools[start:end], next_cursor=next_cursor, **hints)
 
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
@@ -506,9 +747,21 @@ def build_server(state: SampleState) -> Server[Any]:
             return _greet(params, args.get("greeting", "Hello"))
         if params.name == "ask_profile" and not ctx.session.can_send_request:
             return _ask_profile_by_round(params)
+        if params.name == "compile_report":
+            if not _declares_tasks(ctx):  # it runs only as a task: say which capability is missing
+                raise MCPError(
+                    code=types.MISSING_REQUIRED_CLIENT_CAPABILITY,
+                    message="Missing required client capability",
+                    data={"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}},
+                )
+            # A claimed result (resultType "task"): the runner passes extension shapes through.
+            return cast(types.CallToolResult, _start_task(state, args))
         return await _dispatch(ctx, state, params.name, args)
 
-    return Server(SERVER_NAME, version="1.0.0", on_list_tools=list_tools, on_call_tool=call_tool)
+    server = Server(SERVER_NAME, version="1.0.0", on_list_tools=list_tools, on_call_tool=call_tool)
+    if any(tool.name == "compile_report" for tool in state.tools):
+        _add_task_methods(server, state)
+    return server
 
 
 async def _dispatch(
@@ -545,6 +798,15 @@ async def _dispatch(
     if name == "list_cities":
         # JSON as text and no structured content, like many published servers.
         return types.CallToolResult(content=_text(json.dumps(list_cities(args.get("country")))))
+    if name == "route_query":
+        headers = getattr(ctx.request, "headers", None)  # the Starlette request over HTTP, else None
+        arrived = headers.get("mcp-param-region") if headers is not None else None
+        routed = {"region": args["region"], "query": args["query"], "header": arrived}
+        return _structured(routed, f"ran in {args['region']} (Mcp-Param-Region: {arrived})")
+    if name in ("bad_header", "refresh_panel"):
+        return types.CallToolResult(content=_text(f"{name} done"))
+    if name == "fail_with":
+        return _fail_with(int(args["code"]))
     if name in ("ask_profile", "draft_reply", "client_roots"):
         return await _ask_client(ctx, name, args)
     if name == "crash":
@@ -604,14 +866,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="also list ask_profile, draft_reply and client_roots, which send the client requests (tests)",
     )
+    parser.add_argument(
+        "--with-tasks", action="store_true", help="also list compile_report, which runs as a 2026-07-28 task (tests)"
+    )
     parser.add_argument("--drift", choices=DRIFTS, help="change get_weather, to test drift detection (tests only)")
+    parser.add_argument(
+        "--with-revision-tools", action="store_true", help="also list the 2026-07-28 revision's cases (tests only)"
+    )
+    parser.add_argument("--list-ttl-ms", type=int, help="ttlMs of tools/list results (2026 sessions)")
+    parser.add_argument("--list-cache-scope", choices=["public", "private"], help="cacheScope of tools/list results")
     ns = parser.parse_args(argv)
     if ns.page_size < 1:
         parser.error("--page-size must be at least 1")
     tools = apply_drift(tool_definitions(with_crash_tool=ns.with_crash_tool), ns.drift)
     if ns.with_client_requests:
         tools += client_request_tools()
-    state = SampleState(tools=tools, page_size=ns.page_size)
+    if ns.with_tasks:
+        tools += task_tools()
+    if ns.with_revision_tools:
+        tools += revision_tools()
+    hints = {"ttl_ms": ns.list_ttl_ms, "cache_scope": ns.list_cache_scope}
+    hints = {key: value for key, value in hints.items() if value is not None}
+    state = SampleState(tools=tools, page_size=ns.page_size, list_hints=hints)
     server = build_server(state)
     if ns.transport == "stdio":
         asyncio.run(_serve_stdio(server))

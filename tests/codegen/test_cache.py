@@ -196,3 +196,25 @@ def test_the_key_covers_every_input_and_the_generator(tmp_path: Path, monkeypatc
     assert Cache.files_key([renamed], "pkg") != key
     monkeypatch.setattr(cache_module, "fingerprint", lambda: "an edited generator")
     assert Cache.files_key([source], "pkg") != key
+
+
+def test_the_fingerprint_covers_every_runtime_module_the_generator_imports() -> None:
+    """The generator builds on runtime modules (tool_checks, lockfile, the contract's rules...): an
+    edit to any of them must miss the cache, so each one is among the fingerprinted files."""
+    import ast
+    import importlib.util
+
+    import codegen
+    from codegen.cache import runtime_files
+
+    imported: set[str] = set()
+    for path in Path(codegen.__file__).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("mas.runtime."):
+                imported.add(node.module)
+    assert "mas.runtime.tool_checks" in imported  # build.py's checks: what the old fingerprint missed
+    fingerprinted = {path.resolve() for path in runtime_files()}
+    for module in sorted(imported):
+        spec = importlib.util.find_spec(module)
+        assert spec is not None and spec.origin is not None
+        assert Path(spec.origin).resolve() in fingerprinted, module

@@ -111,9 +111,33 @@ CASES: dict[str, tuple[str, str, Callable[[Tool], object], list[tuple[str, str, 
         "fetch", "fetch", lambda t: t.update(icons=[{"src": "data:image/png;base64,AA=="}]),
         [("compatible", "icons-changed", "/icons")],
     ),
-    "execution changed": (
+    "task became possible": (
         "memory", "open_nodes", lambda t: t["execution"].update(taskSupport="optional"),
-        [("compatible", "other-changed", "/execution")],
+        [("compatible", "task-support-changed", "/execution/taskSupport")],
+    ),
+    "task now required": (
+        "memory", "open_nodes", lambda t: t["execution"].update(taskSupport="required"),
+        [("breaking", "task-now-required", "/execution/taskSupport")],
+    ),
+    "task now required where execution was absent": (
+        "time", "convert_time", lambda t: t.update(execution={"taskSupport": "required"}),
+        [("breaking", "task-now-required", "/execution/taskSupport")],
+    ),
+    "task support dropped": (
+        "memory", "open_nodes", lambda t: t.pop("execution"),
+        [("review", "task-support-dropped", "/execution/taskSupport")],
+    ),
+    "task no longer required": (
+        "memory", "open_nodes", lambda t: t["execution"].update(taskSupport="optional"),
+        [("compatible", "task-support-changed", "/execution/taskSupport")],
+    ),
+    # Found by the property test: an `execution` dropped that said only "forbidden" still shows.
+    "execution dropped with the same meaning": (
+        "memory", "open_nodes", lambda t: t.pop("execution"), [("compatible", "other-changed", "/execution")],
+    ),
+    "other execution key changed": (
+        "memory", "open_nodes", lambda t: t["execution"].update(vendorMode="batch"),
+        [("compatible", "other-changed", "/execution/vendorMode")],
     ),
     "other annotation changed": (
         "git", "git_log", lambda t: t["annotations"].update(vendorHint="x"),
@@ -348,6 +372,8 @@ CASES: dict[str, tuple[str, str, Callable[[Tool], object], list[tuple[str, str, 
 # Edits applied to both sides first, for rules that need something the captures lack.
 PREPARED: dict[str, Callable[[Tool], object]] = {
     "allOf member removed": lambda t: t["inputSchema"].update(allOf=[{"required": ["files"]}]),
+    "task support dropped": lambda t: t["execution"].update(taskSupport="required"),
+    "task no longer required": lambda t: t["execution"].update(taskSupport="required"),
 }
 
 

@@ -841,7 +841,7 @@ def test_deeply_nested_json_document_is_refused(tmp_path: Path, capsys: pytest.C
     nested = "[" * 5000 + "]" * 5000
     text = '{"tools": [{"name": "t", "inputSchema": {"type": "object", "x-deep": ' + nested + "}}]}"
     message = _refused(tmp_path, capsys, "nested.json", text)
-    assert message == "JSON nested too deeply to be a tools/list result"
+    assert message == "JSON nested too deeply"
 
 
 @pytest.mark.parametrize(

@@ -66,7 +66,6 @@ TARGETS = {
         "mas.runtime._stdio.x_json_depth__*",
         "mas.runtime._stdio.x_answer_id__*",
         "mas.runtime._stdio.x_too_big__*",
-        "mas.runtime._stdio.x_too_deep__*",
         "mas.runtime._stdio.xǁLineBufferǁfeed__*",
         "mas.runtime._stdio.xǁ_LineParserǁparse__*",
         "mas.runtime._stdio.xǁ_LineParserǁ_slow_path__*",
@@ -88,6 +87,17 @@ TARGETS = {
         "mas.runtime._http_limits.xǁ_Eventsǁfeed__*",
         "mas.runtime._http_limits.xǁ_Eventsǁend__*",
         "mas.runtime._http_limits.xǁ_Eventsǁ_checked__*",
+    ],
+    # The rest of the 2026-07-28 revision (issue 20, item 3): what the agent sees, cache hints, codes.
+    "2026 revision": [
+        "mas.runtime.tool_filters.x_is_app_only__*",
+        "mas.runtime.tool_filters.x_header_of__*",
+        "mas.runtime.tool_filters.x_agent_facing__*",
+        "mas.runtime._error_kinds.x_kind_of_error_code__*",
+        "mas.runtime._error_kinds.x_url_elicitations__*",
+        "mas.runtime._lenient_listing.xǁCacheHintǁmerged__*",
+        "mas.runtime.mcp_provider.xǁMCPToolProviderǁ_cached_listing__*",
+        "mas.runtime.mcp_provider.xǁMCPToolProviderǁ_store_listing__*",
     ],
     # pin: refuse on every listing (issue 17, item 13).
     "pinning": [

@@ -159,7 +159,9 @@ def test_explicit_tools_skip_discovery() -> None:
 
 
 def test_listing_cache_per_provider_and_per_process() -> None:
-    config = stdio_config("cached", "--with-crash-tool", cache_ttl_ms=60_000)
+    # The server allows reuse (2026 cache hints): a shorter ttlMs, or a private listing, would win.
+    allow = ("--list-ttl-ms", "60000", "--list-cache-scope", "public")
+    config = stdio_config("cached", "--with-crash-tool", *allow, cache_ttl_ms=60_000)
     with MCPToolProvider(config) as provider:
         first = provider.list_tools()
         assert provider.call_tool("crash", {}).is_error  # the server is gone now ...
@@ -167,7 +169,7 @@ def test_listing_cache_per_provider_and_per_process() -> None:
         first[0]["name"] = "mutated"
         assert provider.list_tools()[0]["name"] == "get_weather"  # callers get copies
 
-    shared = stdio_config("shared", cache_ttl_ms=60_000, cache_scope="process")
+    shared = stdio_config("shared", *allow, cache_ttl_ms=60_000, cache_scope="process")
     with MCPToolProvider(shared) as one:
         names = [t["name"] for t in one.list_tools()]
     baseline = sample_children()

@@ -47,6 +47,8 @@ spec:
       max_pages: 5
       cache_ttl_ms: 1000
       cache_scope: process
+      cache_hints: ignore
+      app_only_tools: keep
 """
 
 TOOL = """\
@@ -86,6 +88,8 @@ def test_load_infra_reads_every_field(tmp_path: Path) -> None:
         max_pages=5,
         cache_ttl_ms=1000,
         cache_scope="process",
+        cache_hints="ignore",
+        app_only_tools="keep",
         location=SourceLocation(str(path), 11, "spec.servers[1]"),
     )
 

@@ -77,24 +77,12 @@ MAX_INPUT_ROUNDS = 8
 def checked_options(options: Mapping[str, object] | None) -> CallOptions:
     if not options:
         return {}
-    known = CALL_OPTION_NAMES + PACKAGE_OPTION_NAMES
-    unknown = sorted(set(options) - set(known))
-    if unknown:
-        raise TypeError(f"unknown call option(s): {', '.join(unknown)}; known: {', '.join(known)}")
+    _rules.unknown_options(options, CALL_OPTION_NAMES + PACKAGE_OPTION_NAMES)
     retries = options.get("retries")
     if retries is not None and (not isinstance(retries, int) or isinstance(retries, bool) or retries < 0):
         raise TypeError(f"retries must be a non-negative int, not {retries!r}")
     return cast(CallOptions, dict(options))
 
 
-def forwarded(provider: object, method: str, options: Mapping[str, object]) -> dict[str, object]:
-    """The contract options that reach ``provider.<method>`` (by the callable that finally receives them)."""
-    if not options:  # the common case: no signature lookup at all
-        return {}
-    target = _rules.forward_target(provider, method)
-    accepted = None if target is None else _rules.accepted_options(target)
-    return {
-        key: value
-        for key, value in options.items()
-        if key in CALL_OPTION_NAMES and value is not None and (accepted is None or key in accepted)
-    }
+#: The contract options that reach ``provider.<method>`` (the runtime's rule, in ``_rules``).
+forwarded = _rules.forwarded

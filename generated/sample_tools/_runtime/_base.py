@@ -9,8 +9,8 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Self, TypeVar, Unpack, cast
 
+from .. import _rules
 from ._decode import decode_envelope, decode_result, normalize_envelope
-from ._errors import ToolError
 from ._omit import without_omitted
 from ._options import CallOptions, SupportsAsyncCallTool, SupportsCallTool, checked_options, forwarded
 from ._plan import CallPlan
@@ -26,10 +26,6 @@ T = TypeVar("T")
 _P = TypeVar("_P")  # the provider type a tools class accepts
 _R = TypeVar("_R")  # a whole-result class
 _A = ParamSpec("_A")  # a value method's parameters
-
-
-async def _await(awaitable: Awaitable[object]) -> object:
-    return await awaitable
 
 
 class _ToolsCore(Generic[_P]):
@@ -96,7 +92,9 @@ class ToolsBase(_ToolsCore[SupportsCallTool]):
             plan.answered(responses)
 
     def _send(self, info: ToolInfo[Any], arguments: dict[str, Any], options: Mapping[str, object]) -> object:
-        call_tool: Callable[..., object] = self._provider.call_tool
+        call_tool: object = getattr(self._provider, "call_tool", None)
+        if not callable(call_tool):  # the caller's mistake, not the tool's: no ToolError
+            raise TypeError(f"tool {info.name!r}: the provider has no call_tool")
         if options:
             raw = call_tool(info.name, arguments, **forwarded(self._provider, "call_tool", options))
         else:  # the common case: no options, so no signature lookup at all
@@ -107,19 +105,9 @@ class ToolsBase(_ToolsCore[SupportsCallTool]):
 
 
 def _run_awaitable(info: ToolInfo[Any], awaitable: Awaitable[object]) -> object:
-    import asyncio  # here, not at the top: it costs a third of an import of the package
-
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(_await(awaitable))
-    if inspect.iscoroutine(awaitable):
-        awaitable.close()  # never awaited: close it so Python does not warn about it
-    raise ToolError(
-        f"tool {info.name!r}: the provider's call_tool is async and an event loop is running; "
-        "use AsyncTools and await the call",
-        tool_name=info.name,
-    )
+    # The runtime's one running-loop policy (``_rules.run_sync``): a fresh loop, in a helper
+    # thread when this thread already runs one (a notebook), so sync Tools work there too.
+    return _rules.run_sync(awaitable)
 
 
 class ToolsResultsBase(ToolsBase):
@@ -170,26 +158,10 @@ class AsyncToolsBase(_ToolsCore[SupportsCallTool | SupportsAsyncCallTool]):
             plan.answered(responses)
 
     async def _send(self, info: ToolInfo[Any], arguments: dict[str, Any], options: Mapping[str, object]) -> object:
-        """Await ``acall_tool`` when the provider has it, else ``call_tool`` (in a worker thread
-        when it is synchronous, so the event loop is never blocked)."""
-        import asyncio  # here, not at the top: it costs a third of an import of the package
-
-        acall_tool: object = getattr(self._provider, "acall_tool", None)
-        raw: object
-        if callable(acall_tool):
-            raw = acall_tool(info.name, arguments, **forwarded(self._provider, "acall_tool", options))
-        else:
-            call_tool: object = getattr(self._provider, "call_tool", None)
-            if not callable(call_tool):
-                raise ToolError(f"tool {info.name!r}: the provider has no call_tool or acall_tool", tool_name=info.name)
-            sent = forwarded(self._provider, "call_tool", options)
-            if inspect.iscoroutinefunction(call_tool):
-                raw = call_tool(info.name, arguments, **sent)
-            else:
-                raw = await asyncio.to_thread(call_tool, info.name, arguments, **sent)
-        while inspect.isawaitable(raw):
-            raw = await raw
-        return raw
+        """The runtime's one dispatch rule (``_rules.acall_provider``): await ``acall_tool`` when the
+        provider has it, else ``call_tool`` (in a worker thread when it is synchronous, so the event
+        loop is never blocked)."""
+        return await _rules.acall_provider(self._provider, info.name, arguments, options)
 
 
 class AsyncToolsResultsBase(AsyncToolsBase):

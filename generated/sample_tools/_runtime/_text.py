@@ -11,6 +11,8 @@ import json
 from collections.abc import Mapping
 from typing import cast
 
+from .. import _rules
+
 __all__ = ["KNOWN_BLOCK_TYPES", "as_list", "block_tag", "joined_text", "json_from_text", "json_or_none", "one_line"]
 
 #: The content block types with a model of their own; any other type decodes as ``UnknownContent``.
@@ -64,5 +66,5 @@ def json_from_text(content: object) -> object:
     return None
 
 
-def one_line(text: str) -> str:
-    return " ".join(part.strip() for part in text.splitlines() if part.strip())
+#: Text as one visible line (the runtime's rule, in ``_rules``).
+one_line = _rules.one_line

@@ -43,8 +43,13 @@ __all__ = [
     "forward_target",
     "forwarded",
     "is_envelope",
+    "one_line",
+    "pointer",
+    "pointer_token",
+    "pointer_tokens",
     "run_sync",
     "to_envelope",
+    "unescape_token",
     "unknown_options",
 ]
 
@@ -470,3 +475,38 @@ async def aclose(resource: object) -> None:
         closer = getattr(resource, "close", None)
     if callable(closer):
         await acall(closer)
+
+
+# --------------------------------------------------------------------------------------------
+# Text in messages: one line, and JSON pointers
+# --------------------------------------------------------------------------------------------
+
+
+def one_line(text: str) -> str:
+    """``text`` as one visible line: every run of white space (newlines too) becomes one space and
+    any other control character is shown escaped (``\\x1b``). Untrusted text (names, descriptions,
+    server messages) can carry both; a message that quotes it stays one line that says what it got."""
+    folded = " ".join(str(text).split())
+    if folded.isprintable():  # the common case
+        return folded
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in folded)
+
+
+def pointer_token(part: object) -> str:
+    """One RFC 6901 reference token: ``~`` as ``~0`` and ``/`` as ``~1``."""
+    return str(part).replace("~", "~0").replace("/", "~1")
+
+
+def pointer(parts: Iterable[object]) -> str:
+    """The RFC 6901 JSON pointer of a path (keys and indexes), ``""`` for the whole document."""
+    return "".join("/" + pointer_token(part) for part in parts)
+
+
+def unescape_token(token: str) -> str:
+    """The key or index an RFC 6901 reference token stands for (``a~1b`` -> ``a/b``)."""
+    return token.replace("~1", "/").replace("~0", "~")
+
+
+def pointer_tokens(text: str) -> list[str]:
+    """The unescaped tokens of a JSON pointer (``"/a~1b/0"`` -> ``["a/b", "0"]``)."""
+    return [unescape_token(token) for token in text.split("/")[1:]]

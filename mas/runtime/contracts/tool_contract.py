@@ -1,8 +1,8 @@
 """ToolContract: the one boundary for listing and calling tools.
 
-Spec: ``tool-contract.txt``. Every provider (local classes, YAML skills, MCP servers)
-exposes ``list_tools()`` and ``call_tool(tool_name, arguments, **optional kwargs)``;
-results travel as a :class:`ToolResultEnvelope`.
+Guide: ``docs/tool.md`` (the contract, its options and its envelope). Every provider (local
+classes, YAML skills, MCP servers) exposes ``list_tools()`` and ``call_tool(tool_name, arguments,
+**optional kwargs)``; results travel as a :class:`ToolResultEnvelope`.
 """
 
 from __future__ import annotations
@@ -211,13 +211,9 @@ def _validator_for(schema_key: str) -> jsonschema.protocols.Validator:
     return cls(schema)
 
 
-def _pointer(error: ValidationError) -> str:
-    return "/" + "/".join(str(p) for p in error.absolute_path) if error.absolute_path else ""
-
-
 def describe_argument_error(error: ValidationError) -> str:
     """One line naming the bad field: ``/items/0/name: 3 is not of type 'string'``."""
-    where = _pointer(error)
+    where = _rules.pointer(error.absolute_path)
     if error.validator == "required" and isinstance(error.instance, Mapping):
         required: Any = error.validator_value
         missing = [k for k in required if k not in error.instance]
