@@ -300,6 +300,8 @@ def _exports() -> tuple[str, ...]:
         "ElicitationRequest", "InputRequest", "RootsRequest", "SamplingRequest", "ToolArgumentsError",
         "ToolCancelledError", "ToolInputRequiredError", "ToolNotFoundError", "ToolProtocolError",
         "ToolTimeoutError", "ToolUnavailableError",
+        # the error tree's parents (any failed call; the transient ones) and the envelope
+        "ToolFailedError", "ToolTransientError", "ToolEnvelope",
     }  # fmt: skip
     return tuple(sorted(names))
 

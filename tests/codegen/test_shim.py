@@ -426,6 +426,82 @@ def test_tool_call_error_from_runtime_envelopes() -> None:
     assert str(caught.value) == "tool 't' reported an error: tool reported an error"
 
 
+KINDS = {
+    "tool_error": "ToolCallError",
+    "invalid_arguments": "ToolArgumentsError",
+    "unknown_tool": "ToolNotFoundError",
+    "timeout": "ToolTimeoutError",
+    "cancelled": "ToolCancelledError",
+    "unavailable": "ToolUnavailableError",
+    "protocol": "ToolProtocolError",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_every_failure_is_a_tool_failed_error_with_its_kind(kind: str) -> None:
+    with pytest.raises(rt.ToolFailedError) as caught:
+        rt.decode_result(info("t"), ToolResultEnvelope.failure(f"it failed: {kind}", kind=kind))
+    error = caught.value
+    assert type(error).__name__ == KINDS[kind]
+    assert error.kind == kind == type(error).kind
+    assert error.message == f"it failed: {kind}"
+    assert isinstance(error, rt.ToolError)
+    # The transient parent groups exactly the kinds worth sending again.
+    assert isinstance(error, rt.ToolTransientError) is (kind in ("timeout", "unavailable"))
+
+
+def test_the_error_tree_keeps_every_old_name_and_adds_the_parents() -> None:
+    assert rt.ToolTimeoutError.__mro__[1:4] == (rt.ToolTransientError, rt.ToolFailedError, rt.ToolError)
+    assert rt.ToolUnavailableError.__mro__[1:4] == (rt.ToolTransientError, rt.ToolFailedError, rt.ToolError)
+    for name in ("ToolCallError", "ToolArgumentsError", "ToolNotFoundError", "ToolCancelledError", "ToolProtocolError"):
+        assert getattr(rt, name).__mro__[1:3] == (rt.ToolFailedError, rt.ToolError), name
+    for name in ("ToolInputRequiredError", "ToolOutputValidationError"):
+        assert getattr(rt, name).__mro__[1] is rt.ToolError  # not a failed call: the call succeeded
+    assert rt._errors._FailedCall is rt.ToolFailedError  # the old private name still catches
+    assert {cls.kind for cls in rt._errors.ERRORS_BY_KIND.values()} == set(KINDS)
+
+
+def test_every_tool_error_has_a_message() -> None:
+    plain = rt.ToolError("something broke", tool_name="t")
+    assert (plain.message, str(plain), plain.envelope, plain.payload) == ("something broke",) * 2 + ({}, None)
+    with pytest.raises(rt.ToolOutputValidationError) as caught:
+        rt.decode_result(info("t", Point), {"structured_content": {"a": "x"}})
+    assert caught.value.message == str(caught.value) and caught.value.message.startswith("tool 't' returned output")
+    with pytest.raises(rt.ToolInputRequiredError) as needs:
+        rt.decode_result(info("t"), {"resultType": "input_required", "requestState": "s"})
+    assert needs.value.message == str(needs.value)
+
+
+def test_bad_call_options_are_type_errors_not_tool_errors() -> None:
+    with pytest.raises(TypeError, match="unknown call option") as caught:
+        Tools(DeclaresSome(), {"timeout": 1})  # type: ignore[typeddict-unknown-key]
+    assert not isinstance(caught.value, rt.ToolError)
+    with pytest.raises(TypeError, match="retries must be a non-negative int"):
+        Tools(DeclaresSome()).with_options(retries=-1)
+
+
+def test_retries_resend_exactly_the_transient_kinds() -> None:
+    assert rt._errors.TRANSIENT_KINDS == {"timeout", "unavailable"}
+
+    class Flaky:
+        def __init__(self, kind: str) -> None:
+            self.kind, self.calls = kind, 0
+
+        def call_tool(self, tool_name: str, arguments: dict[str, Any]) -> Any:
+            self.calls += 1
+            return ToolResultEnvelope.failure("no", kind=self.kind) if self.calls == 1 else {"result": "ok"}
+
+    retried = {}
+    for kind in KINDS:
+        provider = Flaky(kind)
+        try:
+            rt.ToolsBase(provider, {"retries": 1})._call(info("t", read_only=True, idempotent=True), {}, {})
+        except rt.ToolFailedError:
+            pass
+        retried[kind] = provider.calls == 2
+    assert {kind for kind, again in retried.items() if again} == {"timeout", "unavailable"}
+
+
 # --- envelopes ------------------------------------------------------------------------------------
 
 
@@ -468,6 +544,50 @@ def test_the_shim_and_the_runtime_give_the_same_envelope() -> None:
         assert rt.normalize_envelope(raw) == ToolResultEnvelope.coerce(raw).to_dict()
 
 
+ENVELOPE_ATTRIBUTES = ("status", "result", "is_error", "result_mode", "execution_mode", "events", "session_id",
+                       "session_status", "metadata", "content", "structured_content", "result_type", "meta",
+                       "error_kind", "text")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        ToolResultEnvelope.success(3, session_id="s1", session_status="open", meta={"k": 1}),
+        ToolResultEnvelope.failure("boom", kind="timeout"),
+        {"isError": False, "structuredContent": {"a": 1}, "content": [{"type": "text", "text": "hi"}]},
+        {"resultType": "input_required", "requestState": "s"},
+        {"status": "running"},
+        42,
+    ],
+    ids=["success", "failure", "mcp-wire", "input-required", "malformed", "plain"],
+)
+def test_one_envelope_type_on_both_sides(raw: object) -> None:
+    """What the shim normalizes reads like the registry's ToolResultEnvelope, attribute by
+    attribute, and is its dict form, so either turns into the other."""
+    envelope = rt.normalize_envelope(raw)
+    registry = ToolResultEnvelope.coerce(raw)
+    assert isinstance(envelope, rt.ToolEnvelope) and isinstance(envelope, dict)
+    read = {a: getattr(envelope, a) for a in ENVELOPE_ATTRIBUTES}
+    assert read == {a: getattr(registry, a) for a in ENVELOPE_ATTRIBUTES}
+    assert envelope == registry.to_dict()
+    assert ToolResultEnvelope.from_dict(envelope) == registry
+
+
+def test_result_and_error_envelopes_are_tool_envelopes_with_wire_content() -> None:
+    blocks = [{"type": "text", "text": "hi", "annotations": {"priority": 1.0}}]
+    result = rt.decode_result(info(), {"content": blocks})
+    assert type(result.envelope) is rt.ToolEnvelope
+    assert result.envelope.content == blocks == result.envelope["content"]  # the wire form: dicts
+    assert result.content == [rt.TextContent(text="hi", annotations=rt.Annotations(priority=1.0))]  # decoded
+    assert result.envelope.text == result.text == "hi"
+    with pytest.raises(rt.ToolTimeoutError) as caught:
+        rt.decode_result(info(), ToolResultEnvelope.failure("slow", kind="timeout"))
+    assert type(caught.value.envelope) is rt.ToolEnvelope
+    assert (caught.value.envelope.error_kind, caught.value.envelope.is_error) == ("timeout", True)
+    assert type(rt.ToolError("x", tool_name="t").envelope) is rt.ToolEnvelope
+    assert type(rt.ToolResult(None, {"result": 1}).envelope) is rt.ToolEnvelope  # type: ignore[arg-type]
+
+
 def test_to_dict_that_is_not_an_envelope_is_a_result() -> None:
     class Table:
         def to_dict(self) -> dict[str, list[int]]:
@@ -494,7 +614,7 @@ def test_tool_result_properties() -> None:
     assert result.text == "r"
     assert result.content == []
     assert result.value.content == [rt.TextContent(text="r")]
-    bare = rt.ToolResult(value=None, envelope={"is_error": False})
+    bare = rt.ToolResult(value=None, envelope=rt.ToolEnvelope(is_error=False))
     assert (bare.session_id, bare.session_status, bare.meta, bare.result_type, bare.text) == (
         None,
         None,
@@ -857,9 +977,14 @@ def test_async_decodes_and_raises_like_sync() -> None:
         asyncio.run(AsyncTools(provider).echo(message="x"))
 
 
-def test_async_provider_without_any_call_method_is_a_caller_bug() -> None:
-    with pytest.raises(TypeError, match="has no call_tool or acall_tool"):
+def test_a_provider_without_any_call_method_is_a_type_error() -> None:
+    """The caller's mistake, not the tool's: ``except ToolError`` does not hide it."""
+    with pytest.raises(TypeError, match="^tool 'echo': the provider has no call_tool or acall_tool$") as caught:
         asyncio.run(AsyncTools(cast(rt.SupportsCallTool, object())).echo(message="x"))
+    assert not isinstance(caught.value, rt.ToolError)
+    with pytest.raises(TypeError, match="^tool 'echo': the provider has no call_tool$") as caught:
+        Tools(cast(rt.SupportsCallTool, object())).echo(message="x")
+    assert not isinstance(caught.value, rt.ToolError)
 
 
 # --- the module itself ----------------------------------------------------------------------------

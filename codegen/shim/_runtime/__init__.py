@@ -30,9 +30,10 @@ One concern per module:
 - ``_info``: ``ToolInfo``, what a method knows about its tool, and the lazy model loader.
 - ``_omit``: ``NOT_GIVEN``, the default of every optional parameter, and what it leaves out.
 - ``_text``: an envelope's content read as plain data (standard library only).
+- ``_envelope``: ``ToolEnvelope``, the whole result in the contract's dict form.
 - ``_content``: the content blocks and ``ToolOutput`` (pydantic; imported on first use, and
   named here lazily).
-- ``_errors``: the errors, one class per failure kind.
+- ``_errors``: the error tree (``ToolError``; ``ToolFailedError`` and one class per failure kind).
 - ``_plan``: one call's plan: input rounds, retries, confirmation.
 - ``_decode``: ``ToolResult``, and decoding an envelope into one.
 - ``_base``: the base classes of ``Tools`` and ``AsyncTools``.
@@ -44,16 +45,19 @@ from typing import TYPE_CHECKING
 
 from ._base import AsyncToolsBase, ToolsBase
 from ._decode import ToolResult, decode_inferred, decode_result, inferred_candidate, normalize_envelope
+from ._envelope import ToolEnvelope
 from ._errors import (
     ToolArgumentsError,
     ToolCallError,
     ToolCancelledError,
     ToolError,
+    ToolFailedError,
     ToolInputRequiredError,
     ToolNotFoundError,
     ToolOutputValidationError,
     ToolProtocolError,
     ToolTimeoutError,
+    ToolTransientError,
     ToolUnavailableError,
 )
 from ._info import ToolInfo, lazy_models
@@ -109,7 +113,9 @@ __all__ = [
     "ToolArgumentsError",
     "ToolCallError",
     "ToolCancelledError",
+    "ToolEnvelope",
     "ToolError",
+    "ToolFailedError",
     "ToolInfo",
     "ToolInputRequiredError",
     "ToolNotFoundError",
@@ -118,6 +124,7 @@ __all__ = [
     "ToolProtocolError",
     "ToolResult",
     "ToolTimeoutError",
+    "ToolTransientError",
     "ToolUnavailableError",
     "ToolsBase",
     "UnknownContent",

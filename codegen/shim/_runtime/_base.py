@@ -71,7 +71,9 @@ class ToolsBase(_ToolsCore[SupportsCallTool]):
             plan.answered(responses)
 
     def _send(self, info: ToolInfo[Any], arguments: dict[str, Any], options: Mapping[str, object]) -> object:
-        call_tool: Callable[..., object] = self._provider.call_tool
+        call_tool: object = getattr(self._provider, "call_tool", None)
+        if not callable(call_tool):  # the caller's mistake, not the tool's: no ToolError
+            raise TypeError(f"tool {info.name!r}: the provider has no call_tool")
         if options:
             raw = call_tool(info.name, arguments, **forwarded(self._provider, "call_tool", options))
         else:  # the common case: no options, so no signature lookup at all

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from .. import _rules
+from ._envelope import ToolEnvelope, as_envelope
 from ._errors import ToolInputRequiredError, ToolOutputValidationError, raise_failure
 from ._plan import input_round
 from ._text import as_list, block_tag, joined_text, json_from_text, json_or_none
@@ -35,8 +36,8 @@ __all__ = [
 T = TypeVar("T")
 
 
-def normalize_envelope(raw: object) -> dict[str, Any]:
-    """Turn what ``call_tool`` returned into an envelope dict, by the contract's one rule.
+def normalize_envelope(raw: object) -> ToolEnvelope:
+    """Turn what ``call_tool`` returned into a :class:`ToolEnvelope`, by the contract's one rule.
 
     The rule lives in ``_rules.py`` (``to_envelope``; ``docs/tool.md`` has its table): a
     ToolResultEnvelope, an envelope dict (snake_case or MCP wire keys), an MCP ``CallToolResult``
@@ -44,18 +45,29 @@ def normalize_envelope(raw: object) -> dict[str, Any]:
     the runtime's ``ToolResultEnvelope.to_dict()``. A malformed envelope becomes a ``protocol``
     error envelope.
     """
+    if type(raw) is ToolEnvelope:  # normalized before (a retry, an input round): checked already
+        return raw
     try:
-        return _rules.to_envelope(raw)
+        return ToolEnvelope(_rules.to_envelope(raw))
     except ValueError as exc:
-        return _rules.failure_dict(f"malformed result: {exc}", "protocol")
+        return ToolEnvelope(_rules.failure_dict(f"malformed result: {exc}", "protocol"))
 
 
 @dataclass(frozen=True, slots=True)
 class ToolResult(Generic[T]):
-    """A decoded tool result: the typed ``value`` plus the whole normalized ``envelope``."""
+    """A decoded tool result: the typed ``value`` plus the whole normalized ``envelope``.
+
+    Here everything is decoded (``value``, and ``content`` as content-block models); the envelope
+    is the wire form, as the runtime's ``ToolResultEnvelope`` has it (``envelope.content`` is a
+    list of dicts). A plain dict passed as ``envelope`` becomes a :class:`ToolEnvelope`.
+    """
 
     value: T
-    envelope: dict[str, Any]
+    envelope: ToolEnvelope
+
+    def __post_init__(self) -> None:
+        if type(self.envelope) is not ToolEnvelope:
+            object.__setattr__(self, "envelope", as_envelope(self.envelope))
 
     @property
     def content(self) -> list[ContentBlock]:
@@ -88,11 +100,7 @@ class ToolResult(Generic[T]):
     @property
     def text(self) -> str:
         """The text blocks joined with newlines, else ``str(result)``, else ``""``."""
-        joined = joined_text(as_list(self.envelope.get("content")) or [])
-        if joined is not None:
-            return joined
-        result = self.envelope.get("result")
-        return "" if result is None else str(result)
+        return self.envelope.text
 
 
 # The hot path sets the two slots directly: the frozen dataclass's __init__ costs half a call's decoding.
@@ -101,7 +109,7 @@ _set_envelope = ToolResult.__dict__["envelope"].__set__
 _RESULT_TYPE: type[ToolResult[Any]] = ToolResult
 
 
-def _result(value: Any, envelope: dict[str, Any]) -> ToolResult[Any]:
+def _result(value: Any, envelope: ToolEnvelope) -> ToolResult[Any]:
     """``ToolResult(value, envelope)``, built faster."""
     result = object.__new__(_RESULT_TYPE)
     _set_value(result, value)
@@ -109,7 +117,7 @@ def _result(value: Any, envelope: dict[str, Any]) -> ToolResult[Any]:
     return result
 
 
-def _untyped(info: ToolInfo[Any], envelope: dict[str, Any]) -> ToolOutput:
+def _untyped(info: ToolInfo[Any], envelope: Mapping[str, Any]) -> ToolOutput:
     from ._content import tool_output  # the content-block models, on first use
 
     return tool_output(info, envelope)
@@ -152,7 +160,7 @@ def decode_result(info: ToolInfo[T], raw: object) -> ToolResult[T]:
     return decode_envelope(info, envelope)
 
 
-def decode_envelope(info: ToolInfo[T], envelope: dict[str, Any]) -> ToolResult[T]:
+def decode_envelope(info: ToolInfo[T], envelope: ToolEnvelope) -> ToolResult[T]:
     if envelope.get("is_error"):
         raise_failure(info.name, envelope)
     if info.inferred_from:
@@ -237,7 +245,7 @@ def inferred_candidate(envelope: Mapping[str, Any]) -> object:
     return cast(object, value) if isinstance(value, Mapping | list) else None
 
 
-def decode_inferred(info: ToolInfo[T], envelope: dict[str, Any]) -> ToolResult[T]:
+def decode_inferred(info: ToolInfo[T], envelope: Mapping[str, Any]) -> ToolResult[T]:
     """Decode a successful result of a tool whose output type was inferred.
 
     Never raises where an untyped tool would not: the text (for ``output_is_text``), else the
@@ -245,8 +253,9 @@ def decode_inferred(info: ToolInfo[T], envelope: dict[str, Any]) -> ToolResult[T
     is the recorded data), else the untyped :class:`ToolOutput`. The generated method's return
     type is ``Model | ToolOutput`` (or ``str``), so a type checker makes the caller handle both.
     """
+    envelope = as_envelope(envelope)
     if info.output_is_text:
-        return ToolResult(cast(T, ToolResult(None, envelope).text), envelope)
+        return ToolResult(cast(T, envelope.text), envelope)
     model = info.output_model
     candidate = inferred_candidate(envelope)
     if model is not None and candidate is not None:

@@ -1,62 +1,92 @@
-"""The errors a generated package raises, one class per failure kind."""
+"""The errors a generated package raises, by kind (the shape of openai-python's ``_exceptions.py``)::
+
+    ToolError                      .message .tool_name .envelope .payload
+    ├── ToolFailedError            the call failed: the envelope reports an error; .kind says why
+    │   ├── ToolCallError          tool_error: the tool itself reported an error
+    │   ├── ToolArgumentsError     invalid_arguments
+    │   ├── ToolNotFoundError      unknown_tool
+    │   ├── ToolCancelledError     cancelled (or ``confirm`` refused)
+    │   ├── ToolProtocolError      protocol: a malformed reply
+    │   └── ToolTransientError     may succeed when sent again
+    │       ├── ToolTimeoutError   timeout
+    │       └── ToolUnavailableError  unavailable
+    ├── ToolInputRequiredError     the tool needs input and no ``on_input`` answers it
+    └── ToolOutputValidationError  the output does not match the generated model
+
+A caller's mistake is no ``ToolError``: a provider without ``call_tool``, an unknown or ill-typed
+call option, an ``on_input`` answer that is not a dict raise ``TypeError``. So ``except ToolError``
+catches what a tool or its server did, never a bug in the calling code.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .. import _rules
+from ._envelope import as_envelope
 from ._text import as_list, joined_text, one_line
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from ._envelope import ToolEnvelope
     from ._plan import InputRequest
 
 __all__ = [
+    "ERRORS_BY_KIND",
+    "TRANSIENT_KINDS",
     "ToolArgumentsError",
     "ToolCallError",
     "ToolCancelledError",
     "ToolError",
+    "ToolFailedError",
     "ToolInputRequiredError",
     "ToolNotFoundError",
     "ToolOutputValidationError",
     "ToolProtocolError",
     "ToolTimeoutError",
+    "ToolTransientError",
     "ToolUnavailableError",
     "raise_failure",
 ]
 
 
 class ToolError(Exception):
-    """Base class of the errors a generated package raises; ``envelope`` is {} when there is none.
+    """Base class of the errors a generated package raises.
 
-    ``payload`` is what the failure carried (structured content, else ``result``), or None.
+    ``message`` is the error's text (``str(error)``; a failed call's is what the tool said, see
+    :class:`ToolFailedError`); ``envelope`` the whole result (empty when there is none);
+    ``payload`` what the failure carried (structured content, else ``result``), or None.
     """
 
     def __init__(
-        self, message: str, *, tool_name: str, envelope: dict[str, Any] | None = None, payload: Any = None
+        self, message: str, *, tool_name: str, envelope: Mapping[str, Any] | None = None, payload: Any = None
     ) -> None:
         super().__init__(message)
+        self.message: str = message
         self.tool_name = tool_name
-        self.envelope: dict[str, Any] = {} if envelope is None else envelope
+        self.envelope: ToolEnvelope = as_envelope(envelope)
         self.payload: Any = payload
 
 
-class _FailedCall(ToolError):
-    """A call whose envelope reports an error; the subclass says why (the envelope's error kind).
+class ToolFailedError(ToolError):
+    """The call failed: its envelope reports an error; ``kind`` is the error kind, and the subclass
+    says the same (catch this class for "any failure the tool or its server reported").
 
     ``message`` is the text of its content (or ``str(result)``); ``payload`` is its structured
     content when present, else its ``result``.
     """
 
+    #: The contract's error kind (``metadata["error_kind"]``): ``tool_error``, ``timeout``, ...
+    kind: str = "tool_error"
     _what = "reported an error"
 
-    def __init__(self, tool_name: str, envelope: dict[str, Any]) -> None:
+    def __init__(self, tool_name: str, envelope: Mapping[str, Any]) -> None:
         result = envelope.get("result")
         text = joined_text(as_list(envelope.get("content")) or [])
         if text is None:
             text = f"tool {self._what}" if result is None else str(result)
-        self.message = text
         structured = envelope.get("structured_content")
         super().__init__(
             f"tool {tool_name!r} {self._what}: {one_line(text) or f'tool {self._what}'}",
@@ -64,63 +94,88 @@ class _FailedCall(ToolError):
             envelope=envelope,
             payload=structured if structured is not None else result,
         )
+        self.message = text
+        self.kind = _rules.error_kind(envelope) or type(self).kind
 
 
-class ToolCallError(_FailedCall):
+#: The old private name of :class:`ToolFailedError`, kept so code that caught it still works.
+_FailedCall = ToolFailedError
+
+
+class ToolCallError(ToolFailedError):
     """The tool itself reported an error (error kind ``tool_error``)."""
 
 
-class ToolArgumentsError(_FailedCall):
+class ToolArgumentsError(ToolFailedError):
     """The arguments were refused (error kind ``invalid_arguments``)."""
 
+    kind = "invalid_arguments"
     _what = "refused its arguments"
 
 
-class ToolNotFoundError(_FailedCall):
+class ToolNotFoundError(ToolFailedError):
     """No provider serves the tool (error kind ``unknown_tool``)."""
 
+    kind = "unknown_tool"
     _what = "was not found"
 
 
-class ToolTimeoutError(_FailedCall):
-    """The call ran out of time (error kind ``timeout``)."""
-
-    _what = "timed out"
-
-
-class ToolCancelledError(_FailedCall):
+class ToolCancelledError(ToolFailedError):
     """The call was cancelled, or ``confirm`` refused it before it was sent (error kind ``cancelled``)."""
 
+    kind = "cancelled"
     _what = "was cancelled"
 
 
-class ToolUnavailableError(_FailedCall):
-    """The server could not be reached, died or the transport failed (error kind ``unavailable``)."""
-
-    _what = "is unavailable"
-
-
-class ToolProtocolError(_FailedCall):
+class ToolProtocolError(ToolFailedError):
     """The reply was malformed, or input rounds did not end (error kind ``protocol``)."""
 
+    kind = "protocol"
     _what = "got a malformed reply"
 
 
-_ERRORS_BY_KIND: dict[str, type[_FailedCall]] = {
-    "tool_error": ToolCallError,
-    "invalid_arguments": ToolArgumentsError,
-    "unknown_tool": ToolNotFoundError,
-    "timeout": ToolTimeoutError,
-    "cancelled": ToolCancelledError,
-    "unavailable": ToolUnavailableError,
-    "protocol": ToolProtocolError,
+class ToolTransientError(ToolFailedError):
+    """A failure that may pass when the call is sent again (a timeout, a server out of reach).
+
+    The ``retries`` option resends only these, and only for a read-only, idempotent tool.
+    """
+
+
+class ToolTimeoutError(ToolTransientError):
+    """The call ran out of time (error kind ``timeout``)."""
+
+    kind = "timeout"
+    _what = "timed out"
+
+
+class ToolUnavailableError(ToolTransientError):
+    """The server could not be reached, died or the transport failed (error kind ``unavailable``)."""
+
+    kind = "unavailable"
+    _what = "is unavailable"
+
+
+#: The class each error kind raises: one per kind of the contract.
+ERRORS_BY_KIND: dict[str, type[ToolFailedError]] = {
+    cls.kind: cls
+    for cls in (
+        ToolCallError,
+        ToolArgumentsError,
+        ToolNotFoundError,
+        ToolTimeoutError,
+        ToolCancelledError,
+        ToolUnavailableError,
+        ToolProtocolError,
+    )
 }
+#: The kinds worth sending again: those whose class is a :class:`ToolTransientError`.
+TRANSIENT_KINDS = frozenset(kind for kind, cls in ERRORS_BY_KIND.items() if issubclass(cls, ToolTransientError))
 
 
-def raise_failure(tool_name: str, envelope: dict[str, Any]) -> None:
+def raise_failure(tool_name: str, envelope: Mapping[str, Any]) -> None:
     kind = _rules.error_kind(envelope)
     if kind is not None:
-        raise _ERRORS_BY_KIND[kind](tool_name, envelope)
+        raise ERRORS_BY_KIND[kind](tool_name, envelope)
 
 
 class ToolInputRequiredError(ToolError):
@@ -131,7 +186,7 @@ class ToolInputRequiredError(ToolError):
     """
 
     def __init__(
-        self, tool_name: str, envelope: dict[str, Any], requests: list[InputRequest], request_state: str | None
+        self, tool_name: str, envelope: Mapping[str, Any], requests: list[InputRequest], request_state: str | None
     ) -> None:
         self.requests = requests
         self.request_state = request_state
@@ -158,7 +213,7 @@ class ToolOutputValidationError(ToolError):
         *,
         errors: list[dict[str, Any]],
         raw: object,
-        envelope: dict[str, Any],
+        envelope: Mapping[str, Any],
     ) -> None:
         self.errors = errors
         self.raw = raw

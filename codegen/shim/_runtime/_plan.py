@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from .. import _rules
-from ._errors import ToolCancelledError, ToolInputRequiredError, ToolProtocolError
+from ._errors import TRANSIENT_KINDS, ToolCancelledError, ToolInputRequiredError, ToolProtocolError
 from ._options import MAX_INPUT_ROUNDS
 
 if TYPE_CHECKING:
@@ -71,7 +71,7 @@ _REQUEST_TYPES: dict[str, type[InputRequest]] = {
 }
 
 
-def input_round(envelope: dict[str, Any]) -> tuple[list[InputRequest], str | None] | None:
+def input_round(envelope: Mapping[str, Any]) -> tuple[list[InputRequest], str | None] | None:
     """The requests and state of an ``input_required`` envelope; None for any other envelope."""
     if envelope.get("result_type") != "input_required" or envelope.get("is_error"):
         return None
@@ -96,8 +96,6 @@ def input_round(envelope: dict[str, Any]) -> tuple[list[InputRequest], str | Non
 # --------------------------------------------------------------------------------------------
 # Retries and confirmation
 # --------------------------------------------------------------------------------------------
-
-_RETRYABLE = frozenset({"unavailable", "timeout"})
 
 
 def _retry_safe(info: ToolInfo[Any]) -> bool:
@@ -138,15 +136,15 @@ class CallPlan:
         message = f"confirm refused destructive tool {self.info.name!r}; nothing was sent"
         return ToolCancelledError(self.info.name, _rules.failure_dict(message, "cancelled"))
 
-    def retry_delay(self, envelope: dict[str, Any]) -> float | None:
+    def retry_delay(self, envelope: Mapping[str, Any]) -> float | None:
         """Seconds to wait before sending again, or None when this envelope is final."""
-        if self.retries_left <= 0 or _rules.error_kind(envelope) not in _RETRYABLE:
+        if self.retries_left <= 0 or _rules.error_kind(envelope) not in TRANSIENT_KINDS:
             return None
         self.retries_left -= 1
         self.attempt += 1
         return _backoff(self.attempt)
 
-    def input_needed(self, envelope: dict[str, Any]) -> list[InputRequest] | None:
+    def input_needed(self, envelope: Mapping[str, Any]) -> list[InputRequest] | None:
         """The requests to answer before sending again; raises when nobody can answer them."""
         pending = input_round(envelope)
         if pending is None:

@@ -9,6 +9,7 @@ its classes lazily), so an import builds no pydantic class; the schemas are buil
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdapter, ValidationError
@@ -168,7 +169,7 @@ class ToolOutput(BaseModel):
         return joined_text(list(self.content)) or ""
 
 
-def tool_output(info: ToolInfo[Any], envelope: dict[str, Any]) -> ToolOutput:
+def tool_output(info: ToolInfo[Any], envelope: Mapping[str, Any]) -> ToolOutput:
     """The value of a tool without an output schema (a plain ``result`` becomes one text block)."""
     blocks = as_list(envelope.get("content")) or []
     result = envelope.get("result")

@@ -176,7 +176,7 @@ def decoding() -> None:
     result = _rt.decode_result(GET_SUM, {"result": 5})
     assert_type(result, _rt.ToolResult[float])
     envelope = _rt.normalize_envelope({"isError": False})
-    assert_type(envelope, dict[str, Any])
+    assert_type(envelope, _rt.ToolEnvelope)
     try:
         Tools(PlainProvider()).get_weather(city="x")
     except _rt.ToolCallError as exc:
@@ -210,6 +210,6 @@ def hints_that_act() -> None:
         assert_type(exc.requests, list[_rt.InputRequest])
         assert_type(exc.request_state, str | None)
     except (_rt.ToolTimeoutError, _rt.ToolUnavailableError) as exc:
-        assert_type(exc.envelope, dict[str, Any])
+        assert_type(exc.envelope, _rt.ToolEnvelope)
     except _rt.ToolError as exc:
         assert_type(exc.payload, Any)

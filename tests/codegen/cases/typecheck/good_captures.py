@@ -16,7 +16,9 @@ from captures import (
     AsyncTools,
     CallOptions,
     ToolCallError,
+    ToolEnvelope,
     ToolError,
+    ToolFailedError,
     ToolInfo,
     ToolOutput,
     ToolResult,
@@ -90,7 +92,13 @@ def options_and_errors() -> None:
         tools.git.git_status(repo_path=".")
     except ToolCallError as exc:
         assert_type(exc.payload, Any)
-        assert_type(exc.envelope, dict[str, Any])
+        assert_type(exc.envelope, ToolEnvelope)
+        as_dict: dict[str, Any] = exc.envelope  # still the dict it was
+        assert as_dict is exc.envelope
+        assert_type(exc.envelope.is_error, bool)
+    except ToolFailedError as exc:
+        assert_type(exc.kind, str)
+        assert_type(exc.message, str)
     except ToolError as exc:
         assert_type(exc.tool_name, str)
     AsyncTools(AsyncProvider()).with_options(timeout_seconds=1.0, user="me")
