@@ -245,9 +245,13 @@ def root_output_tools() -> list[types.Tool]:
 
 def _root_output(name: str, text: str) -> types.CallToolResult:
     words = text.split()
-    value: Any = (
-        words if name == "split_words" else len(words) if name == "count_words" else (sum(map(len, words)) / len(words) if words else 0.0)
-    )
+    value: Any
+    if name == "split_words":
+        value = words
+    elif name == "count_words":
+        value = len(words)
+    else:
+        value = sum(map(len, words)) / len(words) if words else 0.0
     return types.CallToolResult(content=_text(json.dumps(value)), structured_content=value)
 
 
