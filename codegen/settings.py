@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import keyword
 import re
 import sys
@@ -193,6 +195,7 @@ _DEPENDENCY_MODULES = frozenset({
 })  # fmt: skip
 
 
+@functools.cache  # reading every distribution's metadata costs about half a second
 def _installed_dependency_modules() -> frozenset[str]:
     """The top-level modules of every distribution toolgen requires, directly or not, as installed
     here (the static list above is the floor, for an environment whose metadata says less)."""
@@ -219,10 +222,20 @@ def _installed_dependency_modules() -> frozenset[str]:
     return frozenset(m for m, dists in by_module.items() if any(canonical(d) in wanted for d in dists))
 
 
+def _shadows_a_dependency(name: str) -> bool:
+    # Only a name something installed already answers to can shadow it: the metadata of every
+    # distribution is read only then (the usual package name is importable nowhere).
+    try:
+        importable = importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        importable = True
+    return importable and name in _installed_dependency_modules()
+
+
 def _check_package(name: str) -> None:
     if not name.isidentifier() or keyword.iskeyword(name) or not name.isascii():
         raise GenerateError("must be a Python identifier", "--package", repr(name))
-    if name in sys.stdlib_module_names or name in _DEPENDENCY_MODULES or name in _installed_dependency_modules():
+    if name in sys.stdlib_module_names or name in _DEPENDENCY_MODULES or _shadows_a_dependency(name):
         what = "the standard library module" if name in sys.stdlib_module_names else "the module"
         raise GenerateError(
             f"would shadow {what} {name!r} for any program that imports the generated package; choose another name",

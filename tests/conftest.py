@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -29,9 +32,17 @@ def fixtures_dir() -> Path:
 def pytest_configure(config: pytest.Config) -> None:
     """pytest-xdist's loadfile mode sorts files by how many tests they hold, unless told not to:
     then a file with one long test (the fuzz run, the benchmark smoke test) starts last and the
-    other worker idles while it runs. Keep the order below instead."""
+    other worker idles while it runs. Keep the order below instead.
+
+    Every mypy the tests run shares one cache per test process (each xdist worker its own, so no
+    two mypy processes write one cache at once): the standard library and pydantic are analysed
+    once per process instead of once per run. mypy checks each cached module against its source
+    and options, so a package generated anew is checked anew."""
     if hasattr(config.option, "loadscopereorder"):
         config.option.loadscopereorder = False
+    cache = tempfile.mkdtemp(prefix="toolgen-tests-mypy-")
+    os.environ["MYPY_CACHE_DIR"] = cache
+    config.add_cleanup(lambda: shutil.rmtree(cache, ignore_errors=True))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -80,7 +80,9 @@ def test_scalar_and_merge_aliases_count_and_load(tmp_path: Path) -> None:
     assert data["x"] == {"k": 1, "j": 2} and data["z"] == "hi"
 
 
-@pytest.mark.parametrize("name", ["json", "typing", "enum", "os", "pydantic", "mas", "codegen", "yaml", "mcp"])
+@pytest.mark.parametrize(
+    "name", ["json", "typing", "enum", "os", "pydantic", "mas", "codegen", "yaml", "mcp", "starlette", "uvicorn"]
+)
 def test_module_names_are_refused_as_package(tmp_path: Path, name: str) -> None:
     with pytest.raises(GenerateError, match="would shadow"):
         load_settings(tmp_path, {"package": name})

@@ -102,7 +102,7 @@ def test_the_package_and_code_using_the_values_type_check(fm: tuple[Path, Any]) 
     (out / "use_it.py").write_text(USE)
     (out / "mypy.ini").write_text("[mypy]\n")
     mypy = subprocess.run(
-        [sys.executable, "-m", "mypy", "--config-file", "mypy.ini", "--strict", "--cache-dir", "/dev/null", "fm",
+        [sys.executable, "-m", "mypy", "--config-file", "mypy.ini", "--strict", "fm",
          "use_it.py"],
         cwd=out, capture_output=True, text=True, timeout=600,
     )  # fmt: skip

@@ -88,7 +88,7 @@ def test_the_package_and_code_calling_it_type_check(gitlab: Path) -> None:
     )
     (gitlab / "tc" / "mypy.ini").write_text("[mypy]\n")
     mypy = subprocess.run(
-        [sys.executable, "-m", "mypy", "--config-file", "mypy.ini", "--strict", "--cache-dir", "/dev/null",
+        [sys.executable, "-m", "mypy", "--config-file", "mypy.ini", "--strict",
          "gitlab", "use_it.py"],
         cwd=gitlab / "tc", capture_output=True, text=True, timeout=600,
     )  # fmt: skip

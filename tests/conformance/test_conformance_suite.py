@@ -13,10 +13,12 @@ from __future__ import annotations
 import shlex
 import subprocess
 import sys
+from collections.abc import Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from conformance_suite import client_scenarios, installed, unavailable
+from conformance_suite import Suite, client_scenarios, installed, unavailable
 
 CLIENT = Path(__file__).resolve().parent / "client.py"
 #: The suite's own time limit for one client run (its default, 30 s), and ours for the whole scenario.
@@ -59,15 +61,41 @@ def _client_command(tmp_path: Path) -> str:
     return str(wrapper)
 
 
-@pytest.mark.slow
-def test_client_scenario(scenario: str, tmp_path: Path) -> None:
-    """The suite's verdict on one scenario: exit status 0 (every check SUCCESS, no warning)."""
-    suite = installed()
+#: Scenarios run side by side: each spends most of its time waiting on its own test server (which
+#: listens on a free port) and the client's round trips, so a few at once share the cores well.
+CONCURRENT = 3
+Verdicts = Mapping[str, Future[subprocess.CompletedProcess[str]]]
+
+
+def _run_scenario(suite: Suite, scenario: str, work: Path) -> subprocess.CompletedProcess[str]:
     command = suite.command(
-        "client", "--scenario", scenario, "--command", _client_command(tmp_path),
-        "--timeout", str(CLIENT_TIMEOUT_MS), "--output-dir", str(tmp_path / "results"),
+        "client", "--scenario", scenario, "--command", _client_command(work),
+        "--timeout", str(CLIENT_TIMEOUT_MS), "--output-dir", str(work / "results"),
     )  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True, timeout=SCENARIO_TIMEOUT, check=False)
+    return subprocess.run(command, capture_output=True, text=True, timeout=SCENARIO_TIMEOUT, check=False)
+
+
+@pytest.fixture(scope="module")
+def verdicts(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Verdicts]:
+    """Every scenario started at once (:data:`CONCURRENT` at a time), in a folder of its own; each
+    test then waits for its own verdict, so one scenario's failure is still one test's failure."""
+    suite = installed()
+    pool = ThreadPoolExecutor(max_workers=CONCURRENT, thread_name_prefix="conformance")
+    runs = {
+        name: pool.submit(_run_scenario, suite, name, tmp_path_factory.mktemp("scenario"))
+        for name in client_scenarios()
+    }
+    yield runs
+    pool.shutdown(cancel_futures=True)
+
+
+@pytest.mark.slow
+def test_client_scenario(scenario: str, verdicts: Verdicts) -> None:
+    """The suite's verdict on one scenario: exit status 0 (every check SUCCESS, no warning)."""
+    # Bounded: each run is bounded by SCENARIO_TIMEOUT, and at most all of them wait before it.
+    done = verdicts[scenario].result(timeout=SCENARIO_TIMEOUT * len(verdicts))
     if done.returncode != 0:
         report = "\n".join((done.stdout + done.stderr).strip().splitlines()[-40:])
         pytest.fail(f"conformance scenario {scenario!r} failed (exit {done.returncode}):\n{report}", pytrace=False)

@@ -66,7 +66,6 @@ TARGETS = {
         "mas.runtime._stdio.x_json_depth__*",
         "mas.runtime._stdio.x_answer_id__*",
         "mas.runtime._stdio.x_too_big__*",
-        "mas.runtime._stdio.x_too_deep__*",
         "mas.runtime._stdio.xǁLineBufferǁfeed__*",
         "mas.runtime._stdio.xǁ_LineParserǁparse__*",
         "mas.runtime._stdio.xǁ_LineParserǁ_slow_path__*",
