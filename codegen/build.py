@@ -356,15 +356,16 @@ def _typeless_input(schema: Mapping[str, Any]) -> bool:
 
 
 def _typed_output(tool: Mapping[str, Any], at: tuple[str | int, ...], report: Report) -> bool:
-    """Whether the tool's ``outputSchema`` becomes a model. One that is not an object schema (the MCP
-    client rejects it) leaves the result untyped (``ToolOutput``) with a warning."""
+    """Whether the tool's ``outputSchema`` becomes a model. Since 2026-07-28 it may be any JSON
+    Schema: an object schema becomes a model, any other (an array, a primitive, a union) a
+    ``RootModel`` whose root the method returns. One that is not a schema object at all leaves the
+    result untyped (``ToolOutput``) with a warning."""
     if "outputSchema" not in tool:
         return False
     schema = tool["outputSchema"]
-    if isinstance(schema, Mapping) and schema.get("type", "object") == "object":
+    if isinstance(schema, Mapping):
         return True
-    shown = f"type {schema.get('type')!r}"[:80] if isinstance(schema, Mapping) else json_type(schema)
-    what = f"outputSchema is not an object schema ({shown}); the result is untyped (ToolOutput)"
+    what = f"outputSchema is not a schema object ({json_type(schema)}); the result is untyped (ToolOutput)"
     report(at, "output-schema", what)
     return False
 

@@ -12,6 +12,8 @@ cursor: the runtime and the code generator are tested against a server that real
 Tool names and schemas are stable on purpose; the code generator's golden files depend on them.
 ``--drift`` changes one tool (``get_weather``) to show drift detection: ``param-removed`` drops its
 ``units`` parameter, ``description-rewritten`` rewrites its description as a poisoned tool would.
+``--with-root-outputs`` adds three tools whose ``outputSchema`` is not an object (an array, an
+integer, a number), so their ``structuredContent`` is not one either.
 ``--with-tasks`` adds ``compile_report``, which runs as a task of the 2026-07-28 tasks extension
 (``io.modelcontextprotocol/tasks``, SEP-2663): ``tools/call`` answers ``resultType: "task"`` and
 the client follows it with ``tasks/get``, ``tasks/update`` and ``tasks/cancel`` (docs/tasks.md).
@@ -62,6 +64,7 @@ __all__ = [
     "task_tools",
     "main",
     "revision_tools",
+    "root_output_tools",
     "tool_definitions",
 ]
 
@@ -212,6 +215,44 @@ def _fail_with(code: int) -> types.CallToolResult:
         )
         raise UrlElicitationRequiredError([link])
     raise MCPError(code=code, message=f"failing with {code} as asked")
+
+
+def root_output_tools() -> list[types.Tool]:
+    """The ``--with-root-outputs`` tools: an ``outputSchema`` that is not an object, and
+    ``structuredContent`` that is an array or a primitive at the root (2026-07-28)."""
+    text = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
+    return [
+        types.Tool(
+            name="split_words",
+            description="Split a text into its words, in order.",
+            input_schema=text,
+            output_schema={"type": "array", "items": {"type": "string"}},
+        ),
+        types.Tool(
+            name="count_words",
+            description="Count the words of a text.",
+            input_schema=text,
+            output_schema={"type": "integer", "minimum": 0},
+        ),
+        types.Tool(
+            name="mean_word_length",
+            description="The mean length of the words of a text (0 when it has none).",
+            input_schema=text,
+            output_schema={"type": "number"},
+        ),
+    ]
+
+
+def _root_output(name: str, text: str) -> types.CallToolResult:
+    words = text.split()
+    value: Any
+    if name == "split_words":
+        value = words
+    elif name == "count_words":
+        value = len(words)
+    else:
+        value = sum(map(len, words)) / len(words) if words else 0.0
+    return types.CallToolResult(content=_text(json.dumps(value)), structured_content=value)
 
 
 def tool_definitions(*, with_crash_tool: bool = False) -> list[types.Tool]:
@@ -767,6 +808,8 @@ def build_server(state: SampleState) -> Server[Any]:
 async def _dispatch(
     ctx: ServerRequestContext[Any, Any], state: SampleState, name: str, args: dict[str, Any]
 ) -> types.CallToolResult:
+    if name in ("split_words", "count_words", "mean_word_length"):
+        return _root_output(name, args["text"])
     if name == "get_weather":
         weather = get_weather(args["city"], args.get("units", "celsius"))
         return _structured(weather, f"{weather['city']}: {weather['temperature']} degrees, {weather['conditions']}")
@@ -867,6 +910,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="also list ask_profile, draft_reply and client_roots, which send the client requests (tests)",
     )
     parser.add_argument(
+        "--with-root-outputs",
+        action="store_true",
+        help="also list split_words, count_words and mean_word_length, whose output is not an object (tests)",
+    )
+    parser.add_argument(
         "--with-tasks", action="store_true", help="also list compile_report, which runs as a 2026-07-28 task (tests)"
     )
     parser.add_argument("--drift", choices=DRIFTS, help="change get_weather, to test drift detection (tests only)")
@@ -883,6 +931,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         tools += client_request_tools()
     if ns.with_tasks:
         tools += task_tools()
+    if ns.with_root_outputs:
+        tools += root_output_tools()
     if ns.with_revision_tools:
         tools += revision_tools()
     hints = {"ttl_ms": ns.list_ttl_ms, "cache_scope": ns.list_cache_scope}

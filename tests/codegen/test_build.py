@@ -21,7 +21,7 @@ def test_degradation_pointers_are_relative_to_their_own_tool() -> None:
         {
             "name": "c",
             "inputSchema": {"type": "object", "properties": {"x": {"$ref": "https://example.com/x.json"}}},
-            "outputSchema": {"type": "string"},
+            "outputSchema": True,  # a JSON value, but no schema object
         },
     ]
     pkg = build_package([_source("s", "mcp-json", tools)], package="p", header="#", parallel=False)

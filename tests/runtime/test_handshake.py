@@ -130,7 +130,9 @@ def test_generate_infra_from_an_old_sdk_server_is_quiet_and_its_package_answers(
     assert verbose.returncode == 0, verbose.stderr
     assert "MCP server 'old' stderr: old-sdk server: start-up line 1 of 3" in verbose.stderr  # -v shows them
     package = import_fresh(tmp_path / "out", "old_tools")
-    with RuntimeRegistry.from_sources(infra=[infra]) as registry:
+    # The call needs no probe: `connect_mode: legacy` (the hint's advice) spares mcp 1.6's 10 s wait.
+    legacy = _old_infra(tmp_path, version, "legacy")
+    with RuntimeRegistry.from_sources(infra=[legacy]) as registry:
         tools = package.Tools(registry)
         added = tools.old.add(a=40, b=2)
         if version == "1.6.0":  # no output schemas before mcp 1.10: the value is text content
