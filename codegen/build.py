@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from codegen.cache import Cache
-from codegen.code_mode import build_code_mode, stub_output_models, summary_line
+from codegen.code_mode import build_code_mode, summary_line
 from codegen.datamodels import ModelModule, generate_models, model_code
 from codegen.errors import Degradation, GenerateError
 from codegen.infer import InferredOutput
@@ -121,10 +121,10 @@ class _Builder:
             methods = assign_names(by_name, prefix="tool", reserved=RESERVED_ATTRS)
             plans += [self.plan(source, *by_name[wire], methods[wire]) for wire in sorted(by_name)]
         try:
-            in_models, out_models = self._models(parallel)
+            in_models, out_models, stub_models = self._models(parallel)
         except GenerateError:  # some schema datamodel-code-generator cannot take: find it, type it as Any
             plans = [self.untype_failures(p) for p in plans]
-            in_models, out_models = self._models(parallel)
+            in_models, out_models, stub_models = self._models(parallel)
         namespaces = []
         for source in self._ordered():
             attr = self.ns_attrs[source.name]
@@ -134,7 +134,7 @@ class _Builder:
             namespaces,
             {(p.attr, p.method): _summary(p.tool) for p in plans},
             in_models,
-            stub_output_models(self.outputs.document(), self.cache),
+            stub_models,
         )
         by_module: dict[str, set[str]] = {}
         for local, (module, original) in self.needed.items():
@@ -159,7 +159,7 @@ class _Builder:
     def _ordered(self) -> list[SourceTools]:
         return sorted(self.sources, key=lambda s: self.ns_attrs[s.name])
 
-    def _models(self, parallel: bool | None) -> tuple[ModelModule, ModelModule]:
+    def _models(self, parallel: bool | None) -> tuple[ModelModule, ModelModule, ModelModule | None]:
         return generate_models(self.inputs.document(), self.outputs.document(), parallel=parallel, cache=self.cache)
 
     def report(self, source: SourceTools, wire: str, index: int) -> Report:

@@ -22,10 +22,8 @@ import ast
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from codegen.cache import Cache
-from codegen.errors import GenerateError
 from codegen.literals import clean_text, docstring_literal, wire_literal
 from codegen.model import CodeModeModule, NamespaceSpec, ParamSpec, ToolSpec
 from codegen.naming import sandbox_modules, unique
@@ -33,30 +31,13 @@ from codegen.naming import sandbox_modules, unique
 if TYPE_CHECKING:  # datamodels imports the model generator: a cached run, which renders nothing, never loads it
     from codegen.datamodels import ModelModule
 
-__all__ = ["CODE_MODE_DIR", "CodeModeModule", "build_code_mode", "stub_output_models", "summary_line"]
+__all__ = ["CODE_MODE_DIR", "CodeModeModule", "build_code_mode", "summary_line"]
 
 #: The folder of the package that holds the stubs and their manifest.
 CODE_MODE_DIR = "code_mode"
 _TYPING = ("Annotated", "Any", "Literal", "NotRequired", "ReadOnly", "Required", "TypeAlias", "TypedDict")
 _SUMMARY_MAX = 160  # characters of a docstring's summary; the rest of a long description is cut
 _SENTENCE = re.compile(r"(?<=[.!?])\s")
-
-
-def stub_output_models(document: Mapping[str, Any], cache: Cache | None) -> ModelModule | None:
-    """The output models as TypedDicts (datamodel-code-generator's TypedDict output of the same
-    schema document as the pydantic models); None when it cannot type them (results become ``Any``)."""
-    from codegen.datamodels import _read_module, model_code
-
-    key = Cache.models_key(document, "code-mode-outputs") if cache else ""
-    code = cache.get_models(key) if cache else None
-    if code is None:
-        try:
-            code = model_code(document, kind="inputs")
-        except GenerateError:
-            return None
-        if cache:
-            cache.put_models(key, code)
-    return _read_module(code, "_s")
 
 
 def summary_line(title: str | None, description: str, hints: Mapping[str, bool | None]) -> str:

@@ -27,7 +27,10 @@ from codegen.errors import GenerateError
 from codegen.literals import wire_literal
 from codegen.naming import class_name
 
-__all__ = ["PARALLEL_MIN_DEFINITIONS", "ModelModule", "generate_models", "model_code"]
+__all__ = ["PARALLEL_MIN_DEFINITIONS", "STUB_RUN", "ModelModule", "generate_models", "model_code"]
+
+#: The cache kind of the code-mode stubs' output TypedDicts (named as code_mode.py named it).
+STUB_RUN = "code-mode-outputs"
 
 #: Below this many definitions a forked worker costs more than it saves.
 PARALLEL_MIN_DEFINITIONS = 200
@@ -388,34 +391,62 @@ def _can_fork() -> bool:
     )
 
 
+#: The batched runs of one build: name -> (the document it reads, the model kind it makes). The
+#: code-mode stubs type the output schemas again, as TypedDicts (the sandbox has no pydantic).
+_RUNS = {"inputs": ("inputs", "inputs"), "outputs": ("outputs", "outputs"), STUB_RUN: ("outputs", "inputs")}
+
+
+def _run(name: str, document: Mapping[str, Any]) -> str | None:
+    """One run's code; None for stubs the model generator cannot make (their results become Any)."""
+    try:
+        return model_code(document, kind=_RUNS[name][1])
+    except GenerateError:
+        if name == STUB_RUN:
+            return None
+        raise
+
+
+def _runs(jobs: list[tuple[str, Mapping[str, Any]]]) -> dict[str, str | None]:
+    return {name: _run(name, document) for name, document in jobs}
+
+
 def generate_models(
     inputs: Mapping[str, Any],
     outputs: Mapping[str, Any],
     *,
     parallel: bool | None = None,
     cache: Cache | None = None,
-) -> tuple[ModelModule, ModelModule]:
-    """Input TypedDicts and output models: two batched runs, side by side on two cores when the
-    catalog is large enough to pay for a forked worker (``parallel=None`` decides by size).
+) -> tuple[ModelModule, ModelModule, ModelModule | None]:
+    """Input TypedDicts, output models and the code-mode stubs' output TypedDicts: three batched
+    runs, on two cores when the catalog is large enough to pay for a forked worker
+    (``parallel=None`` decides by size): the outputs here, the other two in the worker.
 
     A module whose schema document was generated before comes from ``cache`` instead."""
     documents = {"inputs": inputs, "outputs": outputs}
-    keys = {kind: Cache.models_key(doc, kind) for kind, doc in documents.items()} if cache else {}
-    codes: dict[str, str | None] = {kind: cache.get_models(keys[kind]) if cache else None for kind in documents}
-    missing = [kind for kind, code in codes.items() if code is None]
+    keys = {name: Cache.models_key(documents[doc], name) for name, (doc, _) in _RUNS.items()} if cache else {}
+    codes: dict[str, str | None] = {name: cache.get_models(keys[name]) if cache else None for name in _RUNS}
+    missing = [name for name, code in codes.items() if code is None]
     if parallel is None:
-        size = sum(len(documents[kind].get("$defs", {})) for kind in missing)
+        size = sum(len(documents[_RUNS[name][0]].get("$defs", {})) for name in missing)
         parallel = size >= PARALLEL_MIN_DEFINITIONS and _can_fork()
-    if len(missing) == 2 and parallel and _can_fork():
+    here = [name for name in missing if name == "outputs"]
+    there = [(name, documents[_RUNS[name][0]]) for name in missing if name != "outputs"]
+    if here and there and parallel and _can_fork():
         context = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
-            pending = pool.submit(model_code, inputs, kind="inputs")
-            codes["outputs"] = model_code(outputs, kind="outputs")
-            codes["inputs"] = pending.result()
+            pending = pool.submit(_runs, there)
+            codes["outputs"] = _run("outputs", outputs)
+            codes.update(pending.result())
     else:
-        for kind in missing:
-            codes[kind] = model_code(documents[kind], kind=kind)
+        codes.update(_runs([(name, documents[_RUNS[name][0]]) for name in missing]))
     if cache:
-        for kind in missing:
-            cache.put_models(keys[kind], cast(str, codes[kind]))
-    return _read_module(cast(str, codes["inputs"]), "_i"), _read_module(cast(str, codes["outputs"]), "_o")
+        for name in missing:
+            code = codes[name]
+            if code is not None:
+                cache.put_models(keys[name], code)
+    stubs = codes[STUB_RUN]
+    return (
+        _read_module(cast(str, codes["inputs"]), "_i"),
+        _read_module(cast(str, codes["outputs"]), "_o"),
+        _read_module(stubs, "_s") if stubs is not None else None,
+    )

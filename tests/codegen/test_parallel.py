@@ -32,7 +32,8 @@ class RecordingPool(ProcessPoolExecutor):
     submitted: list[str] = []
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
-        RecordingPool.submitted.append(kwargs.get("kind", "?"))
+        jobs = args[0] if args else []
+        RecordingPool.submitted += [name for name, _ in jobs]
         return super().submit(fn, *args, **kwargs)
 
 
@@ -42,7 +43,8 @@ def test_forked_model_build_gives_the_same_package(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(datamodels, "ProcessPoolExecutor", RecordingPool)
     RecordingPool.submitted = []
     parallel = render_package(build_package(_sources(), package="p", header="# h", parallel=True))
-    assert RecordingPool.submitted == ["inputs"]  # the outputs are built here meanwhile
+    # The outputs are built here meanwhile; the worker builds the inputs, then the code-mode stubs.
+    assert RecordingPool.submitted == ["inputs", "code-mode-outputs"]
     RecordingPool.submitted = []
     sequential = render_package(build_package(_sources(), package="p", header="# h", parallel=False))
     assert RecordingPool.submitted == []
