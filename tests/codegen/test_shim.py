@@ -573,6 +573,14 @@ def test_one_envelope_type_on_both_sides(raw: object) -> None:
     assert ToolResultEnvelope.from_dict(envelope) == registry
 
 
+def test_an_empty_envelope_reads_as_the_registrys_defaults() -> None:
+    """A ToolError without a result has an empty envelope; it reads as ToolResultEnvelope() does."""
+    empty = rt.ToolError("x", tool_name="t").envelope
+    assert {a: getattr(empty, a) for a in ENVELOPE_ATTRIBUTES} == {
+        a: getattr(ToolResultEnvelope(), a) for a in ENVELOPE_ATTRIBUTES
+    }
+
+
 def test_result_and_error_envelopes_are_tool_envelopes_with_wire_content() -> None:
     blocks = [{"type": "text", "text": "hi", "annotations": {"priority": 1.0}}]
     result = rt.decode_result(info(), {"content": blocks})
@@ -1041,6 +1049,13 @@ def test_all_lists_every_public_name() -> None:
     constants = {"ContentBlock", "CALL_OPTION_NAMES", "PACKAGE_OPTION_NAMES", "MAX_INPUT_ROUNDS", "NOT_GIVEN"}
     assert constants <= set(rt.__all__)
     assert all(hasattr(rt, name) for name in rt.__all__)
+    content = importlib.import_module(f"{rt.__name__}._content")
+    models = {
+        name
+        for name, value in vars(content).items()
+        if isinstance(value, type) and value.__module__ == content.__name__
+    }
+    assert set(rt.LAZY_NAMES) == models | {"ContentBlock"}  # every content model is named lazily, and only they
     assert set(rt.LAZY_NAMES) <= set(rt.__all__)
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gen_helpers import tree
+from gen_helpers import REPO, generate, import_fresh, tree
 
 from codegen.errors import GenerateError
 from codegen.write import GENERATED_MARKER, Change, diff_changes, plan_changes, write_file_atomic, write_package
@@ -274,3 +274,22 @@ def test_missing_parent_folders_are_created(tmp_path: Path) -> None:
     files = {**NEW, "deep/er/module.py": "z = 0\n"}
     write_package(target, files)
     assert tree(target) == {k: v.encode() for k, v in files.items()}
+
+
+def test_a_package_from_before_the_shim_split_upgrades_cleanly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A package generated with the one-file shim had ``_runtime.py``; a rerun removes it, so the
+    ``_runtime/`` package is what imports and no stale copy of the shim is left to read."""
+    listing = REPO / "tests" / "fixtures" / "mcp-tools-list" / "time.json"
+    args = ["--out", "out", "--package", "pkg", "--mcp-json", str(listing)]
+    assert generate(tmp_path, args, monkeypatch) == 0
+    package = tmp_path / "out" / "pkg"
+    header = "".join((package / "__init__.py").read_text(encoding="utf-8").splitlines(keepends=True)[:2])
+    (package / "_runtime.py").write_text(f"{header}raise ImportError('the old one-file shim')\n", encoding="utf-8")
+    capsys.readouterr()
+    assert generate(tmp_path, args, monkeypatch) == 0
+    assert "  removed  _runtime.py\n" in capsys.readouterr().out
+    assert not (package / "_runtime.py").exists()
+    imported = import_fresh(tmp_path / "out", "pkg")
+    assert Path(imported._runtime.__file__).relative_to(package).as_posix() == "_runtime/__init__.py"

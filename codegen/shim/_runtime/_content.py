@@ -18,23 +18,9 @@ from ._text import as_list, block_tag, joined_text
 if TYPE_CHECKING:
     from ._info import ToolInfo
 
-__all__ = [
-    "CONTENT_LIST",
-    "Annotations",
-    "AudioContent",
-    "BlobResourceContents",
-    "ContentBlock",
-    "EmbeddedResource",
-    "ImageContent",
-    "ResourceLink",
-    "TextContent",
-    "TextResourceContents",
-    "ToolOutput",
-    "UnknownContent",
-    "tool_output",
-]
+# No __all__: the names users see are listed once, as ``LAZY_NAMES`` in ``__init__.py``.
 
-# Built on first use, not at import: most calls never decode a content block into a model.
+# Schemas built on first validation: naming a class (isinstance, an annotation) builds nothing.
 _MODEL_CONFIG = ConfigDict(populate_by_name=True, extra="allow", defer_build=True)
 
 
