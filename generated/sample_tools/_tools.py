@@ -10,6 +10,7 @@ from typing import Any as _Any
 from typing import Literal
 
 from ._runtime import AsyncToolsBase as _AsyncToolsBase
+from ._runtime import AsyncToolsResultsBase as _AsyncToolsResultsBase
 from ._runtime import CallOptions as _CallOptions
 from ._runtime import NOT_GIVEN as _NOT_GIVEN
 from ._runtime import NotGiven as _NotGiven
@@ -18,6 +19,7 @@ from ._runtime import SupportsCallTool as _SupportsCallTool
 from ._runtime import ToolInfo as _ToolInfo
 from ._runtime import ToolResult as _ToolResult
 from ._runtime import ToolsBase as _ToolsBase
+from ._runtime import ToolsResultsBase as _ToolsResultsBase
 
 from typing import TYPE_CHECKING
 
@@ -280,7 +282,7 @@ class SampleTools(_ToolsBase):
     @property
     def results(self) -> SampleToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return SampleToolsResults(self._provider, self._options)
+        return self._results(SampleToolsResults)
 
     def count_slowly(
         self,
@@ -447,7 +449,7 @@ class SampleTools(_ToolsBase):
         return result.value
 
 
-class SampleToolsResults(_ToolsBase):
+class SampleToolsResults(_ToolsResultsBase):
     """Tools returning the whole ToolResult of the 'sample' source."""
 
     def count_slowly(
@@ -456,20 +458,10 @@ class SampleToolsResults(_ToolsBase):
         delay_seconds: float | _NotGiven = _NOT_GIVEN,
         steps: int | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
-        """Count to `steps`, sleeping `delay_seconds` per step and reporting progress.
-
-        Args:
-            delay_seconds: (server default: 0.2)
-            steps: (server default: 3)
-
-        Wire name: 'count_slowly'.
-        """
-        result = self._call(
-            _info_sample__count_slowly,
-            {"delay_seconds": delay_seconds, "steps": steps},
-            {"delay_seconds": _NOT_GIVEN, "steps": _NOT_GIVEN},
+        """``SampleTools.count_slowly``, returning the whole ``ToolResult``."""
+        return self._whole(
+            SampleTools.count_slowly, delay_seconds=delay_seconds, steps=steps
         )
-        return result
 
     def flaky_lookup(
         self,
@@ -478,22 +470,13 @@ class SampleToolsResults(_ToolsBase):
         delay_seconds: float | _NotGiven = _NOT_GIVEN,
         slow_calls: int | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_o.SampleFlakyLookupOutput]:
-        """Look up a key. The first `slow_calls` calls for each key take `delay_seconds` (so a short timeout fails them): a transient failure for testing retries.
-
-        Args:
-            delay_seconds: (server default: 2)
-            slow_calls: (server default: 1)
-
-        Hints: read-only, idempotent, closed-world.
-
-        Wire name: 'flaky_lookup'.
-        """
-        result = self._call(
-            _info_sample__flaky_lookup,
-            {"key": key, "delay_seconds": delay_seconds, "slow_calls": slow_calls},
-            {"delay_seconds": _NOT_GIVEN, "slow_calls": _NOT_GIVEN},
+        """``SampleTools.flaky_lookup``, returning the whole ``ToolResult``."""
+        return self._whole(
+            SampleTools.flaky_lookup,
+            key=key,
+            delay_seconds=delay_seconds,
+            slow_calls=slow_calls,
         )
-        return result
 
     def get_weather(
         self,
@@ -501,87 +484,30 @@ class SampleToolsResults(_ToolsBase):
         city: str,
         units: Literal["celsius", "fahrenheit"] | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_o.SampleGetWeatherOutput]:
-        """Current weather
-
-        Get the current weather for a city (fake, deterministic data).
-
-        Args:
-            city: City name, e.g. Paris
-            units: (server default: \"celsius\")
-
-        Hints: read-only, closed-world.
-
-        Wire name: 'get_weather'.
-        """
-        result = self._call(
-            _info_sample__get_weather,
-            {"city": city, "units": units},
-            {"units": _NOT_GIVEN},
-        )
-        return result
+        """``SampleTools.get_weather``, returning the whole ``ToolResult``."""
+        return self._whole(SampleTools.get_weather, city=city, units=units)
 
     def greet(
         self, *, greeting: str | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_o.SampleGreetOutput]:
-        """Greet the caller by name, asking for the name first (an MCP input_required round).
-
-        Args:
-            greeting: (server default: \"Hello\")
-
-        Hints: read-only, idempotent.
-
-        Wire name: 'greet'.
-        """
-        result = self._call(
-            _info_sample__greet, {"greeting": greeting}, {"greeting": _NOT_GIVEN}
-        )
-        return result
+        """``SampleTools.greet``, returning the whole ``ToolResult``."""
+        return self._whole(SampleTools.greet, greeting=greeting)
 
     def list_cities(
         self, *, country: str | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_o.SampleListCitiesOutput | _ToolOutput]:
-        """List known cities, optionally of one country, as JSON text (no output schema).
-
-        Args:
-            country: ISO country code, e.g. FR
-
-        Hints: read-only.
-
-        Returns: a type inferred from 3 recorded results (the tool declares no output schema),
-        or a ToolOutput when a result does not fit it.
-
-        Wire name: 'list_cities'.
-        """
-        result = self._call(
-            _info_sample__list_cities, {"country": country}, {"country": _NOT_GIVEN}
-        )
-        return result
+        """``SampleTools.list_cities``, returning the whole ``ToolResult``."""
+        return self._whole(SampleTools.list_cities, country=country)
 
     def notes_create(
         self, *, body: str, title: str, tags: list[str] | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_o.SampleNotesCreateOutput]:
-        """Create a note in the server's memory and return its id.
-
-        Hints: not destructive, not idempotent.
-
-        Wire name: 'notes.create'.
-        """
-        result = self._call(
-            _info_sample__notes_create,
-            {"body": body, "title": title, "tags": tags},
-            {"tags": _NOT_GIVEN},
-        )
-        return result
+        """``SampleTools.notes_create``, returning the whole ``ToolResult``."""
+        return self._whole(SampleTools.notes_create, body=body, title=title, tags=tags)
 
     def notes_delete(self, *, id: str) -> _ToolResult[_ToolOutput]:
-        """Delete a note by id.
-
-        Hints: may be destructive.
-
-        Wire name: 'notes.delete'.
-        """
-        result = self._call(_info_sample__notes_delete, {"id": id}, {})
-        return result
+        """``SampleTools.notes_delete``, returning the whole ``ToolResult``."""
+        return self._whole(SampleTools.notes_delete, id=id)
 
     def search_docs(
         self,
@@ -590,31 +516,14 @@ class SampleToolsResults(_ToolsBase):
         filters: _i.SampleSearchDocsInputFilters | _NotGiven = _NOT_GIVEN,
         limit: int | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_o.SampleSearchDocsOutput]:
-        """Search the documentation and return the best matching pages.
-
-        Args:
-            limit: (server default: 5)
-
-        Hints: read-only.
-
-        Wire name: 'search-docs'.
-        """
-        result = self._call(
-            _info_sample__search_docs,
-            {"query": query, "filters": filters, "limit": limit},
-            {"filters": _NOT_GIVEN, "limit": _NOT_GIVEN},
+        """``SampleTools.search_docs``, returning the whole ``ToolResult``."""
+        return self._whole(
+            SampleTools.search_docs, query=query, filters=filters, limit=limit
         )
-        return result
 
     def whoami(self) -> _ToolResult[_o.SampleWhoamiOutput]:
-        """Report whether the HTTP Authorization header matches the server token (never echoes it).
-
-        Hints: read-only.
-
-        Wire name: 'whoami'.
-        """
-        result = self._call(_info_sample__whoami, {}, {})
-        return result
+        """``SampleTools.whoami``, returning the whole ``ToolResult``."""
+        return self._whole(SampleTools.whoami)
 
 
 class AsyncSampleTools(_AsyncToolsBase):
@@ -623,7 +532,7 @@ class AsyncSampleTools(_AsyncToolsBase):
     @property
     def results(self) -> AsyncSampleToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return AsyncSampleToolsResults(self._provider, self._options)
+        return self._results(AsyncSampleToolsResults)
 
     async def count_slowly(
         self,
@@ -792,7 +701,7 @@ class AsyncSampleTools(_AsyncToolsBase):
         return result.value
 
 
-class AsyncSampleToolsResults(_AsyncToolsBase):
+class AsyncSampleToolsResults(_AsyncToolsResultsBase):
     """Async tools returning the whole ToolResult of the 'sample' source."""
 
     async def count_slowly(
@@ -801,20 +710,10 @@ class AsyncSampleToolsResults(_AsyncToolsBase):
         delay_seconds: float | _NotGiven = _NOT_GIVEN,
         steps: int | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
-        """Count to `steps`, sleeping `delay_seconds` per step and reporting progress.
-
-        Args:
-            delay_seconds: (server default: 0.2)
-            steps: (server default: 3)
-
-        Wire name: 'count_slowly'.
-        """
-        result = await self._call(
-            _info_sample__count_slowly,
-            {"delay_seconds": delay_seconds, "steps": steps},
-            {"delay_seconds": _NOT_GIVEN, "steps": _NOT_GIVEN},
+        """``AsyncSampleTools.count_slowly``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncSampleTools.count_slowly, delay_seconds=delay_seconds, steps=steps
         )
-        return result
 
     async def flaky_lookup(
         self,
@@ -823,22 +722,13 @@ class AsyncSampleToolsResults(_AsyncToolsBase):
         delay_seconds: float | _NotGiven = _NOT_GIVEN,
         slow_calls: int | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_o.SampleFlakyLookupOutput]:
-        """Look up a key. The first `slow_calls` calls for each key take `delay_seconds` (so a short timeout fails them): a transient failure for testing retries.
-
-        Args:
-            delay_seconds: (server default: 2)
-            slow_calls: (server default: 1)
-
-        Hints: read-only, idempotent, closed-world.
-
-        Wire name: 'flaky_lookup'.
-        """
-        result = await self._call(
-            _info_sample__flaky_lookup,
-            {"key": key, "delay_seconds": delay_seconds, "slow_calls": slow_calls},
-            {"delay_seconds": _NOT_GIVEN, "slow_calls": _NOT_GIVEN},
+        """``AsyncSampleTools.flaky_lookup``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncSampleTools.flaky_lookup,
+            key=key,
+            delay_seconds=delay_seconds,
+            slow_calls=slow_calls,
         )
-        return result
 
     async def get_weather(
         self,
@@ -846,87 +736,32 @@ class AsyncSampleToolsResults(_AsyncToolsBase):
         city: str,
         units: Literal["celsius", "fahrenheit"] | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_o.SampleGetWeatherOutput]:
-        """Current weather
-
-        Get the current weather for a city (fake, deterministic data).
-
-        Args:
-            city: City name, e.g. Paris
-            units: (server default: \"celsius\")
-
-        Hints: read-only, closed-world.
-
-        Wire name: 'get_weather'.
-        """
-        result = await self._call(
-            _info_sample__get_weather,
-            {"city": city, "units": units},
-            {"units": _NOT_GIVEN},
-        )
-        return result
+        """``AsyncSampleTools.get_weather``, returning the whole ``ToolResult``."""
+        return await self._whole(AsyncSampleTools.get_weather, city=city, units=units)
 
     async def greet(
         self, *, greeting: str | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_o.SampleGreetOutput]:
-        """Greet the caller by name, asking for the name first (an MCP input_required round).
-
-        Args:
-            greeting: (server default: \"Hello\")
-
-        Hints: read-only, idempotent.
-
-        Wire name: 'greet'.
-        """
-        result = await self._call(
-            _info_sample__greet, {"greeting": greeting}, {"greeting": _NOT_GIVEN}
-        )
-        return result
+        """``AsyncSampleTools.greet``, returning the whole ``ToolResult``."""
+        return await self._whole(AsyncSampleTools.greet, greeting=greeting)
 
     async def list_cities(
         self, *, country: str | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_o.SampleListCitiesOutput | _ToolOutput]:
-        """List known cities, optionally of one country, as JSON text (no output schema).
-
-        Args:
-            country: ISO country code, e.g. FR
-
-        Hints: read-only.
-
-        Returns: a type inferred from 3 recorded results (the tool declares no output schema),
-        or a ToolOutput when a result does not fit it.
-
-        Wire name: 'list_cities'.
-        """
-        result = await self._call(
-            _info_sample__list_cities, {"country": country}, {"country": _NOT_GIVEN}
-        )
-        return result
+        """``AsyncSampleTools.list_cities``, returning the whole ``ToolResult``."""
+        return await self._whole(AsyncSampleTools.list_cities, country=country)
 
     async def notes_create(
         self, *, body: str, title: str, tags: list[str] | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_o.SampleNotesCreateOutput]:
-        """Create a note in the server's memory and return its id.
-
-        Hints: not destructive, not idempotent.
-
-        Wire name: 'notes.create'.
-        """
-        result = await self._call(
-            _info_sample__notes_create,
-            {"body": body, "title": title, "tags": tags},
-            {"tags": _NOT_GIVEN},
+        """``AsyncSampleTools.notes_create``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncSampleTools.notes_create, body=body, title=title, tags=tags
         )
-        return result
 
     async def notes_delete(self, *, id: str) -> _ToolResult[_ToolOutput]:
-        """Delete a note by id.
-
-        Hints: may be destructive.
-
-        Wire name: 'notes.delete'.
-        """
-        result = await self._call(_info_sample__notes_delete, {"id": id}, {})
-        return result
+        """``AsyncSampleTools.notes_delete``, returning the whole ``ToolResult``."""
+        return await self._whole(AsyncSampleTools.notes_delete, id=id)
 
     async def search_docs(
         self,
@@ -935,31 +770,14 @@ class AsyncSampleToolsResults(_AsyncToolsBase):
         filters: _i.SampleSearchDocsInputFilters | _NotGiven = _NOT_GIVEN,
         limit: int | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_o.SampleSearchDocsOutput]:
-        """Search the documentation and return the best matching pages.
-
-        Args:
-            limit: (server default: 5)
-
-        Hints: read-only.
-
-        Wire name: 'search-docs'.
-        """
-        result = await self._call(
-            _info_sample__search_docs,
-            {"query": query, "filters": filters, "limit": limit},
-            {"filters": _NOT_GIVEN, "limit": _NOT_GIVEN},
+        """``AsyncSampleTools.search_docs``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncSampleTools.search_docs, query=query, filters=filters, limit=limit
         )
-        return result
 
     async def whoami(self) -> _ToolResult[_o.SampleWhoamiOutput]:
-        """Report whether the HTTP Authorization header matches the server token (never echoes it).
-
-        Hints: read-only.
-
-        Wire name: 'whoami'.
-        """
-        result = await self._call(_info_sample__whoami, {}, {})
-        return result
+        """``AsyncSampleTools.whoami``, returning the whole ``ToolResult``."""
+        return await self._whole(AsyncSampleTools.whoami)
 
 
 class SkillsTools(_ToolsBase):
@@ -968,7 +786,7 @@ class SkillsTools(_ToolsBase):
     @property
     def results(self) -> SkillsToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return SkillsToolsResults(self._provider, self._options)
+        return self._results(SkillsToolsResults)
 
     def current_time(
         self,
@@ -1101,7 +919,7 @@ class SkillsTools(_ToolsBase):
         return result.value
 
 
-class SkillsToolsResults(_ToolsBase):
+class SkillsToolsResults(_ToolsResultsBase):
     """Tools returning the whole ToolResult of the 'skills' source."""
 
     def current_time(
@@ -1110,46 +928,16 @@ class SkillsToolsResults(_ToolsBase):
         at: str | _NotGiven = _NOT_GIVEN,
         timezone: str | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_o.SkillsCurrentTimeOutput]:
-        """Current time
-
-        The current date and time in a time zone, or the local time at a given instant.
-
-        Args:
-            at: An ISO 8601 instant to convert instead of now (no offset means UTC).
-            timezone: IANA time zone name (Europe/Paris), UTC, or a fixed offset such as +05:30. (server default: \"UTC\")
-
-        Hints: read-only, closed-world.
-
-        Wire name: 'current_time'.
-        """
-        result = self._call(
-            _info_skills__current_time,
-            {"at": at, "timezone": timezone},
-            {"at": _NOT_GIVEN, "timezone": _NOT_GIVEN},
-        )
-        return result
+        """``SkillsTools.current_time``, returning the whole ``ToolResult``."""
+        return self._whole(SkillsTools.current_time, at=at, timezone=timezone)
 
     def summarize_text(
         self, *, text: str, max_sentences: int | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_ToolOutput]:
-        """Summarize text
-
-        Shorten a text to its most informative sentences, kept in their original order.
-
-        Args:
-            text: The text to summarize.
-            max_sentences: Longest summary, in sentences. (server default: 2)
-
-        Hints: read-only, idempotent.
-
-        Wire name: 'summarize_text'.
-        """
-        result = self._call(
-            _info_skills__summarize_text,
-            {"text": text, "max_sentences": max_sentences},
-            {"max_sentences": _NOT_GIVEN},
+        """``SkillsTools.summarize_text``, returning the whole ``ToolResult``."""
+        return self._whole(
+            SkillsTools.summarize_text, text=text, max_sentences=max_sentences
         )
-        return result
 
     def unit_convert(
         self,
@@ -1194,45 +982,16 @@ class SkillsToolsResults(_ToolsBase):
         ],
         value: float,
     ) -> _ToolResult[_o.SkillsUnitConvertOutput]:
-        """Unit converter
-
-        Convert a quantity between units of length (mm, cm, m, km, in, ft, mi), mass (g, kg, lb, oz), volume (ml, l, gal) or temperature (C, F, K).
-
-        Args:
-            value: The quantity to convert.
-
-        Hints: read-only, idempotent, closed-world.
-
-        Wire name: 'unit_convert'.
-        """
-        result = self._call(
-            _info_skills__unit_convert,
-            {"from_unit": from_unit, "to_unit": to_unit, "value": value},
-            {},
+        """``SkillsTools.unit_convert``, returning the whole ``ToolResult``."""
+        return self._whole(
+            SkillsTools.unit_convert, from_unit=from_unit, to_unit=to_unit, value=value
         )
-        return result
 
     def web_search(
         self, *, query: str, max_results: int | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_o.SkillsWebSearchOutput]:
-        """Web search
-
-        Search the web and return the best matching pages with a short snippet each.
-
-        Args:
-            query: What to search for.
-            max_results: How many results to return. (server default: 3)
-
-        Hints: read-only, idempotent, open-world (reaches outside systems).
-
-        Wire name: 'web_search'.
-        """
-        result = self._call(
-            _info_skills__web_search,
-            {"query": query, "max_results": max_results},
-            {"max_results": _NOT_GIVEN},
-        )
-        return result
+        """``SkillsTools.web_search``, returning the whole ``ToolResult``."""
+        return self._whole(SkillsTools.web_search, query=query, max_results=max_results)
 
 
 class AsyncSkillsTools(_AsyncToolsBase):
@@ -1241,7 +1000,7 @@ class AsyncSkillsTools(_AsyncToolsBase):
     @property
     def results(self) -> AsyncSkillsToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return AsyncSkillsToolsResults(self._provider, self._options)
+        return self._results(AsyncSkillsToolsResults)
 
     async def current_time(
         self,
@@ -1374,7 +1133,7 @@ class AsyncSkillsTools(_AsyncToolsBase):
         return result.value
 
 
-class AsyncSkillsToolsResults(_AsyncToolsBase):
+class AsyncSkillsToolsResults(_AsyncToolsResultsBase):
     """Async tools returning the whole ToolResult of the 'skills' source."""
 
     async def current_time(
@@ -1383,46 +1142,18 @@ class AsyncSkillsToolsResults(_AsyncToolsBase):
         at: str | _NotGiven = _NOT_GIVEN,
         timezone: str | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_o.SkillsCurrentTimeOutput]:
-        """Current time
-
-        The current date and time in a time zone, or the local time at a given instant.
-
-        Args:
-            at: An ISO 8601 instant to convert instead of now (no offset means UTC).
-            timezone: IANA time zone name (Europe/Paris), UTC, or a fixed offset such as +05:30. (server default: \"UTC\")
-
-        Hints: read-only, closed-world.
-
-        Wire name: 'current_time'.
-        """
-        result = await self._call(
-            _info_skills__current_time,
-            {"at": at, "timezone": timezone},
-            {"at": _NOT_GIVEN, "timezone": _NOT_GIVEN},
+        """``AsyncSkillsTools.current_time``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncSkillsTools.current_time, at=at, timezone=timezone
         )
-        return result
 
     async def summarize_text(
         self, *, text: str, max_sentences: int | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_ToolOutput]:
-        """Summarize text
-
-        Shorten a text to its most informative sentences, kept in their original order.
-
-        Args:
-            text: The text to summarize.
-            max_sentences: Longest summary, in sentences. (server default: 2)
-
-        Hints: read-only, idempotent.
-
-        Wire name: 'summarize_text'.
-        """
-        result = await self._call(
-            _info_skills__summarize_text,
-            {"text": text, "max_sentences": max_sentences},
-            {"max_sentences": _NOT_GIVEN},
+        """``AsyncSkillsTools.summarize_text``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncSkillsTools.summarize_text, text=text, max_sentences=max_sentences
         )
-        return result
 
     async def unit_convert(
         self,
@@ -1467,45 +1198,21 @@ class AsyncSkillsToolsResults(_AsyncToolsBase):
         ],
         value: float,
     ) -> _ToolResult[_o.SkillsUnitConvertOutput]:
-        """Unit converter
-
-        Convert a quantity between units of length (mm, cm, m, km, in, ft, mi), mass (g, kg, lb, oz), volume (ml, l, gal) or temperature (C, F, K).
-
-        Args:
-            value: The quantity to convert.
-
-        Hints: read-only, idempotent, closed-world.
-
-        Wire name: 'unit_convert'.
-        """
-        result = await self._call(
-            _info_skills__unit_convert,
-            {"from_unit": from_unit, "to_unit": to_unit, "value": value},
-            {},
+        """``AsyncSkillsTools.unit_convert``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncSkillsTools.unit_convert,
+            from_unit=from_unit,
+            to_unit=to_unit,
+            value=value,
         )
-        return result
 
     async def web_search(
         self, *, query: str, max_results: int | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_o.SkillsWebSearchOutput]:
-        """Web search
-
-        Search the web and return the best matching pages with a short snippet each.
-
-        Args:
-            query: What to search for.
-            max_results: How many results to return. (server default: 3)
-
-        Hints: read-only, idempotent, open-world (reaches outside systems).
-
-        Wire name: 'web_search'.
-        """
-        result = await self._call(
-            _info_skills__web_search,
-            {"query": query, "max_results": max_results},
-            {"max_results": _NOT_GIVEN},
+        """``AsyncSkillsTools.web_search``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncSkillsTools.web_search, query=query, max_results=max_results
         )
-        return result
 
 
 class Tools(_ToolsBase):
@@ -1521,7 +1228,7 @@ class Tools(_ToolsBase):
     @property
     def results(self) -> ToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return ToolsResults(self._provider, self._options)
+        return self._results(ToolsResults)
 
 
 class ToolsResults(_ToolsBase):
@@ -1550,7 +1257,7 @@ class AsyncTools(_AsyncToolsBase):
     @property
     def results(self) -> AsyncToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return AsyncToolsResults(self._provider, self._options)
+        return self._results(AsyncToolsResults)
 
 
 class AsyncToolsResults(_AsyncToolsBase):

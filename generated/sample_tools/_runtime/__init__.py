@@ -45,7 +45,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ._base import AsyncToolsBase, ToolsBase
+from ._base import AsyncToolsBase, AsyncToolsResultsBase, ToolsBase, ToolsResultsBase
 from ._decode import ToolResult, decode_inferred, decode_result, inferred_candidate, normalize_envelope
 from ._envelope import ToolEnvelope
 from ._errors import (
@@ -93,6 +93,7 @@ __all__ = [
     "CALL_OPTION_NAMES",
     "Annotations",
     "AsyncToolsBase",
+    "AsyncToolsResultsBase",
     "AudioContent",
     "BlobResourceContents",
     "CallOptions",
@@ -129,6 +130,7 @@ __all__ = [
     "ToolTransientError",
     "ToolUnavailableError",
     "ToolsBase",
+    "ToolsResultsBase",
     "UnknownContent",
     "decode_inferred",
     "decode_result",

@@ -7,7 +7,7 @@ from __future__ import annotations
 import inspect
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, Unpack, cast
+from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Self, TypeVar, Unpack, cast
 
 from .. import _rules
 from ._decode import decode_envelope, decode_result, normalize_envelope
@@ -20,10 +20,12 @@ if TYPE_CHECKING:
     from ._info import ToolInfo
     from ._plan import InputRequest
 
-__all__ = ["AsyncToolsBase", "ToolsBase"]
+__all__ = ["AsyncToolsBase", "AsyncToolsResultsBase", "ToolsBase", "ToolsResultsBase"]
 
 T = TypeVar("T")
 _P = TypeVar("_P")  # the provider type a tools class accepts
+_R = TypeVar("_R")  # a whole-result class
+_A = ParamSpec("_A")  # a value method's parameters
 
 
 class _ToolsCore(Generic[_P]):
@@ -40,6 +42,23 @@ class _ToolsCore(Generic[_P]):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._provider!r}, {dict(self._options)!r})"
+
+    def _results(self, cls: Callable[[_P, CallOptions], _R]) -> _R:
+        """The whole-result twin of this instance (``.results``), made once and kept."""
+        twin: _R | None = self.__dict__.get("_results_twin")
+        if twin is None:
+            twin = self.__dict__["_results_twin"] = cls(self._provider, self._options)
+        return twin
+
+
+class _Whole:
+    """What ``_call`` returns inside a whole-result class: its ``.value`` is the whole
+    ``ToolResult``, so a value method's own ``return result.value`` returns all of it."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, result: object) -> None:
+        self.value = result
 
 
 class ToolsBase(_ToolsCore[SupportsCallTool]):
@@ -91,6 +110,20 @@ def _run_awaitable(info: ToolInfo[Any], awaitable: Awaitable[object]) -> object:
     return _rules.run_sync(awaitable)
 
 
+class ToolsResultsBase(ToolsBase):
+    """Base of a generated ``...ToolsResults`` class: each method runs the value method of the same
+    tool on this instance (a thin wrapper, as ``with_raw_response`` in the Stainless SDKs), and
+    returns the whole ``ToolResult`` instead of its value."""
+
+    def _call(self, info: ToolInfo[T], arguments: dict[str, Any], omit: Mapping[str, object]) -> ToolResult[T]:
+        return cast("ToolResult[T]", _Whole(super()._call(info, arguments, omit)))
+
+    def _whole(
+        self, method: Callable[Concatenate[Any, _A], T], /, *args: _A.args, **kwargs: _A.kwargs
+    ) -> ToolResult[T]:
+        return cast("ToolResult[T]", method(self, *args, **kwargs))
+
+
 class AsyncToolsBase(_ToolsCore[SupportsCallTool | SupportsAsyncCallTool]):
     """Base of a generated ``AsyncTools`` class; works with sync and async providers."""
 
@@ -129,3 +162,15 @@ class AsyncToolsBase(_ToolsCore[SupportsCallTool | SupportsAsyncCallTool]):
         provider has it, else ``call_tool`` (in a worker thread when it is synchronous, so the event
         loop is never blocked)."""
         return await _rules.acall_provider(self._provider, info.name, arguments, options)
+
+
+class AsyncToolsResultsBase(AsyncToolsBase):
+    """The async ``ToolsResultsBase``: each method awaits the value method on this instance."""
+
+    async def _call(self, info: ToolInfo[T], arguments: dict[str, Any], omit: Mapping[str, object]) -> ToolResult[T]:
+        return cast("ToolResult[T]", _Whole(await super()._call(info, arguments, omit)))
+
+    async def _whole(
+        self, method: Callable[Concatenate[Any, _A], Awaitable[T]], /, *args: _A.args, **kwargs: _A.kwargs
+    ) -> ToolResult[T]:
+        return cast("ToolResult[T]", await method(self, *args, **kwargs))

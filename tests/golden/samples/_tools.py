@@ -10,6 +10,7 @@ from typing import Any as _Any
 from typing import Literal
 
 from ._runtime import AsyncToolsBase as _AsyncToolsBase
+from ._runtime import AsyncToolsResultsBase as _AsyncToolsResultsBase
 from ._runtime import CallOptions as _CallOptions
 from ._runtime import NOT_GIVEN as _NOT_GIVEN
 from ._runtime import NotGiven as _NotGiven
@@ -18,6 +19,7 @@ from ._runtime import SupportsCallTool as _SupportsCallTool
 from ._runtime import ToolInfo as _ToolInfo
 from ._runtime import ToolResult as _ToolResult
 from ._runtime import ToolsBase as _ToolsBase
+from ._runtime import ToolsResultsBase as _ToolsResultsBase
 
 from typing import TYPE_CHECKING
 
@@ -115,7 +117,7 @@ class SkillsTools(_ToolsBase):
     @property
     def results(self) -> SkillsToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return SkillsToolsResults(self._provider, self._options)
+        return self._results(SkillsToolsResults)
 
     def current_time(
         self,
@@ -248,7 +250,7 @@ class SkillsTools(_ToolsBase):
         return result.value
 
 
-class SkillsToolsResults(_ToolsBase):
+class SkillsToolsResults(_ToolsResultsBase):
     """Tools returning the whole ToolResult of the 'skills' source."""
 
     def current_time(
@@ -257,46 +259,16 @@ class SkillsToolsResults(_ToolsBase):
         at: str | _NotGiven = _NOT_GIVEN,
         timezone: str | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_o.SkillsCurrentTimeOutput]:
-        """Current time
-
-        The current date and time in a time zone, or the local time at a given instant.
-
-        Args:
-            at: An ISO 8601 instant to convert instead of now (no offset means UTC).
-            timezone: IANA time zone name (Europe/Paris), UTC, or a fixed offset such as +05:30. (server default: \"UTC\")
-
-        Hints: read-only, closed-world.
-
-        Wire name: 'current_time'.
-        """
-        result = self._call(
-            _info_skills__current_time,
-            {"at": at, "timezone": timezone},
-            {"at": _NOT_GIVEN, "timezone": _NOT_GIVEN},
-        )
-        return result
+        """``SkillsTools.current_time``, returning the whole ``ToolResult``."""
+        return self._whole(SkillsTools.current_time, at=at, timezone=timezone)
 
     def summarize_text(
         self, *, text: str, max_sentences: int | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_ToolOutput]:
-        """Summarize text
-
-        Shorten a text to its most informative sentences, kept in their original order.
-
-        Args:
-            text: The text to summarize.
-            max_sentences: Longest summary, in sentences. (server default: 2)
-
-        Hints: read-only, idempotent.
-
-        Wire name: 'summarize_text'.
-        """
-        result = self._call(
-            _info_skills__summarize_text,
-            {"text": text, "max_sentences": max_sentences},
-            {"max_sentences": _NOT_GIVEN},
+        """``SkillsTools.summarize_text``, returning the whole ``ToolResult``."""
+        return self._whole(
+            SkillsTools.summarize_text, text=text, max_sentences=max_sentences
         )
-        return result
 
     def unit_convert(
         self,
@@ -341,45 +313,16 @@ class SkillsToolsResults(_ToolsBase):
         ],
         value: float,
     ) -> _ToolResult[_o.SkillsUnitConvertOutput]:
-        """Unit converter
-
-        Convert a quantity between units of length (mm, cm, m, km, in, ft, mi), mass (g, kg, lb, oz), volume (ml, l, gal) or temperature (C, F, K).
-
-        Args:
-            value: The quantity to convert.
-
-        Hints: read-only, idempotent, closed-world.
-
-        Wire name: 'unit_convert'.
-        """
-        result = self._call(
-            _info_skills__unit_convert,
-            {"from_unit": from_unit, "to_unit": to_unit, "value": value},
-            {},
+        """``SkillsTools.unit_convert``, returning the whole ``ToolResult``."""
+        return self._whole(
+            SkillsTools.unit_convert, from_unit=from_unit, to_unit=to_unit, value=value
         )
-        return result
 
     def web_search(
         self, *, query: str, max_results: int | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_o.SkillsWebSearchOutput]:
-        """Web search
-
-        Search the web and return the best matching pages with a short snippet each.
-
-        Args:
-            query: What to search for.
-            max_results: How many results to return. (server default: 3)
-
-        Hints: read-only, idempotent, open-world (reaches outside systems).
-
-        Wire name: 'web_search'.
-        """
-        result = self._call(
-            _info_skills__web_search,
-            {"query": query, "max_results": max_results},
-            {"max_results": _NOT_GIVEN},
-        )
-        return result
+        """``SkillsTools.web_search``, returning the whole ``ToolResult``."""
+        return self._whole(SkillsTools.web_search, query=query, max_results=max_results)
 
 
 class AsyncSkillsTools(_AsyncToolsBase):
@@ -388,7 +331,7 @@ class AsyncSkillsTools(_AsyncToolsBase):
     @property
     def results(self) -> AsyncSkillsToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return AsyncSkillsToolsResults(self._provider, self._options)
+        return self._results(AsyncSkillsToolsResults)
 
     async def current_time(
         self,
@@ -521,7 +464,7 @@ class AsyncSkillsTools(_AsyncToolsBase):
         return result.value
 
 
-class AsyncSkillsToolsResults(_AsyncToolsBase):
+class AsyncSkillsToolsResults(_AsyncToolsResultsBase):
     """Async tools returning the whole ToolResult of the 'skills' source."""
 
     async def current_time(
@@ -530,46 +473,18 @@ class AsyncSkillsToolsResults(_AsyncToolsBase):
         at: str | _NotGiven = _NOT_GIVEN,
         timezone: str | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_o.SkillsCurrentTimeOutput]:
-        """Current time
-
-        The current date and time in a time zone, or the local time at a given instant.
-
-        Args:
-            at: An ISO 8601 instant to convert instead of now (no offset means UTC).
-            timezone: IANA time zone name (Europe/Paris), UTC, or a fixed offset such as +05:30. (server default: \"UTC\")
-
-        Hints: read-only, closed-world.
-
-        Wire name: 'current_time'.
-        """
-        result = await self._call(
-            _info_skills__current_time,
-            {"at": at, "timezone": timezone},
-            {"at": _NOT_GIVEN, "timezone": _NOT_GIVEN},
+        """``AsyncSkillsTools.current_time``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncSkillsTools.current_time, at=at, timezone=timezone
         )
-        return result
 
     async def summarize_text(
         self, *, text: str, max_sentences: int | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_ToolOutput]:
-        """Summarize text
-
-        Shorten a text to its most informative sentences, kept in their original order.
-
-        Args:
-            text: The text to summarize.
-            max_sentences: Longest summary, in sentences. (server default: 2)
-
-        Hints: read-only, idempotent.
-
-        Wire name: 'summarize_text'.
-        """
-        result = await self._call(
-            _info_skills__summarize_text,
-            {"text": text, "max_sentences": max_sentences},
-            {"max_sentences": _NOT_GIVEN},
+        """``AsyncSkillsTools.summarize_text``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncSkillsTools.summarize_text, text=text, max_sentences=max_sentences
         )
-        return result
 
     async def unit_convert(
         self,
@@ -614,45 +529,21 @@ class AsyncSkillsToolsResults(_AsyncToolsBase):
         ],
         value: float,
     ) -> _ToolResult[_o.SkillsUnitConvertOutput]:
-        """Unit converter
-
-        Convert a quantity between units of length (mm, cm, m, km, in, ft, mi), mass (g, kg, lb, oz), volume (ml, l, gal) or temperature (C, F, K).
-
-        Args:
-            value: The quantity to convert.
-
-        Hints: read-only, idempotent, closed-world.
-
-        Wire name: 'unit_convert'.
-        """
-        result = await self._call(
-            _info_skills__unit_convert,
-            {"from_unit": from_unit, "to_unit": to_unit, "value": value},
-            {},
+        """``AsyncSkillsTools.unit_convert``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncSkillsTools.unit_convert,
+            from_unit=from_unit,
+            to_unit=to_unit,
+            value=value,
         )
-        return result
 
     async def web_search(
         self, *, query: str, max_results: int | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_o.SkillsWebSearchOutput]:
-        """Web search
-
-        Search the web and return the best matching pages with a short snippet each.
-
-        Args:
-            query: What to search for.
-            max_results: How many results to return. (server default: 3)
-
-        Hints: read-only, idempotent, open-world (reaches outside systems).
-
-        Wire name: 'web_search'.
-        """
-        result = await self._call(
-            _info_skills__web_search,
-            {"query": query, "max_results": max_results},
-            {"max_results": _NOT_GIVEN},
+        """``AsyncSkillsTools.web_search``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncSkillsTools.web_search, query=query, max_results=max_results
         )
-        return result
 
 
 class Tools(_ToolsBase):
@@ -667,7 +558,7 @@ class Tools(_ToolsBase):
     @property
     def results(self) -> ToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return ToolsResults(self._provider, self._options)
+        return self._results(ToolsResults)
 
 
 class ToolsResults(_ToolsBase):
@@ -694,7 +585,7 @@ class AsyncTools(_AsyncToolsBase):
     @property
     def results(self) -> AsyncToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return AsyncToolsResults(self._provider, self._options)
+        return self._results(AsyncToolsResults)
 
 
 class AsyncToolsResults(_AsyncToolsBase):

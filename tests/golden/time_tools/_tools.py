@@ -9,12 +9,14 @@ from types import MappingProxyType as _MappingProxyType
 from typing import Any as _Any
 
 from ._runtime import AsyncToolsBase as _AsyncToolsBase
+from ._runtime import AsyncToolsResultsBase as _AsyncToolsResultsBase
 from ._runtime import CallOptions as _CallOptions
 from ._runtime import SupportsAsyncCallTool as _SupportsAsyncCallTool
 from ._runtime import SupportsCallTool as _SupportsCallTool
 from ._runtime import ToolInfo as _ToolInfo
 from ._runtime import ToolResult as _ToolResult
 from ._runtime import ToolsBase as _ToolsBase
+from ._runtime import ToolsResultsBase as _ToolsResultsBase
 
 from typing import TYPE_CHECKING
 
@@ -75,7 +77,7 @@ class TimeTools(_ToolsBase):
     @property
     def results(self) -> TimeToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return TimeToolsResults(self._provider, self._options)
+        return self._results(TimeToolsResults)
 
     def convert_time(
         self, *, source_timezone: str, target_timezone: str, time: str
@@ -116,48 +118,25 @@ class TimeTools(_ToolsBase):
         return result.value
 
 
-class TimeToolsResults(_ToolsBase):
+class TimeToolsResults(_ToolsResultsBase):
     """Tools returning the whole ToolResult of the 'time' source."""
 
     def convert_time(
         self, *, source_timezone: str, target_timezone: str, time: str
     ) -> _ToolResult[_o.TimeConvertTimeOutput]:
-        """Convert time between timezones
-
-        Args:
-            source_timezone: Source IANA timezone name (e.g., 'America/New_York', 'Europe/London'). Use 'UTC' as local timezone if no source timezone provided by the user.
-            target_timezone: Target IANA timezone name (e.g., 'Asia/Tokyo', 'America/San_Francisco'). Use 'UTC' as local timezone if no target timezone provided by the user.
-            time: Time to convert in 24-hour format (HH:MM)
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'convert_time'.
-        """
-        result = self._call(
-            _info_time__convert_time,
-            {
-                "source_timezone": source_timezone,
-                "target_timezone": target_timezone,
-                "time": time,
-            },
-            {},
+        """``TimeTools.convert_time``, returning the whole ``ToolResult``."""
+        return self._whole(
+            TimeTools.convert_time,
+            source_timezone=source_timezone,
+            target_timezone=target_timezone,
+            time=time,
         )
-        return result
 
     def get_current_time(
         self, *, timezone: str
     ) -> _ToolResult[_o.TimeGetCurrentTimeOutput]:
-        """Get current time in a specific timezone
-
-        Args:
-            timezone: IANA timezone name (e.g., 'America/New_York', 'Europe/London'). Use 'UTC' as local timezone if no timezone provided by the user.
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'get_current_time'.
-        """
-        result = self._call(_info_time__get_current_time, {"timezone": timezone}, {})
-        return result
+        """``TimeTools.get_current_time``, returning the whole ``ToolResult``."""
+        return self._whole(TimeTools.get_current_time, timezone=timezone)
 
 
 class AsyncTimeTools(_AsyncToolsBase):
@@ -166,7 +145,7 @@ class AsyncTimeTools(_AsyncToolsBase):
     @property
     def results(self) -> AsyncTimeToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return AsyncTimeToolsResults(self._provider, self._options)
+        return self._results(AsyncTimeToolsResults)
 
     async def convert_time(
         self, *, source_timezone: str, target_timezone: str, time: str
@@ -209,50 +188,25 @@ class AsyncTimeTools(_AsyncToolsBase):
         return result.value
 
 
-class AsyncTimeToolsResults(_AsyncToolsBase):
+class AsyncTimeToolsResults(_AsyncToolsResultsBase):
     """Async tools returning the whole ToolResult of the 'time' source."""
 
     async def convert_time(
         self, *, source_timezone: str, target_timezone: str, time: str
     ) -> _ToolResult[_o.TimeConvertTimeOutput]:
-        """Convert time between timezones
-
-        Args:
-            source_timezone: Source IANA timezone name (e.g., 'America/New_York', 'Europe/London'). Use 'UTC' as local timezone if no source timezone provided by the user.
-            target_timezone: Target IANA timezone name (e.g., 'Asia/Tokyo', 'America/San_Francisco'). Use 'UTC' as local timezone if no target timezone provided by the user.
-            time: Time to convert in 24-hour format (HH:MM)
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'convert_time'.
-        """
-        result = await self._call(
-            _info_time__convert_time,
-            {
-                "source_timezone": source_timezone,
-                "target_timezone": target_timezone,
-                "time": time,
-            },
-            {},
+        """``AsyncTimeTools.convert_time``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncTimeTools.convert_time,
+            source_timezone=source_timezone,
+            target_timezone=target_timezone,
+            time=time,
         )
-        return result
 
     async def get_current_time(
         self, *, timezone: str
     ) -> _ToolResult[_o.TimeGetCurrentTimeOutput]:
-        """Get current time in a specific timezone
-
-        Args:
-            timezone: IANA timezone name (e.g., 'America/New_York', 'Europe/London'). Use 'UTC' as local timezone if no timezone provided by the user.
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'get_current_time'.
-        """
-        result = await self._call(
-            _info_time__get_current_time, {"timezone": timezone}, {}
-        )
-        return result
+        """``AsyncTimeTools.get_current_time``, returning the whole ``ToolResult``."""
+        return await self._whole(AsyncTimeTools.get_current_time, timezone=timezone)
 
 
 class Tools(_ToolsBase):
@@ -267,7 +221,7 @@ class Tools(_ToolsBase):
     @property
     def results(self) -> ToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return ToolsResults(self._provider, self._options)
+        return self._results(ToolsResults)
 
 
 class ToolsResults(_ToolsBase):
@@ -294,7 +248,7 @@ class AsyncTools(_AsyncToolsBase):
     @property
     def results(self) -> AsyncToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return AsyncToolsResults(self._provider, self._options)
+        return self._results(AsyncToolsResults)
 
 
 class AsyncToolsResults(_AsyncToolsBase):
