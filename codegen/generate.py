@@ -7,7 +7,7 @@ import hashlib
 import json
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -90,12 +90,14 @@ class Locking:
     servers: Mapping[str, Sequence[Mapping[str, Any]]]
     skills: Sequence[Mapping[str, Any]] | None
     offline: Snapshot | None = None
+    #: The task dialect of each server that advertises one (recorded in the lock).
+    tasks: Mapping[str, str] = field(default_factory=dict)
 
     def text(self, built: Sequence[str], inferred: Mapping[str, Mapping[str, InferredOutput]]) -> str | None:
         """The lock to write; None when there is nothing to write (offline, inferred types unchanged)."""
         if self.offline is not None:
             return relock_inferred(self.offline, built, inferred)
-        return render_snapshot(self.servers, self.skills, inferred)
+        return render_snapshot(self.servers, self.skills, inferred, self.tasks)
 
 
 def collect_sources(settings: Settings, progress: Progress | None = None) -> tuple[list[SourceTools], Locking | None]:
@@ -114,7 +116,10 @@ def collect_sources(settings: Settings, progress: Progress | None = None) -> tup
         else:
             live = read_live(configs, settings.snapshot, progress)
             skills = yaml_source(sources)
-            locking = Locking({s.name: s.tools for s in live}, skills.tools if skills is not None else None)
+            dialects = {s.name: s.task_dialect for s in live if s.task_dialect is not None}
+            locking = Locking(
+                {s.name: s.tools for s in live}, skills.tools if skills is not None else None, tasks=dialects
+            )
         sources += live
     if not sources:
         raise GenerateError("nothing to generate: give --tools, --infra or --mcp-json, or set them in [tool.toolgen]")

@@ -32,6 +32,8 @@ class SourceTools:
     wire_prefix: str | None = None
     #: Where the source is set up, for errors: the infra entry's ``file:line``; None: ``origin`` says it.
     location: str | None = None
+    #: The task dialect the server advertised when listed (docs/tasks.md); None: none, or not a server.
+    task_dialect: str | None = None
 
     @property
     def where(self) -> str:

@@ -16,6 +16,7 @@ import json
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -198,6 +199,15 @@ def generated(everything: tuple[str, str], tmp_path_factory: pytest.TempPathFact
         yield pkg, registry
 
 
+def test_the_lock_records_the_dialect_and_the_task_required_tool(generated: tuple[Any, Any]) -> None:
+    pkg, _ = generated
+    lock = json.loads((Path(pkg.__file__).parents[2] / "toolgen.lock.json").read_text(encoding="utf-8"))
+    entry = lock["servers"]["everything"]
+    assert entry["task_dialect"] == "2025-11-25"
+    research = next(t for t in entry["tools"] if t["name"] == RESEARCH)
+    assert research["execution"] == {"taskSupport": "required"}
+
+
 def test_the_typed_method_of_a_task_required_tool_waits_and_returns_the_report(generated: tuple[Any, Any]) -> None:
     pkg, registry = generated
     output = pkg.Tools(registry).everything.simulate_research_query(topic="typed wrappers")
@@ -317,3 +327,15 @@ def test_a_server_without_tasks_says_so_when_asked_to_follow_one() -> None:
 )
 def test_a_servers_poll_interval_is_honoured_within_bounds(interval_ms: float | None, seconds: float) -> None:
     assert _mcp_tasks.poll_seconds(interval_ms) == seconds
+
+
+def test_generate_records_the_2026_dialect_in_the_lock(tmp_path: Path) -> None:
+    config = stdio_config("sample", "--with-tasks")
+    server = {"name": "sample", "protocol": "mcp", "transport": "stdio", "command": "python",
+              "args": list(config.args), "env": dict(config.env), "cwd": config.cwd}  # fmt: skip
+    document = {"apiVersion": "toolgen/v1", "kind": "ToolServerRegistry", "spec": {"servers": [server]}}
+    (tmp_path / "infra.yaml").write_text(json.dumps(document), encoding="utf-8")
+    args = ["--infra", "infra.yaml", "--out", "out", "--package", "sample_tasks", "--no-cache", "-q"]
+    assert generate(tmp_path, args) == 0
+    lock = json.loads((tmp_path / "toolgen.lock.json").read_text(encoding="utf-8"))
+    assert lock["servers"]["sample"]["task_dialect"] == "2026-07-28"
