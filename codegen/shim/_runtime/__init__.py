@@ -37,6 +37,7 @@ One concern per module:
 - ``_plan``: one call's plan: input rounds, retries, confirmation.
 - ``_decode``: ``ToolResult``, and decoding an envelope into one.
 - ``_base``: the base classes of ``Tools`` and ``AsyncTools``.
+- ``_task``: ``ToolTask`` and ``AsyncToolTask``, typed handles of long-running calls (``.tasks``).
 """
 
 from __future__ import annotations
@@ -71,6 +72,7 @@ from ._options import (
     SupportsCallTool,
 )
 from ._plan import ElicitationRequest, InputRequest, RootsRequest, SamplingRequest
+from ._task import AsyncToolsTasksBase, AsyncToolTask, TaskStatus, ToolsTasksBase, ToolTask
 
 if TYPE_CHECKING:
     from ._content import (
@@ -90,8 +92,10 @@ if TYPE_CHECKING:
 __all__ = [
     "CALL_OPTION_NAMES",
     "Annotations",
+    "AsyncToolTask",
     "AsyncToolsBase",
     "AsyncToolsResultsBase",
+    "AsyncToolsTasksBase",
     "AudioContent",
     "BlobResourceContents",
     "CallOptions",
@@ -110,6 +114,7 @@ __all__ = [
     "SupportsAsyncCallTool",
     "SupportsCallTool",
     "TextContent",
+    "TaskStatus",
     "TextResourceContents",
     "ToolArgumentsError",
     "ToolCallError",
@@ -127,8 +132,10 @@ __all__ = [
     "ToolTimeoutError",
     "ToolTransientError",
     "ToolUnavailableError",
+    "ToolTask",
     "ToolsBase",
     "ToolsResultsBase",
+    "ToolsTasksBase",
     "UnknownContent",
     "decode_inferred",
     "decode_result",

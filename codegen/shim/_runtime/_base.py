@@ -48,6 +48,13 @@ class _ToolsCore(Generic[_P]):
             twin = self.__dict__["_results_twin"] = cls(self._provider, self._options)
         return twin
 
+    def _tasks(self, cls: Callable[[_P, CallOptions], _R]) -> _R:
+        """The task-starting twin of this instance (``.tasks``), made once and kept."""
+        twin: _R | None = self.__dict__.get("_tasks_twin")
+        if twin is None:
+            twin = self.__dict__["_tasks_twin"] = cls(self._provider, self._options)
+        return twin
+
 
 class _Whole:
     """What ``_call`` returns inside a whole-result class: its ``.value`` is the whole
