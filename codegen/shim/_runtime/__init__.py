@@ -44,7 +44,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ._base import AsyncToolsBase, AsyncToolsResultsBase, ToolsBase, ToolsResultsBase
+from ._base import (
+    AsyncToolsBase,
+    AsyncToolsResultsBase,
+    AsyncToolsTasksBase,
+    ToolsBase,
+    ToolsResultsBase,
+    ToolsTasksBase,
+)
 from ._decode import ToolResult, decode_inferred, decode_result, inferred_candidate, normalize_envelope
 from ._envelope import ToolEnvelope
 from ._errors import (
@@ -72,7 +79,7 @@ from ._options import (
     SupportsCallTool,
 )
 from ._plan import ElicitationRequest, InputRequest, RootsRequest, SamplingRequest
-from ._task import AsyncToolsTasksBase, AsyncToolTask, TaskStatus, ToolsTasksBase, ToolTask
+from ._task import AsyncToolTask, TaskStatus, ToolTask
 
 if TYPE_CHECKING:
     from ._content import (
