@@ -14,7 +14,7 @@ Three kinds of entry, each keyed by a SHA-256 over everything that can change it
 The fingerprint hashes toolgen's own code (every module, template and the shim, and every module
 of the runtime package, which the generator builds on: the contract's rules file every package
 carries is one), the versions
-of datamodel-code-generator, black and Python: a generator edited without a version bump still
+of datamodel-code-generator, ruff and Python: a generator edited without a version bump still
 misses. Entries carry their key and a digest of their content and are written atomically, so a
 torn or edited entry is a miss, never a stale file. The folder (``.toolgen-cache/`` beside the
 project's pyproject.toml) holds nothing else and may be deleted at any time.
@@ -61,7 +61,7 @@ def fingerprint() -> str:
     from codegen.render import templates_dir
 
     digest = hashlib.sha256(f"format {_FORMAT}; python {sys.version_info[:2]}".encode())
-    for dist in ("datamodel-code-generator", "black", "toolgen"):
+    for dist in ("datamodel-code-generator", "ruff", "toolgen"):
         try:
             digest.update(f"{dist} {metadata.version(dist)}\n".encode())
         except metadata.PackageNotFoundError:

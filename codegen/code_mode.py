@@ -12,7 +12,7 @@ cannot import pydantic). Everything comes from the intermediate form the package
   schema document through datamodel-code-generator's TypedDict output) and ``ToolOutput``, the
   untyped result, as its text (``str``).
 
-The text is laid out by ``ast.unparse`` (deterministic, and no black run: a 1,000-tool catalog's
+The text is laid out by ``ast.unparse`` (deterministic, and no formatter run: a 1,000-tool catalog's
 stubs would cost it seconds). ``docs/code-mode.md`` describes the result.
 """
 
@@ -30,7 +30,7 @@ from codegen.literals import clean_text, docstring_literal, wire_literal
 from codegen.model import CodeModeModule, NamespaceSpec, ParamSpec, ToolSpec
 from codegen.naming import sandbox_modules, unique
 
-if TYPE_CHECKING:  # datamodels imports black: a cached run, which renders nothing, never loads it
+if TYPE_CHECKING:  # datamodels imports the model generator: a cached run, which renders nothing, never loads it
     from codegen.datamodels import ModelModule
 
 __all__ = ["CODE_MODE_DIR", "CodeModeModule", "build_code_mode", "stub_output_models", "summary_line"]

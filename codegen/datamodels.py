@@ -24,8 +24,7 @@ from typing import Any, cast
 
 from codegen.cache import Cache
 from codegen.errors import GenerateError
-from codegen.formatting import format_python
-from codegen.layout import str_literal
+from codegen.literals import wire_literal
 from codegen.naming import class_name
 
 __all__ = ["PARALLEL_MIN_DEFINITIONS", "ModelModule", "generate_models", "model_code"]
@@ -105,7 +104,7 @@ def _strip(node: ast.expr) -> ast.expr:
 
 
 def _respell_strings(code: str) -> str:
-    """Re-spell every string literal in ``code`` through the one escaping function (``str_literal``).
+    """Re-spell every string literal in ``code`` through the one escaping function (``wire_literal``).
 
     datamodel-code-generator writes some keys verbatim (``"a\u202eb"`` in a functional TypedDict):
     a control, bidi or line-separator character would sit raw in the file ("Trojan Source", or a
@@ -121,7 +120,7 @@ def _respell_strings(code: str) -> str:
         if tok.type == tokenize.STRING:
             start = starts[tok.start[0] - 1] + tok.start[1]
             end = starts[tok.end[0] - 1] + tok.end[1]
-            out += [code[last:start], str_literal(ast.literal_eval(tok.string))]
+            out += [code[last:start], wire_literal(ast.literal_eval(tok.string))]
             last = end
     out.append(code[last:])
     return "".join(out)
@@ -320,7 +319,8 @@ def _field_aliases(document: Mapping[str, Any]) -> dict[str, str]:
 
 
 def model_code(document: Mapping[str, Any], *, kind: str) -> str:
-    """One datamodel-code-generator run over every definition in ``document``, formatted.
+    """One datamodel-code-generator run over every definition in ``document`` (unformatted: the
+    package's one formatting pass lays it out with the rest).
 
     ``kind`` is ``"inputs"`` (TypedDicts) or ``"outputs"`` (pydantic v2 models).
     """
@@ -353,7 +353,29 @@ def model_code(document: Mapping[str, Any], *, kind: str) -> str:
     lines = generated.split("\n")  # not splitlines(), which also splits at U+2028 and other separators
     while lines and (lines[0].startswith("#") or not lines[0].strip()):
         lines.pop(0)
-    return format_python(_respell_strings(_without_root("\n".join(lines) + "\n")))
+    return _one_blank_line(_respell_strings(_without_root("\n".join(lines) + "\n")))
+
+
+def _one_blank_line(code: str) -> str:
+    """The module with one blank line between top-level statements (none between imports).
+
+    The formatters keep up to two blank lines where the code has them, and black and ruff differ
+    on how many they keep after imports; from one, both add exactly what black's style requires
+    (two around a class), so the formatted module is the same whichever of them runs.
+    """
+    tree = ast.parse(code)
+    lines = code.split("\n")  # "\n" only, as the parser counts lines
+    out: list[str] = []
+    previous: ast.stmt | None = None
+    for stmt in tree.body:
+        start = min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", []))])
+        if previous is not None and previous.end_lineno is not None:
+            gap = [line for line in lines[previous.end_lineno : start - 1] if line.strip()]  # comments stay
+            both_imports = all(isinstance(s, ast.Import | ast.ImportFrom) for s in (previous, stmt))
+            out += gap if both_imports else ["", *gap]
+        out += lines[start - 1 : stmt.end_lineno]
+        previous = stmt
+    return "\n".join(out) + "\n"
 
 
 def _can_fork() -> bool:

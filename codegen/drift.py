@@ -68,6 +68,8 @@ KINDS: dict[str, tuple[Severity, str]] = {
                           "and a client that expects an inline answer without polling breaks"),
     "task-support-dropped": ("review", "execution.taskSupport went from optional or required to forbidden: "
                              "callers that start the task themselves get an inline answer"),
+    "task-dialect-changed": ("review", "the server's task dialect changed (docs/tasks.md): it started or "
+                             "stopped running calls as tasks, or speaks the other dialect"),
     "task-support-changed": ("compatible", "execution.taskSupport changed otherwise (a task became possible, "
                              "or no longer required)"),
     # parameters (inputSchema), at any depth

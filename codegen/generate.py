@@ -7,7 +7,7 @@ import hashlib
 import json
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -44,6 +44,7 @@ __all__ = [
     "render_files",
     "run",
     "shown",
+    "yaml_source",
 ]
 
 
@@ -89,12 +90,14 @@ class Locking:
     servers: Mapping[str, Sequence[Mapping[str, Any]]]
     skills: Sequence[Mapping[str, Any]] | None
     offline: Snapshot | None = None
+    #: The task dialect of each server that advertises one (recorded in the lock).
+    tasks: Mapping[str, str] = field(default_factory=dict)
 
     def text(self, built: Sequence[str], inferred: Mapping[str, Mapping[str, InferredOutput]]) -> str | None:
         """The lock to write; None when there is nothing to write (offline, inferred types unchanged)."""
         if self.offline is not None:
             return relock_inferred(self.offline, built, inferred)
-        return render_snapshot(self.servers, self.skills, inferred)
+        return render_snapshot(self.servers, self.skills, inferred, self.tasks)
 
 
 def collect_sources(settings: Settings, progress: Progress | None = None) -> tuple[list[SourceTools], Locking | None]:
@@ -112,7 +115,11 @@ def collect_sources(settings: Settings, progress: Progress | None = None) -> tup
             locking = Locking(lock.servers, lock.skills, offline=lock)
         else:
             live = read_live(configs, settings.snapshot, progress)
-            locking = Locking({s.name: s.tools for s in live}, sources[0].tools if settings.tools else None)
+            skills = yaml_source(sources)
+            dialects = {s.name: s.task_dialect for s in live if s.task_dialect is not None}
+            locking = Locking(
+                {s.name: s.tools for s in live}, skills.tools if skills is not None else None, tasks=dialects
+            )
         sources += live
     if not sources:
         raise GenerateError("nothing to generate: give --tools, --infra or --mcp-json, or set them in [tool.toolgen]")
@@ -126,6 +133,11 @@ def collect_sources(settings: Settings, progress: Progress | None = None) -> tup
                 source.location or source.origin,
             )
     return sources, locking
+
+
+def yaml_source(sources: Sequence[SourceTools]) -> SourceTools | None:
+    """The source parsed from the ``kind: Tool`` YAML (``--tools``), if there is one."""
+    return next((s for s in sources if s.kind == "yaml"), None)
 
 
 def infer_all(sources: Sequence[SourceTools], settings: Settings) -> dict[str, dict[str, InferredOutput]]:
@@ -200,7 +212,7 @@ def render_files(
         files = dict(cached)
         found = json.loads(files.pop(_DEGRADATIONS))
         return files, tuple(Degradation(**d) for d in found)
-    # Imported here: a cached run never loads datamodel-code-generator, black or Jinja2.
+    # Imported here: a cached run never loads datamodel-code-generator or Jinja2.
     from codegen.build import build_package
     from codegen.render import render_package
 
@@ -233,8 +245,9 @@ def run(settings: Settings, out: TextIO = sys.stdout, progress: Progress | None 
         not settings.snapshot.is_file() or settings.snapshot.read_text(encoding="utf-8") != snapshot_text
     )
     drift = lock_drift(settings.snapshot, snapshot_text) if snapshot_changed and snapshot_text else ()
-    if settings.check and settings.offline and settings.tools:  # no live listing: the YAML against the lock
-        drift += skills_drift(settings.snapshot, sources[0].tools)  # with the inferred types' drift
+    skills = yaml_source(sources)
+    if settings.check and settings.offline and skills is not None:  # no live listing: the YAML against the lock
+        drift += skills_drift(settings.snapshot, skills.tools)  # with the inferred types' drift
     lock = describe_lock(settings.snapshot, snapshot_text) if snapshot_text is not None else None
     names = tuple(sorted(files))
     for folder in (settings.target.parent, *settings.target.parent.parents):
@@ -245,17 +258,9 @@ def run(settings: Settings, out: TextIO = sys.stdout, progress: Progress | None 
             changes = plan_changes(settings.target, files)
             if settings.diff:
                 out.write(diff_changes(settings.target, files, changes))
-            return Outcome(
-                tuple(changes),
-                snapshot_changed,
-                drift,
-                coverage=coverage,
-                degradations=degradations,
-                files=names,
-                lock=lock,
-            )
-        lock_pair = (settings.snapshot, snapshot_text) if snapshot_text is not None else None
-        changes = write_package(settings.target, files, lock=lock_pair)
+        else:
+            lock_pair = (settings.snapshot, snapshot_text) if snapshot_text is not None else None
+            changes = write_package(settings.target, files, lock=lock_pair)
     except OSError as exc:  # an --out that is a file, a folder we may not write: one line, exit 2
         where = exc.filename if isinstance(exc.filename, str) else str(settings.target)
         raise GenerateError(f"cannot write the package: {exc.strerror or exc}", shown(Path(where))) from exc

@@ -1,23 +1,24 @@
 """Untrusted text and values as Python literals. Nothing here ever emits text that is not a literal.
 
-Literals come out in black's normal form (double quotes unless that needs more escapes; docstrings
-stripped and re-indented the way black does), so the wrapper module needs no formatting pass.
+Literals come out in the formatter's normal form (double quotes unless that needs more escapes;
+docstrings stripped and re-indented as black and ruff do), so a literal reads the same in a
+formatted module and in a code-mode stub, which is not formatted.
 """
 
 from __future__ import annotations
 
 import ast
 import math
+import re
 import textwrap
 import unicodedata
 from typing import Any
-
-from codegen.layout import str_literal as _black_str
 
 __all__ = [
     "INVISIBLE_CATEGORIES",
     "clean_text",
     "docstring_literal",
+    "docstring_text",
     "json_default_literal",
     "str_literal",
     "wire_literal",
@@ -39,14 +40,30 @@ def clean_text(text: str) -> str:
     return "".join(c for c in text if c == "\n" or unicodedata.category(c) not in INVISIBLE_CATEGORIES)
 
 
+#: In a single-quoted ``repr`` body: an escaped backslash, an escaped single quote, a double quote.
+_REQUOTE = re.compile(r"\\\\|\\'|\"")
+_REQUOTED = {"\\\\": "\\\\", "\\'": "'", '"': '\\"'}
+
+
+def _quoted(value: str) -> str:
+    """``repr(value)`` in double quotes unless that takes more escapes (black's and ruff's rule)."""
+    text = repr(value)
+    if text[0] == '"':  # repr chose double quotes itself: the value has ' and no "
+        return text
+    singles, doubles = value.count("'"), value.count('"')
+    if doubles > singles or (doubles and not singles):
+        return text
+    return '"' + _REQUOTE.sub(lambda m: _REQUOTED[m.group()], text[1:-1]) + '"'
+
+
 def str_literal(value: str | None) -> str:
     """A one-line literal for display text (cleaned); ``None`` -> ``None``."""
-    return "None" if value is None else _black_str(clean_text(value))
+    return "None" if value is None else _quoted(clean_text(value))
 
 
 def wire_literal(value: str) -> str:
     """A literal for a wire name or key: exact, every character kept (escaped where needed)."""
-    return _black_str(value)
+    return _quoted(value)
 
 
 def _docstring_lines(text: str) -> list[str]:
@@ -82,14 +99,19 @@ def docstring_literal(text: str, indent: int) -> str:
         ok = ast.literal_eval(literal) == expected
     except (SyntaxError, ValueError):
         ok = False
-    return literal if ok else _black_str("\n".join(lines))
+    return literal if ok else _quoted("\n".join(lines))
+
+
+def docstring_text(text: str) -> str:
+    """``text`` on one line, escaped to sit inside a triple-quoted string without ever closing it."""
+    return " ".join(clean_text(text).split("\n")).replace("\\", "\\\\").replace('"', '\\"')
 
 
 def json_default_literal(value: Any) -> str | None:
     """A literal for a JSON Schema ``default`` that is a scalar; None when it cannot be one."""
     if isinstance(value, str):
         # A default we would have to alter to print is no default at all: the server's applies.
-        return _black_str(value) if clean_text(value) == value else None
+        return _quoted(value) if clean_text(value) == value else None
     if value is None or isinstance(value, bool):
         return repr(value)
     if isinstance(value, int):

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from codegen.errors import Degradation
+from codegen.literals import wire_literal
 
 SourceKind = Literal["yaml", "mcp-json", "mcp-live"]
 
@@ -31,6 +32,8 @@ class SourceTools:
     wire_prefix: str | None = None
     #: Where the source is set up, for errors: the infra entry's ``file:line``; None: ``origin`` says it.
     location: str | None = None
+    #: The task dialect the server advertised when listed (docs/tasks.md); None: none, or not a server.
+    task_dialect: str | None = None
 
     @property
     def where(self) -> str:
@@ -56,6 +59,11 @@ class ParamSpec:
     schema_default: str | None = None
 
     @property
+    def key_literal(self) -> str:
+        """The wire key as a literal: exact, every character kept (escaped where needed)."""
+        return wire_literal(self.wire_name)
+
+    @property
     def value_annotation(self) -> str:
         """The annotation without the omission sentinel: the type of a value that is sent."""
         return self.annotation.removesuffix(NOT_GIVEN_SUFFIX)
@@ -63,6 +71,8 @@ class ParamSpec:
 
 @dataclass(frozen=True)
 class ToolSpec:
+    """One tool: what its method and its ``ToolInfo`` constant say (the template lays them out)."""
+
     wire_name: str  # what call_tool receives, prefix included
     method: str
     const_name: str  # module-level ToolInfo constant
@@ -71,24 +81,23 @@ class ToolSpec:
     title_literal: str  # literal or "None"
     description_literal: str
     docstring: str  # a complete, escaped triple-quoted literal
+    #: Keyword-only parameters, required first; empty when the tool takes none (or any, below)
     params: tuple[ParamSpec, ...]
-    output_model: str | None  # qualified pydantic class (for annotations)
     input_ref: str  # the class name as a literal: imported on first use
     output_ref: str  # literal or "None"
     output_is_root: bool
     value_annotation: str  # type of the decoded value
     hints: Mapping[str, bool | None]  # read_only / destructive / idempotent / open_world
-    info_items: tuple[str, ...]  # extra ToolInfo keyword items ("inferred_from=3"); empty when declared
-    # The ToolInfo assignment's opening and closing lines and its items' indent, laid out as black
-    # does: ``X = _ToolInfo(`` ... ``)``, or, when that head is too long, ``X = (`` / ``_ToolInfo(``.
-    info_open: tuple[str, ...]
-    info_indent: str
-    info_close: tuple[str, ...]
-    params_decl: tuple[str, ...]  # ("self", "*", "city: str", 'units: ... = "celsius"')
-    #: ('"city": city', ...): wire keys -> parameters; or the name of the ``**`` parameter whose
-    #: dict is sent as it is (an ``inputSchema`` without ``type`` or properties)
-    argument_items: tuple[str, ...] | str
-    omit_items: tuple[str, ...]  # ('"units": "celsius"', ...): values that mean "not passed"
+    #: Extra ToolInfo keywords and their literals (``("inferred_from", "3")``); empty when declared
+    info_extra: tuple[tuple[str, str], ...] = ()
+    #: The ``inputSchema`` says nothing of its arguments: the method takes ``**arguments`` and
+    #: sends that dict as it is
+    any_arguments: bool = False
+
+    @property
+    def optional(self) -> tuple[ParamSpec, ...]:
+        """The parameters that may be left out (their omission value drops them from the call)."""
+        return tuple(p for p in self.params if not p.required)
 
 
 @dataclass(frozen=True)
@@ -96,29 +105,8 @@ class NamespaceSpec:
     attr: str  # attribute on the top-level Tools, always (one source too: call sites never move)
     class_prefix: str  # "Sample" -> SampleTools, SampleToolsResults, AsyncSampleTools, ...
     tools: tuple[ToolSpec, ...]
-
-
-@dataclass(frozen=True)
-class MethodSpec:
-    """A method, laid out: its lines (def, docstring, body) at class-body indentation."""
-
-    name: str
-    lines: tuple[str, ...]
-    fits: bool  # False: some line needs black to lay it out
-
-
-@dataclass(frozen=True)
-class ClassSpec:
-    """One emitted class: a namespace's sync/async, value/result flavour, or a top-level aggregate."""
-
-    name: str
-    base: str
-    docstring: str
-    members: tuple[MethodSpec, ...]  # __init__ / results property first, then one per tool
-
-    @property
-    def fits(self) -> bool:
-        return all(m.fits for m in self.members)
+    #: The source's name quoted as in a docstring (``'sample'``), escaped for a triple-quoted string
+    source_doc: str = ""
 
 
 @dataclass(frozen=True)
@@ -164,46 +152,37 @@ class PackageSpec:
     name: str
     header: str  # comment lines, each starting with "#"
     namespaces: tuple[NamespaceSpec, ...]
-    classes: tuple[ClassSpec, ...]
     tools_imports: tuple[ImportSpec, ...]  # typing imports the wrapper annotations need
     inputs_code: str  # datamodel-code-generator output (TypedDicts)
-    outputs_code: str  # datamodel-code-generator output (pydantic models), in one module
     exports: tuple[str, ...]
+    #: The output models, as the modules of the ``outputs`` package (one per tool + shared).
+    output_modules: tuple[ModelModuleSpec, ...] = ()
+    #: ``outputs/__init__.py``'s map: model name -> its module, both as literals.
+    outputs_where: tuple[tuple[str, str], ...] = ()
+    degradations: tuple[Degradation, ...] = ()  # schema spots typed as Any; the CLI warns of each
+    runtime_imports: tuple[str, ...] = ()  # shim names the wrappers use (imported as ``_Name``)
+    code_mode: tuple[CodeModeModule, ...] = ()  # the sandbox API (codegen/code_mode.py)
 
     @property
     def all_tools(self) -> tuple[ToolSpec, ...]:
         return tuple(t for ns in self.namespaces for t in ns.tools)
 
+    # The model modules the annotations name are imported for type checkers only (at run time
+    # ToolInfo imports them on first use), and not at all when no annotation names one.
     @property
-    def type_checking_lines(self) -> tuple[str, ...]:
-        """The model modules the annotations name, imported for type checkers only (at run time
-        ToolInfo imports them on first use); nothing at all when no annotation names one."""
-        modules = [
-            line
-            for line, used in (
-                (
-                    "    from . import inputs as _i",
-                    any("_i." in p.annotation for t in self.all_tools for p in t.params),
-                ),
-                ("    from . import outputs as _o", any("_o." in t.value_annotation for t in self.all_tools)),
-            )
-            if used
-        ]
-        lazy = [name for name in self.runtime_imports if name in LAZY_RUNTIME]
-        modules += [f"    from ._runtime import {name} as _{name}" for name in lazy]
-        return ("from typing import TYPE_CHECKING", "", "if TYPE_CHECKING:", *modules, "") if modules else ()
+    def imports_inputs(self) -> bool:
+        return any("_i." in p.annotation for t in self.all_tools for p in t.params)
+
+    @property
+    def imports_outputs(self) -> bool:
+        return any("_o." in t.value_annotation for t in self.all_tools)
 
     @property
     def runtime_imports_at_run_time(self) -> tuple[str, ...]:
         """The shim names imported when the module runs: all but the pydantic classes."""
         return tuple(name for name in self.runtime_imports if name not in LAZY_RUNTIME)
 
-    #: ``outputs_code`` split into the modules of the ``outputs`` package (one per tool + shared).
-    output_modules: tuple[ModelModuleSpec, ...] = ()
-    #: ``outputs/__init__.py``: type-checking imports (laid out) and name -> module, as literals.
-    outputs_imports: tuple[str, ...] = ()
-    outputs_where: tuple[tuple[str, str], ...] = ()
-    const_decls: tuple[MethodSpec, ...] = ()  # ``_CONST: _ToolInfo[T]``, laid out
-    degradations: tuple[Degradation, ...] = ()  # schema spots typed as Any; the CLI warns of each
-    runtime_imports: tuple[str, ...] = ()  # shim names the wrappers use (imported as ``_Name``)
-    code_mode: tuple[CodeModeModule, ...] = ()  # the sandbox API (codegen/code_mode.py)
+    @property
+    def runtime_imports_for_type_checkers(self) -> tuple[str, ...]:
+        """The shim's pydantic classes the annotations name: imported for type checkers only."""
+        return tuple(name for name in self.runtime_imports if name in LAZY_RUNTIME)

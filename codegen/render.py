@@ -1,4 +1,4 @@
-"""Render a ``PackageSpec`` into file contents, then format them once with the pinned black."""
+"""Render a ``PackageSpec`` into file contents, then format them in one pass (``ruff format``)."""
 
 from __future__ import annotations
 
@@ -6,14 +6,14 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from codegen.formatting import format_python
+from codegen.formatting import format_files
 from codegen.model import SHARED_MODULE, PackageSpec
 from mas.runtime.contracts import _rules
 
 if TYPE_CHECKING:
     import jinja2
 
-__all__ = ["RULES_PATH", "SHIM_DIR", "format_python", "render_package", "runtime_sources", "templates_dir"]
+__all__ = ["RULES_PATH", "SHIM_DIR", "render_package", "runtime_sources", "templates_dir"]
 
 _HERE = Path(__file__).resolve().parent
 #: The runtime shim, a package copied verbatim into every generated package as ``_runtime/``.
@@ -43,10 +43,6 @@ def _environment() -> jinja2.Environment:
     )
 
 
-def _wrappers_fit(pkg: PackageSpec) -> bool:
-    return all(c.fits for c in pkg.classes) and all(d.fits for d in pkg.const_decls)
-
-
 def _module(header: str, doc: str, code: str) -> str:
     return f'{header}\n"""{doc}"""\n\n{code}'
 
@@ -64,7 +60,7 @@ _CODE_MODE_DOC = (
 
 
 def _code_mode_files(pkg: PackageSpec) -> dict[str, str]:
-    # Imported here: the cache's fingerprint imports this module, and a cached run loads no black.
+    # Imported here: the cache's fingerprint imports this module, and a cached run renders nothing.
     from codegen.code_mode import CODE_MODE_DIR, manifest_lines
 
     files = {f"{CODE_MODE_DIR}/{m.name}.pyi": f"{pkg.header}\n{m.stub}" for m in pkg.code_mode}
@@ -92,12 +88,9 @@ def render_package(pkg: PackageSpec) -> dict[str, str]:
     for module in pkg.output_modules:
         doc = _SHARED_DOC if module.name == SHARED_MODULE else _OUTPUT_DOC
         files[f"outputs/{module.name}.py"] = _module(pkg.header, doc, module.code)
-    # The models were formatted as they were generated (datamodels.py). The wrappers are laid out
-    # in black's style as they are built (layout.py; a member outside its rules was formatted on its
-    # own there), so black runs over the whole module only as a safety net.
-    ready = {"inputs.py", "outputs/__init__.py"} | {f"outputs/{m.name}.py" for m in pkg.output_modules}
-    ready |= {"_tools.py"} if _wrappers_fit(pkg) else set()
-    out = {path: text if path in ready else format_python(text) for path, text in files.items()}
+    # Templates and the model generator print statements on one line each: one formatter run
+    # lays every module out (black's style), whatever the number of tools.
+    out = format_files(files)
     # The shim and the rules are copied verbatim below the header: they stay the tested files byte for byte.
     for path, source in runtime_sources().items():
         out[path] = f"{pkg.header}\n{source.read_text(encoding='utf-8')}"

@@ -190,7 +190,7 @@ def _relative_to(settings: Settings, cwd: Path) -> Settings:
 #: sys.path: ``pydantic`` would fail to import, ``json`` would replace the standard module.
 _DEPENDENCY_MODULES = frozenset({
     "annotated_types", "anyio", "black", "codegen", "datamodel_code_generator", "genson", "httpx",
-    "jinja2", "jsonschema", "mas", "mcp", "pydantic", "pydantic_core", "rich", "typing_extensions",
+    "jinja2", "jsonschema", "mas", "mcp", "pydantic", "pydantic_core", "rich", "ruff", "typing_extensions",
     "typing_inspection", "yaml",
 })  # fmt: skip
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from codegen.drift import Change, diff_listings
+from codegen.drift import KINDS, Change, diff_listings
 from codegen.errors import GenerateError
 from codegen.infer import InferredOutput, inferred_changes
 from mas.runtime._json_file import read_json
@@ -27,14 +27,17 @@ from mas.runtime.lockfile import (
     lock_version_problem,
     tool_hash,
 )
+from mas.runtime.lockfile import TASK_DIALECTS as DIALECTS
 from mas.runtime.redact import blank_json
 
 __all__ = [
     "SNAPSHOT_VERSION",
+    "TASKS_KEY",
     "LockChange",
     "Snapshot",
     "canonical_json",
     "describe_lock",
+    "dialect_changes",
     "is_lock",
     "load_snapshot",
     "lock_drift",
@@ -51,6 +54,8 @@ SNAPSHOT_VERSION = LOCK_VERSION
 SKILLS_KEY = "skills"
 #: The key, in a source's entry, of the output types inferred for its tools (format 3).
 INFERRED_KEY = "inferred"
+#: The key, in a server's entry, of the task dialect it advertises (docs/tasks.md); absent: none.
+TASKS_KEY = "task_dialect"
 
 #: source name -> wire name -> the output type inferred from samples
 InferredBySource = Mapping[str, Mapping[str, InferredOutput]]
@@ -65,6 +70,8 @@ class Snapshot:
     #: The output types the package was generated from, by source (server name or ``skills``) and
     #: tool; None for a lock of format 1 or 2, which did not record them (nothing to compare with).
     inferred: InferredBySource | None = field(default=None)
+    #: The task dialect each server advertised (``TASKS_KEY``), by server name; absent: none.
+    tasks: Mapping[str, str] = field(default_factory=dict)
 
     def listings(self) -> dict[str, Sequence[Mapping[str, Any]]]:
         """Every listing by source name, skills under ``skills`` (a name no server may take)."""
@@ -85,12 +92,18 @@ def _inferred_entry(found: InferredOutput) -> dict[str, Any]:
     return entry
 
 
-def _entry(tools: Sequence[Mapping[str, Any]], inferred: Mapping[str, InferredOutput] | None = None) -> dict[str, Any]:
+def _entry(
+    tools: Sequence[Mapping[str, Any]],
+    inferred: Mapping[str, InferredOutput] | None = None,
+    task_dialect: str | None = None,
+) -> dict[str, Any]:
     # Canonical (mas/runtime/lockfile.py): a server that reorders `required` changes no lock byte.
     ordered = sorted((canonical_tool(t) for t in tools), key=lambda t: str(t.get("name")))
     entry: dict[str, Any] = {"tools": ordered, "hashes": {str(t.get("name")): tool_hash(t) for t in ordered}}
     if inferred:  # a source without inferred types has no key: locks without samples stay as they were
         entry[INFERRED_KEY] = {name: _inferred_entry(found) for name, found in inferred.items()}
+    if task_dialect is not None:  # a server without tasks has no key: its lock stays as it was
+        entry[TASKS_KEY] = task_dialect
     return entry
 
 
@@ -98,16 +111,19 @@ def render_snapshot(
     servers: Mapping[str, Sequence[Mapping[str, Any]]],
     skills: Sequence[Mapping[str, Any]] | None = None,
     inferred: InferredBySource | None = None,
+    tasks: Mapping[str, str] | None = None,
 ) -> str:
-    """The lock text; ``inferred`` (source -> tool -> output) is kept for the sources in the lock."""
+    """The lock text; ``inferred`` (source -> tool -> output) is kept for the sources in the lock,
+    and ``tasks`` (server -> task dialect) for the servers that advertise tasks."""
     found = inferred or {}
+    dialects = tasks or {}
     # The lock is committed: no resolved secret may reach it, whatever a server echoed (the provider
     # blanks listings already; blanked again here, before hashing, so the hashes match the text).
     servers = {name: blank_json(tools) for name, tools in servers.items()}
     skills = blank_json(skills)
     data: dict[str, Any] = {
         VERSION_KEY: SNAPSHOT_VERSION,
-        "servers": {name: _entry(tools, found.get(name)) for name, tools in servers.items()},
+        "servers": {name: _entry(tools, found.get(name), dialects.get(name)) for name, tools in servers.items()},
     }
     if skills:
         data[SKILLS_KEY] = _entry(skills, found.get(SKILLS_KEY))
@@ -146,8 +162,17 @@ def snapshot_from_data(data: Any, path: Path) -> Snapshot:
     out: dict[str, Sequence[Mapping[str, Any]]] = {}
     inferred: dict[str, Mapping[str, InferredOutput]] = {}
     entries = {str(name): (entry, f"/servers/{name}") for name, entry in servers.items()}
+    tasks: dict[str, str] = {}
     for name, (entry, pointer) in entries.items():
         out[name] = _checked_tools(entry, path, pointer)
+        dialect = entry.get(TASKS_KEY)
+        if dialect is not None:
+            if dialect not in DIALECTS:
+                known = ", ".join(DIALECTS)
+                raise GenerateError(
+                    f"unknown task dialect {dialect!r} (known: {known})", str(path), f"{pointer}/{TASKS_KEY}"
+                )
+            tasks[name] = dialect
     skills = None
     if SKILLS_KEY in data:
         skills = _checked_tools(data[SKILLS_KEY], path, f"/{SKILLS_KEY}")
@@ -156,7 +181,7 @@ def snapshot_from_data(data: Any, path: Path) -> Snapshot:
         if found := _checked_inferred(entry.get(INFERRED_KEY), path, f"{pointer}/{INFERRED_KEY}"):
             inferred[name] = found
     # Formats 1 and 2 recorded no inferred types: unknown, not "none".
-    return Snapshot(path, out, skills, inferred if data[VERSION_KEY] >= 3 else None)
+    return Snapshot(path, out, skills, inferred if data[VERSION_KEY] >= 3 else None, tasks)
 
 
 def _checked_inferred(value: Any, path: Path, pointer: str) -> dict[str, InferredOutput]:
@@ -205,10 +230,25 @@ def _checked_tools(entry: Any, path: Path, pointer: str) -> Sequence[Mapping[str
 def snapshot_changes(old: Snapshot, new: Snapshot) -> tuple[Change, ...]:
     """Every classified change from ``old`` to ``new``: the listings, and the inferred output types
     when both locks recorded them (format 3)."""
-    changes = diff_listings(old.listings(), new.listings())
+    changes = diff_listings(old.listings(), new.listings()) + dialect_changes(old, new)
     if old.inferred is not None and new.inferred is not None:
         changes += inferred_changes(old.listings(), old.inferred, new.listings(), new.inferred)
     return changes
+
+
+def dialect_changes(old: Snapshot, new: Snapshot) -> tuple[Change, ...]:
+    """A server whose task dialect changed: each tool it lists in both locks gets one
+    ``task-dialect-changed`` (the server decides per call whether a 2026 call becomes a task)."""
+    out: list[Change] = []
+    for name in sorted(set(old.servers) & set(new.servers)):
+        a, b = old.tasks.get(name), new.tasks.get(name)
+        if a == b:
+            continue
+        kept = sorted({str(t.get("name")) for t in old.servers[name]} & {str(t.get("name")) for t in new.servers[name]})
+        message = f"the server's task dialect changed from {a or 'none'} to {b or 'none'}"
+        severity = KINDS["task-dialect-changed"][0]
+        out += [Change(name, tool, severity, "task-dialect-changed", "", a, b, message) for tool in kept]
+    return tuple(out)
 
 
 def lock_drift(path: Path, new_text: str) -> tuple[Change, ...]:
@@ -229,7 +269,7 @@ def relock_inferred(lock: Snapshot, built: Sequence[str], inferred: InferredBySo
         return None  # a format 1 or 2 lock and nothing to record: leave it as it is
     if lock.inferred is not None and _recorded(lock.inferred) == _recorded(merged):
         return None
-    return render_snapshot(lock.servers, lock.skills, merged)
+    return render_snapshot(lock.servers, lock.skills, merged, lock.tasks)
 
 
 def _recorded(inferred: InferredBySource) -> dict[str, Any]:

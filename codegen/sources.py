@@ -109,12 +109,13 @@ def read_live(
     shown = progress or Progress("toolgen", quiet=True)
     listings = map_side_by_side(lambda config: _list_one(config, snapshot, shown), configs)
     return [
-        _server_source(config, _quieted(config, tools, snapshot))
-        for config, tools in zip(configs, listings, strict=True)
+        _server_source(config, _quieted(config, tools, snapshot), dialect)
+        for config, (tools, dialect) in zip(configs, listings, strict=True)
     ]
 
 
-def _list_one(config: MCPServerConfig, snapshot: Path, shown: Progress) -> list[dict[str, Any]]:
+def _list_one(config: MCPServerConfig, snapshot: Path, shown: Progress) -> tuple[list[dict[str, Any]], str | None]:
+    """The server's tools, and the task dialect it advertises (recorded in the lock)."""
     from mas.runtime.mcp_provider import MCPToolProvider
 
     provider = MCPToolProvider(config)
@@ -122,8 +123,10 @@ def _list_one(config: MCPServerConfig, snapshot: Path, shown: Progress) -> list[
         with shown.server(config.name) as task:
             provider.on_page = task.page
             tools = provider.list_mcp_tools()
+            # Explicit infra `tools` skip discovery: no session, so no dialect is known.
+            dialect = provider.task_dialect() if config.tools is None else None
             task.done(len(tools))
-        return tools
+        return tools, dialect
     except Exception as exc:  # any failure to list is one clear line, with the way out
         raise GenerateError(
             f"cannot list MCP server {config.name!r}: {exc}; {_way_out(snapshot)}",
@@ -163,11 +166,13 @@ def read_snapshot_sources(configs: Sequence[MCPServerConfig], snapshot: Snapshot
                 f"the snapshot has no listing for MCP server {config.name!r}; run once without --offline",
                 str(snapshot.path),
             )
-        sources.append(_server_source(config, tools))
+        sources.append(_server_source(config, tools, snapshot.tasks.get(config.name)))
     return sources
 
 
-def _server_source(config: MCPServerConfig, tools: Sequence[Mapping[str, Any]]) -> SourceTools:
+def _server_source(
+    config: MCPServerConfig, tools: Sequence[Mapping[str, Any]], task_dialect: str | None = None
+) -> SourceTools:
     return SourceTools(
         name=config.name,
         kind="mcp-live",
@@ -175,4 +180,5 @@ def _server_source(config: MCPServerConfig, tools: Sequence[Mapping[str, Any]]) 
         tools=tuple(tools),
         wire_prefix=config.namespace,
         location=str(config.location) if config.location else None,
+        task_dialect=task_dialect,
     )

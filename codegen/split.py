@@ -4,8 +4,8 @@ datamodel-code-generator runs once over every output schema (one batched run is 
 use, and it gives identical nested models one shared class). Its module is cut here along the
 dependency graph: each tool's root model with every class only it reaches goes to that tool's
 module; a class two tools reach goes to ``_shared``. Reaching is closed under dependencies, so
-``_shared`` never needs a tool module. The statements keep their text and order (they are
-already black-formatted), and each module imports exactly the names it uses.
+``_shared`` never needs a tool module. The statements keep their text and order (the
+package's formatting pass lays them out), and each module imports exactly the names it uses.
 """
 
 from __future__ import annotations
@@ -14,19 +14,15 @@ import ast
 import re
 from collections.abc import Mapping, Sequence
 
-from codegen.layout import LINE_LENGTH
 from codegen.model import SHARED_MODULE as SHARED
 from codegen.model import ModelModuleSpec
 
 __all__ = ["SHARED", "ModelModuleSpec", "import_lines", "split_models", "where_defined"]
 
 
-def import_lines(module: str, names: Sequence[str], indent: str = "") -> list[str]:
-    """``from module import a, b`` as black lays it out: one line, or one name per line."""
-    one = f"{indent}from {module} import {', '.join(names)}"
-    if len(one) <= LINE_LENGTH:
-        return [one]
-    return [f"{indent}from {module} import (", *(f"{indent}    {n}," for n in names), f"{indent})"]
+def import_lines(module: str, names: Sequence[str]) -> list[str]:
+    """``from module import a, b``, on one line (the formatting pass splits a long one)."""
+    return [f"from {module} import {', '.join(names)}"]
 
 
 def _module_name(root: str, taken: set[str]) -> str:
@@ -145,7 +141,9 @@ def split_models(code: str, roots: Sequence[str]) -> tuple[ModelModuleSpec, ...]
                 chunks.append("\n\n\n" if blocky else "\n")
             chunks.append(text)
             previous = stmt
-        code_text = "\n".join(["from __future__ import annotations", *import_block]) + "\n\n\n" + "".join(chunks)
+        # One blank line after the imports: the formatter makes it two before a class (split_models
+        # keeps what black and ruff agree on; datamodels._one_blank_line says why).
+        code_text = "\n".join(["from __future__ import annotations", *import_block]) + "\n\n" + "".join(chunks)
         names = tuple(sorted(owner for stmt, owner in members if _defines(stmt)))
         modules.append(ModelModuleSpec(module_of[group], names, code_text + "\n"))
     return tuple(modules)

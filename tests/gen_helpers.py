@@ -5,6 +5,7 @@ Imported by test modules as ``gen_helpers`` (tests/conftest.py puts tests/ on sy
 
 from __future__ import annotations
 
+import ast
 import importlib
 import json
 import shutil
@@ -31,6 +32,42 @@ def generate(cwd: Path, args: Sequence[str], monkeypatch: pytest.MonkeyPatch | N
     finally:
         if monkeypatch is None:
             mp.undo()
+
+
+def black_formatted(source: str) -> str:
+    """``source`` as black, the reference style, lays it out (the generator formats with ruff)."""
+    import black
+    from black.mode import TargetVersion
+
+    mode = black.Mode(target_versions={TargetVersion.PY311}, line_length=88)
+    try:
+        return black.format_file_contents(source, fast=False, mode=mode)
+    except black.NothingChanged:
+        return source
+
+
+def black_agrees(text: str) -> bool:
+    """black leaves the module unchanged, or the module has the one shape where ruff (which formats
+    the output) and black are known to differ: a name and its annotation (a parameter, an
+    annotated assignment) that with its default or value are wider than the line. black puts the
+    annotation in parentheses (and, in a signature, may drop the trailing comma); ruff leaves it
+    unparenthesised and splits inside it (a long ``Literal[...]``, or at the ``|`` before
+    ``_NotGiven``). Both keep every other line alike (docs/generator.md, "How it is built")."""
+    if black_formatted(text) == text:
+        return True
+    from black.strings import str_width
+
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            name, annotation, value = node.target.id, node.annotation, node.value
+        elif isinstance(node, ast.arg) and node.annotation is not None:
+            name, annotation, value = node.arg, node.annotation, None
+        else:
+            continue
+        line = f"{name}: {ast.unparse(annotation)} = {ast.unparse(value) if value else '_NOT_GIVEN,'}"
+        if node.col_offset + str_width(line) > 88:
+            return True
+    return False
 
 
 def import_fresh(out: Path, package: str) -> ModuleType:

@@ -75,16 +75,9 @@ ENVELOPE_KEYS: tuple[str, ...] = (
     "result_type",
     "meta",
 )
-#: Keys that appear only when set (not None); ``result_type`` appears only when not "complete".
-OPTIONAL_KEYS: tuple[str, ...] = (
-    "events",
-    "session_id",
-    "session_status",
-    "metadata",
-    "content",
-    "structured_content",
-    "meta",
-)
+#: Keys that appear only when set (not None): those after the five required ones, but
+#: ``result_type``, which appears only when not "complete".
+OPTIONAL_KEYS: tuple[str, ...] = tuple(key for key in ENVELOPE_KEYS[5:] if key != "result_type")
 STATUSES: tuple[str, ...] = ("success", "error", "pending", "running")
 RESULT_MODES: tuple[str, ...] = ("inline", "stream", "session")
 EXECUTION_MODES: tuple[str, ...] = ("sync", "async")

@@ -9,7 +9,10 @@ from types import MappingProxyType as _MappingProxyType
 from typing import Any as _Any
 from typing import Literal
 
+from ._runtime import AsyncToolTask as _AsyncToolTask
 from ._runtime import AsyncToolsBase as _AsyncToolsBase
+from ._runtime import AsyncToolsResultsBase as _AsyncToolsResultsBase
+from ._runtime import AsyncToolsTasksBase as _AsyncToolsTasksBase
 from ._runtime import CallOptions as _CallOptions
 from ._runtime import NOT_GIVEN as _NOT_GIVEN
 from ._runtime import NotGiven as _NotGiven
@@ -17,7 +20,10 @@ from ._runtime import SupportsAsyncCallTool as _SupportsAsyncCallTool
 from ._runtime import SupportsCallTool as _SupportsCallTool
 from ._runtime import ToolInfo as _ToolInfo
 from ._runtime import ToolResult as _ToolResult
+from ._runtime import ToolTask as _ToolTask
 from ._runtime import ToolsBase as _ToolsBase
+from ._runtime import ToolsResultsBase as _ToolsResultsBase
+from ._runtime import ToolsTasksBase as _ToolsTasksBase
 
 from typing import TYPE_CHECKING
 
@@ -26,7 +32,15 @@ if TYPE_CHECKING:
     from . import outputs as _o
     from ._runtime import ToolOutput as _ToolOutput
 
-__all__ = ["TOOLS", "AsyncTools", "AsyncToolsResults", "Tools", "ToolsResults"]
+__all__ = [
+    "TOOLS",
+    "AsyncTools",
+    "AsyncToolsResults",
+    "AsyncToolsTasks",
+    "Tools",
+    "ToolsResults",
+    "ToolsTasks",
+]
 
 _PACKAGE = __name__.rpartition(".")[0]
 
@@ -280,7 +294,12 @@ class SampleTools(_ToolsBase):
     @property
     def results(self) -> SampleToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return SampleToolsResults(self._provider, self._options)
+        return self._results(SampleToolsResults)
+
+    @property
+    def tasks(self) -> SampleToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(SampleToolsTasks)
 
     def count_slowly(
         self,
@@ -447,7 +466,7 @@ class SampleTools(_ToolsBase):
         return result.value
 
 
-class SampleToolsResults(_ToolsBase):
+class SampleToolsResults(_ToolsResultsBase):
     """Tools returning the whole ToolResult of the 'sample' source."""
 
     def count_slowly(
@@ -456,20 +475,10 @@ class SampleToolsResults(_ToolsBase):
         delay_seconds: float | _NotGiven = _NOT_GIVEN,
         steps: int | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
-        """Count to `steps`, sleeping `delay_seconds` per step and reporting progress.
-
-        Args:
-            delay_seconds: (server default: 0.2)
-            steps: (server default: 3)
-
-        Wire name: 'count_slowly'.
-        """
-        result = self._call(
-            _info_sample__count_slowly,
-            {"delay_seconds": delay_seconds, "steps": steps},
-            {"delay_seconds": _NOT_GIVEN, "steps": _NOT_GIVEN},
+        """``SampleTools.count_slowly``, returning the whole ``ToolResult``."""
+        return self._whole(
+            SampleTools.count_slowly, delay_seconds=delay_seconds, steps=steps
         )
-        return result
 
     def flaky_lookup(
         self,
@@ -478,22 +487,13 @@ class SampleToolsResults(_ToolsBase):
         delay_seconds: float | _NotGiven = _NOT_GIVEN,
         slow_calls: int | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_o.SampleFlakyLookupOutput]:
-        """Look up a key. The first `slow_calls` calls for each key take `delay_seconds` (so a short timeout fails them): a transient failure for testing retries.
-
-        Args:
-            delay_seconds: (server default: 2)
-            slow_calls: (server default: 1)
-
-        Hints: read-only, idempotent, closed-world.
-
-        Wire name: 'flaky_lookup'.
-        """
-        result = self._call(
-            _info_sample__flaky_lookup,
-            {"key": key, "delay_seconds": delay_seconds, "slow_calls": slow_calls},
-            {"delay_seconds": _NOT_GIVEN, "slow_calls": _NOT_GIVEN},
+        """``SampleTools.flaky_lookup``, returning the whole ``ToolResult``."""
+        return self._whole(
+            SampleTools.flaky_lookup,
+            key=key,
+            delay_seconds=delay_seconds,
+            slow_calls=slow_calls,
         )
-        return result
 
     def get_weather(
         self,
@@ -501,87 +501,30 @@ class SampleToolsResults(_ToolsBase):
         city: str,
         units: Literal["celsius", "fahrenheit"] | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_o.SampleGetWeatherOutput]:
-        """Current weather
-
-        Get the current weather for a city (fake, deterministic data).
-
-        Args:
-            city: City name, e.g. Paris
-            units: (server default: \"celsius\")
-
-        Hints: read-only, closed-world.
-
-        Wire name: 'get_weather'.
-        """
-        result = self._call(
-            _info_sample__get_weather,
-            {"city": city, "units": units},
-            {"units": _NOT_GIVEN},
-        )
-        return result
+        """``SampleTools.get_weather``, returning the whole ``ToolResult``."""
+        return self._whole(SampleTools.get_weather, city=city, units=units)
 
     def greet(
         self, *, greeting: str | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_o.SampleGreetOutput]:
-        """Greet the caller by name, asking for the name first (an MCP input_required round).
-
-        Args:
-            greeting: (server default: \"Hello\")
-
-        Hints: read-only, idempotent.
-
-        Wire name: 'greet'.
-        """
-        result = self._call(
-            _info_sample__greet, {"greeting": greeting}, {"greeting": _NOT_GIVEN}
-        )
-        return result
+        """``SampleTools.greet``, returning the whole ``ToolResult``."""
+        return self._whole(SampleTools.greet, greeting=greeting)
 
     def list_cities(
         self, *, country: str | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_o.SampleListCitiesOutput | _ToolOutput]:
-        """List known cities, optionally of one country, as JSON text (no output schema).
-
-        Args:
-            country: ISO country code, e.g. FR
-
-        Hints: read-only.
-
-        Returns: a type inferred from 3 recorded results (the tool declares no output schema),
-        or a ToolOutput when a result does not fit it.
-
-        Wire name: 'list_cities'.
-        """
-        result = self._call(
-            _info_sample__list_cities, {"country": country}, {"country": _NOT_GIVEN}
-        )
-        return result
+        """``SampleTools.list_cities``, returning the whole ``ToolResult``."""
+        return self._whole(SampleTools.list_cities, country=country)
 
     def notes_create(
         self, *, body: str, title: str, tags: list[str] | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_o.SampleNotesCreateOutput]:
-        """Create a note in the server's memory and return its id.
-
-        Hints: not destructive, not idempotent.
-
-        Wire name: 'notes.create'.
-        """
-        result = self._call(
-            _info_sample__notes_create,
-            {"body": body, "title": title, "tags": tags},
-            {"tags": _NOT_GIVEN},
-        )
-        return result
+        """``SampleTools.notes_create``, returning the whole ``ToolResult``."""
+        return self._whole(SampleTools.notes_create, body=body, title=title, tags=tags)
 
     def notes_delete(self, *, id: str) -> _ToolResult[_ToolOutput]:
-        """Delete a note by id.
-
-        Hints: may be destructive.
-
-        Wire name: 'notes.delete'.
-        """
-        result = self._call(_info_sample__notes_delete, {"id": id}, {})
-        return result
+        """``SampleTools.notes_delete``, returning the whole ``ToolResult``."""
+        return self._whole(SampleTools.notes_delete, id=id)
 
     def search_docs(
         self,
@@ -590,31 +533,91 @@ class SampleToolsResults(_ToolsBase):
         filters: _i.SampleSearchDocsInputFilters | _NotGiven = _NOT_GIVEN,
         limit: int | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_o.SampleSearchDocsOutput]:
-        """Search the documentation and return the best matching pages.
-
-        Args:
-            limit: (server default: 5)
-
-        Hints: read-only.
-
-        Wire name: 'search-docs'.
-        """
-        result = self._call(
-            _info_sample__search_docs,
-            {"query": query, "filters": filters, "limit": limit},
-            {"filters": _NOT_GIVEN, "limit": _NOT_GIVEN},
+        """``SampleTools.search_docs``, returning the whole ``ToolResult``."""
+        return self._whole(
+            SampleTools.search_docs, query=query, filters=filters, limit=limit
         )
-        return result
 
     def whoami(self) -> _ToolResult[_o.SampleWhoamiOutput]:
-        """Report whether the HTTP Authorization header matches the server token (never echoes it).
+        """``SampleTools.whoami``, returning the whole ``ToolResult``."""
+        return self._whole(SampleTools.whoami)
 
-        Hints: read-only.
 
-        Wire name: 'whoami'.
-        """
-        result = self._call(_info_sample__whoami, {}, {})
-        return result
+class SampleToolsTasks(_ToolsTasksBase):
+    """Tools of the 'sample' source, each started as a task (a ToolTask at once)."""
+
+    def count_slowly(
+        self,
+        *,
+        delay_seconds: float | _NotGiven = _NOT_GIVEN,
+        steps: int | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_ToolOutput]:
+        """``SampleTools.count_slowly``, started as a task: returns its handle at once."""
+        return self._task(
+            SampleTools.count_slowly, delay_seconds=delay_seconds, steps=steps
+        )
+
+    def flaky_lookup(
+        self,
+        *,
+        key: str,
+        delay_seconds: float | _NotGiven = _NOT_GIVEN,
+        slow_calls: int | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_o.SampleFlakyLookupOutput]:
+        """``SampleTools.flaky_lookup``, started as a task: returns its handle at once."""
+        return self._task(
+            SampleTools.flaky_lookup,
+            key=key,
+            delay_seconds=delay_seconds,
+            slow_calls=slow_calls,
+        )
+
+    def get_weather(
+        self,
+        *,
+        city: str,
+        units: Literal["celsius", "fahrenheit"] | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_o.SampleGetWeatherOutput]:
+        """``SampleTools.get_weather``, started as a task: returns its handle at once."""
+        return self._task(SampleTools.get_weather, city=city, units=units)
+
+    def greet(
+        self, *, greeting: str | _NotGiven = _NOT_GIVEN
+    ) -> _ToolTask[_o.SampleGreetOutput]:
+        """``SampleTools.greet``, started as a task: returns its handle at once."""
+        return self._task(SampleTools.greet, greeting=greeting)
+
+    def list_cities(
+        self, *, country: str | _NotGiven = _NOT_GIVEN
+    ) -> _ToolTask[_o.SampleListCitiesOutput | _ToolOutput]:
+        """``SampleTools.list_cities``, started as a task: returns its handle at once."""
+        return self._task(SampleTools.list_cities, country=country)
+
+    def notes_create(
+        self, *, body: str, title: str, tags: list[str] | _NotGiven = _NOT_GIVEN
+    ) -> _ToolTask[_o.SampleNotesCreateOutput]:
+        """``SampleTools.notes_create``, started as a task: returns its handle at once."""
+        return self._task(SampleTools.notes_create, body=body, title=title, tags=tags)
+
+    def notes_delete(self, *, id: str) -> _ToolTask[_ToolOutput]:
+        """``SampleTools.notes_delete``, started as a task: returns its handle at once."""
+        return self._task(SampleTools.notes_delete, id=id)
+
+    def search_docs(
+        self,
+        *,
+        query: str,
+        filters: _i.SampleSearchDocsInputFilters | _NotGiven = _NOT_GIVEN,
+        limit: int | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_o.SampleSearchDocsOutput]:
+        """``SampleTools.search_docs``, started as a task: returns its handle at once."""
+        return self._task(
+            SampleTools.search_docs, query=query, filters=filters, limit=limit
+        )
+
+    def whoami(self) -> _ToolTask[_o.SampleWhoamiOutput]:
+        """``SampleTools.whoami``, started as a task: returns its handle at once."""
+        return self._task(SampleTools.whoami)
 
 
 class AsyncSampleTools(_AsyncToolsBase):
@@ -623,7 +626,12 @@ class AsyncSampleTools(_AsyncToolsBase):
     @property
     def results(self) -> AsyncSampleToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return AsyncSampleToolsResults(self._provider, self._options)
+        return self._results(AsyncSampleToolsResults)
+
+    @property
+    def tasks(self) -> AsyncSampleToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(AsyncSampleToolsTasks)
 
     async def count_slowly(
         self,
@@ -792,7 +800,7 @@ class AsyncSampleTools(_AsyncToolsBase):
         return result.value
 
 
-class AsyncSampleToolsResults(_AsyncToolsBase):
+class AsyncSampleToolsResults(_AsyncToolsResultsBase):
     """Async tools returning the whole ToolResult of the 'sample' source."""
 
     async def count_slowly(
@@ -801,20 +809,10 @@ class AsyncSampleToolsResults(_AsyncToolsBase):
         delay_seconds: float | _NotGiven = _NOT_GIVEN,
         steps: int | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
-        """Count to `steps`, sleeping `delay_seconds` per step and reporting progress.
-
-        Args:
-            delay_seconds: (server default: 0.2)
-            steps: (server default: 3)
-
-        Wire name: 'count_slowly'.
-        """
-        result = await self._call(
-            _info_sample__count_slowly,
-            {"delay_seconds": delay_seconds, "steps": steps},
-            {"delay_seconds": _NOT_GIVEN, "steps": _NOT_GIVEN},
+        """``AsyncSampleTools.count_slowly``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncSampleTools.count_slowly, delay_seconds=delay_seconds, steps=steps
         )
-        return result
 
     async def flaky_lookup(
         self,
@@ -823,22 +821,13 @@ class AsyncSampleToolsResults(_AsyncToolsBase):
         delay_seconds: float | _NotGiven = _NOT_GIVEN,
         slow_calls: int | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_o.SampleFlakyLookupOutput]:
-        """Look up a key. The first `slow_calls` calls for each key take `delay_seconds` (so a short timeout fails them): a transient failure for testing retries.
-
-        Args:
-            delay_seconds: (server default: 2)
-            slow_calls: (server default: 1)
-
-        Hints: read-only, idempotent, closed-world.
-
-        Wire name: 'flaky_lookup'.
-        """
-        result = await self._call(
-            _info_sample__flaky_lookup,
-            {"key": key, "delay_seconds": delay_seconds, "slow_calls": slow_calls},
-            {"delay_seconds": _NOT_GIVEN, "slow_calls": _NOT_GIVEN},
+        """``AsyncSampleTools.flaky_lookup``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncSampleTools.flaky_lookup,
+            key=key,
+            delay_seconds=delay_seconds,
+            slow_calls=slow_calls,
         )
-        return result
 
     async def get_weather(
         self,
@@ -846,87 +835,32 @@ class AsyncSampleToolsResults(_AsyncToolsBase):
         city: str,
         units: Literal["celsius", "fahrenheit"] | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_o.SampleGetWeatherOutput]:
-        """Current weather
-
-        Get the current weather for a city (fake, deterministic data).
-
-        Args:
-            city: City name, e.g. Paris
-            units: (server default: \"celsius\")
-
-        Hints: read-only, closed-world.
-
-        Wire name: 'get_weather'.
-        """
-        result = await self._call(
-            _info_sample__get_weather,
-            {"city": city, "units": units},
-            {"units": _NOT_GIVEN},
-        )
-        return result
+        """``AsyncSampleTools.get_weather``, returning the whole ``ToolResult``."""
+        return await self._whole(AsyncSampleTools.get_weather, city=city, units=units)
 
     async def greet(
         self, *, greeting: str | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_o.SampleGreetOutput]:
-        """Greet the caller by name, asking for the name first (an MCP input_required round).
-
-        Args:
-            greeting: (server default: \"Hello\")
-
-        Hints: read-only, idempotent.
-
-        Wire name: 'greet'.
-        """
-        result = await self._call(
-            _info_sample__greet, {"greeting": greeting}, {"greeting": _NOT_GIVEN}
-        )
-        return result
+        """``AsyncSampleTools.greet``, returning the whole ``ToolResult``."""
+        return await self._whole(AsyncSampleTools.greet, greeting=greeting)
 
     async def list_cities(
         self, *, country: str | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_o.SampleListCitiesOutput | _ToolOutput]:
-        """List known cities, optionally of one country, as JSON text (no output schema).
-
-        Args:
-            country: ISO country code, e.g. FR
-
-        Hints: read-only.
-
-        Returns: a type inferred from 3 recorded results (the tool declares no output schema),
-        or a ToolOutput when a result does not fit it.
-
-        Wire name: 'list_cities'.
-        """
-        result = await self._call(
-            _info_sample__list_cities, {"country": country}, {"country": _NOT_GIVEN}
-        )
-        return result
+        """``AsyncSampleTools.list_cities``, returning the whole ``ToolResult``."""
+        return await self._whole(AsyncSampleTools.list_cities, country=country)
 
     async def notes_create(
         self, *, body: str, title: str, tags: list[str] | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_o.SampleNotesCreateOutput]:
-        """Create a note in the server's memory and return its id.
-
-        Hints: not destructive, not idempotent.
-
-        Wire name: 'notes.create'.
-        """
-        result = await self._call(
-            _info_sample__notes_create,
-            {"body": body, "title": title, "tags": tags},
-            {"tags": _NOT_GIVEN},
+        """``AsyncSampleTools.notes_create``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncSampleTools.notes_create, body=body, title=title, tags=tags
         )
-        return result
 
     async def notes_delete(self, *, id: str) -> _ToolResult[_ToolOutput]:
-        """Delete a note by id.
-
-        Hints: may be destructive.
-
-        Wire name: 'notes.delete'.
-        """
-        result = await self._call(_info_sample__notes_delete, {"id": id}, {})
-        return result
+        """``AsyncSampleTools.notes_delete``, returning the whole ``ToolResult``."""
+        return await self._whole(AsyncSampleTools.notes_delete, id=id)
 
     async def search_docs(
         self,
@@ -935,31 +869,93 @@ class AsyncSampleToolsResults(_AsyncToolsBase):
         filters: _i.SampleSearchDocsInputFilters | _NotGiven = _NOT_GIVEN,
         limit: int | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_o.SampleSearchDocsOutput]:
-        """Search the documentation and return the best matching pages.
-
-        Args:
-            limit: (server default: 5)
-
-        Hints: read-only.
-
-        Wire name: 'search-docs'.
-        """
-        result = await self._call(
-            _info_sample__search_docs,
-            {"query": query, "filters": filters, "limit": limit},
-            {"filters": _NOT_GIVEN, "limit": _NOT_GIVEN},
+        """``AsyncSampleTools.search_docs``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncSampleTools.search_docs, query=query, filters=filters, limit=limit
         )
-        return result
 
     async def whoami(self) -> _ToolResult[_o.SampleWhoamiOutput]:
-        """Report whether the HTTP Authorization header matches the server token (never echoes it).
+        """``AsyncSampleTools.whoami``, returning the whole ``ToolResult``."""
+        return await self._whole(AsyncSampleTools.whoami)
 
-        Hints: read-only.
 
-        Wire name: 'whoami'.
-        """
-        result = await self._call(_info_sample__whoami, {}, {})
-        return result
+class AsyncSampleToolsTasks(_AsyncToolsTasksBase):
+    """Async tools of the 'sample' source, each started as a task (a ToolTask at once)."""
+
+    async def count_slowly(
+        self,
+        *,
+        delay_seconds: float | _NotGiven = _NOT_GIVEN,
+        steps: int | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncSampleTools.count_slowly``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncSampleTools.count_slowly, delay_seconds=delay_seconds, steps=steps
+        )
+
+    async def flaky_lookup(
+        self,
+        *,
+        key: str,
+        delay_seconds: float | _NotGiven = _NOT_GIVEN,
+        slow_calls: int | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_o.SampleFlakyLookupOutput]:
+        """``AsyncSampleTools.flaky_lookup``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncSampleTools.flaky_lookup,
+            key=key,
+            delay_seconds=delay_seconds,
+            slow_calls=slow_calls,
+        )
+
+    async def get_weather(
+        self,
+        *,
+        city: str,
+        units: Literal["celsius", "fahrenheit"] | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_o.SampleGetWeatherOutput]:
+        """``AsyncSampleTools.get_weather``, started as a task: returns its handle at once."""
+        return await self._task(AsyncSampleTools.get_weather, city=city, units=units)
+
+    async def greet(
+        self, *, greeting: str | _NotGiven = _NOT_GIVEN
+    ) -> _AsyncToolTask[_o.SampleGreetOutput]:
+        """``AsyncSampleTools.greet``, started as a task: returns its handle at once."""
+        return await self._task(AsyncSampleTools.greet, greeting=greeting)
+
+    async def list_cities(
+        self, *, country: str | _NotGiven = _NOT_GIVEN
+    ) -> _AsyncToolTask[_o.SampleListCitiesOutput | _ToolOutput]:
+        """``AsyncSampleTools.list_cities``, started as a task: returns its handle at once."""
+        return await self._task(AsyncSampleTools.list_cities, country=country)
+
+    async def notes_create(
+        self, *, body: str, title: str, tags: list[str] | _NotGiven = _NOT_GIVEN
+    ) -> _AsyncToolTask[_o.SampleNotesCreateOutput]:
+        """``AsyncSampleTools.notes_create``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncSampleTools.notes_create, body=body, title=title, tags=tags
+        )
+
+    async def notes_delete(self, *, id: str) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncSampleTools.notes_delete``, started as a task: returns its handle at once."""
+        return await self._task(AsyncSampleTools.notes_delete, id=id)
+
+    async def search_docs(
+        self,
+        *,
+        query: str,
+        filters: _i.SampleSearchDocsInputFilters | _NotGiven = _NOT_GIVEN,
+        limit: int | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_o.SampleSearchDocsOutput]:
+        """``AsyncSampleTools.search_docs``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncSampleTools.search_docs, query=query, filters=filters, limit=limit
+        )
+
+    async def whoami(self) -> _AsyncToolTask[_o.SampleWhoamiOutput]:
+        """``AsyncSampleTools.whoami``, started as a task: returns its handle at once."""
+        return await self._task(AsyncSampleTools.whoami)
 
 
 class SkillsTools(_ToolsBase):
@@ -968,7 +964,12 @@ class SkillsTools(_ToolsBase):
     @property
     def results(self) -> SkillsToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return SkillsToolsResults(self._provider, self._options)
+        return self._results(SkillsToolsResults)
+
+    @property
+    def tasks(self) -> SkillsToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(SkillsToolsTasks)
 
     def current_time(
         self,
@@ -1101,7 +1102,7 @@ class SkillsTools(_ToolsBase):
         return result.value
 
 
-class SkillsToolsResults(_ToolsBase):
+class SkillsToolsResults(_ToolsResultsBase):
     """Tools returning the whole ToolResult of the 'skills' source."""
 
     def current_time(
@@ -1110,46 +1111,16 @@ class SkillsToolsResults(_ToolsBase):
         at: str | _NotGiven = _NOT_GIVEN,
         timezone: str | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_o.SkillsCurrentTimeOutput]:
-        """Current time
-
-        The current date and time in a time zone, or the local time at a given instant.
-
-        Args:
-            at: An ISO 8601 instant to convert instead of now (no offset means UTC).
-            timezone: IANA time zone name (Europe/Paris), UTC, or a fixed offset such as +05:30. (server default: \"UTC\")
-
-        Hints: read-only, closed-world.
-
-        Wire name: 'current_time'.
-        """
-        result = self._call(
-            _info_skills__current_time,
-            {"at": at, "timezone": timezone},
-            {"at": _NOT_GIVEN, "timezone": _NOT_GIVEN},
-        )
-        return result
+        """``SkillsTools.current_time``, returning the whole ``ToolResult``."""
+        return self._whole(SkillsTools.current_time, at=at, timezone=timezone)
 
     def summarize_text(
         self, *, text: str, max_sentences: int | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_ToolOutput]:
-        """Summarize text
-
-        Shorten a text to its most informative sentences, kept in their original order.
-
-        Args:
-            text: The text to summarize.
-            max_sentences: Longest summary, in sentences. (server default: 2)
-
-        Hints: read-only, idempotent.
-
-        Wire name: 'summarize_text'.
-        """
-        result = self._call(
-            _info_skills__summarize_text,
-            {"text": text, "max_sentences": max_sentences},
-            {"max_sentences": _NOT_GIVEN},
+        """``SkillsTools.summarize_text``, returning the whole ``ToolResult``."""
+        return self._whole(
+            SkillsTools.summarize_text, text=text, max_sentences=max_sentences
         )
-        return result
 
     def unit_convert(
         self,
@@ -1194,45 +1165,91 @@ class SkillsToolsResults(_ToolsBase):
         ],
         value: float,
     ) -> _ToolResult[_o.SkillsUnitConvertOutput]:
-        """Unit converter
-
-        Convert a quantity between units of length (mm, cm, m, km, in, ft, mi), mass (g, kg, lb, oz), volume (ml, l, gal) or temperature (C, F, K).
-
-        Args:
-            value: The quantity to convert.
-
-        Hints: read-only, idempotent, closed-world.
-
-        Wire name: 'unit_convert'.
-        """
-        result = self._call(
-            _info_skills__unit_convert,
-            {"from_unit": from_unit, "to_unit": to_unit, "value": value},
-            {},
+        """``SkillsTools.unit_convert``, returning the whole ``ToolResult``."""
+        return self._whole(
+            SkillsTools.unit_convert, from_unit=from_unit, to_unit=to_unit, value=value
         )
-        return result
 
     def web_search(
         self, *, query: str, max_results: int | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_o.SkillsWebSearchOutput]:
-        """Web search
+        """``SkillsTools.web_search``, returning the whole ``ToolResult``."""
+        return self._whole(SkillsTools.web_search, query=query, max_results=max_results)
 
-        Search the web and return the best matching pages with a short snippet each.
 
-        Args:
-            query: What to search for.
-            max_results: How many results to return. (server default: 3)
+class SkillsToolsTasks(_ToolsTasksBase):
+    """Tools of the 'skills' source, each started as a task (a ToolTask at once)."""
 
-        Hints: read-only, idempotent, open-world (reaches outside systems).
+    def current_time(
+        self,
+        *,
+        at: str | _NotGiven = _NOT_GIVEN,
+        timezone: str | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_o.SkillsCurrentTimeOutput]:
+        """``SkillsTools.current_time``, started as a task: returns its handle at once."""
+        return self._task(SkillsTools.current_time, at=at, timezone=timezone)
 
-        Wire name: 'web_search'.
-        """
-        result = self._call(
-            _info_skills__web_search,
-            {"query": query, "max_results": max_results},
-            {"max_results": _NOT_GIVEN},
+    def summarize_text(
+        self, *, text: str, max_sentences: int | _NotGiven = _NOT_GIVEN
+    ) -> _ToolTask[_ToolOutput]:
+        """``SkillsTools.summarize_text``, started as a task: returns its handle at once."""
+        return self._task(
+            SkillsTools.summarize_text, text=text, max_sentences=max_sentences
         )
-        return result
+
+    def unit_convert(
+        self,
+        *,
+        from_unit: Literal[
+            "mm",
+            "cm",
+            "m",
+            "km",
+            "in",
+            "ft",
+            "mi",
+            "g",
+            "kg",
+            "lb",
+            "oz",
+            "ml",
+            "l",
+            "gal",
+            "C",
+            "F",
+            "K",
+        ],
+        to_unit: Literal[
+            "mm",
+            "cm",
+            "m",
+            "km",
+            "in",
+            "ft",
+            "mi",
+            "g",
+            "kg",
+            "lb",
+            "oz",
+            "ml",
+            "l",
+            "gal",
+            "C",
+            "F",
+            "K",
+        ],
+        value: float,
+    ) -> _ToolTask[_o.SkillsUnitConvertOutput]:
+        """``SkillsTools.unit_convert``, started as a task: returns its handle at once."""
+        return self._task(
+            SkillsTools.unit_convert, from_unit=from_unit, to_unit=to_unit, value=value
+        )
+
+    def web_search(
+        self, *, query: str, max_results: int | _NotGiven = _NOT_GIVEN
+    ) -> _ToolTask[_o.SkillsWebSearchOutput]:
+        """``SkillsTools.web_search``, started as a task: returns its handle at once."""
+        return self._task(SkillsTools.web_search, query=query, max_results=max_results)
 
 
 class AsyncSkillsTools(_AsyncToolsBase):
@@ -1241,7 +1258,12 @@ class AsyncSkillsTools(_AsyncToolsBase):
     @property
     def results(self) -> AsyncSkillsToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return AsyncSkillsToolsResults(self._provider, self._options)
+        return self._results(AsyncSkillsToolsResults)
+
+    @property
+    def tasks(self) -> AsyncSkillsToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(AsyncSkillsToolsTasks)
 
     async def current_time(
         self,
@@ -1374,7 +1396,7 @@ class AsyncSkillsTools(_AsyncToolsBase):
         return result.value
 
 
-class AsyncSkillsToolsResults(_AsyncToolsBase):
+class AsyncSkillsToolsResults(_AsyncToolsResultsBase):
     """Async tools returning the whole ToolResult of the 'skills' source."""
 
     async def current_time(
@@ -1383,46 +1405,18 @@ class AsyncSkillsToolsResults(_AsyncToolsBase):
         at: str | _NotGiven = _NOT_GIVEN,
         timezone: str | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_o.SkillsCurrentTimeOutput]:
-        """Current time
-
-        The current date and time in a time zone, or the local time at a given instant.
-
-        Args:
-            at: An ISO 8601 instant to convert instead of now (no offset means UTC).
-            timezone: IANA time zone name (Europe/Paris), UTC, or a fixed offset such as +05:30. (server default: \"UTC\")
-
-        Hints: read-only, closed-world.
-
-        Wire name: 'current_time'.
-        """
-        result = await self._call(
-            _info_skills__current_time,
-            {"at": at, "timezone": timezone},
-            {"at": _NOT_GIVEN, "timezone": _NOT_GIVEN},
+        """``AsyncSkillsTools.current_time``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncSkillsTools.current_time, at=at, timezone=timezone
         )
-        return result
 
     async def summarize_text(
         self, *, text: str, max_sentences: int | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_ToolOutput]:
-        """Summarize text
-
-        Shorten a text to its most informative sentences, kept in their original order.
-
-        Args:
-            text: The text to summarize.
-            max_sentences: Longest summary, in sentences. (server default: 2)
-
-        Hints: read-only, idempotent.
-
-        Wire name: 'summarize_text'.
-        """
-        result = await self._call(
-            _info_skills__summarize_text,
-            {"text": text, "max_sentences": max_sentences},
-            {"max_sentences": _NOT_GIVEN},
+        """``AsyncSkillsTools.summarize_text``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncSkillsTools.summarize_text, text=text, max_sentences=max_sentences
         )
-        return result
 
     async def unit_convert(
         self,
@@ -1467,45 +1461,101 @@ class AsyncSkillsToolsResults(_AsyncToolsBase):
         ],
         value: float,
     ) -> _ToolResult[_o.SkillsUnitConvertOutput]:
-        """Unit converter
-
-        Convert a quantity between units of length (mm, cm, m, km, in, ft, mi), mass (g, kg, lb, oz), volume (ml, l, gal) or temperature (C, F, K).
-
-        Args:
-            value: The quantity to convert.
-
-        Hints: read-only, idempotent, closed-world.
-
-        Wire name: 'unit_convert'.
-        """
-        result = await self._call(
-            _info_skills__unit_convert,
-            {"from_unit": from_unit, "to_unit": to_unit, "value": value},
-            {},
+        """``AsyncSkillsTools.unit_convert``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncSkillsTools.unit_convert,
+            from_unit=from_unit,
+            to_unit=to_unit,
+            value=value,
         )
-        return result
 
     async def web_search(
         self, *, query: str, max_results: int | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_o.SkillsWebSearchOutput]:
-        """Web search
-
-        Search the web and return the best matching pages with a short snippet each.
-
-        Args:
-            query: What to search for.
-            max_results: How many results to return. (server default: 3)
-
-        Hints: read-only, idempotent, open-world (reaches outside systems).
-
-        Wire name: 'web_search'.
-        """
-        result = await self._call(
-            _info_skills__web_search,
-            {"query": query, "max_results": max_results},
-            {"max_results": _NOT_GIVEN},
+        """``AsyncSkillsTools.web_search``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncSkillsTools.web_search, query=query, max_results=max_results
         )
-        return result
+
+
+class AsyncSkillsToolsTasks(_AsyncToolsTasksBase):
+    """Async tools of the 'skills' source, each started as a task (a ToolTask at once)."""
+
+    async def current_time(
+        self,
+        *,
+        at: str | _NotGiven = _NOT_GIVEN,
+        timezone: str | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_o.SkillsCurrentTimeOutput]:
+        """``AsyncSkillsTools.current_time``, started as a task: returns its handle at once."""
+        return await self._task(AsyncSkillsTools.current_time, at=at, timezone=timezone)
+
+    async def summarize_text(
+        self, *, text: str, max_sentences: int | _NotGiven = _NOT_GIVEN
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncSkillsTools.summarize_text``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncSkillsTools.summarize_text, text=text, max_sentences=max_sentences
+        )
+
+    async def unit_convert(
+        self,
+        *,
+        from_unit: Literal[
+            "mm",
+            "cm",
+            "m",
+            "km",
+            "in",
+            "ft",
+            "mi",
+            "g",
+            "kg",
+            "lb",
+            "oz",
+            "ml",
+            "l",
+            "gal",
+            "C",
+            "F",
+            "K",
+        ],
+        to_unit: Literal[
+            "mm",
+            "cm",
+            "m",
+            "km",
+            "in",
+            "ft",
+            "mi",
+            "g",
+            "kg",
+            "lb",
+            "oz",
+            "ml",
+            "l",
+            "gal",
+            "C",
+            "F",
+            "K",
+        ],
+        value: float,
+    ) -> _AsyncToolTask[_o.SkillsUnitConvertOutput]:
+        """``AsyncSkillsTools.unit_convert``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncSkillsTools.unit_convert,
+            from_unit=from_unit,
+            to_unit=to_unit,
+            value=value,
+        )
+
+    async def web_search(
+        self, *, query: str, max_results: int | _NotGiven = _NOT_GIVEN
+    ) -> _AsyncToolTask[_o.SkillsWebSearchOutput]:
+        """``AsyncSkillsTools.web_search``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncSkillsTools.web_search, query=query, max_results=max_results
+        )
 
 
 class Tools(_ToolsBase):
@@ -1521,7 +1571,12 @@ class Tools(_ToolsBase):
     @property
     def results(self) -> ToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return ToolsResults(self._provider, self._options)
+        return self._results(ToolsResults)
+
+    @property
+    def tasks(self) -> ToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(ToolsTasks)
 
 
 class ToolsResults(_ToolsBase):
@@ -1533,6 +1588,17 @@ class ToolsResults(_ToolsBase):
         super().__init__(provider, options)
         self.sample = SampleToolsResults(provider, options)
         self.skills = SkillsToolsResults(provider, options)
+
+
+class ToolsTasks(_ToolsTasksBase):
+    """Tools started as tasks (resume one with resume(TOOLS[name], task_id))."""
+
+    def __init__(
+        self, provider: _SupportsCallTool, options: _CallOptions | None = None
+    ) -> None:
+        super().__init__(provider, options)
+        self.sample = SampleToolsTasks(provider, options)
+        self.skills = SkillsToolsTasks(provider, options)
 
 
 class AsyncTools(_AsyncToolsBase):
@@ -1550,7 +1616,12 @@ class AsyncTools(_AsyncToolsBase):
     @property
     def results(self) -> AsyncToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return AsyncToolsResults(self._provider, self._options)
+        return self._results(AsyncToolsResults)
+
+    @property
+    def tasks(self) -> AsyncToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(AsyncToolsTasks)
 
 
 class AsyncToolsResults(_AsyncToolsBase):
@@ -1564,3 +1635,16 @@ class AsyncToolsResults(_AsyncToolsBase):
         super().__init__(provider, options)
         self.sample = AsyncSampleToolsResults(provider, options)
         self.skills = AsyncSkillsToolsResults(provider, options)
+
+
+class AsyncToolsTasks(_AsyncToolsTasksBase):
+    """Async tools started as tasks (resume one with resume(TOOLS[name], task_id))."""
+
+    def __init__(
+        self,
+        provider: _SupportsCallTool | _SupportsAsyncCallTool,
+        options: _CallOptions | None = None,
+    ) -> None:
+        super().__init__(provider, options)
+        self.sample = AsyncSampleToolsTasks(provider, options)
+        self.skills = AsyncSkillsToolsTasks(provider, options)

@@ -40,6 +40,8 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, Field
 
+from mas.runtime.lockfile import TASK_DIALECTS
+
 __all__ = [
     "CANCEL_TIMEOUT_SECONDS",
     "DIALECTS",
@@ -65,8 +67,8 @@ logger = logging.getLogger("mas.runtime.mcp_provider")
 
 #: The 2026-07-28 tasks extension's identifier.
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
-#: The task dialects, by the protocol revision that defines them.
-DIALECTS: tuple[str, ...] = ("2025-11-25", "2026-07-28")
+#: The task dialects, by the protocol revision that defines them (one list: the lock's).
+DIALECTS = TASK_DIALECTS
 #: A server's poll interval is honoured within these bounds (seconds): never a busy loop, never
 #: a wait so long that a finished task goes unnoticed for minutes.
 MIN_POLL_SECONDS = 0.05

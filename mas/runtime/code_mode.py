@@ -20,7 +20,6 @@ sandbox (it only ever sees results). ``docs/code-mode.md`` describes the whole.
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import importlib.resources
 import json
@@ -34,7 +33,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, cast
 
-from mas.runtime.contracts._rules import one_line
+from mas.runtime.contracts._rules import one_line, run_sync
 from mas.runtime.contracts.tool_contract import invoke_call_tool
 
 __all__ = [
@@ -528,7 +527,7 @@ def _sync_provider(provider: Any) -> Any:
         return provider
     if callable(getattr(provider, "acall_tool", None)):
         return _AsyncAdapter(provider)
-    raise TypeError("the provider has neither call_tool nor acall_tool")
+    raise TypeError("the provider has no call_tool or acall_tool")
 
 
 class _AsyncAdapter:
@@ -536,7 +535,8 @@ class _AsyncAdapter:
         self._provider = provider
 
     def call_tool(self, tool_name: str, arguments: dict[str, Any], **kwargs: Any) -> Any:
-        return asyncio.run(self._provider.acall_tool(tool_name, arguments, **kwargs))
+        # The one running-loop policy (``_rules.run_sync``): works from a thread that runs a loop too.
+        return run_sync(self._provider.acall_tool(tool_name, arguments, **kwargs))
 
 
 def _plain(value: Any, tool_output: type) -> Any:

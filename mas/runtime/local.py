@@ -84,19 +84,25 @@ class LocalToolRegistry:
             f"unknown tool {tool_name!r} (local: {', '.join(self._tools)})", kind="unknown_tool"
         )
 
-    def _limit(self, tool: ToolContract, options: CallOptions) -> float | None:
-        # timeout_seconds=0 is a limit ("at once"), not "unset": only None falls back to the spec.
-        given = options.timeout_seconds
-        return given if given is not None else tool.get_timeout_seconds()
-
-    def call_tool(self, tool_name: str, arguments: Mapping[str, Any] | None, **kwargs: Any) -> ToolResultEnvelope:
-        """The tool's ``call_tool``; ``timeout_seconds`` (else the tool's own) and ``cancel_event``
-        bound the wait. A tool that declares ``cancel_event`` also receives it, to stop early."""
+    def _prepare(
+        self, tool_name: str, kwargs: Mapping[str, Any]
+    ) -> tuple[ToolContract, CallOptions, float | None] | ToolResultEnvelope:
+        """The tool, its checked options and its time limit, or the envelope that says why not."""
         options = CallOptions.of(kwargs)
         tool = self._tools.get(tool_name)
         if tool is None:
             return self._unknown(tool_name)
-        limit = self._limit(tool, options)
+        # timeout_seconds=0 is a limit ("at once"), not "unset": only None falls back to the spec.
+        given = options.timeout_seconds
+        return tool, options, given if given is not None else tool.get_timeout_seconds()
+
+    def call_tool(self, tool_name: str, arguments: Mapping[str, Any] | None, **kwargs: Any) -> ToolResultEnvelope:
+        """The tool's ``call_tool``; ``timeout_seconds`` (else the tool's own) and ``cancel_event``
+        bound the wait. A tool that declares ``cancel_event`` also receives it, to stop early."""
+        prepared = self._prepare(tool_name, kwargs)
+        if isinstance(prepared, ToolResultEnvelope):
+            return prepared
+        tool, options, limit = prepared
         try:
             value = run_with_timeout(
                 lambda: call_with_options(tool, tool_name, arguments, options), limit, options.cancel_event
@@ -108,11 +114,10 @@ class LocalToolRegistry:
     async def acall_tool(
         self, tool_name: str, arguments: Mapping[str, Any] | None, **kwargs: Any
     ) -> ToolResultEnvelope:
-        options = CallOptions.of(kwargs)
-        tool = self._tools.get(tool_name)
-        if tool is None:
-            return self._unknown(tool_name)
-        limit = self._limit(tool, options)
+        prepared = self._prepare(tool_name, kwargs)
+        if isinstance(prepared, ToolResultEnvelope):
+            return prepared
+        tool, options, limit = prepared
         try:
             value = await await_with_timeout(
                 acall_with_options(tool, tool_name, arguments, options), limit, options.cancel_event

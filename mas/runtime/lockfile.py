@@ -23,6 +23,7 @@ __all__ = [
     "SCHEMA_MAPS",
     "SCHEMA_VALUES",
     "SET_KEYWORDS",
+    "TASK_DIALECTS",
     "canonical_schema",
     "canonical_tool",
     "first_difference",
@@ -30,6 +31,10 @@ __all__ = [
     "lock_version_problem",
     "tool_hash",
 ]
+
+#: The task dialects a server may advertise, by the protocol revision that defines them
+#: (docs/tasks.md); the lock records a server's under ``task_dialect``.
+TASK_DIALECTS: tuple[str, ...] = ("2025-11-25", "2026-07-28")
 
 #: The version this toolgen writes. 1 had no per-tool hashes (they are computed when read); 1 and 2
 #: recorded no inferred output types (codegen compares none with them). Both are still read.

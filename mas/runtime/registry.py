@@ -263,14 +263,10 @@ class RuntimeRegistry:
             return route
         provider_name, inner, _ = route
         try:
-            envelope = ToolResultEnvelope.coerce(
-                call_with_options(self._providers[provider_name], inner, arguments, options)
-            )
+            raw = call_with_options(self._providers[provider_name], inner, arguments, options)
         except Exception as exc:  # e.g. a dropped MCP connection
             return self._failed(tool_name, provider_name, exc)
-        if self._recorder is not None:
-            self._recorder.observe(provider_name, inner, envelope)
-        return envelope
+        return self._observed(provider_name, inner, raw)
 
     async def acall_tool(
         self, tool_name: str, arguments: Mapping[str, Any] | None, **kwargs: Any
@@ -281,11 +277,14 @@ class RuntimeRegistry:
             return route
         provider_name, inner, _ = route
         try:
-            envelope = ToolResultEnvelope.coerce(
-                await acall_with_options(self._providers[provider_name], inner, arguments, options)
-            )
+            raw = await acall_with_options(self._providers[provider_name], inner, arguments, options)
         except Exception as exc:
             return self._failed(tool_name, provider_name, exc)
+        return self._observed(provider_name, inner, raw)
+
+    def _observed(self, provider_name: str, inner: str, raw: Any) -> ToolResultEnvelope:
+        """What a provider returned, as an envelope, sampled when a recorder is on (both paths)."""
+        envelope = ToolResultEnvelope.coerce(raw)
         if self._recorder is not None:
             self._recorder.observe(provider_name, inner, envelope)
         return envelope

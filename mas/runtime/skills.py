@@ -115,9 +115,9 @@ class SkillToolProvider:
             return self._handlers[tool_name]
 
     def _prepare(
-        self, tool_name: str, arguments: Mapping[str, Any] | None
-    ) -> tuple[Callable[..., Any], dict[str, Any]] | ToolResultEnvelope:
-        """The handler and checked arguments, or the error envelope that explains why not."""
+        self, tool_name: str, arguments: Mapping[str, Any] | None, timeout_seconds: float | None
+    ) -> tuple[Callable[..., Any], dict[str, Any], float | None] | ToolResultEnvelope:
+        """The handler, checked arguments and time limit, or the error envelope that explains why not."""
         definition = self._definitions.get(tool_name)
         if definition is None:
             return ToolResultEnvelope.failure(
@@ -130,7 +130,7 @@ class SkillToolProvider:
                 f"invalid arguments for tool {tool_name!r}: {problem}", kind="invalid_arguments"
             )
         try:
-            return self._handler(tool_name), args
+            return self._handler(tool_name), args, self._limit(tool_name, timeout_seconds)
         except Exception as exc:
             return ToolResultEnvelope.failure(
                 f"cannot load handler {definition.handler!r} for tool {tool_name!r}: {type(exc).__name__}: {exc}",
@@ -161,17 +161,16 @@ class SkillToolProvider:
         (anything with ``is_set()``) bound the wait; a handler that overruns or is cancelled keeps
         running in its thread, but the caller gets an error envelope on time.
         """
-        prepared = self._prepare(tool_name, arguments)
+        prepared = self._prepare(tool_name, arguments, timeout_seconds)
         if isinstance(prepared, ToolResultEnvelope):
             return prepared
-        handler, args = prepared
-        limit = self._limit(tool_name, timeout_seconds)
+        handler, args, limit = prepared
         try:
             value = run_with_timeout(lambda: resolve_awaitable(handler(**args)), limit, cancel_event)
         except (TimeoutError, CallCancelled) as exc:
             return bound_failure(tool_name, limit, exc)
         except Exception as exc:  # a handler error never crashes the caller
-            return ToolResultEnvelope.failure(f"tool {tool_name!r} failed: {type(exc).__name__}: {exc}")
+            return _handler_failed(tool_name, exc)
         return self._wrap(tool_name, value)
 
     async def acall_tool(
@@ -183,17 +182,16 @@ class SkillToolProvider:
         cancel_event: Any = None,
     ) -> ToolResultEnvelope:
         """Await coroutine handlers; run sync ones in a worker thread; same limits as :meth:`call_tool`."""
-        prepared = self._prepare(tool_name, arguments)
+        prepared = self._prepare(tool_name, arguments, timeout_seconds)
         if isinstance(prepared, ToolResultEnvelope):
             return prepared
-        handler, args = prepared
-        limit = self._limit(tool_name, timeout_seconds)
+        handler, args, limit = prepared
         try:
             value = await await_with_timeout(_rules.acall(handler, **args), limit, cancel_event)
         except (TimeoutError, CallCancelled) as exc:
             return bound_failure(tool_name, limit, exc)
         except Exception as exc:
-            return ToolResultEnvelope.failure(f"tool {tool_name!r} failed: {type(exc).__name__}: {exc}")
+            return _handler_failed(tool_name, exc)
         return self._wrap(tool_name, value)
 
     def close(self) -> None:
@@ -201,3 +199,7 @@ class SkillToolProvider:
 
     async def aclose(self) -> None:
         """Async twin of :meth:`close`."""
+
+
+def _handler_failed(tool_name: str, exc: Exception) -> ToolResultEnvelope:
+    return ToolResultEnvelope.failure(f"tool {tool_name!r} failed: {type(exc).__name__}: {exc}")

@@ -342,7 +342,7 @@ def test_sample_keys_that_shadow_imports_type_check_and_import_without_warnings(
 
 _HEAVY = (
     "import sys; from codegen.cli import main; code = main(['generate', *sys.argv[1:]]); "
-    "print(code, sorted(m for m in ('black', 'datamodel_code_generator') if m in sys.modules))"
+    "print(code, sorted(m for m in ('datamodel_code_generator', 'ruff') if m in sys.modules))"
 )
 
 
@@ -366,7 +366,7 @@ def cached_project(tmp_path: Path) -> Path:
     project.mkdir()
     (project / "pyproject.toml").write_text('[tool.toolgen]\nmcp-json = ["tools.json"]\nout = "gen"\npackage = "pkg"\n')
     (project / "tools.json").write_text(TIME.read_text())
-    assert _cached_run(project, tmp_path / "dev", "-q") == (0, "['black', 'datamodel_code_generator']")
+    assert _cached_run(project, tmp_path / "dev", "-q") == (0, "['datamodel_code_generator', 'ruff']")
     assert _cached_run(project, tmp_path / "dev", "--check") == (0, "[]")  # the dev's own cache: a hit
     return project
 
@@ -400,12 +400,12 @@ def test_a_crafted_cache_entry_cannot_make_check_pass_a_tampered_package(cached_
 
 def test_a_cache_copied_from_another_user_is_a_miss(cached_project: Path) -> None:
     users = cached_project.parent
-    assert _cached_run(cached_project, users / "ci", "--check") == (0, "['black', 'datamodel_code_generator']")
+    assert _cached_run(cached_project, users / "ci", "--check") == (0, "['datamodel_code_generator', 'ruff']")
     assert _cached_run(cached_project, users / "ci", "--check") == (0, "[]")  # CI's own entries hit
     key = users / "ci" / "toolgen" / "cache.key"
     assert oct(key.stat().st_mode & 0o777) == "0o600"
     key.chmod(0o622)  # a key another user could rewrite is not trusted: no cache at all
-    assert _cached_run(cached_project, users / "ci", "--check") == (0, "['black', 'datamodel_code_generator']")
+    assert _cached_run(cached_project, users / "ci", "--check") == (0, "['datamodel_code_generator', 'ruff']")
 
 
 # --- item 17: kill -9 during generate leaves a consistent package + lock pair -----------------------------

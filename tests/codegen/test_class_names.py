@@ -53,7 +53,7 @@ def _classes(sources: list[SourceTools]) -> dict[str, str]:
     """Every class (and functional TypedDict) of the inputs and outputs: name -> its code."""
     pkg = build_package(sources, package="p", header="#")
     found: dict[str, str] = {}
-    for code in (pkg.inputs_code, pkg.outputs_code):
+    for code in (pkg.inputs_code, *(m.code for m in pkg.output_modules)):
         for stmt in ast.parse(code).body:
             if isinstance(stmt, ast.ClassDef):
                 found[stmt.name] = ast.unparse(stmt)

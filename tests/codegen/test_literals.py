@@ -102,3 +102,21 @@ def test_clean_text_drops_exactly_the_invisible_characters(text: str) -> None:
     normal = text.replace("\r\n", "\n").replace("\r", "\n").replace("\t", "    ")
     expected = "".join(c for c in normal if c == "\n" or unicodedata.category(c) not in INVISIBLE_CATEGORIES)
     assert clean_text(text) == expected
+
+
+@given(st.text(alphabet=st.sampled_from(["a", "'", '"', "\\", "\n", "é", "\x00", "\u202e"]), max_size=12) | st.text())
+def test_wire_literal_prefers_double_quotes_as_black_does(value: str) -> None:
+    """Quotes as the formatters choose them (double unless that takes more escapes), so a literal
+    reads the same in a formatted module and in a code-mode stub, which is not formatted."""
+    from black.strings import normalize_string_quotes
+
+    assert wire_literal(value) == normalize_string_quotes(repr(value))
+    assert ast.literal_eval(wire_literal(value)) == value
+
+
+def test_docstring_text_cannot_close_the_docstring() -> None:
+    from codegen.literals import docstring_text
+
+    for name in ('a"""b', "x\\", 'q"', "two\nlines"):
+        doc = f'"""Tools of the {docstring_text(repr(name))} source."""'
+        assert ast.literal_eval(doc) == f"Tools of the {' '.join(repr(name).split(chr(10)))} source."

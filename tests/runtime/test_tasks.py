@@ -12,10 +12,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -198,6 +200,15 @@ def generated(everything: tuple[str, str], tmp_path_factory: pytest.TempPathFact
         yield pkg, registry
 
 
+def test_the_lock_records_the_dialect_and_the_task_required_tool(generated: tuple[Any, Any]) -> None:
+    pkg, _ = generated
+    lock = json.loads((Path(pkg.__file__).parents[2] / "toolgen.lock.json").read_text(encoding="utf-8"))
+    entry = lock["servers"]["everything"]
+    assert entry["task_dialect"] == "2025-11-25"
+    research = next(t for t in entry["tools"] if t["name"] == RESEARCH)
+    assert research["execution"] == {"taskSupport": "required"}
+
+
 def test_the_typed_method_of_a_task_required_tool_waits_and_returns_the_report(generated: tuple[Any, Any]) -> None:
     pkg, registry = generated
     output = pkg.Tools(registry).everything.simulate_research_query(topic="typed wrappers")
@@ -317,3 +328,63 @@ def test_a_server_without_tasks_says_so_when_asked_to_follow_one() -> None:
 )
 def test_a_servers_poll_interval_is_honoured_within_bounds(interval_ms: float | None, seconds: float) -> None:
     assert _mcp_tasks.poll_seconds(interval_ms) == seconds
+
+
+def test_generate_records_the_2026_dialect_in_the_lock(tmp_path: Path) -> None:
+    config = stdio_config("sample", "--with-tasks")
+    server = {"name": "sample", "protocol": "mcp", "transport": "stdio", "command": "python",
+              "args": list(config.args), "env": dict(config.env), "cwd": config.cwd}  # fmt: skip
+    document = {"apiVersion": "toolgen/v1", "kind": "ToolServerRegistry", "spec": {"servers": [server]}}
+    (tmp_path / "infra.yaml").write_text(json.dumps(document), encoding="utf-8")
+    args = ["--infra", "infra.yaml", "--out", "out", "--package", "sample_tasks", "--no-cache", "-q"]
+    assert generate(tmp_path, args) == 0
+    lock = json.loads((tmp_path / "toolgen.lock.json").read_text(encoding="utf-8"))
+    assert lock["servers"]["sample"]["task_dialect"] == "2026-07-28"
+
+
+# --- typed task handles in a generated package (everything server) ----------------------------------
+
+
+def test_a_typed_handle_moves_from_working_to_completed_and_wait_returns_the_typed_value(
+    generated: tuple[Any, Any],
+) -> None:
+    pkg, registry = generated
+    tools = pkg.Tools(registry)
+    task = tools.tasks.everything.simulate_research_query(topic="handles")
+    assert isinstance(task, pkg.ToolTask) and len(task.id) == 32
+    first = task.status()
+    assert (first.task_id, first.state, first.poll_interval_ms) == (task.id, "working", 1000)
+    value = task.wait(timeout_seconds=30)
+    assert type(value) is type(tools.everything.echo(message="x"))  # the plain method's type: ToolOutput
+    assert value.text.startswith("# Research Report: handles")
+    assert task.status().state == "completed"
+
+
+def test_a_typed_handle_is_resumed_from_its_id_and_cancelled(generated: tuple[Any, Any]) -> None:
+    pkg, registry = generated
+    started = pkg.Tools(registry).tasks.everything.simulate_research_query(topic="elsewhere")
+    # Another process needs only the id: a fresh Tools on the same infra resumes it.
+    resumed = pkg.Tools(registry).tasks.resume(pkg.TOOLS["simulate-research-query"], started.id)
+    assert resumed.status().state == "working"
+    after = resumed.cancel()
+    assert (after.task_id, after.state) == (started.id, "cancelled")
+    assert started.status().state == "cancelled"
+    with pytest.raises(pkg.ToolCancelledError):
+        started.wait(timeout_seconds=10)
+
+
+def test_the_async_handle_answers_the_clarification_and_completes(generated: tuple[Any, Any]) -> None:
+    pkg, registry = generated
+
+    async def on_input(requests: list[Any]) -> dict[str, Any]:
+        return {r.key: {"action": "accept", "content": {"interpretation": "snake"}} for r in requests}
+
+    async def main() -> tuple[str, Any]:
+        tools = pkg.AsyncTools(registry).with_options(on_input=on_input)
+        task = await tools.tasks.everything.simulate_research_query(topic="python", ambiguous=True)
+        assert isinstance(task, pkg.AsyncToolTask)
+        return (await task.status()).state, await task.wait(timeout_seconds=30)
+
+    state, value = asyncio.run(main())
+    assert state in ("working", "input_required")
+    assert "- **Clarification**: snake" in value.text

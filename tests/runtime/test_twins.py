@@ -152,3 +152,23 @@ def test_call_options_are_the_contract_options_checked_once_with_one_message() -
     assert str(info.value) == f"unknown call option(s): colour, retries; known: {', '.join(CALL_KWARGS)}"
     with pytest.raises(dataclasses.FrozenInstanceError):
         CallOptions().timeout_seconds = 1  # type: ignore[misc]
+
+
+class AsyncOnly:
+    async def acall_tool(self, tool_name: str, arguments: dict[str, Any], **options: Any) -> str:
+        await asyncio.sleep(0)
+        return f"{tool_name}: {arguments}"
+
+
+def test_code_modes_sync_adapter_over_an_async_provider_follows_the_running_loop_policy() -> None:
+    from mas.runtime.code_mode import _sync_provider
+
+    adapter = _sync_provider(AsyncOnly())
+    assert adapter.call_tool("t", {"a": 1}) == "t: {'a': 1}"
+
+    async def inside() -> object:
+        return adapter.call_tool("t", {"a": 2})  # from a thread that runs a loop: a helper thread
+
+    assert asyncio.run(inside()) == "t: {'a': 2}"
+    with pytest.raises(TypeError, match="the provider has no call_tool or acall_tool"):
+        _sync_provider(object())

@@ -5,23 +5,33 @@ from __future__ import annotations
 import inspect
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, Unpack, cast
+from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Self, TypeVar, Unpack, cast
 
 from .. import _rules
 from ._decode import decode_envelope, decode_result, normalize_envelope
 from ._omit import without_omitted
 from ._options import CallOptions, SupportsAsyncCallTool, SupportsCallTool, checked_options, forwarded
 from ._plan import CallPlan
+from ._task import AsyncToolTask, ToolTask, status_of
 
 if TYPE_CHECKING:
     from ._decode import ToolResult
     from ._info import ToolInfo
     from ._plan import InputRequest
 
-__all__ = ["AsyncToolsBase", "ToolsBase"]
+__all__ = [
+    "AsyncToolsBase",
+    "AsyncToolsResultsBase",
+    "AsyncToolsTasksBase",
+    "ToolsBase",
+    "ToolsResultsBase",
+    "ToolsTasksBase",
+]
 
 T = TypeVar("T")
 _P = TypeVar("_P")  # the provider type a tools class accepts
+_R = TypeVar("_R")  # a whole-result class
+_A = ParamSpec("_A")  # a value method's parameters
 
 
 class _ToolsCore(Generic[_P]):
@@ -38,6 +48,30 @@ class _ToolsCore(Generic[_P]):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._provider!r}, {dict(self._options)!r})"
+
+    def _results(self, cls: Callable[[_P, CallOptions], _R]) -> _R:
+        """The whole-result twin of this instance (``.results``), made once and kept."""
+        twin: _R | None = self.__dict__.get("_results_twin")
+        if twin is None:
+            twin = self.__dict__["_results_twin"] = cls(self._provider, self._options)
+        return twin
+
+    def _tasks(self, cls: Callable[[_P, CallOptions], _R]) -> _R:
+        """The task-starting twin of this instance (``.tasks``), made once and kept."""
+        twin: _R | None = self.__dict__.get("_tasks_twin")
+        if twin is None:
+            twin = self.__dict__["_tasks_twin"] = cls(self._provider, self._options)
+        return twin
+
+
+class _Whole:
+    """What ``_call`` returns inside a whole-result class: its ``.value`` is the whole
+    ``ToolResult``, so a value method's own ``return result.value`` returns all of it."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, result: object) -> None:
+        self.value = result
 
 
 class ToolsBase(_ToolsCore[SupportsCallTool]):
@@ -89,6 +123,20 @@ def _run_awaitable(info: ToolInfo[Any], awaitable: Awaitable[object]) -> object:
     return _rules.run_sync(awaitable)
 
 
+class ToolsResultsBase(ToolsBase):
+    """Base of a generated ``...ToolsResults`` class: each method runs the value method of the same
+    tool on this instance (a thin wrapper, as ``with_raw_response`` in the Stainless SDKs), and
+    returns the whole ``ToolResult`` instead of its value."""
+
+    def _call(self, info: ToolInfo[T], arguments: dict[str, Any], omit: Mapping[str, object]) -> ToolResult[T]:
+        return cast("ToolResult[T]", _Whole(super()._call(info, arguments, omit)))
+
+    def _whole(
+        self, method: Callable[Concatenate[Any, _A], T], /, *args: _A.args, **kwargs: _A.kwargs
+    ) -> ToolResult[T]:
+        return cast("ToolResult[T]", method(self, *args, **kwargs))
+
+
 class AsyncToolsBase(_ToolsCore[SupportsCallTool | SupportsAsyncCallTool]):
     """Base of a generated ``AsyncTools`` class; works with sync and async providers."""
 
@@ -127,3 +175,109 @@ class AsyncToolsBase(_ToolsCore[SupportsCallTool | SupportsAsyncCallTool]):
         provider has it, else ``call_tool`` (in a worker thread when it is synchronous, so the event
         loop is never blocked)."""
         return await _rules.acall_provider(self._provider, info.name, arguments, options)
+
+
+class AsyncToolsResultsBase(AsyncToolsBase):
+    """The async ``ToolsResultsBase``: each method awaits the value method on this instance."""
+
+    async def _call(self, info: ToolInfo[T], arguments: dict[str, Any], omit: Mapping[str, object]) -> ToolResult[T]:
+        return cast("ToolResult[T]", _Whole(await super()._call(info, arguments, omit)))
+
+    async def _whole(
+        self, method: Callable[Concatenate[Any, _A], Awaitable[T]], /, *args: _A.args, **kwargs: _A.kwargs
+    ) -> ToolResult[T]:
+        return cast("ToolResult[T]", await method(self, *args, **kwargs))
+
+
+def _starting(
+    info: ToolInfo[Any], arguments: dict[str, Any], omit: Mapping[str, object], options: CallOptions
+) -> CallPlan:
+    return CallPlan(info, without_omitted(arguments, omit), cast("CallOptions", {**options, "allow_claimed": True}))
+
+
+class ToolsTasksBase(ToolsBase):
+    """Base of a generated ``...ToolsTasks`` class: each method starts its tool as a task and
+    returns a ``ToolTask`` at once (a thin wrapper over the value method, as ``.results``)."""
+
+    def _call(self, info: ToolInfo[T], arguments: dict[str, Any], omit: Mapping[str, object]) -> ToolResult[T]:
+        plan = _starting(info, arguments, omit, self._options)
+        if plan.needs_confirmation():
+            confirm = cast("Callable[..., object]", plan.options["confirm"])
+            answer = confirm(info, dict(plan.arguments))
+            if inspect.isawaitable(answer):
+                answer = _run_awaitable(info, answer)
+            if not answer:
+                raise plan.refused()
+        while True:  # a server may ask before it decides to start the task
+            envelope = normalize_envelope(self._send(info, plan.arguments, plan.options))
+            requests = plan.input_needed(envelope)
+            if requests is None:
+                break
+            on_input = cast("Callable[[list[InputRequest]], object]", plan.options["on_input"])
+            responses = on_input(requests)
+            if inspect.isawaitable(responses):
+                responses = _run_awaitable(info, responses)
+            plan.answered(responses)
+        status = status_of(info, envelope)
+        if status is None:  # answered at once: a task that is already done
+            done = (decode_envelope(info, envelope).value,)
+            return cast(
+                "ToolResult[T]", _Whole(ToolTask(info, "", self._options, self._send, self._follow, None, done))
+            )
+        task = ToolTask(info, status.task_id, self._options, self._send, self._follow, status)
+        return cast("ToolResult[T]", _Whole(task))
+
+    def _follow(self, info: ToolInfo[Any], options: CallOptions) -> object:
+        return ToolsBase(self._provider, options)._call(info, {}, {}).value
+
+    def _task(self, method: Callable[Concatenate[Any, _A], T], /, *args: _A.args, **kwargs: _A.kwargs) -> ToolTask[T]:
+        return cast("ToolTask[T]", method(self, *args, **kwargs))
+
+    def resume(self, info: ToolInfo[T], task_id: str) -> ToolTask[T]:
+        """The task ``task_id`` of the tool ``info`` (``TOOLS[wire name]``), started elsewhere."""
+        return ToolTask(info, task_id, self._options, self._send, self._follow)
+
+
+class AsyncToolsTasksBase(AsyncToolsBase):
+    """The async ``ToolsTasksBase``: each method starts the task and returns an ``AsyncToolTask``."""
+
+    async def _call(self, info: ToolInfo[T], arguments: dict[str, Any], omit: Mapping[str, object]) -> ToolResult[T]:
+        plan = _starting(info, arguments, omit, self._options)
+        if plan.needs_confirmation():
+            confirm = cast("Callable[..., object]", plan.options["confirm"])
+            answer = confirm(info, dict(plan.arguments))
+            if inspect.isawaitable(answer):
+                answer = await answer
+            if not answer:
+                raise plan.refused()
+        while True:
+            envelope = normalize_envelope(await self._send(info, plan.arguments, plan.options))
+            requests = plan.input_needed(envelope)
+            if requests is None:
+                break
+            on_input = cast("Callable[[list[InputRequest]], object]", plan.options["on_input"])
+            responses = on_input(requests)
+            if inspect.isawaitable(responses):
+                responses = await responses
+            plan.answered(responses)
+        status = status_of(info, envelope)
+        if status is None:
+            done = (decode_envelope(info, envelope).value,)
+            task = AsyncToolTask(info, "", self._options, self._send, self._follow, None, done)
+            return cast("ToolResult[T]", _Whole(task))
+        return cast(
+            "ToolResult[T]",
+            _Whole(AsyncToolTask(info, status.task_id, self._options, self._send, self._follow, status)),
+        )
+
+    async def _follow(self, info: ToolInfo[Any], options: CallOptions) -> object:
+        return (await AsyncToolsBase(self._provider, options)._call(info, {}, {})).value
+
+    async def _task(
+        self, method: Callable[Concatenate[Any, _A], Awaitable[T]], /, *args: _A.args, **kwargs: _A.kwargs
+    ) -> AsyncToolTask[T]:
+        return cast("AsyncToolTask[T]", await method(self, *args, **kwargs))
+
+    def resume(self, info: ToolInfo[T], task_id: str) -> AsyncToolTask[T]:
+        """The task ``task_id`` of the tool ``info`` (``TOOLS[wire name]``), started elsewhere."""
+        return AsyncToolTask(info, task_id, self._options, self._send, self._follow)

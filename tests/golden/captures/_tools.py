@@ -9,7 +9,10 @@ from types import MappingProxyType as _MappingProxyType
 from typing import Any as _Any
 from typing import Literal
 
+from ._runtime import AsyncToolTask as _AsyncToolTask
 from ._runtime import AsyncToolsBase as _AsyncToolsBase
+from ._runtime import AsyncToolsResultsBase as _AsyncToolsResultsBase
+from ._runtime import AsyncToolsTasksBase as _AsyncToolsTasksBase
 from ._runtime import CallOptions as _CallOptions
 from ._runtime import NOT_GIVEN as _NOT_GIVEN
 from ._runtime import NotGiven as _NotGiven
@@ -17,7 +20,10 @@ from ._runtime import SupportsAsyncCallTool as _SupportsAsyncCallTool
 from ._runtime import SupportsCallTool as _SupportsCallTool
 from ._runtime import ToolInfo as _ToolInfo
 from ._runtime import ToolResult as _ToolResult
+from ._runtime import ToolTask as _ToolTask
 from ._runtime import ToolsBase as _ToolsBase
+from ._runtime import ToolsResultsBase as _ToolsResultsBase
+from ._runtime import ToolsTasksBase as _ToolsTasksBase
 
 from typing import TYPE_CHECKING
 
@@ -26,7 +32,15 @@ if TYPE_CHECKING:
     from . import outputs as _o
     from ._runtime import ToolOutput as _ToolOutput
 
-__all__ = ["TOOLS", "AsyncTools", "AsyncToolsResults", "Tools", "ToolsResults"]
+__all__ = [
+    "TOOLS",
+    "AsyncTools",
+    "AsyncToolsResults",
+    "AsyncToolsTasks",
+    "Tools",
+    "ToolsResults",
+    "ToolsTasks",
+]
 
 _PACKAGE = __name__.rpartition(".")[0]
 
@@ -1040,7 +1054,12 @@ class EverythingTools(_ToolsBase):
     @property
     def results(self) -> EverythingToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return EverythingToolsResults(self._provider, self._options)
+        return self._results(EverythingToolsResults)
+
+    @property
+    def tasks(self) -> EverythingToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(EverythingToolsTasks)
 
     def echo(self, *, message: str) -> _ToolOutput:
         """Echo Tool
@@ -1239,6 +1258,8 @@ class EverythingTools(_ToolsBase):
 
         Hints: may modify its environment, not destructive, not idempotent, closed-world.
 
+        Task: the tool runs only as a task; this method waits for it (``.tasks`` starts it and returns a ToolTask at once).
+
         Wire name: 'simulate-research-query'.
         """
         result = self._call(
@@ -1370,23 +1391,12 @@ class EverythingTools(_ToolsBase):
         return result.value
 
 
-class EverythingToolsResults(_ToolsBase):
+class EverythingToolsResults(_ToolsResultsBase):
     """Tools returning the whole ToolResult of the 'everything' source."""
 
     def echo(self, *, message: str) -> _ToolResult[_ToolOutput]:
-        """Echo Tool
-
-        Echoes back the input string
-
-        Args:
-            message: Message to echo
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'echo'.
-        """
-        result = self._call(_info_everything__echo, {"message": message}, {})
-        return result
+        """``EverythingTools.echo``, returning the whole ``ToolResult``."""
+        return self._whole(EverythingTools.echo, message=message)
 
     def get_annotated_message(
         self,
@@ -1394,57 +1404,22 @@ class EverythingToolsResults(_ToolsBase):
         message_type: Literal["error", "success", "debug"],
         include_image: bool | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
-        """Get Annotated Message Tool
-
-        Demonstrates how annotations can be used to provide metadata about content.
-
-        Args:
-            message_type: Type of message to demonstrate different annotation patterns
-            include_image: Whether to include an example image (server default: False)
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'get-annotated-message'.
-        """
-        result = self._call(
-            _info_everything__get_annotated_message,
-            {"messageType": message_type, "includeImage": include_image},
-            {"includeImage": _NOT_GIVEN},
+        """``EverythingTools.get_annotated_message``, returning the whole ``ToolResult``."""
+        return self._whole(
+            EverythingTools.get_annotated_message,
+            message_type=message_type,
+            include_image=include_image,
         )
-        return result
 
     def get_env(self) -> _ToolResult[_ToolOutput]:
-        """Print Environment Tool
-
-        Returns all environment variables, helpful for debugging MCP server configuration
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'get-env'.
-        """
-        result = self._call(_info_everything__get_env, {}, {})
-        return result
+        """``EverythingTools.get_env``, returning the whole ``ToolResult``."""
+        return self._whole(EverythingTools.get_env)
 
     def get_resource_links(
         self, *, count: float | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_ToolOutput]:
-        """Get Resource Links Tool
-
-        Returns up to ten resource links that reference different types of resources
-
-        Args:
-            count: Number of resource links to return (1-10) (server default: 3)
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'get-resource-links'.
-        """
-        result = self._call(
-            _info_everything__get_resource_links,
-            {"count": count},
-            {"count": _NOT_GIVEN},
-        )
-        return result
+        """``EverythingTools.get_resource_links``, returning the whole ``ToolResult``."""
+        return self._whole(EverythingTools.get_resource_links, count=count)
 
     def get_resource_reference(
         self,
@@ -1452,83 +1427,30 @@ class EverythingToolsResults(_ToolsBase):
         resource_id: float | _NotGiven = _NOT_GIVEN,
         resource_type: Literal["Text", "Blob"] | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
-        """Get Resource Reference Tool
-
-        Returns a resource reference that can be used by MCP clients
-
-        Args:
-            resource_id: ID of the text resource to fetch (server default: 1)
-            resource_type: (server default: \"Text\")
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'get-resource-reference'.
-        """
-        result = self._call(
-            _info_everything__get_resource_reference,
-            {"resourceId": resource_id, "resourceType": resource_type},
-            {"resourceId": _NOT_GIVEN, "resourceType": _NOT_GIVEN},
+        """``EverythingTools.get_resource_reference``, returning the whole ``ToolResult``."""
+        return self._whole(
+            EverythingTools.get_resource_reference,
+            resource_id=resource_id,
+            resource_type=resource_type,
         )
-        return result
 
     def get_roots_list(self) -> _ToolResult[_ToolOutput]:
-        """Get Roots List Tool
-
-        Lists the current MCP roots provided by the client. Demonstrates the roots protocol capability even though this server doesn't access files.
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'get-roots-list'.
-        """
-        result = self._call(_info_everything__get_roots_list, {}, {})
-        return result
+        """``EverythingTools.get_roots_list``, returning the whole ``ToolResult``."""
+        return self._whole(EverythingTools.get_roots_list)
 
     def get_structured_content(
         self, *, location: Literal["New York", "Chicago", "Los Angeles"]
     ) -> _ToolResult[_o.EverythingGetStructuredContentOutput]:
-        """Get Structured Content Tool
-
-        Returns structured content along with an output schema for client data validation
-
-        Args:
-            location: Choose city
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'get-structured-content'.
-        """
-        result = self._call(
-            _info_everything__get_structured_content, {"location": location}, {}
-        )
-        return result
+        """``EverythingTools.get_structured_content``, returning the whole ``ToolResult``."""
+        return self._whole(EverythingTools.get_structured_content, location=location)
 
     def get_sum(self, *, a: float, b: float) -> _ToolResult[_ToolOutput]:
-        """Get Sum Tool
-
-        Returns the sum of two numbers
-
-        Args:
-            a: First number
-            b: Second number
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'get-sum'.
-        """
-        result = self._call(_info_everything__get_sum, {"a": a, "b": b}, {})
-        return result
+        """``EverythingTools.get_sum``, returning the whole ``ToolResult``."""
+        return self._whole(EverythingTools.get_sum, a=a, b=b)
 
     def get_tiny_image(self) -> _ToolResult[_ToolOutput]:
-        """Get Tiny Image Tool
-
-        Returns a tiny MCP logo image.
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'get-tiny-image'.
-        """
-        result = self._call(_info_everything__get_tiny_image, {}, {})
-        return result
+        """``EverythingTools.get_tiny_image``, returning the whole ``ToolResult``."""
+        return self._whole(EverythingTools.get_tiny_image)
 
     def gzip_file_as_resource(
         self,
@@ -1537,83 +1459,33 @@ class EverythingToolsResults(_ToolsBase):
         name: str | _NotGiven = _NOT_GIVEN,
         output_type: Literal["resourceLink", "resource"] | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
-        """GZip File as Resource Tool
-
-        Compresses a single file using gzip compression. Depending upon the selected output type, returns either the compressed data as a gzipped resource or a resource link, allowing it to be downloaded in a subsequent request during the current session.
-
-        Args:
-            data: URL or data URI of the file content to compress (server default: \"https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md\")
-            name: Name of the output file (server default: \"README.md.gz\")
-            output_type: How the resulting gzipped file should be returned. 'resourceLink' returns a link to a resource that can be read later, 'resource' returns a full resource object. (server default: \"resourceLink\")
-
-        Hints: may modify its environment, not destructive, idempotent, open-world (reaches outside systems).
-
-        Wire name: 'gzip-file-as-resource'.
-        """
-        result = self._call(
-            _info_everything__gzip_file_as_resource,
-            {"data": data, "name": name, "outputType": output_type},
-            {"data": _NOT_GIVEN, "name": _NOT_GIVEN, "outputType": _NOT_GIVEN},
+        """``EverythingTools.gzip_file_as_resource``, returning the whole ``ToolResult``."""
+        return self._whole(
+            EverythingTools.gzip_file_as_resource,
+            data=data,
+            name=name,
+            output_type=output_type,
         )
-        return result
 
     def simulate_research_query(
         self, *, topic: str, ambiguous: bool | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_ToolOutput]:
-        """Simulate Research Query
-
-        Simulates a deep research operation that gathers, analyzes, and synthesizes information. Demonstrates MCP task-based operations with progress through multiple stages. If 'ambiguous' is true and client supports elicitation, sends an elicitation request for clarification.
-
-        Args:
-            topic: The research topic to investigate
-            ambiguous: Simulate an ambiguous query that requires clarification (triggers input_required status) (server default: False)
-
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
-
-        Wire name: 'simulate-research-query'.
-        """
-        result = self._call(
-            _info_everything__simulate_research_query,
-            {"topic": topic, "ambiguous": ambiguous},
-            {"ambiguous": _NOT_GIVEN},
+        """``EverythingTools.simulate_research_query``, returning the whole ``ToolResult``."""
+        return self._whole(
+            EverythingTools.simulate_research_query, topic=topic, ambiguous=ambiguous
         )
-        return result
 
     def toggle_simulated_logging(self) -> _ToolResult[_ToolOutput]:
-        """Toggle Simulated Logging
-
-        Toggles simulated, random-leveled logging on or off.
-
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
-
-        Wire name: 'toggle-simulated-logging'.
-        """
-        result = self._call(_info_everything__toggle_simulated_logging, {}, {})
-        return result
+        """``EverythingTools.toggle_simulated_logging``, returning the whole ``ToolResult``."""
+        return self._whole(EverythingTools.toggle_simulated_logging)
 
     def toggle_subscriber_updates(self) -> _ToolResult[_ToolOutput]:
-        """Toggle Subscriber Updates
-
-        Toggles simulated resource subscription updates on or off.
-
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
-
-        Wire name: 'toggle-subscriber-updates'.
-        """
-        result = self._call(_info_everything__toggle_subscriber_updates, {}, {})
-        return result
+        """``EverythingTools.toggle_subscriber_updates``, returning the whole ``ToolResult``."""
+        return self._whole(EverythingTools.toggle_subscriber_updates)
 
     def trigger_elicitation_request(self) -> _ToolResult[_ToolOutput]:
-        """Trigger Elicitation Request Tool
-
-        Trigger a Request from the Server for User Elicitation
-
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
-
-        Wire name: 'trigger-elicitation-request'.
-        """
-        result = self._call(_info_everything__trigger_elicitation_request, {}, {})
-        return result
+        """``EverythingTools.trigger_elicitation_request``, returning the whole ``ToolResult``."""
+        return self._whole(EverythingTools.trigger_elicitation_request)
 
     def trigger_long_running_operation(
         self,
@@ -1621,46 +1493,22 @@ class EverythingToolsResults(_ToolsBase):
         duration: float | _NotGiven = _NOT_GIVEN,
         steps: float | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
-        """Trigger Long Running Operation Tool
-
-        Demonstrates a long running operation with progress updates.
-
-        Args:
-            duration: Duration of the operation in seconds (server default: 10)
-            steps: Number of steps in the operation (server default: 5)
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'trigger-long-running-operation'.
-        """
-        result = self._call(
-            _info_everything__trigger_long_running_operation,
-            {"duration": duration, "steps": steps},
-            {"duration": _NOT_GIVEN, "steps": _NOT_GIVEN},
+        """``EverythingTools.trigger_long_running_operation``, returning the whole ``ToolResult``."""
+        return self._whole(
+            EverythingTools.trigger_long_running_operation,
+            duration=duration,
+            steps=steps,
         )
-        return result
 
     def trigger_sampling_request(
         self, *, prompt: str, max_tokens: float | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_ToolOutput]:
-        """Trigger Sampling Request Tool
-
-        Trigger a Request from the Server for LLM Sampling
-
-        Args:
-            prompt: The prompt to send to the LLM
-            max_tokens: Maximum number of tokens to generate (server default: 100)
-
-        Hints: may modify its environment, not destructive, not idempotent, open-world (reaches outside systems).
-
-        Wire name: 'trigger-sampling-request'.
-        """
-        result = self._call(
-            _info_everything__trigger_sampling_request,
-            {"prompt": prompt, "maxTokens": max_tokens},
-            {"maxTokens": _NOT_GIVEN},
+        """``EverythingTools.trigger_sampling_request``, returning the whole ``ToolResult``."""
+        return self._whole(
+            EverythingTools.trigger_sampling_request,
+            prompt=prompt,
+            max_tokens=max_tokens,
         )
-        return result
 
     def trigger_url_elicitation(
         self,
@@ -1670,35 +1518,151 @@ class EverythingToolsResults(_ToolsBase):
         error_path: bool | _NotGiven = _NOT_GIVEN,
         message: str | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
-        """Trigger URL Elicitation Tool
-
-        Trigger a URL elicitation so the client can direct the user to a browser flow. Supports two mechanisms: the request path (elicitation/create, default) which awaits the user's response, and the error path (UrlElicitationRequiredError, -32042) which signals the client to handle URL elicitation via the error response. Set errorPath=true to use the error path.
-
-        Args:
-            url: The URL the user should open
-            elicitation_id: Optional explicit elicitation ID. Defaults to a random UUID.
-            error_path: Controls which elicitation mechanism is used. When false (default), sends an elicitation/create request (request path). When true, throws a UrlElicitationRequiredError (MCP error code -32042) so the client handles the URL elicitation via the error path rather than waiting for a response. To clear the error, satisfy the prerequisite and retry this call with the same arguments; the retry ignores errorPath and proceeds, so the client does not loop on the same error. (server default: False)
-            message: Message shown to the user before opening the URL (server default: \"Please open the link to complete this action.\")
-
-        Hints: may modify its environment, not destructive, not idempotent, open-world (reaches outside systems).
-
-        Wire name: 'trigger-url-elicitation'.
-        """
-        result = self._call(
-            _info_everything__trigger_url_elicitation,
-            {
-                "url": url,
-                "elicitationId": elicitation_id,
-                "errorPath": error_path,
-                "message": message,
-            },
-            {
-                "elicitationId": _NOT_GIVEN,
-                "errorPath": _NOT_GIVEN,
-                "message": _NOT_GIVEN,
-            },
+        """``EverythingTools.trigger_url_elicitation``, returning the whole ``ToolResult``."""
+        return self._whole(
+            EverythingTools.trigger_url_elicitation,
+            url=url,
+            elicitation_id=elicitation_id,
+            error_path=error_path,
+            message=message,
         )
-        return result
+
+
+class EverythingToolsTasks(_ToolsTasksBase):
+    """Tools of the 'everything' source, each started as a task (a ToolTask at once)."""
+
+    def echo(self, *, message: str) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.echo``, started as a task: returns its handle at once."""
+        return self._task(EverythingTools.echo, message=message)
+
+    def get_annotated_message(
+        self,
+        *,
+        message_type: Literal["error", "success", "debug"],
+        include_image: bool | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.get_annotated_message``, started as a task: returns its handle at once."""
+        return self._task(
+            EverythingTools.get_annotated_message,
+            message_type=message_type,
+            include_image=include_image,
+        )
+
+    def get_env(self) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.get_env``, started as a task: returns its handle at once."""
+        return self._task(EverythingTools.get_env)
+
+    def get_resource_links(
+        self, *, count: float | _NotGiven = _NOT_GIVEN
+    ) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.get_resource_links``, started as a task: returns its handle at once."""
+        return self._task(EverythingTools.get_resource_links, count=count)
+
+    def get_resource_reference(
+        self,
+        *,
+        resource_id: float | _NotGiven = _NOT_GIVEN,
+        resource_type: Literal["Text", "Blob"] | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.get_resource_reference``, started as a task: returns its handle at once."""
+        return self._task(
+            EverythingTools.get_resource_reference,
+            resource_id=resource_id,
+            resource_type=resource_type,
+        )
+
+    def get_roots_list(self) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.get_roots_list``, started as a task: returns its handle at once."""
+        return self._task(EverythingTools.get_roots_list)
+
+    def get_structured_content(
+        self, *, location: Literal["New York", "Chicago", "Los Angeles"]
+    ) -> _ToolTask[_o.EverythingGetStructuredContentOutput]:
+        """``EverythingTools.get_structured_content``, started as a task: returns its handle at once."""
+        return self._task(EverythingTools.get_structured_content, location=location)
+
+    def get_sum(self, *, a: float, b: float) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.get_sum``, started as a task: returns its handle at once."""
+        return self._task(EverythingTools.get_sum, a=a, b=b)
+
+    def get_tiny_image(self) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.get_tiny_image``, started as a task: returns its handle at once."""
+        return self._task(EverythingTools.get_tiny_image)
+
+    def gzip_file_as_resource(
+        self,
+        *,
+        data: str | _NotGiven = _NOT_GIVEN,
+        name: str | _NotGiven = _NOT_GIVEN,
+        output_type: Literal["resourceLink", "resource"] | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.gzip_file_as_resource``, started as a task: returns its handle at once."""
+        return self._task(
+            EverythingTools.gzip_file_as_resource,
+            data=data,
+            name=name,
+            output_type=output_type,
+        )
+
+    def simulate_research_query(
+        self, *, topic: str, ambiguous: bool | _NotGiven = _NOT_GIVEN
+    ) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.simulate_research_query``, started as a task: returns its handle at once."""
+        return self._task(
+            EverythingTools.simulate_research_query, topic=topic, ambiguous=ambiguous
+        )
+
+    def toggle_simulated_logging(self) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.toggle_simulated_logging``, started as a task: returns its handle at once."""
+        return self._task(EverythingTools.toggle_simulated_logging)
+
+    def toggle_subscriber_updates(self) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.toggle_subscriber_updates``, started as a task: returns its handle at once."""
+        return self._task(EverythingTools.toggle_subscriber_updates)
+
+    def trigger_elicitation_request(self) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.trigger_elicitation_request``, started as a task: returns its handle at once."""
+        return self._task(EverythingTools.trigger_elicitation_request)
+
+    def trigger_long_running_operation(
+        self,
+        *,
+        duration: float | _NotGiven = _NOT_GIVEN,
+        steps: float | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.trigger_long_running_operation``, started as a task: returns its handle at once."""
+        return self._task(
+            EverythingTools.trigger_long_running_operation,
+            duration=duration,
+            steps=steps,
+        )
+
+    def trigger_sampling_request(
+        self, *, prompt: str, max_tokens: float | _NotGiven = _NOT_GIVEN
+    ) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.trigger_sampling_request``, started as a task: returns its handle at once."""
+        return self._task(
+            EverythingTools.trigger_sampling_request,
+            prompt=prompt,
+            max_tokens=max_tokens,
+        )
+
+    def trigger_url_elicitation(
+        self,
+        *,
+        url: str,
+        elicitation_id: str | _NotGiven = _NOT_GIVEN,
+        error_path: bool | _NotGiven = _NOT_GIVEN,
+        message: str | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.trigger_url_elicitation``, started as a task: returns its handle at once."""
+        return self._task(
+            EverythingTools.trigger_url_elicitation,
+            url=url,
+            elicitation_id=elicitation_id,
+            error_path=error_path,
+            message=message,
+        )
 
 
 class AsyncEverythingTools(_AsyncToolsBase):
@@ -1707,7 +1671,12 @@ class AsyncEverythingTools(_AsyncToolsBase):
     @property
     def results(self) -> AsyncEverythingToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return AsyncEverythingToolsResults(self._provider, self._options)
+        return self._results(AsyncEverythingToolsResults)
+
+    @property
+    def tasks(self) -> AsyncEverythingToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(AsyncEverythingToolsTasks)
 
     async def echo(self, *, message: str) -> _ToolOutput:
         """Echo Tool
@@ -1906,6 +1875,8 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Hints: may modify its environment, not destructive, not idempotent, closed-world.
 
+        Task: the tool runs only as a task; this method waits for it (``.tasks`` starts it and returns a ToolTask at once).
+
         Wire name: 'simulate-research-query'.
         """
         result = await self._call(
@@ -2037,23 +2008,12 @@ class AsyncEverythingTools(_AsyncToolsBase):
         return result.value
 
 
-class AsyncEverythingToolsResults(_AsyncToolsBase):
+class AsyncEverythingToolsResults(_AsyncToolsResultsBase):
     """Async tools returning the whole ToolResult of the 'everything' source."""
 
     async def echo(self, *, message: str) -> _ToolResult[_ToolOutput]:
-        """Echo Tool
-
-        Echoes back the input string
-
-        Args:
-            message: Message to echo
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'echo'.
-        """
-        result = await self._call(_info_everything__echo, {"message": message}, {})
-        return result
+        """``AsyncEverythingTools.echo``, returning the whole ``ToolResult``."""
+        return await self._whole(AsyncEverythingTools.echo, message=message)
 
     async def get_annotated_message(
         self,
@@ -2061,57 +2021,22 @@ class AsyncEverythingToolsResults(_AsyncToolsBase):
         message_type: Literal["error", "success", "debug"],
         include_image: bool | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
-        """Get Annotated Message Tool
-
-        Demonstrates how annotations can be used to provide metadata about content.
-
-        Args:
-            message_type: Type of message to demonstrate different annotation patterns
-            include_image: Whether to include an example image (server default: False)
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'get-annotated-message'.
-        """
-        result = await self._call(
-            _info_everything__get_annotated_message,
-            {"messageType": message_type, "includeImage": include_image},
-            {"includeImage": _NOT_GIVEN},
+        """``AsyncEverythingTools.get_annotated_message``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncEverythingTools.get_annotated_message,
+            message_type=message_type,
+            include_image=include_image,
         )
-        return result
 
     async def get_env(self) -> _ToolResult[_ToolOutput]:
-        """Print Environment Tool
-
-        Returns all environment variables, helpful for debugging MCP server configuration
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'get-env'.
-        """
-        result = await self._call(_info_everything__get_env, {}, {})
-        return result
+        """``AsyncEverythingTools.get_env``, returning the whole ``ToolResult``."""
+        return await self._whole(AsyncEverythingTools.get_env)
 
     async def get_resource_links(
         self, *, count: float | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_ToolOutput]:
-        """Get Resource Links Tool
-
-        Returns up to ten resource links that reference different types of resources
-
-        Args:
-            count: Number of resource links to return (1-10) (server default: 3)
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'get-resource-links'.
-        """
-        result = await self._call(
-            _info_everything__get_resource_links,
-            {"count": count},
-            {"count": _NOT_GIVEN},
-        )
-        return result
+        """``AsyncEverythingTools.get_resource_links``, returning the whole ``ToolResult``."""
+        return await self._whole(AsyncEverythingTools.get_resource_links, count=count)
 
     async def get_resource_reference(
         self,
@@ -2119,83 +2044,32 @@ class AsyncEverythingToolsResults(_AsyncToolsBase):
         resource_id: float | _NotGiven = _NOT_GIVEN,
         resource_type: Literal["Text", "Blob"] | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
-        """Get Resource Reference Tool
-
-        Returns a resource reference that can be used by MCP clients
-
-        Args:
-            resource_id: ID of the text resource to fetch (server default: 1)
-            resource_type: (server default: \"Text\")
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'get-resource-reference'.
-        """
-        result = await self._call(
-            _info_everything__get_resource_reference,
-            {"resourceId": resource_id, "resourceType": resource_type},
-            {"resourceId": _NOT_GIVEN, "resourceType": _NOT_GIVEN},
+        """``AsyncEverythingTools.get_resource_reference``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncEverythingTools.get_resource_reference,
+            resource_id=resource_id,
+            resource_type=resource_type,
         )
-        return result
 
     async def get_roots_list(self) -> _ToolResult[_ToolOutput]:
-        """Get Roots List Tool
-
-        Lists the current MCP roots provided by the client. Demonstrates the roots protocol capability even though this server doesn't access files.
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'get-roots-list'.
-        """
-        result = await self._call(_info_everything__get_roots_list, {}, {})
-        return result
+        """``AsyncEverythingTools.get_roots_list``, returning the whole ``ToolResult``."""
+        return await self._whole(AsyncEverythingTools.get_roots_list)
 
     async def get_structured_content(
         self, *, location: Literal["New York", "Chicago", "Los Angeles"]
     ) -> _ToolResult[_o.EverythingGetStructuredContentOutput]:
-        """Get Structured Content Tool
-
-        Returns structured content along with an output schema for client data validation
-
-        Args:
-            location: Choose city
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'get-structured-content'.
-        """
-        result = await self._call(
-            _info_everything__get_structured_content, {"location": location}, {}
+        """``AsyncEverythingTools.get_structured_content``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncEverythingTools.get_structured_content, location=location
         )
-        return result
 
     async def get_sum(self, *, a: float, b: float) -> _ToolResult[_ToolOutput]:
-        """Get Sum Tool
-
-        Returns the sum of two numbers
-
-        Args:
-            a: First number
-            b: Second number
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'get-sum'.
-        """
-        result = await self._call(_info_everything__get_sum, {"a": a, "b": b}, {})
-        return result
+        """``AsyncEverythingTools.get_sum``, returning the whole ``ToolResult``."""
+        return await self._whole(AsyncEverythingTools.get_sum, a=a, b=b)
 
     async def get_tiny_image(self) -> _ToolResult[_ToolOutput]:
-        """Get Tiny Image Tool
-
-        Returns a tiny MCP logo image.
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'get-tiny-image'.
-        """
-        result = await self._call(_info_everything__get_tiny_image, {}, {})
-        return result
+        """``AsyncEverythingTools.get_tiny_image``, returning the whole ``ToolResult``."""
+        return await self._whole(AsyncEverythingTools.get_tiny_image)
 
     async def gzip_file_as_resource(
         self,
@@ -2204,83 +2078,35 @@ class AsyncEverythingToolsResults(_AsyncToolsBase):
         name: str | _NotGiven = _NOT_GIVEN,
         output_type: Literal["resourceLink", "resource"] | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
-        """GZip File as Resource Tool
-
-        Compresses a single file using gzip compression. Depending upon the selected output type, returns either the compressed data as a gzipped resource or a resource link, allowing it to be downloaded in a subsequent request during the current session.
-
-        Args:
-            data: URL or data URI of the file content to compress (server default: \"https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md\")
-            name: Name of the output file (server default: \"README.md.gz\")
-            output_type: How the resulting gzipped file should be returned. 'resourceLink' returns a link to a resource that can be read later, 'resource' returns a full resource object. (server default: \"resourceLink\")
-
-        Hints: may modify its environment, not destructive, idempotent, open-world (reaches outside systems).
-
-        Wire name: 'gzip-file-as-resource'.
-        """
-        result = await self._call(
-            _info_everything__gzip_file_as_resource,
-            {"data": data, "name": name, "outputType": output_type},
-            {"data": _NOT_GIVEN, "name": _NOT_GIVEN, "outputType": _NOT_GIVEN},
+        """``AsyncEverythingTools.gzip_file_as_resource``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncEverythingTools.gzip_file_as_resource,
+            data=data,
+            name=name,
+            output_type=output_type,
         )
-        return result
 
     async def simulate_research_query(
         self, *, topic: str, ambiguous: bool | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_ToolOutput]:
-        """Simulate Research Query
-
-        Simulates a deep research operation that gathers, analyzes, and synthesizes information. Demonstrates MCP task-based operations with progress through multiple stages. If 'ambiguous' is true and client supports elicitation, sends an elicitation request for clarification.
-
-        Args:
-            topic: The research topic to investigate
-            ambiguous: Simulate an ambiguous query that requires clarification (triggers input_required status) (server default: False)
-
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
-
-        Wire name: 'simulate-research-query'.
-        """
-        result = await self._call(
-            _info_everything__simulate_research_query,
-            {"topic": topic, "ambiguous": ambiguous},
-            {"ambiguous": _NOT_GIVEN},
+        """``AsyncEverythingTools.simulate_research_query``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncEverythingTools.simulate_research_query,
+            topic=topic,
+            ambiguous=ambiguous,
         )
-        return result
 
     async def toggle_simulated_logging(self) -> _ToolResult[_ToolOutput]:
-        """Toggle Simulated Logging
-
-        Toggles simulated, random-leveled logging on or off.
-
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
-
-        Wire name: 'toggle-simulated-logging'.
-        """
-        result = await self._call(_info_everything__toggle_simulated_logging, {}, {})
-        return result
+        """``AsyncEverythingTools.toggle_simulated_logging``, returning the whole ``ToolResult``."""
+        return await self._whole(AsyncEverythingTools.toggle_simulated_logging)
 
     async def toggle_subscriber_updates(self) -> _ToolResult[_ToolOutput]:
-        """Toggle Subscriber Updates
-
-        Toggles simulated resource subscription updates on or off.
-
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
-
-        Wire name: 'toggle-subscriber-updates'.
-        """
-        result = await self._call(_info_everything__toggle_subscriber_updates, {}, {})
-        return result
+        """``AsyncEverythingTools.toggle_subscriber_updates``, returning the whole ``ToolResult``."""
+        return await self._whole(AsyncEverythingTools.toggle_subscriber_updates)
 
     async def trigger_elicitation_request(self) -> _ToolResult[_ToolOutput]:
-        """Trigger Elicitation Request Tool
-
-        Trigger a Request from the Server for User Elicitation
-
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
-
-        Wire name: 'trigger-elicitation-request'.
-        """
-        result = await self._call(_info_everything__trigger_elicitation_request, {}, {})
-        return result
+        """``AsyncEverythingTools.trigger_elicitation_request``, returning the whole ``ToolResult``."""
+        return await self._whole(AsyncEverythingTools.trigger_elicitation_request)
 
     async def trigger_long_running_operation(
         self,
@@ -2288,46 +2114,22 @@ class AsyncEverythingToolsResults(_AsyncToolsBase):
         duration: float | _NotGiven = _NOT_GIVEN,
         steps: float | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
-        """Trigger Long Running Operation Tool
-
-        Demonstrates a long running operation with progress updates.
-
-        Args:
-            duration: Duration of the operation in seconds (server default: 10)
-            steps: Number of steps in the operation (server default: 5)
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'trigger-long-running-operation'.
-        """
-        result = await self._call(
-            _info_everything__trigger_long_running_operation,
-            {"duration": duration, "steps": steps},
-            {"duration": _NOT_GIVEN, "steps": _NOT_GIVEN},
+        """``AsyncEverythingTools.trigger_long_running_operation``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncEverythingTools.trigger_long_running_operation,
+            duration=duration,
+            steps=steps,
         )
-        return result
 
     async def trigger_sampling_request(
         self, *, prompt: str, max_tokens: float | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_ToolOutput]:
-        """Trigger Sampling Request Tool
-
-        Trigger a Request from the Server for LLM Sampling
-
-        Args:
-            prompt: The prompt to send to the LLM
-            max_tokens: Maximum number of tokens to generate (server default: 100)
-
-        Hints: may modify its environment, not destructive, not idempotent, open-world (reaches outside systems).
-
-        Wire name: 'trigger-sampling-request'.
-        """
-        result = await self._call(
-            _info_everything__trigger_sampling_request,
-            {"prompt": prompt, "maxTokens": max_tokens},
-            {"maxTokens": _NOT_GIVEN},
+        """``AsyncEverythingTools.trigger_sampling_request``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncEverythingTools.trigger_sampling_request,
+            prompt=prompt,
+            max_tokens=max_tokens,
         )
-        return result
 
     async def trigger_url_elicitation(
         self,
@@ -2337,35 +2139,155 @@ class AsyncEverythingToolsResults(_AsyncToolsBase):
         error_path: bool | _NotGiven = _NOT_GIVEN,
         message: str | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
-        """Trigger URL Elicitation Tool
-
-        Trigger a URL elicitation so the client can direct the user to a browser flow. Supports two mechanisms: the request path (elicitation/create, default) which awaits the user's response, and the error path (UrlElicitationRequiredError, -32042) which signals the client to handle URL elicitation via the error response. Set errorPath=true to use the error path.
-
-        Args:
-            url: The URL the user should open
-            elicitation_id: Optional explicit elicitation ID. Defaults to a random UUID.
-            error_path: Controls which elicitation mechanism is used. When false (default), sends an elicitation/create request (request path). When true, throws a UrlElicitationRequiredError (MCP error code -32042) so the client handles the URL elicitation via the error path rather than waiting for a response. To clear the error, satisfy the prerequisite and retry this call with the same arguments; the retry ignores errorPath and proceeds, so the client does not loop on the same error. (server default: False)
-            message: Message shown to the user before opening the URL (server default: \"Please open the link to complete this action.\")
-
-        Hints: may modify its environment, not destructive, not idempotent, open-world (reaches outside systems).
-
-        Wire name: 'trigger-url-elicitation'.
-        """
-        result = await self._call(
-            _info_everything__trigger_url_elicitation,
-            {
-                "url": url,
-                "elicitationId": elicitation_id,
-                "errorPath": error_path,
-                "message": message,
-            },
-            {
-                "elicitationId": _NOT_GIVEN,
-                "errorPath": _NOT_GIVEN,
-                "message": _NOT_GIVEN,
-            },
+        """``AsyncEverythingTools.trigger_url_elicitation``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncEverythingTools.trigger_url_elicitation,
+            url=url,
+            elicitation_id=elicitation_id,
+            error_path=error_path,
+            message=message,
         )
-        return result
+
+
+class AsyncEverythingToolsTasks(_AsyncToolsTasksBase):
+    """Async tools of the 'everything' source, each started as a task (a ToolTask at once)."""
+
+    async def echo(self, *, message: str) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.echo``, started as a task: returns its handle at once."""
+        return await self._task(AsyncEverythingTools.echo, message=message)
+
+    async def get_annotated_message(
+        self,
+        *,
+        message_type: Literal["error", "success", "debug"],
+        include_image: bool | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.get_annotated_message``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncEverythingTools.get_annotated_message,
+            message_type=message_type,
+            include_image=include_image,
+        )
+
+    async def get_env(self) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.get_env``, started as a task: returns its handle at once."""
+        return await self._task(AsyncEverythingTools.get_env)
+
+    async def get_resource_links(
+        self, *, count: float | _NotGiven = _NOT_GIVEN
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.get_resource_links``, started as a task: returns its handle at once."""
+        return await self._task(AsyncEverythingTools.get_resource_links, count=count)
+
+    async def get_resource_reference(
+        self,
+        *,
+        resource_id: float | _NotGiven = _NOT_GIVEN,
+        resource_type: Literal["Text", "Blob"] | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.get_resource_reference``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncEverythingTools.get_resource_reference,
+            resource_id=resource_id,
+            resource_type=resource_type,
+        )
+
+    async def get_roots_list(self) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.get_roots_list``, started as a task: returns its handle at once."""
+        return await self._task(AsyncEverythingTools.get_roots_list)
+
+    async def get_structured_content(
+        self, *, location: Literal["New York", "Chicago", "Los Angeles"]
+    ) -> _AsyncToolTask[_o.EverythingGetStructuredContentOutput]:
+        """``AsyncEverythingTools.get_structured_content``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncEverythingTools.get_structured_content, location=location
+        )
+
+    async def get_sum(self, *, a: float, b: float) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.get_sum``, started as a task: returns its handle at once."""
+        return await self._task(AsyncEverythingTools.get_sum, a=a, b=b)
+
+    async def get_tiny_image(self) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.get_tiny_image``, started as a task: returns its handle at once."""
+        return await self._task(AsyncEverythingTools.get_tiny_image)
+
+    async def gzip_file_as_resource(
+        self,
+        *,
+        data: str | _NotGiven = _NOT_GIVEN,
+        name: str | _NotGiven = _NOT_GIVEN,
+        output_type: Literal["resourceLink", "resource"] | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.gzip_file_as_resource``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncEverythingTools.gzip_file_as_resource,
+            data=data,
+            name=name,
+            output_type=output_type,
+        )
+
+    async def simulate_research_query(
+        self, *, topic: str, ambiguous: bool | _NotGiven = _NOT_GIVEN
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.simulate_research_query``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncEverythingTools.simulate_research_query,
+            topic=topic,
+            ambiguous=ambiguous,
+        )
+
+    async def toggle_simulated_logging(self) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.toggle_simulated_logging``, started as a task: returns its handle at once."""
+        return await self._task(AsyncEverythingTools.toggle_simulated_logging)
+
+    async def toggle_subscriber_updates(self) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.toggle_subscriber_updates``, started as a task: returns its handle at once."""
+        return await self._task(AsyncEverythingTools.toggle_subscriber_updates)
+
+    async def trigger_elicitation_request(self) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.trigger_elicitation_request``, started as a task: returns its handle at once."""
+        return await self._task(AsyncEverythingTools.trigger_elicitation_request)
+
+    async def trigger_long_running_operation(
+        self,
+        *,
+        duration: float | _NotGiven = _NOT_GIVEN,
+        steps: float | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.trigger_long_running_operation``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncEverythingTools.trigger_long_running_operation,
+            duration=duration,
+            steps=steps,
+        )
+
+    async def trigger_sampling_request(
+        self, *, prompt: str, max_tokens: float | _NotGiven = _NOT_GIVEN
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.trigger_sampling_request``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncEverythingTools.trigger_sampling_request,
+            prompt=prompt,
+            max_tokens=max_tokens,
+        )
+
+    async def trigger_url_elicitation(
+        self,
+        *,
+        url: str,
+        elicitation_id: str | _NotGiven = _NOT_GIVEN,
+        error_path: bool | _NotGiven = _NOT_GIVEN,
+        message: str | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.trigger_url_elicitation``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncEverythingTools.trigger_url_elicitation,
+            url=url,
+            elicitation_id=elicitation_id,
+            error_path=error_path,
+            message=message,
+        )
 
 
 class FetchTools(_ToolsBase):
@@ -2374,7 +2296,12 @@ class FetchTools(_ToolsBase):
     @property
     def results(self) -> FetchToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return FetchToolsResults(self._provider, self._options)
+        return self._results(FetchToolsResults)
+
+    @property
+    def tasks(self) -> FetchToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(FetchToolsTasks)
 
     def fetch(
         self,
@@ -2411,7 +2338,7 @@ class FetchTools(_ToolsBase):
         return result.value
 
 
-class FetchToolsResults(_ToolsBase):
+class FetchToolsResults(_ToolsResultsBase):
     """Tools returning the whole ToolResult of the 'fetch' source."""
 
     def fetch(
@@ -2422,31 +2349,35 @@ class FetchToolsResults(_ToolsBase):
         raw: bool | _NotGiven = _NOT_GIVEN,
         start_index: int | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
-        """Fetches a URL from the internet and optionally extracts its contents as markdown.
-
-        Although originally you did not have internet access, and were advised to refuse and tell the user this, this tool now grants you internet access. Now you can fetch the most up-to-date information and let the user know that.
-
-        Args:
-            url: URL to fetch
-            max_length: Maximum number of characters to return. (server default: 5000)
-            raw: Get the actual HTML content of the requested page, without simplification. (server default: False)
-            start_index: On return output starting at this character index, useful if a previous fetch was truncated and more context is required. (server default: 0)
-
-        Hints: read-only, not destructive, idempotent, open-world (reaches outside systems).
-
-        Wire name: 'fetch'.
-        """
-        result = self._call(
-            _info_fetch__fetch,
-            {
-                "url": url,
-                "max_length": max_length,
-                "raw": raw,
-                "start_index": start_index,
-            },
-            {"max_length": _NOT_GIVEN, "raw": _NOT_GIVEN, "start_index": _NOT_GIVEN},
+        """``FetchTools.fetch``, returning the whole ``ToolResult``."""
+        return self._whole(
+            FetchTools.fetch,
+            url=url,
+            max_length=max_length,
+            raw=raw,
+            start_index=start_index,
         )
-        return result
+
+
+class FetchToolsTasks(_ToolsTasksBase):
+    """Tools of the 'fetch' source, each started as a task (a ToolTask at once)."""
+
+    def fetch(
+        self,
+        *,
+        url: str,
+        max_length: int | _NotGiven = _NOT_GIVEN,
+        raw: bool | _NotGiven = _NOT_GIVEN,
+        start_index: int | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_ToolOutput]:
+        """``FetchTools.fetch``, started as a task: returns its handle at once."""
+        return self._task(
+            FetchTools.fetch,
+            url=url,
+            max_length=max_length,
+            raw=raw,
+            start_index=start_index,
+        )
 
 
 class AsyncFetchTools(_AsyncToolsBase):
@@ -2455,7 +2386,12 @@ class AsyncFetchTools(_AsyncToolsBase):
     @property
     def results(self) -> AsyncFetchToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return AsyncFetchToolsResults(self._provider, self._options)
+        return self._results(AsyncFetchToolsResults)
+
+    @property
+    def tasks(self) -> AsyncFetchToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(AsyncFetchToolsTasks)
 
     async def fetch(
         self,
@@ -2492,7 +2428,7 @@ class AsyncFetchTools(_AsyncToolsBase):
         return result.value
 
 
-class AsyncFetchToolsResults(_AsyncToolsBase):
+class AsyncFetchToolsResults(_AsyncToolsResultsBase):
     """Async tools returning the whole ToolResult of the 'fetch' source."""
 
     async def fetch(
@@ -2503,31 +2439,35 @@ class AsyncFetchToolsResults(_AsyncToolsBase):
         raw: bool | _NotGiven = _NOT_GIVEN,
         start_index: int | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
-        """Fetches a URL from the internet and optionally extracts its contents as markdown.
-
-        Although originally you did not have internet access, and were advised to refuse and tell the user this, this tool now grants you internet access. Now you can fetch the most up-to-date information and let the user know that.
-
-        Args:
-            url: URL to fetch
-            max_length: Maximum number of characters to return. (server default: 5000)
-            raw: Get the actual HTML content of the requested page, without simplification. (server default: False)
-            start_index: On return output starting at this character index, useful if a previous fetch was truncated and more context is required. (server default: 0)
-
-        Hints: read-only, not destructive, idempotent, open-world (reaches outside systems).
-
-        Wire name: 'fetch'.
-        """
-        result = await self._call(
-            _info_fetch__fetch,
-            {
-                "url": url,
-                "max_length": max_length,
-                "raw": raw,
-                "start_index": start_index,
-            },
-            {"max_length": _NOT_GIVEN, "raw": _NOT_GIVEN, "start_index": _NOT_GIVEN},
+        """``AsyncFetchTools.fetch``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncFetchTools.fetch,
+            url=url,
+            max_length=max_length,
+            raw=raw,
+            start_index=start_index,
         )
-        return result
+
+
+class AsyncFetchToolsTasks(_AsyncToolsTasksBase):
+    """Async tools of the 'fetch' source, each started as a task (a ToolTask at once)."""
+
+    async def fetch(
+        self,
+        *,
+        url: str,
+        max_length: int | _NotGiven = _NOT_GIVEN,
+        raw: bool | _NotGiven = _NOT_GIVEN,
+        start_index: int | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncFetchTools.fetch``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncFetchTools.fetch,
+            url=url,
+            max_length=max_length,
+            raw=raw,
+            start_index=start_index,
+        )
 
 
 class FilesystemTools(_ToolsBase):
@@ -2536,7 +2476,12 @@ class FilesystemTools(_ToolsBase):
     @property
     def results(self) -> FilesystemToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return FilesystemToolsResults(self._provider, self._options)
+        return self._results(FilesystemToolsResults)
+
+    @property
+    def tasks(self) -> FilesystemToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(FilesystemToolsTasks)
 
     def create_directory(self, *, path: str) -> _o.FilesystemCreateDirectoryOutput:
         """Create Directory
@@ -2786,40 +2731,22 @@ class FilesystemTools(_ToolsBase):
         return result.value
 
 
-class FilesystemToolsResults(_ToolsBase):
+class FilesystemToolsResults(_ToolsResultsBase):
     """Tools returning the whole ToolResult of the 'filesystem' source."""
 
     def create_directory(
         self, *, path: str
     ) -> _ToolResult[_o.FilesystemCreateDirectoryOutput]:
-        """Create Directory
-
-        Create a new directory or ensure a directory exists. Can create multiple nested directories in one operation. If the directory already exists, this operation will succeed silently. Perfect for setting up directory structures for projects or ensuring required paths exist. Only works within allowed directories.
-
-        Hints: may modify its environment, not destructive, idempotent, closed-world.
-
-        Wire name: 'create_directory'.
-        """
-        result = self._call(_info_filesystem__create_directory, {"path": path}, {})
-        return result
+        """``FilesystemTools.create_directory``, returning the whole ``ToolResult``."""
+        return self._whole(FilesystemTools.create_directory, path=path)
 
     def directory_tree(
         self, *, path: str, exclude_patterns: list[str] | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_o.FilesystemDirectoryTreeOutput]:
-        """Directory Tree
-
-        Get a recursive tree view of files and directories as a JSON structure. Each entry includes 'name', 'type' (file/directory), and 'children' for directories. Files have no children array, while directories always have a children array (which may be empty). The output is formatted with 2-space indentation for readability. Only works within allowed directories.
-
-        Hints: read-only, closed-world.
-
-        Wire name: 'directory_tree'.
-        """
-        result = self._call(
-            _info_filesystem__directory_tree,
-            {"path": path, "excludePatterns": exclude_patterns},
-            {"excludePatterns": _NOT_GIVEN},
+        """``FilesystemTools.directory_tree``, returning the whole ``ToolResult``."""
+        return self._whole(
+            FilesystemTools.directory_tree, path=path, exclude_patterns=exclude_patterns
         )
-        return result
 
     def edit_file(
         self,
@@ -2828,104 +2755,44 @@ class FilesystemToolsResults(_ToolsBase):
         path: str,
         dry_run: bool | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_o.FilesystemEditFileOutput]:
-        """Edit File
-
-        Make line-based edits to a text file. Each edit replaces exact line sequences with new content. Returns a git-style diff showing the changes made. Only works within allowed directories.
-
-        Args:
-            dry_run: Preview changes using git-style diff format (server default: False)
-
-        Hints: may modify its environment, may be destructive, not idempotent, closed-world.
-
-        Wire name: 'edit_file'.
-        """
-        result = self._call(
-            _info_filesystem__edit_file,
-            {"edits": edits, "path": path, "dryRun": dry_run},
-            {"dryRun": _NOT_GIVEN},
+        """``FilesystemTools.edit_file``, returning the whole ``ToolResult``."""
+        return self._whole(
+            FilesystemTools.edit_file, edits=edits, path=path, dry_run=dry_run
         )
-        return result
 
     def get_file_info(
         self, *, path: str
     ) -> _ToolResult[_o.FilesystemGetFileInfoOutput]:
-        """Get File Info
-
-        Retrieve detailed metadata about a file or directory. Returns comprehensive information including size, creation time, last modified time, permissions, and type. This tool is perfect for understanding file characteristics without reading the actual content. Only works within allowed directories.
-
-        Hints: read-only, closed-world.
-
-        Wire name: 'get_file_info'.
-        """
-        result = self._call(_info_filesystem__get_file_info, {"path": path}, {})
-        return result
+        """``FilesystemTools.get_file_info``, returning the whole ``ToolResult``."""
+        return self._whole(FilesystemTools.get_file_info, path=path)
 
     def list_allowed_directories(
         self,
     ) -> _ToolResult[_o.FilesystemListAllowedDirectoriesOutput]:
-        """List Allowed Directories
-
-        Returns the list of directories that this server is allowed to access. Subdirectories within these allowed directories are also accessible. Use this to understand which directories and their nested paths are available before trying to access files.
-
-        Hints: read-only, closed-world.
-
-        Wire name: 'list_allowed_directories'.
-        """
-        result = self._call(_info_filesystem__list_allowed_directories, {}, {})
-        return result
+        """``FilesystemTools.list_allowed_directories``, returning the whole ``ToolResult``."""
+        return self._whole(FilesystemTools.list_allowed_directories)
 
     def list_directory(
         self, *, path: str
     ) -> _ToolResult[_o.FilesystemListDirectoryOutput]:
-        """List Directory
-
-        Get a detailed listing of all files and directories in a specified path. Results clearly distinguish between files and directories with [FILE] and [DIR] prefixes. This tool is essential for understanding directory structure and finding specific files within a directory. Only works within allowed directories.
-
-        Hints: read-only, closed-world.
-
-        Wire name: 'list_directory'.
-        """
-        result = self._call(_info_filesystem__list_directory, {"path": path}, {})
-        return result
+        """``FilesystemTools.list_directory``, returning the whole ``ToolResult``."""
+        return self._whole(FilesystemTools.list_directory, path=path)
 
     def list_directory_with_sizes(
         self, *, path: str, sort_by: Literal["name", "size"] | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_o.FilesystemListDirectoryWithSizesOutput]:
-        """List Directory with Sizes
-
-        Get a detailed listing of all files and directories in a specified path, including sizes. Results clearly distinguish between files and directories with [FILE] and [DIR] prefixes. This tool is useful for understanding directory structure and finding specific files within a directory. Only works within allowed directories.
-
-        Args:
-            sort_by: Sort entries by name or size (server default: \"name\")
-
-        Hints: read-only, closed-world.
-
-        Wire name: 'list_directory_with_sizes'.
-        """
-        result = self._call(
-            _info_filesystem__list_directory_with_sizes,
-            {"path": path, "sortBy": sort_by},
-            {"sortBy": _NOT_GIVEN},
+        """``FilesystemTools.list_directory_with_sizes``, returning the whole ``ToolResult``."""
+        return self._whole(
+            FilesystemTools.list_directory_with_sizes, path=path, sort_by=sort_by
         )
-        return result
 
     def move_file(
         self, *, destination: str, source: str
     ) -> _ToolResult[_o.FilesystemMoveFileOutput]:
-        """Move File
-
-        Move or rename files and directories. Can move files between directories and rename them in a single operation. If the destination exists, the operation will fail. Works across different directories and can be used for simple renaming within the same directory. Both source and destination must be within allowed directories.
-
-        Hints: may modify its environment, may be destructive, not idempotent, closed-world.
-
-        Wire name: 'move_file'.
-        """
-        result = self._call(
-            _info_filesystem__move_file,
-            {"destination": destination, "source": source},
-            {},
+        """``FilesystemTools.move_file``, returning the whole ``ToolResult``."""
+        return self._whole(
+            FilesystemTools.move_file, destination=destination, source=source
         )
-        return result
 
     def read_file(
         self,
@@ -2934,55 +2801,20 @@ class FilesystemToolsResults(_ToolsBase):
         head: float | _NotGiven = _NOT_GIVEN,
         tail: float | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_o.FilesystemReadFileOutput]:
-        """Read File (Deprecated)
-
-        Read the complete contents of a file as text. DEPRECATED: Use read_text_file instead.
-
-        Args:
-            head: If provided, returns only the first N lines of the file
-            tail: If provided, returns only the last N lines of the file
-
-        Hints: read-only, closed-world.
-
-        Wire name: 'read_file'.
-        """
-        result = self._call(
-            _info_filesystem__read_file,
-            {"path": path, "head": head, "tail": tail},
-            {"head": _NOT_GIVEN, "tail": _NOT_GIVEN},
-        )
-        return result
+        """``FilesystemTools.read_file``, returning the whole ``ToolResult``."""
+        return self._whole(FilesystemTools.read_file, path=path, head=head, tail=tail)
 
     def read_media_file(
         self, *, path: str
     ) -> _ToolResult[_o.FilesystemReadMediaFileOutput]:
-        """Read Media File
-
-        Read a file and return it as a base64-encoded content block with its MIME type. Image and audio files are returned as image/audio content; any other file type is returned as an embedded resource. Only works within allowed directories.
-
-        Hints: read-only, closed-world.
-
-        Wire name: 'read_media_file'.
-        """
-        result = self._call(_info_filesystem__read_media_file, {"path": path}, {})
-        return result
+        """``FilesystemTools.read_media_file``, returning the whole ``ToolResult``."""
+        return self._whole(FilesystemTools.read_media_file, path=path)
 
     def read_multiple_files(
         self, *, paths: list[str]
     ) -> _ToolResult[_o.FilesystemReadMultipleFilesOutput]:
-        """Read Multiple Files
-
-        Read the contents of multiple files simultaneously. This is more efficient than reading files one by one when you need to analyze or compare multiple files. Each file's content is returned with its path as a reference. Failed reads for individual files won't stop the entire operation. Only works within allowed directories.
-
-        Args:
-            paths: Array of file paths to read. Each path must be a string pointing to a valid file within allowed directories.
-
-        Hints: read-only, closed-world.
-
-        Wire name: 'read_multiple_files'.
-        """
-        result = self._call(_info_filesystem__read_multiple_files, {"paths": paths}, {})
-        return result
+        """``FilesystemTools.read_multiple_files``, returning the whole ``ToolResult``."""
+        return self._whole(FilesystemTools.read_multiple_files, paths=paths)
 
     def read_text_file(
         self,
@@ -2991,24 +2823,10 @@ class FilesystemToolsResults(_ToolsBase):
         head: float | _NotGiven = _NOT_GIVEN,
         tail: float | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_o.FilesystemReadTextFileOutput]:
-        """Read Text File
-
-        Read the complete contents of a file from the file system as text. Handles various text encodings and provides detailed error messages if the file cannot be read. Use this tool when you need to examine the contents of a single file. Use the 'head' parameter to read only the first N lines of a file, or the 'tail' parameter to read only the last N lines of a file. Operates on the file as text regardless of extension. Only works within allowed directories.
-
-        Args:
-            head: If provided, returns only the first N lines of the file
-            tail: If provided, returns only the last N lines of the file
-
-        Hints: read-only, closed-world.
-
-        Wire name: 'read_text_file'.
-        """
-        result = self._call(
-            _info_filesystem__read_text_file,
-            {"path": path, "head": head, "tail": tail},
-            {"head": _NOT_GIVEN, "tail": _NOT_GIVEN},
+        """``FilesystemTools.read_text_file``, returning the whole ``ToolResult``."""
+        return self._whole(
+            FilesystemTools.read_text_file, path=path, head=head, tail=tail
         )
-        return result
 
     def search_files(
         self,
@@ -3017,36 +2835,136 @@ class FilesystemToolsResults(_ToolsBase):
         pattern: str,
         exclude_patterns: list[str] | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_o.FilesystemSearchFilesOutput]:
-        """Search Files
-
-        Recursively search for files and directories matching a pattern. The patterns should be glob-style patterns that match paths relative to the working directory. Use pattern like '*.ext' to match files in current directory, and '**/*.ext' to match files in all subdirectories. Returns full paths to all matching items. Great for finding files when you don't know their exact location. Only searches within allowed directories.
-
-        Hints: read-only, closed-world.
-
-        Wire name: 'search_files'.
-        """
-        result = self._call(
-            _info_filesystem__search_files,
-            {"path": path, "pattern": pattern, "excludePatterns": exclude_patterns},
-            {"excludePatterns": _NOT_GIVEN},
+        """``FilesystemTools.search_files``, returning the whole ``ToolResult``."""
+        return self._whole(
+            FilesystemTools.search_files,
+            path=path,
+            pattern=pattern,
+            exclude_patterns=exclude_patterns,
         )
-        return result
 
     def write_file(
         self, *, content: str, path: str
     ) -> _ToolResult[_o.FilesystemWriteFileOutput]:
-        """Write File
+        """``FilesystemTools.write_file``, returning the whole ``ToolResult``."""
+        return self._whole(FilesystemTools.write_file, content=content, path=path)
 
-        Create a new file or completely overwrite an existing file with new content. Use with caution as it will overwrite existing files without warning. Handles text content with proper encoding. Only works within allowed directories.
 
-        Hints: may modify its environment, may be destructive, idempotent, closed-world.
+class FilesystemToolsTasks(_ToolsTasksBase):
+    """Tools of the 'filesystem' source, each started as a task (a ToolTask at once)."""
 
-        Wire name: 'write_file'.
-        """
-        result = self._call(
-            _info_filesystem__write_file, {"content": content, "path": path}, {}
+    def create_directory(
+        self, *, path: str
+    ) -> _ToolTask[_o.FilesystemCreateDirectoryOutput]:
+        """``FilesystemTools.create_directory``, started as a task: returns its handle at once."""
+        return self._task(FilesystemTools.create_directory, path=path)
+
+    def directory_tree(
+        self, *, path: str, exclude_patterns: list[str] | _NotGiven = _NOT_GIVEN
+    ) -> _ToolTask[_o.FilesystemDirectoryTreeOutput]:
+        """``FilesystemTools.directory_tree``, started as a task: returns its handle at once."""
+        return self._task(
+            FilesystemTools.directory_tree, path=path, exclude_patterns=exclude_patterns
         )
-        return result
+
+    def edit_file(
+        self,
+        *,
+        edits: list[_i.FilesystemEditFileInputEdit],
+        path: str,
+        dry_run: bool | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_o.FilesystemEditFileOutput]:
+        """``FilesystemTools.edit_file``, started as a task: returns its handle at once."""
+        return self._task(
+            FilesystemTools.edit_file, edits=edits, path=path, dry_run=dry_run
+        )
+
+    def get_file_info(self, *, path: str) -> _ToolTask[_o.FilesystemGetFileInfoOutput]:
+        """``FilesystemTools.get_file_info``, started as a task: returns its handle at once."""
+        return self._task(FilesystemTools.get_file_info, path=path)
+
+    def list_allowed_directories(
+        self,
+    ) -> _ToolTask[_o.FilesystemListAllowedDirectoriesOutput]:
+        """``FilesystemTools.list_allowed_directories``, started as a task: returns its handle at once."""
+        return self._task(FilesystemTools.list_allowed_directories)
+
+    def list_directory(
+        self, *, path: str
+    ) -> _ToolTask[_o.FilesystemListDirectoryOutput]:
+        """``FilesystemTools.list_directory``, started as a task: returns its handle at once."""
+        return self._task(FilesystemTools.list_directory, path=path)
+
+    def list_directory_with_sizes(
+        self, *, path: str, sort_by: Literal["name", "size"] | _NotGiven = _NOT_GIVEN
+    ) -> _ToolTask[_o.FilesystemListDirectoryWithSizesOutput]:
+        """``FilesystemTools.list_directory_with_sizes``, started as a task: returns its handle at once."""
+        return self._task(
+            FilesystemTools.list_directory_with_sizes, path=path, sort_by=sort_by
+        )
+
+    def move_file(
+        self, *, destination: str, source: str
+    ) -> _ToolTask[_o.FilesystemMoveFileOutput]:
+        """``FilesystemTools.move_file``, started as a task: returns its handle at once."""
+        return self._task(
+            FilesystemTools.move_file, destination=destination, source=source
+        )
+
+    def read_file(
+        self,
+        *,
+        path: str,
+        head: float | _NotGiven = _NOT_GIVEN,
+        tail: float | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_o.FilesystemReadFileOutput]:
+        """``FilesystemTools.read_file``, started as a task: returns its handle at once."""
+        return self._task(FilesystemTools.read_file, path=path, head=head, tail=tail)
+
+    def read_media_file(
+        self, *, path: str
+    ) -> _ToolTask[_o.FilesystemReadMediaFileOutput]:
+        """``FilesystemTools.read_media_file``, started as a task: returns its handle at once."""
+        return self._task(FilesystemTools.read_media_file, path=path)
+
+    def read_multiple_files(
+        self, *, paths: list[str]
+    ) -> _ToolTask[_o.FilesystemReadMultipleFilesOutput]:
+        """``FilesystemTools.read_multiple_files``, started as a task: returns its handle at once."""
+        return self._task(FilesystemTools.read_multiple_files, paths=paths)
+
+    def read_text_file(
+        self,
+        *,
+        path: str,
+        head: float | _NotGiven = _NOT_GIVEN,
+        tail: float | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_o.FilesystemReadTextFileOutput]:
+        """``FilesystemTools.read_text_file``, started as a task: returns its handle at once."""
+        return self._task(
+            FilesystemTools.read_text_file, path=path, head=head, tail=tail
+        )
+
+    def search_files(
+        self,
+        *,
+        path: str,
+        pattern: str,
+        exclude_patterns: list[str] | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_o.FilesystemSearchFilesOutput]:
+        """``FilesystemTools.search_files``, started as a task: returns its handle at once."""
+        return self._task(
+            FilesystemTools.search_files,
+            path=path,
+            pattern=pattern,
+            exclude_patterns=exclude_patterns,
+        )
+
+    def write_file(
+        self, *, content: str, path: str
+    ) -> _ToolTask[_o.FilesystemWriteFileOutput]:
+        """``FilesystemTools.write_file``, started as a task: returns its handle at once."""
+        return self._task(FilesystemTools.write_file, content=content, path=path)
 
 
 class AsyncFilesystemTools(_AsyncToolsBase):
@@ -3055,7 +2973,12 @@ class AsyncFilesystemTools(_AsyncToolsBase):
     @property
     def results(self) -> AsyncFilesystemToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return AsyncFilesystemToolsResults(self._provider, self._options)
+        return self._results(AsyncFilesystemToolsResults)
+
+    @property
+    def tasks(self) -> AsyncFilesystemToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(AsyncFilesystemToolsTasks)
 
     async def create_directory(
         self, *, path: str
@@ -3315,42 +3238,24 @@ class AsyncFilesystemTools(_AsyncToolsBase):
         return result.value
 
 
-class AsyncFilesystemToolsResults(_AsyncToolsBase):
+class AsyncFilesystemToolsResults(_AsyncToolsResultsBase):
     """Async tools returning the whole ToolResult of the 'filesystem' source."""
 
     async def create_directory(
         self, *, path: str
     ) -> _ToolResult[_o.FilesystemCreateDirectoryOutput]:
-        """Create Directory
-
-        Create a new directory or ensure a directory exists. Can create multiple nested directories in one operation. If the directory already exists, this operation will succeed silently. Perfect for setting up directory structures for projects or ensuring required paths exist. Only works within allowed directories.
-
-        Hints: may modify its environment, not destructive, idempotent, closed-world.
-
-        Wire name: 'create_directory'.
-        """
-        result = await self._call(
-            _info_filesystem__create_directory, {"path": path}, {}
-        )
-        return result
+        """``AsyncFilesystemTools.create_directory``, returning the whole ``ToolResult``."""
+        return await self._whole(AsyncFilesystemTools.create_directory, path=path)
 
     async def directory_tree(
         self, *, path: str, exclude_patterns: list[str] | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_o.FilesystemDirectoryTreeOutput]:
-        """Directory Tree
-
-        Get a recursive tree view of files and directories as a JSON structure. Each entry includes 'name', 'type' (file/directory), and 'children' for directories. Files have no children array, while directories always have a children array (which may be empty). The output is formatted with 2-space indentation for readability. Only works within allowed directories.
-
-        Hints: read-only, closed-world.
-
-        Wire name: 'directory_tree'.
-        """
-        result = await self._call(
-            _info_filesystem__directory_tree,
-            {"path": path, "excludePatterns": exclude_patterns},
-            {"excludePatterns": _NOT_GIVEN},
+        """``AsyncFilesystemTools.directory_tree``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncFilesystemTools.directory_tree,
+            path=path,
+            exclude_patterns=exclude_patterns,
         )
-        return result
 
     async def edit_file(
         self,
@@ -3359,104 +3264,44 @@ class AsyncFilesystemToolsResults(_AsyncToolsBase):
         path: str,
         dry_run: bool | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_o.FilesystemEditFileOutput]:
-        """Edit File
-
-        Make line-based edits to a text file. Each edit replaces exact line sequences with new content. Returns a git-style diff showing the changes made. Only works within allowed directories.
-
-        Args:
-            dry_run: Preview changes using git-style diff format (server default: False)
-
-        Hints: may modify its environment, may be destructive, not idempotent, closed-world.
-
-        Wire name: 'edit_file'.
-        """
-        result = await self._call(
-            _info_filesystem__edit_file,
-            {"edits": edits, "path": path, "dryRun": dry_run},
-            {"dryRun": _NOT_GIVEN},
+        """``AsyncFilesystemTools.edit_file``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncFilesystemTools.edit_file, edits=edits, path=path, dry_run=dry_run
         )
-        return result
 
     async def get_file_info(
         self, *, path: str
     ) -> _ToolResult[_o.FilesystemGetFileInfoOutput]:
-        """Get File Info
-
-        Retrieve detailed metadata about a file or directory. Returns comprehensive information including size, creation time, last modified time, permissions, and type. This tool is perfect for understanding file characteristics without reading the actual content. Only works within allowed directories.
-
-        Hints: read-only, closed-world.
-
-        Wire name: 'get_file_info'.
-        """
-        result = await self._call(_info_filesystem__get_file_info, {"path": path}, {})
-        return result
+        """``AsyncFilesystemTools.get_file_info``, returning the whole ``ToolResult``."""
+        return await self._whole(AsyncFilesystemTools.get_file_info, path=path)
 
     async def list_allowed_directories(
         self,
     ) -> _ToolResult[_o.FilesystemListAllowedDirectoriesOutput]:
-        """List Allowed Directories
-
-        Returns the list of directories that this server is allowed to access. Subdirectories within these allowed directories are also accessible. Use this to understand which directories and their nested paths are available before trying to access files.
-
-        Hints: read-only, closed-world.
-
-        Wire name: 'list_allowed_directories'.
-        """
-        result = await self._call(_info_filesystem__list_allowed_directories, {}, {})
-        return result
+        """``AsyncFilesystemTools.list_allowed_directories``, returning the whole ``ToolResult``."""
+        return await self._whole(AsyncFilesystemTools.list_allowed_directories)
 
     async def list_directory(
         self, *, path: str
     ) -> _ToolResult[_o.FilesystemListDirectoryOutput]:
-        """List Directory
-
-        Get a detailed listing of all files and directories in a specified path. Results clearly distinguish between files and directories with [FILE] and [DIR] prefixes. This tool is essential for understanding directory structure and finding specific files within a directory. Only works within allowed directories.
-
-        Hints: read-only, closed-world.
-
-        Wire name: 'list_directory'.
-        """
-        result = await self._call(_info_filesystem__list_directory, {"path": path}, {})
-        return result
+        """``AsyncFilesystemTools.list_directory``, returning the whole ``ToolResult``."""
+        return await self._whole(AsyncFilesystemTools.list_directory, path=path)
 
     async def list_directory_with_sizes(
         self, *, path: str, sort_by: Literal["name", "size"] | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_o.FilesystemListDirectoryWithSizesOutput]:
-        """List Directory with Sizes
-
-        Get a detailed listing of all files and directories in a specified path, including sizes. Results clearly distinguish between files and directories with [FILE] and [DIR] prefixes. This tool is useful for understanding directory structure and finding specific files within a directory. Only works within allowed directories.
-
-        Args:
-            sort_by: Sort entries by name or size (server default: \"name\")
-
-        Hints: read-only, closed-world.
-
-        Wire name: 'list_directory_with_sizes'.
-        """
-        result = await self._call(
-            _info_filesystem__list_directory_with_sizes,
-            {"path": path, "sortBy": sort_by},
-            {"sortBy": _NOT_GIVEN},
+        """``AsyncFilesystemTools.list_directory_with_sizes``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncFilesystemTools.list_directory_with_sizes, path=path, sort_by=sort_by
         )
-        return result
 
     async def move_file(
         self, *, destination: str, source: str
     ) -> _ToolResult[_o.FilesystemMoveFileOutput]:
-        """Move File
-
-        Move or rename files and directories. Can move files between directories and rename them in a single operation. If the destination exists, the operation will fail. Works across different directories and can be used for simple renaming within the same directory. Both source and destination must be within allowed directories.
-
-        Hints: may modify its environment, may be destructive, not idempotent, closed-world.
-
-        Wire name: 'move_file'.
-        """
-        result = await self._call(
-            _info_filesystem__move_file,
-            {"destination": destination, "source": source},
-            {},
+        """``AsyncFilesystemTools.move_file``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncFilesystemTools.move_file, destination=destination, source=source
         )
-        return result
 
     async def read_file(
         self,
@@ -3465,57 +3310,22 @@ class AsyncFilesystemToolsResults(_AsyncToolsBase):
         head: float | _NotGiven = _NOT_GIVEN,
         tail: float | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_o.FilesystemReadFileOutput]:
-        """Read File (Deprecated)
-
-        Read the complete contents of a file as text. DEPRECATED: Use read_text_file instead.
-
-        Args:
-            head: If provided, returns only the first N lines of the file
-            tail: If provided, returns only the last N lines of the file
-
-        Hints: read-only, closed-world.
-
-        Wire name: 'read_file'.
-        """
-        result = await self._call(
-            _info_filesystem__read_file,
-            {"path": path, "head": head, "tail": tail},
-            {"head": _NOT_GIVEN, "tail": _NOT_GIVEN},
+        """``AsyncFilesystemTools.read_file``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncFilesystemTools.read_file, path=path, head=head, tail=tail
         )
-        return result
 
     async def read_media_file(
         self, *, path: str
     ) -> _ToolResult[_o.FilesystemReadMediaFileOutput]:
-        """Read Media File
-
-        Read a file and return it as a base64-encoded content block with its MIME type. Image and audio files are returned as image/audio content; any other file type is returned as an embedded resource. Only works within allowed directories.
-
-        Hints: read-only, closed-world.
-
-        Wire name: 'read_media_file'.
-        """
-        result = await self._call(_info_filesystem__read_media_file, {"path": path}, {})
-        return result
+        """``AsyncFilesystemTools.read_media_file``, returning the whole ``ToolResult``."""
+        return await self._whole(AsyncFilesystemTools.read_media_file, path=path)
 
     async def read_multiple_files(
         self, *, paths: list[str]
     ) -> _ToolResult[_o.FilesystemReadMultipleFilesOutput]:
-        """Read Multiple Files
-
-        Read the contents of multiple files simultaneously. This is more efficient than reading files one by one when you need to analyze or compare multiple files. Each file's content is returned with its path as a reference. Failed reads for individual files won't stop the entire operation. Only works within allowed directories.
-
-        Args:
-            paths: Array of file paths to read. Each path must be a string pointing to a valid file within allowed directories.
-
-        Hints: read-only, closed-world.
-
-        Wire name: 'read_multiple_files'.
-        """
-        result = await self._call(
-            _info_filesystem__read_multiple_files, {"paths": paths}, {}
-        )
-        return result
+        """``AsyncFilesystemTools.read_multiple_files``, returning the whole ``ToolResult``."""
+        return await self._whole(AsyncFilesystemTools.read_multiple_files, paths=paths)
 
     async def read_text_file(
         self,
@@ -3524,24 +3334,10 @@ class AsyncFilesystemToolsResults(_AsyncToolsBase):
         head: float | _NotGiven = _NOT_GIVEN,
         tail: float | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_o.FilesystemReadTextFileOutput]:
-        """Read Text File
-
-        Read the complete contents of a file from the file system as text. Handles various text encodings and provides detailed error messages if the file cannot be read. Use this tool when you need to examine the contents of a single file. Use the 'head' parameter to read only the first N lines of a file, or the 'tail' parameter to read only the last N lines of a file. Operates on the file as text regardless of extension. Only works within allowed directories.
-
-        Args:
-            head: If provided, returns only the first N lines of the file
-            tail: If provided, returns only the last N lines of the file
-
-        Hints: read-only, closed-world.
-
-        Wire name: 'read_text_file'.
-        """
-        result = await self._call(
-            _info_filesystem__read_text_file,
-            {"path": path, "head": head, "tail": tail},
-            {"head": _NOT_GIVEN, "tail": _NOT_GIVEN},
+        """``AsyncFilesystemTools.read_text_file``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncFilesystemTools.read_text_file, path=path, head=head, tail=tail
         )
-        return result
 
     async def search_files(
         self,
@@ -3550,36 +3346,146 @@ class AsyncFilesystemToolsResults(_AsyncToolsBase):
         pattern: str,
         exclude_patterns: list[str] | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_o.FilesystemSearchFilesOutput]:
-        """Search Files
-
-        Recursively search for files and directories matching a pattern. The patterns should be glob-style patterns that match paths relative to the working directory. Use pattern like '*.ext' to match files in current directory, and '**/*.ext' to match files in all subdirectories. Returns full paths to all matching items. Great for finding files when you don't know their exact location. Only searches within allowed directories.
-
-        Hints: read-only, closed-world.
-
-        Wire name: 'search_files'.
-        """
-        result = await self._call(
-            _info_filesystem__search_files,
-            {"path": path, "pattern": pattern, "excludePatterns": exclude_patterns},
-            {"excludePatterns": _NOT_GIVEN},
+        """``AsyncFilesystemTools.search_files``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncFilesystemTools.search_files,
+            path=path,
+            pattern=pattern,
+            exclude_patterns=exclude_patterns,
         )
-        return result
 
     async def write_file(
         self, *, content: str, path: str
     ) -> _ToolResult[_o.FilesystemWriteFileOutput]:
-        """Write File
-
-        Create a new file or completely overwrite an existing file with new content. Use with caution as it will overwrite existing files without warning. Handles text content with proper encoding. Only works within allowed directories.
-
-        Hints: may modify its environment, may be destructive, idempotent, closed-world.
-
-        Wire name: 'write_file'.
-        """
-        result = await self._call(
-            _info_filesystem__write_file, {"content": content, "path": path}, {}
+        """``AsyncFilesystemTools.write_file``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncFilesystemTools.write_file, content=content, path=path
         )
-        return result
+
+
+class AsyncFilesystemToolsTasks(_AsyncToolsTasksBase):
+    """Async tools of the 'filesystem' source, each started as a task (a ToolTask at once)."""
+
+    async def create_directory(
+        self, *, path: str
+    ) -> _AsyncToolTask[_o.FilesystemCreateDirectoryOutput]:
+        """``AsyncFilesystemTools.create_directory``, started as a task: returns its handle at once."""
+        return await self._task(AsyncFilesystemTools.create_directory, path=path)
+
+    async def directory_tree(
+        self, *, path: str, exclude_patterns: list[str] | _NotGiven = _NOT_GIVEN
+    ) -> _AsyncToolTask[_o.FilesystemDirectoryTreeOutput]:
+        """``AsyncFilesystemTools.directory_tree``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncFilesystemTools.directory_tree,
+            path=path,
+            exclude_patterns=exclude_patterns,
+        )
+
+    async def edit_file(
+        self,
+        *,
+        edits: list[_i.FilesystemEditFileInputEdit],
+        path: str,
+        dry_run: bool | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_o.FilesystemEditFileOutput]:
+        """``AsyncFilesystemTools.edit_file``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncFilesystemTools.edit_file, edits=edits, path=path, dry_run=dry_run
+        )
+
+    async def get_file_info(
+        self, *, path: str
+    ) -> _AsyncToolTask[_o.FilesystemGetFileInfoOutput]:
+        """``AsyncFilesystemTools.get_file_info``, started as a task: returns its handle at once."""
+        return await self._task(AsyncFilesystemTools.get_file_info, path=path)
+
+    async def list_allowed_directories(
+        self,
+    ) -> _AsyncToolTask[_o.FilesystemListAllowedDirectoriesOutput]:
+        """``AsyncFilesystemTools.list_allowed_directories``, started as a task: returns its handle at once."""
+        return await self._task(AsyncFilesystemTools.list_allowed_directories)
+
+    async def list_directory(
+        self, *, path: str
+    ) -> _AsyncToolTask[_o.FilesystemListDirectoryOutput]:
+        """``AsyncFilesystemTools.list_directory``, started as a task: returns its handle at once."""
+        return await self._task(AsyncFilesystemTools.list_directory, path=path)
+
+    async def list_directory_with_sizes(
+        self, *, path: str, sort_by: Literal["name", "size"] | _NotGiven = _NOT_GIVEN
+    ) -> _AsyncToolTask[_o.FilesystemListDirectoryWithSizesOutput]:
+        """``AsyncFilesystemTools.list_directory_with_sizes``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncFilesystemTools.list_directory_with_sizes, path=path, sort_by=sort_by
+        )
+
+    async def move_file(
+        self, *, destination: str, source: str
+    ) -> _AsyncToolTask[_o.FilesystemMoveFileOutput]:
+        """``AsyncFilesystemTools.move_file``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncFilesystemTools.move_file, destination=destination, source=source
+        )
+
+    async def read_file(
+        self,
+        *,
+        path: str,
+        head: float | _NotGiven = _NOT_GIVEN,
+        tail: float | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_o.FilesystemReadFileOutput]:
+        """``AsyncFilesystemTools.read_file``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncFilesystemTools.read_file, path=path, head=head, tail=tail
+        )
+
+    async def read_media_file(
+        self, *, path: str
+    ) -> _AsyncToolTask[_o.FilesystemReadMediaFileOutput]:
+        """``AsyncFilesystemTools.read_media_file``, started as a task: returns its handle at once."""
+        return await self._task(AsyncFilesystemTools.read_media_file, path=path)
+
+    async def read_multiple_files(
+        self, *, paths: list[str]
+    ) -> _AsyncToolTask[_o.FilesystemReadMultipleFilesOutput]:
+        """``AsyncFilesystemTools.read_multiple_files``, started as a task: returns its handle at once."""
+        return await self._task(AsyncFilesystemTools.read_multiple_files, paths=paths)
+
+    async def read_text_file(
+        self,
+        *,
+        path: str,
+        head: float | _NotGiven = _NOT_GIVEN,
+        tail: float | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_o.FilesystemReadTextFileOutput]:
+        """``AsyncFilesystemTools.read_text_file``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncFilesystemTools.read_text_file, path=path, head=head, tail=tail
+        )
+
+    async def search_files(
+        self,
+        *,
+        path: str,
+        pattern: str,
+        exclude_patterns: list[str] | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_o.FilesystemSearchFilesOutput]:
+        """``AsyncFilesystemTools.search_files``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncFilesystemTools.search_files,
+            path=path,
+            pattern=pattern,
+            exclude_patterns=exclude_patterns,
+        )
+
+    async def write_file(
+        self, *, content: str, path: str
+    ) -> _AsyncToolTask[_o.FilesystemWriteFileOutput]:
+        """``AsyncFilesystemTools.write_file``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncFilesystemTools.write_file, content=content, path=path
+        )
 
 
 class GitTools(_ToolsBase):
@@ -3588,7 +3494,12 @@ class GitTools(_ToolsBase):
     @property
     def results(self) -> GitToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return GitToolsResults(self._provider, self._options)
+        return self._results(GitToolsResults)
+
+    @property
+    def tasks(self) -> GitToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(GitToolsTasks)
 
     def git_add(self, *, files: list[str], repo_path: str) -> _ToolOutput:
         """Adds file contents to the staging area
@@ -3813,20 +3724,12 @@ class GitTools(_ToolsBase):
         return result.value
 
 
-class GitToolsResults(_ToolsBase):
+class GitToolsResults(_ToolsResultsBase):
     """Tools returning the whole ToolResult of the 'git' source."""
 
     def git_add(self, *, files: list[str], repo_path: str) -> _ToolResult[_ToolOutput]:
-        """Adds file contents to the staging area
-
-        Hints: may modify its environment, not destructive, idempotent, closed-world.
-
-        Wire name: 'git_add'.
-        """
-        result = self._call(
-            _info_git__git_add, {"files": files, "repo_path": repo_path}, {}
-        )
-        return result
+        """``GitTools.git_add``, returning the whole ``ToolResult``."""
+        return self._whole(GitTools.git_add, files=files, repo_path=repo_path)
 
     def git_branch(
         self,
@@ -3836,57 +3739,26 @@ class GitToolsResults(_ToolsBase):
         contains: str | None | _NotGiven = _NOT_GIVEN,
         not_contains: str | None | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
-        """List Git branches
-
-        Args:
-            branch_type: Whether to list local branches ('local'), remote branches ('remote') or all branches('all').
-            repo_path: The path to the Git repository.
-            contains: The commit sha that branch should contain. Do not pass anything to this param if no commit sha is specified
-            not_contains: The commit sha that branch should NOT contain. Do not pass anything to this param if no commit sha is specified
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'git_branch'.
-        """
-        result = self._call(
-            _info_git__git_branch,
-            {
-                "branch_type": branch_type,
-                "repo_path": repo_path,
-                "contains": contains,
-                "not_contains": not_contains,
-            },
-            {"contains": _NOT_GIVEN, "not_contains": _NOT_GIVEN},
+        """``GitTools.git_branch``, returning the whole ``ToolResult``."""
+        return self._whole(
+            GitTools.git_branch,
+            branch_type=branch_type,
+            repo_path=repo_path,
+            contains=contains,
+            not_contains=not_contains,
         )
-        return result
 
     def git_checkout(
         self, *, branch_name: str, repo_path: str
     ) -> _ToolResult[_ToolOutput]:
-        """Switches branches
-
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
-
-        Wire name: 'git_checkout'.
-        """
-        result = self._call(
-            _info_git__git_checkout,
-            {"branch_name": branch_name, "repo_path": repo_path},
-            {},
+        """``GitTools.git_checkout``, returning the whole ``ToolResult``."""
+        return self._whole(
+            GitTools.git_checkout, branch_name=branch_name, repo_path=repo_path
         )
-        return result
 
     def git_commit(self, *, message: str, repo_path: str) -> _ToolResult[_ToolOutput]:
-        """Records changes to the repository
-
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
-
-        Wire name: 'git_commit'.
-        """
-        result = self._call(
-            _info_git__git_commit, {"message": message, "repo_path": repo_path}, {}
-        )
-        return result
+        """``GitTools.git_commit``, returning the whole ``ToolResult``."""
+        return self._whole(GitTools.git_commit, message=message, repo_path=repo_path)
 
     def git_create_branch(
         self,
@@ -3895,22 +3767,13 @@ class GitToolsResults(_ToolsBase):
         repo_path: str,
         base_branch: str | None | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
-        """Creates a new branch from an optional base branch
-
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
-
-        Wire name: 'git_create_branch'.
-        """
-        result = self._call(
-            _info_git__git_create_branch,
-            {
-                "branch_name": branch_name,
-                "repo_path": repo_path,
-                "base_branch": base_branch,
-            },
-            {"base_branch": _NOT_GIVEN},
+        """``GitTools.git_create_branch``, returning the whole ``ToolResult``."""
+        return self._whole(
+            GitTools.git_create_branch,
+            branch_name=branch_name,
+            repo_path=repo_path,
+            base_branch=base_branch,
         )
-        return result
 
     def git_diff(
         self,
@@ -3919,59 +3782,29 @@ class GitToolsResults(_ToolsBase):
         target: str,
         context_lines: int | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
-        """Shows differences between branches or commits
-
-        Args:
-            context_lines: (server default: 3)
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'git_diff'.
-        """
-        result = self._call(
-            _info_git__git_diff,
-            {"repo_path": repo_path, "target": target, "context_lines": context_lines},
-            {"context_lines": _NOT_GIVEN},
+        """``GitTools.git_diff``, returning the whole ``ToolResult``."""
+        return self._whole(
+            GitTools.git_diff,
+            repo_path=repo_path,
+            target=target,
+            context_lines=context_lines,
         )
-        return result
 
     def git_diff_staged(
         self, *, repo_path: str, context_lines: int | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_ToolOutput]:
-        """Shows changes that are staged for commit
-
-        Args:
-            context_lines: (server default: 3)
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'git_diff_staged'.
-        """
-        result = self._call(
-            _info_git__git_diff_staged,
-            {"repo_path": repo_path, "context_lines": context_lines},
-            {"context_lines": _NOT_GIVEN},
+        """``GitTools.git_diff_staged``, returning the whole ``ToolResult``."""
+        return self._whole(
+            GitTools.git_diff_staged, repo_path=repo_path, context_lines=context_lines
         )
-        return result
 
     def git_diff_unstaged(
         self, *, repo_path: str, context_lines: int | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_ToolOutput]:
-        """Shows changes in the working directory that are not yet staged
-
-        Args:
-            context_lines: (server default: 3)
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'git_diff_unstaged'.
-        """
-        result = self._call(
-            _info_git__git_diff_unstaged,
-            {"repo_path": repo_path, "context_lines": context_lines},
-            {"context_lines": _NOT_GIVEN},
+        """``GitTools.git_diff_unstaged``, returning the whole ``ToolResult``."""
+        return self._whole(
+            GitTools.git_diff_unstaged, repo_path=repo_path, context_lines=context_lines
         )
-        return result
 
     def git_log(
         self,
@@ -3981,64 +3814,138 @@ class GitToolsResults(_ToolsBase):
         max_count: int | _NotGiven = _NOT_GIVEN,
         start_timestamp: str | None | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
-        """Shows the commit logs
-
-        Args:
-            end_timestamp: End timestamp for filtering commits. Accepts: ISO 8601 format (e.g., '2024-01-15T14:30:25'), relative dates (e.g., '2 weeks ago', 'yesterday'), or absolute dates (e.g., '2024-01-15', 'Jan 15 2024')
-            max_count: (server default: 10)
-            start_timestamp: Start timestamp for filtering commits. Accepts: ISO 8601 format (e.g., '2024-01-15T14:30:25'), relative dates (e.g., '2 weeks ago', 'yesterday'), or absolute dates (e.g., '2024-01-15', 'Jan 15 2024')
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'git_log'.
-        """
-        result = self._call(
-            _info_git__git_log,
-            {
-                "repo_path": repo_path,
-                "end_timestamp": end_timestamp,
-                "max_count": max_count,
-                "start_timestamp": start_timestamp,
-            },
-            {
-                "end_timestamp": _NOT_GIVEN,
-                "max_count": _NOT_GIVEN,
-                "start_timestamp": _NOT_GIVEN,
-            },
+        """``GitTools.git_log``, returning the whole ``ToolResult``."""
+        return self._whole(
+            GitTools.git_log,
+            repo_path=repo_path,
+            end_timestamp=end_timestamp,
+            max_count=max_count,
+            start_timestamp=start_timestamp,
         )
-        return result
 
     def git_reset(self, *, repo_path: str) -> _ToolResult[_ToolOutput]:
-        """Unstages all staged changes
-
-        Hints: may modify its environment, may be destructive, idempotent, closed-world.
-
-        Wire name: 'git_reset'.
-        """
-        result = self._call(_info_git__git_reset, {"repo_path": repo_path}, {})
-        return result
+        """``GitTools.git_reset``, returning the whole ``ToolResult``."""
+        return self._whole(GitTools.git_reset, repo_path=repo_path)
 
     def git_show(self, *, repo_path: str, revision: str) -> _ToolResult[_ToolOutput]:
-        """Shows the contents of a commit, or of a file or directory given as <revision>:<path>
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'git_show'.
-        """
-        result = self._call(
-            _info_git__git_show, {"repo_path": repo_path, "revision": revision}, {}
-        )
-        return result
+        """``GitTools.git_show``, returning the whole ``ToolResult``."""
+        return self._whole(GitTools.git_show, repo_path=repo_path, revision=revision)
 
     def git_status(self, *, repo_path: str) -> _ToolResult[_ToolOutput]:
-        """Shows the working tree status
+        """``GitTools.git_status``, returning the whole ``ToolResult``."""
+        return self._whole(GitTools.git_status, repo_path=repo_path)
 
-        Hints: read-only, not destructive, idempotent, closed-world.
 
-        Wire name: 'git_status'.
-        """
-        result = self._call(_info_git__git_status, {"repo_path": repo_path}, {})
-        return result
+class GitToolsTasks(_ToolsTasksBase):
+    """Tools of the 'git' source, each started as a task (a ToolTask at once)."""
+
+    def git_add(self, *, files: list[str], repo_path: str) -> _ToolTask[_ToolOutput]:
+        """``GitTools.git_add``, started as a task: returns its handle at once."""
+        return self._task(GitTools.git_add, files=files, repo_path=repo_path)
+
+    def git_branch(
+        self,
+        *,
+        branch_type: str,
+        repo_path: str,
+        contains: str | None | _NotGiven = _NOT_GIVEN,
+        not_contains: str | None | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_ToolOutput]:
+        """``GitTools.git_branch``, started as a task: returns its handle at once."""
+        return self._task(
+            GitTools.git_branch,
+            branch_type=branch_type,
+            repo_path=repo_path,
+            contains=contains,
+            not_contains=not_contains,
+        )
+
+    def git_checkout(
+        self, *, branch_name: str, repo_path: str
+    ) -> _ToolTask[_ToolOutput]:
+        """``GitTools.git_checkout``, started as a task: returns its handle at once."""
+        return self._task(
+            GitTools.git_checkout, branch_name=branch_name, repo_path=repo_path
+        )
+
+    def git_commit(self, *, message: str, repo_path: str) -> _ToolTask[_ToolOutput]:
+        """``GitTools.git_commit``, started as a task: returns its handle at once."""
+        return self._task(GitTools.git_commit, message=message, repo_path=repo_path)
+
+    def git_create_branch(
+        self,
+        *,
+        branch_name: str,
+        repo_path: str,
+        base_branch: str | None | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_ToolOutput]:
+        """``GitTools.git_create_branch``, started as a task: returns its handle at once."""
+        return self._task(
+            GitTools.git_create_branch,
+            branch_name=branch_name,
+            repo_path=repo_path,
+            base_branch=base_branch,
+        )
+
+    def git_diff(
+        self,
+        *,
+        repo_path: str,
+        target: str,
+        context_lines: int | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_ToolOutput]:
+        """``GitTools.git_diff``, started as a task: returns its handle at once."""
+        return self._task(
+            GitTools.git_diff,
+            repo_path=repo_path,
+            target=target,
+            context_lines=context_lines,
+        )
+
+    def git_diff_staged(
+        self, *, repo_path: str, context_lines: int | _NotGiven = _NOT_GIVEN
+    ) -> _ToolTask[_ToolOutput]:
+        """``GitTools.git_diff_staged``, started as a task: returns its handle at once."""
+        return self._task(
+            GitTools.git_diff_staged, repo_path=repo_path, context_lines=context_lines
+        )
+
+    def git_diff_unstaged(
+        self, *, repo_path: str, context_lines: int | _NotGiven = _NOT_GIVEN
+    ) -> _ToolTask[_ToolOutput]:
+        """``GitTools.git_diff_unstaged``, started as a task: returns its handle at once."""
+        return self._task(
+            GitTools.git_diff_unstaged, repo_path=repo_path, context_lines=context_lines
+        )
+
+    def git_log(
+        self,
+        *,
+        repo_path: str,
+        end_timestamp: str | None | _NotGiven = _NOT_GIVEN,
+        max_count: int | _NotGiven = _NOT_GIVEN,
+        start_timestamp: str | None | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_ToolOutput]:
+        """``GitTools.git_log``, started as a task: returns its handle at once."""
+        return self._task(
+            GitTools.git_log,
+            repo_path=repo_path,
+            end_timestamp=end_timestamp,
+            max_count=max_count,
+            start_timestamp=start_timestamp,
+        )
+
+    def git_reset(self, *, repo_path: str) -> _ToolTask[_ToolOutput]:
+        """``GitTools.git_reset``, started as a task: returns its handle at once."""
+        return self._task(GitTools.git_reset, repo_path=repo_path)
+
+    def git_show(self, *, repo_path: str, revision: str) -> _ToolTask[_ToolOutput]:
+        """``GitTools.git_show``, started as a task: returns its handle at once."""
+        return self._task(GitTools.git_show, repo_path=repo_path, revision=revision)
+
+    def git_status(self, *, repo_path: str) -> _ToolTask[_ToolOutput]:
+        """``GitTools.git_status``, started as a task: returns its handle at once."""
+        return self._task(GitTools.git_status, repo_path=repo_path)
 
 
 class AsyncGitTools(_AsyncToolsBase):
@@ -4047,7 +3954,12 @@ class AsyncGitTools(_AsyncToolsBase):
     @property
     def results(self) -> AsyncGitToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return AsyncGitToolsResults(self._provider, self._options)
+        return self._results(AsyncGitToolsResults)
+
+    @property
+    def tasks(self) -> AsyncGitToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(AsyncGitToolsTasks)
 
     async def git_add(self, *, files: list[str], repo_path: str) -> _ToolOutput:
         """Adds file contents to the staging area
@@ -4272,22 +4184,16 @@ class AsyncGitTools(_AsyncToolsBase):
         return result.value
 
 
-class AsyncGitToolsResults(_AsyncToolsBase):
+class AsyncGitToolsResults(_AsyncToolsResultsBase):
     """Async tools returning the whole ToolResult of the 'git' source."""
 
     async def git_add(
         self, *, files: list[str], repo_path: str
     ) -> _ToolResult[_ToolOutput]:
-        """Adds file contents to the staging area
-
-        Hints: may modify its environment, not destructive, idempotent, closed-world.
-
-        Wire name: 'git_add'.
-        """
-        result = await self._call(
-            _info_git__git_add, {"files": files, "repo_path": repo_path}, {}
+        """``AsyncGitTools.git_add``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncGitTools.git_add, files=files, repo_path=repo_path
         )
-        return result
 
     async def git_branch(
         self,
@@ -4297,59 +4203,30 @@ class AsyncGitToolsResults(_AsyncToolsBase):
         contains: str | None | _NotGiven = _NOT_GIVEN,
         not_contains: str | None | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
-        """List Git branches
-
-        Args:
-            branch_type: Whether to list local branches ('local'), remote branches ('remote') or all branches('all').
-            repo_path: The path to the Git repository.
-            contains: The commit sha that branch should contain. Do not pass anything to this param if no commit sha is specified
-            not_contains: The commit sha that branch should NOT contain. Do not pass anything to this param if no commit sha is specified
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'git_branch'.
-        """
-        result = await self._call(
-            _info_git__git_branch,
-            {
-                "branch_type": branch_type,
-                "repo_path": repo_path,
-                "contains": contains,
-                "not_contains": not_contains,
-            },
-            {"contains": _NOT_GIVEN, "not_contains": _NOT_GIVEN},
+        """``AsyncGitTools.git_branch``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncGitTools.git_branch,
+            branch_type=branch_type,
+            repo_path=repo_path,
+            contains=contains,
+            not_contains=not_contains,
         )
-        return result
 
     async def git_checkout(
         self, *, branch_name: str, repo_path: str
     ) -> _ToolResult[_ToolOutput]:
-        """Switches branches
-
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
-
-        Wire name: 'git_checkout'.
-        """
-        result = await self._call(
-            _info_git__git_checkout,
-            {"branch_name": branch_name, "repo_path": repo_path},
-            {},
+        """``AsyncGitTools.git_checkout``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncGitTools.git_checkout, branch_name=branch_name, repo_path=repo_path
         )
-        return result
 
     async def git_commit(
         self, *, message: str, repo_path: str
     ) -> _ToolResult[_ToolOutput]:
-        """Records changes to the repository
-
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
-
-        Wire name: 'git_commit'.
-        """
-        result = await self._call(
-            _info_git__git_commit, {"message": message, "repo_path": repo_path}, {}
+        """``AsyncGitTools.git_commit``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncGitTools.git_commit, message=message, repo_path=repo_path
         )
-        return result
 
     async def git_create_branch(
         self,
@@ -4358,22 +4235,13 @@ class AsyncGitToolsResults(_AsyncToolsBase):
         repo_path: str,
         base_branch: str | None | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
-        """Creates a new branch from an optional base branch
-
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
-
-        Wire name: 'git_create_branch'.
-        """
-        result = await self._call(
-            _info_git__git_create_branch,
-            {
-                "branch_name": branch_name,
-                "repo_path": repo_path,
-                "base_branch": base_branch,
-            },
-            {"base_branch": _NOT_GIVEN},
+        """``AsyncGitTools.git_create_branch``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncGitTools.git_create_branch,
+            branch_name=branch_name,
+            repo_path=repo_path,
+            base_branch=base_branch,
         )
-        return result
 
     async def git_diff(
         self,
@@ -4382,59 +4250,33 @@ class AsyncGitToolsResults(_AsyncToolsBase):
         target: str,
         context_lines: int | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
-        """Shows differences between branches or commits
-
-        Args:
-            context_lines: (server default: 3)
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'git_diff'.
-        """
-        result = await self._call(
-            _info_git__git_diff,
-            {"repo_path": repo_path, "target": target, "context_lines": context_lines},
-            {"context_lines": _NOT_GIVEN},
+        """``AsyncGitTools.git_diff``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncGitTools.git_diff,
+            repo_path=repo_path,
+            target=target,
+            context_lines=context_lines,
         )
-        return result
 
     async def git_diff_staged(
         self, *, repo_path: str, context_lines: int | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_ToolOutput]:
-        """Shows changes that are staged for commit
-
-        Args:
-            context_lines: (server default: 3)
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'git_diff_staged'.
-        """
-        result = await self._call(
-            _info_git__git_diff_staged,
-            {"repo_path": repo_path, "context_lines": context_lines},
-            {"context_lines": _NOT_GIVEN},
+        """``AsyncGitTools.git_diff_staged``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncGitTools.git_diff_staged,
+            repo_path=repo_path,
+            context_lines=context_lines,
         )
-        return result
 
     async def git_diff_unstaged(
         self, *, repo_path: str, context_lines: int | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_ToolOutput]:
-        """Shows changes in the working directory that are not yet staged
-
-        Args:
-            context_lines: (server default: 3)
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'git_diff_unstaged'.
-        """
-        result = await self._call(
-            _info_git__git_diff_unstaged,
-            {"repo_path": repo_path, "context_lines": context_lines},
-            {"context_lines": _NOT_GIVEN},
+        """``AsyncGitTools.git_diff_unstaged``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncGitTools.git_diff_unstaged,
+            repo_path=repo_path,
+            context_lines=context_lines,
         )
-        return result
 
     async def git_log(
         self,
@@ -4444,66 +4286,156 @@ class AsyncGitToolsResults(_AsyncToolsBase):
         max_count: int | _NotGiven = _NOT_GIVEN,
         start_timestamp: str | None | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
-        """Shows the commit logs
-
-        Args:
-            end_timestamp: End timestamp for filtering commits. Accepts: ISO 8601 format (e.g., '2024-01-15T14:30:25'), relative dates (e.g., '2 weeks ago', 'yesterday'), or absolute dates (e.g., '2024-01-15', 'Jan 15 2024')
-            max_count: (server default: 10)
-            start_timestamp: Start timestamp for filtering commits. Accepts: ISO 8601 format (e.g., '2024-01-15T14:30:25'), relative dates (e.g., '2 weeks ago', 'yesterday'), or absolute dates (e.g., '2024-01-15', 'Jan 15 2024')
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'git_log'.
-        """
-        result = await self._call(
-            _info_git__git_log,
-            {
-                "repo_path": repo_path,
-                "end_timestamp": end_timestamp,
-                "max_count": max_count,
-                "start_timestamp": start_timestamp,
-            },
-            {
-                "end_timestamp": _NOT_GIVEN,
-                "max_count": _NOT_GIVEN,
-                "start_timestamp": _NOT_GIVEN,
-            },
+        """``AsyncGitTools.git_log``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncGitTools.git_log,
+            repo_path=repo_path,
+            end_timestamp=end_timestamp,
+            max_count=max_count,
+            start_timestamp=start_timestamp,
         )
-        return result
 
     async def git_reset(self, *, repo_path: str) -> _ToolResult[_ToolOutput]:
-        """Unstages all staged changes
-
-        Hints: may modify its environment, may be destructive, idempotent, closed-world.
-
-        Wire name: 'git_reset'.
-        """
-        result = await self._call(_info_git__git_reset, {"repo_path": repo_path}, {})
-        return result
+        """``AsyncGitTools.git_reset``, returning the whole ``ToolResult``."""
+        return await self._whole(AsyncGitTools.git_reset, repo_path=repo_path)
 
     async def git_show(
         self, *, repo_path: str, revision: str
     ) -> _ToolResult[_ToolOutput]:
-        """Shows the contents of a commit, or of a file or directory given as <revision>:<path>
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'git_show'.
-        """
-        result = await self._call(
-            _info_git__git_show, {"repo_path": repo_path, "revision": revision}, {}
+        """``AsyncGitTools.git_show``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncGitTools.git_show, repo_path=repo_path, revision=revision
         )
-        return result
 
     async def git_status(self, *, repo_path: str) -> _ToolResult[_ToolOutput]:
-        """Shows the working tree status
+        """``AsyncGitTools.git_status``, returning the whole ``ToolResult``."""
+        return await self._whole(AsyncGitTools.git_status, repo_path=repo_path)
 
-        Hints: read-only, not destructive, idempotent, closed-world.
 
-        Wire name: 'git_status'.
-        """
-        result = await self._call(_info_git__git_status, {"repo_path": repo_path}, {})
-        return result
+class AsyncGitToolsTasks(_AsyncToolsTasksBase):
+    """Async tools of the 'git' source, each started as a task (a ToolTask at once)."""
+
+    async def git_add(
+        self, *, files: list[str], repo_path: str
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncGitTools.git_add``, started as a task: returns its handle at once."""
+        return await self._task(AsyncGitTools.git_add, files=files, repo_path=repo_path)
+
+    async def git_branch(
+        self,
+        *,
+        branch_type: str,
+        repo_path: str,
+        contains: str | None | _NotGiven = _NOT_GIVEN,
+        not_contains: str | None | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncGitTools.git_branch``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncGitTools.git_branch,
+            branch_type=branch_type,
+            repo_path=repo_path,
+            contains=contains,
+            not_contains=not_contains,
+        )
+
+    async def git_checkout(
+        self, *, branch_name: str, repo_path: str
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncGitTools.git_checkout``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncGitTools.git_checkout, branch_name=branch_name, repo_path=repo_path
+        )
+
+    async def git_commit(
+        self, *, message: str, repo_path: str
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncGitTools.git_commit``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncGitTools.git_commit, message=message, repo_path=repo_path
+        )
+
+    async def git_create_branch(
+        self,
+        *,
+        branch_name: str,
+        repo_path: str,
+        base_branch: str | None | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncGitTools.git_create_branch``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncGitTools.git_create_branch,
+            branch_name=branch_name,
+            repo_path=repo_path,
+            base_branch=base_branch,
+        )
+
+    async def git_diff(
+        self,
+        *,
+        repo_path: str,
+        target: str,
+        context_lines: int | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncGitTools.git_diff``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncGitTools.git_diff,
+            repo_path=repo_path,
+            target=target,
+            context_lines=context_lines,
+        )
+
+    async def git_diff_staged(
+        self, *, repo_path: str, context_lines: int | _NotGiven = _NOT_GIVEN
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncGitTools.git_diff_staged``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncGitTools.git_diff_staged,
+            repo_path=repo_path,
+            context_lines=context_lines,
+        )
+
+    async def git_diff_unstaged(
+        self, *, repo_path: str, context_lines: int | _NotGiven = _NOT_GIVEN
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncGitTools.git_diff_unstaged``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncGitTools.git_diff_unstaged,
+            repo_path=repo_path,
+            context_lines=context_lines,
+        )
+
+    async def git_log(
+        self,
+        *,
+        repo_path: str,
+        end_timestamp: str | None | _NotGiven = _NOT_GIVEN,
+        max_count: int | _NotGiven = _NOT_GIVEN,
+        start_timestamp: str | None | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncGitTools.git_log``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncGitTools.git_log,
+            repo_path=repo_path,
+            end_timestamp=end_timestamp,
+            max_count=max_count,
+            start_timestamp=start_timestamp,
+        )
+
+    async def git_reset(self, *, repo_path: str) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncGitTools.git_reset``, started as a task: returns its handle at once."""
+        return await self._task(AsyncGitTools.git_reset, repo_path=repo_path)
+
+    async def git_show(
+        self, *, repo_path: str, revision: str
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncGitTools.git_show``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncGitTools.git_show, repo_path=repo_path, revision=revision
+        )
+
+    async def git_status(self, *, repo_path: str) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncGitTools.git_status``, started as a task: returns its handle at once."""
+        return await self._task(AsyncGitTools.git_status, repo_path=repo_path)
 
 
 class MemoryTools(_ToolsBase):
@@ -4512,7 +4444,12 @@ class MemoryTools(_ToolsBase):
     @property
     def results(self) -> MemoryToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return MemoryToolsResults(self._provider, self._options)
+        return self._results(MemoryToolsResults)
+
+    @property
+    def tasks(self) -> MemoryToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(MemoryToolsTasks)
 
     def add_observations(
         self, *, observations: list[_i.MemoryAddObservationsInputObservation]
@@ -4657,150 +4594,108 @@ class MemoryTools(_ToolsBase):
         return result.value
 
 
-class MemoryToolsResults(_ToolsBase):
+class MemoryToolsResults(_ToolsResultsBase):
     """Tools returning the whole ToolResult of the 'memory' source."""
 
     def add_observations(
         self, *, observations: list[_i.MemoryAddObservationsInputObservation]
     ) -> _ToolResult[_o.MemoryAddObservationsOutput]:
-        """Add Observations
-
-        Add new observations to existing entities in the knowledge graph
-
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
-
-        Wire name: 'add_observations'.
-        """
-        result = self._call(
-            _info_memory__add_observations, {"observations": observations}, {}
-        )
-        return result
+        """``MemoryTools.add_observations``, returning the whole ``ToolResult``."""
+        return self._whole(MemoryTools.add_observations, observations=observations)
 
     def create_entities(
         self, *, entities: list[_i.MemoryCreateEntitiesInputEntity]
     ) -> _ToolResult[_o.MemoryCreateEntitiesOutput]:
-        """Create Entities
-
-        Create multiple new entities in the knowledge graph
-
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
-
-        Wire name: 'create_entities'.
-        """
-        result = self._call(_info_memory__create_entities, {"entities": entities}, {})
-        return result
+        """``MemoryTools.create_entities``, returning the whole ``ToolResult``."""
+        return self._whole(MemoryTools.create_entities, entities=entities)
 
     def create_relations(
         self, *, relations: list[_i.MemoryCreateRelationsInputRelation]
     ) -> _ToolResult[_o.MemoryCreateRelationsOutput]:
-        """Create Relations
-
-        Create multiple new relations between entities in the knowledge graph. Relations should be in active voice
-
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
-
-        Wire name: 'create_relations'.
-        """
-        result = self._call(
-            _info_memory__create_relations, {"relations": relations}, {}
-        )
-        return result
+        """``MemoryTools.create_relations``, returning the whole ``ToolResult``."""
+        return self._whole(MemoryTools.create_relations, relations=relations)
 
     def delete_entities(
         self, *, entity_names: list[str]
     ) -> _ToolResult[_o.MemoryDeleteEntitiesOutput]:
-        """Delete Entities
-
-        Delete multiple entities and their associated relations from the knowledge graph
-
-        Args:
-            entity_names: An array of entity names to delete
-
-        Hints: may modify its environment, may be destructive, idempotent, closed-world.
-
-        Wire name: 'delete_entities'.
-        """
-        result = self._call(
-            _info_memory__delete_entities, {"entityNames": entity_names}, {}
-        )
-        return result
+        """``MemoryTools.delete_entities``, returning the whole ``ToolResult``."""
+        return self._whole(MemoryTools.delete_entities, entity_names=entity_names)
 
     def delete_observations(
         self, *, deletions: list[_i.MemoryDeleteObservationsInputDeletion]
     ) -> _ToolResult[_o.MemoryDeleteObservationsOutput]:
-        """Delete Observations
-
-        Delete specific observations from entities in the knowledge graph
-
-        Hints: may modify its environment, may be destructive, idempotent, closed-world.
-
-        Wire name: 'delete_observations'.
-        """
-        result = self._call(
-            _info_memory__delete_observations, {"deletions": deletions}, {}
-        )
-        return result
+        """``MemoryTools.delete_observations``, returning the whole ``ToolResult``."""
+        return self._whole(MemoryTools.delete_observations, deletions=deletions)
 
     def delete_relations(
         self, *, relations: list[_i.MemoryDeleteRelationsInputRelation]
     ) -> _ToolResult[_o.MemoryDeleteRelationsOutput]:
-        """Delete Relations
-
-        Delete multiple relations from the knowledge graph
-
-        Args:
-            relations: An array of relations to delete
-
-        Hints: may modify its environment, may be destructive, idempotent, closed-world.
-
-        Wire name: 'delete_relations'.
-        """
-        result = self._call(
-            _info_memory__delete_relations, {"relations": relations}, {}
-        )
-        return result
+        """``MemoryTools.delete_relations``, returning the whole ``ToolResult``."""
+        return self._whole(MemoryTools.delete_relations, relations=relations)
 
     def open_nodes(self, *, names: list[str]) -> _ToolResult[_o.MemoryOpenNodesOutput]:
-        """Open Nodes
-
-        Open specific nodes in the knowledge graph by their names
-
-        Args:
-            names: An array of entity names to retrieve
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'open_nodes'.
-        """
-        result = self._call(_info_memory__open_nodes, {"names": names}, {})
-        return result
+        """``MemoryTools.open_nodes``, returning the whole ``ToolResult``."""
+        return self._whole(MemoryTools.open_nodes, names=names)
 
     def read_graph(self) -> _ToolResult[_o.MemoryReadGraphOutput]:
-        """Read Graph
-
-        Read the entire knowledge graph
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'read_graph'.
-        """
-        result = self._call(_info_memory__read_graph, {}, {})
-        return result
+        """``MemoryTools.read_graph``, returning the whole ``ToolResult``."""
+        return self._whole(MemoryTools.read_graph)
 
     def search_nodes(self, *, query: str) -> _ToolResult[_o.MemorySearchNodesOutput]:
-        """Search Nodes
+        """``MemoryTools.search_nodes``, returning the whole ``ToolResult``."""
+        return self._whole(MemoryTools.search_nodes, query=query)
 
-        Search for nodes in the knowledge graph based on a query
 
-        Args:
-            query: The search query to match against entity names, types, and observation content
+class MemoryToolsTasks(_ToolsTasksBase):
+    """Tools of the 'memory' source, each started as a task (a ToolTask at once)."""
 
-        Hints: read-only, not destructive, idempotent, closed-world.
+    def add_observations(
+        self, *, observations: list[_i.MemoryAddObservationsInputObservation]
+    ) -> _ToolTask[_o.MemoryAddObservationsOutput]:
+        """``MemoryTools.add_observations``, started as a task: returns its handle at once."""
+        return self._task(MemoryTools.add_observations, observations=observations)
 
-        Wire name: 'search_nodes'.
-        """
-        result = self._call(_info_memory__search_nodes, {"query": query}, {})
-        return result
+    def create_entities(
+        self, *, entities: list[_i.MemoryCreateEntitiesInputEntity]
+    ) -> _ToolTask[_o.MemoryCreateEntitiesOutput]:
+        """``MemoryTools.create_entities``, started as a task: returns its handle at once."""
+        return self._task(MemoryTools.create_entities, entities=entities)
+
+    def create_relations(
+        self, *, relations: list[_i.MemoryCreateRelationsInputRelation]
+    ) -> _ToolTask[_o.MemoryCreateRelationsOutput]:
+        """``MemoryTools.create_relations``, started as a task: returns its handle at once."""
+        return self._task(MemoryTools.create_relations, relations=relations)
+
+    def delete_entities(
+        self, *, entity_names: list[str]
+    ) -> _ToolTask[_o.MemoryDeleteEntitiesOutput]:
+        """``MemoryTools.delete_entities``, started as a task: returns its handle at once."""
+        return self._task(MemoryTools.delete_entities, entity_names=entity_names)
+
+    def delete_observations(
+        self, *, deletions: list[_i.MemoryDeleteObservationsInputDeletion]
+    ) -> _ToolTask[_o.MemoryDeleteObservationsOutput]:
+        """``MemoryTools.delete_observations``, started as a task: returns its handle at once."""
+        return self._task(MemoryTools.delete_observations, deletions=deletions)
+
+    def delete_relations(
+        self, *, relations: list[_i.MemoryDeleteRelationsInputRelation]
+    ) -> _ToolTask[_o.MemoryDeleteRelationsOutput]:
+        """``MemoryTools.delete_relations``, started as a task: returns its handle at once."""
+        return self._task(MemoryTools.delete_relations, relations=relations)
+
+    def open_nodes(self, *, names: list[str]) -> _ToolTask[_o.MemoryOpenNodesOutput]:
+        """``MemoryTools.open_nodes``, started as a task: returns its handle at once."""
+        return self._task(MemoryTools.open_nodes, names=names)
+
+    def read_graph(self) -> _ToolTask[_o.MemoryReadGraphOutput]:
+        """``MemoryTools.read_graph``, started as a task: returns its handle at once."""
+        return self._task(MemoryTools.read_graph)
+
+    def search_nodes(self, *, query: str) -> _ToolTask[_o.MemorySearchNodesOutput]:
+        """``MemoryTools.search_nodes``, started as a task: returns its handle at once."""
+        return self._task(MemoryTools.search_nodes, query=query)
 
 
 class AsyncMemoryTools(_AsyncToolsBase):
@@ -4809,7 +4704,12 @@ class AsyncMemoryTools(_AsyncToolsBase):
     @property
     def results(self) -> AsyncMemoryToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return AsyncMemoryToolsResults(self._provider, self._options)
+        return self._results(AsyncMemoryToolsResults)
+
+    @property
+    def tasks(self) -> AsyncMemoryToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(AsyncMemoryToolsTasks)
 
     async def add_observations(
         self, *, observations: list[_i.MemoryAddObservationsInputObservation]
@@ -4956,156 +4856,128 @@ class AsyncMemoryTools(_AsyncToolsBase):
         return result.value
 
 
-class AsyncMemoryToolsResults(_AsyncToolsBase):
+class AsyncMemoryToolsResults(_AsyncToolsResultsBase):
     """Async tools returning the whole ToolResult of the 'memory' source."""
 
     async def add_observations(
         self, *, observations: list[_i.MemoryAddObservationsInputObservation]
     ) -> _ToolResult[_o.MemoryAddObservationsOutput]:
-        """Add Observations
-
-        Add new observations to existing entities in the knowledge graph
-
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
-
-        Wire name: 'add_observations'.
-        """
-        result = await self._call(
-            _info_memory__add_observations, {"observations": observations}, {}
+        """``AsyncMemoryTools.add_observations``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncMemoryTools.add_observations, observations=observations
         )
-        return result
 
     async def create_entities(
         self, *, entities: list[_i.MemoryCreateEntitiesInputEntity]
     ) -> _ToolResult[_o.MemoryCreateEntitiesOutput]:
-        """Create Entities
-
-        Create multiple new entities in the knowledge graph
-
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
-
-        Wire name: 'create_entities'.
-        """
-        result = await self._call(
-            _info_memory__create_entities, {"entities": entities}, {}
-        )
-        return result
+        """``AsyncMemoryTools.create_entities``, returning the whole ``ToolResult``."""
+        return await self._whole(AsyncMemoryTools.create_entities, entities=entities)
 
     async def create_relations(
         self, *, relations: list[_i.MemoryCreateRelationsInputRelation]
     ) -> _ToolResult[_o.MemoryCreateRelationsOutput]:
-        """Create Relations
-
-        Create multiple new relations between entities in the knowledge graph. Relations should be in active voice
-
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
-
-        Wire name: 'create_relations'.
-        """
-        result = await self._call(
-            _info_memory__create_relations, {"relations": relations}, {}
-        )
-        return result
+        """``AsyncMemoryTools.create_relations``, returning the whole ``ToolResult``."""
+        return await self._whole(AsyncMemoryTools.create_relations, relations=relations)
 
     async def delete_entities(
         self, *, entity_names: list[str]
     ) -> _ToolResult[_o.MemoryDeleteEntitiesOutput]:
-        """Delete Entities
-
-        Delete multiple entities and their associated relations from the knowledge graph
-
-        Args:
-            entity_names: An array of entity names to delete
-
-        Hints: may modify its environment, may be destructive, idempotent, closed-world.
-
-        Wire name: 'delete_entities'.
-        """
-        result = await self._call(
-            _info_memory__delete_entities, {"entityNames": entity_names}, {}
+        """``AsyncMemoryTools.delete_entities``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncMemoryTools.delete_entities, entity_names=entity_names
         )
-        return result
 
     async def delete_observations(
         self, *, deletions: list[_i.MemoryDeleteObservationsInputDeletion]
     ) -> _ToolResult[_o.MemoryDeleteObservationsOutput]:
-        """Delete Observations
-
-        Delete specific observations from entities in the knowledge graph
-
-        Hints: may modify its environment, may be destructive, idempotent, closed-world.
-
-        Wire name: 'delete_observations'.
-        """
-        result = await self._call(
-            _info_memory__delete_observations, {"deletions": deletions}, {}
+        """``AsyncMemoryTools.delete_observations``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncMemoryTools.delete_observations, deletions=deletions
         )
-        return result
 
     async def delete_relations(
         self, *, relations: list[_i.MemoryDeleteRelationsInputRelation]
     ) -> _ToolResult[_o.MemoryDeleteRelationsOutput]:
-        """Delete Relations
-
-        Delete multiple relations from the knowledge graph
-
-        Args:
-            relations: An array of relations to delete
-
-        Hints: may modify its environment, may be destructive, idempotent, closed-world.
-
-        Wire name: 'delete_relations'.
-        """
-        result = await self._call(
-            _info_memory__delete_relations, {"relations": relations}, {}
-        )
-        return result
+        """``AsyncMemoryTools.delete_relations``, returning the whole ``ToolResult``."""
+        return await self._whole(AsyncMemoryTools.delete_relations, relations=relations)
 
     async def open_nodes(
         self, *, names: list[str]
     ) -> _ToolResult[_o.MemoryOpenNodesOutput]:
-        """Open Nodes
-
-        Open specific nodes in the knowledge graph by their names
-
-        Args:
-            names: An array of entity names to retrieve
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'open_nodes'.
-        """
-        result = await self._call(_info_memory__open_nodes, {"names": names}, {})
-        return result
+        """``AsyncMemoryTools.open_nodes``, returning the whole ``ToolResult``."""
+        return await self._whole(AsyncMemoryTools.open_nodes, names=names)
 
     async def read_graph(self) -> _ToolResult[_o.MemoryReadGraphOutput]:
-        """Read Graph
-
-        Read the entire knowledge graph
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'read_graph'.
-        """
-        result = await self._call(_info_memory__read_graph, {}, {})
-        return result
+        """``AsyncMemoryTools.read_graph``, returning the whole ``ToolResult``."""
+        return await self._whole(AsyncMemoryTools.read_graph)
 
     async def search_nodes(
         self, *, query: str
     ) -> _ToolResult[_o.MemorySearchNodesOutput]:
-        """Search Nodes
+        """``AsyncMemoryTools.search_nodes``, returning the whole ``ToolResult``."""
+        return await self._whole(AsyncMemoryTools.search_nodes, query=query)
 
-        Search for nodes in the knowledge graph based on a query
 
-        Args:
-            query: The search query to match against entity names, types, and observation content
+class AsyncMemoryToolsTasks(_AsyncToolsTasksBase):
+    """Async tools of the 'memory' source, each started as a task (a ToolTask at once)."""
 
-        Hints: read-only, not destructive, idempotent, closed-world.
+    async def add_observations(
+        self, *, observations: list[_i.MemoryAddObservationsInputObservation]
+    ) -> _AsyncToolTask[_o.MemoryAddObservationsOutput]:
+        """``AsyncMemoryTools.add_observations``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncMemoryTools.add_observations, observations=observations
+        )
 
-        Wire name: 'search_nodes'.
-        """
-        result = await self._call(_info_memory__search_nodes, {"query": query}, {})
-        return result
+    async def create_entities(
+        self, *, entities: list[_i.MemoryCreateEntitiesInputEntity]
+    ) -> _AsyncToolTask[_o.MemoryCreateEntitiesOutput]:
+        """``AsyncMemoryTools.create_entities``, started as a task: returns its handle at once."""
+        return await self._task(AsyncMemoryTools.create_entities, entities=entities)
+
+    async def create_relations(
+        self, *, relations: list[_i.MemoryCreateRelationsInputRelation]
+    ) -> _AsyncToolTask[_o.MemoryCreateRelationsOutput]:
+        """``AsyncMemoryTools.create_relations``, started as a task: returns its handle at once."""
+        return await self._task(AsyncMemoryTools.create_relations, relations=relations)
+
+    async def delete_entities(
+        self, *, entity_names: list[str]
+    ) -> _AsyncToolTask[_o.MemoryDeleteEntitiesOutput]:
+        """``AsyncMemoryTools.delete_entities``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncMemoryTools.delete_entities, entity_names=entity_names
+        )
+
+    async def delete_observations(
+        self, *, deletions: list[_i.MemoryDeleteObservationsInputDeletion]
+    ) -> _AsyncToolTask[_o.MemoryDeleteObservationsOutput]:
+        """``AsyncMemoryTools.delete_observations``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncMemoryTools.delete_observations, deletions=deletions
+        )
+
+    async def delete_relations(
+        self, *, relations: list[_i.MemoryDeleteRelationsInputRelation]
+    ) -> _AsyncToolTask[_o.MemoryDeleteRelationsOutput]:
+        """``AsyncMemoryTools.delete_relations``, started as a task: returns its handle at once."""
+        return await self._task(AsyncMemoryTools.delete_relations, relations=relations)
+
+    async def open_nodes(
+        self, *, names: list[str]
+    ) -> _AsyncToolTask[_o.MemoryOpenNodesOutput]:
+        """``AsyncMemoryTools.open_nodes``, started as a task: returns its handle at once."""
+        return await self._task(AsyncMemoryTools.open_nodes, names=names)
+
+    async def read_graph(self) -> _AsyncToolTask[_o.MemoryReadGraphOutput]:
+        """``AsyncMemoryTools.read_graph``, started as a task: returns its handle at once."""
+        return await self._task(AsyncMemoryTools.read_graph)
+
+    async def search_nodes(
+        self, *, query: str
+    ) -> _AsyncToolTask[_o.MemorySearchNodesOutput]:
+        """``AsyncMemoryTools.search_nodes``, started as a task: returns its handle at once."""
+        return await self._task(AsyncMemoryTools.search_nodes, query=query)
 
 
 class TimeTools(_ToolsBase):
@@ -5114,7 +4986,12 @@ class TimeTools(_ToolsBase):
     @property
     def results(self) -> TimeToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return TimeToolsResults(self._provider, self._options)
+        return self._results(TimeToolsResults)
+
+    @property
+    def tasks(self) -> TimeToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(TimeToolsTasks)
 
     def convert_time(
         self, *, source_timezone: str, target_timezone: str, time: str
@@ -5155,48 +5032,46 @@ class TimeTools(_ToolsBase):
         return result.value
 
 
-class TimeToolsResults(_ToolsBase):
+class TimeToolsResults(_ToolsResultsBase):
     """Tools returning the whole ToolResult of the 'time' source."""
 
     def convert_time(
         self, *, source_timezone: str, target_timezone: str, time: str
     ) -> _ToolResult[_o.TimeConvertTimeOutput]:
-        """Convert time between timezones
-
-        Args:
-            source_timezone: Source IANA timezone name (e.g., 'America/New_York', 'Europe/London'). Use 'UTC' as local timezone if no source timezone provided by the user.
-            target_timezone: Target IANA timezone name (e.g., 'Asia/Tokyo', 'America/San_Francisco'). Use 'UTC' as local timezone if no target timezone provided by the user.
-            time: Time to convert in 24-hour format (HH:MM)
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'convert_time'.
-        """
-        result = self._call(
-            _info_time__convert_time,
-            {
-                "source_timezone": source_timezone,
-                "target_timezone": target_timezone,
-                "time": time,
-            },
-            {},
+        """``TimeTools.convert_time``, returning the whole ``ToolResult``."""
+        return self._whole(
+            TimeTools.convert_time,
+            source_timezone=source_timezone,
+            target_timezone=target_timezone,
+            time=time,
         )
-        return result
 
     def get_current_time(
         self, *, timezone: str
     ) -> _ToolResult[_o.TimeGetCurrentTimeOutput]:
-        """Get current time in a specific timezone
+        """``TimeTools.get_current_time``, returning the whole ``ToolResult``."""
+        return self._whole(TimeTools.get_current_time, timezone=timezone)
 
-        Args:
-            timezone: IANA timezone name (e.g., 'America/New_York', 'Europe/London'). Use 'UTC' as local timezone if no timezone provided by the user.
 
-        Hints: read-only, not destructive, idempotent, closed-world.
+class TimeToolsTasks(_ToolsTasksBase):
+    """Tools of the 'time' source, each started as a task (a ToolTask at once)."""
 
-        Wire name: 'get_current_time'.
-        """
-        result = self._call(_info_time__get_current_time, {"timezone": timezone}, {})
-        return result
+    def convert_time(
+        self, *, source_timezone: str, target_timezone: str, time: str
+    ) -> _ToolTask[_o.TimeConvertTimeOutput]:
+        """``TimeTools.convert_time``, started as a task: returns its handle at once."""
+        return self._task(
+            TimeTools.convert_time,
+            source_timezone=source_timezone,
+            target_timezone=target_timezone,
+            time=time,
+        )
+
+    def get_current_time(
+        self, *, timezone: str
+    ) -> _ToolTask[_o.TimeGetCurrentTimeOutput]:
+        """``TimeTools.get_current_time``, started as a task: returns its handle at once."""
+        return self._task(TimeTools.get_current_time, timezone=timezone)
 
 
 class AsyncTimeTools(_AsyncToolsBase):
@@ -5205,7 +5080,12 @@ class AsyncTimeTools(_AsyncToolsBase):
     @property
     def results(self) -> AsyncTimeToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return AsyncTimeToolsResults(self._provider, self._options)
+        return self._results(AsyncTimeToolsResults)
+
+    @property
+    def tasks(self) -> AsyncTimeToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(AsyncTimeToolsTasks)
 
     async def convert_time(
         self, *, source_timezone: str, target_timezone: str, time: str
@@ -5248,50 +5128,46 @@ class AsyncTimeTools(_AsyncToolsBase):
         return result.value
 
 
-class AsyncTimeToolsResults(_AsyncToolsBase):
+class AsyncTimeToolsResults(_AsyncToolsResultsBase):
     """Async tools returning the whole ToolResult of the 'time' source."""
 
     async def convert_time(
         self, *, source_timezone: str, target_timezone: str, time: str
     ) -> _ToolResult[_o.TimeConvertTimeOutput]:
-        """Convert time between timezones
-
-        Args:
-            source_timezone: Source IANA timezone name (e.g., 'America/New_York', 'Europe/London'). Use 'UTC' as local timezone if no source timezone provided by the user.
-            target_timezone: Target IANA timezone name (e.g., 'Asia/Tokyo', 'America/San_Francisco'). Use 'UTC' as local timezone if no target timezone provided by the user.
-            time: Time to convert in 24-hour format (HH:MM)
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'convert_time'.
-        """
-        result = await self._call(
-            _info_time__convert_time,
-            {
-                "source_timezone": source_timezone,
-                "target_timezone": target_timezone,
-                "time": time,
-            },
-            {},
+        """``AsyncTimeTools.convert_time``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncTimeTools.convert_time,
+            source_timezone=source_timezone,
+            target_timezone=target_timezone,
+            time=time,
         )
-        return result
 
     async def get_current_time(
         self, *, timezone: str
     ) -> _ToolResult[_o.TimeGetCurrentTimeOutput]:
-        """Get current time in a specific timezone
+        """``AsyncTimeTools.get_current_time``, returning the whole ``ToolResult``."""
+        return await self._whole(AsyncTimeTools.get_current_time, timezone=timezone)
 
-        Args:
-            timezone: IANA timezone name (e.g., 'America/New_York', 'Europe/London'). Use 'UTC' as local timezone if no timezone provided by the user.
 
-        Hints: read-only, not destructive, idempotent, closed-world.
+class AsyncTimeToolsTasks(_AsyncToolsTasksBase):
+    """Async tools of the 'time' source, each started as a task (a ToolTask at once)."""
 
-        Wire name: 'get_current_time'.
-        """
-        result = await self._call(
-            _info_time__get_current_time, {"timezone": timezone}, {}
+    async def convert_time(
+        self, *, source_timezone: str, target_timezone: str, time: str
+    ) -> _AsyncToolTask[_o.TimeConvertTimeOutput]:
+        """``AsyncTimeTools.convert_time``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncTimeTools.convert_time,
+            source_timezone=source_timezone,
+            target_timezone=target_timezone,
+            time=time,
         )
-        return result
+
+    async def get_current_time(
+        self, *, timezone: str
+    ) -> _AsyncToolTask[_o.TimeGetCurrentTimeOutput]:
+        """``AsyncTimeTools.get_current_time``, started as a task: returns its handle at once."""
+        return await self._task(AsyncTimeTools.get_current_time, timezone=timezone)
 
 
 class Tools(_ToolsBase):
@@ -5311,7 +5187,12 @@ class Tools(_ToolsBase):
     @property
     def results(self) -> ToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return ToolsResults(self._provider, self._options)
+        return self._results(ToolsResults)
+
+    @property
+    def tasks(self) -> ToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(ToolsTasks)
 
 
 class ToolsResults(_ToolsBase):
@@ -5327,6 +5208,21 @@ class ToolsResults(_ToolsBase):
         self.git = GitToolsResults(provider, options)
         self.memory = MemoryToolsResults(provider, options)
         self.time = TimeToolsResults(provider, options)
+
+
+class ToolsTasks(_ToolsTasksBase):
+    """Tools started as tasks (resume one with resume(TOOLS[name], task_id))."""
+
+    def __init__(
+        self, provider: _SupportsCallTool, options: _CallOptions | None = None
+    ) -> None:
+        super().__init__(provider, options)
+        self.everything = EverythingToolsTasks(provider, options)
+        self.fetch = FetchToolsTasks(provider, options)
+        self.filesystem = FilesystemToolsTasks(provider, options)
+        self.git = GitToolsTasks(provider, options)
+        self.memory = MemoryToolsTasks(provider, options)
+        self.time = TimeToolsTasks(provider, options)
 
 
 class AsyncTools(_AsyncToolsBase):
@@ -5348,7 +5244,12 @@ class AsyncTools(_AsyncToolsBase):
     @property
     def results(self) -> AsyncToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return AsyncToolsResults(self._provider, self._options)
+        return self._results(AsyncToolsResults)
+
+    @property
+    def tasks(self) -> AsyncToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(AsyncToolsTasks)
 
 
 class AsyncToolsResults(_AsyncToolsBase):
@@ -5366,3 +5267,20 @@ class AsyncToolsResults(_AsyncToolsBase):
         self.git = AsyncGitToolsResults(provider, options)
         self.memory = AsyncMemoryToolsResults(provider, options)
         self.time = AsyncTimeToolsResults(provider, options)
+
+
+class AsyncToolsTasks(_AsyncToolsTasksBase):
+    """Async tools started as tasks (resume one with resume(TOOLS[name], task_id))."""
+
+    def __init__(
+        self,
+        provider: _SupportsCallTool | _SupportsAsyncCallTool,
+        options: _CallOptions | None = None,
+    ) -> None:
+        super().__init__(provider, options)
+        self.everything = AsyncEverythingToolsTasks(provider, options)
+        self.fetch = AsyncFetchToolsTasks(provider, options)
+        self.filesystem = AsyncFilesystemToolsTasks(provider, options)
+        self.git = AsyncGitToolsTasks(provider, options)
+        self.memory = AsyncMemoryToolsTasks(provider, options)
+        self.time = AsyncTimeToolsTasks(provider, options)

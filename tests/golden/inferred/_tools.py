@@ -9,7 +9,10 @@ from types import MappingProxyType as _MappingProxyType
 from typing import Any as _Any
 from typing import Literal
 
+from ._runtime import AsyncToolTask as _AsyncToolTask
 from ._runtime import AsyncToolsBase as _AsyncToolsBase
+from ._runtime import AsyncToolsResultsBase as _AsyncToolsResultsBase
+from ._runtime import AsyncToolsTasksBase as _AsyncToolsTasksBase
 from ._runtime import CallOptions as _CallOptions
 from ._runtime import NOT_GIVEN as _NOT_GIVEN
 from ._runtime import NotGiven as _NotGiven
@@ -17,7 +20,10 @@ from ._runtime import SupportsAsyncCallTool as _SupportsAsyncCallTool
 from ._runtime import SupportsCallTool as _SupportsCallTool
 from ._runtime import ToolInfo as _ToolInfo
 from ._runtime import ToolResult as _ToolResult
+from ._runtime import ToolTask as _ToolTask
 from ._runtime import ToolsBase as _ToolsBase
+from ._runtime import ToolsResultsBase as _ToolsResultsBase
+from ._runtime import ToolsTasksBase as _ToolsTasksBase
 
 from typing import TYPE_CHECKING
 
@@ -25,7 +31,15 @@ if TYPE_CHECKING:
     from . import outputs as _o
     from ._runtime import ToolOutput as _ToolOutput
 
-__all__ = ["TOOLS", "AsyncTools", "AsyncToolsResults", "Tools", "ToolsResults"]
+__all__ = [
+    "TOOLS",
+    "AsyncTools",
+    "AsyncToolsResults",
+    "AsyncToolsTasks",
+    "Tools",
+    "ToolsResults",
+    "ToolsTasks",
+]
 
 _PACKAGE = __name__.rpartition(".")[0]
 
@@ -601,7 +615,12 @@ class CitiesTools(_ToolsBase):
     @property
     def results(self) -> CitiesToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return CitiesToolsResults(self._provider, self._options)
+        return self._results(CitiesToolsResults)
+
+    @property
+    def tasks(self) -> CitiesToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(CitiesToolsTasks)
 
     def list_cities(
         self, *, country: str | _NotGiven = _NOT_GIVEN
@@ -624,28 +643,24 @@ class CitiesTools(_ToolsBase):
         return result.value
 
 
-class CitiesToolsResults(_ToolsBase):
+class CitiesToolsResults(_ToolsResultsBase):
     """Tools returning the whole ToolResult of the 'cities' source."""
 
     def list_cities(
         self, *, country: str | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_o.CitiesListCitiesOutput | _ToolOutput]:
-        """List known cities, optionally of one country, as JSON text (no output schema).
+        """``CitiesTools.list_cities``, returning the whole ``ToolResult``."""
+        return self._whole(CitiesTools.list_cities, country=country)
 
-        Args:
-            country: ISO country code, e.g. FR
 
-        Hints: read-only.
+class CitiesToolsTasks(_ToolsTasksBase):
+    """Tools of the 'cities' source, each started as a task (a ToolTask at once)."""
 
-        Returns: a type inferred from 3 recorded results (the tool declares no output schema),
-        or a ToolOutput when a result does not fit it.
-
-        Wire name: 'list_cities'.
-        """
-        result = self._call(
-            _info_cities__list_cities, {"country": country}, {"country": _NOT_GIVEN}
-        )
-        return result
+    def list_cities(
+        self, *, country: str | _NotGiven = _NOT_GIVEN
+    ) -> _ToolTask[_o.CitiesListCitiesOutput | _ToolOutput]:
+        """``CitiesTools.list_cities``, started as a task: returns its handle at once."""
+        return self._task(CitiesTools.list_cities, country=country)
 
 
 class AsyncCitiesTools(_AsyncToolsBase):
@@ -654,7 +669,12 @@ class AsyncCitiesTools(_AsyncToolsBase):
     @property
     def results(self) -> AsyncCitiesToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return AsyncCitiesToolsResults(self._provider, self._options)
+        return self._results(AsyncCitiesToolsResults)
+
+    @property
+    def tasks(self) -> AsyncCitiesToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(AsyncCitiesToolsTasks)
 
     async def list_cities(
         self, *, country: str | _NotGiven = _NOT_GIVEN
@@ -677,28 +697,24 @@ class AsyncCitiesTools(_AsyncToolsBase):
         return result.value
 
 
-class AsyncCitiesToolsResults(_AsyncToolsBase):
+class AsyncCitiesToolsResults(_AsyncToolsResultsBase):
     """Async tools returning the whole ToolResult of the 'cities' source."""
 
     async def list_cities(
         self, *, country: str | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_o.CitiesListCitiesOutput | _ToolOutput]:
-        """List known cities, optionally of one country, as JSON text (no output schema).
+        """``AsyncCitiesTools.list_cities``, returning the whole ``ToolResult``."""
+        return await self._whole(AsyncCitiesTools.list_cities, country=country)
 
-        Args:
-            country: ISO country code, e.g. FR
 
-        Hints: read-only.
+class AsyncCitiesToolsTasks(_AsyncToolsTasksBase):
+    """Async tools of the 'cities' source, each started as a task (a ToolTask at once)."""
 
-        Returns: a type inferred from 3 recorded results (the tool declares no output schema),
-        or a ToolOutput when a result does not fit it.
-
-        Wire name: 'list_cities'.
-        """
-        result = await self._call(
-            _info_cities__list_cities, {"country": country}, {"country": _NOT_GIVEN}
-        )
-        return result
+    async def list_cities(
+        self, *, country: str | _NotGiven = _NOT_GIVEN
+    ) -> _AsyncToolTask[_o.CitiesListCitiesOutput | _ToolOutput]:
+        """``AsyncCitiesTools.list_cities``, started as a task: returns its handle at once."""
+        return await self._task(AsyncCitiesTools.list_cities, country=country)
 
 
 class EverythingTools(_ToolsBase):
@@ -707,7 +723,12 @@ class EverythingTools(_ToolsBase):
     @property
     def results(self) -> EverythingToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return EverythingToolsResults(self._provider, self._options)
+        return self._results(EverythingToolsResults)
+
+    @property
+    def tasks(self) -> EverythingToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(EverythingToolsTasks)
 
     def echo(self, *, message: str) -> str:
         """Echo Tool
@@ -912,6 +933,8 @@ class EverythingTools(_ToolsBase):
 
         Hints: may modify its environment, not destructive, not idempotent, closed-world.
 
+        Task: the tool runs only as a task; this method waits for it (``.tasks`` starts it and returns a ToolTask at once).
+
         Wire name: 'simulate-research-query'.
         """
         result = self._call(
@@ -1047,25 +1070,12 @@ class EverythingTools(_ToolsBase):
         return result.value
 
 
-class EverythingToolsResults(_ToolsBase):
+class EverythingToolsResults(_ToolsResultsBase):
     """Tools returning the whole ToolResult of the 'everything' source."""
 
     def echo(self, *, message: str) -> _ToolResult[str]:
-        """Echo Tool
-
-        Echoes back the input string
-
-        Args:
-            message: Message to echo
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Returns: the result's text (the tool declares no output schema; inferred from 1 recorded result).
-
-        Wire name: 'echo'.
-        """
-        result = self._call(_info_everything__echo, {"message": message}, {})
-        return result
+        """``EverythingTools.echo``, returning the whole ``ToolResult``."""
+        return self._whole(EverythingTools.echo, message=message)
 
     def get_annotated_message(
         self,
@@ -1073,57 +1083,22 @@ class EverythingToolsResults(_ToolsBase):
         message_type: Literal["error", "success", "debug"],
         include_image: bool | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
-        """Get Annotated Message Tool
-
-        Demonstrates how annotations can be used to provide metadata about content.
-
-        Args:
-            message_type: Type of message to demonstrate different annotation patterns
-            include_image: Whether to include an example image (server default: False)
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'get-annotated-message'.
-        """
-        result = self._call(
-            _info_everything__get_annotated_message,
-            {"messageType": message_type, "includeImage": include_image},
-            {"includeImage": _NOT_GIVEN},
+        """``EverythingTools.get_annotated_message``, returning the whole ``ToolResult``."""
+        return self._whole(
+            EverythingTools.get_annotated_message,
+            message_type=message_type,
+            include_image=include_image,
         )
-        return result
 
     def get_env(self) -> _ToolResult[_ToolOutput]:
-        """Print Environment Tool
-
-        Returns all environment variables, helpful for debugging MCP server configuration
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'get-env'.
-        """
-        result = self._call(_info_everything__get_env, {}, {})
-        return result
+        """``EverythingTools.get_env``, returning the whole ``ToolResult``."""
+        return self._whole(EverythingTools.get_env)
 
     def get_resource_links(
         self, *, count: float | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_ToolOutput]:
-        """Get Resource Links Tool
-
-        Returns up to ten resource links that reference different types of resources
-
-        Args:
-            count: Number of resource links to return (1-10) (server default: 3)
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'get-resource-links'.
-        """
-        result = self._call(
-            _info_everything__get_resource_links,
-            {"count": count},
-            {"count": _NOT_GIVEN},
-        )
-        return result
+        """``EverythingTools.get_resource_links``, returning the whole ``ToolResult``."""
+        return self._whole(EverythingTools.get_resource_links, count=count)
 
     def get_resource_reference(
         self,
@@ -1131,87 +1106,30 @@ class EverythingToolsResults(_ToolsBase):
         resource_id: float | _NotGiven = _NOT_GIVEN,
         resource_type: Literal["Text", "Blob"] | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
-        """Get Resource Reference Tool
-
-        Returns a resource reference that can be used by MCP clients
-
-        Args:
-            resource_id: ID of the text resource to fetch (server default: 1)
-            resource_type: (server default: \"Text\")
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'get-resource-reference'.
-        """
-        result = self._call(
-            _info_everything__get_resource_reference,
-            {"resourceId": resource_id, "resourceType": resource_type},
-            {"resourceId": _NOT_GIVEN, "resourceType": _NOT_GIVEN},
+        """``EverythingTools.get_resource_reference``, returning the whole ``ToolResult``."""
+        return self._whole(
+            EverythingTools.get_resource_reference,
+            resource_id=resource_id,
+            resource_type=resource_type,
         )
-        return result
 
     def get_roots_list(self) -> _ToolResult[str]:
-        """Get Roots List Tool
-
-        Lists the current MCP roots provided by the client. Demonstrates the roots protocol capability even though this server doesn't access files.
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Returns: the result's text (the tool declares no output schema; inferred from 1 recorded result).
-
-        Wire name: 'get-roots-list'.
-        """
-        result = self._call(_info_everything__get_roots_list, {}, {})
-        return result
+        """``EverythingTools.get_roots_list``, returning the whole ``ToolResult``."""
+        return self._whole(EverythingTools.get_roots_list)
 
     def get_structured_content(
         self, *, location: Literal["New York", "Chicago", "Los Angeles"]
     ) -> _ToolResult[_o.EverythingGetStructuredContentOutput]:
-        """Get Structured Content Tool
-
-        Returns structured content along with an output schema for client data validation
-
-        Args:
-            location: Choose city
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'get-structured-content'.
-        """
-        result = self._call(
-            _info_everything__get_structured_content, {"location": location}, {}
-        )
-        return result
+        """``EverythingTools.get_structured_content``, returning the whole ``ToolResult``."""
+        return self._whole(EverythingTools.get_structured_content, location=location)
 
     def get_sum(self, *, a: float, b: float) -> _ToolResult[str]:
-        """Get Sum Tool
-
-        Returns the sum of two numbers
-
-        Args:
-            a: First number
-            b: Second number
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Returns: the result's text (the tool declares no output schema; inferred from 1 recorded result).
-
-        Wire name: 'get-sum'.
-        """
-        result = self._call(_info_everything__get_sum, {"a": a, "b": b}, {})
-        return result
+        """``EverythingTools.get_sum``, returning the whole ``ToolResult``."""
+        return self._whole(EverythingTools.get_sum, a=a, b=b)
 
     def get_tiny_image(self) -> _ToolResult[_ToolOutput]:
-        """Get Tiny Image Tool
-
-        Returns a tiny MCP logo image.
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'get-tiny-image'.
-        """
-        result = self._call(_info_everything__get_tiny_image, {}, {})
-        return result
+        """``EverythingTools.get_tiny_image``, returning the whole ``ToolResult``."""
+        return self._whole(EverythingTools.get_tiny_image)
 
     def gzip_file_as_resource(
         self,
@@ -1220,83 +1138,33 @@ class EverythingToolsResults(_ToolsBase):
         name: str | _NotGiven = _NOT_GIVEN,
         output_type: Literal["resourceLink", "resource"] | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
-        """GZip File as Resource Tool
-
-        Compresses a single file using gzip compression. Depending upon the selected output type, returns either the compressed data as a gzipped resource or a resource link, allowing it to be downloaded in a subsequent request during the current session.
-
-        Args:
-            data: URL or data URI of the file content to compress (server default: \"https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md\")
-            name: Name of the output file (server default: \"README.md.gz\")
-            output_type: How the resulting gzipped file should be returned. 'resourceLink' returns a link to a resource that can be read later, 'resource' returns a full resource object. (server default: \"resourceLink\")
-
-        Hints: may modify its environment, not destructive, idempotent, open-world (reaches outside systems).
-
-        Wire name: 'gzip-file-as-resource'.
-        """
-        result = self._call(
-            _info_everything__gzip_file_as_resource,
-            {"data": data, "name": name, "outputType": output_type},
-            {"data": _NOT_GIVEN, "name": _NOT_GIVEN, "outputType": _NOT_GIVEN},
+        """``EverythingTools.gzip_file_as_resource``, returning the whole ``ToolResult``."""
+        return self._whole(
+            EverythingTools.gzip_file_as_resource,
+            data=data,
+            name=name,
+            output_type=output_type,
         )
-        return result
 
     def simulate_research_query(
         self, *, topic: str, ambiguous: bool | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_ToolOutput]:
-        """Simulate Research Query
-
-        Simulates a deep research operation that gathers, analyzes, and synthesizes information. Demonstrates MCP task-based operations with progress through multiple stages. If 'ambiguous' is true and client supports elicitation, sends an elicitation request for clarification.
-
-        Args:
-            topic: The research topic to investigate
-            ambiguous: Simulate an ambiguous query that requires clarification (triggers input_required status) (server default: False)
-
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
-
-        Wire name: 'simulate-research-query'.
-        """
-        result = self._call(
-            _info_everything__simulate_research_query,
-            {"topic": topic, "ambiguous": ambiguous},
-            {"ambiguous": _NOT_GIVEN},
+        """``EverythingTools.simulate_research_query``, returning the whole ``ToolResult``."""
+        return self._whole(
+            EverythingTools.simulate_research_query, topic=topic, ambiguous=ambiguous
         )
-        return result
 
     def toggle_simulated_logging(self) -> _ToolResult[_ToolOutput]:
-        """Toggle Simulated Logging
-
-        Toggles simulated, random-leveled logging on or off.
-
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
-
-        Wire name: 'toggle-simulated-logging'.
-        """
-        result = self._call(_info_everything__toggle_simulated_logging, {}, {})
-        return result
+        """``EverythingTools.toggle_simulated_logging``, returning the whole ``ToolResult``."""
+        return self._whole(EverythingTools.toggle_simulated_logging)
 
     def toggle_subscriber_updates(self) -> _ToolResult[_ToolOutput]:
-        """Toggle Subscriber Updates
-
-        Toggles simulated resource subscription updates on or off.
-
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
-
-        Wire name: 'toggle-subscriber-updates'.
-        """
-        result = self._call(_info_everything__toggle_subscriber_updates, {}, {})
-        return result
+        """``EverythingTools.toggle_subscriber_updates``, returning the whole ``ToolResult``."""
+        return self._whole(EverythingTools.toggle_subscriber_updates)
 
     def trigger_elicitation_request(self) -> _ToolResult[_ToolOutput]:
-        """Trigger Elicitation Request Tool
-
-        Trigger a Request from the Server for User Elicitation
-
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
-
-        Wire name: 'trigger-elicitation-request'.
-        """
-        result = self._call(_info_everything__trigger_elicitation_request, {}, {})
-        return result
+        """``EverythingTools.trigger_elicitation_request``, returning the whole ``ToolResult``."""
+        return self._whole(EverythingTools.trigger_elicitation_request)
 
     def trigger_long_running_operation(
         self,
@@ -1304,50 +1172,22 @@ class EverythingToolsResults(_ToolsBase):
         duration: float | _NotGiven = _NOT_GIVEN,
         steps: float | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[str]:
-        """Trigger Long Running Operation Tool
-
-        Demonstrates a long running operation with progress updates.
-
-        Args:
-            duration: Duration of the operation in seconds (server default: 10)
-            steps: Number of steps in the operation (server default: 5)
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Returns: the result's text (the tool declares no output schema; inferred from 1 recorded result).
-
-        Wire name: 'trigger-long-running-operation'.
-        """
-        result = self._call(
-            _info_everything__trigger_long_running_operation,
-            {"duration": duration, "steps": steps},
-            {"duration": _NOT_GIVEN, "steps": _NOT_GIVEN},
+        """``EverythingTools.trigger_long_running_operation``, returning the whole ``ToolResult``."""
+        return self._whole(
+            EverythingTools.trigger_long_running_operation,
+            duration=duration,
+            steps=steps,
         )
-        return result
 
     def trigger_sampling_request(
         self, *, prompt: str, max_tokens: float | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[str]:
-        """Trigger Sampling Request Tool
-
-        Trigger a Request from the Server for LLM Sampling
-
-        Args:
-            prompt: The prompt to send to the LLM
-            max_tokens: Maximum number of tokens to generate (server default: 100)
-
-        Hints: may modify its environment, not destructive, not idempotent, open-world (reaches outside systems).
-
-        Returns: the result's text (the tool declares no output schema; inferred from 1 recorded result).
-
-        Wire name: 'trigger-sampling-request'.
-        """
-        result = self._call(
-            _info_everything__trigger_sampling_request,
-            {"prompt": prompt, "maxTokens": max_tokens},
-            {"maxTokens": _NOT_GIVEN},
+        """``EverythingTools.trigger_sampling_request``, returning the whole ``ToolResult``."""
+        return self._whole(
+            EverythingTools.trigger_sampling_request,
+            prompt=prompt,
+            max_tokens=max_tokens,
         )
-        return result
 
     def trigger_url_elicitation(
         self,
@@ -1357,35 +1197,151 @@ class EverythingToolsResults(_ToolsBase):
         error_path: bool | _NotGiven = _NOT_GIVEN,
         message: str | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
-        """Trigger URL Elicitation Tool
-
-        Trigger a URL elicitation so the client can direct the user to a browser flow. Supports two mechanisms: the request path (elicitation/create, default) which awaits the user's response, and the error path (UrlElicitationRequiredError, -32042) which signals the client to handle URL elicitation via the error response. Set errorPath=true to use the error path.
-
-        Args:
-            url: The URL the user should open
-            elicitation_id: Optional explicit elicitation ID. Defaults to a random UUID.
-            error_path: Controls which elicitation mechanism is used. When false (default), sends an elicitation/create request (request path). When true, throws a UrlElicitationRequiredError (MCP error code -32042) so the client handles the URL elicitation via the error path rather than waiting for a response. To clear the error, satisfy the prerequisite and retry this call with the same arguments; the retry ignores errorPath and proceeds, so the client does not loop on the same error. (server default: False)
-            message: Message shown to the user before opening the URL (server default: \"Please open the link to complete this action.\")
-
-        Hints: may modify its environment, not destructive, not idempotent, open-world (reaches outside systems).
-
-        Wire name: 'trigger-url-elicitation'.
-        """
-        result = self._call(
-            _info_everything__trigger_url_elicitation,
-            {
-                "url": url,
-                "elicitationId": elicitation_id,
-                "errorPath": error_path,
-                "message": message,
-            },
-            {
-                "elicitationId": _NOT_GIVEN,
-                "errorPath": _NOT_GIVEN,
-                "message": _NOT_GIVEN,
-            },
+        """``EverythingTools.trigger_url_elicitation``, returning the whole ``ToolResult``."""
+        return self._whole(
+            EverythingTools.trigger_url_elicitation,
+            url=url,
+            elicitation_id=elicitation_id,
+            error_path=error_path,
+            message=message,
         )
-        return result
+
+
+class EverythingToolsTasks(_ToolsTasksBase):
+    """Tools of the 'everything' source, each started as a task (a ToolTask at once)."""
+
+    def echo(self, *, message: str) -> _ToolTask[str]:
+        """``EverythingTools.echo``, started as a task: returns its handle at once."""
+        return self._task(EverythingTools.echo, message=message)
+
+    def get_annotated_message(
+        self,
+        *,
+        message_type: Literal["error", "success", "debug"],
+        include_image: bool | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.get_annotated_message``, started as a task: returns its handle at once."""
+        return self._task(
+            EverythingTools.get_annotated_message,
+            message_type=message_type,
+            include_image=include_image,
+        )
+
+    def get_env(self) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.get_env``, started as a task: returns its handle at once."""
+        return self._task(EverythingTools.get_env)
+
+    def get_resource_links(
+        self, *, count: float | _NotGiven = _NOT_GIVEN
+    ) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.get_resource_links``, started as a task: returns its handle at once."""
+        return self._task(EverythingTools.get_resource_links, count=count)
+
+    def get_resource_reference(
+        self,
+        *,
+        resource_id: float | _NotGiven = _NOT_GIVEN,
+        resource_type: Literal["Text", "Blob"] | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.get_resource_reference``, started as a task: returns its handle at once."""
+        return self._task(
+            EverythingTools.get_resource_reference,
+            resource_id=resource_id,
+            resource_type=resource_type,
+        )
+
+    def get_roots_list(self) -> _ToolTask[str]:
+        """``EverythingTools.get_roots_list``, started as a task: returns its handle at once."""
+        return self._task(EverythingTools.get_roots_list)
+
+    def get_structured_content(
+        self, *, location: Literal["New York", "Chicago", "Los Angeles"]
+    ) -> _ToolTask[_o.EverythingGetStructuredContentOutput]:
+        """``EverythingTools.get_structured_content``, started as a task: returns its handle at once."""
+        return self._task(EverythingTools.get_structured_content, location=location)
+
+    def get_sum(self, *, a: float, b: float) -> _ToolTask[str]:
+        """``EverythingTools.get_sum``, started as a task: returns its handle at once."""
+        return self._task(EverythingTools.get_sum, a=a, b=b)
+
+    def get_tiny_image(self) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.get_tiny_image``, started as a task: returns its handle at once."""
+        return self._task(EverythingTools.get_tiny_image)
+
+    def gzip_file_as_resource(
+        self,
+        *,
+        data: str | _NotGiven = _NOT_GIVEN,
+        name: str | _NotGiven = _NOT_GIVEN,
+        output_type: Literal["resourceLink", "resource"] | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.gzip_file_as_resource``, started as a task: returns its handle at once."""
+        return self._task(
+            EverythingTools.gzip_file_as_resource,
+            data=data,
+            name=name,
+            output_type=output_type,
+        )
+
+    def simulate_research_query(
+        self, *, topic: str, ambiguous: bool | _NotGiven = _NOT_GIVEN
+    ) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.simulate_research_query``, started as a task: returns its handle at once."""
+        return self._task(
+            EverythingTools.simulate_research_query, topic=topic, ambiguous=ambiguous
+        )
+
+    def toggle_simulated_logging(self) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.toggle_simulated_logging``, started as a task: returns its handle at once."""
+        return self._task(EverythingTools.toggle_simulated_logging)
+
+    def toggle_subscriber_updates(self) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.toggle_subscriber_updates``, started as a task: returns its handle at once."""
+        return self._task(EverythingTools.toggle_subscriber_updates)
+
+    def trigger_elicitation_request(self) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.trigger_elicitation_request``, started as a task: returns its handle at once."""
+        return self._task(EverythingTools.trigger_elicitation_request)
+
+    def trigger_long_running_operation(
+        self,
+        *,
+        duration: float | _NotGiven = _NOT_GIVEN,
+        steps: float | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[str]:
+        """``EverythingTools.trigger_long_running_operation``, started as a task: returns its handle at once."""
+        return self._task(
+            EverythingTools.trigger_long_running_operation,
+            duration=duration,
+            steps=steps,
+        )
+
+    def trigger_sampling_request(
+        self, *, prompt: str, max_tokens: float | _NotGiven = _NOT_GIVEN
+    ) -> _ToolTask[str]:
+        """``EverythingTools.trigger_sampling_request``, started as a task: returns its handle at once."""
+        return self._task(
+            EverythingTools.trigger_sampling_request,
+            prompt=prompt,
+            max_tokens=max_tokens,
+        )
+
+    def trigger_url_elicitation(
+        self,
+        *,
+        url: str,
+        elicitation_id: str | _NotGiven = _NOT_GIVEN,
+        error_path: bool | _NotGiven = _NOT_GIVEN,
+        message: str | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.trigger_url_elicitation``, started as a task: returns its handle at once."""
+        return self._task(
+            EverythingTools.trigger_url_elicitation,
+            url=url,
+            elicitation_id=elicitation_id,
+            error_path=error_path,
+            message=message,
+        )
 
 
 class AsyncEverythingTools(_AsyncToolsBase):
@@ -1394,7 +1350,12 @@ class AsyncEverythingTools(_AsyncToolsBase):
     @property
     def results(self) -> AsyncEverythingToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return AsyncEverythingToolsResults(self._provider, self._options)
+        return self._results(AsyncEverythingToolsResults)
+
+    @property
+    def tasks(self) -> AsyncEverythingToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(AsyncEverythingToolsTasks)
 
     async def echo(self, *, message: str) -> str:
         """Echo Tool
@@ -1599,6 +1560,8 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Hints: may modify its environment, not destructive, not idempotent, closed-world.
 
+        Task: the tool runs only as a task; this method waits for it (``.tasks`` starts it and returns a ToolTask at once).
+
         Wire name: 'simulate-research-query'.
         """
         result = await self._call(
@@ -1734,25 +1697,12 @@ class AsyncEverythingTools(_AsyncToolsBase):
         return result.value
 
 
-class AsyncEverythingToolsResults(_AsyncToolsBase):
+class AsyncEverythingToolsResults(_AsyncToolsResultsBase):
     """Async tools returning the whole ToolResult of the 'everything' source."""
 
     async def echo(self, *, message: str) -> _ToolResult[str]:
-        """Echo Tool
-
-        Echoes back the input string
-
-        Args:
-            message: Message to echo
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Returns: the result's text (the tool declares no output schema; inferred from 1 recorded result).
-
-        Wire name: 'echo'.
-        """
-        result = await self._call(_info_everything__echo, {"message": message}, {})
-        return result
+        """``AsyncEverythingTools.echo``, returning the whole ``ToolResult``."""
+        return await self._whole(AsyncEverythingTools.echo, message=message)
 
     async def get_annotated_message(
         self,
@@ -1760,57 +1710,22 @@ class AsyncEverythingToolsResults(_AsyncToolsBase):
         message_type: Literal["error", "success", "debug"],
         include_image: bool | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
-        """Get Annotated Message Tool
-
-        Demonstrates how annotations can be used to provide metadata about content.
-
-        Args:
-            message_type: Type of message to demonstrate different annotation patterns
-            include_image: Whether to include an example image (server default: False)
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'get-annotated-message'.
-        """
-        result = await self._call(
-            _info_everything__get_annotated_message,
-            {"messageType": message_type, "includeImage": include_image},
-            {"includeImage": _NOT_GIVEN},
+        """``AsyncEverythingTools.get_annotated_message``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncEverythingTools.get_annotated_message,
+            message_type=message_type,
+            include_image=include_image,
         )
-        return result
 
     async def get_env(self) -> _ToolResult[_ToolOutput]:
-        """Print Environment Tool
-
-        Returns all environment variables, helpful for debugging MCP server configuration
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'get-env'.
-        """
-        result = await self._call(_info_everything__get_env, {}, {})
-        return result
+        """``AsyncEverythingTools.get_env``, returning the whole ``ToolResult``."""
+        return await self._whole(AsyncEverythingTools.get_env)
 
     async def get_resource_links(
         self, *, count: float | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_ToolOutput]:
-        """Get Resource Links Tool
-
-        Returns up to ten resource links that reference different types of resources
-
-        Args:
-            count: Number of resource links to return (1-10) (server default: 3)
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'get-resource-links'.
-        """
-        result = await self._call(
-            _info_everything__get_resource_links,
-            {"count": count},
-            {"count": _NOT_GIVEN},
-        )
-        return result
+        """``AsyncEverythingTools.get_resource_links``, returning the whole ``ToolResult``."""
+        return await self._whole(AsyncEverythingTools.get_resource_links, count=count)
 
     async def get_resource_reference(
         self,
@@ -1818,87 +1733,32 @@ class AsyncEverythingToolsResults(_AsyncToolsBase):
         resource_id: float | _NotGiven = _NOT_GIVEN,
         resource_type: Literal["Text", "Blob"] | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
-        """Get Resource Reference Tool
-
-        Returns a resource reference that can be used by MCP clients
-
-        Args:
-            resource_id: ID of the text resource to fetch (server default: 1)
-            resource_type: (server default: \"Text\")
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'get-resource-reference'.
-        """
-        result = await self._call(
-            _info_everything__get_resource_reference,
-            {"resourceId": resource_id, "resourceType": resource_type},
-            {"resourceId": _NOT_GIVEN, "resourceType": _NOT_GIVEN},
+        """``AsyncEverythingTools.get_resource_reference``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncEverythingTools.get_resource_reference,
+            resource_id=resource_id,
+            resource_type=resource_type,
         )
-        return result
 
     async def get_roots_list(self) -> _ToolResult[str]:
-        """Get Roots List Tool
-
-        Lists the current MCP roots provided by the client. Demonstrates the roots protocol capability even though this server doesn't access files.
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Returns: the result's text (the tool declares no output schema; inferred from 1 recorded result).
-
-        Wire name: 'get-roots-list'.
-        """
-        result = await self._call(_info_everything__get_roots_list, {}, {})
-        return result
+        """``AsyncEverythingTools.get_roots_list``, returning the whole ``ToolResult``."""
+        return await self._whole(AsyncEverythingTools.get_roots_list)
 
     async def get_structured_content(
         self, *, location: Literal["New York", "Chicago", "Los Angeles"]
     ) -> _ToolResult[_o.EverythingGetStructuredContentOutput]:
-        """Get Structured Content Tool
-
-        Returns structured content along with an output schema for client data validation
-
-        Args:
-            location: Choose city
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'get-structured-content'.
-        """
-        result = await self._call(
-            _info_everything__get_structured_content, {"location": location}, {}
+        """``AsyncEverythingTools.get_structured_content``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncEverythingTools.get_structured_content, location=location
         )
-        return result
 
     async def get_sum(self, *, a: float, b: float) -> _ToolResult[str]:
-        """Get Sum Tool
-
-        Returns the sum of two numbers
-
-        Args:
-            a: First number
-            b: Second number
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Returns: the result's text (the tool declares no output schema; inferred from 1 recorded result).
-
-        Wire name: 'get-sum'.
-        """
-        result = await self._call(_info_everything__get_sum, {"a": a, "b": b}, {})
-        return result
+        """``AsyncEverythingTools.get_sum``, returning the whole ``ToolResult``."""
+        return await self._whole(AsyncEverythingTools.get_sum, a=a, b=b)
 
     async def get_tiny_image(self) -> _ToolResult[_ToolOutput]:
-        """Get Tiny Image Tool
-
-        Returns a tiny MCP logo image.
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'get-tiny-image'.
-        """
-        result = await self._call(_info_everything__get_tiny_image, {}, {})
-        return result
+        """``AsyncEverythingTools.get_tiny_image``, returning the whole ``ToolResult``."""
+        return await self._whole(AsyncEverythingTools.get_tiny_image)
 
     async def gzip_file_as_resource(
         self,
@@ -1907,83 +1767,35 @@ class AsyncEverythingToolsResults(_AsyncToolsBase):
         name: str | _NotGiven = _NOT_GIVEN,
         output_type: Literal["resourceLink", "resource"] | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
-        """GZip File as Resource Tool
-
-        Compresses a single file using gzip compression. Depending upon the selected output type, returns either the compressed data as a gzipped resource or a resource link, allowing it to be downloaded in a subsequent request during the current session.
-
-        Args:
-            data: URL or data URI of the file content to compress (server default: \"https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md\")
-            name: Name of the output file (server default: \"README.md.gz\")
-            output_type: How the resulting gzipped file should be returned. 'resourceLink' returns a link to a resource that can be read later, 'resource' returns a full resource object. (server default: \"resourceLink\")
-
-        Hints: may modify its environment, not destructive, idempotent, open-world (reaches outside systems).
-
-        Wire name: 'gzip-file-as-resource'.
-        """
-        result = await self._call(
-            _info_everything__gzip_file_as_resource,
-            {"data": data, "name": name, "outputType": output_type},
-            {"data": _NOT_GIVEN, "name": _NOT_GIVEN, "outputType": _NOT_GIVEN},
+        """``AsyncEverythingTools.gzip_file_as_resource``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncEverythingTools.gzip_file_as_resource,
+            data=data,
+            name=name,
+            output_type=output_type,
         )
-        return result
 
     async def simulate_research_query(
         self, *, topic: str, ambiguous: bool | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_ToolOutput]:
-        """Simulate Research Query
-
-        Simulates a deep research operation that gathers, analyzes, and synthesizes information. Demonstrates MCP task-based operations with progress through multiple stages. If 'ambiguous' is true and client supports elicitation, sends an elicitation request for clarification.
-
-        Args:
-            topic: The research topic to investigate
-            ambiguous: Simulate an ambiguous query that requires clarification (triggers input_required status) (server default: False)
-
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
-
-        Wire name: 'simulate-research-query'.
-        """
-        result = await self._call(
-            _info_everything__simulate_research_query,
-            {"topic": topic, "ambiguous": ambiguous},
-            {"ambiguous": _NOT_GIVEN},
+        """``AsyncEverythingTools.simulate_research_query``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncEverythingTools.simulate_research_query,
+            topic=topic,
+            ambiguous=ambiguous,
         )
-        return result
 
     async def toggle_simulated_logging(self) -> _ToolResult[_ToolOutput]:
-        """Toggle Simulated Logging
-
-        Toggles simulated, random-leveled logging on or off.
-
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
-
-        Wire name: 'toggle-simulated-logging'.
-        """
-        result = await self._call(_info_everything__toggle_simulated_logging, {}, {})
-        return result
+        """``AsyncEverythingTools.toggle_simulated_logging``, returning the whole ``ToolResult``."""
+        return await self._whole(AsyncEverythingTools.toggle_simulated_logging)
 
     async def toggle_subscriber_updates(self) -> _ToolResult[_ToolOutput]:
-        """Toggle Subscriber Updates
-
-        Toggles simulated resource subscription updates on or off.
-
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
-
-        Wire name: 'toggle-subscriber-updates'.
-        """
-        result = await self._call(_info_everything__toggle_subscriber_updates, {}, {})
-        return result
+        """``AsyncEverythingTools.toggle_subscriber_updates``, returning the whole ``ToolResult``."""
+        return await self._whole(AsyncEverythingTools.toggle_subscriber_updates)
 
     async def trigger_elicitation_request(self) -> _ToolResult[_ToolOutput]:
-        """Trigger Elicitation Request Tool
-
-        Trigger a Request from the Server for User Elicitation
-
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
-
-        Wire name: 'trigger-elicitation-request'.
-        """
-        result = await self._call(_info_everything__trigger_elicitation_request, {}, {})
-        return result
+        """``AsyncEverythingTools.trigger_elicitation_request``, returning the whole ``ToolResult``."""
+        return await self._whole(AsyncEverythingTools.trigger_elicitation_request)
 
     async def trigger_long_running_operation(
         self,
@@ -1991,50 +1803,22 @@ class AsyncEverythingToolsResults(_AsyncToolsBase):
         duration: float | _NotGiven = _NOT_GIVEN,
         steps: float | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[str]:
-        """Trigger Long Running Operation Tool
-
-        Demonstrates a long running operation with progress updates.
-
-        Args:
-            duration: Duration of the operation in seconds (server default: 10)
-            steps: Number of steps in the operation (server default: 5)
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Returns: the result's text (the tool declares no output schema; inferred from 1 recorded result).
-
-        Wire name: 'trigger-long-running-operation'.
-        """
-        result = await self._call(
-            _info_everything__trigger_long_running_operation,
-            {"duration": duration, "steps": steps},
-            {"duration": _NOT_GIVEN, "steps": _NOT_GIVEN},
+        """``AsyncEverythingTools.trigger_long_running_operation``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncEverythingTools.trigger_long_running_operation,
+            duration=duration,
+            steps=steps,
         )
-        return result
 
     async def trigger_sampling_request(
         self, *, prompt: str, max_tokens: float | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[str]:
-        """Trigger Sampling Request Tool
-
-        Trigger a Request from the Server for LLM Sampling
-
-        Args:
-            prompt: The prompt to send to the LLM
-            max_tokens: Maximum number of tokens to generate (server default: 100)
-
-        Hints: may modify its environment, not destructive, not idempotent, open-world (reaches outside systems).
-
-        Returns: the result's text (the tool declares no output schema; inferred from 1 recorded result).
-
-        Wire name: 'trigger-sampling-request'.
-        """
-        result = await self._call(
-            _info_everything__trigger_sampling_request,
-            {"prompt": prompt, "maxTokens": max_tokens},
-            {"maxTokens": _NOT_GIVEN},
+        """``AsyncEverythingTools.trigger_sampling_request``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncEverythingTools.trigger_sampling_request,
+            prompt=prompt,
+            max_tokens=max_tokens,
         )
-        return result
 
     async def trigger_url_elicitation(
         self,
@@ -2044,35 +1828,155 @@ class AsyncEverythingToolsResults(_AsyncToolsBase):
         error_path: bool | _NotGiven = _NOT_GIVEN,
         message: str | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
-        """Trigger URL Elicitation Tool
-
-        Trigger a URL elicitation so the client can direct the user to a browser flow. Supports two mechanisms: the request path (elicitation/create, default) which awaits the user's response, and the error path (UrlElicitationRequiredError, -32042) which signals the client to handle URL elicitation via the error response. Set errorPath=true to use the error path.
-
-        Args:
-            url: The URL the user should open
-            elicitation_id: Optional explicit elicitation ID. Defaults to a random UUID.
-            error_path: Controls which elicitation mechanism is used. When false (default), sends an elicitation/create request (request path). When true, throws a UrlElicitationRequiredError (MCP error code -32042) so the client handles the URL elicitation via the error path rather than waiting for a response. To clear the error, satisfy the prerequisite and retry this call with the same arguments; the retry ignores errorPath and proceeds, so the client does not loop on the same error. (server default: False)
-            message: Message shown to the user before opening the URL (server default: \"Please open the link to complete this action.\")
-
-        Hints: may modify its environment, not destructive, not idempotent, open-world (reaches outside systems).
-
-        Wire name: 'trigger-url-elicitation'.
-        """
-        result = await self._call(
-            _info_everything__trigger_url_elicitation,
-            {
-                "url": url,
-                "elicitationId": elicitation_id,
-                "errorPath": error_path,
-                "message": message,
-            },
-            {
-                "elicitationId": _NOT_GIVEN,
-                "errorPath": _NOT_GIVEN,
-                "message": _NOT_GIVEN,
-            },
+        """``AsyncEverythingTools.trigger_url_elicitation``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncEverythingTools.trigger_url_elicitation,
+            url=url,
+            elicitation_id=elicitation_id,
+            error_path=error_path,
+            message=message,
         )
-        return result
+
+
+class AsyncEverythingToolsTasks(_AsyncToolsTasksBase):
+    """Async tools of the 'everything' source, each started as a task (a ToolTask at once)."""
+
+    async def echo(self, *, message: str) -> _AsyncToolTask[str]:
+        """``AsyncEverythingTools.echo``, started as a task: returns its handle at once."""
+        return await self._task(AsyncEverythingTools.echo, message=message)
+
+    async def get_annotated_message(
+        self,
+        *,
+        message_type: Literal["error", "success", "debug"],
+        include_image: bool | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.get_annotated_message``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncEverythingTools.get_annotated_message,
+            message_type=message_type,
+            include_image=include_image,
+        )
+
+    async def get_env(self) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.get_env``, started as a task: returns its handle at once."""
+        return await self._task(AsyncEverythingTools.get_env)
+
+    async def get_resource_links(
+        self, *, count: float | _NotGiven = _NOT_GIVEN
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.get_resource_links``, started as a task: returns its handle at once."""
+        return await self._task(AsyncEverythingTools.get_resource_links, count=count)
+
+    async def get_resource_reference(
+        self,
+        *,
+        resource_id: float | _NotGiven = _NOT_GIVEN,
+        resource_type: Literal["Text", "Blob"] | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.get_resource_reference``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncEverythingTools.get_resource_reference,
+            resource_id=resource_id,
+            resource_type=resource_type,
+        )
+
+    async def get_roots_list(self) -> _AsyncToolTask[str]:
+        """``AsyncEverythingTools.get_roots_list``, started as a task: returns its handle at once."""
+        return await self._task(AsyncEverythingTools.get_roots_list)
+
+    async def get_structured_content(
+        self, *, location: Literal["New York", "Chicago", "Los Angeles"]
+    ) -> _AsyncToolTask[_o.EverythingGetStructuredContentOutput]:
+        """``AsyncEverythingTools.get_structured_content``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncEverythingTools.get_structured_content, location=location
+        )
+
+    async def get_sum(self, *, a: float, b: float) -> _AsyncToolTask[str]:
+        """``AsyncEverythingTools.get_sum``, started as a task: returns its handle at once."""
+        return await self._task(AsyncEverythingTools.get_sum, a=a, b=b)
+
+    async def get_tiny_image(self) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.get_tiny_image``, started as a task: returns its handle at once."""
+        return await self._task(AsyncEverythingTools.get_tiny_image)
+
+    async def gzip_file_as_resource(
+        self,
+        *,
+        data: str | _NotGiven = _NOT_GIVEN,
+        name: str | _NotGiven = _NOT_GIVEN,
+        output_type: Literal["resourceLink", "resource"] | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.gzip_file_as_resource``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncEverythingTools.gzip_file_as_resource,
+            data=data,
+            name=name,
+            output_type=output_type,
+        )
+
+    async def simulate_research_query(
+        self, *, topic: str, ambiguous: bool | _NotGiven = _NOT_GIVEN
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.simulate_research_query``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncEverythingTools.simulate_research_query,
+            topic=topic,
+            ambiguous=ambiguous,
+        )
+
+    async def toggle_simulated_logging(self) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.toggle_simulated_logging``, started as a task: returns its handle at once."""
+        return await self._task(AsyncEverythingTools.toggle_simulated_logging)
+
+    async def toggle_subscriber_updates(self) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.toggle_subscriber_updates``, started as a task: returns its handle at once."""
+        return await self._task(AsyncEverythingTools.toggle_subscriber_updates)
+
+    async def trigger_elicitation_request(self) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.trigger_elicitation_request``, started as a task: returns its handle at once."""
+        return await self._task(AsyncEverythingTools.trigger_elicitation_request)
+
+    async def trigger_long_running_operation(
+        self,
+        *,
+        duration: float | _NotGiven = _NOT_GIVEN,
+        steps: float | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[str]:
+        """``AsyncEverythingTools.trigger_long_running_operation``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncEverythingTools.trigger_long_running_operation,
+            duration=duration,
+            steps=steps,
+        )
+
+    async def trigger_sampling_request(
+        self, *, prompt: str, max_tokens: float | _NotGiven = _NOT_GIVEN
+    ) -> _AsyncToolTask[str]:
+        """``AsyncEverythingTools.trigger_sampling_request``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncEverythingTools.trigger_sampling_request,
+            prompt=prompt,
+            max_tokens=max_tokens,
+        )
+
+    async def trigger_url_elicitation(
+        self,
+        *,
+        url: str,
+        elicitation_id: str | _NotGiven = _NOT_GIVEN,
+        error_path: bool | _NotGiven = _NOT_GIVEN,
+        message: str | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.trigger_url_elicitation``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncEverythingTools.trigger_url_elicitation,
+            url=url,
+            elicitation_id=elicitation_id,
+            error_path=error_path,
+            message=message,
+        )
 
 
 class GitTools(_ToolsBase):
@@ -2081,7 +1985,12 @@ class GitTools(_ToolsBase):
     @property
     def results(self) -> GitToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return GitToolsResults(self._provider, self._options)
+        return self._results(GitToolsResults)
+
+    @property
+    def tasks(self) -> GitToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(GitToolsTasks)
 
     def git_add(self, *, files: list[str], repo_path: str) -> _ToolOutput:
         """Adds file contents to the staging area
@@ -2310,20 +2219,12 @@ class GitTools(_ToolsBase):
         return result.value
 
 
-class GitToolsResults(_ToolsBase):
+class GitToolsResults(_ToolsResultsBase):
     """Tools returning the whole ToolResult of the 'git' source."""
 
     def git_add(self, *, files: list[str], repo_path: str) -> _ToolResult[_ToolOutput]:
-        """Adds file contents to the staging area
-
-        Hints: may modify its environment, not destructive, idempotent, closed-world.
-
-        Wire name: 'git_add'.
-        """
-        result = self._call(
-            _info_git__git_add, {"files": files, "repo_path": repo_path}, {}
-        )
-        return result
+        """``GitTools.git_add``, returning the whole ``ToolResult``."""
+        return self._whole(GitTools.git_add, files=files, repo_path=repo_path)
 
     def git_branch(
         self,
@@ -2333,57 +2234,26 @@ class GitToolsResults(_ToolsBase):
         contains: str | None | _NotGiven = _NOT_GIVEN,
         not_contains: str | None | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
-        """List Git branches
-
-        Args:
-            branch_type: Whether to list local branches ('local'), remote branches ('remote') or all branches('all').
-            repo_path: The path to the Git repository.
-            contains: The commit sha that branch should contain. Do not pass anything to this param if no commit sha is specified
-            not_contains: The commit sha that branch should NOT contain. Do not pass anything to this param if no commit sha is specified
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'git_branch'.
-        """
-        result = self._call(
-            _info_git__git_branch,
-            {
-                "branch_type": branch_type,
-                "repo_path": repo_path,
-                "contains": contains,
-                "not_contains": not_contains,
-            },
-            {"contains": _NOT_GIVEN, "not_contains": _NOT_GIVEN},
+        """``GitTools.git_branch``, returning the whole ``ToolResult``."""
+        return self._whole(
+            GitTools.git_branch,
+            branch_type=branch_type,
+            repo_path=repo_path,
+            contains=contains,
+            not_contains=not_contains,
         )
-        return result
 
     def git_checkout(
         self, *, branch_name: str, repo_path: str
     ) -> _ToolResult[_ToolOutput]:
-        """Switches branches
-
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
-
-        Wire name: 'git_checkout'.
-        """
-        result = self._call(
-            _info_git__git_checkout,
-            {"branch_name": branch_name, "repo_path": repo_path},
-            {},
+        """``GitTools.git_checkout``, returning the whole ``ToolResult``."""
+        return self._whole(
+            GitTools.git_checkout, branch_name=branch_name, repo_path=repo_path
         )
-        return result
 
     def git_commit(self, *, message: str, repo_path: str) -> _ToolResult[_ToolOutput]:
-        """Records changes to the repository
-
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
-
-        Wire name: 'git_commit'.
-        """
-        result = self._call(
-            _info_git__git_commit, {"message": message, "repo_path": repo_path}, {}
-        )
-        return result
+        """``GitTools.git_commit``, returning the whole ``ToolResult``."""
+        return self._whole(GitTools.git_commit, message=message, repo_path=repo_path)
 
     def git_create_branch(
         self,
@@ -2392,22 +2262,13 @@ class GitToolsResults(_ToolsBase):
         repo_path: str,
         base_branch: str | None | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
-        """Creates a new branch from an optional base branch
-
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
-
-        Wire name: 'git_create_branch'.
-        """
-        result = self._call(
-            _info_git__git_create_branch,
-            {
-                "branch_name": branch_name,
-                "repo_path": repo_path,
-                "base_branch": base_branch,
-            },
-            {"base_branch": _NOT_GIVEN},
+        """``GitTools.git_create_branch``, returning the whole ``ToolResult``."""
+        return self._whole(
+            GitTools.git_create_branch,
+            branch_name=branch_name,
+            repo_path=repo_path,
+            base_branch=base_branch,
         )
-        return result
 
     def git_diff(
         self,
@@ -2416,59 +2277,29 @@ class GitToolsResults(_ToolsBase):
         target: str,
         context_lines: int | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
-        """Shows differences between branches or commits
-
-        Args:
-            context_lines: (server default: 3)
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'git_diff'.
-        """
-        result = self._call(
-            _info_git__git_diff,
-            {"repo_path": repo_path, "target": target, "context_lines": context_lines},
-            {"context_lines": _NOT_GIVEN},
+        """``GitTools.git_diff``, returning the whole ``ToolResult``."""
+        return self._whole(
+            GitTools.git_diff,
+            repo_path=repo_path,
+            target=target,
+            context_lines=context_lines,
         )
-        return result
 
     def git_diff_staged(
         self, *, repo_path: str, context_lines: int | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_ToolOutput]:
-        """Shows changes that are staged for commit
-
-        Args:
-            context_lines: (server default: 3)
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'git_diff_staged'.
-        """
-        result = self._call(
-            _info_git__git_diff_staged,
-            {"repo_path": repo_path, "context_lines": context_lines},
-            {"context_lines": _NOT_GIVEN},
+        """``GitTools.git_diff_staged``, returning the whole ``ToolResult``."""
+        return self._whole(
+            GitTools.git_diff_staged, repo_path=repo_path, context_lines=context_lines
         )
-        return result
 
     def git_diff_unstaged(
         self, *, repo_path: str, context_lines: int | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_ToolOutput]:
-        """Shows changes in the working directory that are not yet staged
-
-        Args:
-            context_lines: (server default: 3)
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'git_diff_unstaged'.
-        """
-        result = self._call(
-            _info_git__git_diff_unstaged,
-            {"repo_path": repo_path, "context_lines": context_lines},
-            {"context_lines": _NOT_GIVEN},
+        """``GitTools.git_diff_unstaged``, returning the whole ``ToolResult``."""
+        return self._whole(
+            GitTools.git_diff_unstaged, repo_path=repo_path, context_lines=context_lines
         )
-        return result
 
     def git_log(
         self,
@@ -2478,68 +2309,138 @@ class GitToolsResults(_ToolsBase):
         max_count: int | _NotGiven = _NOT_GIVEN,
         start_timestamp: str | None | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[str]:
-        """Shows the commit logs
-
-        Args:
-            end_timestamp: End timestamp for filtering commits. Accepts: ISO 8601 format (e.g., '2024-01-15T14:30:25'), relative dates (e.g., '2 weeks ago', 'yesterday'), or absolute dates (e.g., '2024-01-15', 'Jan 15 2024')
-            max_count: (server default: 10)
-            start_timestamp: Start timestamp for filtering commits. Accepts: ISO 8601 format (e.g., '2024-01-15T14:30:25'), relative dates (e.g., '2 weeks ago', 'yesterday'), or absolute dates (e.g., '2024-01-15', 'Jan 15 2024')
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Returns: the result's text (the tool declares no output schema; inferred from 1 recorded result).
-
-        Wire name: 'git_log'.
-        """
-        result = self._call(
-            _info_git__git_log,
-            {
-                "repo_path": repo_path,
-                "end_timestamp": end_timestamp,
-                "max_count": max_count,
-                "start_timestamp": start_timestamp,
-            },
-            {
-                "end_timestamp": _NOT_GIVEN,
-                "max_count": _NOT_GIVEN,
-                "start_timestamp": _NOT_GIVEN,
-            },
+        """``GitTools.git_log``, returning the whole ``ToolResult``."""
+        return self._whole(
+            GitTools.git_log,
+            repo_path=repo_path,
+            end_timestamp=end_timestamp,
+            max_count=max_count,
+            start_timestamp=start_timestamp,
         )
-        return result
 
     def git_reset(self, *, repo_path: str) -> _ToolResult[_ToolOutput]:
-        """Unstages all staged changes
-
-        Hints: may modify its environment, may be destructive, idempotent, closed-world.
-
-        Wire name: 'git_reset'.
-        """
-        result = self._call(_info_git__git_reset, {"repo_path": repo_path}, {})
-        return result
+        """``GitTools.git_reset``, returning the whole ``ToolResult``."""
+        return self._whole(GitTools.git_reset, repo_path=repo_path)
 
     def git_show(self, *, repo_path: str, revision: str) -> _ToolResult[_ToolOutput]:
-        """Shows the contents of a commit, or of a file or directory given as <revision>:<path>
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'git_show'.
-        """
-        result = self._call(
-            _info_git__git_show, {"repo_path": repo_path, "revision": revision}, {}
-        )
-        return result
+        """``GitTools.git_show``, returning the whole ``ToolResult``."""
+        return self._whole(GitTools.git_show, repo_path=repo_path, revision=revision)
 
     def git_status(self, *, repo_path: str) -> _ToolResult[str]:
-        """Shows the working tree status
+        """``GitTools.git_status``, returning the whole ``ToolResult``."""
+        return self._whole(GitTools.git_status, repo_path=repo_path)
 
-        Hints: read-only, not destructive, idempotent, closed-world.
 
-        Returns: the result's text (the tool declares no output schema; inferred from 1 recorded result).
+class GitToolsTasks(_ToolsTasksBase):
+    """Tools of the 'git' source, each started as a task (a ToolTask at once)."""
 
-        Wire name: 'git_status'.
-        """
-        result = self._call(_info_git__git_status, {"repo_path": repo_path}, {})
-        return result
+    def git_add(self, *, files: list[str], repo_path: str) -> _ToolTask[_ToolOutput]:
+        """``GitTools.git_add``, started as a task: returns its handle at once."""
+        return self._task(GitTools.git_add, files=files, repo_path=repo_path)
+
+    def git_branch(
+        self,
+        *,
+        branch_type: str,
+        repo_path: str,
+        contains: str | None | _NotGiven = _NOT_GIVEN,
+        not_contains: str | None | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_ToolOutput]:
+        """``GitTools.git_branch``, started as a task: returns its handle at once."""
+        return self._task(
+            GitTools.git_branch,
+            branch_type=branch_type,
+            repo_path=repo_path,
+            contains=contains,
+            not_contains=not_contains,
+        )
+
+    def git_checkout(
+        self, *, branch_name: str, repo_path: str
+    ) -> _ToolTask[_ToolOutput]:
+        """``GitTools.git_checkout``, started as a task: returns its handle at once."""
+        return self._task(
+            GitTools.git_checkout, branch_name=branch_name, repo_path=repo_path
+        )
+
+    def git_commit(self, *, message: str, repo_path: str) -> _ToolTask[_ToolOutput]:
+        """``GitTools.git_commit``, started as a task: returns its handle at once."""
+        return self._task(GitTools.git_commit, message=message, repo_path=repo_path)
+
+    def git_create_branch(
+        self,
+        *,
+        branch_name: str,
+        repo_path: str,
+        base_branch: str | None | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_ToolOutput]:
+        """``GitTools.git_create_branch``, started as a task: returns its handle at once."""
+        return self._task(
+            GitTools.git_create_branch,
+            branch_name=branch_name,
+            repo_path=repo_path,
+            base_branch=base_branch,
+        )
+
+    def git_diff(
+        self,
+        *,
+        repo_path: str,
+        target: str,
+        context_lines: int | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_ToolOutput]:
+        """``GitTools.git_diff``, started as a task: returns its handle at once."""
+        return self._task(
+            GitTools.git_diff,
+            repo_path=repo_path,
+            target=target,
+            context_lines=context_lines,
+        )
+
+    def git_diff_staged(
+        self, *, repo_path: str, context_lines: int | _NotGiven = _NOT_GIVEN
+    ) -> _ToolTask[_ToolOutput]:
+        """``GitTools.git_diff_staged``, started as a task: returns its handle at once."""
+        return self._task(
+            GitTools.git_diff_staged, repo_path=repo_path, context_lines=context_lines
+        )
+
+    def git_diff_unstaged(
+        self, *, repo_path: str, context_lines: int | _NotGiven = _NOT_GIVEN
+    ) -> _ToolTask[_ToolOutput]:
+        """``GitTools.git_diff_unstaged``, started as a task: returns its handle at once."""
+        return self._task(
+            GitTools.git_diff_unstaged, repo_path=repo_path, context_lines=context_lines
+        )
+
+    def git_log(
+        self,
+        *,
+        repo_path: str,
+        end_timestamp: str | None | _NotGiven = _NOT_GIVEN,
+        max_count: int | _NotGiven = _NOT_GIVEN,
+        start_timestamp: str | None | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[str]:
+        """``GitTools.git_log``, started as a task: returns its handle at once."""
+        return self._task(
+            GitTools.git_log,
+            repo_path=repo_path,
+            end_timestamp=end_timestamp,
+            max_count=max_count,
+            start_timestamp=start_timestamp,
+        )
+
+    def git_reset(self, *, repo_path: str) -> _ToolTask[_ToolOutput]:
+        """``GitTools.git_reset``, started as a task: returns its handle at once."""
+        return self._task(GitTools.git_reset, repo_path=repo_path)
+
+    def git_show(self, *, repo_path: str, revision: str) -> _ToolTask[_ToolOutput]:
+        """``GitTools.git_show``, started as a task: returns its handle at once."""
+        return self._task(GitTools.git_show, repo_path=repo_path, revision=revision)
+
+    def git_status(self, *, repo_path: str) -> _ToolTask[str]:
+        """``GitTools.git_status``, started as a task: returns its handle at once."""
+        return self._task(GitTools.git_status, repo_path=repo_path)
 
 
 class AsyncGitTools(_AsyncToolsBase):
@@ -2548,7 +2449,12 @@ class AsyncGitTools(_AsyncToolsBase):
     @property
     def results(self) -> AsyncGitToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return AsyncGitToolsResults(self._provider, self._options)
+        return self._results(AsyncGitToolsResults)
+
+    @property
+    def tasks(self) -> AsyncGitToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(AsyncGitToolsTasks)
 
     async def git_add(self, *, files: list[str], repo_path: str) -> _ToolOutput:
         """Adds file contents to the staging area
@@ -2777,22 +2683,16 @@ class AsyncGitTools(_AsyncToolsBase):
         return result.value
 
 
-class AsyncGitToolsResults(_AsyncToolsBase):
+class AsyncGitToolsResults(_AsyncToolsResultsBase):
     """Async tools returning the whole ToolResult of the 'git' source."""
 
     async def git_add(
         self, *, files: list[str], repo_path: str
     ) -> _ToolResult[_ToolOutput]:
-        """Adds file contents to the staging area
-
-        Hints: may modify its environment, not destructive, idempotent, closed-world.
-
-        Wire name: 'git_add'.
-        """
-        result = await self._call(
-            _info_git__git_add, {"files": files, "repo_path": repo_path}, {}
+        """``AsyncGitTools.git_add``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncGitTools.git_add, files=files, repo_path=repo_path
         )
-        return result
 
     async def git_branch(
         self,
@@ -2802,59 +2702,30 @@ class AsyncGitToolsResults(_AsyncToolsBase):
         contains: str | None | _NotGiven = _NOT_GIVEN,
         not_contains: str | None | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
-        """List Git branches
-
-        Args:
-            branch_type: Whether to list local branches ('local'), remote branches ('remote') or all branches('all').
-            repo_path: The path to the Git repository.
-            contains: The commit sha that branch should contain. Do not pass anything to this param if no commit sha is specified
-            not_contains: The commit sha that branch should NOT contain. Do not pass anything to this param if no commit sha is specified
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'git_branch'.
-        """
-        result = await self._call(
-            _info_git__git_branch,
-            {
-                "branch_type": branch_type,
-                "repo_path": repo_path,
-                "contains": contains,
-                "not_contains": not_contains,
-            },
-            {"contains": _NOT_GIVEN, "not_contains": _NOT_GIVEN},
+        """``AsyncGitTools.git_branch``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncGitTools.git_branch,
+            branch_type=branch_type,
+            repo_path=repo_path,
+            contains=contains,
+            not_contains=not_contains,
         )
-        return result
 
     async def git_checkout(
         self, *, branch_name: str, repo_path: str
     ) -> _ToolResult[_ToolOutput]:
-        """Switches branches
-
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
-
-        Wire name: 'git_checkout'.
-        """
-        result = await self._call(
-            _info_git__git_checkout,
-            {"branch_name": branch_name, "repo_path": repo_path},
-            {},
+        """``AsyncGitTools.git_checkout``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncGitTools.git_checkout, branch_name=branch_name, repo_path=repo_path
         )
-        return result
 
     async def git_commit(
         self, *, message: str, repo_path: str
     ) -> _ToolResult[_ToolOutput]:
-        """Records changes to the repository
-
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
-
-        Wire name: 'git_commit'.
-        """
-        result = await self._call(
-            _info_git__git_commit, {"message": message, "repo_path": repo_path}, {}
+        """``AsyncGitTools.git_commit``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncGitTools.git_commit, message=message, repo_path=repo_path
         )
-        return result
 
     async def git_create_branch(
         self,
@@ -2863,22 +2734,13 @@ class AsyncGitToolsResults(_AsyncToolsBase):
         repo_path: str,
         base_branch: str | None | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
-        """Creates a new branch from an optional base branch
-
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
-
-        Wire name: 'git_create_branch'.
-        """
-        result = await self._call(
-            _info_git__git_create_branch,
-            {
-                "branch_name": branch_name,
-                "repo_path": repo_path,
-                "base_branch": base_branch,
-            },
-            {"base_branch": _NOT_GIVEN},
+        """``AsyncGitTools.git_create_branch``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncGitTools.git_create_branch,
+            branch_name=branch_name,
+            repo_path=repo_path,
+            base_branch=base_branch,
         )
-        return result
 
     async def git_diff(
         self,
@@ -2887,59 +2749,33 @@ class AsyncGitToolsResults(_AsyncToolsBase):
         target: str,
         context_lines: int | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_ToolOutput]:
-        """Shows differences between branches or commits
-
-        Args:
-            context_lines: (server default: 3)
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'git_diff'.
-        """
-        result = await self._call(
-            _info_git__git_diff,
-            {"repo_path": repo_path, "target": target, "context_lines": context_lines},
-            {"context_lines": _NOT_GIVEN},
+        """``AsyncGitTools.git_diff``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncGitTools.git_diff,
+            repo_path=repo_path,
+            target=target,
+            context_lines=context_lines,
         )
-        return result
 
     async def git_diff_staged(
         self, *, repo_path: str, context_lines: int | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_ToolOutput]:
-        """Shows changes that are staged for commit
-
-        Args:
-            context_lines: (server default: 3)
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'git_diff_staged'.
-        """
-        result = await self._call(
-            _info_git__git_diff_staged,
-            {"repo_path": repo_path, "context_lines": context_lines},
-            {"context_lines": _NOT_GIVEN},
+        """``AsyncGitTools.git_diff_staged``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncGitTools.git_diff_staged,
+            repo_path=repo_path,
+            context_lines=context_lines,
         )
-        return result
 
     async def git_diff_unstaged(
         self, *, repo_path: str, context_lines: int | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_ToolOutput]:
-        """Shows changes in the working directory that are not yet staged
-
-        Args:
-            context_lines: (server default: 3)
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'git_diff_unstaged'.
-        """
-        result = await self._call(
-            _info_git__git_diff_unstaged,
-            {"repo_path": repo_path, "context_lines": context_lines},
-            {"context_lines": _NOT_GIVEN},
+        """``AsyncGitTools.git_diff_unstaged``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncGitTools.git_diff_unstaged,
+            repo_path=repo_path,
+            context_lines=context_lines,
         )
-        return result
 
     async def git_log(
         self,
@@ -2949,70 +2785,156 @@ class AsyncGitToolsResults(_AsyncToolsBase):
         max_count: int | _NotGiven = _NOT_GIVEN,
         start_timestamp: str | None | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[str]:
-        """Shows the commit logs
-
-        Args:
-            end_timestamp: End timestamp for filtering commits. Accepts: ISO 8601 format (e.g., '2024-01-15T14:30:25'), relative dates (e.g., '2 weeks ago', 'yesterday'), or absolute dates (e.g., '2024-01-15', 'Jan 15 2024')
-            max_count: (server default: 10)
-            start_timestamp: Start timestamp for filtering commits. Accepts: ISO 8601 format (e.g., '2024-01-15T14:30:25'), relative dates (e.g., '2 weeks ago', 'yesterday'), or absolute dates (e.g., '2024-01-15', 'Jan 15 2024')
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Returns: the result's text (the tool declares no output schema; inferred from 1 recorded result).
-
-        Wire name: 'git_log'.
-        """
-        result = await self._call(
-            _info_git__git_log,
-            {
-                "repo_path": repo_path,
-                "end_timestamp": end_timestamp,
-                "max_count": max_count,
-                "start_timestamp": start_timestamp,
-            },
-            {
-                "end_timestamp": _NOT_GIVEN,
-                "max_count": _NOT_GIVEN,
-                "start_timestamp": _NOT_GIVEN,
-            },
+        """``AsyncGitTools.git_log``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncGitTools.git_log,
+            repo_path=repo_path,
+            end_timestamp=end_timestamp,
+            max_count=max_count,
+            start_timestamp=start_timestamp,
         )
-        return result
 
     async def git_reset(self, *, repo_path: str) -> _ToolResult[_ToolOutput]:
-        """Unstages all staged changes
-
-        Hints: may modify its environment, may be destructive, idempotent, closed-world.
-
-        Wire name: 'git_reset'.
-        """
-        result = await self._call(_info_git__git_reset, {"repo_path": repo_path}, {})
-        return result
+        """``AsyncGitTools.git_reset``, returning the whole ``ToolResult``."""
+        return await self._whole(AsyncGitTools.git_reset, repo_path=repo_path)
 
     async def git_show(
         self, *, repo_path: str, revision: str
     ) -> _ToolResult[_ToolOutput]:
-        """Shows the contents of a commit, or of a file or directory given as <revision>:<path>
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'git_show'.
-        """
-        result = await self._call(
-            _info_git__git_show, {"repo_path": repo_path, "revision": revision}, {}
+        """``AsyncGitTools.git_show``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncGitTools.git_show, repo_path=repo_path, revision=revision
         )
-        return result
 
     async def git_status(self, *, repo_path: str) -> _ToolResult[str]:
-        """Shows the working tree status
+        """``AsyncGitTools.git_status``, returning the whole ``ToolResult``."""
+        return await self._whole(AsyncGitTools.git_status, repo_path=repo_path)
 
-        Hints: read-only, not destructive, idempotent, closed-world.
 
-        Returns: the result's text (the tool declares no output schema; inferred from 1 recorded result).
+class AsyncGitToolsTasks(_AsyncToolsTasksBase):
+    """Async tools of the 'git' source, each started as a task (a ToolTask at once)."""
 
-        Wire name: 'git_status'.
-        """
-        result = await self._call(_info_git__git_status, {"repo_path": repo_path}, {})
-        return result
+    async def git_add(
+        self, *, files: list[str], repo_path: str
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncGitTools.git_add``, started as a task: returns its handle at once."""
+        return await self._task(AsyncGitTools.git_add, files=files, repo_path=repo_path)
+
+    async def git_branch(
+        self,
+        *,
+        branch_type: str,
+        repo_path: str,
+        contains: str | None | _NotGiven = _NOT_GIVEN,
+        not_contains: str | None | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncGitTools.git_branch``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncGitTools.git_branch,
+            branch_type=branch_type,
+            repo_path=repo_path,
+            contains=contains,
+            not_contains=not_contains,
+        )
+
+    async def git_checkout(
+        self, *, branch_name: str, repo_path: str
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncGitTools.git_checkout``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncGitTools.git_checkout, branch_name=branch_name, repo_path=repo_path
+        )
+
+    async def git_commit(
+        self, *, message: str, repo_path: str
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncGitTools.git_commit``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncGitTools.git_commit, message=message, repo_path=repo_path
+        )
+
+    async def git_create_branch(
+        self,
+        *,
+        branch_name: str,
+        repo_path: str,
+        base_branch: str | None | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncGitTools.git_create_branch``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncGitTools.git_create_branch,
+            branch_name=branch_name,
+            repo_path=repo_path,
+            base_branch=base_branch,
+        )
+
+    async def git_diff(
+        self,
+        *,
+        repo_path: str,
+        target: str,
+        context_lines: int | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncGitTools.git_diff``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncGitTools.git_diff,
+            repo_path=repo_path,
+            target=target,
+            context_lines=context_lines,
+        )
+
+    async def git_diff_staged(
+        self, *, repo_path: str, context_lines: int | _NotGiven = _NOT_GIVEN
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncGitTools.git_diff_staged``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncGitTools.git_diff_staged,
+            repo_path=repo_path,
+            context_lines=context_lines,
+        )
+
+    async def git_diff_unstaged(
+        self, *, repo_path: str, context_lines: int | _NotGiven = _NOT_GIVEN
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncGitTools.git_diff_unstaged``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncGitTools.git_diff_unstaged,
+            repo_path=repo_path,
+            context_lines=context_lines,
+        )
+
+    async def git_log(
+        self,
+        *,
+        repo_path: str,
+        end_timestamp: str | None | _NotGiven = _NOT_GIVEN,
+        max_count: int | _NotGiven = _NOT_GIVEN,
+        start_timestamp: str | None | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[str]:
+        """``AsyncGitTools.git_log``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncGitTools.git_log,
+            repo_path=repo_path,
+            end_timestamp=end_timestamp,
+            max_count=max_count,
+            start_timestamp=start_timestamp,
+        )
+
+    async def git_reset(self, *, repo_path: str) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncGitTools.git_reset``, started as a task: returns its handle at once."""
+        return await self._task(AsyncGitTools.git_reset, repo_path=repo_path)
+
+    async def git_show(
+        self, *, repo_path: str, revision: str
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncGitTools.git_show``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncGitTools.git_show, repo_path=repo_path, revision=revision
+        )
+
+    async def git_status(self, *, repo_path: str) -> _AsyncToolTask[str]:
+        """``AsyncGitTools.git_status``, started as a task: returns its handle at once."""
+        return await self._task(AsyncGitTools.git_status, repo_path=repo_path)
 
 
 class Tools(_ToolsBase):
@@ -3029,7 +2951,12 @@ class Tools(_ToolsBase):
     @property
     def results(self) -> ToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return ToolsResults(self._provider, self._options)
+        return self._results(ToolsResults)
+
+    @property
+    def tasks(self) -> ToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(ToolsTasks)
 
 
 class ToolsResults(_ToolsBase):
@@ -3042,6 +2969,18 @@ class ToolsResults(_ToolsBase):
         self.cities = CitiesToolsResults(provider, options)
         self.everything = EverythingToolsResults(provider, options)
         self.git = GitToolsResults(provider, options)
+
+
+class ToolsTasks(_ToolsTasksBase):
+    """Tools started as tasks (resume one with resume(TOOLS[name], task_id))."""
+
+    def __init__(
+        self, provider: _SupportsCallTool, options: _CallOptions | None = None
+    ) -> None:
+        super().__init__(provider, options)
+        self.cities = CitiesToolsTasks(provider, options)
+        self.everything = EverythingToolsTasks(provider, options)
+        self.git = GitToolsTasks(provider, options)
 
 
 class AsyncTools(_AsyncToolsBase):
@@ -3060,7 +2999,12 @@ class AsyncTools(_AsyncToolsBase):
     @property
     def results(self) -> AsyncToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return AsyncToolsResults(self._provider, self._options)
+        return self._results(AsyncToolsResults)
+
+    @property
+    def tasks(self) -> AsyncToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(AsyncToolsTasks)
 
 
 class AsyncToolsResults(_AsyncToolsBase):
@@ -3075,3 +3019,17 @@ class AsyncToolsResults(_AsyncToolsBase):
         self.cities = AsyncCitiesToolsResults(provider, options)
         self.everything = AsyncEverythingToolsResults(provider, options)
         self.git = AsyncGitToolsResults(provider, options)
+
+
+class AsyncToolsTasks(_AsyncToolsTasksBase):
+    """Async tools started as tasks (resume one with resume(TOOLS[name], task_id))."""
+
+    def __init__(
+        self,
+        provider: _SupportsCallTool | _SupportsAsyncCallTool,
+        options: _CallOptions | None = None,
+    ) -> None:
+        super().__init__(provider, options)
+        self.cities = AsyncCitiesToolsTasks(provider, options)
+        self.everything = AsyncEverythingToolsTasks(provider, options)
+        self.git = AsyncGitToolsTasks(provider, options)

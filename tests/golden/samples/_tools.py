@@ -9,7 +9,10 @@ from types import MappingProxyType as _MappingProxyType
 from typing import Any as _Any
 from typing import Literal
 
+from ._runtime import AsyncToolTask as _AsyncToolTask
 from ._runtime import AsyncToolsBase as _AsyncToolsBase
+from ._runtime import AsyncToolsResultsBase as _AsyncToolsResultsBase
+from ._runtime import AsyncToolsTasksBase as _AsyncToolsTasksBase
 from ._runtime import CallOptions as _CallOptions
 from ._runtime import NOT_GIVEN as _NOT_GIVEN
 from ._runtime import NotGiven as _NotGiven
@@ -17,7 +20,10 @@ from ._runtime import SupportsAsyncCallTool as _SupportsAsyncCallTool
 from ._runtime import SupportsCallTool as _SupportsCallTool
 from ._runtime import ToolInfo as _ToolInfo
 from ._runtime import ToolResult as _ToolResult
+from ._runtime import ToolTask as _ToolTask
 from ._runtime import ToolsBase as _ToolsBase
+from ._runtime import ToolsResultsBase as _ToolsResultsBase
+from ._runtime import ToolsTasksBase as _ToolsTasksBase
 
 from typing import TYPE_CHECKING
 
@@ -25,7 +31,15 @@ if TYPE_CHECKING:
     from . import outputs as _o
     from ._runtime import ToolOutput as _ToolOutput
 
-__all__ = ["TOOLS", "AsyncTools", "AsyncToolsResults", "Tools", "ToolsResults"]
+__all__ = [
+    "TOOLS",
+    "AsyncTools",
+    "AsyncToolsResults",
+    "AsyncToolsTasks",
+    "Tools",
+    "ToolsResults",
+    "ToolsTasks",
+]
 
 _PACKAGE = __name__.rpartition(".")[0]
 
@@ -115,7 +129,12 @@ class SkillsTools(_ToolsBase):
     @property
     def results(self) -> SkillsToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return SkillsToolsResults(self._provider, self._options)
+        return self._results(SkillsToolsResults)
+
+    @property
+    def tasks(self) -> SkillsToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(SkillsToolsTasks)
 
     def current_time(
         self,
@@ -248,7 +267,7 @@ class SkillsTools(_ToolsBase):
         return result.value
 
 
-class SkillsToolsResults(_ToolsBase):
+class SkillsToolsResults(_ToolsResultsBase):
     """Tools returning the whole ToolResult of the 'skills' source."""
 
     def current_time(
@@ -257,46 +276,16 @@ class SkillsToolsResults(_ToolsBase):
         at: str | _NotGiven = _NOT_GIVEN,
         timezone: str | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_o.SkillsCurrentTimeOutput]:
-        """Current time
-
-        The current date and time in a time zone, or the local time at a given instant.
-
-        Args:
-            at: An ISO 8601 instant to convert instead of now (no offset means UTC).
-            timezone: IANA time zone name (Europe/Paris), UTC, or a fixed offset such as +05:30. (server default: \"UTC\")
-
-        Hints: read-only, closed-world.
-
-        Wire name: 'current_time'.
-        """
-        result = self._call(
-            _info_skills__current_time,
-            {"at": at, "timezone": timezone},
-            {"at": _NOT_GIVEN, "timezone": _NOT_GIVEN},
-        )
-        return result
+        """``SkillsTools.current_time``, returning the whole ``ToolResult``."""
+        return self._whole(SkillsTools.current_time, at=at, timezone=timezone)
 
     def summarize_text(
         self, *, text: str, max_sentences: int | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_ToolOutput]:
-        """Summarize text
-
-        Shorten a text to its most informative sentences, kept in their original order.
-
-        Args:
-            text: The text to summarize.
-            max_sentences: Longest summary, in sentences. (server default: 2)
-
-        Hints: read-only, idempotent.
-
-        Wire name: 'summarize_text'.
-        """
-        result = self._call(
-            _info_skills__summarize_text,
-            {"text": text, "max_sentences": max_sentences},
-            {"max_sentences": _NOT_GIVEN},
+        """``SkillsTools.summarize_text``, returning the whole ``ToolResult``."""
+        return self._whole(
+            SkillsTools.summarize_text, text=text, max_sentences=max_sentences
         )
-        return result
 
     def unit_convert(
         self,
@@ -341,45 +330,91 @@ class SkillsToolsResults(_ToolsBase):
         ],
         value: float,
     ) -> _ToolResult[_o.SkillsUnitConvertOutput]:
-        """Unit converter
-
-        Convert a quantity between units of length (mm, cm, m, km, in, ft, mi), mass (g, kg, lb, oz), volume (ml, l, gal) or temperature (C, F, K).
-
-        Args:
-            value: The quantity to convert.
-
-        Hints: read-only, idempotent, closed-world.
-
-        Wire name: 'unit_convert'.
-        """
-        result = self._call(
-            _info_skills__unit_convert,
-            {"from_unit": from_unit, "to_unit": to_unit, "value": value},
-            {},
+        """``SkillsTools.unit_convert``, returning the whole ``ToolResult``."""
+        return self._whole(
+            SkillsTools.unit_convert, from_unit=from_unit, to_unit=to_unit, value=value
         )
-        return result
 
     def web_search(
         self, *, query: str, max_results: int | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_o.SkillsWebSearchOutput]:
-        """Web search
+        """``SkillsTools.web_search``, returning the whole ``ToolResult``."""
+        return self._whole(SkillsTools.web_search, query=query, max_results=max_results)
 
-        Search the web and return the best matching pages with a short snippet each.
 
-        Args:
-            query: What to search for.
-            max_results: How many results to return. (server default: 3)
+class SkillsToolsTasks(_ToolsTasksBase):
+    """Tools of the 'skills' source, each started as a task (a ToolTask at once)."""
 
-        Hints: read-only, idempotent, open-world (reaches outside systems).
+    def current_time(
+        self,
+        *,
+        at: str | _NotGiven = _NOT_GIVEN,
+        timezone: str | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_o.SkillsCurrentTimeOutput]:
+        """``SkillsTools.current_time``, started as a task: returns its handle at once."""
+        return self._task(SkillsTools.current_time, at=at, timezone=timezone)
 
-        Wire name: 'web_search'.
-        """
-        result = self._call(
-            _info_skills__web_search,
-            {"query": query, "max_results": max_results},
-            {"max_results": _NOT_GIVEN},
+    def summarize_text(
+        self, *, text: str, max_sentences: int | _NotGiven = _NOT_GIVEN
+    ) -> _ToolTask[_ToolOutput]:
+        """``SkillsTools.summarize_text``, started as a task: returns its handle at once."""
+        return self._task(
+            SkillsTools.summarize_text, text=text, max_sentences=max_sentences
         )
-        return result
+
+    def unit_convert(
+        self,
+        *,
+        from_unit: Literal[
+            "mm",
+            "cm",
+            "m",
+            "km",
+            "in",
+            "ft",
+            "mi",
+            "g",
+            "kg",
+            "lb",
+            "oz",
+            "ml",
+            "l",
+            "gal",
+            "C",
+            "F",
+            "K",
+        ],
+        to_unit: Literal[
+            "mm",
+            "cm",
+            "m",
+            "km",
+            "in",
+            "ft",
+            "mi",
+            "g",
+            "kg",
+            "lb",
+            "oz",
+            "ml",
+            "l",
+            "gal",
+            "C",
+            "F",
+            "K",
+        ],
+        value: float,
+    ) -> _ToolTask[_o.SkillsUnitConvertOutput]:
+        """``SkillsTools.unit_convert``, started as a task: returns its handle at once."""
+        return self._task(
+            SkillsTools.unit_convert, from_unit=from_unit, to_unit=to_unit, value=value
+        )
+
+    def web_search(
+        self, *, query: str, max_results: int | _NotGiven = _NOT_GIVEN
+    ) -> _ToolTask[_o.SkillsWebSearchOutput]:
+        """``SkillsTools.web_search``, started as a task: returns its handle at once."""
+        return self._task(SkillsTools.web_search, query=query, max_results=max_results)
 
 
 class AsyncSkillsTools(_AsyncToolsBase):
@@ -388,7 +423,12 @@ class AsyncSkillsTools(_AsyncToolsBase):
     @property
     def results(self) -> AsyncSkillsToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return AsyncSkillsToolsResults(self._provider, self._options)
+        return self._results(AsyncSkillsToolsResults)
+
+    @property
+    def tasks(self) -> AsyncSkillsToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(AsyncSkillsToolsTasks)
 
     async def current_time(
         self,
@@ -521,7 +561,7 @@ class AsyncSkillsTools(_AsyncToolsBase):
         return result.value
 
 
-class AsyncSkillsToolsResults(_AsyncToolsBase):
+class AsyncSkillsToolsResults(_AsyncToolsResultsBase):
     """Async tools returning the whole ToolResult of the 'skills' source."""
 
     async def current_time(
@@ -530,46 +570,18 @@ class AsyncSkillsToolsResults(_AsyncToolsBase):
         at: str | _NotGiven = _NOT_GIVEN,
         timezone: str | _NotGiven = _NOT_GIVEN,
     ) -> _ToolResult[_o.SkillsCurrentTimeOutput]:
-        """Current time
-
-        The current date and time in a time zone, or the local time at a given instant.
-
-        Args:
-            at: An ISO 8601 instant to convert instead of now (no offset means UTC).
-            timezone: IANA time zone name (Europe/Paris), UTC, or a fixed offset such as +05:30. (server default: \"UTC\")
-
-        Hints: read-only, closed-world.
-
-        Wire name: 'current_time'.
-        """
-        result = await self._call(
-            _info_skills__current_time,
-            {"at": at, "timezone": timezone},
-            {"at": _NOT_GIVEN, "timezone": _NOT_GIVEN},
+        """``AsyncSkillsTools.current_time``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncSkillsTools.current_time, at=at, timezone=timezone
         )
-        return result
 
     async def summarize_text(
         self, *, text: str, max_sentences: int | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_ToolOutput]:
-        """Summarize text
-
-        Shorten a text to its most informative sentences, kept in their original order.
-
-        Args:
-            text: The text to summarize.
-            max_sentences: Longest summary, in sentences. (server default: 2)
-
-        Hints: read-only, idempotent.
-
-        Wire name: 'summarize_text'.
-        """
-        result = await self._call(
-            _info_skills__summarize_text,
-            {"text": text, "max_sentences": max_sentences},
-            {"max_sentences": _NOT_GIVEN},
+        """``AsyncSkillsTools.summarize_text``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncSkillsTools.summarize_text, text=text, max_sentences=max_sentences
         )
-        return result
 
     async def unit_convert(
         self,
@@ -614,45 +626,101 @@ class AsyncSkillsToolsResults(_AsyncToolsBase):
         ],
         value: float,
     ) -> _ToolResult[_o.SkillsUnitConvertOutput]:
-        """Unit converter
-
-        Convert a quantity between units of length (mm, cm, m, km, in, ft, mi), mass (g, kg, lb, oz), volume (ml, l, gal) or temperature (C, F, K).
-
-        Args:
-            value: The quantity to convert.
-
-        Hints: read-only, idempotent, closed-world.
-
-        Wire name: 'unit_convert'.
-        """
-        result = await self._call(
-            _info_skills__unit_convert,
-            {"from_unit": from_unit, "to_unit": to_unit, "value": value},
-            {},
+        """``AsyncSkillsTools.unit_convert``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncSkillsTools.unit_convert,
+            from_unit=from_unit,
+            to_unit=to_unit,
+            value=value,
         )
-        return result
 
     async def web_search(
         self, *, query: str, max_results: int | _NotGiven = _NOT_GIVEN
     ) -> _ToolResult[_o.SkillsWebSearchOutput]:
-        """Web search
-
-        Search the web and return the best matching pages with a short snippet each.
-
-        Args:
-            query: What to search for.
-            max_results: How many results to return. (server default: 3)
-
-        Hints: read-only, idempotent, open-world (reaches outside systems).
-
-        Wire name: 'web_search'.
-        """
-        result = await self._call(
-            _info_skills__web_search,
-            {"query": query, "max_results": max_results},
-            {"max_results": _NOT_GIVEN},
+        """``AsyncSkillsTools.web_search``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncSkillsTools.web_search, query=query, max_results=max_results
         )
-        return result
+
+
+class AsyncSkillsToolsTasks(_AsyncToolsTasksBase):
+    """Async tools of the 'skills' source, each started as a task (a ToolTask at once)."""
+
+    async def current_time(
+        self,
+        *,
+        at: str | _NotGiven = _NOT_GIVEN,
+        timezone: str | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_o.SkillsCurrentTimeOutput]:
+        """``AsyncSkillsTools.current_time``, started as a task: returns its handle at once."""
+        return await self._task(AsyncSkillsTools.current_time, at=at, timezone=timezone)
+
+    async def summarize_text(
+        self, *, text: str, max_sentences: int | _NotGiven = _NOT_GIVEN
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncSkillsTools.summarize_text``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncSkillsTools.summarize_text, text=text, max_sentences=max_sentences
+        )
+
+    async def unit_convert(
+        self,
+        *,
+        from_unit: Literal[
+            "mm",
+            "cm",
+            "m",
+            "km",
+            "in",
+            "ft",
+            "mi",
+            "g",
+            "kg",
+            "lb",
+            "oz",
+            "ml",
+            "l",
+            "gal",
+            "C",
+            "F",
+            "K",
+        ],
+        to_unit: Literal[
+            "mm",
+            "cm",
+            "m",
+            "km",
+            "in",
+            "ft",
+            "mi",
+            "g",
+            "kg",
+            "lb",
+            "oz",
+            "ml",
+            "l",
+            "gal",
+            "C",
+            "F",
+            "K",
+        ],
+        value: float,
+    ) -> _AsyncToolTask[_o.SkillsUnitConvertOutput]:
+        """``AsyncSkillsTools.unit_convert``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncSkillsTools.unit_convert,
+            from_unit=from_unit,
+            to_unit=to_unit,
+            value=value,
+        )
+
+    async def web_search(
+        self, *, query: str, max_results: int | _NotGiven = _NOT_GIVEN
+    ) -> _AsyncToolTask[_o.SkillsWebSearchOutput]:
+        """``AsyncSkillsTools.web_search``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncSkillsTools.web_search, query=query, max_results=max_results
+        )
 
 
 class Tools(_ToolsBase):
@@ -667,7 +735,12 @@ class Tools(_ToolsBase):
     @property
     def results(self) -> ToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return ToolsResults(self._provider, self._options)
+        return self._results(ToolsResults)
+
+    @property
+    def tasks(self) -> ToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(ToolsTasks)
 
 
 class ToolsResults(_ToolsBase):
@@ -678,6 +751,16 @@ class ToolsResults(_ToolsBase):
     ) -> None:
         super().__init__(provider, options)
         self.skills = SkillsToolsResults(provider, options)
+
+
+class ToolsTasks(_ToolsTasksBase):
+    """Tools started as tasks (resume one with resume(TOOLS[name], task_id))."""
+
+    def __init__(
+        self, provider: _SupportsCallTool, options: _CallOptions | None = None
+    ) -> None:
+        super().__init__(provider, options)
+        self.skills = SkillsToolsTasks(provider, options)
 
 
 class AsyncTools(_AsyncToolsBase):
@@ -694,7 +777,12 @@ class AsyncTools(_AsyncToolsBase):
     @property
     def results(self) -> AsyncToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return AsyncToolsResults(self._provider, self._options)
+        return self._results(AsyncToolsResults)
+
+    @property
+    def tasks(self) -> AsyncToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(AsyncToolsTasks)
 
 
 class AsyncToolsResults(_AsyncToolsBase):
@@ -707,3 +795,15 @@ class AsyncToolsResults(_AsyncToolsBase):
     ) -> None:
         super().__init__(provider, options)
         self.skills = AsyncSkillsToolsResults(provider, options)
+
+
+class AsyncToolsTasks(_AsyncToolsTasksBase):
+    """Async tools started as tasks (resume one with resume(TOOLS[name], task_id))."""
+
+    def __init__(
+        self,
+        provider: _SupportsCallTool | _SupportsAsyncCallTool,
+        options: _CallOptions | None = None,
+    ) -> None:
+        super().__init__(provider, options)
+        self.skills = AsyncSkillsToolsTasks(provider, options)

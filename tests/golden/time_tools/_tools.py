@@ -8,20 +8,34 @@ from collections.abc import Mapping as _Mapping
 from types import MappingProxyType as _MappingProxyType
 from typing import Any as _Any
 
+from ._runtime import AsyncToolTask as _AsyncToolTask
 from ._runtime import AsyncToolsBase as _AsyncToolsBase
+from ._runtime import AsyncToolsResultsBase as _AsyncToolsResultsBase
+from ._runtime import AsyncToolsTasksBase as _AsyncToolsTasksBase
 from ._runtime import CallOptions as _CallOptions
 from ._runtime import SupportsAsyncCallTool as _SupportsAsyncCallTool
 from ._runtime import SupportsCallTool as _SupportsCallTool
 from ._runtime import ToolInfo as _ToolInfo
 from ._runtime import ToolResult as _ToolResult
+from ._runtime import ToolTask as _ToolTask
 from ._runtime import ToolsBase as _ToolsBase
+from ._runtime import ToolsResultsBase as _ToolsResultsBase
+from ._runtime import ToolsTasksBase as _ToolsTasksBase
 
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from . import outputs as _o
 
-__all__ = ["TOOLS", "AsyncTools", "AsyncToolsResults", "Tools", "ToolsResults"]
+__all__ = [
+    "TOOLS",
+    "AsyncTools",
+    "AsyncToolsResults",
+    "AsyncToolsTasks",
+    "Tools",
+    "ToolsResults",
+    "ToolsTasks",
+]
 
 _PACKAGE = __name__.rpartition(".")[0]
 
@@ -75,7 +89,12 @@ class TimeTools(_ToolsBase):
     @property
     def results(self) -> TimeToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return TimeToolsResults(self._provider, self._options)
+        return self._results(TimeToolsResults)
+
+    @property
+    def tasks(self) -> TimeToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(TimeToolsTasks)
 
     def convert_time(
         self, *, source_timezone: str, target_timezone: str, time: str
@@ -116,48 +135,46 @@ class TimeTools(_ToolsBase):
         return result.value
 
 
-class TimeToolsResults(_ToolsBase):
+class TimeToolsResults(_ToolsResultsBase):
     """Tools returning the whole ToolResult of the 'time' source."""
 
     def convert_time(
         self, *, source_timezone: str, target_timezone: str, time: str
     ) -> _ToolResult[_o.TimeConvertTimeOutput]:
-        """Convert time between timezones
-
-        Args:
-            source_timezone: Source IANA timezone name (e.g., 'America/New_York', 'Europe/London'). Use 'UTC' as local timezone if no source timezone provided by the user.
-            target_timezone: Target IANA timezone name (e.g., 'Asia/Tokyo', 'America/San_Francisco'). Use 'UTC' as local timezone if no target timezone provided by the user.
-            time: Time to convert in 24-hour format (HH:MM)
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'convert_time'.
-        """
-        result = self._call(
-            _info_time__convert_time,
-            {
-                "source_timezone": source_timezone,
-                "target_timezone": target_timezone,
-                "time": time,
-            },
-            {},
+        """``TimeTools.convert_time``, returning the whole ``ToolResult``."""
+        return self._whole(
+            TimeTools.convert_time,
+            source_timezone=source_timezone,
+            target_timezone=target_timezone,
+            time=time,
         )
-        return result
 
     def get_current_time(
         self, *, timezone: str
     ) -> _ToolResult[_o.TimeGetCurrentTimeOutput]:
-        """Get current time in a specific timezone
+        """``TimeTools.get_current_time``, returning the whole ``ToolResult``."""
+        return self._whole(TimeTools.get_current_time, timezone=timezone)
 
-        Args:
-            timezone: IANA timezone name (e.g., 'America/New_York', 'Europe/London'). Use 'UTC' as local timezone if no timezone provided by the user.
 
-        Hints: read-only, not destructive, idempotent, closed-world.
+class TimeToolsTasks(_ToolsTasksBase):
+    """Tools of the 'time' source, each started as a task (a ToolTask at once)."""
 
-        Wire name: 'get_current_time'.
-        """
-        result = self._call(_info_time__get_current_time, {"timezone": timezone}, {})
-        return result
+    def convert_time(
+        self, *, source_timezone: str, target_timezone: str, time: str
+    ) -> _ToolTask[_o.TimeConvertTimeOutput]:
+        """``TimeTools.convert_time``, started as a task: returns its handle at once."""
+        return self._task(
+            TimeTools.convert_time,
+            source_timezone=source_timezone,
+            target_timezone=target_timezone,
+            time=time,
+        )
+
+    def get_current_time(
+        self, *, timezone: str
+    ) -> _ToolTask[_o.TimeGetCurrentTimeOutput]:
+        """``TimeTools.get_current_time``, started as a task: returns its handle at once."""
+        return self._task(TimeTools.get_current_time, timezone=timezone)
 
 
 class AsyncTimeTools(_AsyncToolsBase):
@@ -166,7 +183,12 @@ class AsyncTimeTools(_AsyncToolsBase):
     @property
     def results(self) -> AsyncTimeToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return AsyncTimeToolsResults(self._provider, self._options)
+        return self._results(AsyncTimeToolsResults)
+
+    @property
+    def tasks(self) -> AsyncTimeToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(AsyncTimeToolsTasks)
 
     async def convert_time(
         self, *, source_timezone: str, target_timezone: str, time: str
@@ -209,50 +231,46 @@ class AsyncTimeTools(_AsyncToolsBase):
         return result.value
 
 
-class AsyncTimeToolsResults(_AsyncToolsBase):
+class AsyncTimeToolsResults(_AsyncToolsResultsBase):
     """Async tools returning the whole ToolResult of the 'time' source."""
 
     async def convert_time(
         self, *, source_timezone: str, target_timezone: str, time: str
     ) -> _ToolResult[_o.TimeConvertTimeOutput]:
-        """Convert time between timezones
-
-        Args:
-            source_timezone: Source IANA timezone name (e.g., 'America/New_York', 'Europe/London'). Use 'UTC' as local timezone if no source timezone provided by the user.
-            target_timezone: Target IANA timezone name (e.g., 'Asia/Tokyo', 'America/San_Francisco'). Use 'UTC' as local timezone if no target timezone provided by the user.
-            time: Time to convert in 24-hour format (HH:MM)
-
-        Hints: read-only, not destructive, idempotent, closed-world.
-
-        Wire name: 'convert_time'.
-        """
-        result = await self._call(
-            _info_time__convert_time,
-            {
-                "source_timezone": source_timezone,
-                "target_timezone": target_timezone,
-                "time": time,
-            },
-            {},
+        """``AsyncTimeTools.convert_time``, returning the whole ``ToolResult``."""
+        return await self._whole(
+            AsyncTimeTools.convert_time,
+            source_timezone=source_timezone,
+            target_timezone=target_timezone,
+            time=time,
         )
-        return result
 
     async def get_current_time(
         self, *, timezone: str
     ) -> _ToolResult[_o.TimeGetCurrentTimeOutput]:
-        """Get current time in a specific timezone
+        """``AsyncTimeTools.get_current_time``, returning the whole ``ToolResult``."""
+        return await self._whole(AsyncTimeTools.get_current_time, timezone=timezone)
 
-        Args:
-            timezone: IANA timezone name (e.g., 'America/New_York', 'Europe/London'). Use 'UTC' as local timezone if no timezone provided by the user.
 
-        Hints: read-only, not destructive, idempotent, closed-world.
+class AsyncTimeToolsTasks(_AsyncToolsTasksBase):
+    """Async tools of the 'time' source, each started as a task (a ToolTask at once)."""
 
-        Wire name: 'get_current_time'.
-        """
-        result = await self._call(
-            _info_time__get_current_time, {"timezone": timezone}, {}
+    async def convert_time(
+        self, *, source_timezone: str, target_timezone: str, time: str
+    ) -> _AsyncToolTask[_o.TimeConvertTimeOutput]:
+        """``AsyncTimeTools.convert_time``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncTimeTools.convert_time,
+            source_timezone=source_timezone,
+            target_timezone=target_timezone,
+            time=time,
         )
-        return result
+
+    async def get_current_time(
+        self, *, timezone: str
+    ) -> _AsyncToolTask[_o.TimeGetCurrentTimeOutput]:
+        """``AsyncTimeTools.get_current_time``, started as a task: returns its handle at once."""
+        return await self._task(AsyncTimeTools.get_current_time, timezone=timezone)
 
 
 class Tools(_ToolsBase):
@@ -267,7 +285,12 @@ class Tools(_ToolsBase):
     @property
     def results(self) -> ToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return ToolsResults(self._provider, self._options)
+        return self._results(ToolsResults)
+
+    @property
+    def tasks(self) -> ToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(ToolsTasks)
 
 
 class ToolsResults(_ToolsBase):
@@ -278,6 +301,16 @@ class ToolsResults(_ToolsBase):
     ) -> None:
         super().__init__(provider, options)
         self.time = TimeToolsResults(provider, options)
+
+
+class ToolsTasks(_ToolsTasksBase):
+    """Tools started as tasks (resume one with resume(TOOLS[name], task_id))."""
+
+    def __init__(
+        self, provider: _SupportsCallTool, options: _CallOptions | None = None
+    ) -> None:
+        super().__init__(provider, options)
+        self.time = TimeToolsTasks(provider, options)
 
 
 class AsyncTools(_AsyncToolsBase):
@@ -294,7 +327,12 @@ class AsyncTools(_AsyncToolsBase):
     @property
     def results(self) -> AsyncToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
-        return AsyncToolsResults(self._provider, self._options)
+        return self._results(AsyncToolsResults)
+
+    @property
+    def tasks(self) -> AsyncToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(AsyncToolsTasks)
 
 
 class AsyncToolsResults(_AsyncToolsBase):
@@ -307,3 +345,15 @@ class AsyncToolsResults(_AsyncToolsBase):
     ) -> None:
         super().__init__(provider, options)
         self.time = AsyncTimeToolsResults(provider, options)
+
+
+class AsyncToolsTasks(_AsyncToolsTasksBase):
+    """Async tools started as tasks (resume one with resume(TOOLS[name], task_id))."""
+
+    def __init__(
+        self,
+        provider: _SupportsCallTool | _SupportsAsyncCallTool,
+        options: _CallOptions | None = None,
+    ) -> None:
+        super().__init__(provider, options)
+        self.time = AsyncTimeToolsTasks(provider, options)

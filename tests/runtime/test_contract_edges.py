@@ -1,4 +1,7 @@
-"""Regression tests for the contract audit of issue 7 ("Why"): each failed before its fix."""
+"""The contract's edge cases, each a regression case that once failed: option forwarding on the
+async path, async ``call_tool``/``execute`` on both paths, ``status`` and ``is_error`` agreeing,
+plain dicts as values, skill time limits (``0`` is a limit), advertise keys, config refusals and
+a connect timeout reported on time."""
 
 from __future__ import annotations
 

@@ -1,18 +1,16 @@
-"""The wrapper module is laid out without black; black must agree with every line of it."""
+"""The wrapper module as rendered from the templates and formatted once (codegen/render.py): black,
+the reference style, agrees with every line of it, and it imports exactly what it uses."""
 
 from __future__ import annotations
 
 import ast
 
 import pytest
-from gen_helpers import REPO
+from gen_helpers import REPO, black_agrees, black_formatted
 
-import codegen.classes as classes
 from codegen.build import build_package
-from codegen.formatting import format_python
-from codegen.layout import call_lines, def_lines
 from codegen.model import SourceTools
-from codegen.render import _wrappers_fit, render_package
+from codegen.render import render_package
 
 LONG = "x" * 90
 ENUM = {"type": "string", "enum": [f"choice_number_{i}" for i in range(12)], "default": "choice_number_0"}
@@ -31,21 +29,20 @@ def _tool(name: str, props: dict[str, object], required: list[str], output: bool
     return tool
 
 
+#: Shapes the old hand-made layout had rules (and bugs) for; the formatter lays them all out now.
 SHAPES = [
     _tool("short", {"a": {"type": "string"}}, ["a"]),
     _tool("no_params", {}, []),
-    _tool("one_long_param_" + "y" * 40, {"p" * 60: {"type": "integer"}}, ["p" * 60]),
+    _tool("one_long_param_" + "y" * 40, {"p" * 40: {"type": "integer"}}, ["p" * 40]),
     _tool("enum_param", {"mode": ENUM, "name": {"type": "string"}}, ["name"], output=True),
-    _tool(LONG, {"value_" + "z" * 70: {"type": "string", "default": "d" * 120}}, [], output=True),
+    _tool(LONG, {"value_" + "z" * 40: {"type": "string", "default": "d" * 120}}, [], output=True),
     _tool("nested", {"filters": {"type": "object", "properties": {"tags": {"type": "array", "items": ENUM}}}}, []),
     _tool("many_" + "w" * 70, {f"argument_number_{i}": {"type": "number"} for i in range(9)}, ["argument_number_0"]),
 ]
 
 
 @pytest.mark.parametrize("sources", [1, 2], ids=["flat", "namespaced"])
-def test_extreme_shapes_are_laid_out_as_black_would(sources: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    settled: list[str] = []
-    monkeypatch.setattr(classes, "format_python", lambda text: settled.append(text) or format_python(text))
+def test_extreme_shapes_come_out_as_black_lays_them_out(sources: int) -> None:
     srcs = [
         SourceTools(
             name=f"source_with_a_rather_long_name_{i}",
@@ -56,37 +53,14 @@ def test_extreme_shapes_are_laid_out_as_black_would(sources: int, monkeypatch: p
         )
         for i in range(sources)
     ]
-    pkg = build_package(srcs, package="p", header="# h", parallel=False)
-    assert settled  # some shapes above are outside the layout rules ...
-    assert _wrappers_fit(pkg)  # ... and every such member was settled by black on its own
-    text = render_package(pkg)["_tools.py"]
-    assert format_python(text) == text
-
-
-@pytest.mark.parametrize(
-    ("params", "fits"),
-    [
-        (["self"], True),
-        (["self", "*", "a: int"], True),
-        (["self", "*", *(f"argument_{i}: int = {i}" for i in range(8))], True),
-        (["self", "*", LONG + ": int"], True),  # a long line black cannot split either
-        (["self", "*", f"p: Literal[{', '.join(repr(c * 30) for c in 'abc')}]"], False),  # black would split it
-    ],
-)
-def test_def_layout_matches_black(params: list[str], fits: bool) -> None:
-    laid = def_lines("    ", "def", "method_name_" + "m" * 30, params, "_o.SomeRatherLongOutputModelName")
-    assert laid.fits is fits
-    source = "class C:\n" + "\n".join(laid.lines) + "\n        pass\n"
-    assert (format_python(source) == source) is fits
-
-
-@pytest.mark.parametrize("width", [1, 3, 8, 20])
-def test_call_layout_matches_black(width: int) -> None:
-    items = [f'"key_{i}": value_{i}' for i in range(width)]
-    laid = call_lines(" " * 8, "result = self._call(", ["_info_some_tool", items, items[: width // 2]])
-    source = "class C:\n    def f(self):\n" + "\n".join(laid.lines) + "\n"
-    assert laid.fits
-    assert format_python(source) == source
+    files = render_package(build_package(srcs, package="p", header="# h", parallel=False))
+    for name in ("inputs.py", "outputs/__init__.py", "__init__.py"):
+        assert black_formatted(files[name]) == files[name], name
+    # The long Literal of an optional parameter is the one shape black lays out otherwise (it
+    # parenthesises the annotation; gen_helpers.black_agrees). Should ruff ever match black here,
+    # the second half fails: then drop that allowance.
+    assert black_agrees(files["_tools.py"]) and black_formatted(files["_tools.py"]) != files["_tools.py"]
+    assert max(len(line) for line in files["_tools.py"].splitlines()) > 88  # a line nobody can split
 
 
 def _unused_imports(text: str) -> list[str]:
@@ -119,4 +93,11 @@ def test_package_without_models_imports_nothing_unused() -> None:
     text = render_package(build_package([SourceTools("s", "mcp-json", "t", (only,))], package="p", header="# h"))
     assert "if TYPE_CHECKING:\n    from ._runtime import ToolOutput as _ToolOutput\n\n" in text["_tools.py"]
     assert "from . import" not in text["_tools.py"]
+    assert _unused_imports(text["_tools.py"]) == []
+
+
+def test_package_without_optional_parameters_imports_no_omission_sentinel() -> None:
+    only = _tool("ping", {"n": {"type": "integer"}}, ["n"])
+    text = render_package(build_package([SourceTools("s", "mcp-json", "t", (only,))], package="p", header="# h"))
+    assert "_NOT_GIVEN" not in text["_tools.py"] and "_NotGiven" not in text["_tools.py"]
     assert _unused_imports(text["_tools.py"]) == []
