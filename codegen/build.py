@@ -37,8 +37,9 @@ RESERVED_ATTRS = frozenset({"results", "with_options"})
 _JSON_TYPES = {bool: "boolean", str: "string", int: "integer", float: "number", type(None): "null"}
 _METHOD_INDENT = 8
 #: Shim names every wrapper module uses (imported as ``_Name``); the rest as the tools need them.
-_SHIM_NAMES = frozenset({"AsyncToolsBase", "AsyncToolsResultsBase", "CallOptions", "SupportsAsyncCallTool",
-                         "SupportsCallTool", "ToolInfo", "ToolResult", "ToolsBase", "ToolsResultsBase"})  # fmt: skip
+_SHIM_NAMES = frozenset({"AsyncToolsBase", "AsyncToolsResultsBase", "AsyncToolsTasksBase", "AsyncToolTask",
+                         "CallOptions", "SupportsAsyncCallTool", "SupportsCallTool", "ToolInfo", "ToolResult",
+                         "ToolsBase", "ToolsResultsBase", "ToolsTasksBase", "ToolTask"})  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -266,7 +267,8 @@ class _Builder:
         description = tool.get("description") or ""
         # Lower case: strict pyright treats upper-case names as constants, which may not be declared apart.
         const = unique(f"{plan.attr}__{plan.method}", self.used_consts)
-        docstring = _docstring(plan.wire_name, title, description, params, hints, plan.inferred)
+        support = (tool.get("execution") or {}).get("taskSupport") if isinstance(tool.get("execution"), dict) else None
+        docstring = _docstring(plan.wire_name, title, description, params, hints, plan.inferred, support)
         return ToolSpec(
             wire_name=plan.wire_name,
             method=plan.method,
@@ -392,7 +394,8 @@ def _wire_names(sources: Sequence[SourceTools]) -> dict[tuple[str, str], str]:
 
 def _exports() -> tuple[str, ...]:
     names = {
-        "AsyncTools", "AsyncToolsResults", "CallOptions", "NOT_GIVEN", "NotGiven", "TOOLS", "ToolCallError",
+        "AsyncTools", "AsyncToolsResults", "AsyncToolsTasks", "CallOptions", "NOT_GIVEN", "NotGiven", "TOOLS",
+        "ToolCallError", "ToolsTasks", "ToolTask", "AsyncToolTask", "TaskStatus",
         "ToolError", "ToolInfo",
         "ToolOutput", "ToolOutputValidationError", "ToolResult", "Tools", "ToolsResults",
         # typed failures (one per error kind) and input rounds
@@ -463,6 +466,7 @@ def _docstring(
     params: list[ParamSpec],
     hints: Mapping[str, bool | None],
     inferred: InferredOutput | None = None,
+    task_support: object = None,
 ) -> str:
     lines = []
     summary = title or (description.strip().splitlines() or [f"Call the {wire!r} tool."])[0]
@@ -479,6 +483,9 @@ def _docstring(
         lines += ["", f"Hints: {words}."]
     if inferred is not None:
         lines += ["", _inferred_words(inferred)]
+    if task_support in ("required", "optional"):
+        how = "runs only as a task; this method waits for it" if task_support == "required" else "may run as a task"
+        lines += ["", f"Task: the tool {how} (``.tasks`` starts it and returns a ToolTask at once)."]
     lines += ["", f"Wire name: {wire!r}."]
     return "\n".join(lines)
 

@@ -9,8 +9,10 @@ from types import MappingProxyType as _MappingProxyType
 from typing import Any as _Any
 from typing import Literal
 
+from ._runtime import AsyncToolTask as _AsyncToolTask
 from ._runtime import AsyncToolsBase as _AsyncToolsBase
 from ._runtime import AsyncToolsResultsBase as _AsyncToolsResultsBase
+from ._runtime import AsyncToolsTasksBase as _AsyncToolsTasksBase
 from ._runtime import CallOptions as _CallOptions
 from ._runtime import NOT_GIVEN as _NOT_GIVEN
 from ._runtime import NotGiven as _NotGiven
@@ -18,8 +20,10 @@ from ._runtime import SupportsAsyncCallTool as _SupportsAsyncCallTool
 from ._runtime import SupportsCallTool as _SupportsCallTool
 from ._runtime import ToolInfo as _ToolInfo
 from ._runtime import ToolResult as _ToolResult
+from ._runtime import ToolTask as _ToolTask
 from ._runtime import ToolsBase as _ToolsBase
 from ._runtime import ToolsResultsBase as _ToolsResultsBase
+from ._runtime import ToolsTasksBase as _ToolsTasksBase
 
 from typing import TYPE_CHECKING
 
@@ -28,7 +32,15 @@ if TYPE_CHECKING:
     from . import outputs as _o
     from ._runtime import ToolOutput as _ToolOutput
 
-__all__ = ["TOOLS", "AsyncTools", "AsyncToolsResults", "Tools", "ToolsResults"]
+__all__ = [
+    "TOOLS",
+    "AsyncTools",
+    "AsyncToolsResults",
+    "AsyncToolsTasks",
+    "Tools",
+    "ToolsResults",
+    "ToolsTasks",
+]
 
 _PACKAGE = __name__.rpartition(".")[0]
 
@@ -284,6 +296,11 @@ class SampleTools(_ToolsBase):
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
         return self._results(SampleToolsResults)
 
+    @property
+    def tasks(self) -> SampleToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(SampleToolsTasks)
+
     def count_slowly(
         self,
         *,
@@ -526,6 +543,83 @@ class SampleToolsResults(_ToolsResultsBase):
         return self._whole(SampleTools.whoami)
 
 
+class SampleToolsTasks(_ToolsTasksBase):
+    """Tools of the 'sample' source, each started as a task (a ToolTask at once)."""
+
+    def count_slowly(
+        self,
+        *,
+        delay_seconds: float | _NotGiven = _NOT_GIVEN,
+        steps: int | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_ToolOutput]:
+        """``SampleTools.count_slowly``, started as a task: returns its handle at once."""
+        return self._task(
+            SampleTools.count_slowly, delay_seconds=delay_seconds, steps=steps
+        )
+
+    def flaky_lookup(
+        self,
+        *,
+        key: str,
+        delay_seconds: float | _NotGiven = _NOT_GIVEN,
+        slow_calls: int | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_o.SampleFlakyLookupOutput]:
+        """``SampleTools.flaky_lookup``, started as a task: returns its handle at once."""
+        return self._task(
+            SampleTools.flaky_lookup,
+            key=key,
+            delay_seconds=delay_seconds,
+            slow_calls=slow_calls,
+        )
+
+    def get_weather(
+        self,
+        *,
+        city: str,
+        units: Literal["celsius", "fahrenheit"] | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_o.SampleGetWeatherOutput]:
+        """``SampleTools.get_weather``, started as a task: returns its handle at once."""
+        return self._task(SampleTools.get_weather, city=city, units=units)
+
+    def greet(
+        self, *, greeting: str | _NotGiven = _NOT_GIVEN
+    ) -> _ToolTask[_o.SampleGreetOutput]:
+        """``SampleTools.greet``, started as a task: returns its handle at once."""
+        return self._task(SampleTools.greet, greeting=greeting)
+
+    def list_cities(
+        self, *, country: str | _NotGiven = _NOT_GIVEN
+    ) -> _ToolTask[_o.SampleListCitiesOutput | _ToolOutput]:
+        """``SampleTools.list_cities``, started as a task: returns its handle at once."""
+        return self._task(SampleTools.list_cities, country=country)
+
+    def notes_create(
+        self, *, body: str, title: str, tags: list[str] | _NotGiven = _NOT_GIVEN
+    ) -> _ToolTask[_o.SampleNotesCreateOutput]:
+        """``SampleTools.notes_create``, started as a task: returns its handle at once."""
+        return self._task(SampleTools.notes_create, body=body, title=title, tags=tags)
+
+    def notes_delete(self, *, id: str) -> _ToolTask[_ToolOutput]:
+        """``SampleTools.notes_delete``, started as a task: returns its handle at once."""
+        return self._task(SampleTools.notes_delete, id=id)
+
+    def search_docs(
+        self,
+        *,
+        query: str,
+        filters: _i.SampleSearchDocsInputFilters | _NotGiven = _NOT_GIVEN,
+        limit: int | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_o.SampleSearchDocsOutput]:
+        """``SampleTools.search_docs``, started as a task: returns its handle at once."""
+        return self._task(
+            SampleTools.search_docs, query=query, filters=filters, limit=limit
+        )
+
+    def whoami(self) -> _ToolTask[_o.SampleWhoamiOutput]:
+        """``SampleTools.whoami``, started as a task: returns its handle at once."""
+        return self._task(SampleTools.whoami)
+
+
 class AsyncSampleTools(_AsyncToolsBase):
     """Async tools of the 'sample' source."""
 
@@ -533,6 +627,11 @@ class AsyncSampleTools(_AsyncToolsBase):
     def results(self) -> AsyncSampleToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
         return self._results(AsyncSampleToolsResults)
+
+    @property
+    def tasks(self) -> AsyncSampleToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(AsyncSampleToolsTasks)
 
     async def count_slowly(
         self,
@@ -780,6 +879,85 @@ class AsyncSampleToolsResults(_AsyncToolsResultsBase):
         return await self._whole(AsyncSampleTools.whoami)
 
 
+class AsyncSampleToolsTasks(_AsyncToolsTasksBase):
+    """Async tools of the 'sample' source, each started as a task (a ToolTask at once)."""
+
+    async def count_slowly(
+        self,
+        *,
+        delay_seconds: float | _NotGiven = _NOT_GIVEN,
+        steps: int | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncSampleTools.count_slowly``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncSampleTools.count_slowly, delay_seconds=delay_seconds, steps=steps
+        )
+
+    async def flaky_lookup(
+        self,
+        *,
+        key: str,
+        delay_seconds: float | _NotGiven = _NOT_GIVEN,
+        slow_calls: int | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_o.SampleFlakyLookupOutput]:
+        """``AsyncSampleTools.flaky_lookup``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncSampleTools.flaky_lookup,
+            key=key,
+            delay_seconds=delay_seconds,
+            slow_calls=slow_calls,
+        )
+
+    async def get_weather(
+        self,
+        *,
+        city: str,
+        units: Literal["celsius", "fahrenheit"] | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_o.SampleGetWeatherOutput]:
+        """``AsyncSampleTools.get_weather``, started as a task: returns its handle at once."""
+        return await self._task(AsyncSampleTools.get_weather, city=city, units=units)
+
+    async def greet(
+        self, *, greeting: str | _NotGiven = _NOT_GIVEN
+    ) -> _AsyncToolTask[_o.SampleGreetOutput]:
+        """``AsyncSampleTools.greet``, started as a task: returns its handle at once."""
+        return await self._task(AsyncSampleTools.greet, greeting=greeting)
+
+    async def list_cities(
+        self, *, country: str | _NotGiven = _NOT_GIVEN
+    ) -> _AsyncToolTask[_o.SampleListCitiesOutput | _ToolOutput]:
+        """``AsyncSampleTools.list_cities``, started as a task: returns its handle at once."""
+        return await self._task(AsyncSampleTools.list_cities, country=country)
+
+    async def notes_create(
+        self, *, body: str, title: str, tags: list[str] | _NotGiven = _NOT_GIVEN
+    ) -> _AsyncToolTask[_o.SampleNotesCreateOutput]:
+        """``AsyncSampleTools.notes_create``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncSampleTools.notes_create, body=body, title=title, tags=tags
+        )
+
+    async def notes_delete(self, *, id: str) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncSampleTools.notes_delete``, started as a task: returns its handle at once."""
+        return await self._task(AsyncSampleTools.notes_delete, id=id)
+
+    async def search_docs(
+        self,
+        *,
+        query: str,
+        filters: _i.SampleSearchDocsInputFilters | _NotGiven = _NOT_GIVEN,
+        limit: int | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_o.SampleSearchDocsOutput]:
+        """``AsyncSampleTools.search_docs``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncSampleTools.search_docs, query=query, filters=filters, limit=limit
+        )
+
+    async def whoami(self) -> _AsyncToolTask[_o.SampleWhoamiOutput]:
+        """``AsyncSampleTools.whoami``, started as a task: returns its handle at once."""
+        return await self._task(AsyncSampleTools.whoami)
+
+
 class SkillsTools(_ToolsBase):
     """Tools of the 'skills' source."""
 
@@ -787,6 +965,11 @@ class SkillsTools(_ToolsBase):
     def results(self) -> SkillsToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
         return self._results(SkillsToolsResults)
+
+    @property
+    def tasks(self) -> SkillsToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(SkillsToolsTasks)
 
     def current_time(
         self,
@@ -994,6 +1177,81 @@ class SkillsToolsResults(_ToolsResultsBase):
         return self._whole(SkillsTools.web_search, query=query, max_results=max_results)
 
 
+class SkillsToolsTasks(_ToolsTasksBase):
+    """Tools of the 'skills' source, each started as a task (a ToolTask at once)."""
+
+    def current_time(
+        self,
+        *,
+        at: str | _NotGiven = _NOT_GIVEN,
+        timezone: str | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_o.SkillsCurrentTimeOutput]:
+        """``SkillsTools.current_time``, started as a task: returns its handle at once."""
+        return self._task(SkillsTools.current_time, at=at, timezone=timezone)
+
+    def summarize_text(
+        self, *, text: str, max_sentences: int | _NotGiven = _NOT_GIVEN
+    ) -> _ToolTask[_ToolOutput]:
+        """``SkillsTools.summarize_text``, started as a task: returns its handle at once."""
+        return self._task(
+            SkillsTools.summarize_text, text=text, max_sentences=max_sentences
+        )
+
+    def unit_convert(
+        self,
+        *,
+        from_unit: Literal[
+            "mm",
+            "cm",
+            "m",
+            "km",
+            "in",
+            "ft",
+            "mi",
+            "g",
+            "kg",
+            "lb",
+            "oz",
+            "ml",
+            "l",
+            "gal",
+            "C",
+            "F",
+            "K",
+        ],
+        to_unit: Literal[
+            "mm",
+            "cm",
+            "m",
+            "km",
+            "in",
+            "ft",
+            "mi",
+            "g",
+            "kg",
+            "lb",
+            "oz",
+            "ml",
+            "l",
+            "gal",
+            "C",
+            "F",
+            "K",
+        ],
+        value: float,
+    ) -> _ToolTask[_o.SkillsUnitConvertOutput]:
+        """``SkillsTools.unit_convert``, started as a task: returns its handle at once."""
+        return self._task(
+            SkillsTools.unit_convert, from_unit=from_unit, to_unit=to_unit, value=value
+        )
+
+    def web_search(
+        self, *, query: str, max_results: int | _NotGiven = _NOT_GIVEN
+    ) -> _ToolTask[_o.SkillsWebSearchOutput]:
+        """``SkillsTools.web_search``, started as a task: returns its handle at once."""
+        return self._task(SkillsTools.web_search, query=query, max_results=max_results)
+
+
 class AsyncSkillsTools(_AsyncToolsBase):
     """Async tools of the 'skills' source."""
 
@@ -1001,6 +1259,11 @@ class AsyncSkillsTools(_AsyncToolsBase):
     def results(self) -> AsyncSkillsToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
         return self._results(AsyncSkillsToolsResults)
+
+    @property
+    def tasks(self) -> AsyncSkillsToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(AsyncSkillsToolsTasks)
 
     async def current_time(
         self,
@@ -1215,6 +1478,86 @@ class AsyncSkillsToolsResults(_AsyncToolsResultsBase):
         )
 
 
+class AsyncSkillsToolsTasks(_AsyncToolsTasksBase):
+    """Async tools of the 'skills' source, each started as a task (a ToolTask at once)."""
+
+    async def current_time(
+        self,
+        *,
+        at: str | _NotGiven = _NOT_GIVEN,
+        timezone: str | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_o.SkillsCurrentTimeOutput]:
+        """``AsyncSkillsTools.current_time``, started as a task: returns its handle at once."""
+        return await self._task(AsyncSkillsTools.current_time, at=at, timezone=timezone)
+
+    async def summarize_text(
+        self, *, text: str, max_sentences: int | _NotGiven = _NOT_GIVEN
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncSkillsTools.summarize_text``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncSkillsTools.summarize_text, text=text, max_sentences=max_sentences
+        )
+
+    async def unit_convert(
+        self,
+        *,
+        from_unit: Literal[
+            "mm",
+            "cm",
+            "m",
+            "km",
+            "in",
+            "ft",
+            "mi",
+            "g",
+            "kg",
+            "lb",
+            "oz",
+            "ml",
+            "l",
+            "gal",
+            "C",
+            "F",
+            "K",
+        ],
+        to_unit: Literal[
+            "mm",
+            "cm",
+            "m",
+            "km",
+            "in",
+            "ft",
+            "mi",
+            "g",
+            "kg",
+            "lb",
+            "oz",
+            "ml",
+            "l",
+            "gal",
+            "C",
+            "F",
+            "K",
+        ],
+        value: float,
+    ) -> _AsyncToolTask[_o.SkillsUnitConvertOutput]:
+        """``AsyncSkillsTools.unit_convert``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncSkillsTools.unit_convert,
+            from_unit=from_unit,
+            to_unit=to_unit,
+            value=value,
+        )
+
+    async def web_search(
+        self, *, query: str, max_results: int | _NotGiven = _NOT_GIVEN
+    ) -> _AsyncToolTask[_o.SkillsWebSearchOutput]:
+        """``AsyncSkillsTools.web_search``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncSkillsTools.web_search, query=query, max_results=max_results
+        )
+
+
 class Tools(_ToolsBase):
     """Tools."""
 
@@ -1230,6 +1573,11 @@ class Tools(_ToolsBase):
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
         return self._results(ToolsResults)
 
+    @property
+    def tasks(self) -> ToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(ToolsTasks)
+
 
 class ToolsResults(_ToolsBase):
     """Tools returning the whole ToolResult."""
@@ -1240,6 +1588,17 @@ class ToolsResults(_ToolsBase):
         super().__init__(provider, options)
         self.sample = SampleToolsResults(provider, options)
         self.skills = SkillsToolsResults(provider, options)
+
+
+class ToolsTasks(_ToolsTasksBase):
+    """Tools started as tasks (resume one with resume(TOOLS[name], task_id))."""
+
+    def __init__(
+        self, provider: _SupportsCallTool, options: _CallOptions | None = None
+    ) -> None:
+        super().__init__(provider, options)
+        self.sample = SampleToolsTasks(provider, options)
+        self.skills = SkillsToolsTasks(provider, options)
 
 
 class AsyncTools(_AsyncToolsBase):
@@ -1259,6 +1618,11 @@ class AsyncTools(_AsyncToolsBase):
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
         return self._results(AsyncToolsResults)
 
+    @property
+    def tasks(self) -> AsyncToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(AsyncToolsTasks)
+
 
 class AsyncToolsResults(_AsyncToolsBase):
     """Async tools returning the whole ToolResult."""
@@ -1271,3 +1635,16 @@ class AsyncToolsResults(_AsyncToolsBase):
         super().__init__(provider, options)
         self.sample = AsyncSampleToolsResults(provider, options)
         self.skills = AsyncSkillsToolsResults(provider, options)
+
+
+class AsyncToolsTasks(_AsyncToolsTasksBase):
+    """Async tools started as tasks (resume one with resume(TOOLS[name], task_id))."""
+
+    def __init__(
+        self,
+        provider: _SupportsCallTool | _SupportsAsyncCallTool,
+        options: _CallOptions | None = None,
+    ) -> None:
+        super().__init__(provider, options)
+        self.sample = AsyncSampleToolsTasks(provider, options)
+        self.skills = AsyncSkillsToolsTasks(provider, options)

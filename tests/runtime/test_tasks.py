@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import time
@@ -339,3 +340,51 @@ def test_generate_records_the_2026_dialect_in_the_lock(tmp_path: Path) -> None:
     assert generate(tmp_path, args) == 0
     lock = json.loads((tmp_path / "toolgen.lock.json").read_text(encoding="utf-8"))
     assert lock["servers"]["sample"]["task_dialect"] == "2026-07-28"
+
+
+# --- typed task handles in a generated package (everything server) ----------------------------------
+
+
+def test_a_typed_handle_moves_from_working_to_completed_and_wait_returns_the_typed_value(
+    generated: tuple[Any, Any],
+) -> None:
+    pkg, registry = generated
+    tools = pkg.Tools(registry)
+    task = tools.tasks.everything.simulate_research_query(topic="handles")
+    assert isinstance(task, pkg.ToolTask) and len(task.id) == 32
+    first = task.status()
+    assert (first.task_id, first.state, first.poll_interval_ms) == (task.id, "working", 1000)
+    value = task.wait(timeout_seconds=30)
+    assert type(value) is type(tools.everything.echo(message="x"))  # the plain method's type: ToolOutput
+    assert value.text.startswith("# Research Report: handles")
+    assert task.status().state == "completed"
+
+
+def test_a_typed_handle_is_resumed_from_its_id_and_cancelled(generated: tuple[Any, Any]) -> None:
+    pkg, registry = generated
+    started = pkg.Tools(registry).tasks.everything.simulate_research_query(topic="elsewhere")
+    # Another process needs only the id: a fresh Tools on the same infra resumes it.
+    resumed = pkg.Tools(registry).tasks.resume(pkg.TOOLS["simulate-research-query"], started.id)
+    assert resumed.status().state == "working"
+    after = resumed.cancel()
+    assert (after.task_id, after.state) == (started.id, "cancelled")
+    assert started.status().state == "cancelled"
+    with pytest.raises(pkg.ToolCancelledError):
+        started.wait(timeout_seconds=10)
+
+
+def test_the_async_handle_answers_the_clarification_and_completes(generated: tuple[Any, Any]) -> None:
+    pkg, registry = generated
+
+    async def on_input(requests: list[Any]) -> dict[str, Any]:
+        return {r.key: {"action": "accept", "content": {"interpretation": "snake"}} for r in requests}
+
+    async def main() -> tuple[str, Any]:
+        tools = pkg.AsyncTools(registry).with_options(on_input=on_input)
+        task = await tools.tasks.everything.simulate_research_query(topic="python", ambiguous=True)
+        assert isinstance(task, pkg.AsyncToolTask)
+        return (await task.status()).state, await task.wait(timeout_seconds=30)
+
+    state, value = asyncio.run(main())
+    assert state in ("working", "input_required")
+    assert "- **Clarification**: snake" in value.text

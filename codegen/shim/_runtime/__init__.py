@@ -37,13 +37,21 @@ One concern per module:
 - ``_plan``: one call's plan: input rounds, retries, confirmation.
 - ``_decode``: ``ToolResult``, and decoding an envelope into one.
 - ``_base``: the base classes of ``Tools`` and ``AsyncTools``.
+- ``_task``: ``ToolTask`` and ``AsyncToolTask``, typed handles of long-running calls (``.tasks``).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ._base import AsyncToolsBase, AsyncToolsResultsBase, ToolsBase, ToolsResultsBase
+from ._base import (
+    AsyncToolsBase,
+    AsyncToolsResultsBase,
+    AsyncToolsTasksBase,
+    ToolsBase,
+    ToolsResultsBase,
+    ToolsTasksBase,
+)
 from ._decode import ToolResult, decode_inferred, decode_result, inferred_candidate, normalize_envelope
 from ._envelope import ToolEnvelope
 from ._errors import (
@@ -71,6 +79,7 @@ from ._options import (
     SupportsCallTool,
 )
 from ._plan import ElicitationRequest, InputRequest, RootsRequest, SamplingRequest
+from ._task import AsyncToolTask, TaskStatus, ToolTask
 
 if TYPE_CHECKING:
     from ._content import (
@@ -90,8 +99,10 @@ if TYPE_CHECKING:
 __all__ = [
     "CALL_OPTION_NAMES",
     "Annotations",
+    "AsyncToolTask",
     "AsyncToolsBase",
     "AsyncToolsResultsBase",
+    "AsyncToolsTasksBase",
     "AudioContent",
     "BlobResourceContents",
     "CallOptions",
@@ -110,6 +121,7 @@ __all__ = [
     "SupportsAsyncCallTool",
     "SupportsCallTool",
     "TextContent",
+    "TaskStatus",
     "TextResourceContents",
     "ToolArgumentsError",
     "ToolCallError",
@@ -127,8 +139,10 @@ __all__ = [
     "ToolTimeoutError",
     "ToolTransientError",
     "ToolUnavailableError",
+    "ToolTask",
     "ToolsBase",
     "ToolsResultsBase",
+    "ToolsTasksBase",
     "UnknownContent",
     "decode_inferred",
     "decode_result",

@@ -12,13 +12,21 @@ from ._decode import decode_envelope, decode_result, normalize_envelope
 from ._omit import without_omitted
 from ._options import CallOptions, SupportsAsyncCallTool, SupportsCallTool, checked_options, forwarded
 from ._plan import CallPlan
+from ._task import AsyncToolTask, ToolTask, status_of
 
 if TYPE_CHECKING:
     from ._decode import ToolResult
     from ._info import ToolInfo
     from ._plan import InputRequest
 
-__all__ = ["AsyncToolsBase", "AsyncToolsResultsBase", "ToolsBase", "ToolsResultsBase"]
+__all__ = [
+    "AsyncToolsBase",
+    "AsyncToolsResultsBase",
+    "AsyncToolsTasksBase",
+    "ToolsBase",
+    "ToolsResultsBase",
+    "ToolsTasksBase",
+]
 
 T = TypeVar("T")
 _P = TypeVar("_P")  # the provider type a tools class accepts
@@ -46,6 +54,13 @@ class _ToolsCore(Generic[_P]):
         twin: _R | None = self.__dict__.get("_results_twin")
         if twin is None:
             twin = self.__dict__["_results_twin"] = cls(self._provider, self._options)
+        return twin
+
+    def _tasks(self, cls: Callable[[_P, CallOptions], _R]) -> _R:
+        """The task-starting twin of this instance (``.tasks``), made once and kept."""
+        twin: _R | None = self.__dict__.get("_tasks_twin")
+        if twin is None:
+            twin = self.__dict__["_tasks_twin"] = cls(self._provider, self._options)
         return twin
 
 
@@ -172,3 +187,97 @@ class AsyncToolsResultsBase(AsyncToolsBase):
         self, method: Callable[Concatenate[Any, _A], Awaitable[T]], /, *args: _A.args, **kwargs: _A.kwargs
     ) -> ToolResult[T]:
         return cast("ToolResult[T]", await method(self, *args, **kwargs))
+
+
+def _starting(
+    info: ToolInfo[Any], arguments: dict[str, Any], omit: Mapping[str, object], options: CallOptions
+) -> CallPlan:
+    return CallPlan(info, without_omitted(arguments, omit), cast("CallOptions", {**options, "allow_claimed": True}))
+
+
+class ToolsTasksBase(ToolsBase):
+    """Base of a generated ``...ToolsTasks`` class: each method starts its tool as a task and
+    returns a ``ToolTask`` at once (a thin wrapper over the value method, as ``.results``)."""
+
+    def _call(self, info: ToolInfo[T], arguments: dict[str, Any], omit: Mapping[str, object]) -> ToolResult[T]:
+        plan = _starting(info, arguments, omit, self._options)
+        if plan.needs_confirmation():
+            confirm = cast("Callable[..., object]", plan.options["confirm"])
+            answer = confirm(info, dict(plan.arguments))
+            if inspect.isawaitable(answer):
+                answer = _run_awaitable(info, answer)
+            if not answer:
+                raise plan.refused()
+        while True:  # a server may ask before it decides to start the task
+            envelope = normalize_envelope(self._send(info, plan.arguments, plan.options))
+            requests = plan.input_needed(envelope)
+            if requests is None:
+                break
+            on_input = cast("Callable[[list[InputRequest]], object]", plan.options["on_input"])
+            responses = on_input(requests)
+            if inspect.isawaitable(responses):
+                responses = _run_awaitable(info, responses)
+            plan.answered(responses)
+        status = status_of(info, envelope)
+        if status is None:  # answered at once: a task that is already done
+            done = (decode_envelope(info, envelope).value,)
+            return cast(
+                "ToolResult[T]", _Whole(ToolTask(info, "", self._options, self._send, self._follow, None, done))
+            )
+        task = ToolTask(info, status.task_id, self._options, self._send, self._follow, status)
+        return cast("ToolResult[T]", _Whole(task))
+
+    def _follow(self, info: ToolInfo[Any], options: CallOptions) -> object:
+        return ToolsBase(self._provider, options)._call(info, {}, {}).value
+
+    def _task(self, method: Callable[Concatenate[Any, _A], T], /, *args: _A.args, **kwargs: _A.kwargs) -> ToolTask[T]:
+        return cast("ToolTask[T]", method(self, *args, **kwargs))
+
+    def resume(self, info: ToolInfo[T], task_id: str) -> ToolTask[T]:
+        """The task ``task_id`` of the tool ``info`` (``TOOLS[wire name]``), started elsewhere."""
+        return ToolTask(info, task_id, self._options, self._send, self._follow)
+
+
+class AsyncToolsTasksBase(AsyncToolsBase):
+    """The async ``ToolsTasksBase``: each method starts the task and returns an ``AsyncToolTask``."""
+
+    async def _call(self, info: ToolInfo[T], arguments: dict[str, Any], omit: Mapping[str, object]) -> ToolResult[T]:
+        plan = _starting(info, arguments, omit, self._options)
+        if plan.needs_confirmation():
+            confirm = cast("Callable[..., object]", plan.options["confirm"])
+            answer = confirm(info, dict(plan.arguments))
+            if inspect.isawaitable(answer):
+                answer = await answer
+            if not answer:
+                raise plan.refused()
+        while True:
+            envelope = normalize_envelope(await self._send(info, plan.arguments, plan.options))
+            requests = plan.input_needed(envelope)
+            if requests is None:
+                break
+            on_input = cast("Callable[[list[InputRequest]], object]", plan.options["on_input"])
+            responses = on_input(requests)
+            if inspect.isawaitable(responses):
+                responses = await responses
+            plan.answered(responses)
+        status = status_of(info, envelope)
+        if status is None:
+            done = (decode_envelope(info, envelope).value,)
+            task = AsyncToolTask(info, "", self._options, self._send, self._follow, None, done)
+            return cast("ToolResult[T]", _Whole(task))
+        return cast(
+            "ToolResult[T]",
+            _Whole(AsyncToolTask(info, status.task_id, self._options, self._send, self._follow, status)),
+        )
+
+    async def _follow(self, info: ToolInfo[Any], options: CallOptions) -> object:
+        return (await AsyncToolsBase(self._provider, options)._call(info, {}, {})).value
+
+    async def _task(
+        self, method: Callable[Concatenate[Any, _A], Awaitable[T]], /, *args: _A.args, **kwargs: _A.kwargs
+    ) -> AsyncToolTask[T]:
+        return cast("AsyncToolTask[T]", await method(self, *args, **kwargs))
+
+    def resume(self, info: ToolInfo[T], task_id: str) -> AsyncToolTask[T]:
+        """The task ``task_id`` of the tool ``info`` (``TOOLS[wire name]``), started elsewhere."""
+        return AsyncToolTask(info, task_id, self._options, self._send, self._follow)

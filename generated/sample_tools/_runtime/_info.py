@@ -102,8 +102,11 @@ class ToolInfo(Generic[T]):
 
 
 def lazy_models(package: str, where: Mapping[str, str]) -> Callable[[str], Any]:
-    """The ``__getattr__`` of a generated ``outputs`` package (PEP 562): a model's module (one per
-    tool) is imported when the model is first named, so a call builds only its own tool's models."""
+    """A module ``__getattr__`` (PEP 562) that imports ``where[name]`` when ``name`` is first asked for.
+
+    A generated ``outputs`` package names each model's module (one per tool) with it, so a call
+    builds only its own tool's models; ``_runtime/__init__.py`` and the package's ``__init__.py``
+    name the shim's pydantic classes with it, so an import builds none."""
 
     def __getattr__(name: str) -> Any:
         module = where.get(name)

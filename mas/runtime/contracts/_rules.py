@@ -1,5 +1,6 @@
 """The contract's shared rules: what an envelope is, why a call failed, which options a callee gets,
-how sync and async callables are called.
+how sync and async callables are called (one dispatch rule, one running-loop policy), and how a
+message quotes untrusted text (one line) and a place in a document (a JSON pointer).
 
 This module is the one place these rules are written. The runtime imports it from
 ``mas.runtime.contracts._rules``; every generated package carries a byte-identical copy as

@@ -10,12 +10,14 @@ from typing import TYPE_CHECKING
 
 from ._runtime import (
     NOT_GIVEN,
+    AsyncToolTask,
     CallOptions,
     ElicitationRequest,
     InputRequest,
     NotGiven,
     RootsRequest,
     SamplingRequest,
+    TaskStatus,
     ToolArgumentsError,
     ToolCallError,
     ToolCancelledError,
@@ -28,12 +30,21 @@ from ._runtime import (
     ToolOutputValidationError,
     ToolProtocolError,
     ToolResult,
+    ToolTask,
     ToolTimeoutError,
     ToolTransientError,
     ToolUnavailableError,
 )
 from ._runtime import lazy_models as _lazy_models
-from ._tools import TOOLS, AsyncTools, AsyncToolsResults, Tools, ToolsResults
+from ._tools import (
+    TOOLS,
+    AsyncTools,
+    AsyncToolsResults,
+    AsyncToolsTasks,
+    Tools,
+    ToolsResults,
+    ToolsTasks,
+)
 
 if TYPE_CHECKING:
     from ._runtime import ToolOutput
@@ -41,8 +52,10 @@ else:
     __getattr__ = _lazy_models(__name__, {"ToolOutput": "_runtime"})
 
 __all__ = [
+    "AsyncToolTask",
     "AsyncTools",
     "AsyncToolsResults",
+    "AsyncToolsTasks",
     "CallOptions",
     "ElicitationRequest",
     "InputRequest",
@@ -51,6 +64,7 @@ __all__ = [
     "RootsRequest",
     "SamplingRequest",
     "TOOLS",
+    "TaskStatus",
     "ToolArgumentsError",
     "ToolCallError",
     "ToolCancelledError",
@@ -64,9 +78,11 @@ __all__ = [
     "ToolOutputValidationError",
     "ToolProtocolError",
     "ToolResult",
+    "ToolTask",
     "ToolTimeoutError",
     "ToolTransientError",
     "ToolUnavailableError",
     "Tools",
     "ToolsResults",
+    "ToolsTasks",
 ]

@@ -9,8 +9,10 @@ from types import MappingProxyType as _MappingProxyType
 from typing import Any as _Any
 from typing import Literal
 
+from ._runtime import AsyncToolTask as _AsyncToolTask
 from ._runtime import AsyncToolsBase as _AsyncToolsBase
 from ._runtime import AsyncToolsResultsBase as _AsyncToolsResultsBase
+from ._runtime import AsyncToolsTasksBase as _AsyncToolsTasksBase
 from ._runtime import CallOptions as _CallOptions
 from ._runtime import NOT_GIVEN as _NOT_GIVEN
 from ._runtime import NotGiven as _NotGiven
@@ -18,8 +20,10 @@ from ._runtime import SupportsAsyncCallTool as _SupportsAsyncCallTool
 from ._runtime import SupportsCallTool as _SupportsCallTool
 from ._runtime import ToolInfo as _ToolInfo
 from ._runtime import ToolResult as _ToolResult
+from ._runtime import ToolTask as _ToolTask
 from ._runtime import ToolsBase as _ToolsBase
 from ._runtime import ToolsResultsBase as _ToolsResultsBase
+from ._runtime import ToolsTasksBase as _ToolsTasksBase
 
 from typing import TYPE_CHECKING
 
@@ -28,7 +32,15 @@ if TYPE_CHECKING:
     from . import outputs as _o
     from ._runtime import ToolOutput as _ToolOutput
 
-__all__ = ["TOOLS", "AsyncTools", "AsyncToolsResults", "Tools", "ToolsResults"]
+__all__ = [
+    "TOOLS",
+    "AsyncTools",
+    "AsyncToolsResults",
+    "AsyncToolsTasks",
+    "Tools",
+    "ToolsResults",
+    "ToolsTasks",
+]
 
 _PACKAGE = __name__.rpartition(".")[0]
 
@@ -1044,6 +1056,11 @@ class EverythingTools(_ToolsBase):
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
         return self._results(EverythingToolsResults)
 
+    @property
+    def tasks(self) -> EverythingToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(EverythingToolsTasks)
+
     def echo(self, *, message: str) -> _ToolOutput:
         """Echo Tool
 
@@ -1240,6 +1257,8 @@ class EverythingTools(_ToolsBase):
             ambiguous: Simulate an ambiguous query that requires clarification (triggers input_required status) (server default: False)
 
         Hints: may modify its environment, not destructive, not idempotent, closed-world.
+
+        Task: the tool runs only as a task; this method waits for it (``.tasks`` starts it and returns a ToolTask at once).
 
         Wire name: 'simulate-research-query'.
         """
@@ -1509,6 +1528,143 @@ class EverythingToolsResults(_ToolsResultsBase):
         )
 
 
+class EverythingToolsTasks(_ToolsTasksBase):
+    """Tools of the 'everything' source, each started as a task (a ToolTask at once)."""
+
+    def echo(self, *, message: str) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.echo``, started as a task: returns its handle at once."""
+        return self._task(EverythingTools.echo, message=message)
+
+    def get_annotated_message(
+        self,
+        *,
+        message_type: Literal["error", "success", "debug"],
+        include_image: bool | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.get_annotated_message``, started as a task: returns its handle at once."""
+        return self._task(
+            EverythingTools.get_annotated_message,
+            message_type=message_type,
+            include_image=include_image,
+        )
+
+    def get_env(self) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.get_env``, started as a task: returns its handle at once."""
+        return self._task(EverythingTools.get_env)
+
+    def get_resource_links(
+        self, *, count: float | _NotGiven = _NOT_GIVEN
+    ) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.get_resource_links``, started as a task: returns its handle at once."""
+        return self._task(EverythingTools.get_resource_links, count=count)
+
+    def get_resource_reference(
+        self,
+        *,
+        resource_id: float | _NotGiven = _NOT_GIVEN,
+        resource_type: Literal["Text", "Blob"] | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.get_resource_reference``, started as a task: returns its handle at once."""
+        return self._task(
+            EverythingTools.get_resource_reference,
+            resource_id=resource_id,
+            resource_type=resource_type,
+        )
+
+    def get_roots_list(self) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.get_roots_list``, started as a task: returns its handle at once."""
+        return self._task(EverythingTools.get_roots_list)
+
+    def get_structured_content(
+        self, *, location: Literal["New York", "Chicago", "Los Angeles"]
+    ) -> _ToolTask[_o.EverythingGetStructuredContentOutput]:
+        """``EverythingTools.get_structured_content``, started as a task: returns its handle at once."""
+        return self._task(EverythingTools.get_structured_content, location=location)
+
+    def get_sum(self, *, a: float, b: float) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.get_sum``, started as a task: returns its handle at once."""
+        return self._task(EverythingTools.get_sum, a=a, b=b)
+
+    def get_tiny_image(self) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.get_tiny_image``, started as a task: returns its handle at once."""
+        return self._task(EverythingTools.get_tiny_image)
+
+    def gzip_file_as_resource(
+        self,
+        *,
+        data: str | _NotGiven = _NOT_GIVEN,
+        name: str | _NotGiven = _NOT_GIVEN,
+        output_type: Literal["resourceLink", "resource"] | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.gzip_file_as_resource``, started as a task: returns its handle at once."""
+        return self._task(
+            EverythingTools.gzip_file_as_resource,
+            data=data,
+            name=name,
+            output_type=output_type,
+        )
+
+    def simulate_research_query(
+        self, *, topic: str, ambiguous: bool | _NotGiven = _NOT_GIVEN
+    ) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.simulate_research_query``, started as a task: returns its handle at once."""
+        return self._task(
+            EverythingTools.simulate_research_query, topic=topic, ambiguous=ambiguous
+        )
+
+    def toggle_simulated_logging(self) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.toggle_simulated_logging``, started as a task: returns its handle at once."""
+        return self._task(EverythingTools.toggle_simulated_logging)
+
+    def toggle_subscriber_updates(self) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.toggle_subscriber_updates``, started as a task: returns its handle at once."""
+        return self._task(EverythingTools.toggle_subscriber_updates)
+
+    def trigger_elicitation_request(self) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.trigger_elicitation_request``, started as a task: returns its handle at once."""
+        return self._task(EverythingTools.trigger_elicitation_request)
+
+    def trigger_long_running_operation(
+        self,
+        *,
+        duration: float | _NotGiven = _NOT_GIVEN,
+        steps: float | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.trigger_long_running_operation``, started as a task: returns its handle at once."""
+        return self._task(
+            EverythingTools.trigger_long_running_operation,
+            duration=duration,
+            steps=steps,
+        )
+
+    def trigger_sampling_request(
+        self, *, prompt: str, max_tokens: float | _NotGiven = _NOT_GIVEN
+    ) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.trigger_sampling_request``, started as a task: returns its handle at once."""
+        return self._task(
+            EverythingTools.trigger_sampling_request,
+            prompt=prompt,
+            max_tokens=max_tokens,
+        )
+
+    def trigger_url_elicitation(
+        self,
+        *,
+        url: str,
+        elicitation_id: str | _NotGiven = _NOT_GIVEN,
+        error_path: bool | _NotGiven = _NOT_GIVEN,
+        message: str | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.trigger_url_elicitation``, started as a task: returns its handle at once."""
+        return self._task(
+            EverythingTools.trigger_url_elicitation,
+            url=url,
+            elicitation_id=elicitation_id,
+            error_path=error_path,
+            message=message,
+        )
+
+
 class AsyncEverythingTools(_AsyncToolsBase):
     """Async tools of the 'everything' source."""
 
@@ -1516,6 +1672,11 @@ class AsyncEverythingTools(_AsyncToolsBase):
     def results(self) -> AsyncEverythingToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
         return self._results(AsyncEverythingToolsResults)
+
+    @property
+    def tasks(self) -> AsyncEverythingToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(AsyncEverythingToolsTasks)
 
     async def echo(self, *, message: str) -> _ToolOutput:
         """Echo Tool
@@ -1713,6 +1874,8 @@ class AsyncEverythingTools(_AsyncToolsBase):
             ambiguous: Simulate an ambiguous query that requires clarification (triggers input_required status) (server default: False)
 
         Hints: may modify its environment, not destructive, not idempotent, closed-world.
+
+        Task: the tool runs only as a task; this method waits for it (``.tasks`` starts it and returns a ToolTask at once).
 
         Wire name: 'simulate-research-query'.
         """
@@ -1986,6 +2149,147 @@ class AsyncEverythingToolsResults(_AsyncToolsResultsBase):
         )
 
 
+class AsyncEverythingToolsTasks(_AsyncToolsTasksBase):
+    """Async tools of the 'everything' source, each started as a task (a ToolTask at once)."""
+
+    async def echo(self, *, message: str) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.echo``, started as a task: returns its handle at once."""
+        return await self._task(AsyncEverythingTools.echo, message=message)
+
+    async def get_annotated_message(
+        self,
+        *,
+        message_type: Literal["error", "success", "debug"],
+        include_image: bool | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.get_annotated_message``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncEverythingTools.get_annotated_message,
+            message_type=message_type,
+            include_image=include_image,
+        )
+
+    async def get_env(self) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.get_env``, started as a task: returns its handle at once."""
+        return await self._task(AsyncEverythingTools.get_env)
+
+    async def get_resource_links(
+        self, *, count: float | _NotGiven = _NOT_GIVEN
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.get_resource_links``, started as a task: returns its handle at once."""
+        return await self._task(AsyncEverythingTools.get_resource_links, count=count)
+
+    async def get_resource_reference(
+        self,
+        *,
+        resource_id: float | _NotGiven = _NOT_GIVEN,
+        resource_type: Literal["Text", "Blob"] | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.get_resource_reference``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncEverythingTools.get_resource_reference,
+            resource_id=resource_id,
+            resource_type=resource_type,
+        )
+
+    async def get_roots_list(self) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.get_roots_list``, started as a task: returns its handle at once."""
+        return await self._task(AsyncEverythingTools.get_roots_list)
+
+    async def get_structured_content(
+        self, *, location: Literal["New York", "Chicago", "Los Angeles"]
+    ) -> _AsyncToolTask[_o.EverythingGetStructuredContentOutput]:
+        """``AsyncEverythingTools.get_structured_content``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncEverythingTools.get_structured_content, location=location
+        )
+
+    async def get_sum(self, *, a: float, b: float) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.get_sum``, started as a task: returns its handle at once."""
+        return await self._task(AsyncEverythingTools.get_sum, a=a, b=b)
+
+    async def get_tiny_image(self) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.get_tiny_image``, started as a task: returns its handle at once."""
+        return await self._task(AsyncEverythingTools.get_tiny_image)
+
+    async def gzip_file_as_resource(
+        self,
+        *,
+        data: str | _NotGiven = _NOT_GIVEN,
+        name: str | _NotGiven = _NOT_GIVEN,
+        output_type: Literal["resourceLink", "resource"] | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.gzip_file_as_resource``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncEverythingTools.gzip_file_as_resource,
+            data=data,
+            name=name,
+            output_type=output_type,
+        )
+
+    async def simulate_research_query(
+        self, *, topic: str, ambiguous: bool | _NotGiven = _NOT_GIVEN
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.simulate_research_query``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncEverythingTools.simulate_research_query,
+            topic=topic,
+            ambiguous=ambiguous,
+        )
+
+    async def toggle_simulated_logging(self) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.toggle_simulated_logging``, started as a task: returns its handle at once."""
+        return await self._task(AsyncEverythingTools.toggle_simulated_logging)
+
+    async def toggle_subscriber_updates(self) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.toggle_subscriber_updates``, started as a task: returns its handle at once."""
+        return await self._task(AsyncEverythingTools.toggle_subscriber_updates)
+
+    async def trigger_elicitation_request(self) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.trigger_elicitation_request``, started as a task: returns its handle at once."""
+        return await self._task(AsyncEverythingTools.trigger_elicitation_request)
+
+    async def trigger_long_running_operation(
+        self,
+        *,
+        duration: float | _NotGiven = _NOT_GIVEN,
+        steps: float | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.trigger_long_running_operation``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncEverythingTools.trigger_long_running_operation,
+            duration=duration,
+            steps=steps,
+        )
+
+    async def trigger_sampling_request(
+        self, *, prompt: str, max_tokens: float | _NotGiven = _NOT_GIVEN
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.trigger_sampling_request``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncEverythingTools.trigger_sampling_request,
+            prompt=prompt,
+            max_tokens=max_tokens,
+        )
+
+    async def trigger_url_elicitation(
+        self,
+        *,
+        url: str,
+        elicitation_id: str | _NotGiven = _NOT_GIVEN,
+        error_path: bool | _NotGiven = _NOT_GIVEN,
+        message: str | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.trigger_url_elicitation``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncEverythingTools.trigger_url_elicitation,
+            url=url,
+            elicitation_id=elicitation_id,
+            error_path=error_path,
+            message=message,
+        )
+
+
 class FetchTools(_ToolsBase):
     """Tools of the 'fetch' source."""
 
@@ -1993,6 +2297,11 @@ class FetchTools(_ToolsBase):
     def results(self) -> FetchToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
         return self._results(FetchToolsResults)
+
+    @property
+    def tasks(self) -> FetchToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(FetchToolsTasks)
 
     def fetch(
         self,
@@ -2050,6 +2359,27 @@ class FetchToolsResults(_ToolsResultsBase):
         )
 
 
+class FetchToolsTasks(_ToolsTasksBase):
+    """Tools of the 'fetch' source, each started as a task (a ToolTask at once)."""
+
+    def fetch(
+        self,
+        *,
+        url: str,
+        max_length: int | _NotGiven = _NOT_GIVEN,
+        raw: bool | _NotGiven = _NOT_GIVEN,
+        start_index: int | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_ToolOutput]:
+        """``FetchTools.fetch``, started as a task: returns its handle at once."""
+        return self._task(
+            FetchTools.fetch,
+            url=url,
+            max_length=max_length,
+            raw=raw,
+            start_index=start_index,
+        )
+
+
 class AsyncFetchTools(_AsyncToolsBase):
     """Async tools of the 'fetch' source."""
 
@@ -2057,6 +2387,11 @@ class AsyncFetchTools(_AsyncToolsBase):
     def results(self) -> AsyncFetchToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
         return self._results(AsyncFetchToolsResults)
+
+    @property
+    def tasks(self) -> AsyncFetchToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(AsyncFetchToolsTasks)
 
     async def fetch(
         self,
@@ -2114,6 +2449,27 @@ class AsyncFetchToolsResults(_AsyncToolsResultsBase):
         )
 
 
+class AsyncFetchToolsTasks(_AsyncToolsTasksBase):
+    """Async tools of the 'fetch' source, each started as a task (a ToolTask at once)."""
+
+    async def fetch(
+        self,
+        *,
+        url: str,
+        max_length: int | _NotGiven = _NOT_GIVEN,
+        raw: bool | _NotGiven = _NOT_GIVEN,
+        start_index: int | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncFetchTools.fetch``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncFetchTools.fetch,
+            url=url,
+            max_length=max_length,
+            raw=raw,
+            start_index=start_index,
+        )
+
+
 class FilesystemTools(_ToolsBase):
     """Tools of the 'filesystem' source."""
 
@@ -2121,6 +2477,11 @@ class FilesystemTools(_ToolsBase):
     def results(self) -> FilesystemToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
         return self._results(FilesystemToolsResults)
+
+    @property
+    def tasks(self) -> FilesystemToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(FilesystemToolsTasks)
 
     def create_directory(self, *, path: str) -> _o.FilesystemCreateDirectoryOutput:
         """Create Directory
@@ -2489,6 +2850,123 @@ class FilesystemToolsResults(_ToolsResultsBase):
         return self._whole(FilesystemTools.write_file, content=content, path=path)
 
 
+class FilesystemToolsTasks(_ToolsTasksBase):
+    """Tools of the 'filesystem' source, each started as a task (a ToolTask at once)."""
+
+    def create_directory(
+        self, *, path: str
+    ) -> _ToolTask[_o.FilesystemCreateDirectoryOutput]:
+        """``FilesystemTools.create_directory``, started as a task: returns its handle at once."""
+        return self._task(FilesystemTools.create_directory, path=path)
+
+    def directory_tree(
+        self, *, path: str, exclude_patterns: list[str] | _NotGiven = _NOT_GIVEN
+    ) -> _ToolTask[_o.FilesystemDirectoryTreeOutput]:
+        """``FilesystemTools.directory_tree``, started as a task: returns its handle at once."""
+        return self._task(
+            FilesystemTools.directory_tree, path=path, exclude_patterns=exclude_patterns
+        )
+
+    def edit_file(
+        self,
+        *,
+        edits: list[_i.FilesystemEditFileInputEdit],
+        path: str,
+        dry_run: bool | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_o.FilesystemEditFileOutput]:
+        """``FilesystemTools.edit_file``, started as a task: returns its handle at once."""
+        return self._task(
+            FilesystemTools.edit_file, edits=edits, path=path, dry_run=dry_run
+        )
+
+    def get_file_info(self, *, path: str) -> _ToolTask[_o.FilesystemGetFileInfoOutput]:
+        """``FilesystemTools.get_file_info``, started as a task: returns its handle at once."""
+        return self._task(FilesystemTools.get_file_info, path=path)
+
+    def list_allowed_directories(
+        self,
+    ) -> _ToolTask[_o.FilesystemListAllowedDirectoriesOutput]:
+        """``FilesystemTools.list_allowed_directories``, started as a task: returns its handle at once."""
+        return self._task(FilesystemTools.list_allowed_directories)
+
+    def list_directory(
+        self, *, path: str
+    ) -> _ToolTask[_o.FilesystemListDirectoryOutput]:
+        """``FilesystemTools.list_directory``, started as a task: returns its handle at once."""
+        return self._task(FilesystemTools.list_directory, path=path)
+
+    def list_directory_with_sizes(
+        self, *, path: str, sort_by: Literal["name", "size"] | _NotGiven = _NOT_GIVEN
+    ) -> _ToolTask[_o.FilesystemListDirectoryWithSizesOutput]:
+        """``FilesystemTools.list_directory_with_sizes``, started as a task: returns its handle at once."""
+        return self._task(
+            FilesystemTools.list_directory_with_sizes, path=path, sort_by=sort_by
+        )
+
+    def move_file(
+        self, *, destination: str, source: str
+    ) -> _ToolTask[_o.FilesystemMoveFileOutput]:
+        """``FilesystemTools.move_file``, started as a task: returns its handle at once."""
+        return self._task(
+            FilesystemTools.move_file, destination=destination, source=source
+        )
+
+    def read_file(
+        self,
+        *,
+        path: str,
+        head: float | _NotGiven = _NOT_GIVEN,
+        tail: float | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_o.FilesystemReadFileOutput]:
+        """``FilesystemTools.read_file``, started as a task: returns its handle at once."""
+        return self._task(FilesystemTools.read_file, path=path, head=head, tail=tail)
+
+    def read_media_file(
+        self, *, path: str
+    ) -> _ToolTask[_o.FilesystemReadMediaFileOutput]:
+        """``FilesystemTools.read_media_file``, started as a task: returns its handle at once."""
+        return self._task(FilesystemTools.read_media_file, path=path)
+
+    def read_multiple_files(
+        self, *, paths: list[str]
+    ) -> _ToolTask[_o.FilesystemReadMultipleFilesOutput]:
+        """``FilesystemTools.read_multiple_files``, started as a task: returns its handle at once."""
+        return self._task(FilesystemTools.read_multiple_files, paths=paths)
+
+    def read_text_file(
+        self,
+        *,
+        path: str,
+        head: float | _NotGiven = _NOT_GIVEN,
+        tail: float | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_o.FilesystemReadTextFileOutput]:
+        """``FilesystemTools.read_text_file``, started as a task: returns its handle at once."""
+        return self._task(
+            FilesystemTools.read_text_file, path=path, head=head, tail=tail
+        )
+
+    def search_files(
+        self,
+        *,
+        path: str,
+        pattern: str,
+        exclude_patterns: list[str] | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_o.FilesystemSearchFilesOutput]:
+        """``FilesystemTools.search_files``, started as a task: returns its handle at once."""
+        return self._task(
+            FilesystemTools.search_files,
+            path=path,
+            pattern=pattern,
+            exclude_patterns=exclude_patterns,
+        )
+
+    def write_file(
+        self, *, content: str, path: str
+    ) -> _ToolTask[_o.FilesystemWriteFileOutput]:
+        """``FilesystemTools.write_file``, started as a task: returns its handle at once."""
+        return self._task(FilesystemTools.write_file, content=content, path=path)
+
+
 class AsyncFilesystemTools(_AsyncToolsBase):
     """Async tools of the 'filesystem' source."""
 
@@ -2496,6 +2974,11 @@ class AsyncFilesystemTools(_AsyncToolsBase):
     def results(self) -> AsyncFilesystemToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
         return self._results(AsyncFilesystemToolsResults)
+
+    @property
+    def tasks(self) -> AsyncFilesystemToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(AsyncFilesystemToolsTasks)
 
     async def create_directory(
         self, *, path: str
@@ -2880,6 +3363,131 @@ class AsyncFilesystemToolsResults(_AsyncToolsResultsBase):
         )
 
 
+class AsyncFilesystemToolsTasks(_AsyncToolsTasksBase):
+    """Async tools of the 'filesystem' source, each started as a task (a ToolTask at once)."""
+
+    async def create_directory(
+        self, *, path: str
+    ) -> _AsyncToolTask[_o.FilesystemCreateDirectoryOutput]:
+        """``AsyncFilesystemTools.create_directory``, started as a task: returns its handle at once."""
+        return await self._task(AsyncFilesystemTools.create_directory, path=path)
+
+    async def directory_tree(
+        self, *, path: str, exclude_patterns: list[str] | _NotGiven = _NOT_GIVEN
+    ) -> _AsyncToolTask[_o.FilesystemDirectoryTreeOutput]:
+        """``AsyncFilesystemTools.directory_tree``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncFilesystemTools.directory_tree,
+            path=path,
+            exclude_patterns=exclude_patterns,
+        )
+
+    async def edit_file(
+        self,
+        *,
+        edits: list[_i.FilesystemEditFileInputEdit],
+        path: str,
+        dry_run: bool | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_o.FilesystemEditFileOutput]:
+        """``AsyncFilesystemTools.edit_file``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncFilesystemTools.edit_file, edits=edits, path=path, dry_run=dry_run
+        )
+
+    async def get_file_info(
+        self, *, path: str
+    ) -> _AsyncToolTask[_o.FilesystemGetFileInfoOutput]:
+        """``AsyncFilesystemTools.get_file_info``, started as a task: returns its handle at once."""
+        return await self._task(AsyncFilesystemTools.get_file_info, path=path)
+
+    async def list_allowed_directories(
+        self,
+    ) -> _AsyncToolTask[_o.FilesystemListAllowedDirectoriesOutput]:
+        """``AsyncFilesystemTools.list_allowed_directories``, started as a task: returns its handle at once."""
+        return await self._task(AsyncFilesystemTools.list_allowed_directories)
+
+    async def list_directory(
+        self, *, path: str
+    ) -> _AsyncToolTask[_o.FilesystemListDirectoryOutput]:
+        """``AsyncFilesystemTools.list_directory``, started as a task: returns its handle at once."""
+        return await self._task(AsyncFilesystemTools.list_directory, path=path)
+
+    async def list_directory_with_sizes(
+        self, *, path: str, sort_by: Literal["name", "size"] | _NotGiven = _NOT_GIVEN
+    ) -> _AsyncToolTask[_o.FilesystemListDirectoryWithSizesOutput]:
+        """``AsyncFilesystemTools.list_directory_with_sizes``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncFilesystemTools.list_directory_with_sizes, path=path, sort_by=sort_by
+        )
+
+    async def move_file(
+        self, *, destination: str, source: str
+    ) -> _AsyncToolTask[_o.FilesystemMoveFileOutput]:
+        """``AsyncFilesystemTools.move_file``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncFilesystemTools.move_file, destination=destination, source=source
+        )
+
+    async def read_file(
+        self,
+        *,
+        path: str,
+        head: float | _NotGiven = _NOT_GIVEN,
+        tail: float | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_o.FilesystemReadFileOutput]:
+        """``AsyncFilesystemTools.read_file``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncFilesystemTools.read_file, path=path, head=head, tail=tail
+        )
+
+    async def read_media_file(
+        self, *, path: str
+    ) -> _AsyncToolTask[_o.FilesystemReadMediaFileOutput]:
+        """``AsyncFilesystemTools.read_media_file``, started as a task: returns its handle at once."""
+        return await self._task(AsyncFilesystemTools.read_media_file, path=path)
+
+    async def read_multiple_files(
+        self, *, paths: list[str]
+    ) -> _AsyncToolTask[_o.FilesystemReadMultipleFilesOutput]:
+        """``AsyncFilesystemTools.read_multiple_files``, started as a task: returns its handle at once."""
+        return await self._task(AsyncFilesystemTools.read_multiple_files, paths=paths)
+
+    async def read_text_file(
+        self,
+        *,
+        path: str,
+        head: float | _NotGiven = _NOT_GIVEN,
+        tail: float | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_o.FilesystemReadTextFileOutput]:
+        """``AsyncFilesystemTools.read_text_file``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncFilesystemTools.read_text_file, path=path, head=head, tail=tail
+        )
+
+    async def search_files(
+        self,
+        *,
+        path: str,
+        pattern: str,
+        exclude_patterns: list[str] | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_o.FilesystemSearchFilesOutput]:
+        """``AsyncFilesystemTools.search_files``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncFilesystemTools.search_files,
+            path=path,
+            pattern=pattern,
+            exclude_patterns=exclude_patterns,
+        )
+
+    async def write_file(
+        self, *, content: str, path: str
+    ) -> _AsyncToolTask[_o.FilesystemWriteFileOutput]:
+        """``AsyncFilesystemTools.write_file``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncFilesystemTools.write_file, content=content, path=path
+        )
+
+
 class GitTools(_ToolsBase):
     """Tools of the 'git' source."""
 
@@ -2887,6 +3495,11 @@ class GitTools(_ToolsBase):
     def results(self) -> GitToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
         return self._results(GitToolsResults)
+
+    @property
+    def tasks(self) -> GitToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(GitToolsTasks)
 
     def git_add(self, *, files: list[str], repo_path: str) -> _ToolOutput:
         """Adds file contents to the staging area
@@ -3223,6 +3836,118 @@ class GitToolsResults(_ToolsResultsBase):
         return self._whole(GitTools.git_status, repo_path=repo_path)
 
 
+class GitToolsTasks(_ToolsTasksBase):
+    """Tools of the 'git' source, each started as a task (a ToolTask at once)."""
+
+    def git_add(self, *, files: list[str], repo_path: str) -> _ToolTask[_ToolOutput]:
+        """``GitTools.git_add``, started as a task: returns its handle at once."""
+        return self._task(GitTools.git_add, files=files, repo_path=repo_path)
+
+    def git_branch(
+        self,
+        *,
+        branch_type: str,
+        repo_path: str,
+        contains: str | None | _NotGiven = _NOT_GIVEN,
+        not_contains: str | None | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_ToolOutput]:
+        """``GitTools.git_branch``, started as a task: returns its handle at once."""
+        return self._task(
+            GitTools.git_branch,
+            branch_type=branch_type,
+            repo_path=repo_path,
+            contains=contains,
+            not_contains=not_contains,
+        )
+
+    def git_checkout(
+        self, *, branch_name: str, repo_path: str
+    ) -> _ToolTask[_ToolOutput]:
+        """``GitTools.git_checkout``, started as a task: returns its handle at once."""
+        return self._task(
+            GitTools.git_checkout, branch_name=branch_name, repo_path=repo_path
+        )
+
+    def git_commit(self, *, message: str, repo_path: str) -> _ToolTask[_ToolOutput]:
+        """``GitTools.git_commit``, started as a task: returns its handle at once."""
+        return self._task(GitTools.git_commit, message=message, repo_path=repo_path)
+
+    def git_create_branch(
+        self,
+        *,
+        branch_name: str,
+        repo_path: str,
+        base_branch: str | None | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_ToolOutput]:
+        """``GitTools.git_create_branch``, started as a task: returns its handle at once."""
+        return self._task(
+            GitTools.git_create_branch,
+            branch_name=branch_name,
+            repo_path=repo_path,
+            base_branch=base_branch,
+        )
+
+    def git_diff(
+        self,
+        *,
+        repo_path: str,
+        target: str,
+        context_lines: int | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_ToolOutput]:
+        """``GitTools.git_diff``, started as a task: returns its handle at once."""
+        return self._task(
+            GitTools.git_diff,
+            repo_path=repo_path,
+            target=target,
+            context_lines=context_lines,
+        )
+
+    def git_diff_staged(
+        self, *, repo_path: str, context_lines: int | _NotGiven = _NOT_GIVEN
+    ) -> _ToolTask[_ToolOutput]:
+        """``GitTools.git_diff_staged``, started as a task: returns its handle at once."""
+        return self._task(
+            GitTools.git_diff_staged, repo_path=repo_path, context_lines=context_lines
+        )
+
+    def git_diff_unstaged(
+        self, *, repo_path: str, context_lines: int | _NotGiven = _NOT_GIVEN
+    ) -> _ToolTask[_ToolOutput]:
+        """``GitTools.git_diff_unstaged``, started as a task: returns its handle at once."""
+        return self._task(
+            GitTools.git_diff_unstaged, repo_path=repo_path, context_lines=context_lines
+        )
+
+    def git_log(
+        self,
+        *,
+        repo_path: str,
+        end_timestamp: str | None | _NotGiven = _NOT_GIVEN,
+        max_count: int | _NotGiven = _NOT_GIVEN,
+        start_timestamp: str | None | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_ToolOutput]:
+        """``GitTools.git_log``, started as a task: returns its handle at once."""
+        return self._task(
+            GitTools.git_log,
+            repo_path=repo_path,
+            end_timestamp=end_timestamp,
+            max_count=max_count,
+            start_timestamp=start_timestamp,
+        )
+
+    def git_reset(self, *, repo_path: str) -> _ToolTask[_ToolOutput]:
+        """``GitTools.git_reset``, started as a task: returns its handle at once."""
+        return self._task(GitTools.git_reset, repo_path=repo_path)
+
+    def git_show(self, *, repo_path: str, revision: str) -> _ToolTask[_ToolOutput]:
+        """``GitTools.git_show``, started as a task: returns its handle at once."""
+        return self._task(GitTools.git_show, repo_path=repo_path, revision=revision)
+
+    def git_status(self, *, repo_path: str) -> _ToolTask[_ToolOutput]:
+        """``GitTools.git_status``, started as a task: returns its handle at once."""
+        return self._task(GitTools.git_status, repo_path=repo_path)
+
+
 class AsyncGitTools(_AsyncToolsBase):
     """Async tools of the 'git' source."""
 
@@ -3230,6 +3955,11 @@ class AsyncGitTools(_AsyncToolsBase):
     def results(self) -> AsyncGitToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
         return self._results(AsyncGitToolsResults)
+
+    @property
+    def tasks(self) -> AsyncGitToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(AsyncGitToolsTasks)
 
     async def git_add(self, *, files: list[str], repo_path: str) -> _ToolOutput:
         """Adds file contents to the staging area
@@ -3582,6 +4312,132 @@ class AsyncGitToolsResults(_AsyncToolsResultsBase):
         return await self._whole(AsyncGitTools.git_status, repo_path=repo_path)
 
 
+class AsyncGitToolsTasks(_AsyncToolsTasksBase):
+    """Async tools of the 'git' source, each started as a task (a ToolTask at once)."""
+
+    async def git_add(
+        self, *, files: list[str], repo_path: str
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncGitTools.git_add``, started as a task: returns its handle at once."""
+        return await self._task(AsyncGitTools.git_add, files=files, repo_path=repo_path)
+
+    async def git_branch(
+        self,
+        *,
+        branch_type: str,
+        repo_path: str,
+        contains: str | None | _NotGiven = _NOT_GIVEN,
+        not_contains: str | None | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncGitTools.git_branch``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncGitTools.git_branch,
+            branch_type=branch_type,
+            repo_path=repo_path,
+            contains=contains,
+            not_contains=not_contains,
+        )
+
+    async def git_checkout(
+        self, *, branch_name: str, repo_path: str
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncGitTools.git_checkout``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncGitTools.git_checkout, branch_name=branch_name, repo_path=repo_path
+        )
+
+    async def git_commit(
+        self, *, message: str, repo_path: str
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncGitTools.git_commit``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncGitTools.git_commit, message=message, repo_path=repo_path
+        )
+
+    async def git_create_branch(
+        self,
+        *,
+        branch_name: str,
+        repo_path: str,
+        base_branch: str | None | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncGitTools.git_create_branch``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncGitTools.git_create_branch,
+            branch_name=branch_name,
+            repo_path=repo_path,
+            base_branch=base_branch,
+        )
+
+    async def git_diff(
+        self,
+        *,
+        repo_path: str,
+        target: str,
+        context_lines: int | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncGitTools.git_diff``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncGitTools.git_diff,
+            repo_path=repo_path,
+            target=target,
+            context_lines=context_lines,
+        )
+
+    async def git_diff_staged(
+        self, *, repo_path: str, context_lines: int | _NotGiven = _NOT_GIVEN
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncGitTools.git_diff_staged``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncGitTools.git_diff_staged,
+            repo_path=repo_path,
+            context_lines=context_lines,
+        )
+
+    async def git_diff_unstaged(
+        self, *, repo_path: str, context_lines: int | _NotGiven = _NOT_GIVEN
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncGitTools.git_diff_unstaged``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncGitTools.git_diff_unstaged,
+            repo_path=repo_path,
+            context_lines=context_lines,
+        )
+
+    async def git_log(
+        self,
+        *,
+        repo_path: str,
+        end_timestamp: str | None | _NotGiven = _NOT_GIVEN,
+        max_count: int | _NotGiven = _NOT_GIVEN,
+        start_timestamp: str | None | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncGitTools.git_log``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncGitTools.git_log,
+            repo_path=repo_path,
+            end_timestamp=end_timestamp,
+            max_count=max_count,
+            start_timestamp=start_timestamp,
+        )
+
+    async def git_reset(self, *, repo_path: str) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncGitTools.git_reset``, started as a task: returns its handle at once."""
+        return await self._task(AsyncGitTools.git_reset, repo_path=repo_path)
+
+    async def git_show(
+        self, *, repo_path: str, revision: str
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncGitTools.git_show``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncGitTools.git_show, repo_path=repo_path, revision=revision
+        )
+
+    async def git_status(self, *, repo_path: str) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncGitTools.git_status``, started as a task: returns its handle at once."""
+        return await self._task(AsyncGitTools.git_status, repo_path=repo_path)
+
+
 class MemoryTools(_ToolsBase):
     """Tools of the 'memory' source."""
 
@@ -3589,6 +4445,11 @@ class MemoryTools(_ToolsBase):
     def results(self) -> MemoryToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
         return self._results(MemoryToolsResults)
+
+    @property
+    def tasks(self) -> MemoryToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(MemoryToolsTasks)
 
     def add_observations(
         self, *, observations: list[_i.MemoryAddObservationsInputObservation]
@@ -3785,6 +4646,58 @@ class MemoryToolsResults(_ToolsResultsBase):
         return self._whole(MemoryTools.search_nodes, query=query)
 
 
+class MemoryToolsTasks(_ToolsTasksBase):
+    """Tools of the 'memory' source, each started as a task (a ToolTask at once)."""
+
+    def add_observations(
+        self, *, observations: list[_i.MemoryAddObservationsInputObservation]
+    ) -> _ToolTask[_o.MemoryAddObservationsOutput]:
+        """``MemoryTools.add_observations``, started as a task: returns its handle at once."""
+        return self._task(MemoryTools.add_observations, observations=observations)
+
+    def create_entities(
+        self, *, entities: list[_i.MemoryCreateEntitiesInputEntity]
+    ) -> _ToolTask[_o.MemoryCreateEntitiesOutput]:
+        """``MemoryTools.create_entities``, started as a task: returns its handle at once."""
+        return self._task(MemoryTools.create_entities, entities=entities)
+
+    def create_relations(
+        self, *, relations: list[_i.MemoryCreateRelationsInputRelation]
+    ) -> _ToolTask[_o.MemoryCreateRelationsOutput]:
+        """``MemoryTools.create_relations``, started as a task: returns its handle at once."""
+        return self._task(MemoryTools.create_relations, relations=relations)
+
+    def delete_entities(
+        self, *, entity_names: list[str]
+    ) -> _ToolTask[_o.MemoryDeleteEntitiesOutput]:
+        """``MemoryTools.delete_entities``, started as a task: returns its handle at once."""
+        return self._task(MemoryTools.delete_entities, entity_names=entity_names)
+
+    def delete_observations(
+        self, *, deletions: list[_i.MemoryDeleteObservationsInputDeletion]
+    ) -> _ToolTask[_o.MemoryDeleteObservationsOutput]:
+        """``MemoryTools.delete_observations``, started as a task: returns its handle at once."""
+        return self._task(MemoryTools.delete_observations, deletions=deletions)
+
+    def delete_relations(
+        self, *, relations: list[_i.MemoryDeleteRelationsInputRelation]
+    ) -> _ToolTask[_o.MemoryDeleteRelationsOutput]:
+        """``MemoryTools.delete_relations``, started as a task: returns its handle at once."""
+        return self._task(MemoryTools.delete_relations, relations=relations)
+
+    def open_nodes(self, *, names: list[str]) -> _ToolTask[_o.MemoryOpenNodesOutput]:
+        """``MemoryTools.open_nodes``, started as a task: returns its handle at once."""
+        return self._task(MemoryTools.open_nodes, names=names)
+
+    def read_graph(self) -> _ToolTask[_o.MemoryReadGraphOutput]:
+        """``MemoryTools.read_graph``, started as a task: returns its handle at once."""
+        return self._task(MemoryTools.read_graph)
+
+    def search_nodes(self, *, query: str) -> _ToolTask[_o.MemorySearchNodesOutput]:
+        """``MemoryTools.search_nodes``, started as a task: returns its handle at once."""
+        return self._task(MemoryTools.search_nodes, query=query)
+
+
 class AsyncMemoryTools(_AsyncToolsBase):
     """Async tools of the 'memory' source."""
 
@@ -3792,6 +4705,11 @@ class AsyncMemoryTools(_AsyncToolsBase):
     def results(self) -> AsyncMemoryToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
         return self._results(AsyncMemoryToolsResults)
+
+    @property
+    def tasks(self) -> AsyncMemoryToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(AsyncMemoryToolsTasks)
 
     async def add_observations(
         self, *, observations: list[_i.MemoryAddObservationsInputObservation]
@@ -4000,6 +4918,68 @@ class AsyncMemoryToolsResults(_AsyncToolsResultsBase):
         return await self._whole(AsyncMemoryTools.search_nodes, query=query)
 
 
+class AsyncMemoryToolsTasks(_AsyncToolsTasksBase):
+    """Async tools of the 'memory' source, each started as a task (a ToolTask at once)."""
+
+    async def add_observations(
+        self, *, observations: list[_i.MemoryAddObservationsInputObservation]
+    ) -> _AsyncToolTask[_o.MemoryAddObservationsOutput]:
+        """``AsyncMemoryTools.add_observations``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncMemoryTools.add_observations, observations=observations
+        )
+
+    async def create_entities(
+        self, *, entities: list[_i.MemoryCreateEntitiesInputEntity]
+    ) -> _AsyncToolTask[_o.MemoryCreateEntitiesOutput]:
+        """``AsyncMemoryTools.create_entities``, started as a task: returns its handle at once."""
+        return await self._task(AsyncMemoryTools.create_entities, entities=entities)
+
+    async def create_relations(
+        self, *, relations: list[_i.MemoryCreateRelationsInputRelation]
+    ) -> _AsyncToolTask[_o.MemoryCreateRelationsOutput]:
+        """``AsyncMemoryTools.create_relations``, started as a task: returns its handle at once."""
+        return await self._task(AsyncMemoryTools.create_relations, relations=relations)
+
+    async def delete_entities(
+        self, *, entity_names: list[str]
+    ) -> _AsyncToolTask[_o.MemoryDeleteEntitiesOutput]:
+        """``AsyncMemoryTools.delete_entities``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncMemoryTools.delete_entities, entity_names=entity_names
+        )
+
+    async def delete_observations(
+        self, *, deletions: list[_i.MemoryDeleteObservationsInputDeletion]
+    ) -> _AsyncToolTask[_o.MemoryDeleteObservationsOutput]:
+        """``AsyncMemoryTools.delete_observations``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncMemoryTools.delete_observations, deletions=deletions
+        )
+
+    async def delete_relations(
+        self, *, relations: list[_i.MemoryDeleteRelationsInputRelation]
+    ) -> _AsyncToolTask[_o.MemoryDeleteRelationsOutput]:
+        """``AsyncMemoryTools.delete_relations``, started as a task: returns its handle at once."""
+        return await self._task(AsyncMemoryTools.delete_relations, relations=relations)
+
+    async def open_nodes(
+        self, *, names: list[str]
+    ) -> _AsyncToolTask[_o.MemoryOpenNodesOutput]:
+        """``AsyncMemoryTools.open_nodes``, started as a task: returns its handle at once."""
+        return await self._task(AsyncMemoryTools.open_nodes, names=names)
+
+    async def read_graph(self) -> _AsyncToolTask[_o.MemoryReadGraphOutput]:
+        """``AsyncMemoryTools.read_graph``, started as a task: returns its handle at once."""
+        return await self._task(AsyncMemoryTools.read_graph)
+
+    async def search_nodes(
+        self, *, query: str
+    ) -> _AsyncToolTask[_o.MemorySearchNodesOutput]:
+        """``AsyncMemoryTools.search_nodes``, started as a task: returns its handle at once."""
+        return await self._task(AsyncMemoryTools.search_nodes, query=query)
+
+
 class TimeTools(_ToolsBase):
     """Tools of the 'time' source."""
 
@@ -4007,6 +4987,11 @@ class TimeTools(_ToolsBase):
     def results(self) -> TimeToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
         return self._results(TimeToolsResults)
+
+    @property
+    def tasks(self) -> TimeToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(TimeToolsTasks)
 
     def convert_time(
         self, *, source_timezone: str, target_timezone: str, time: str
@@ -4068,6 +5053,27 @@ class TimeToolsResults(_ToolsResultsBase):
         return self._whole(TimeTools.get_current_time, timezone=timezone)
 
 
+class TimeToolsTasks(_ToolsTasksBase):
+    """Tools of the 'time' source, each started as a task (a ToolTask at once)."""
+
+    def convert_time(
+        self, *, source_timezone: str, target_timezone: str, time: str
+    ) -> _ToolTask[_o.TimeConvertTimeOutput]:
+        """``TimeTools.convert_time``, started as a task: returns its handle at once."""
+        return self._task(
+            TimeTools.convert_time,
+            source_timezone=source_timezone,
+            target_timezone=target_timezone,
+            time=time,
+        )
+
+    def get_current_time(
+        self, *, timezone: str
+    ) -> _ToolTask[_o.TimeGetCurrentTimeOutput]:
+        """``TimeTools.get_current_time``, started as a task: returns its handle at once."""
+        return self._task(TimeTools.get_current_time, timezone=timezone)
+
+
 class AsyncTimeTools(_AsyncToolsBase):
     """Async tools of the 'time' source."""
 
@@ -4075,6 +5081,11 @@ class AsyncTimeTools(_AsyncToolsBase):
     def results(self) -> AsyncTimeToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
         return self._results(AsyncTimeToolsResults)
+
+    @property
+    def tasks(self) -> AsyncTimeToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(AsyncTimeToolsTasks)
 
     async def convert_time(
         self, *, source_timezone: str, target_timezone: str, time: str
@@ -4138,6 +5149,27 @@ class AsyncTimeToolsResults(_AsyncToolsResultsBase):
         return await self._whole(AsyncTimeTools.get_current_time, timezone=timezone)
 
 
+class AsyncTimeToolsTasks(_AsyncToolsTasksBase):
+    """Async tools of the 'time' source, each started as a task (a ToolTask at once)."""
+
+    async def convert_time(
+        self, *, source_timezone: str, target_timezone: str, time: str
+    ) -> _AsyncToolTask[_o.TimeConvertTimeOutput]:
+        """``AsyncTimeTools.convert_time``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncTimeTools.convert_time,
+            source_timezone=source_timezone,
+            target_timezone=target_timezone,
+            time=time,
+        )
+
+    async def get_current_time(
+        self, *, timezone: str
+    ) -> _AsyncToolTask[_o.TimeGetCurrentTimeOutput]:
+        """``AsyncTimeTools.get_current_time``, started as a task: returns its handle at once."""
+        return await self._task(AsyncTimeTools.get_current_time, timezone=timezone)
+
+
 class Tools(_ToolsBase):
     """Tools."""
 
@@ -4157,6 +5189,11 @@ class Tools(_ToolsBase):
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
         return self._results(ToolsResults)
 
+    @property
+    def tasks(self) -> ToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(ToolsTasks)
+
 
 class ToolsResults(_ToolsBase):
     """Tools returning the whole ToolResult."""
@@ -4171,6 +5208,21 @@ class ToolsResults(_ToolsBase):
         self.git = GitToolsResults(provider, options)
         self.memory = MemoryToolsResults(provider, options)
         self.time = TimeToolsResults(provider, options)
+
+
+class ToolsTasks(_ToolsTasksBase):
+    """Tools started as tasks (resume one with resume(TOOLS[name], task_id))."""
+
+    def __init__(
+        self, provider: _SupportsCallTool, options: _CallOptions | None = None
+    ) -> None:
+        super().__init__(provider, options)
+        self.everything = EverythingToolsTasks(provider, options)
+        self.fetch = FetchToolsTasks(provider, options)
+        self.filesystem = FilesystemToolsTasks(provider, options)
+        self.git = GitToolsTasks(provider, options)
+        self.memory = MemoryToolsTasks(provider, options)
+        self.time = TimeToolsTasks(provider, options)
 
 
 class AsyncTools(_AsyncToolsBase):
@@ -4194,6 +5246,11 @@ class AsyncTools(_AsyncToolsBase):
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
         return self._results(AsyncToolsResults)
 
+    @property
+    def tasks(self) -> AsyncToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(AsyncToolsTasks)
+
 
 class AsyncToolsResults(_AsyncToolsBase):
     """Async tools returning the whole ToolResult."""
@@ -4210,3 +5267,20 @@ class AsyncToolsResults(_AsyncToolsBase):
         self.git = AsyncGitToolsResults(provider, options)
         self.memory = AsyncMemoryToolsResults(provider, options)
         self.time = AsyncTimeToolsResults(provider, options)
+
+
+class AsyncToolsTasks(_AsyncToolsTasksBase):
+    """Async tools started as tasks (resume one with resume(TOOLS[name], task_id))."""
+
+    def __init__(
+        self,
+        provider: _SupportsCallTool | _SupportsAsyncCallTool,
+        options: _CallOptions | None = None,
+    ) -> None:
+        super().__init__(provider, options)
+        self.everything = AsyncEverythingToolsTasks(provider, options)
+        self.fetch = AsyncFetchToolsTasks(provider, options)
+        self.filesystem = AsyncFilesystemToolsTasks(provider, options)
+        self.git = AsyncGitToolsTasks(provider, options)
+        self.memory = AsyncMemoryToolsTasks(provider, options)
+        self.time = AsyncTimeToolsTasks(provider, options)

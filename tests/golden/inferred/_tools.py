@@ -9,8 +9,10 @@ from types import MappingProxyType as _MappingProxyType
 from typing import Any as _Any
 from typing import Literal
 
+from ._runtime import AsyncToolTask as _AsyncToolTask
 from ._runtime import AsyncToolsBase as _AsyncToolsBase
 from ._runtime import AsyncToolsResultsBase as _AsyncToolsResultsBase
+from ._runtime import AsyncToolsTasksBase as _AsyncToolsTasksBase
 from ._runtime import CallOptions as _CallOptions
 from ._runtime import NOT_GIVEN as _NOT_GIVEN
 from ._runtime import NotGiven as _NotGiven
@@ -18,8 +20,10 @@ from ._runtime import SupportsAsyncCallTool as _SupportsAsyncCallTool
 from ._runtime import SupportsCallTool as _SupportsCallTool
 from ._runtime import ToolInfo as _ToolInfo
 from ._runtime import ToolResult as _ToolResult
+from ._runtime import ToolTask as _ToolTask
 from ._runtime import ToolsBase as _ToolsBase
 from ._runtime import ToolsResultsBase as _ToolsResultsBase
+from ._runtime import ToolsTasksBase as _ToolsTasksBase
 
 from typing import TYPE_CHECKING
 
@@ -27,7 +31,15 @@ if TYPE_CHECKING:
     from . import outputs as _o
     from ._runtime import ToolOutput as _ToolOutput
 
-__all__ = ["TOOLS", "AsyncTools", "AsyncToolsResults", "Tools", "ToolsResults"]
+__all__ = [
+    "TOOLS",
+    "AsyncTools",
+    "AsyncToolsResults",
+    "AsyncToolsTasks",
+    "Tools",
+    "ToolsResults",
+    "ToolsTasks",
+]
 
 _PACKAGE = __name__.rpartition(".")[0]
 
@@ -605,6 +617,11 @@ class CitiesTools(_ToolsBase):
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
         return self._results(CitiesToolsResults)
 
+    @property
+    def tasks(self) -> CitiesToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(CitiesToolsTasks)
+
     def list_cities(
         self, *, country: str | _NotGiven = _NOT_GIVEN
     ) -> _o.CitiesListCitiesOutput | _ToolOutput:
@@ -636,6 +653,16 @@ class CitiesToolsResults(_ToolsResultsBase):
         return self._whole(CitiesTools.list_cities, country=country)
 
 
+class CitiesToolsTasks(_ToolsTasksBase):
+    """Tools of the 'cities' source, each started as a task (a ToolTask at once)."""
+
+    def list_cities(
+        self, *, country: str | _NotGiven = _NOT_GIVEN
+    ) -> _ToolTask[_o.CitiesListCitiesOutput | _ToolOutput]:
+        """``CitiesTools.list_cities``, started as a task: returns its handle at once."""
+        return self._task(CitiesTools.list_cities, country=country)
+
+
 class AsyncCitiesTools(_AsyncToolsBase):
     """Async tools of the 'cities' source."""
 
@@ -643,6 +670,11 @@ class AsyncCitiesTools(_AsyncToolsBase):
     def results(self) -> AsyncCitiesToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
         return self._results(AsyncCitiesToolsResults)
+
+    @property
+    def tasks(self) -> AsyncCitiesToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(AsyncCitiesToolsTasks)
 
     async def list_cities(
         self, *, country: str | _NotGiven = _NOT_GIVEN
@@ -675,6 +707,16 @@ class AsyncCitiesToolsResults(_AsyncToolsResultsBase):
         return await self._whole(AsyncCitiesTools.list_cities, country=country)
 
 
+class AsyncCitiesToolsTasks(_AsyncToolsTasksBase):
+    """Async tools of the 'cities' source, each started as a task (a ToolTask at once)."""
+
+    async def list_cities(
+        self, *, country: str | _NotGiven = _NOT_GIVEN
+    ) -> _AsyncToolTask[_o.CitiesListCitiesOutput | _ToolOutput]:
+        """``AsyncCitiesTools.list_cities``, started as a task: returns its handle at once."""
+        return await self._task(AsyncCitiesTools.list_cities, country=country)
+
+
 class EverythingTools(_ToolsBase):
     """Tools of the 'everything' source."""
 
@@ -682,6 +724,11 @@ class EverythingTools(_ToolsBase):
     def results(self) -> EverythingToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
         return self._results(EverythingToolsResults)
+
+    @property
+    def tasks(self) -> EverythingToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(EverythingToolsTasks)
 
     def echo(self, *, message: str) -> str:
         """Echo Tool
@@ -885,6 +932,8 @@ class EverythingTools(_ToolsBase):
             ambiguous: Simulate an ambiguous query that requires clarification (triggers input_required status) (server default: False)
 
         Hints: may modify its environment, not destructive, not idempotent, closed-world.
+
+        Task: the tool runs only as a task; this method waits for it (``.tasks`` starts it and returns a ToolTask at once).
 
         Wire name: 'simulate-research-query'.
         """
@@ -1158,6 +1207,143 @@ class EverythingToolsResults(_ToolsResultsBase):
         )
 
 
+class EverythingToolsTasks(_ToolsTasksBase):
+    """Tools of the 'everything' source, each started as a task (a ToolTask at once)."""
+
+    def echo(self, *, message: str) -> _ToolTask[str]:
+        """``EverythingTools.echo``, started as a task: returns its handle at once."""
+        return self._task(EverythingTools.echo, message=message)
+
+    def get_annotated_message(
+        self,
+        *,
+        message_type: Literal["error", "success", "debug"],
+        include_image: bool | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.get_annotated_message``, started as a task: returns its handle at once."""
+        return self._task(
+            EverythingTools.get_annotated_message,
+            message_type=message_type,
+            include_image=include_image,
+        )
+
+    def get_env(self) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.get_env``, started as a task: returns its handle at once."""
+        return self._task(EverythingTools.get_env)
+
+    def get_resource_links(
+        self, *, count: float | _NotGiven = _NOT_GIVEN
+    ) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.get_resource_links``, started as a task: returns its handle at once."""
+        return self._task(EverythingTools.get_resource_links, count=count)
+
+    def get_resource_reference(
+        self,
+        *,
+        resource_id: float | _NotGiven = _NOT_GIVEN,
+        resource_type: Literal["Text", "Blob"] | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.get_resource_reference``, started as a task: returns its handle at once."""
+        return self._task(
+            EverythingTools.get_resource_reference,
+            resource_id=resource_id,
+            resource_type=resource_type,
+        )
+
+    def get_roots_list(self) -> _ToolTask[str]:
+        """``EverythingTools.get_roots_list``, started as a task: returns its handle at once."""
+        return self._task(EverythingTools.get_roots_list)
+
+    def get_structured_content(
+        self, *, location: Literal["New York", "Chicago", "Los Angeles"]
+    ) -> _ToolTask[_o.EverythingGetStructuredContentOutput]:
+        """``EverythingTools.get_structured_content``, started as a task: returns its handle at once."""
+        return self._task(EverythingTools.get_structured_content, location=location)
+
+    def get_sum(self, *, a: float, b: float) -> _ToolTask[str]:
+        """``EverythingTools.get_sum``, started as a task: returns its handle at once."""
+        return self._task(EverythingTools.get_sum, a=a, b=b)
+
+    def get_tiny_image(self) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.get_tiny_image``, started as a task: returns its handle at once."""
+        return self._task(EverythingTools.get_tiny_image)
+
+    def gzip_file_as_resource(
+        self,
+        *,
+        data: str | _NotGiven = _NOT_GIVEN,
+        name: str | _NotGiven = _NOT_GIVEN,
+        output_type: Literal["resourceLink", "resource"] | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.gzip_file_as_resource``, started as a task: returns its handle at once."""
+        return self._task(
+            EverythingTools.gzip_file_as_resource,
+            data=data,
+            name=name,
+            output_type=output_type,
+        )
+
+    def simulate_research_query(
+        self, *, topic: str, ambiguous: bool | _NotGiven = _NOT_GIVEN
+    ) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.simulate_research_query``, started as a task: returns its handle at once."""
+        return self._task(
+            EverythingTools.simulate_research_query, topic=topic, ambiguous=ambiguous
+        )
+
+    def toggle_simulated_logging(self) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.toggle_simulated_logging``, started as a task: returns its handle at once."""
+        return self._task(EverythingTools.toggle_simulated_logging)
+
+    def toggle_subscriber_updates(self) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.toggle_subscriber_updates``, started as a task: returns its handle at once."""
+        return self._task(EverythingTools.toggle_subscriber_updates)
+
+    def trigger_elicitation_request(self) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.trigger_elicitation_request``, started as a task: returns its handle at once."""
+        return self._task(EverythingTools.trigger_elicitation_request)
+
+    def trigger_long_running_operation(
+        self,
+        *,
+        duration: float | _NotGiven = _NOT_GIVEN,
+        steps: float | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[str]:
+        """``EverythingTools.trigger_long_running_operation``, started as a task: returns its handle at once."""
+        return self._task(
+            EverythingTools.trigger_long_running_operation,
+            duration=duration,
+            steps=steps,
+        )
+
+    def trigger_sampling_request(
+        self, *, prompt: str, max_tokens: float | _NotGiven = _NOT_GIVEN
+    ) -> _ToolTask[str]:
+        """``EverythingTools.trigger_sampling_request``, started as a task: returns its handle at once."""
+        return self._task(
+            EverythingTools.trigger_sampling_request,
+            prompt=prompt,
+            max_tokens=max_tokens,
+        )
+
+    def trigger_url_elicitation(
+        self,
+        *,
+        url: str,
+        elicitation_id: str | _NotGiven = _NOT_GIVEN,
+        error_path: bool | _NotGiven = _NOT_GIVEN,
+        message: str | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_ToolOutput]:
+        """``EverythingTools.trigger_url_elicitation``, started as a task: returns its handle at once."""
+        return self._task(
+            EverythingTools.trigger_url_elicitation,
+            url=url,
+            elicitation_id=elicitation_id,
+            error_path=error_path,
+            message=message,
+        )
+
+
 class AsyncEverythingTools(_AsyncToolsBase):
     """Async tools of the 'everything' source."""
 
@@ -1165,6 +1351,11 @@ class AsyncEverythingTools(_AsyncToolsBase):
     def results(self) -> AsyncEverythingToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
         return self._results(AsyncEverythingToolsResults)
+
+    @property
+    def tasks(self) -> AsyncEverythingToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(AsyncEverythingToolsTasks)
 
     async def echo(self, *, message: str) -> str:
         """Echo Tool
@@ -1368,6 +1559,8 @@ class AsyncEverythingTools(_AsyncToolsBase):
             ambiguous: Simulate an ambiguous query that requires clarification (triggers input_required status) (server default: False)
 
         Hints: may modify its environment, not destructive, not idempotent, closed-world.
+
+        Task: the tool runs only as a task; this method waits for it (``.tasks`` starts it and returns a ToolTask at once).
 
         Wire name: 'simulate-research-query'.
         """
@@ -1645,6 +1838,147 @@ class AsyncEverythingToolsResults(_AsyncToolsResultsBase):
         )
 
 
+class AsyncEverythingToolsTasks(_AsyncToolsTasksBase):
+    """Async tools of the 'everything' source, each started as a task (a ToolTask at once)."""
+
+    async def echo(self, *, message: str) -> _AsyncToolTask[str]:
+        """``AsyncEverythingTools.echo``, started as a task: returns its handle at once."""
+        return await self._task(AsyncEverythingTools.echo, message=message)
+
+    async def get_annotated_message(
+        self,
+        *,
+        message_type: Literal["error", "success", "debug"],
+        include_image: bool | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.get_annotated_message``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncEverythingTools.get_annotated_message,
+            message_type=message_type,
+            include_image=include_image,
+        )
+
+    async def get_env(self) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.get_env``, started as a task: returns its handle at once."""
+        return await self._task(AsyncEverythingTools.get_env)
+
+    async def get_resource_links(
+        self, *, count: float | _NotGiven = _NOT_GIVEN
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.get_resource_links``, started as a task: returns its handle at once."""
+        return await self._task(AsyncEverythingTools.get_resource_links, count=count)
+
+    async def get_resource_reference(
+        self,
+        *,
+        resource_id: float | _NotGiven = _NOT_GIVEN,
+        resource_type: Literal["Text", "Blob"] | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.get_resource_reference``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncEverythingTools.get_resource_reference,
+            resource_id=resource_id,
+            resource_type=resource_type,
+        )
+
+    async def get_roots_list(self) -> _AsyncToolTask[str]:
+        """``AsyncEverythingTools.get_roots_list``, started as a task: returns its handle at once."""
+        return await self._task(AsyncEverythingTools.get_roots_list)
+
+    async def get_structured_content(
+        self, *, location: Literal["New York", "Chicago", "Los Angeles"]
+    ) -> _AsyncToolTask[_o.EverythingGetStructuredContentOutput]:
+        """``AsyncEverythingTools.get_structured_content``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncEverythingTools.get_structured_content, location=location
+        )
+
+    async def get_sum(self, *, a: float, b: float) -> _AsyncToolTask[str]:
+        """``AsyncEverythingTools.get_sum``, started as a task: returns its handle at once."""
+        return await self._task(AsyncEverythingTools.get_sum, a=a, b=b)
+
+    async def get_tiny_image(self) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.get_tiny_image``, started as a task: returns its handle at once."""
+        return await self._task(AsyncEverythingTools.get_tiny_image)
+
+    async def gzip_file_as_resource(
+        self,
+        *,
+        data: str | _NotGiven = _NOT_GIVEN,
+        name: str | _NotGiven = _NOT_GIVEN,
+        output_type: Literal["resourceLink", "resource"] | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.gzip_file_as_resource``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncEverythingTools.gzip_file_as_resource,
+            data=data,
+            name=name,
+            output_type=output_type,
+        )
+
+    async def simulate_research_query(
+        self, *, topic: str, ambiguous: bool | _NotGiven = _NOT_GIVEN
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.simulate_research_query``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncEverythingTools.simulate_research_query,
+            topic=topic,
+            ambiguous=ambiguous,
+        )
+
+    async def toggle_simulated_logging(self) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.toggle_simulated_logging``, started as a task: returns its handle at once."""
+        return await self._task(AsyncEverythingTools.toggle_simulated_logging)
+
+    async def toggle_subscriber_updates(self) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.toggle_subscriber_updates``, started as a task: returns its handle at once."""
+        return await self._task(AsyncEverythingTools.toggle_subscriber_updates)
+
+    async def trigger_elicitation_request(self) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.trigger_elicitation_request``, started as a task: returns its handle at once."""
+        return await self._task(AsyncEverythingTools.trigger_elicitation_request)
+
+    async def trigger_long_running_operation(
+        self,
+        *,
+        duration: float | _NotGiven = _NOT_GIVEN,
+        steps: float | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[str]:
+        """``AsyncEverythingTools.trigger_long_running_operation``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncEverythingTools.trigger_long_running_operation,
+            duration=duration,
+            steps=steps,
+        )
+
+    async def trigger_sampling_request(
+        self, *, prompt: str, max_tokens: float | _NotGiven = _NOT_GIVEN
+    ) -> _AsyncToolTask[str]:
+        """``AsyncEverythingTools.trigger_sampling_request``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncEverythingTools.trigger_sampling_request,
+            prompt=prompt,
+            max_tokens=max_tokens,
+        )
+
+    async def trigger_url_elicitation(
+        self,
+        *,
+        url: str,
+        elicitation_id: str | _NotGiven = _NOT_GIVEN,
+        error_path: bool | _NotGiven = _NOT_GIVEN,
+        message: str | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncEverythingTools.trigger_url_elicitation``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncEverythingTools.trigger_url_elicitation,
+            url=url,
+            elicitation_id=elicitation_id,
+            error_path=error_path,
+            message=message,
+        )
+
+
 class GitTools(_ToolsBase):
     """Tools of the 'git' source."""
 
@@ -1652,6 +1986,11 @@ class GitTools(_ToolsBase):
     def results(self) -> GitToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
         return self._results(GitToolsResults)
+
+    @property
+    def tasks(self) -> GitToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(GitToolsTasks)
 
     def git_add(self, *, files: list[str], repo_path: str) -> _ToolOutput:
         """Adds file contents to the staging area
@@ -1992,6 +2331,118 @@ class GitToolsResults(_ToolsResultsBase):
         return self._whole(GitTools.git_status, repo_path=repo_path)
 
 
+class GitToolsTasks(_ToolsTasksBase):
+    """Tools of the 'git' source, each started as a task (a ToolTask at once)."""
+
+    def git_add(self, *, files: list[str], repo_path: str) -> _ToolTask[_ToolOutput]:
+        """``GitTools.git_add``, started as a task: returns its handle at once."""
+        return self._task(GitTools.git_add, files=files, repo_path=repo_path)
+
+    def git_branch(
+        self,
+        *,
+        branch_type: str,
+        repo_path: str,
+        contains: str | None | _NotGiven = _NOT_GIVEN,
+        not_contains: str | None | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_ToolOutput]:
+        """``GitTools.git_branch``, started as a task: returns its handle at once."""
+        return self._task(
+            GitTools.git_branch,
+            branch_type=branch_type,
+            repo_path=repo_path,
+            contains=contains,
+            not_contains=not_contains,
+        )
+
+    def git_checkout(
+        self, *, branch_name: str, repo_path: str
+    ) -> _ToolTask[_ToolOutput]:
+        """``GitTools.git_checkout``, started as a task: returns its handle at once."""
+        return self._task(
+            GitTools.git_checkout, branch_name=branch_name, repo_path=repo_path
+        )
+
+    def git_commit(self, *, message: str, repo_path: str) -> _ToolTask[_ToolOutput]:
+        """``GitTools.git_commit``, started as a task: returns its handle at once."""
+        return self._task(GitTools.git_commit, message=message, repo_path=repo_path)
+
+    def git_create_branch(
+        self,
+        *,
+        branch_name: str,
+        repo_path: str,
+        base_branch: str | None | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_ToolOutput]:
+        """``GitTools.git_create_branch``, started as a task: returns its handle at once."""
+        return self._task(
+            GitTools.git_create_branch,
+            branch_name=branch_name,
+            repo_path=repo_path,
+            base_branch=base_branch,
+        )
+
+    def git_diff(
+        self,
+        *,
+        repo_path: str,
+        target: str,
+        context_lines: int | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_ToolOutput]:
+        """``GitTools.git_diff``, started as a task: returns its handle at once."""
+        return self._task(
+            GitTools.git_diff,
+            repo_path=repo_path,
+            target=target,
+            context_lines=context_lines,
+        )
+
+    def git_diff_staged(
+        self, *, repo_path: str, context_lines: int | _NotGiven = _NOT_GIVEN
+    ) -> _ToolTask[_ToolOutput]:
+        """``GitTools.git_diff_staged``, started as a task: returns its handle at once."""
+        return self._task(
+            GitTools.git_diff_staged, repo_path=repo_path, context_lines=context_lines
+        )
+
+    def git_diff_unstaged(
+        self, *, repo_path: str, context_lines: int | _NotGiven = _NOT_GIVEN
+    ) -> _ToolTask[_ToolOutput]:
+        """``GitTools.git_diff_unstaged``, started as a task: returns its handle at once."""
+        return self._task(
+            GitTools.git_diff_unstaged, repo_path=repo_path, context_lines=context_lines
+        )
+
+    def git_log(
+        self,
+        *,
+        repo_path: str,
+        end_timestamp: str | None | _NotGiven = _NOT_GIVEN,
+        max_count: int | _NotGiven = _NOT_GIVEN,
+        start_timestamp: str | None | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[str]:
+        """``GitTools.git_log``, started as a task: returns its handle at once."""
+        return self._task(
+            GitTools.git_log,
+            repo_path=repo_path,
+            end_timestamp=end_timestamp,
+            max_count=max_count,
+            start_timestamp=start_timestamp,
+        )
+
+    def git_reset(self, *, repo_path: str) -> _ToolTask[_ToolOutput]:
+        """``GitTools.git_reset``, started as a task: returns its handle at once."""
+        return self._task(GitTools.git_reset, repo_path=repo_path)
+
+    def git_show(self, *, repo_path: str, revision: str) -> _ToolTask[_ToolOutput]:
+        """``GitTools.git_show``, started as a task: returns its handle at once."""
+        return self._task(GitTools.git_show, repo_path=repo_path, revision=revision)
+
+    def git_status(self, *, repo_path: str) -> _ToolTask[str]:
+        """``GitTools.git_status``, started as a task: returns its handle at once."""
+        return self._task(GitTools.git_status, repo_path=repo_path)
+
+
 class AsyncGitTools(_AsyncToolsBase):
     """Async tools of the 'git' source."""
 
@@ -1999,6 +2450,11 @@ class AsyncGitTools(_AsyncToolsBase):
     def results(self) -> AsyncGitToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
         return self._results(AsyncGitToolsResults)
+
+    @property
+    def tasks(self) -> AsyncGitToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(AsyncGitToolsTasks)
 
     async def git_add(self, *, files: list[str], repo_path: str) -> _ToolOutput:
         """Adds file contents to the staging area
@@ -2355,6 +2811,132 @@ class AsyncGitToolsResults(_AsyncToolsResultsBase):
         return await self._whole(AsyncGitTools.git_status, repo_path=repo_path)
 
 
+class AsyncGitToolsTasks(_AsyncToolsTasksBase):
+    """Async tools of the 'git' source, each started as a task (a ToolTask at once)."""
+
+    async def git_add(
+        self, *, files: list[str], repo_path: str
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncGitTools.git_add``, started as a task: returns its handle at once."""
+        return await self._task(AsyncGitTools.git_add, files=files, repo_path=repo_path)
+
+    async def git_branch(
+        self,
+        *,
+        branch_type: str,
+        repo_path: str,
+        contains: str | None | _NotGiven = _NOT_GIVEN,
+        not_contains: str | None | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncGitTools.git_branch``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncGitTools.git_branch,
+            branch_type=branch_type,
+            repo_path=repo_path,
+            contains=contains,
+            not_contains=not_contains,
+        )
+
+    async def git_checkout(
+        self, *, branch_name: str, repo_path: str
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncGitTools.git_checkout``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncGitTools.git_checkout, branch_name=branch_name, repo_path=repo_path
+        )
+
+    async def git_commit(
+        self, *, message: str, repo_path: str
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncGitTools.git_commit``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncGitTools.git_commit, message=message, repo_path=repo_path
+        )
+
+    async def git_create_branch(
+        self,
+        *,
+        branch_name: str,
+        repo_path: str,
+        base_branch: str | None | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncGitTools.git_create_branch``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncGitTools.git_create_branch,
+            branch_name=branch_name,
+            repo_path=repo_path,
+            base_branch=base_branch,
+        )
+
+    async def git_diff(
+        self,
+        *,
+        repo_path: str,
+        target: str,
+        context_lines: int | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncGitTools.git_diff``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncGitTools.git_diff,
+            repo_path=repo_path,
+            target=target,
+            context_lines=context_lines,
+        )
+
+    async def git_diff_staged(
+        self, *, repo_path: str, context_lines: int | _NotGiven = _NOT_GIVEN
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncGitTools.git_diff_staged``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncGitTools.git_diff_staged,
+            repo_path=repo_path,
+            context_lines=context_lines,
+        )
+
+    async def git_diff_unstaged(
+        self, *, repo_path: str, context_lines: int | _NotGiven = _NOT_GIVEN
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncGitTools.git_diff_unstaged``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncGitTools.git_diff_unstaged,
+            repo_path=repo_path,
+            context_lines=context_lines,
+        )
+
+    async def git_log(
+        self,
+        *,
+        repo_path: str,
+        end_timestamp: str | None | _NotGiven = _NOT_GIVEN,
+        max_count: int | _NotGiven = _NOT_GIVEN,
+        start_timestamp: str | None | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[str]:
+        """``AsyncGitTools.git_log``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncGitTools.git_log,
+            repo_path=repo_path,
+            end_timestamp=end_timestamp,
+            max_count=max_count,
+            start_timestamp=start_timestamp,
+        )
+
+    async def git_reset(self, *, repo_path: str) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncGitTools.git_reset``, started as a task: returns its handle at once."""
+        return await self._task(AsyncGitTools.git_reset, repo_path=repo_path)
+
+    async def git_show(
+        self, *, repo_path: str, revision: str
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncGitTools.git_show``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncGitTools.git_show, repo_path=repo_path, revision=revision
+        )
+
+    async def git_status(self, *, repo_path: str) -> _AsyncToolTask[str]:
+        """``AsyncGitTools.git_status``, started as a task: returns its handle at once."""
+        return await self._task(AsyncGitTools.git_status, repo_path=repo_path)
+
+
 class Tools(_ToolsBase):
     """Tools."""
 
@@ -2371,6 +2953,11 @@ class Tools(_ToolsBase):
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
         return self._results(ToolsResults)
 
+    @property
+    def tasks(self) -> ToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(ToolsTasks)
+
 
 class ToolsResults(_ToolsBase):
     """Tools returning the whole ToolResult."""
@@ -2382,6 +2969,18 @@ class ToolsResults(_ToolsBase):
         self.cities = CitiesToolsResults(provider, options)
         self.everything = EverythingToolsResults(provider, options)
         self.git = GitToolsResults(provider, options)
+
+
+class ToolsTasks(_ToolsTasksBase):
+    """Tools started as tasks (resume one with resume(TOOLS[name], task_id))."""
+
+    def __init__(
+        self, provider: _SupportsCallTool, options: _CallOptions | None = None
+    ) -> None:
+        super().__init__(provider, options)
+        self.cities = CitiesToolsTasks(provider, options)
+        self.everything = EverythingToolsTasks(provider, options)
+        self.git = GitToolsTasks(provider, options)
 
 
 class AsyncTools(_AsyncToolsBase):
@@ -2402,6 +3001,11 @@ class AsyncTools(_AsyncToolsBase):
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
         return self._results(AsyncToolsResults)
 
+    @property
+    def tasks(self) -> AsyncToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(AsyncToolsTasks)
+
 
 class AsyncToolsResults(_AsyncToolsBase):
     """Async tools returning the whole ToolResult."""
@@ -2415,3 +3019,17 @@ class AsyncToolsResults(_AsyncToolsBase):
         self.cities = AsyncCitiesToolsResults(provider, options)
         self.everything = AsyncEverythingToolsResults(provider, options)
         self.git = AsyncGitToolsResults(provider, options)
+
+
+class AsyncToolsTasks(_AsyncToolsTasksBase):
+    """Async tools started as tasks (resume one with resume(TOOLS[name], task_id))."""
+
+    def __init__(
+        self,
+        provider: _SupportsCallTool | _SupportsAsyncCallTool,
+        options: _CallOptions | None = None,
+    ) -> None:
+        super().__init__(provider, options)
+        self.cities = AsyncCitiesToolsTasks(provider, options)
+        self.everything = AsyncEverythingToolsTasks(provider, options)
+        self.git = AsyncGitToolsTasks(provider, options)

@@ -9,8 +9,10 @@ from types import MappingProxyType as _MappingProxyType
 from typing import Any as _Any
 from typing import Literal
 
+from ._runtime import AsyncToolTask as _AsyncToolTask
 from ._runtime import AsyncToolsBase as _AsyncToolsBase
 from ._runtime import AsyncToolsResultsBase as _AsyncToolsResultsBase
+from ._runtime import AsyncToolsTasksBase as _AsyncToolsTasksBase
 from ._runtime import CallOptions as _CallOptions
 from ._runtime import NOT_GIVEN as _NOT_GIVEN
 from ._runtime import NotGiven as _NotGiven
@@ -18,8 +20,10 @@ from ._runtime import SupportsAsyncCallTool as _SupportsAsyncCallTool
 from ._runtime import SupportsCallTool as _SupportsCallTool
 from ._runtime import ToolInfo as _ToolInfo
 from ._runtime import ToolResult as _ToolResult
+from ._runtime import ToolTask as _ToolTask
 from ._runtime import ToolsBase as _ToolsBase
 from ._runtime import ToolsResultsBase as _ToolsResultsBase
+from ._runtime import ToolsTasksBase as _ToolsTasksBase
 
 from typing import TYPE_CHECKING
 
@@ -27,7 +31,15 @@ if TYPE_CHECKING:
     from . import outputs as _o
     from ._runtime import ToolOutput as _ToolOutput
 
-__all__ = ["TOOLS", "AsyncTools", "AsyncToolsResults", "Tools", "ToolsResults"]
+__all__ = [
+    "TOOLS",
+    "AsyncTools",
+    "AsyncToolsResults",
+    "AsyncToolsTasks",
+    "Tools",
+    "ToolsResults",
+    "ToolsTasks",
+]
 
 _PACKAGE = __name__.rpartition(".")[0]
 
@@ -118,6 +130,11 @@ class SkillsTools(_ToolsBase):
     def results(self) -> SkillsToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
         return self._results(SkillsToolsResults)
+
+    @property
+    def tasks(self) -> SkillsToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(SkillsToolsTasks)
 
     def current_time(
         self,
@@ -325,6 +342,81 @@ class SkillsToolsResults(_ToolsResultsBase):
         return self._whole(SkillsTools.web_search, query=query, max_results=max_results)
 
 
+class SkillsToolsTasks(_ToolsTasksBase):
+    """Tools of the 'skills' source, each started as a task (a ToolTask at once)."""
+
+    def current_time(
+        self,
+        *,
+        at: str | _NotGiven = _NOT_GIVEN,
+        timezone: str | _NotGiven = _NOT_GIVEN,
+    ) -> _ToolTask[_o.SkillsCurrentTimeOutput]:
+        """``SkillsTools.current_time``, started as a task: returns its handle at once."""
+        return self._task(SkillsTools.current_time, at=at, timezone=timezone)
+
+    def summarize_text(
+        self, *, text: str, max_sentences: int | _NotGiven = _NOT_GIVEN
+    ) -> _ToolTask[_ToolOutput]:
+        """``SkillsTools.summarize_text``, started as a task: returns its handle at once."""
+        return self._task(
+            SkillsTools.summarize_text, text=text, max_sentences=max_sentences
+        )
+
+    def unit_convert(
+        self,
+        *,
+        from_unit: Literal[
+            "mm",
+            "cm",
+            "m",
+            "km",
+            "in",
+            "ft",
+            "mi",
+            "g",
+            "kg",
+            "lb",
+            "oz",
+            "ml",
+            "l",
+            "gal",
+            "C",
+            "F",
+            "K",
+        ],
+        to_unit: Literal[
+            "mm",
+            "cm",
+            "m",
+            "km",
+            "in",
+            "ft",
+            "mi",
+            "g",
+            "kg",
+            "lb",
+            "oz",
+            "ml",
+            "l",
+            "gal",
+            "C",
+            "F",
+            "K",
+        ],
+        value: float,
+    ) -> _ToolTask[_o.SkillsUnitConvertOutput]:
+        """``SkillsTools.unit_convert``, started as a task: returns its handle at once."""
+        return self._task(
+            SkillsTools.unit_convert, from_unit=from_unit, to_unit=to_unit, value=value
+        )
+
+    def web_search(
+        self, *, query: str, max_results: int | _NotGiven = _NOT_GIVEN
+    ) -> _ToolTask[_o.SkillsWebSearchOutput]:
+        """``SkillsTools.web_search``, started as a task: returns its handle at once."""
+        return self._task(SkillsTools.web_search, query=query, max_results=max_results)
+
+
 class AsyncSkillsTools(_AsyncToolsBase):
     """Async tools of the 'skills' source."""
 
@@ -332,6 +424,11 @@ class AsyncSkillsTools(_AsyncToolsBase):
     def results(self) -> AsyncSkillsToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
         return self._results(AsyncSkillsToolsResults)
+
+    @property
+    def tasks(self) -> AsyncSkillsToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(AsyncSkillsToolsTasks)
 
     async def current_time(
         self,
@@ -546,6 +643,86 @@ class AsyncSkillsToolsResults(_AsyncToolsResultsBase):
         )
 
 
+class AsyncSkillsToolsTasks(_AsyncToolsTasksBase):
+    """Async tools of the 'skills' source, each started as a task (a ToolTask at once)."""
+
+    async def current_time(
+        self,
+        *,
+        at: str | _NotGiven = _NOT_GIVEN,
+        timezone: str | _NotGiven = _NOT_GIVEN,
+    ) -> _AsyncToolTask[_o.SkillsCurrentTimeOutput]:
+        """``AsyncSkillsTools.current_time``, started as a task: returns its handle at once."""
+        return await self._task(AsyncSkillsTools.current_time, at=at, timezone=timezone)
+
+    async def summarize_text(
+        self, *, text: str, max_sentences: int | _NotGiven = _NOT_GIVEN
+    ) -> _AsyncToolTask[_ToolOutput]:
+        """``AsyncSkillsTools.summarize_text``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncSkillsTools.summarize_text, text=text, max_sentences=max_sentences
+        )
+
+    async def unit_convert(
+        self,
+        *,
+        from_unit: Literal[
+            "mm",
+            "cm",
+            "m",
+            "km",
+            "in",
+            "ft",
+            "mi",
+            "g",
+            "kg",
+            "lb",
+            "oz",
+            "ml",
+            "l",
+            "gal",
+            "C",
+            "F",
+            "K",
+        ],
+        to_unit: Literal[
+            "mm",
+            "cm",
+            "m",
+            "km",
+            "in",
+            "ft",
+            "mi",
+            "g",
+            "kg",
+            "lb",
+            "oz",
+            "ml",
+            "l",
+            "gal",
+            "C",
+            "F",
+            "K",
+        ],
+        value: float,
+    ) -> _AsyncToolTask[_o.SkillsUnitConvertOutput]:
+        """``AsyncSkillsTools.unit_convert``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncSkillsTools.unit_convert,
+            from_unit=from_unit,
+            to_unit=to_unit,
+            value=value,
+        )
+
+    async def web_search(
+        self, *, query: str, max_results: int | _NotGiven = _NOT_GIVEN
+    ) -> _AsyncToolTask[_o.SkillsWebSearchOutput]:
+        """``AsyncSkillsTools.web_search``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncSkillsTools.web_search, query=query, max_results=max_results
+        )
+
+
 class Tools(_ToolsBase):
     """Tools."""
 
@@ -560,6 +737,11 @@ class Tools(_ToolsBase):
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
         return self._results(ToolsResults)
 
+    @property
+    def tasks(self) -> ToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(ToolsTasks)
+
 
 class ToolsResults(_ToolsBase):
     """Tools returning the whole ToolResult."""
@@ -569,6 +751,16 @@ class ToolsResults(_ToolsBase):
     ) -> None:
         super().__init__(provider, options)
         self.skills = SkillsToolsResults(provider, options)
+
+
+class ToolsTasks(_ToolsTasksBase):
+    """Tools started as tasks (resume one with resume(TOOLS[name], task_id))."""
+
+    def __init__(
+        self, provider: _SupportsCallTool, options: _CallOptions | None = None
+    ) -> None:
+        super().__init__(provider, options)
+        self.skills = SkillsToolsTasks(provider, options)
 
 
 class AsyncTools(_AsyncToolsBase):
@@ -587,6 +779,11 @@ class AsyncTools(_AsyncToolsBase):
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
         return self._results(AsyncToolsResults)
 
+    @property
+    def tasks(self) -> AsyncToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(AsyncToolsTasks)
+
 
 class AsyncToolsResults(_AsyncToolsBase):
     """Async tools returning the whole ToolResult."""
@@ -598,3 +795,15 @@ class AsyncToolsResults(_AsyncToolsBase):
     ) -> None:
         super().__init__(provider, options)
         self.skills = AsyncSkillsToolsResults(provider, options)
+
+
+class AsyncToolsTasks(_AsyncToolsTasksBase):
+    """Async tools started as tasks (resume one with resume(TOOLS[name], task_id))."""
+
+    def __init__(
+        self,
+        provider: _SupportsCallTool | _SupportsAsyncCallTool,
+        options: _CallOptions | None = None,
+    ) -> None:
+        super().__init__(provider, options)
+        self.skills = AsyncSkillsToolsTasks(provider, options)

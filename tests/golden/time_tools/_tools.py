@@ -8,22 +8,34 @@ from collections.abc import Mapping as _Mapping
 from types import MappingProxyType as _MappingProxyType
 from typing import Any as _Any
 
+from ._runtime import AsyncToolTask as _AsyncToolTask
 from ._runtime import AsyncToolsBase as _AsyncToolsBase
 from ._runtime import AsyncToolsResultsBase as _AsyncToolsResultsBase
+from ._runtime import AsyncToolsTasksBase as _AsyncToolsTasksBase
 from ._runtime import CallOptions as _CallOptions
 from ._runtime import SupportsAsyncCallTool as _SupportsAsyncCallTool
 from ._runtime import SupportsCallTool as _SupportsCallTool
 from ._runtime import ToolInfo as _ToolInfo
 from ._runtime import ToolResult as _ToolResult
+from ._runtime import ToolTask as _ToolTask
 from ._runtime import ToolsBase as _ToolsBase
 from ._runtime import ToolsResultsBase as _ToolsResultsBase
+from ._runtime import ToolsTasksBase as _ToolsTasksBase
 
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from . import outputs as _o
 
-__all__ = ["TOOLS", "AsyncTools", "AsyncToolsResults", "Tools", "ToolsResults"]
+__all__ = [
+    "TOOLS",
+    "AsyncTools",
+    "AsyncToolsResults",
+    "AsyncToolsTasks",
+    "Tools",
+    "ToolsResults",
+    "ToolsTasks",
+]
 
 _PACKAGE = __name__.rpartition(".")[0]
 
@@ -78,6 +90,11 @@ class TimeTools(_ToolsBase):
     def results(self) -> TimeToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
         return self._results(TimeToolsResults)
+
+    @property
+    def tasks(self) -> TimeToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(TimeToolsTasks)
 
     def convert_time(
         self, *, source_timezone: str, target_timezone: str, time: str
@@ -139,6 +156,27 @@ class TimeToolsResults(_ToolsResultsBase):
         return self._whole(TimeTools.get_current_time, timezone=timezone)
 
 
+class TimeToolsTasks(_ToolsTasksBase):
+    """Tools of the 'time' source, each started as a task (a ToolTask at once)."""
+
+    def convert_time(
+        self, *, source_timezone: str, target_timezone: str, time: str
+    ) -> _ToolTask[_o.TimeConvertTimeOutput]:
+        """``TimeTools.convert_time``, started as a task: returns its handle at once."""
+        return self._task(
+            TimeTools.convert_time,
+            source_timezone=source_timezone,
+            target_timezone=target_timezone,
+            time=time,
+        )
+
+    def get_current_time(
+        self, *, timezone: str
+    ) -> _ToolTask[_o.TimeGetCurrentTimeOutput]:
+        """``TimeTools.get_current_time``, started as a task: returns its handle at once."""
+        return self._task(TimeTools.get_current_time, timezone=timezone)
+
+
 class AsyncTimeTools(_AsyncToolsBase):
     """Async tools of the 'time' source."""
 
@@ -146,6 +184,11 @@ class AsyncTimeTools(_AsyncToolsBase):
     def results(self) -> AsyncTimeToolsResults:
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
         return self._results(AsyncTimeToolsResults)
+
+    @property
+    def tasks(self) -> AsyncTimeToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(AsyncTimeToolsTasks)
 
     async def convert_time(
         self, *, source_timezone: str, target_timezone: str, time: str
@@ -209,6 +252,27 @@ class AsyncTimeToolsResults(_AsyncToolsResultsBase):
         return await self._whole(AsyncTimeTools.get_current_time, timezone=timezone)
 
 
+class AsyncTimeToolsTasks(_AsyncToolsTasksBase):
+    """Async tools of the 'time' source, each started as a task (a ToolTask at once)."""
+
+    async def convert_time(
+        self, *, source_timezone: str, target_timezone: str, time: str
+    ) -> _AsyncToolTask[_o.TimeConvertTimeOutput]:
+        """``AsyncTimeTools.convert_time``, started as a task: returns its handle at once."""
+        return await self._task(
+            AsyncTimeTools.convert_time,
+            source_timezone=source_timezone,
+            target_timezone=target_timezone,
+            time=time,
+        )
+
+    async def get_current_time(
+        self, *, timezone: str
+    ) -> _AsyncToolTask[_o.TimeGetCurrentTimeOutput]:
+        """``AsyncTimeTools.get_current_time``, started as a task: returns its handle at once."""
+        return await self._task(AsyncTimeTools.get_current_time, timezone=timezone)
+
+
 class Tools(_ToolsBase):
     """Tools."""
 
@@ -223,6 +287,11 @@ class Tools(_ToolsBase):
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
         return self._results(ToolsResults)
 
+    @property
+    def tasks(self) -> ToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(ToolsTasks)
+
 
 class ToolsResults(_ToolsBase):
     """Tools returning the whole ToolResult."""
@@ -232,6 +301,16 @@ class ToolsResults(_ToolsBase):
     ) -> None:
         super().__init__(provider, options)
         self.time = TimeToolsResults(provider, options)
+
+
+class ToolsTasks(_ToolsTasksBase):
+    """Tools started as tasks (resume one with resume(TOOLS[name], task_id))."""
+
+    def __init__(
+        self, provider: _SupportsCallTool, options: _CallOptions | None = None
+    ) -> None:
+        super().__init__(provider, options)
+        self.time = TimeToolsTasks(provider, options)
 
 
 class AsyncTools(_AsyncToolsBase):
@@ -250,6 +329,11 @@ class AsyncTools(_AsyncToolsBase):
         """The same tools, returning the whole ``ToolResult`` instead of the value."""
         return self._results(AsyncToolsResults)
 
+    @property
+    def tasks(self) -> AsyncToolsTasks:
+        """The same tools, started as tasks: each returns a ``ToolTask`` at once (``.wait()`` for the value)."""
+        return self._tasks(AsyncToolsTasks)
+
 
 class AsyncToolsResults(_AsyncToolsBase):
     """Async tools returning the whole ToolResult."""
@@ -261,3 +345,15 @@ class AsyncToolsResults(_AsyncToolsBase):
     ) -> None:
         super().__init__(provider, options)
         self.time = AsyncTimeToolsResults(provider, options)
+
+
+class AsyncToolsTasks(_AsyncToolsTasksBase):
+    """Async tools started as tasks (resume one with resume(TOOLS[name], task_id))."""
+
+    def __init__(
+        self,
+        provider: _SupportsCallTool | _SupportsAsyncCallTool,
+        options: _CallOptions | None = None,
+    ) -> None:
+        super().__init__(provider, options)
+        self.time = AsyncTimeToolsTasks(provider, options)
