@@ -100,19 +100,19 @@ def _fields_only(names: list[str]) -> list[str]:
 
 def test_tools_lists_the_namespaces(editor: Editor) -> None:
     assert editor.public("tools.") == [
-        "everything", "fetch", "filesystem", "git", "memory", "results", "time", "with_options",
+        "everything", "fetch", "filesystem", "git", "memory", "results", "tasks", "time", "with_options",
     ]  # fmt: skip
 
 
 def test_a_namespace_lists_its_methods(editor: Editor) -> None:
-    assert editor.public("tools.time.") == ["convert_time", "get_current_time", "results", "with_options"]
+    assert editor.public("tools.time.") == ["convert_time", "get_current_time", "results", "tasks", "with_options"]
     assert editor.public("tools.git.git_d") == ["git_diff", "git_diff_staged", "git_diff_unstaged"]
 
 
 def test_one_source_still_sits_under_its_namespace(editor: Editor) -> None:
-    assert editor.public("one.") == ["results", "skills", "with_options"]
+    assert editor.public("one.") == ["results", "skills", "tasks", "with_options"]
     assert editor.public("skills.") == [
-        "current_time", "results", "summarize_text", "unit_convert", "web_search", "with_options",
+        "current_time", "results", "summarize_text", "tasks", "unit_convert", "web_search", "with_options",
     ]  # fmt: skip
 
 
