@@ -371,7 +371,8 @@ def _check_module_ast(text: str, name: str) -> None:
             raise AssertionError(f"unexpected {type(node).__name__} in {name}: {ast.unparse(node)}")
     classes = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
     allowed = {"_ToolInfo", "_MappingProxyType", "super", "super().__init__", "self._call", "self._results",
-               "self._whole", "TypedDict", "Field", "Field_aliased", "ConfigDict", "__name__.rpartition"}  # fmt: skip
+               "self._whole", "self._task", "self._tasks", "TypedDict", "Field", "Field_aliased", "ConfigDict",
+               "__name__.rpartition"}  # fmt: skip
     if name in ("outputs/__init__.py", "__init__.py"):
         allowed.add("_lazy_models")
     allowed |= classes | {f"{c}.model_rebuild" for c in classes}  # pydantic: resolve recursive models
