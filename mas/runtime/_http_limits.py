@@ -35,7 +35,7 @@ from typing import Any
 
 import httpx2
 
-from mas.runtime._stdio import REFUSED, answer_id, json_depth, too_big, too_deep
+from mas.runtime._stdio import REFUSED, StdioLimits, answer_id, json_depth, too_big, too_deep
 
 __all__ = ["ACCEPT_ENCODING", "AnswerRefused", "HttpLimits", "HttpState", "limit_responses"]
 
@@ -47,12 +47,9 @@ ACCEPT_ENCODING = "gzip, deflate"
 _PIECE = 64 * 1024
 
 
-@dataclass(frozen=True)
-class HttpLimits:
-    """The infra keys ``max_result_bytes`` and ``max_json_depth`` for one HTTP connection."""
-
-    max_message_bytes: int = 16 * 1024 * 1024
-    max_json_depth: int = 256
+#: One message's limits over HTTP are those over stdio (infra ``max_result_bytes``,
+#: ``max_json_depth``): one definition, so the two transports cannot drift apart.
+HttpLimits = StdioLimits
 
 
 @dataclass

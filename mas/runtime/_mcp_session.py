@@ -33,7 +33,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from mas.runtime import redact
-from mas.runtime._http_limits import ACCEPT_ENCODING, HttpLimits, HttpState, limit_responses
+from mas.runtime._http_limits import ACCEPT_ENCODING, HttpState, limit_responses
 from mas.runtime._mcp_convert import ToolServerError, clip, exception_text, resolve_headers, scrub
 from mas.runtime._mcp_input import InputBridge
 from mas.runtime._mcp_tasks import client_extension_kwargs
@@ -61,6 +61,11 @@ ProgressCallback = Callable[[float, float | None, str | None], Any]
 CLOSE_TIMEOUT = 15.0
 #: A failed probe that took this long was waited out, not refused: worth a hint to skip it.
 _SLOW_PROBE_SECONDS = 3.0
+
+
+def _limits(cfg: MCPServerConfig) -> StdioLimits:
+    """One message's limits from the infra keys, the same on every transport."""
+    return StdioLimits(max_message_bytes=cfg.max_result_bytes, max_json_depth=cfg.max_json_depth)
 
 
 def _client_info() -> types.Implementation:
@@ -363,8 +368,7 @@ class SessionKeeper:
                 state.noise, state.first_noise = conn.stdio.noise, conn.stdio.first_noise
             state.on_fault.append(lambda reason: self._faulted(conn))
             conn.stdio = state
-            limits = StdioLimits(max_message_bytes=cfg.max_result_bytes, max_json_depth=cfg.max_json_depth)
-            return _spawned(stdio_transport(params, state, limits, errlog=sink.errlog), sink)
+            return _spawned(stdio_transport(params, state, _limits(cfg), errlog=sink.errlog), sink)
         if not cfg.url:
             raise ToolServerError(self.name, f"{cfg.transport} transport needs a url")
         headers, secrets = resolve_headers(cfg)
@@ -374,7 +378,7 @@ class SessionKeeper:
         bounds = HttpState(self.name)
         bounds.on_fault.append(lambda reason: self._faulted(conn))
         conn.http = bounds
-        hooks = {"response": [limit_responses(bounds, HttpLimits(cfg.max_result_bytes, cfg.max_json_depth))]}
+        hooks = {"response": [limit_responses(bounds, _limits(cfg))]}
         bounded = httpx2.Headers(headers)
         bounded["Accept-Encoding"] = ACCEPT_ENCODING  # only what the limits can inflate in bounded pieces
 
