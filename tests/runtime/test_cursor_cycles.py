@@ -56,7 +56,12 @@ def test_a_page_that_never_comes_times_out_naming_the_page() -> None:
         with pytest.raises(ToolServerError) as info:
             provider.list_tools()
         assert str(info.value) == "MCP server 'slow': tools/list timed out after 6 s (page 2)"
-        assert provider.call_tool("echo", {}).result == "echo"  # the session survived the timeout
+        # The session survived the timeout: the call (and the full listing it fetches first, which
+        # the server now answers) goes through on the same connection.
+        conn = provider._keeper._conn
+        assert provider.call_tool("echo", {}).result == "echo"
+        assert [tool["name"] for tool in provider.list_tools()] == ["echo"]
+        assert provider._keeper._conn is conn
 
 
 @pytest.mark.parametrize(("max_pages", "listed"), [(4, None), (5, 9)])

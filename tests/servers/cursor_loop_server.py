@@ -2,7 +2,8 @@
 
 * default: every page returns the same nextCursor, ``same-cursor``, forever;
 * ``--cycle N``: the cursors go round a cycle of N, ``c1`` -> ``c2`` -> ... -> ``cN`` -> ``c1``;
-* ``--hang-page-2``: page 1 returns cursor ``c1``; asked for it, the server never answers.
+* ``--hang-page-2``: page 1 returns cursor ``c1``; asked for it the first time, the server never
+  answers (later, page 2 is the last, empty).
 
 Clients that follow nextCursor blindly never stop; the provider must cut this off.
 """
@@ -19,6 +20,8 @@ from mcp.server.lowlevel.server import Server
 from mcp.server.stdio import stdio_server
 
 _CYCLE = int(sys.argv[sys.argv.index("--cycle") + 1]) if "--cycle" in sys.argv else 0
+#: The cursors of page-2 requests left unanswered (``--hang-page-2``).
+_HUNG: list[str] = []
 _TOOL = types.Tool(name="echo", description="Echo the input.", input_schema={"type": "object", "properties": {}})
 
 
@@ -26,7 +29,10 @@ async def list_tools(
     ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
 ) -> types.ListToolsResult:
     if "--hang-page-2" in sys.argv and params is not None and params.cursor:
-        await asyncio.Event().wait()  # never set
+        if not _HUNG:  # the first ask for page 2 is never answered; later ones end the listing
+            _HUNG.append(params.cursor)
+            await asyncio.Event().wait()  # never set
+        return types.ListToolsResult(tools=[])
     if "--hang-page-2" in sys.argv:
         return types.ListToolsResult(tools=[_TOOL], next_cursor="c1")
     if _CYCLE == 0:
