@@ -8,6 +8,8 @@ from __future__ import annotations
 import ast
 import importlib
 import json
+import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -144,3 +146,37 @@ def pyright_strict(folder: Path, include: Sequence[str], extra_paths: Sequence[s
     )
     report: dict[str, Any] = json.loads(completed.stdout)
     return report
+
+
+#: A run that expanded a YAML alias bomb would need gigabytes; a refused one needs far less than this.
+_MEMORY_LIMIT = 1536 * 1024 * 1024
+
+
+def _limited() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (_MEMORY_LIMIT, _MEMORY_LIMIT))
+
+
+def run_module(cwd: Path, module: str, *args: str, timeout: float = 60, **env: str) -> subprocess.CompletedProcess[str]:
+    """``python -m MODULE ARGS`` in ``cwd`` as a user runs it (a process of its own, in 1.5 GB of address
+    space), with ``env`` added to the environment."""
+    return subprocess.run(
+        [sys.executable, "-m", module, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **env},
+        preexec_fn=_limited,
+    )
+
+
+def toolgen_process(cwd: Path, *args: str, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    """``toolgen generate ARGS`` as a process of its own (see ``run_module``)."""
+    return run_module(cwd, "codegen", "generate", *args, **kwargs)
+
+
+def error_line(proc: subprocess.CompletedProcess[str]) -> str:
+    """The one line a refused run prints (it must exit 2 and print exactly one line)."""
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1, (proc.returncode, proc.stderr[-2000:])
+    return lines[0]
