@@ -135,9 +135,10 @@ def test_a_saved_listing_loses_each_tool_with_an_invalid_header_and_keeps_the_re
     from mas.runtime.tool_filters import agent_facing
 
     caplog.set_level(logging.WARNING)
+    header = {"type": "object", "properties": {"r": {"type": "string", "x-mcp-header": "R"}}}
     tools = [
         {"name": "bad", "inputSchema": schema},
-        {"name": "fine", "inputSchema": {"type": "object", "properties": {"r": {"type": "string", "x-mcp-header": "R"}}}},
+        {"name": "fine", "inputSchema": header},
         {"name": "plain", "inputSchema": {"type": "object", "description": "says x-mcp-header in words only"}},
         {"name": "none"},
     ]  # fmt: skip
