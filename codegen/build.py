@@ -13,6 +13,7 @@ from codegen.errors import Degradation, GenerateError
 from codegen.infer import InferredOutput
 from codegen.literals import docstring_literal, docstring_text, json_default_literal, str_literal, wire_literal
 from codegen.model import (
+    LAZY_RUNTIME,
     NOT_GIVEN_SUFFIX,
     ImportSpec,
     ModelModuleSpec,
@@ -153,6 +154,8 @@ class _Builder:
             output_modules=output_modules,
             outputs_where=_where(output_modules),
             exports=_exports(),
+            runtime_exports=_import_order(_RUNTIME_EXPORTS),
+            tools_exports=_import_order(_TOOLS_EXPORTS),
             degradations=tuple(sorted(set(self.degradations))),
             code_mode=code_mode,
         )
@@ -392,20 +395,28 @@ def _wire_names(sources: Sequence[SourceTools]) -> dict[tuple[str, str], str]:
     return {(k.provider, k.tool): name for k, name in zip(keys, names, strict=True)}
 
 
+#: A package's public names, by the module of the package that defines them: one list, which
+#: ``__init__.py.jinja`` imports and names in ``__all__`` (the lazy pydantic ones only for type checkers).
+_RUNTIME_EXPORTS = (
+    "AsyncToolTask", "CallOptions", "NOT_GIVEN", "NotGiven", "TaskStatus", "ToolError", "ToolInfo", "ToolResult",
+    "ToolTask", "ToolOutputValidationError",
+    # typed failures (one per error kind) and input rounds
+    "ElicitationRequest", "InputRequest", "RootsRequest", "SamplingRequest", "ToolArgumentsError", "ToolCallError",
+    "ToolCancelledError", "ToolInputRequiredError", "ToolNotFoundError", "ToolProtocolError",
+    "ToolTimeoutError", "ToolUnavailableError",
+    # the error tree's parents (any failed call; the transient ones) and the envelope
+    "ToolFailedError", "ToolTransientError", "ToolEnvelope",
+)  # fmt: skip
+_TOOLS_EXPORTS = ("TOOLS", "Tools", "AsyncTools", "ToolsResults", "AsyncToolsResults", "ToolsTasks", "AsyncToolsTasks")
+
+
+def _import_order(names: tuple[str, ...] | frozenset[str]) -> tuple[str, ...]:
+    """As isort (and ruff's ``I`` rules) order one ``from`` import: constants, classes, functions."""
+    return tuple(sorted(names, key=lambda n: (0 if n.isupper() else 1 if n[:1].isupper() else 2, n)))
+
+
 def _exports() -> tuple[str, ...]:
-    names = {
-        "AsyncTools", "AsyncToolsResults", "AsyncToolsTasks", "CallOptions", "NOT_GIVEN", "NotGiven", "TOOLS",
-        "ToolCallError", "ToolsTasks", "ToolTask", "AsyncToolTask", "TaskStatus",
-        "ToolError", "ToolInfo",
-        "ToolOutput", "ToolOutputValidationError", "ToolResult", "Tools", "ToolsResults",
-        # typed failures (one per error kind) and input rounds
-        "ElicitationRequest", "InputRequest", "RootsRequest", "SamplingRequest", "ToolArgumentsError",
-        "ToolCancelledError", "ToolInputRequiredError", "ToolNotFoundError", "ToolProtocolError",
-        "ToolTimeoutError", "ToolUnavailableError",
-        # the error tree's parents (any failed call; the transient ones) and the envelope
-        "ToolFailedError", "ToolTransientError", "ToolEnvelope",
-    }  # fmt: skip
-    return tuple(sorted(names))
+    return tuple(sorted({*_RUNTIME_EXPORTS, *_TOOLS_EXPORTS, *LAZY_RUNTIME}))
 
 
 #: The omission sentinel (the shim's ``NOT_GIVEN``), as the wrappers import it.

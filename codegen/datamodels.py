@@ -19,13 +19,14 @@ import tokenize
 import warnings
 from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 from codegen.cache import Cache
 from codegen.errors import GenerateError
 from codegen.literals import wire_literal
 from codegen.naming import class_name
+from codegen.syntax import Copying, defined_names
 
 __all__ = ["PARALLEL_MIN_DEFINITIONS", "STUB_RUN", "ModelModule", "generate_models", "model_code"]
 
@@ -52,13 +53,15 @@ class ModelModule:
     imports: Mapping[str, tuple[str, str]]  # local name -> (module, name in that module)
     fields: Mapping[str, Mapping[str, ast.expr]]  # class -> wire key -> annotation
     roots: Mapping[str, ast.expr]  # RootModel class -> root annotation
+    #: The parsed module, read by several stages and changed by none (``codegen/syntax.py``).
+    body: tuple[ast.stmt, ...] = field(default=(), compare=False, repr=False)
 
     def qualify(self, node: ast.expr, needed: dict[str, tuple[str, str]]) -> str:
         """Annotation text for use in another module: own names get ``alias.``; imports are recorded."""
         return ast.unparse(_Qualifier(self, needed).visit(_strip(node)))
 
 
-class _Qualifier(ast.NodeTransformer):
+class _Qualifier(Copying):
     def __init__(self, module: ModelModule, needed: dict[str, tuple[str, str]]) -> None:
         self.module = module
         self.needed = needed
@@ -157,7 +160,7 @@ def _read_module(code: str, alias: str) -> ModelModule:
                     functional = _functional_typeddict(stmt.value)
                     if functional is not None:
                         fields[t.id] = functional
-    return ModelModule(code, alias, frozenset(defined), imports, fields, roots)
+    return ModelModule(code, alias, frozenset(defined), imports, fields, roots, tuple(tree.body))
 
 
 def _base_name(node: ast.expr) -> str | None:
@@ -229,19 +232,12 @@ class _ClassNames:
         return name
 
 
-def _defined_names(stmt: ast.stmt) -> list[str]:
-    if isinstance(stmt, ast.ClassDef):
-        return [stmt.name]
-    targets = [stmt.target] if isinstance(stmt, ast.AnnAssign) else stmt.targets if isinstance(stmt, ast.Assign) else []
-    return [t.id for t in targets if isinstance(t, ast.Name)]
-
-
 def _without_root(code: str) -> str:
     """The module without the class of the schema document itself (``Model: TypeAlias = Any``, or
     a ``RootModel[Any]``): no tool's type, and exported it would be an artificial name. Imports
     only it used go too (strict pyright reports an unused import)."""
     tree = ast.parse(code)
-    root = next((s for s in tree.body if _defined_names(s) == [_DOCUMENT_ROOT]), None)
+    root = next((s for s in tree.body if defined_names(s) == [_DOCUMENT_ROOT]), None)
     if root is None or root.end_lineno is None:
         return code
     lines = code.split("\n")
