@@ -26,6 +26,7 @@ from codegen.model import (
 from codegen.naming import assign_names, class_name, unique
 from codegen.schemas import Report, SchemaDocument, json_type, pointer, wrapped_key
 from codegen.split import split_models, where_defined
+from mas.runtime.contracts._rules import hint_words
 from mas.runtime.contracts.tool_contract import HINT_KEYS
 from mas.runtime.routing import Named, NameTaken, routed_names
 from mas.runtime.tool_checks import tool_problems
@@ -489,7 +490,7 @@ def _docstring(
     if documented:
         lines += ["", "Args:"]
         lines += [f"    {p.py_name}: {_param_words(p)}" for p in documented]
-    words = _hint_words(hints)
+    words = ", ".join(hint_words(hints))
     if words:
         lines += ["", f"Hints: {words}."]
     if inferred is not None:
@@ -507,19 +508,6 @@ def _param_words(p: ParamSpec) -> str:
         return words
     default = f"(server default: {p.schema_default})"
     return f"{words} {default}" if words else default
-
-
-def _hint_words(hints: Mapping[str, bool | None]) -> str:
-    words = []
-    pairs = {"read_only": ("read-only", "may modify its environment"),
-             "destructive": ("may be destructive", "not destructive"),
-             "idempotent": ("idempotent", "not idempotent"),
-             "open_world": ("open-world (reaches outside systems)", "closed-world")}  # fmt: skip
-    for key, (yes, no) in pairs.items():
-        value = hints.get(key)
-        if value is not None:
-            words.append(yes if value else no)
-    return ", ".join(words)
 
 
 def _inferred_words(inferred: InferredOutput) -> str:

@@ -199,6 +199,14 @@ def test_the_key_covers_every_input_and_the_generator(tmp_path: Path, monkeypatc
     assert Cache.files_key([source], "other") != key
     renamed = SourceTools(name="s", kind="mcp-json", origin="s.json", tools=tuple(_base()), wire_prefix="ns")
     assert Cache.files_key([renamed], "pkg") != key
+    from codegen.infer import InferredOutput
+
+    learned = {"s": {"read_graph": InferredOutput("model", 2, {"type": "object"})}}
+    assert Cache.files_key([source], "pkg", learned) != key
+    assert Cache.files_key([source], "pkg", {"s": {"read_graph": InferredOutput("text", 2)}}) not in (
+        key,
+        Cache.files_key([source], "pkg", learned),
+    )
     monkeypatch.setattr(cache_module, "fingerprint", lambda: "an edited generator")
     assert Cache.files_key([source], "pkg") != key
 
