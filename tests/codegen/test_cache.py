@@ -207,12 +207,15 @@ def test_check_from_the_cache_loads_no_generator_library(tmp_path: Path, monkeyp
 
 
 def test_cache_folder_ignores_itself_and_prunes_old_entries(tmp_path: Path) -> None:
+    from codegen.cache import _KEEP
+
     cache = Cache(tmp_path / ".toolgen-cache")
     for i in range(20):
-        cache.put_models(f"k{i:02d}", f"code {i}")
+        cache.put_split(f"k{i:02d}", [("m", ("A",), f"code {i}")])
     assert (tmp_path / ".toolgen-cache" / ".gitignore").read_text() == "*\n"
-    assert len(list((tmp_path / ".toolgen-cache" / "models").glob("*.json"))) == 16
-    assert cache.get_models("k19") == "code 19"
+    assert len(list((tmp_path / ".toolgen-cache" / "splits").glob("*.json"))) == _KEEP["splits"] == 4
+    assert cache.get_split("k19") == [("m", ("A",), "code 19")]
+    cache.put_models("k19", "code 19")
     assert Cache(None).get_models("k19") is None
 
 
