@@ -13,6 +13,7 @@ from codegen.errors import Degradation, GenerateError
 from codegen.infer import InferredOutput
 from codegen.literals import docstring_literal, docstring_text, json_default_literal, str_literal, wire_literal
 from codegen.model import (
+    LAZY_RUNTIME,
     NOT_GIVEN_SUFFIX,
     ImportSpec,
     ModelModuleSpec,
@@ -25,6 +26,7 @@ from codegen.model import (
 from codegen.naming import assign_names, class_name, unique
 from codegen.schemas import Report, SchemaDocument, json_type, pointer, wrapped_key
 from codegen.split import split_models, where_defined
+from mas.runtime.contracts._rules import hint_words
 from mas.runtime.contracts.tool_contract import HINT_KEYS
 from mas.runtime.routing import Named, NameTaken, routed_names
 from mas.runtime.tool_checks import tool_problems
@@ -153,6 +155,8 @@ class _Builder:
             output_modules=output_modules,
             outputs_where=_where(output_modules),
             exports=_exports(),
+            runtime_exports=_import_order(_RUNTIME_EXPORTS),
+            tools_exports=_import_order(_TOOLS_EXPORTS),
             degradations=tuple(sorted(set(self.degradations))),
             code_mode=code_mode,
         )
@@ -402,20 +406,28 @@ def _wire_names(sources: Sequence[SourceTools]) -> dict[tuple[str, str], str]:
     return {(k.provider, k.tool): name for k, name in zip(keys, names, strict=True)}
 
 
+#: A package's public names, by the module of the package that defines them: one list, which
+#: ``__init__.py.jinja`` imports and names in ``__all__`` (the lazy pydantic ones only for type checkers).
+_RUNTIME_EXPORTS = (
+    "AsyncToolTask", "CallOptions", "NOT_GIVEN", "NotGiven", "TaskStatus", "ToolError", "ToolInfo", "ToolResult",
+    "ToolTask", "ToolOutputValidationError",
+    # typed failures (one per error kind) and input rounds
+    "ElicitationRequest", "InputRequest", "RootsRequest", "SamplingRequest", "ToolArgumentsError", "ToolCallError",
+    "ToolCancelledError", "ToolInputRequiredError", "ToolNotFoundError", "ToolProtocolError",
+    "ToolTimeoutError", "ToolUnavailableError",
+    # the error tree's parents (any failed call; the transient ones) and the envelope
+    "ToolFailedError", "ToolTransientError", "ToolEnvelope",
+)  # fmt: skip
+_TOOLS_EXPORTS = ("TOOLS", "Tools", "AsyncTools", "ToolsResults", "AsyncToolsResults", "ToolsTasks", "AsyncToolsTasks")
+
+
+def _import_order(names: tuple[str, ...] | frozenset[str]) -> tuple[str, ...]:
+    """As isort (and ruff's ``I`` rules) order one ``from`` import: constants, classes, functions."""
+    return tuple(sorted(names, key=lambda n: (0 if n.isupper() else 1 if n[:1].isupper() else 2, n)))
+
+
 def _exports() -> tuple[str, ...]:
-    names = {
-        "AsyncTools", "AsyncToolsResults", "AsyncToolsTasks", "CallOptions", "NOT_GIVEN", "NotGiven", "TOOLS",
-        "ToolCallError", "ToolsTasks", "ToolTask", "AsyncToolTask", "TaskStatus",
-        "ToolError", "ToolInfo",
-        "ToolOutput", "ToolOutputValidationError", "ToolResult", "Tools", "ToolsResults",
-        # typed failures (one per error kind) and input rounds
-        "ElicitationRequest", "InputRequest", "RootsRequest", "SamplingRequest", "ToolArgumentsError",
-        "ToolCancelledError", "ToolInputRequiredError", "ToolNotFoundError", "ToolProtocolError",
-        "ToolTimeoutError", "ToolUnavailableError",
-        # the error tree's parents (any failed call; the transient ones) and the envelope
-        "ToolFailedError", "ToolTransientError", "ToolEnvelope",
-    }  # fmt: skip
-    return tuple(sorted(names))
+    return tuple(sorted({*_RUNTIME_EXPORTS, *_TOOLS_EXPORTS, *LAZY_RUNTIME}))
 
 
 #: The omission sentinel (the shim's ``NOT_GIVEN``), as the wrappers import it.
@@ -488,7 +500,7 @@ def _docstring(
     if documented:
         lines += ["", "Args:"]
         lines += [f"    {p.py_name}: {_param_words(p)}" for p in documented]
-    words = _hint_words(hints)
+    words = ", ".join(hint_words(hints))
     if words:
         lines += ["", f"Hints: {words}."]
     if inferred is not None:
@@ -506,19 +518,6 @@ def _param_words(p: ParamSpec) -> str:
         return words
     default = f"(server default: {p.schema_default})"
     return f"{words} {default}" if words else default
-
-
-def _hint_words(hints: Mapping[str, bool | None]) -> str:
-    words = []
-    pairs = {"read_only": ("read-only", "may modify its environment"),
-             "destructive": ("may be destructive", "not destructive"),
-             "idempotent": ("idempotent", "not idempotent"),
-             "open_world": ("open-world (reaches outside systems)", "closed-world")}  # fmt: skip
-    for key, (yes, no) in pairs.items():
-        value = hints.get(key)
-        if value is not None:
-            words.append(yes if value else no)
-    return ", ".join(words)
 
 
 def _inferred_words(inferred: InferredOutput) -> str:

@@ -157,10 +157,16 @@ class Cache:
     # Keys -------------------------------------------------------------------------------------
 
     @staticmethod
-    def files_key(sources: Sequence[SourceTools], package: str, header: str = "") -> str:
-        """``header`` carries what else shapes the files (its hash covers the inferred outputs)."""
+    def files_key(
+        sources: Sequence[SourceTools], package: str, inferred: Mapping[str, Mapping[str, Any]] | None = None
+    ) -> str:
+        """Every input of the files: the sources as given and the output types inferred from samples."""
         described = [[s.name, s.kind, s.origin, s.wire_prefix, list(s.tools)] for s in sources]
-        return _digest("files", fingerprint(), package, header, _canonical(described))
+        learned = {
+            source: {tool: vars(found) for tool, found in by_tool.items()}
+            for source, by_tool in (inferred or {}).items()
+        }
+        return _digest("files", fingerprint(), package, _canonical(described), _canonical(learned))
 
     @staticmethod
     def models_key(document: Mapping[str, Any], kind: str) -> str:
