@@ -535,6 +535,3 @@ def join_modules(codes: Sequence[str]) -> str | None:
     head += [f"from {module} import {', '.join(sorted(imported[module]))}" for module in sorted(imported)]
     # One blank line between statements, as _one_blank_line leaves them; the formatter makes it two.
     return "\n".join(head) + "\n\n" + "\n\n".join(bodies) + "\n"
-
-
-
