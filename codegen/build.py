@@ -8,7 +8,7 @@ from typing import Any
 
 from codegen.cache import Cache
 from codegen.code_mode import build_code_mode, summary_line
-from codegen.datamodels import ModelModule, generate_models, model_code
+from codegen.datamodels import ModelModule, generate_models, input_group, input_groups_for, model_code
 from codegen.errors import Degradation, GenerateError
 from codegen.infer import InferredOutput
 from codegen.literals import docstring_literal, docstring_text, json_default_literal, str_literal, wire_literal
@@ -124,10 +124,10 @@ class _Builder:
             methods = assign_names(by_name, prefix="tool", reserved=RESERVED_ATTRS)
             plans += [self.plan(source, *by_name[wire], methods[wire]) for wire in sorted(by_name)]
         try:
-            in_models, out_models, stub_models = self._models(parallel)
+            in_models, out_models, stub_models = self._models(plans, parallel)
         except GenerateError:  # some schema datamodel-code-generator cannot take: find it, type it as Any
             plans = [self.untype_failures(p) for p in plans]
-            in_models, out_models, stub_models = self._models(parallel)
+            in_models, out_models, stub_models = self._models(plans, parallel)
         namespaces = []
         for source in self._ordered():
             attr = self.ns_attrs[source.name]
@@ -164,8 +164,18 @@ class _Builder:
     def _ordered(self) -> list[SourceTools]:
         return sorted(self.sources, key=lambda s: self.ns_attrs[s.name])
 
-    def _models(self, parallel: bool | None) -> tuple[ModelModule, ModelModule, ModelModule | None]:
-        return generate_models(self.inputs.document(), self.outputs.document(), parallel=parallel, cache=self.cache)
+    def _models(
+        self, plans: Sequence[ToolPlan], parallel: bool | None
+    ) -> tuple[ModelModule, ModelModule, ModelModule | None]:
+        """The models, the inputs in groups of tools (``datamodels.input_group``) so that an edited
+        input schema regenerates its group only. Each group keeps the documents' order."""
+        count = input_groups_for(len(plans))
+        group_of = {name: input_group(p.input_def, count) for p in plans for name in p.input_names}
+        groups: list[dict[str, Any]] = [{} for _ in range(count)]
+        for name, schema in self.inputs.definitions.items():
+            groups[group_of[name]][name] = schema
+        documents = [self.inputs.document(defs) for defs in groups if defs]
+        return generate_models(documents, self.outputs.document(), parallel=parallel, cache=self.cache)
 
     def report(self, source: SourceTools, wire: str, index: int) -> Report:
         """Degradations of one tool, with pointers relative to the tool object (``/inputSchema/...``)."""
