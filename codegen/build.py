@@ -8,7 +8,7 @@ from typing import Any
 
 from codegen.cache import Cache
 from codegen.code_mode import build_code_mode, summary_line
-from codegen.datamodels import ModelModule, generate_models, model_code
+from codegen.datamodels import ModelModule, generate_models, input_group, input_groups_for, model_code
 from codegen.errors import Degradation, GenerateError
 from codegen.infer import InferredOutput
 from codegen.literals import docstring_literal, docstring_text, json_default_literal, str_literal, wire_literal
@@ -26,6 +26,7 @@ from codegen.model import (
 from codegen.naming import assign_names, class_name, unique
 from codegen.schemas import Report, SchemaDocument, json_type, pointer, wrapped_key
 from codegen.split import split_models, where_defined
+from mas.runtime.contracts._rules import hint_words
 from mas.runtime.contracts.tool_contract import HINT_KEYS
 from mas.runtime.routing import Named, NameTaken, routed_names
 from mas.runtime.tool_checks import tool_problems
@@ -123,10 +124,10 @@ class _Builder:
             methods = assign_names(by_name, prefix="tool", reserved=RESERVED_ATTRS)
             plans += [self.plan(source, *by_name[wire], methods[wire]) for wire in sorted(by_name)]
         try:
-            in_models, out_models, stub_models = self._models(parallel)
+            in_models, out_models, stub_models = self._models(plans, parallel)
         except GenerateError:  # some schema datamodel-code-generator cannot take: find it, type it as Any
             plans = [self.untype_failures(p) for p in plans]
-            in_models, out_models, stub_models = self._models(parallel)
+            in_models, out_models, stub_models = self._models(plans, parallel)
         namespaces = []
         for source in self._ordered():
             attr = self.ns_attrs[source.name]
@@ -163,8 +164,18 @@ class _Builder:
     def _ordered(self) -> list[SourceTools]:
         return sorted(self.sources, key=lambda s: self.ns_attrs[s.name])
 
-    def _models(self, parallel: bool | None) -> tuple[ModelModule, ModelModule, ModelModule | None]:
-        return generate_models(self.inputs.document(), self.outputs.document(), parallel=parallel, cache=self.cache)
+    def _models(
+        self, plans: Sequence[ToolPlan], parallel: bool | None
+    ) -> tuple[ModelModule, ModelModule, ModelModule | None]:
+        """The models, the inputs in groups of tools (``datamodels.input_group``) so that an edited
+        input schema regenerates its group only. Each group keeps the documents' order."""
+        count = input_groups_for(len(plans))
+        group_of = {name: input_group(p.input_def, count) for p in plans for name in p.input_names}
+        groups: list[dict[str, Any]] = [{} for _ in range(count)]
+        for name, schema in self.inputs.definitions.items():
+            groups[group_of[name]][name] = schema
+        documents = [self.inputs.document(defs) for defs in groups if defs]
+        return generate_models(documents, self.outputs.document(), parallel=parallel, cache=self.cache)
 
     def report(self, source: SourceTools, wire: str, index: int) -> Report:
         """Degradations of one tool, with pointers relative to the tool object (``/inputSchema/...``)."""
@@ -489,7 +500,7 @@ def _docstring(
     if documented:
         lines += ["", "Args:"]
         lines += [f"    {p.py_name}: {_param_words(p)}" for p in documented]
-    words = _hint_words(hints)
+    words = ", ".join(hint_words(hints))
     if words:
         lines += ["", f"Hints: {words}."]
     if inferred is not None:
@@ -507,19 +518,6 @@ def _param_words(p: ParamSpec) -> str:
         return words
     default = f"(server default: {p.schema_default})"
     return f"{words} {default}" if words else default
-
-
-def _hint_words(hints: Mapping[str, bool | None]) -> str:
-    words = []
-    pairs = {"read_only": ("read-only", "may modify its environment"),
-             "destructive": ("may be destructive", "not destructive"),
-             "idempotent": ("idempotent", "not idempotent"),
-             "open_world": ("open-world (reaches outside systems)", "closed-world")}  # fmt: skip
-    for key, (yes, no) in pairs.items():
-        value = hints.get(key)
-        if value is not None:
-            words.append(yes if value else no)
-    return ", ".join(words)
 
 
 def _inferred_words(inferred: InferredOutput) -> str:

@@ -28,6 +28,7 @@ from codegen.literals import clean_text, docstring_literal, wire_literal
 from codegen.model import CodeModeModule, NamespaceSpec, ParamSpec, ToolSpec
 from codegen.naming import sandbox_modules, unique
 from codegen.syntax import Copying, defined_names
+from mas.runtime.contracts._rules import HINT_WORDS
 
 if TYPE_CHECKING:  # datamodels imports the model generator: a cached run, which renders nothing, never loads it
     from codegen.datamodels import ModelModule
@@ -49,13 +50,14 @@ def summary_line(title: str | None, description: str, hints: Mapping[str, bool |
         text = _SENTENCE.split(first, maxsplit=1)[0] if first else ""
     if len(text) > _SUMMARY_MAX:
         text = text[: _SUMMARY_MAX - 3].rstrip() + "..."
-    words = [word for key, word in _HINTS if hints.get(key)]
+    words = [word for key, word, _ in HINT_WORDS if key in _SUMMARY_HINTS and hints.get(key)]
     if words:
         text = f"{text} [{', '.join(words)}]" if text else f"[{', '.join(words)}]"
     return text or "(no description)"
 
 
-_HINTS = (("read_only", "read-only"), ("destructive", "destructive"), ("idempotent", "idempotent"))
+#: The hints a summary line names, when set (open-world is the common case: it would be noise).
+_SUMMARY_HINTS = frozenset({"read_only", "destructive", "idempotent"})
 
 
 @dataclass
