@@ -8,11 +8,12 @@ from typing import Any
 
 from codegen.cache import Cache
 from codegen.code_mode import build_code_mode, summary_line
-from codegen.datamodels import ModelModule, generate_models, model_code
+from codegen.datamodels import ModelModule, generate_models, input_group, input_groups_for, model_code
 from codegen.errors import Degradation, GenerateError
 from codegen.infer import InferredOutput
 from codegen.literals import docstring_literal, docstring_text, json_default_literal, str_literal, wire_literal
 from codegen.model import (
+    LAZY_RUNTIME,
     NOT_GIVEN_SUFFIX,
     ImportSpec,
     ModelModuleSpec,
@@ -25,6 +26,7 @@ from codegen.model import (
 from codegen.naming import assign_names, class_name, unique
 from codegen.schemas import Report, SchemaDocument, json_type, pointer, wrapped_key
 from codegen.split import split_models, where_defined
+from mas.runtime.contracts._rules import hint_words
 from mas.runtime.contracts.tool_contract import HINT_KEYS
 from mas.runtime.routing import Named, NameTaken, routed_names
 from mas.runtime.tool_checks import tool_problems
@@ -122,10 +124,10 @@ class _Builder:
             methods = assign_names(by_name, prefix="tool", reserved=RESERVED_ATTRS)
             plans += [self.plan(source, *by_name[wire], methods[wire]) for wire in sorted(by_name)]
         try:
-            in_models, out_models, stub_models = self._models(parallel)
+            in_models, out_models, stub_models = self._models(plans, parallel)
         except GenerateError:  # some schema datamodel-code-generator cannot take: find it, type it as Any
             plans = [self.untype_failures(p) for p in plans]
-            in_models, out_models, stub_models = self._models(parallel)
+            in_models, out_models, stub_models = self._models(plans, parallel)
         namespaces = []
         for source in self._ordered():
             attr = self.ns_attrs[source.name]
@@ -153,6 +155,8 @@ class _Builder:
             output_modules=output_modules,
             outputs_where=_where(output_modules),
             exports=_exports(),
+            runtime_exports=_import_order(_RUNTIME_EXPORTS),
+            tools_exports=_import_order(_TOOLS_EXPORTS),
             degradations=tuple(sorted(set(self.degradations))),
             code_mode=code_mode,
         )
@@ -160,8 +164,18 @@ class _Builder:
     def _ordered(self) -> list[SourceTools]:
         return sorted(self.sources, key=lambda s: self.ns_attrs[s.name])
 
-    def _models(self, parallel: bool | None) -> tuple[ModelModule, ModelModule, ModelModule | None]:
-        return generate_models(self.inputs.document(), self.outputs.document(), parallel=parallel, cache=self.cache)
+    def _models(
+        self, plans: Sequence[ToolPlan], parallel: bool | None
+    ) -> tuple[ModelModule, ModelModule, ModelModule | None]:
+        """The models, the inputs in groups of tools (``datamodels.input_group``) so that an edited
+        input schema regenerates its group only. Each group keeps the documents' order."""
+        count = input_groups_for(len(plans))
+        group_of = {name: input_group(p.input_def, count) for p in plans for name in p.input_names}
+        groups: list[dict[str, Any]] = [{} for _ in range(count)]
+        for name, schema in self.inputs.definitions.items():
+            groups[group_of[name]][name] = schema
+        documents = [self.inputs.document(defs) for defs in groups if defs]
+        return generate_models(documents, self.outputs.document(), parallel=parallel, cache=self.cache)
 
     def report(self, source: SourceTools, wire: str, index: int) -> Report:
         """Degradations of one tool, with pointers relative to the tool object (``/inputSchema/...``)."""
@@ -392,20 +406,28 @@ def _wire_names(sources: Sequence[SourceTools]) -> dict[tuple[str, str], str]:
     return {(k.provider, k.tool): name for k, name in zip(keys, names, strict=True)}
 
 
+#: A package's public names, by the module of the package that defines them: one list, which
+#: ``__init__.py.jinja`` imports and names in ``__all__`` (the lazy pydantic ones only for type checkers).
+_RUNTIME_EXPORTS = (
+    "AsyncToolTask", "CallOptions", "NOT_GIVEN", "NotGiven", "TaskStatus", "ToolError", "ToolInfo", "ToolResult",
+    "ToolTask", "ToolOutputValidationError",
+    # typed failures (one per error kind) and input rounds
+    "ElicitationRequest", "InputRequest", "RootsRequest", "SamplingRequest", "ToolArgumentsError", "ToolCallError",
+    "ToolCancelledError", "ToolInputRequiredError", "ToolNotFoundError", "ToolProtocolError",
+    "ToolTimeoutError", "ToolUnavailableError",
+    # the error tree's parents (any failed call; the transient ones) and the envelope
+    "ToolFailedError", "ToolTransientError", "ToolEnvelope",
+)  # fmt: skip
+_TOOLS_EXPORTS = ("TOOLS", "Tools", "AsyncTools", "ToolsResults", "AsyncToolsResults", "ToolsTasks", "AsyncToolsTasks")
+
+
+def _import_order(names: tuple[str, ...] | frozenset[str]) -> tuple[str, ...]:
+    """As isort (and ruff's ``I`` rules) order one ``from`` import: constants, classes, functions."""
+    return tuple(sorted(names, key=lambda n: (0 if n.isupper() else 1 if n[:1].isupper() else 2, n)))
+
+
 def _exports() -> tuple[str, ...]:
-    names = {
-        "AsyncTools", "AsyncToolsResults", "AsyncToolsTasks", "CallOptions", "NOT_GIVEN", "NotGiven", "TOOLS",
-        "ToolCallError", "ToolsTasks", "ToolTask", "AsyncToolTask", "TaskStatus",
-        "ToolError", "ToolInfo",
-        "ToolOutput", "ToolOutputValidationError", "ToolResult", "Tools", "ToolsResults",
-        # typed failures (one per error kind) and input rounds
-        "ElicitationRequest", "InputRequest", "RootsRequest", "SamplingRequest", "ToolArgumentsError",
-        "ToolCancelledError", "ToolInputRequiredError", "ToolNotFoundError", "ToolProtocolError",
-        "ToolTimeoutError", "ToolUnavailableError",
-        # the error tree's parents (any failed call; the transient ones) and the envelope
-        "ToolFailedError", "ToolTransientError", "ToolEnvelope",
-    }  # fmt: skip
-    return tuple(sorted(names))
+    return tuple(sorted({*_RUNTIME_EXPORTS, *_TOOLS_EXPORTS, *LAZY_RUNTIME}))
 
 
 #: The omission sentinel (the shim's ``NOT_GIVEN``), as the wrappers import it.
@@ -478,7 +500,7 @@ def _docstring(
     if documented:
         lines += ["", "Args:"]
         lines += [f"    {p.py_name}: {_param_words(p)}" for p in documented]
-    words = _hint_words(hints)
+    words = ", ".join(hint_words(hints))
     if words:
         lines += ["", f"Hints: {words}."]
     if inferred is not None:
@@ -496,19 +518,6 @@ def _param_words(p: ParamSpec) -> str:
         return words
     default = f"(server default: {p.schema_default})"
     return f"{words} {default}" if words else default
-
-
-def _hint_words(hints: Mapping[str, bool | None]) -> str:
-    words = []
-    pairs = {"read_only": ("read-only", "may modify its environment"),
-             "destructive": ("may be destructive", "not destructive"),
-             "idempotent": ("idempotent", "not idempotent"),
-             "open_world": ("open-world (reaches outside systems)", "closed-world")}  # fmt: skip
-    for key, (yes, no) in pairs.items():
-        value = hints.get(key)
-        if value is not None:
-            words.append(yes if value else no)
-    return ", ".join(words)
 
 
 def _inferred_words(inferred: InferredOutput) -> str:

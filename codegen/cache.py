@@ -4,10 +4,11 @@ Three kinds of entry, each keyed by a SHA-256 over everything that can change it
 
 - ``files``: the whole rendered package, keyed by the canonical sources, the package name and
   the generator's fingerprint. An unchanged catalog is never built again.
-- ``models``: one datamodel-code-generator module (inputs or outputs), keyed by the prepared
-  schema document it was generated from. Descriptions and titles are not in that document, so a
-  changed description, or a changed output schema, rebuilds only the wrappers and the one
-  module whose schemas changed.
+- ``models``: the code of one datamodel-code-generator run (the outputs, the code-mode stubs'
+  outputs, or one group of about 64 tools' inputs), keyed by the prepared schema document it
+  was generated from and the definition names of its kind. Descriptions and titles are not in
+  that document, so a changed description rebuilds only the wrappers, a changed output schema
+  the output runs, and a changed input schema the one group of inputs that holds it.
 - ``splits``: how one generated models module is split into per-source modules, keyed by its
   code and the roots each source needs.
 
@@ -50,7 +51,7 @@ __all__ = ["CACHE_DIR_NAME", "Cache", "fingerprint", "runtime_files"]
 CACHE_DIR_NAME = ".toolgen-cache"
 _FORMAT = 2  # bump when an entry's layout changes (2: a keyed digest)
 #: Entries kept per kind; the oldest beyond this are removed when a new one is stored.
-_KEEP = {"files": 4, "models": 16, "splits": 4}
+_KEEP = {"files": 4, "models": 256, "splits": 4}  # models: a 1,000-tool build stores 18 (16 input groups)
 _HERE = Path(__file__).resolve().parent
 _README = "toolgen's cache: safe to delete; never commit it.\n"
 
@@ -156,10 +157,16 @@ class Cache:
     # Keys -------------------------------------------------------------------------------------
 
     @staticmethod
-    def files_key(sources: Sequence[SourceTools], package: str, header: str = "") -> str:
-        """``header`` carries what else shapes the files (its hash covers the inferred outputs)."""
+    def files_key(
+        sources: Sequence[SourceTools], package: str, inferred: Mapping[str, Mapping[str, Any]] | None = None
+    ) -> str:
+        """Every input of the files: the sources as given and the output types inferred from samples."""
         described = [[s.name, s.kind, s.origin, s.wire_prefix, list(s.tools)] for s in sources]
-        return _digest("files", fingerprint(), package, header, _canonical(described))
+        learned = {
+            source: {tool: vars(found) for tool, found in by_tool.items()}
+            for source, by_tool in (inferred or {}).items()
+        }
+        return _digest("files", fingerprint(), package, _canonical(described), _canonical(learned))
 
     @staticmethod
     def models_key(document: Mapping[str, Any], kind: str) -> str:

@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING
 from codegen.literals import clean_text, docstring_literal, wire_literal
 from codegen.model import CodeModeModule, NamespaceSpec, ParamSpec, ToolSpec
 from codegen.naming import sandbox_modules, unique
+from codegen.syntax import Copying, defined_names
+from mas.runtime.contracts._rules import HINT_WORDS
 
 if TYPE_CHECKING:  # datamodels imports the model generator: a cached run, which renders nothing, never loads it
     from codegen.datamodels import ModelModule
@@ -48,13 +50,14 @@ def summary_line(title: str | None, description: str, hints: Mapping[str, bool |
         text = _SENTENCE.split(first, maxsplit=1)[0] if first else ""
     if len(text) > _SUMMARY_MAX:
         text = text[: _SUMMARY_MAX - 3].rstrip() + "..."
-    words = [word for key, word in _HINTS if hints.get(key)]
+    words = [word for key, word, _ in HINT_WORDS if key in _SUMMARY_HINTS and hints.get(key)]
     if words:
         text = f"{text} [{', '.join(words)}]" if text else f"[{', '.join(words)}]"
     return text or "(no description)"
 
 
-_HINTS = (("read_only", "read-only"), ("destructive", "destructive"), ("idempotent", "idempotent"))
+#: The hints a summary line names, when set (open-world is the common case: it would be noise).
+_SUMMARY_HINTS = frozenset({"read_only", "destructive", "idempotent"})
 
 
 @dataclass
@@ -69,8 +72,8 @@ class _Source:
     @classmethod
     def of(cls, module: ModelModule) -> _Source:
         statements: dict[str, ast.stmt] = {}
-        for stmt in ast.parse(module.code).body:
-            for name in _defined_names(stmt):
+        for stmt in module.body or ast.parse(module.code).body:  # the tree the model reader parsed
+            for name in defined_names(stmt):
                 statements.setdefault(name, stmt)
         order = {name: i for i, name in enumerate(statements)}
         refs = {name: frozenset(_names(stmt) & module.defined) - {name} for name, stmt in statements.items()}
@@ -87,53 +90,51 @@ class _Source:
         return sorted(seen, key=self.order.__getitem__)
 
 
-def _defined_names(stmt: ast.stmt) -> list[str]:
-    if isinstance(stmt, ast.ClassDef):
-        return [stmt.name]
-    if isinstance(stmt, ast.Assign):
-        return [t.id for t in stmt.targets if isinstance(t, ast.Name)]
-    if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-        return [stmt.target.id]
-    return []
-
-
 def _names(node: ast.AST) -> set[str]:
-    found = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-    # quoted forward references ("Node") name classes too
-    for const in ast.walk(node):
-        if isinstance(const, ast.Constant) and isinstance(const.value, str) and const.value.isidentifier():
-            found.add(const.value)
+    """Names a statement uses; quoted forward references (``"Node"``) name classes too."""
+    found: set[str] = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name):
+            found.add(n.id)
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.isidentifier():
+            found.add(n.value)
     return found
 
 
-class _Rewrite(ast.NodeTransformer):
+class _Rewrite(Copying):
     """Into stub form: qualified model names (``_i.X``, ``_o.X``) plain (renamed where two
     modules define one name), the untyped result ``_ToolOutput`` its text (``str``), any name
     imported from outside ``typing`` (pydantic's ``AwareDatetime``, say) ``str`` (its JSON form),
-    ``Annotated[T, ...]`` plain ``T``, and docstrings gone (the API is read for its types)."""
+    ``Annotated[T, ...]`` plain ``T``, and docstrings gone (the API is read for its types).
 
-    def __init__(self, renames: Mapping[tuple[str, str], str], alias_of: Mapping[str, str], foreign: set[str]) -> None:
+    A copy (the model trees are shared): ``used`` collects every name the rewritten code holds,
+    which is what the stub's ``typing`` import needs."""
+
+    def __init__(self, renames: Mapping[tuple[str, str], str], foreign: set[str]) -> None:
         self.renames = renames  # (module alias, name) -> name in the stub
-        self.alias_of = alias_of  # alias of the module the statement being rewritten comes from
-        self.own = ""
+        self.own = ""  # alias of the module the statement being rewritten comes from
         self.foreign = foreign
         self.typing_aliases: dict[str, str] = {}  # local alias -> typing's own name
+        self.used: set[str] = set()
+
+    def _name(self, name: str, ctx: ast.expr_context) -> ast.Name:
+        self.used.add(name)
+        return ast.Name(name, ctx)
 
     def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
         if isinstance(node.value, ast.Name) and node.value.id in ("_i", "_o"):
             alias = "_s" if node.value.id == "_o" else "_i"
-            return ast.copy_location(ast.Name(self.renames.get((alias, node.attr), node.attr), ast.Load()), node)
+            return self._name(self.renames.get((alias, node.attr), node.attr), ast.Load())
         return self.generic_visit(node)
 
     def visit_Name(self, node: ast.Name) -> ast.AST:
-        if node.id == "_ToolOutput":
-            return ast.copy_location(ast.Name("str", ast.Load()), node)
-        if node.id in self.foreign:
-            return ast.copy_location(ast.Name("str", ast.Load()), node)
+        if node.id == "_ToolOutput" or node.id in self.foreign:
+            return self._name("str", ast.Load())
         if node.id in self.typing_aliases:
-            return ast.copy_location(ast.Name(self.typing_aliases[node.id], node.ctx), node)
+            return self._name(self.typing_aliases[node.id], node.ctx)
         if self.own and (self.own, node.id) in self.renames:
-            return ast.copy_location(ast.Name(self.renames[(self.own, node.id)], node.ctx), node)
+            return self._name(self.renames[(self.own, node.id)], node.ctx)
+        self.used.add(node.id)
         return node
 
     def visit_Constant(self, node: ast.Constant) -> ast.AST:
@@ -147,15 +148,16 @@ class _Rewrite(ast.NodeTransformer):
             inner: ast.AST = self.visit(node.slice.elts[0])
             return inner
         if isinstance(node.value, ast.Name) and node.value.id == "Literal":
+            self.used.update(n.id for n in ast.walk(node) if isinstance(n, ast.Name))
             return node  # the values are data
         return self.generic_visit(node)
 
     def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST:
-        node.name = self.renames.get((self.own, node.name), node.name)
-        body = [s for s in node.body if not _is_docstring(s)]
-        node.body = body or [ast.Pass()]
-        self.generic_visit(node)
-        return node
+        new = self.generic_visit(node)  # visit_Expr drops the docstrings
+        assert isinstance(new, ast.ClassDef)
+        new.name = self.renames.get((self.own, node.name), node.name)
+        new.body = new.body or [ast.Pass()]
+        return new
 
     def visit_Expr(self, node: ast.Expr) -> ast.AST | None:
         return None if _is_docstring(node) else node
@@ -222,7 +224,7 @@ def _module_stub(
     foreign = {n for n, (module, _) in inputs.module.imports.items() if module != "typing"}
     if outputs is not None:
         foreign |= {n for n, (module, _) in outputs.module.imports.items() if module != "typing"}
-    rewrite = _Rewrite(renames, {}, foreign)
+    rewrite = _Rewrite(renames, foreign)
     # datamodel-code-generator imports a typing name under an alias when a key is spelt like it
     # (``from typing import Any as Any_aliased``): the stub imports typing's own names.
     for source in (inputs, outputs):
@@ -234,16 +236,16 @@ def _module_stub(
     for alias, source, names in (("_i", inputs, in_names), ("_s", outputs, out_names)):
         for name in names:
             assert source is not None
-            stmt = ast.parse(ast.unparse(source.statements[name])).body[0]  # a private copy
             rewrite.own = alias
+            stmt = rewrite.visit(source.statements[name])  # a copy: the model trees stay as they are
             if (alias, name) in renames:
                 _functional_name(stmt, renames[(alias, name)])
-            blocks.append(ast.unparse(rewrite.visit(stmt)))
+            blocks.append(ast.unparse(stmt))
     for tool in ns.tools:
         blocks.append(_function(tool, summaries[tool.method], returns[tool.method], rewrite))
     body = "\n\n".join(blocks)
     # Names only, not strings: a Literal["Any"] value is no use of typing.Any (strict pyright says so).
-    used = {n.id for n in ast.walk(ast.parse(body)) if isinstance(n, ast.Name)} if body else set()
+    used = rewrite.used if body else set()
     typing = [n for n in _TYPING if n in used and n != "Annotated"]
     head = f"from typing import {', '.join(typing)}\n\n" if typing else ""
     return f"{head}{body}\n"

@@ -17,17 +17,29 @@ import re
 import threading
 import tokenize
 import warnings
-from collections.abc import Mapping
+import zlib
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 from codegen.cache import Cache
 from codegen.errors import GenerateError
 from codegen.literals import wire_literal
 from codegen.naming import class_name
+from codegen.syntax import Copying, defined_names
 
-__all__ = ["PARALLEL_MIN_DEFINITIONS", "STUB_RUN", "ModelModule", "generate_models", "model_code"]
+__all__ = [
+    "INPUT_GROUP_TOOLS",
+    "PARALLEL_MIN_DEFINITIONS",
+    "STUB_RUN",
+    "ModelModule",
+    "generate_models",
+    "input_group",
+    "input_groups_for",
+    "join_modules",
+    "model_code",
+]
 
 #: The cache kind of the code-mode stubs' output TypedDicts (named as code_mode.py named it).
 STUB_RUN = "code-mode-outputs"
@@ -52,13 +64,15 @@ class ModelModule:
     imports: Mapping[str, tuple[str, str]]  # local name -> (module, name in that module)
     fields: Mapping[str, Mapping[str, ast.expr]]  # class -> wire key -> annotation
     roots: Mapping[str, ast.expr]  # RootModel class -> root annotation
+    #: The parsed module, read by several stages and changed by none (``codegen/syntax.py``).
+    body: tuple[ast.stmt, ...] = field(default=(), compare=False, repr=False)
 
     def qualify(self, node: ast.expr, needed: dict[str, tuple[str, str]]) -> str:
         """Annotation text for use in another module: own names get ``alias.``; imports are recorded."""
         return ast.unparse(_Qualifier(self, needed).visit(_strip(node)))
 
 
-class _Qualifier(ast.NodeTransformer):
+class _Qualifier(Copying):
     def __init__(self, module: ModelModule, needed: dict[str, tuple[str, str]]) -> None:
         self.module = module
         self.needed = needed
@@ -157,7 +171,7 @@ def _read_module(code: str, alias: str) -> ModelModule:
                     functional = _functional_typeddict(stmt.value)
                     if functional is not None:
                         fields[t.id] = functional
-    return ModelModule(code, alias, frozenset(defined), imports, fields, roots)
+    return ModelModule(code, alias, frozenset(defined), imports, fields, roots, tuple(tree.body))
 
 
 def _base_name(node: ast.expr) -> str | None:
@@ -229,19 +243,12 @@ class _ClassNames:
         return name
 
 
-def _defined_names(stmt: ast.stmt) -> list[str]:
-    if isinstance(stmt, ast.ClassDef):
-        return [stmt.name]
-    targets = [stmt.target] if isinstance(stmt, ast.AnnAssign) else stmt.targets if isinstance(stmt, ast.Assign) else []
-    return [t.id for t in targets if isinstance(t, ast.Name)]
-
-
 def _without_root(code: str) -> str:
     """The module without the class of the schema document itself (``Model: TypeAlias = Any``, or
     a ``RootModel[Any]``): no tool's type, and exported it would be an artificial name. Imports
     only it used go too (strict pyright reports an unused import)."""
     tree = ast.parse(code)
-    root = next((s for s in tree.body if _defined_names(s) == [_DOCUMENT_ROOT]), None)
+    root = next((s for s in tree.body if defined_names(s) == [_DOCUMENT_ROOT]), None)
     if root is None or root.end_lineno is None:
         return code
     lines = code.split("\n")
@@ -321,18 +328,19 @@ def _field_aliases(document: Mapping[str, Any]) -> dict[str, str]:
     return aliases
 
 
-def model_code(document: Mapping[str, Any], *, kind: str) -> str:
+def model_code(document: Mapping[str, Any], *, kind: str, names: frozenset[str] | None = None) -> str:
     """One datamodel-code-generator run over every definition in ``document`` (unformatted: the
     package's one formatting pass lays it out with the rest).
 
-    ``kind`` is ``"inputs"`` (TypedDicts) or ``"outputs"`` (pydantic v2 models).
+    ``kind`` is ``"inputs"`` (TypedDicts) or ``"outputs"`` (pydantic v2 models). ``names`` are the
+    definitions of the whole build when ``document`` holds only some of them (one group).
     """
     import datamodel_code_generator as dcg
     from datamodel_code_generator.enums import DataModelType, InputFileType
     from datamodel_code_generator.format import PythonVersion
 
     if not document.get("$defs"):
-        return "from __future__ import annotations\n"
+        return _EMPTY
     if kind == "inputs":
         document = _without_empty_keys(document)
     model_type = DataModelType.TypingTypedDict if kind == "inputs" else DataModelType.PydanticV2BaseModel
@@ -344,7 +352,7 @@ def model_code(document: Mapping[str, Any], *, kind: str) -> str:
                 input_file_type=InputFileType.JsonSchema,
                 output_model_type=model_type,
                 target_python_version=PythonVersion.PY_311,
-                custom_class_name_generator=_ClassNames(frozenset(document["$defs"])),
+                custom_class_name_generator=_ClassNames(names or frozenset(document["$defs"])),
                 aliases=_field_aliases(document) if kind == "outputs" else None,
                 **_COMMON,
             )
@@ -391,62 +399,139 @@ def _can_fork() -> bool:
     )
 
 
-#: The batched runs of one build: name -> (the document it reads, the model kind it makes). The
-#: code-mode stubs type the output schemas again, as TypedDicts (the sandbox has no pydantic).
-_RUNS = {"inputs": ("inputs", "inputs"), "outputs": ("outputs", "outputs"), STUB_RUN: ("outputs", "inputs")}
+#: Tools per batched run of the input models. An edited input schema reruns the model generator
+#: over its own group only; each run also costs a fixed ~15 ms, so groups stay this large.
+INPUT_GROUP_TOOLS = 64
 
 
-def _run(name: str, document: Mapping[str, Any]) -> str | None:
-    """One run's code; None for stubs the model generator cannot make (their results become Any)."""
-    try:
-        return model_code(document, kind=_RUNS[name][1])
-    except GenerateError:
-        if name == STUB_RUN:
-            return None
-        raise
+def input_group(definition: str, groups: int) -> int:
+    """The run a tool's input definitions go to: a hash of its input definition's name (never of
+    its schema), so an edit to a schema leaves every tool in its group."""
+    return zlib.crc32(definition.encode("utf-8")) % groups
 
 
-def _runs(jobs: list[tuple[str, Mapping[str, Any]]]) -> dict[str, str | None]:
-    return {name: _run(name, document) for name, document in jobs}
+def input_groups_for(tools: int) -> int:
+    return max(1, -(-tools // INPUT_GROUP_TOOLS))
+
+
+@dataclass(frozen=True)
+class _Job:
+    """One datamodel-code-generator run of a build."""
+
+    name: str  # for messages and the cache ("inputs", "outputs", STUB_RUN)
+    document: Mapping[str, Any]
+    kind: str  # the model kind it makes (model_code's ``kind``)
+    #: Every definition name of its kind in the whole build: a nested class never takes one,
+    #: whichever group it is generated in (_ClassNames).
+    names: frozenset[str]
+
+    def key(self) -> str:
+        return Cache.models_key({"document": self.document, "names": sorted(self.names)}, self.name)
+
+    def run(self) -> str | None:
+        """The run's code; None for stubs the model generator cannot make (their results become Any)."""
+        try:
+            return model_code(self.document, kind=self.kind, names=self.names)
+        except GenerateError:
+            if self.name == STUB_RUN:
+                return None
+            raise
+
+
+def _runs(jobs: list[_Job]) -> list[str | None]:
+    return [job.run() for job in jobs]
 
 
 def generate_models(
-    inputs: Mapping[str, Any],
+    inputs: Sequence[Mapping[str, Any]],
     outputs: Mapping[str, Any],
     *,
     parallel: bool | None = None,
     cache: Cache | None = None,
 ) -> tuple[ModelModule, ModelModule, ModelModule | None]:
-    """Input TypedDicts, output models and the code-mode stubs' output TypedDicts: three batched
-    runs, on two cores when the catalog is large enough to pay for a forked worker
-    (``parallel=None`` decides by size): the outputs here, the other two in the worker.
+    """Input TypedDicts, output models and the code-mode stubs' output TypedDicts: batched runs,
+    on two cores when the catalog is large enough to pay for a forked worker (``parallel=None``
+    decides by size): the outputs here, the others in the worker.
 
-    A module whose schema document was generated before comes from ``cache`` instead."""
-    documents = {"inputs": inputs, "outputs": outputs}
-    keys = {name: Cache.models_key(documents[doc], name) for name, (doc, _) in _RUNS.items()} if cache else {}
-    codes: dict[str, str | None] = {name: cache.get_models(keys[name]) if cache else None for name in _RUNS}
-    missing = [name for name, code in codes.items() if code is None]
+    ``inputs`` are the input definitions in groups (``input_group``), one run each, joined into
+    one module afterwards; a run whose document was generated before comes from ``cache``."""
+    input_names = frozenset(n for doc in inputs for n in doc.get("$defs", {}))
+    jobs = [_Job("inputs", doc, "inputs", input_names) for doc in inputs]
+    output_names = frozenset(outputs.get("$defs", {}))
+    jobs += [_Job("outputs", outputs, "outputs", output_names), _Job(STUB_RUN, outputs, "inputs", output_names)]
+    keys = [job.key() for job in jobs] if cache else []
+    codes: list[str | None] = [cache.get_models(key) for key in keys] if cache else [None] * len(jobs)
+    missing = [i for i, code in enumerate(codes) if code is None]
     if parallel is None:
-        size = sum(len(documents[_RUNS[name][0]].get("$defs", {})) for name in missing)
+        size = sum(len(jobs[i].document.get("$defs", {})) for i in missing)
         parallel = size >= PARALLEL_MIN_DEFINITIONS and _can_fork()
-    here = [name for name in missing if name == "outputs"]
-    there = [(name, documents[_RUNS[name][0]]) for name in missing if name != "outputs"]
+    here = [i for i in missing if jobs[i].name == "outputs"]
+    there = [i for i in missing if jobs[i].name != "outputs"]
     if here and there and parallel and _can_fork():
         context = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
-            pending = pool.submit(_runs, there)
-            codes["outputs"] = _run("outputs", outputs)
-            codes.update(pending.result())
+            pending = pool.submit(_runs, [jobs[i] for i in there])
+            codes[here[0]] = jobs[here[0]].run()
+            for i, code in zip(there, pending.result(), strict=True):
+                codes[i] = code
     else:
-        codes.update(_runs([(name, documents[_RUNS[name][0]]) for name in missing]))
+        for i in missing:
+            codes[i] = jobs[i].run()
     if cache:
-        for name in missing:
-            code = codes[name]
+        for i in missing:
+            code = codes[i]
             if code is not None:
-                cache.put_models(keys[name], code)
-    stubs = codes[STUB_RUN]
+                cache.put_models(keys[i], code)
+    groups = [cast(str, code) for code in codes[: len(inputs)]]
+    inputs_code = join_modules(groups) if len(groups) > 1 else groups[0] if groups else _EMPTY
+    if inputs_code is None:  # two groups named a class alike: one run over every input, as one group
+        merged = {n: d for doc in inputs for n, d in doc["$defs"].items()}
+        whole = _Job("inputs", {**inputs[0], "$defs": merged}, "inputs", input_names)
+        key = whole.key() if cache else ""
+        inputs_code = (cache.get_models(key) if cache else None) or cast(str, whole.run())
+        if cache:
+            cache.put_models(key, inputs_code)
+    codes = [inputs_code, *codes[len(inputs) :]]
     return (
-        _read_module(cast(str, codes["inputs"]), "_i"),
-        _read_module(cast(str, codes["outputs"]), "_o"),
-        _read_module(stubs, "_s") if stubs is not None else None,
+        _read_module(inputs_code, "_i"),
+        _read_module(cast(str, codes[1]), "_o"),
+        _read_module(codes[2], "_s") if codes[2] is not None else None,
     )
+
+
+#: What a run over no definitions makes.
+_EMPTY = "from __future__ import annotations\n"
+
+
+def join_modules(codes: Sequence[str]) -> str | None:
+    """Model modules as one: their imports merged (one line per module, names sorted), then each
+    module's statements in turn.
+
+    None when two of them define one name (a nested class of one group named like a class of
+    another): the caller then makes the module in one run, which names the two apart."""
+    imported: dict[str, set[str]] = {}
+    bodies: list[str] = []
+    defined: set[str] = set()
+    for code in codes:
+        tree = ast.parse(code)
+        leading = 0  # the module's first statements that are imports
+        while leading < len(tree.body) and isinstance(stmt := tree.body[leading], ast.ImportFrom) and stmt.module:
+            names = imported.setdefault(stmt.module, set())
+            names.update(a.name if a.asname is None else f"{a.name} as {a.asname}" for a in stmt.names)
+            leading += 1
+        rest = tree.body[leading:]
+        for stmt in rest:
+            for name in defined_names(stmt):
+                if name in defined:
+                    return None
+                defined.add(name)
+        if rest:
+            after = (tree.body[leading - 1].end_lineno or 0) if leading else 0
+            bodies.append("\n".join(code.split("\n")[after:]).strip("\n"))  # "\n": as the parser counts
+    if not bodies:
+        return _EMPTY
+    future = imported.pop("__future__", set()) | {"annotations"}
+    head = [f"from __future__ import {', '.join(sorted(future))}"]
+    head += [f"from {module} import {', '.join(sorted(imported[module]))}" for module in sorted(imported)]
+    # One blank line between statements, as _one_blank_line leaves them; the formatter makes it two.
+    return "\n".join(head) + "\n\n" + "\n\n".join(bodies) + "\n"

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+import gc
 import hashlib
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -34,11 +36,13 @@ from mas.runtime.lockfile import canonical_tool
 from mas.runtime.progress import Progress
 
 __all__ = [
+    "BUILD_GC_THRESHOLDS",
     "Coverage",
     "Locking",
     "Outcome",
     "collect_sources",
     "coverage_of",
+    "few_collections",
     "header_for",
     "infer_all",
     "render_files",
@@ -196,6 +200,28 @@ def shown(path: Path) -> str:
         return str(path)
 
 
+#: The collector's thresholds while a package is built (the defaults are 700, 10, 10).
+BUILD_GC_THRESHOLDS = (100_000, 50, 1_000)
+
+
+@contextmanager
+def few_collections() -> Iterator[None]:
+    """Run the cyclic garbage collector rarely while a package is built.
+
+    A build allocates millions of small objects (the model generator's parse graph, syntax trees)
+    while keeping most of what it made alive, and each collection the default thresholds trigger
+    walks that whole live heap again: a third of a cold run at 1,000 tools (22 s against 15.7 s,
+    for about 6% more peak memory). The caller's thresholds come back afterwards, so a program
+    that calls ``run`` keeps its own policy; a forked model worker inherits these.
+    """
+    before = gc.get_threshold()
+    gc.set_threshold(*BUILD_GC_THRESHOLDS)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
+
+
 def render_files(
     sources: Sequence[SourceTools],
     package: str,
@@ -205,8 +231,9 @@ def render_files(
     """The package's files and the schema spots typed as ``Any``: from the cache when these exact
     inputs were rendered before by this exact generator, else built and rendered (reusing cached
     model modules) and then stored."""
-    header = header_for(sources, package, inferred)
-    key = cache.files_key(sources, package, header)
+    # The key covers every input the header digests (and the generator's version), so the header
+    # (a canonical walk of every schema, ~0.1 s at 1,000 tools) is computed only on a miss.
+    key = cache.files_key(sources, package, inferred)
     cached = cache.get_files(key)
     if cached is not None and _DEGRADATIONS in cached:
         files = dict(cached)
@@ -216,8 +243,10 @@ def render_files(
     from codegen.build import build_package
     from codegen.render import render_package
 
-    pkg = build_package(sources, package=package, header=header, inferred=inferred, cache=cache)
-    files = render_package(pkg)
+    header = header_for(sources, package, inferred)
+    with few_collections():
+        pkg = build_package(sources, package=package, header=header, inferred=inferred, cache=cache)
+        files = render_package(pkg)
     # The warnings travel with the files, so a cached run warns exactly as the cold one did.
     found_json = json.dumps([dataclasses.asdict(d) for d in pkg.degradations], sort_keys=True)
     cache.put_files(key, {**files, _DEGRADATIONS: found_json})

@@ -154,7 +154,10 @@ class PackageSpec:
     namespaces: tuple[NamespaceSpec, ...]
     tools_imports: tuple[ImportSpec, ...]  # typing imports the wrapper annotations need
     inputs_code: str  # datamodel-code-generator output (TypedDicts)
-    exports: tuple[str, ...]
+    exports: tuple[str, ...]  # ``__all__``: every public name, sorted
+    #: The public names ``__init__.py`` imports from ``_runtime`` and from ``_tools``, in import order.
+    runtime_exports: tuple[str, ...]
+    tools_exports: tuple[str, ...]
     #: The output models, as the modules of the ``outputs`` package (one per tool + shared).
     output_modules: tuple[ModelModuleSpec, ...] = ()
     #: ``outputs/__init__.py``'s map: model name -> its module, both as literals.

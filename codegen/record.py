@@ -17,8 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from codegen.errors import GenerateError
 from codegen.settings import DEFAULT_SAMPLES
 from mas.runtime.config import positive_seconds
@@ -42,6 +40,8 @@ class RecordOutcome:
 
 
 def load_examples(path: Path) -> list[Example]:
+    import yaml  # here, not at the top: every `toolgen` start imports this module
+
     from mas.runtime.yaml_source import LineLoader
 
     try:

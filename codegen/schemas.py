@@ -135,8 +135,10 @@ class SchemaDocument:
         if schema is not None:
             self.definitions[names[0]] = schema
 
-    def document(self) -> dict[str, Any]:
-        return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$defs": self.definitions}
+    def document(self, definitions: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The document of every definition, or of ``definitions`` (some of them: one group)."""
+        defs = self.definitions if definitions is None else definitions
+        return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$defs": defs}
 
 
 def prepare_schema(

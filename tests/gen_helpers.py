@@ -8,6 +8,8 @@ from __future__ import annotations
 import ast
 import importlib
 import json
+import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -121,17 +123,40 @@ class RecordingProvider:
         return self.answers.get(tool_name, self.default)
 
 
-def pyright_strict(folder: Path, include: Sequence[str], extra_paths: Sequence[str] = ()) -> dict[str, Any]:
+#: The runtime copies every generated package carries verbatim (``_runtime/``, ``_rules.py``). pyright
+#: still reads them for the types the generated modules use, but does not check each copy again:
+#: tests/codegen/test_shim.py checks the source strictly, tests/codegen/test_typecheck.py one copy
+#: inside a generated package, and tests/codegen/test_golden.py that each copy equals its source.
+#: Checking all 13 files again in every package was two thirds of a pyright run over fuzz packages.
+RUNTIME_COPIES = ("**/_runtime", "**/_rules.py")
+
+
+def runtime_copy(path: Path) -> bool:
+    return "_runtime" in path.parts or path.name == "_rules.py"
+
+
+def checked_modules(root: Path, packages: Sequence[str]) -> int:
+    """How many modules of ``packages`` pyright_strict checks by default: all but the runtime copies."""
+    found = [f for p in packages for f in [*(root / p).rglob("*.py"), *(root / p).rglob("*.pyi")]]
+    return sum(not runtime_copy(f.relative_to(root)) for f in found)
+
+
+def pyright_strict(
+    folder: Path, include: Sequence[str], extra_paths: Sequence[str] = (), exclude: Sequence[str] = RUNTIME_COPIES
+) -> dict[str, Any]:
     """Run real pyright in strict mode over ``include`` (relative to ``folder``); its JSON report.
 
-    pyright is a declared test dependency: when it is missing the test fails rather than skips,
-    so a type-check test can never pass without checking anything.
+    Files matching ``exclude`` are read where imported, never checked (by default the runtime copies,
+    see ``RUNTIME_COPIES``). pyright is a declared test dependency: when it is missing the test fails
+    rather than skips, so a type-check test can never pass without checking anything.
     """
     beside = Path(sys.executable).parent / "pyright"
     pyright = str(beside) if beside.exists() else shutil.which("pyright")
     if pyright is None:
         pytest.fail("pyright is not installed (it is in the test dependency group)")
     config: dict[str, Any] = {"typeCheckingMode": "strict", "pythonVersion": "3.11", "include": list(include)}
+    if exclude:
+        config["exclude"] = list(exclude)
     if extra_paths:
         config["extraPaths"] = list(extra_paths)
     (folder / "pyrightconfig.json").write_text(json.dumps(config), encoding="utf-8")
@@ -144,3 +169,37 @@ def pyright_strict(folder: Path, include: Sequence[str], extra_paths: Sequence[s
     )
     report: dict[str, Any] = json.loads(completed.stdout)
     return report
+
+
+#: A run that expanded a YAML alias bomb would need gigabytes; a refused one needs far less than this.
+_MEMORY_LIMIT = 1536 * 1024 * 1024
+
+
+def _limited() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (_MEMORY_LIMIT, _MEMORY_LIMIT))
+
+
+def run_module(cwd: Path, module: str, *args: str, timeout: float = 60, **env: str) -> subprocess.CompletedProcess[str]:
+    """``python -m MODULE ARGS`` in ``cwd`` as a user runs it (a process of its own, in 1.5 GB of address
+    space), with ``env`` added to the environment."""
+    return subprocess.run(
+        [sys.executable, "-m", module, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **env},
+        preexec_fn=_limited,
+    )
+
+
+def toolgen_process(cwd: Path, *args: str, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    """``toolgen generate ARGS`` as a process of its own (see ``run_module``)."""
+    return run_module(cwd, "codegen", "generate", *args, **kwargs)
+
+
+def error_line(proc: subprocess.CompletedProcess[str]) -> str:
+    """The one line a refused run prints (it must exit 2 and print exactly one line)."""
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1, (proc.returncode, proc.stderr[-2000:])
+    return lines[0]

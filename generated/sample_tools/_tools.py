@@ -425,7 +425,7 @@ class SampleTools(_ToolsBase):
     def notes_delete(self, *, id: str) -> _ToolOutput:
         """Delete a note by id.
 
-        Hints: may be destructive.
+        Hints: destructive.
 
         Wire name: 'notes.delete'.
         """
@@ -759,7 +759,7 @@ class AsyncSampleTools(_AsyncToolsBase):
     async def notes_delete(self, *, id: str) -> _ToolOutput:
         """Delete a note by id.
 
-        Hints: may be destructive.
+        Hints: destructive.
 
         Wire name: 'notes.delete'.
         """
@@ -1090,7 +1090,7 @@ class SkillsTools(_ToolsBase):
             query: What to search for.
             max_results: How many results to return. (server default: 3)
 
-        Hints: read-only, idempotent, open-world (reaches outside systems).
+        Hints: read-only, idempotent, open-world.
 
         Wire name: 'web_search'.
         """
@@ -1384,7 +1384,7 @@ class AsyncSkillsTools(_AsyncToolsBase):
             query: What to search for.
             max_results: How many results to return. (server default: 3)
 
-        Hints: read-only, idempotent, open-world (reaches outside systems).
+        Hints: read-only, idempotent, open-world.
 
         Wire name: 'web_search'.
         """

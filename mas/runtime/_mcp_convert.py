@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Collection, Iterable, Mapping
-from typing import Any
-
-import mcp_types as types
+from typing import TYPE_CHECKING, Any
 
 from mas.runtime import redact
 from mas.runtime.config import MCPServerConfig
 from mas.runtime.contracts._rules import one_line
 from mas.runtime.contracts.tool_contract import HINT_KEYS, ToolResultEnvelope, build_tool_entry
+
+if TYPE_CHECKING:
+    import mcp_types as types
 
 __all__ = [
     "ToolServerError",
@@ -96,6 +97,10 @@ def envelope_from_result(result: types.Result) -> ToolResultEnvelope:
 
     An ``input_required`` result (or an extension's claimed one) travels whole in ``result``.
     """
+    # Imported here, not at the top: the generator reads samples through this module (resolve_headers,
+    # ToolServerError) and must not pay the SDK's import; by the time a result exists it is loaded.
+    import mcp_types as types
+
     wire = dump_wire(result)
     if isinstance(result, types.CallToolResult):
         wire.setdefault("isError", False)

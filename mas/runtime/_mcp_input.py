@@ -113,7 +113,10 @@ class PendingCall:
     conn: object | None = None
     work: asyncio.Future[Any] | None = None
     asks: list[Ask] = field(default_factory=list)
-    asked: asyncio.Event = field(default_factory=asyncio.Event)
+    #: What the follower (``MCPToolProvider._follow``) waits on while the call runs: resolved by
+    #: the server's next question or by the end of ``work``. One future per wait, not a task
+    #: around an ``asyncio.Event``: a sequential caller pays no extra task per call.
+    wake: asyncio.Future[None] | None = None
     token: str | None = None
     expiry: asyncio.TimerHandle | None = None
     #: The server task the call is following (``_mcp_tasks``), for the caller's failure envelope.
@@ -121,6 +124,12 @@ class PendingCall:
 
     def unanswered(self) -> list[Ask]:
         return [ask for ask in self.asks if not ask.answer.done()]
+
+    def wake_up(self, _done: object = None) -> None:
+        """Wake the follower, if one waits (also ``work``'s done callback)."""
+        wake = self.wake
+        if wake is not None and not wake.done():
+            wake.set_result(None)
 
     def refuse(self, reason: str) -> None:
         for ask in self.unanswered():
@@ -251,7 +260,7 @@ class InputBridge:
             answer=asyncio.get_running_loop().create_future(),
         )
         call.asks.append(ask)
-        call.asked.set()
+        call.wake_up()
         logger.debug("%s: the server asks %s (%s)", call.label, ask.key, method)
         return await ask.answer
 
@@ -281,7 +290,6 @@ class InputBridge:
             call.expiry.cancel()
         wait = ANSWER_TIMEOUT if timeout is None else timeout
         call.expiry = asyncio.get_running_loop().call_later(wait, self._expire, call, wait)
-        call.asked.clear()
         return types.InputRequiredResult(
             input_requests={ask.key: ask.request for ask in call.unanswered()}, request_state=call.token
         )

@@ -93,29 +93,27 @@ TaskStatus = Literal["working", "input_required", "completed", "failed", "cancel
 # --- the 2026-07-28 wire shapes (the SDK ships only the 2025-11-25 ones) ---------------------------
 
 
-class CreatedTask(types.Result):
+class _TaskFields(types.Result):
+    """What a task is on the wire, in both answers that carry one."""
+
+    task_id: str
+    status: TaskStatus
+    status_message: str | None = None
+    created_at: str | None = None
+    last_updated_at: str | None = None
+    ttl_ms: int | None = None
+    poll_interval_ms: int | None = None
+
+
+class CreatedTask(_TaskFields):
     """A ``tools/call`` answered with a task (``resultType: "task"``, the extension's claim)."""
 
     result_type: Literal["task"] = "task"
-    task_id: str
-    status: TaskStatus
-    status_message: str | None = None
-    created_at: str | None = None
-    last_updated_at: str | None = None
-    ttl_ms: int | None = None
-    poll_interval_ms: int | None = None
 
 
-class DetailedTask(types.Result):
+class DetailedTask(_TaskFields):
     """A ``tasks/get`` answer: the task, with its outcome or its open questions inline."""
 
-    task_id: str
-    status: TaskStatus
-    status_message: str | None = None
-    created_at: str | None = None
-    last_updated_at: str | None = None
-    ttl_ms: int | None = None
-    poll_interval_ms: int | None = None
     input_requests: dict[str, types.InputRequest] | None = None
     result: dict[str, Any] | None = None
     error: dict[str, Any] | None = None

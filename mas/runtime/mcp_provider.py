@@ -514,6 +514,8 @@ class MCPToolProvider:
             finally:
                 if relay is not None:
                     await relay.finish()
+                # The follower wakes in this step, not one loop turn later through the done callback.
+                call.wake_up()
 
         call.work = asyncio.ensure_future(run())
         return await self._follow(tool_name, call, cancel_event, timeout_seconds)
@@ -525,21 +527,26 @@ class MCPToolProvider:
         work = call.work
         assert work is not None
         inputs = self._keeper.inputs
+        loop = asyncio.get_running_loop()
         try:
             while True:
                 if call.unanswered() and not work.done():
                     # The request stays in flight; the caller's answer resumes it (_mcp_input).
                     suspended = envelope_from_result(inputs.suspend(call, timeout_seconds))
                     return scrub_envelope(suspended, self._keeper.secrets)
-                asked = asyncio.ensure_future(call.asked.wait())
-                try:
-                    await asyncio.wait(
-                        {work, asked},
-                        timeout=_POLL_SECONDS if cancel_event is not None else None,
-                        return_when=asyncio.FIRST_COMPLETED,
-                    )
-                finally:
-                    asked.cancel()
+                if not work.done():
+                    # Until the work ends or the server asks (checked above before any wait).
+                    call.wake = wake = loop.create_future()
+                    work.add_done_callback(call.wake_up)
+                    try:
+                        if cancel_event is None:
+                            await wake
+                        else:
+                            await asyncio.wait({wake}, timeout=_POLL_SECONDS)
+                    finally:
+                        work.remove_done_callback(call.wake_up)
+                        call.wake = None
+                        wake.cancel()
                 if work.done():
                     return cast(ToolResultEnvelope, work.result())
                 if cancel_event is not None and cancel_event.is_set():

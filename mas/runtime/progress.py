@@ -14,11 +14,11 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import TracebackType
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from rich.console import Console
-from rich.progress import Progress as _RichProgress
-from rich.progress import SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
+if TYPE_CHECKING:  # rich is loaded by the first live display only: a CI run or a pipe never pays it
+    from rich.progress import Progress as _RichProgress
+    from rich.progress import TaskID
 
 __all__ = ["Progress", "ServerTask"]
 
@@ -134,6 +134,10 @@ class Progress:
 
     def _live_bars(self) -> _RichProgress:
         if self._bars is None:
+            from rich.console import Console
+            from rich.progress import Progress as _RichProgress
+            from rich.progress import SpinnerColumn, TextColumn, TimeElapsedColumn
+
             console = Console(file=self._stream, force_terminal=True, highlight=False)
             self._bars = _RichProgress(
                 SpinnerColumn(finished_text="-"),

@@ -17,15 +17,19 @@ Two rules of the 2026-07-28 revision:
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from mcp.shared.inbound import X_MCP_HEADER_KEY, find_invalid_x_mcp_header
-
-__all__ = ["agent_facing", "header_of", "is_app_only"]
+__all__ = ["X_MCP_HEADER_KEY", "agent_facing", "header_of", "is_app_only"]
 
 logger = logging.getLogger("mas.runtime.mcp_provider")
+
+#: The annotation's key; the SDK's ``mcp.shared.inbound.X_MCP_HEADER_KEY`` (a test holds them equal).
+#: Named here so that a listing without it never imports the SDK: ``toolgen generate`` and
+#: ``--check`` over saved listings start in a fraction of the SDK's import time.
+X_MCP_HEADER_KEY = "x-mcp-header"
 
 
 def is_app_only(tool: Mapping[str, Any]) -> bool:
@@ -42,13 +46,29 @@ def header_of(prop: Any) -> str | None:
     return f"Mcp-Param-{token}" if isinstance(token, str) else None
 
 
+def _mentions_header(schema: Any) -> bool:
+    """Whether ``"x-mcp-header"`` occurs anywhere in ``schema`` (as a key or not): when it does not,
+    no annotation can be invalid, and the SDK's walk (and import) is skipped. A superset test, so
+    it never lets an invalid tool through; JSON's C encoder makes it cheap."""
+    try:
+        text = json.dumps(schema, ensure_ascii=False, check_circular=False, default=repr)
+    except (TypeError, ValueError, RecursionError):  # not JSON-like: let the SDK decide
+        return True
+    return X_MCP_HEADER_KEY in text
+
+
 def agent_facing(tools: Iterable[Mapping[str, Any]], server: str, *, keep_app_only: bool = False) -> list[Any]:
     """``tools`` without those an agent must not see, in order; one warning per invalid tool."""
     kept: list[Any] = []
     apps: list[str] = []
     for tool in tools:
         name = tool.get("name")
-        reason = find_invalid_x_mcp_header(tool.get("inputSchema"))
+        schema = tool.get("inputSchema")
+        reason = None
+        if _mentions_header(schema):
+            from mcp.shared.inbound import find_invalid_x_mcp_header  # the SDK's rule, loaded when needed
+
+            reason = find_invalid_x_mcp_header(schema)
         if reason is not None:
             logger.warning("MCP server %r: dropping tool %r: invalid x-mcp-header (%s)", server, name, reason)
             continue

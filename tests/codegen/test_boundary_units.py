@@ -1,6 +1,8 @@
-"""Fast in-process checks of the toolchain's boundary code (issue 17, items 7-11, 15, 17, 18).
+"""Fast in-process checks of the toolchain's boundary code: alias and depth limits, package names,
+inputs inside the package folder, non-JSON numbers, field aliases, the per-user cache key, the journal.
 
-The end-to-end proofs, against real processes, are in ``test_boundary_toolchain.py`` and
+The end-to-end proofs, against real processes, are in ``test_hostile_files.py``,
+``test_package_folder.py``, ``test_cache_trust.py``, ``test_write_kill.py`` and
 ``tests/runtime/test_wire_numbers.py``; these cover each branch quickly, for mutation testing
 (``[tool.mutmut]``), and pin the exact limits the docs state.
 """

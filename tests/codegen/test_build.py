@@ -4,6 +4,10 @@ and warnings point into their own tool."""
 from __future__ import annotations
 
 import dataclasses
+import gc
+from typing import Any
+
+import pytest
 
 from codegen.build import ToolPlan, build_package
 from codegen.generate import yaml_source
@@ -45,3 +49,30 @@ def test_the_intermediate_form_holds_no_layout() -> None:
               "omit_items", "output_model", "outputs_code", "classes", "const_decls"}  # fmt: skip
     for spec in (ToolSpec, ParamSpec, NamespaceSpec, PackageSpec, ToolPlan):
         assert not layout & {f.name for f in dataclasses.fields(spec)}, spec
+
+
+def test_a_build_collects_garbage_rarely_and_restores_the_callers_thresholds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The collector's default thresholds cost a third of a cold 1,000-tool run (generate.few_collections)."""
+    from codegen import build, generate
+    from codegen.cache import Cache
+
+    seen: list[tuple[int, int, int]] = []
+    real = build.build_package
+
+    def spying(*args: Any, **kwargs: Any) -> PackageSpec:
+        seen.append(gc.get_threshold())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(build, "build_package", spying)  # render_files imports it on a miss
+    before = gc.get_threshold()
+    source = _source("s", "mcp-json", [{"name": "a", "inputSchema": {"type": "object"}}])
+    generate.render_files([source], "p", Cache(None))
+    assert seen == [generate.BUILD_GC_THRESHOLDS] and gc.get_threshold() == before
+
+    def failing(*args: Any, **kwargs: Any) -> PackageSpec:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(build, "build_package", failing)
+    with pytest.raises(RuntimeError):
+        generate.render_files([source], "p", Cache(None))
+    assert gc.get_threshold() == before

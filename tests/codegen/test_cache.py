@@ -75,8 +75,10 @@ EDITS = st.lists(
 def test_cached_output_is_byte_identical_to_a_cold_run(
     edits: list[tuple[str, int, str]], tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # One project folder, and its cache, across every example: later examples hit what earlier
-    # ones stored, which is exactly when a stale entry would show.
+    # Two tools per input run: the four tools make two groups, which edits rename and remove tools
+    # across (datamodels.input_group). One project folder, and its cache, across every example:
+    # later examples hit what earlier ones stored, which is exactly when a stale entry would show.
+    monkeypatch.setattr(datamodels, "INPUT_GROUP_TOOLS", 2)
     warm = tmp_path_factory.getbasetemp() / "warm"
     warm.mkdir(exist_ok=True)
     cold = tmp_path_factory.mktemp("cold")
@@ -123,9 +125,9 @@ def test_a_changed_description_regenerates_no_model_module(tmp_path: Path, monke
     calls: list[str] = []
     real = datamodels.model_code
 
-    def counting(document: Any, *, kind: str) -> str:
+    def counting(document: Any, *, kind: str, **more: Any) -> str:
         calls.append(kind)
-        return real(document, kind=kind)
+        return real(document, kind=kind, **more)
 
     monkeypatch.setattr(datamodels, "model_code", counting)
     assert generate(project, ARGS, monkeypatch) == 0
@@ -135,6 +137,35 @@ def test_a_changed_description_regenerates_no_model_module(tmp_path: Path, monke
     (project / "tools.json").write_text(json.dumps({"tools": tools}))
     assert generate(project, ARGS, monkeypatch) == 0
     assert calls == ["inputs"]  # the output schemas did not change
+
+
+def test_an_edited_input_schema_reruns_its_group_only_and_equals_a_cold_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(datamodels, "INPUT_GROUP_TOOLS", 1)  # one tool per input run: four groups
+    (tmp_path / "warm").mkdir()
+    project = _project(tmp_path / "warm", monkeypatch)
+    tools = _base()
+    tools[1]["inputSchema"]["properties"]["extra"] = {"type": "array", "items": {"type": "integer"}}
+    (project / "tools.json").write_text(json.dumps({"tools": tools}))
+    runs: list[tuple[str, tuple[str, ...]]] = []
+    real = datamodels.model_code
+
+    def recording(document: Any, *, kind: str, **more: Any) -> str:
+        runs.append((kind, tuple(document["$defs"])))
+        return real(document, kind=kind, **more)
+
+    monkeypatch.setattr(datamodels, "model_code", recording)
+    assert generate(project, ARGS, monkeypatch) == 0
+    assert [kind for kind, _ in runs] == ["inputs"]  # one group's run; the outputs were cached
+    edited = runs[0][1]  # the group of the edited tool, without the others (hash-placed: some share one)
+    assert "ToolsCreateRelationsInput" in edited and sum(name.endswith("Input") for name in edited) < len(tools)
+    cold = tmp_path / "cold"
+    cold.mkdir()
+    (cold / "tools.json").write_text(json.dumps({"tools": tools}))
+    assert generate(cold, [*ARGS, "--no-cache"], monkeypatch) == 0
+    assert tree(project / "out" / "pkg") == tree(cold / "out" / "pkg")
+    assert "extra: NotRequired[list[int]]" in (project / "out" / "pkg" / "inputs.py").read_text()
 
 
 def test_a_changed_description_splits_no_model_code_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -163,10 +194,26 @@ def test_a_changed_description_splits_no_model_code_again(tmp_path: Path, monkey
 
 
 def test_check_from_the_cache_loads_no_generator_library(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nor the MCP SDK (about 0.6 s of imports) when no source is a live server and no saved tool
+    carries an x-mcp-header annotation, nor the argument validator, rich (no terminal), YAML (no
+    YAML source) or asyncio: an up-to-date check reads, hashes and compares."""
     project = _project(tmp_path, monkeypatch)
+    heavy = (
+        "datamodel_code_generator",
+        "jinja2",
+        "ruff",
+        "mcp",
+        "mcp_types",
+        "jsonschema",
+        "rich",
+        "yaml",
+        "asyncio",
+        "codegen.shim._runtime",
+    )
     code = (
-        "import sys; from codegen.cli import main; code = main(['generate', *sys.argv[1:], '--check']); "
-        "heavy = sorted(m for m in ('datamodel_code_generator', 'jinja2', 'ruff') if m in sys.modules); "
+        f"import sys; HEAVY = {heavy!r}; "
+        "from codegen.cli import main; code = main(['generate', *sys.argv[1:], '--check']); "
+        "heavy = sorted(m for m in HEAVY if m in sys.modules); "
         "print(code, heavy)"
     )
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
@@ -176,12 +223,15 @@ def test_check_from_the_cache_loads_no_generator_library(tmp_path: Path, monkeyp
 
 
 def test_cache_folder_ignores_itself_and_prunes_old_entries(tmp_path: Path) -> None:
+    from codegen.cache import _KEEP
+
     cache = Cache(tmp_path / ".toolgen-cache")
     for i in range(20):
-        cache.put_models(f"k{i:02d}", f"code {i}")
+        cache.put_split(f"k{i:02d}", [("m", ("A",), f"code {i}")])
     assert (tmp_path / ".toolgen-cache" / ".gitignore").read_text() == "*\n"
-    assert len(list((tmp_path / ".toolgen-cache" / "models").glob("*.json"))) == 16
-    assert cache.get_models("k19") == "code 19"
+    assert len(list((tmp_path / ".toolgen-cache" / "splits").glob("*.json"))) == _KEEP["splits"] == 4
+    assert cache.get_split("k19") == [("m", ("A",), "code 19")]
+    cache.put_models("k19", "code 19")
     assert Cache(None).get_models("k19") is None
 
 
@@ -194,6 +244,14 @@ def test_the_key_covers_every_input_and_the_generator(tmp_path: Path, monkeypatc
     assert Cache.files_key([source], "other") != key
     renamed = SourceTools(name="s", kind="mcp-json", origin="s.json", tools=tuple(_base()), wire_prefix="ns")
     assert Cache.files_key([renamed], "pkg") != key
+    from codegen.infer import InferredOutput
+
+    learned = {"s": {"read_graph": InferredOutput("model", 2, {"type": "object"})}}
+    assert Cache.files_key([source], "pkg", learned) != key
+    assert Cache.files_key([source], "pkg", {"s": {"read_graph": InferredOutput("text", 2)}}) not in (
+        key,
+        Cache.files_key([source], "pkg", learned),
+    )
     monkeypatch.setattr(cache_module, "fingerprint", lambda: "an edited generator")
     assert Cache.files_key([source], "pkg") != key
 

@@ -103,3 +103,19 @@ def test_nested_names_say_where_the_class_is(tmp_path: Path) -> None:
     # No artificial class for the schema document itself.
     init = (tmp_path / "out" / "charts" / "outputs" / "__init__.py").read_text()
     assert '"Model"' not in init and "Model:" not in inputs
+
+
+def test_two_input_groups_that_name_a_class_alike_are_made_in_one_run() -> None:
+    """``XInput.y_z`` and ``XInputY.z`` both make ``XInputYZ``: generated in two groups they would
+    define it twice, so the inputs are made in one run, which names the second ``XInputYZ1``."""
+    from codegen.datamodels import generate_models, join_modules, model_code
+
+    def obj(props: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "object", "properties": props}
+
+    first = {"$defs": {"XInput": obj({"y_z": obj({"n": {"type": "string"}})})}}
+    second = {"$defs": {"XInputY": obj({"z": obj({"m": {"type": "integer"}})})}}
+    assert join_modules([model_code(first, kind="inputs"), model_code(second, kind="inputs")]) is None
+    inputs, _, _ = generate_models([first, second], {"$defs": {}})
+    assert {"XInputYZ", "XInputYZ1"} <= inputs.defined
+    assert inputs.code == model_code({"$defs": {**first["$defs"], **second["$defs"]}}, kind="inputs")

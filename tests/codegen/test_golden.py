@@ -126,3 +126,26 @@ def test_the_formatter_is_ruff_with_black_settings() -> None:
     (formatted,) = format_files({"m.py": source}).values()
     assert formatted == black_formatted(source)
     assert formatted != source and '"single"' in formatted
+
+
+def test_a_docstrings_hints_read_as_the_tools_info_says() -> None:
+    """One wording of the behaviour hints (``_rules.HINT_WORDS``): a method's ``Hints:`` line is
+    ``ToolInfo.hints`` joined, for every tool of the committed package."""
+    import inspect
+    import re
+
+    from gen_helpers import import_fresh
+
+    package = import_fresh(REPO / "generated", "sample_tools")
+    seen = 0
+    for source in ("sample", "skills"):
+        namespace = getattr(package._tools, f"{source.capitalize()}Tools")
+        for name, method in inspect.getmembers(namespace, inspect.isfunction):
+            doc = inspect.getdoc(method) or ""
+            wire = re.search(r"^Wire name: '(.+)'\.$", doc, re.M)
+            if name.startswith("_") or wire is None:
+                continue
+            hints = re.search(r"^Hints: (.+)\.$", doc, re.M)
+            assert (hints.group(1) if hints else "") == ", ".join(package.TOOLS[wire.group(1)].hints), name
+            seen += 1
+    assert seen == len(package.TOOLS)

@@ -36,7 +36,7 @@ from typing import Any
 import pytest
 import yaml
 from gen_helpers import RecordingProvider as Recorder
-from gen_helpers import import_fresh, pyright_strict
+from gen_helpers import checked_modules, import_fresh, pyright_strict
 
 from codegen.cli import main as toolgen
 from codegen.render import runtime_sources
@@ -663,8 +663,7 @@ def test_sloppy_package_passes_mypy_strict(mypy_errors: list[tuple[str, str]]) -
 def test_hostile_package_passes_pyright_strict(workspace: Path) -> None:
     """Shadowing names (``str``, ``Field``, ``_rt``...) and hostile keys type-check under pyright too."""
     report = pyright_strict(workspace, list(BOTH))
-    analysed = sum(len([*(workspace / p).rglob("*.py"), *(workspace / p).rglob("*.pyi")]) for p in BOTH)
-    assert report["summary"]["filesAnalyzed"] == analysed
+    assert report["summary"]["filesAnalyzed"] == checked_modules(workspace, list(BOTH))
     found = [
         (Path(d["file"]).name, d["range"]["start"]["line"] + 1, d.get("rule", ""))
         for d in report["generalDiagnostics"]

@@ -33,7 +33,7 @@ class RecordingPool(ProcessPoolExecutor):
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
         jobs = args[0] if args else []
-        RecordingPool.submitted += [name for name, _ in jobs]
+        RecordingPool.submitted += [job.name for job in jobs]
         return super().submit(fn, *args, **kwargs)
 
 
@@ -56,5 +56,5 @@ def test_size_decides_when_not_told(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(datamodels, "_can_fork", lambda: True)
     monkeypatch.setattr(datamodels, "ProcessPoolExecutor", lambda **_: calls.append("pool") or pytest.fail("forked"))
     small = {"$defs": {f"D{i}": {"type": "object"} for i in range(5)}}
-    datamodels.generate_models(small, small)
+    datamodels.generate_models([small], small)
     assert calls == []

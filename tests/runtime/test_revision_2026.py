@@ -109,6 +109,43 @@ def test_the_generated_docstring_names_the_header_and_the_package_has_neither_dr
 
 
 # --- app-only tools ---------------------------------------------------------------------------------
+def test_the_filters_header_key_is_the_sdks() -> None:
+    """tool_filters names the key itself (so a listing without it never imports the SDK)."""
+    from mcp.shared.inbound import X_MCP_HEADER_KEY
+
+    from mas.runtime import tool_filters
+
+    assert tool_filters.X_MCP_HEADER_KEY == X_MCP_HEADER_KEY
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "object", "properties": {"n": {"type": "number", "x-mcp-header": "N"}}},  # not a primitive
+        {"type": "object", "properties": {"a": {"type": "object", "anyOf": [{"x-mcp-header": "A"}]}}},  # unreachable
+        {"type": "object", "properties": {"a": {"type": "string", "x-mcp-header": "A"},
+                                          "b": {"type": "string", "x-mcp-header": "a"}}},  # twice
+        {"type": "object", "x-mcp-header": "Root"},  # on the root
+    ],
+)  # fmt: skip
+def test_a_saved_listing_loses_each_tool_with_an_invalid_header_and_keeps_the_rest(
+    schema: dict[str, Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    """The cheap pre-check (is the key anywhere?) lets the SDK's walk judge every tool that has it."""
+    from mas.runtime.tool_filters import agent_facing
+
+    caplog.set_level(logging.WARNING)
+    header = {"type": "object", "properties": {"r": {"type": "string", "x-mcp-header": "R"}}}
+    tools = [
+        {"name": "bad", "inputSchema": schema},
+        {"name": "fine", "inputSchema": header},
+        {"name": "plain", "inputSchema": {"type": "object", "description": "says x-mcp-header in words only"}},
+        {"name": "none"},
+    ]  # fmt: skip
+    assert [t["name"] for t in agent_facing(tools, "saved")] == ["fine", "plain", "none"]
+    assert [r.getMessage().split(": invalid")[0] for r in caplog.records] == ["MCP server 'saved': dropping tool 'bad'"]
+
+
 def test_app_only_tools_are_left_out_unless_the_server_entry_keeps_them() -> None:
     with MCPToolProvider(stdio_config("rev", REVISION)) as provider:
         assert "refresh_panel" not in names(provider)

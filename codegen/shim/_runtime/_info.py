@@ -7,19 +7,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
+from .. import _rules
+
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
 __all__ = ["ToolInfo", "lazy_models"]
 
 T = TypeVar("T")
-
-_HINT_WORDS: tuple[tuple[str, str, str], ...] = (
-    ("read_only", "read-only", "not read-only"),
-    ("destructive", "destructive", "not destructive"),
-    ("idempotent", "idempotent", "not idempotent"),
-    ("open_world", "open-world", "closed-world"),
-)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -91,12 +86,7 @@ class ToolInfo(Generic[T]):
     @property
     def hints(self) -> tuple[str, ...]:
         """The declared behaviour hints in words, e.g. ``("read-only", "closed-world")``."""
-        words: list[str] = []
-        for attribute, if_true, if_false in _HINT_WORDS:
-            value: bool | None = getattr(self, attribute)
-            if value is not None:
-                words.append(if_true if value else if_false)
-        return tuple(words)
+        return _rules.hint_words({key: getattr(self, key) for key, _, _ in _rules.HINT_WORDS})
 
 
 def lazy_models(package: str, where: Mapping[str, str]) -> Callable[[str], Any]:

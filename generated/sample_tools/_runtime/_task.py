@@ -86,24 +86,29 @@ def follow_up(options: CallOptions, state: str, timeout_seconds: float | None) -
     return out
 
 
-class ToolTask(Generic[T]):
-    """One started task of a tool whose typed result is ``T``."""
+SendT = TypeVar("SendT", Send, ASend)
+FollowT = TypeVar("FollowT", Follow, AFollow)
+
+
+class _Handle(Generic[T, SendT, FollowT]):
+    """What both handles hold and how they name the task; the two flavours differ only in
+    whether a request is awaited."""
 
     def __init__(
         self,
         info: ToolInfo[T],
         task_id: str,
         options: CallOptions,
-        send: Send,
-        follow: Follow,
+        send: SendT,
+        follow: FollowT,
         status: TaskStatus | None = None,
         done: tuple[T] | None = None,
     ) -> None:
         self._info = info
         self._id = task_id
         self._options = options
-        self._send = send
-        self._follow = follow
+        self._send: SendT = send
+        self._follow: FollowT = follow
         self._last = status or TaskStatus(task_id, "completed" if done is not None else "working")
         self._value = done
 
@@ -113,16 +118,37 @@ class ToolTask(Generic[T]):
         return self._id
 
     def __repr__(self) -> str:
-        return f"ToolTask({self._info.name!r}, id={self._id!r}, last={self._last.state!r})"
+        return f"{type(self).__name__}({self._info.name!r}, id={self._id!r}, last={self._last.state!r})"
+
+    def _status_options(self) -> dict[str, Any]:
+        options = follow_up(self._options, TASK_PREFIX + self._id, None)
+        options["allow_claimed"] = True  # only ask how it stands; never wait for the value
+        return options
+
+    def _wait_options(self, timeout_seconds: float | None) -> CallOptions:
+        return cast("CallOptions", follow_up(self._options, TASK_PREFIX + self._id, timeout_seconds))
+
+    def _cancel_options(self) -> dict[str, Any]:
+        return follow_up(self._options, TASK_CANCEL_PREFIX + self._id, None)
+
+    def _seen(self, raw: object, otherwise: TaskStatus) -> TaskStatus:
+        self._last = status_of(self._info, raw) or otherwise
+        return self._last
+
+    def _finished(self, value: object) -> T:
+        self._value = (cast("T", value),)
+        self._last = TaskStatus(self._id, "completed", self._last.message, self._last.poll_interval_ms)
+        return self._value[0]
+
+
+class ToolTask(_Handle[T, Send, Follow]):
+    """One started task of a tool whose typed result is ``T``."""
 
     def status(self) -> TaskStatus:
         """Ask the server how the task stands (one ``tasks/get``)."""
         if self._value is not None:
             return self._last
-        options = follow_up(self._options, TASK_PREFIX + self._id, None)
-        options["allow_claimed"] = True
-        self._last = status_of(self._info, self._send(self._info, {}, options)) or TaskStatus(self._id, "completed")
-        return self._last
+        return self._seen(self._send(self._info, {}, self._status_options()), TaskStatus(self._id, "completed"))
 
     def wait(self, timeout_seconds: float | None = None) -> T:
         """Wait for the task to end and return its value: the same typed value as the plain method.
@@ -130,70 +156,30 @@ class ToolTask(Generic[T]):
         cancels the task then, and this raises ``ToolTimeoutError``)."""
         if self._value is not None:
             return self._value[0]
-        options = follow_up(self._options, TASK_PREFIX + self._id, timeout_seconds)
-        value = cast("T", self._follow(self._info, cast("CallOptions", options)))
-        self._value = (value,)
-        self._last = TaskStatus(self._id, "completed", self._last.message, self._last.poll_interval_ms)
-        return value
+        return self._finished(self._follow(self._info, self._wait_options(timeout_seconds)))
 
     def cancel(self) -> TaskStatus:
         """Cancel the task on the server; returns how it stands afterwards."""
         if self._value is not None:
             return self._last
-        options = follow_up(self._options, TASK_CANCEL_PREFIX + self._id, None)
-        self._last = status_of(self._info, self._send(self._info, {}, options)) or self._last
-        return self._last
+        return self._seen(self._send(self._info, {}, self._cancel_options()), self._last)
 
 
-class AsyncToolTask(Generic[T]):
+class AsyncToolTask(_Handle[T, ASend, AFollow]):
     """The async ``ToolTask``: ``await task.status()``, ``await task.wait()``, ``await task.cancel()``."""
-
-    def __init__(
-        self,
-        info: ToolInfo[T],
-        task_id: str,
-        options: CallOptions,
-        send: ASend,
-        follow: AFollow,
-        status: TaskStatus | None = None,
-        done: tuple[T] | None = None,
-    ) -> None:
-        self._info = info
-        self._id = task_id
-        self._options = options
-        self._send = send
-        self._follow = follow
-        self._last = status or TaskStatus(task_id, "completed" if done is not None else "working")
-        self._value = done
-
-    @property
-    def id(self) -> str:
-        return self._id
-
-    def __repr__(self) -> str:
-        return f"AsyncToolTask({self._info.name!r}, id={self._id!r}, last={self._last.state!r})"
 
     async def status(self) -> TaskStatus:
         if self._value is not None:
             return self._last
-        options = follow_up(self._options, TASK_PREFIX + self._id, None)
-        options["allow_claimed"] = True
-        raw = await self._send(self._info, {}, options)
-        self._last = status_of(self._info, raw) or TaskStatus(self._id, "completed")
-        return self._last
+        raw = await self._send(self._info, {}, self._status_options())
+        return self._seen(raw, TaskStatus(self._id, "completed"))
 
     async def wait(self, timeout_seconds: float | None = None) -> T:
         if self._value is not None:
             return self._value[0]
-        options = follow_up(self._options, TASK_PREFIX + self._id, timeout_seconds)
-        value = cast("T", await self._follow(self._info, cast("CallOptions", options)))
-        self._value = (value,)
-        self._last = TaskStatus(self._id, "completed", self._last.message, self._last.poll_interval_ms)
-        return value
+        return self._finished(await self._follow(self._info, self._wait_options(timeout_seconds)))
 
     async def cancel(self) -> TaskStatus:
         if self._value is not None:
             return self._last
-        options = follow_up(self._options, TASK_CANCEL_PREFIX + self._id, None)
-        self._last = status_of(self._info, await self._send(self._info, {}, options)) or self._last
-        return self._last
+        return self._seen(await self._send(self._info, {}, self._cancel_options()), self._last)

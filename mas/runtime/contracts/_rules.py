@@ -1,6 +1,7 @@
 """The contract's shared rules: what an envelope is, why a call failed, which options a callee gets,
-how sync and async callables are called (one dispatch rule, one running-loop policy), and how a
-message quotes untrusted text (one line) and a place in a document (a JSON pointer).
+how sync and async callables are called (one dispatch rule, one running-loop policy), how a
+message quotes untrusted text (one line) and a place in a document (a JSON pointer), and how a
+tool's behaviour hints read in words.
 
 This module is the one place these rules are written. The runtime imports it from
 ``mas.runtime.contracts._rules``; every generated package carries a byte-identical copy as
@@ -33,6 +34,7 @@ __all__ = [
     "ERROR_KINDS",
     "ERROR_KIND_KEY",
     "EXECUTION_MODES",
+    "HINT_WORDS",
     "RESULT_MODES",
     "STATUSES",
     "acall",
@@ -43,6 +45,7 @@ __all__ = [
     "failure_dict",
     "forward_target",
     "forwarded",
+    "hint_words",
     "is_envelope",
     "one_line",
     "pointer",
@@ -504,3 +507,26 @@ def unescape_token(token: str) -> str:
 def pointer_tokens(text: str) -> list[str]:
     """The unescaped tokens of a JSON pointer (``"/a~1b/0"`` -> ``["a/b", "0"]``)."""
     return [unescape_token(token) for token in text.split("/")[1:]]
+
+
+# --------------------------------------------------------------------------------------------
+# Behaviour hints in words
+
+#: Each behaviour hint (a contract hint key), worded when true and when false: the one wording of
+#: a method's docstring (``Hints: ...``), of code mode's summary line and of ``ToolInfo.hints``.
+HINT_WORDS: tuple[tuple[str, str, str], ...] = (
+    ("read_only", "read-only", "not read-only"),
+    ("destructive", "destructive", "not destructive"),
+    ("idempotent", "idempotent", "not idempotent"),
+    ("open_world", "open-world", "closed-world"),
+)
+
+
+def hint_words(hints: Mapping[str, bool | None]) -> tuple[str, ...]:
+    """The declared hints in words, in ``HINT_WORDS`` order; an undeclared (None) hint says nothing."""
+    words: list[str] = []
+    for key, if_true, if_false in HINT_WORDS:
+        value = hints.get(key)
+        if value is not None:
+            words.append(if_true if value else if_false)
+    return tuple(words)

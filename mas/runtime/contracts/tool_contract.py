@@ -7,7 +7,6 @@ classes, YAML skills, MCP servers) exposes ``list_tools()`` and ``call_tool(tool
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import functools
 import inspect
@@ -16,15 +15,16 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
-
-import jsonschema
-import jsonschema.protocols
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError, best_match
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, runtime_checkable
 
 from mas.runtime.contracts import _rules
 from mas.runtime.contracts._rules import ERROR_KIND_KEY, ERROR_KINDS
+
+if TYPE_CHECKING:
+    # jsonschema (about 70 ms with referencing and attrs) and asyncio are loaded where they are
+    # used: the generator reads this module for its tables and must not pay for the validator.
+    import jsonschema.protocols
+    from jsonschema.exceptions import ValidationError
 
 __all__ = [
     "ADVERTISE_KEYS",
@@ -206,8 +206,10 @@ def build_tool_entry(name: str, description: str, parameters: Mapping[str, Any],
 def _validator_for(schema_key: str) -> jsonschema.protocols.Validator:
     import json
 
+    import jsonschema.validators
+
     schema = json.loads(schema_key)
-    cls = jsonschema.validators.validator_for(schema, default=Draft202012Validator)
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.validators.Draft202012Validator)
     return cls(schema)
 
 
@@ -251,6 +253,8 @@ def validate_arguments(parameters: Mapping[str, Any], arguments: Any) -> str | N
     """Validate ``arguments`` against a JSON Schema; return one error line or None."""
     if not isinstance(arguments, Mapping):
         return f"/: arguments must be an object, not {type(arguments).__name__}"
+    from jsonschema.exceptions import best_match
+
     validator = _compiled(parameters)
     error = best_match(validator.iter_errors(dict(arguments)))
     return None if error is None else describe_argument_error(error)
@@ -554,6 +558,8 @@ def run_with_timeout(func: Callable[[], Any], limit: float | None, cancel_event:
 
 async def await_with_timeout(awaitable: Awaitable[Any], limit: float | None, cancel_event: Any = None) -> Any:
     """Async twin of :func:`run_with_timeout`: the awaitable is cancelled on timeout or cancel."""
+    import asyncio  # loaded already: this runs in an event loop
+
     if cancel_event is None:
         return await asyncio.wait_for(awaitable, limit)
     if cancel_event.is_set():

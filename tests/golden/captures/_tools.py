@@ -1234,7 +1234,7 @@ class EverythingTools(_ToolsBase):
             name: Name of the output file (server default: \"README.md.gz\")
             output_type: How the resulting gzipped file should be returned. 'resourceLink' returns a link to a resource that can be read later, 'resource' returns a full resource object. (server default: \"resourceLink\")
 
-        Hints: may modify its environment, not destructive, idempotent, open-world (reaches outside systems).
+        Hints: not read-only, not destructive, idempotent, open-world.
 
         Wire name: 'gzip-file-as-resource'.
         """
@@ -1256,7 +1256,7 @@ class EverythingTools(_ToolsBase):
             topic: The research topic to investigate
             ambiguous: Simulate an ambiguous query that requires clarification (triggers input_required status) (server default: False)
 
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
+        Hints: not read-only, not destructive, not idempotent, closed-world.
 
         Task: the tool runs only as a task; this method waits for it (``.tasks`` starts it and returns a ToolTask at once).
 
@@ -1274,7 +1274,7 @@ class EverythingTools(_ToolsBase):
 
         Toggles simulated, random-leveled logging on or off.
 
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
+        Hints: not read-only, not destructive, not idempotent, closed-world.
 
         Wire name: 'toggle-simulated-logging'.
         """
@@ -1286,7 +1286,7 @@ class EverythingTools(_ToolsBase):
 
         Toggles simulated resource subscription updates on or off.
 
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
+        Hints: not read-only, not destructive, not idempotent, closed-world.
 
         Wire name: 'toggle-subscriber-updates'.
         """
@@ -1298,7 +1298,7 @@ class EverythingTools(_ToolsBase):
 
         Trigger a Request from the Server for User Elicitation
 
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
+        Hints: not read-only, not destructive, not idempotent, closed-world.
 
         Wire name: 'trigger-elicitation-request'.
         """
@@ -1341,7 +1341,7 @@ class EverythingTools(_ToolsBase):
             prompt: The prompt to send to the LLM
             max_tokens: Maximum number of tokens to generate (server default: 100)
 
-        Hints: may modify its environment, not destructive, not idempotent, open-world (reaches outside systems).
+        Hints: not read-only, not destructive, not idempotent, open-world.
 
         Wire name: 'trigger-sampling-request'.
         """
@@ -1370,7 +1370,7 @@ class EverythingTools(_ToolsBase):
             error_path: Controls which elicitation mechanism is used. When false (default), sends an elicitation/create request (request path). When true, throws a UrlElicitationRequiredError (MCP error code -32042) so the client handles the URL elicitation via the error path rather than waiting for a response. To clear the error, satisfy the prerequisite and retry this call with the same arguments; the retry ignores errorPath and proceeds, so the client does not loop on the same error. (server default: False)
             message: Message shown to the user before opening the URL (server default: \"Please open the link to complete this action.\")
 
-        Hints: may modify its environment, not destructive, not idempotent, open-world (reaches outside systems).
+        Hints: not read-only, not destructive, not idempotent, open-world.
 
         Wire name: 'trigger-url-elicitation'.
         """
@@ -1851,7 +1851,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
             name: Name of the output file (server default: \"README.md.gz\")
             output_type: How the resulting gzipped file should be returned. 'resourceLink' returns a link to a resource that can be read later, 'resource' returns a full resource object. (server default: \"resourceLink\")
 
-        Hints: may modify its environment, not destructive, idempotent, open-world (reaches outside systems).
+        Hints: not read-only, not destructive, idempotent, open-world.
 
         Wire name: 'gzip-file-as-resource'.
         """
@@ -1873,7 +1873,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
             topic: The research topic to investigate
             ambiguous: Simulate an ambiguous query that requires clarification (triggers input_required status) (server default: False)
 
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
+        Hints: not read-only, not destructive, not idempotent, closed-world.
 
         Task: the tool runs only as a task; this method waits for it (``.tasks`` starts it and returns a ToolTask at once).
 
@@ -1891,7 +1891,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Toggles simulated, random-leveled logging on or off.
 
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
+        Hints: not read-only, not destructive, not idempotent, closed-world.
 
         Wire name: 'toggle-simulated-logging'.
         """
@@ -1903,7 +1903,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Toggles simulated resource subscription updates on or off.
 
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
+        Hints: not read-only, not destructive, not idempotent, closed-world.
 
         Wire name: 'toggle-subscriber-updates'.
         """
@@ -1915,7 +1915,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Trigger a Request from the Server for User Elicitation
 
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
+        Hints: not read-only, not destructive, not idempotent, closed-world.
 
         Wire name: 'trigger-elicitation-request'.
         """
@@ -1958,7 +1958,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
             prompt: The prompt to send to the LLM
             max_tokens: Maximum number of tokens to generate (server default: 100)
 
-        Hints: may modify its environment, not destructive, not idempotent, open-world (reaches outside systems).
+        Hints: not read-only, not destructive, not idempotent, open-world.
 
         Wire name: 'trigger-sampling-request'.
         """
@@ -1987,7 +1987,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
             error_path: Controls which elicitation mechanism is used. When false (default), sends an elicitation/create request (request path). When true, throws a UrlElicitationRequiredError (MCP error code -32042) so the client handles the URL elicitation via the error path rather than waiting for a response. To clear the error, satisfy the prerequisite and retry this call with the same arguments; the retry ignores errorPath and proceeds, so the client does not loop on the same error. (server default: False)
             message: Message shown to the user before opening the URL (server default: \"Please open the link to complete this action.\")
 
-        Hints: may modify its environment, not destructive, not idempotent, open-world (reaches outside systems).
+        Hints: not read-only, not destructive, not idempotent, open-world.
 
         Wire name: 'trigger-url-elicitation'.
         """
@@ -2321,7 +2321,7 @@ class FetchTools(_ToolsBase):
             raw: Get the actual HTML content of the requested page, without simplification. (server default: False)
             start_index: On return output starting at this character index, useful if a previous fetch was truncated and more context is required. (server default: 0)
 
-        Hints: read-only, not destructive, idempotent, open-world (reaches outside systems).
+        Hints: read-only, not destructive, idempotent, open-world.
 
         Wire name: 'fetch'.
         """
@@ -2411,7 +2411,7 @@ class AsyncFetchTools(_AsyncToolsBase):
             raw: Get the actual HTML content of the requested page, without simplification. (server default: False)
             start_index: On return output starting at this character index, useful if a previous fetch was truncated and more context is required. (server default: 0)
 
-        Hints: read-only, not destructive, idempotent, open-world (reaches outside systems).
+        Hints: read-only, not destructive, idempotent, open-world.
 
         Wire name: 'fetch'.
         """
@@ -2488,7 +2488,7 @@ class FilesystemTools(_ToolsBase):
 
         Create a new directory or ensure a directory exists. Can create multiple nested directories in one operation. If the directory already exists, this operation will succeed silently. Perfect for setting up directory structures for projects or ensuring required paths exist. Only works within allowed directories.
 
-        Hints: may modify its environment, not destructive, idempotent, closed-world.
+        Hints: not read-only, not destructive, idempotent, closed-world.
 
         Wire name: 'create_directory'.
         """
@@ -2527,7 +2527,7 @@ class FilesystemTools(_ToolsBase):
         Args:
             dry_run: Preview changes using git-style diff format (server default: False)
 
-        Hints: may modify its environment, may be destructive, not idempotent, closed-world.
+        Hints: not read-only, destructive, not idempotent, closed-world.
 
         Wire name: 'edit_file'.
         """
@@ -2602,7 +2602,7 @@ class FilesystemTools(_ToolsBase):
 
         Move or rename files and directories. Can move files between directories and rename them in a single operation. If the destination exists, the operation will fail. Works across different directories and can be used for simple renaming within the same directory. Both source and destination must be within allowed directories.
 
-        Hints: may modify its environment, may be destructive, not idempotent, closed-world.
+        Hints: not read-only, destructive, not idempotent, closed-world.
 
         Wire name: 'move_file'.
         """
@@ -2721,7 +2721,7 @@ class FilesystemTools(_ToolsBase):
 
         Create a new file or completely overwrite an existing file with new content. Use with caution as it will overwrite existing files without warning. Handles text content with proper encoding. Only works within allowed directories.
 
-        Hints: may modify its environment, may be destructive, idempotent, closed-world.
+        Hints: not read-only, destructive, idempotent, closed-world.
 
         Wire name: 'write_file'.
         """
@@ -2987,7 +2987,7 @@ class AsyncFilesystemTools(_AsyncToolsBase):
 
         Create a new directory or ensure a directory exists. Can create multiple nested directories in one operation. If the directory already exists, this operation will succeed silently. Perfect for setting up directory structures for projects or ensuring required paths exist. Only works within allowed directories.
 
-        Hints: may modify its environment, not destructive, idempotent, closed-world.
+        Hints: not read-only, not destructive, idempotent, closed-world.
 
         Wire name: 'create_directory'.
         """
@@ -3028,7 +3028,7 @@ class AsyncFilesystemTools(_AsyncToolsBase):
         Args:
             dry_run: Preview changes using git-style diff format (server default: False)
 
-        Hints: may modify its environment, may be destructive, not idempotent, closed-world.
+        Hints: not read-only, destructive, not idempotent, closed-world.
 
         Wire name: 'edit_file'.
         """
@@ -3105,7 +3105,7 @@ class AsyncFilesystemTools(_AsyncToolsBase):
 
         Move or rename files and directories. Can move files between directories and rename them in a single operation. If the destination exists, the operation will fail. Works across different directories and can be used for simple renaming within the same directory. Both source and destination must be within allowed directories.
 
-        Hints: may modify its environment, may be destructive, not idempotent, closed-world.
+        Hints: not read-only, destructive, not idempotent, closed-world.
 
         Wire name: 'move_file'.
         """
@@ -3228,7 +3228,7 @@ class AsyncFilesystemTools(_AsyncToolsBase):
 
         Create a new file or completely overwrite an existing file with new content. Use with caution as it will overwrite existing files without warning. Handles text content with proper encoding. Only works within allowed directories.
 
-        Hints: may modify its environment, may be destructive, idempotent, closed-world.
+        Hints: not read-only, destructive, idempotent, closed-world.
 
         Wire name: 'write_file'.
         """
@@ -3504,7 +3504,7 @@ class GitTools(_ToolsBase):
     def git_add(self, *, files: list[str], repo_path: str) -> _ToolOutput:
         """Adds file contents to the staging area
 
-        Hints: may modify its environment, not destructive, idempotent, closed-world.
+        Hints: not read-only, not destructive, idempotent, closed-world.
 
         Wire name: 'git_add'.
         """
@@ -3548,7 +3548,7 @@ class GitTools(_ToolsBase):
     def git_checkout(self, *, branch_name: str, repo_path: str) -> _ToolOutput:
         """Switches branches
 
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
+        Hints: not read-only, not destructive, not idempotent, closed-world.
 
         Wire name: 'git_checkout'.
         """
@@ -3562,7 +3562,7 @@ class GitTools(_ToolsBase):
     def git_commit(self, *, message: str, repo_path: str) -> _ToolOutput:
         """Records changes to the repository
 
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
+        Hints: not read-only, not destructive, not idempotent, closed-world.
 
         Wire name: 'git_commit'.
         """
@@ -3580,7 +3580,7 @@ class GitTools(_ToolsBase):
     ) -> _ToolOutput:
         """Creates a new branch from an optional base branch
 
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
+        Hints: not read-only, not destructive, not idempotent, closed-world.
 
         Wire name: 'git_create_branch'.
         """
@@ -3694,7 +3694,7 @@ class GitTools(_ToolsBase):
     def git_reset(self, *, repo_path: str) -> _ToolOutput:
         """Unstages all staged changes
 
-        Hints: may modify its environment, may be destructive, idempotent, closed-world.
+        Hints: not read-only, destructive, idempotent, closed-world.
 
         Wire name: 'git_reset'.
         """
@@ -3964,7 +3964,7 @@ class AsyncGitTools(_AsyncToolsBase):
     async def git_add(self, *, files: list[str], repo_path: str) -> _ToolOutput:
         """Adds file contents to the staging area
 
-        Hints: may modify its environment, not destructive, idempotent, closed-world.
+        Hints: not read-only, not destructive, idempotent, closed-world.
 
         Wire name: 'git_add'.
         """
@@ -4008,7 +4008,7 @@ class AsyncGitTools(_AsyncToolsBase):
     async def git_checkout(self, *, branch_name: str, repo_path: str) -> _ToolOutput:
         """Switches branches
 
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
+        Hints: not read-only, not destructive, not idempotent, closed-world.
 
         Wire name: 'git_checkout'.
         """
@@ -4022,7 +4022,7 @@ class AsyncGitTools(_AsyncToolsBase):
     async def git_commit(self, *, message: str, repo_path: str) -> _ToolOutput:
         """Records changes to the repository
 
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
+        Hints: not read-only, not destructive, not idempotent, closed-world.
 
         Wire name: 'git_commit'.
         """
@@ -4040,7 +4040,7 @@ class AsyncGitTools(_AsyncToolsBase):
     ) -> _ToolOutput:
         """Creates a new branch from an optional base branch
 
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
+        Hints: not read-only, not destructive, not idempotent, closed-world.
 
         Wire name: 'git_create_branch'.
         """
@@ -4154,7 +4154,7 @@ class AsyncGitTools(_AsyncToolsBase):
     async def git_reset(self, *, repo_path: str) -> _ToolOutput:
         """Unstages all staged changes
 
-        Hints: may modify its environment, may be destructive, idempotent, closed-world.
+        Hints: not read-only, destructive, idempotent, closed-world.
 
         Wire name: 'git_reset'.
         """
@@ -4458,7 +4458,7 @@ class MemoryTools(_ToolsBase):
 
         Add new observations to existing entities in the knowledge graph
 
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
+        Hints: not read-only, not destructive, not idempotent, closed-world.
 
         Wire name: 'add_observations'.
         """
@@ -4474,7 +4474,7 @@ class MemoryTools(_ToolsBase):
 
         Create multiple new entities in the knowledge graph
 
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
+        Hints: not read-only, not destructive, not idempotent, closed-world.
 
         Wire name: 'create_entities'.
         """
@@ -4488,7 +4488,7 @@ class MemoryTools(_ToolsBase):
 
         Create multiple new relations between entities in the knowledge graph. Relations should be in active voice
 
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
+        Hints: not read-only, not destructive, not idempotent, closed-world.
 
         Wire name: 'create_relations'.
         """
@@ -4507,7 +4507,7 @@ class MemoryTools(_ToolsBase):
         Args:
             entity_names: An array of entity names to delete
 
-        Hints: may modify its environment, may be destructive, idempotent, closed-world.
+        Hints: not read-only, destructive, idempotent, closed-world.
 
         Wire name: 'delete_entities'.
         """
@@ -4523,7 +4523,7 @@ class MemoryTools(_ToolsBase):
 
         Delete specific observations from entities in the knowledge graph
 
-        Hints: may modify its environment, may be destructive, idempotent, closed-world.
+        Hints: not read-only, destructive, idempotent, closed-world.
 
         Wire name: 'delete_observations'.
         """
@@ -4542,7 +4542,7 @@ class MemoryTools(_ToolsBase):
         Args:
             relations: An array of relations to delete
 
-        Hints: may modify its environment, may be destructive, idempotent, closed-world.
+        Hints: not read-only, destructive, idempotent, closed-world.
 
         Wire name: 'delete_relations'.
         """
@@ -4718,7 +4718,7 @@ class AsyncMemoryTools(_AsyncToolsBase):
 
         Add new observations to existing entities in the knowledge graph
 
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
+        Hints: not read-only, not destructive, not idempotent, closed-world.
 
         Wire name: 'add_observations'.
         """
@@ -4734,7 +4734,7 @@ class AsyncMemoryTools(_AsyncToolsBase):
 
         Create multiple new entities in the knowledge graph
 
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
+        Hints: not read-only, not destructive, not idempotent, closed-world.
 
         Wire name: 'create_entities'.
         """
@@ -4750,7 +4750,7 @@ class AsyncMemoryTools(_AsyncToolsBase):
 
         Create multiple new relations between entities in the knowledge graph. Relations should be in active voice
 
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
+        Hints: not read-only, not destructive, not idempotent, closed-world.
 
         Wire name: 'create_relations'.
         """
@@ -4769,7 +4769,7 @@ class AsyncMemoryTools(_AsyncToolsBase):
         Args:
             entity_names: An array of entity names to delete
 
-        Hints: may modify its environment, may be destructive, idempotent, closed-world.
+        Hints: not read-only, destructive, idempotent, closed-world.
 
         Wire name: 'delete_entities'.
         """
@@ -4785,7 +4785,7 @@ class AsyncMemoryTools(_AsyncToolsBase):
 
         Delete specific observations from entities in the knowledge graph
 
-        Hints: may modify its environment, may be destructive, idempotent, closed-world.
+        Hints: not read-only, destructive, idempotent, closed-world.
 
         Wire name: 'delete_observations'.
         """
@@ -4804,7 +4804,7 @@ class AsyncMemoryTools(_AsyncToolsBase):
         Args:
             relations: An array of relations to delete
 
-        Hints: may modify its environment, may be destructive, idempotent, closed-world.
+        Hints: not read-only, destructive, idempotent, closed-world.
 
         Wire name: 'delete_relations'.
         """

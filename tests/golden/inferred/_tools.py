@@ -909,7 +909,7 @@ class EverythingTools(_ToolsBase):
             name: Name of the output file (server default: \"README.md.gz\")
             output_type: How the resulting gzipped file should be returned. 'resourceLink' returns a link to a resource that can be read later, 'resource' returns a full resource object. (server default: \"resourceLink\")
 
-        Hints: may modify its environment, not destructive, idempotent, open-world (reaches outside systems).
+        Hints: not read-only, not destructive, idempotent, open-world.
 
         Wire name: 'gzip-file-as-resource'.
         """
@@ -931,7 +931,7 @@ class EverythingTools(_ToolsBase):
             topic: The research topic to investigate
             ambiguous: Simulate an ambiguous query that requires clarification (triggers input_required status) (server default: False)
 
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
+        Hints: not read-only, not destructive, not idempotent, closed-world.
 
         Task: the tool runs only as a task; this method waits for it (``.tasks`` starts it and returns a ToolTask at once).
 
@@ -949,7 +949,7 @@ class EverythingTools(_ToolsBase):
 
         Toggles simulated, random-leveled logging on or off.
 
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
+        Hints: not read-only, not destructive, not idempotent, closed-world.
 
         Wire name: 'toggle-simulated-logging'.
         """
@@ -961,7 +961,7 @@ class EverythingTools(_ToolsBase):
 
         Toggles simulated resource subscription updates on or off.
 
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
+        Hints: not read-only, not destructive, not idempotent, closed-world.
 
         Wire name: 'toggle-subscriber-updates'.
         """
@@ -973,7 +973,7 @@ class EverythingTools(_ToolsBase):
 
         Trigger a Request from the Server for User Elicitation
 
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
+        Hints: not read-only, not destructive, not idempotent, closed-world.
 
         Wire name: 'trigger-elicitation-request'.
         """
@@ -1018,7 +1018,7 @@ class EverythingTools(_ToolsBase):
             prompt: The prompt to send to the LLM
             max_tokens: Maximum number of tokens to generate (server default: 100)
 
-        Hints: may modify its environment, not destructive, not idempotent, open-world (reaches outside systems).
+        Hints: not read-only, not destructive, not idempotent, open-world.
 
         Returns: the result's text (the tool declares no output schema; inferred from 1 recorded result).
 
@@ -1049,7 +1049,7 @@ class EverythingTools(_ToolsBase):
             error_path: Controls which elicitation mechanism is used. When false (default), sends an elicitation/create request (request path). When true, throws a UrlElicitationRequiredError (MCP error code -32042) so the client handles the URL elicitation via the error path rather than waiting for a response. To clear the error, satisfy the prerequisite and retry this call with the same arguments; the retry ignores errorPath and proceeds, so the client does not loop on the same error. (server default: False)
             message: Message shown to the user before opening the URL (server default: \"Please open the link to complete this action.\")
 
-        Hints: may modify its environment, not destructive, not idempotent, open-world (reaches outside systems).
+        Hints: not read-only, not destructive, not idempotent, open-world.
 
         Wire name: 'trigger-url-elicitation'.
         """
@@ -1536,7 +1536,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
             name: Name of the output file (server default: \"README.md.gz\")
             output_type: How the resulting gzipped file should be returned. 'resourceLink' returns a link to a resource that can be read later, 'resource' returns a full resource object. (server default: \"resourceLink\")
 
-        Hints: may modify its environment, not destructive, idempotent, open-world (reaches outside systems).
+        Hints: not read-only, not destructive, idempotent, open-world.
 
         Wire name: 'gzip-file-as-resource'.
         """
@@ -1558,7 +1558,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
             topic: The research topic to investigate
             ambiguous: Simulate an ambiguous query that requires clarification (triggers input_required status) (server default: False)
 
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
+        Hints: not read-only, not destructive, not idempotent, closed-world.
 
         Task: the tool runs only as a task; this method waits for it (``.tasks`` starts it and returns a ToolTask at once).
 
@@ -1576,7 +1576,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Toggles simulated, random-leveled logging on or off.
 
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
+        Hints: not read-only, not destructive, not idempotent, closed-world.
 
         Wire name: 'toggle-simulated-logging'.
         """
@@ -1588,7 +1588,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Toggles simulated resource subscription updates on or off.
 
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
+        Hints: not read-only, not destructive, not idempotent, closed-world.
 
         Wire name: 'toggle-subscriber-updates'.
         """
@@ -1600,7 +1600,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Trigger a Request from the Server for User Elicitation
 
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
+        Hints: not read-only, not destructive, not idempotent, closed-world.
 
         Wire name: 'trigger-elicitation-request'.
         """
@@ -1645,7 +1645,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
             prompt: The prompt to send to the LLM
             max_tokens: Maximum number of tokens to generate (server default: 100)
 
-        Hints: may modify its environment, not destructive, not idempotent, open-world (reaches outside systems).
+        Hints: not read-only, not destructive, not idempotent, open-world.
 
         Returns: the result's text (the tool declares no output schema; inferred from 1 recorded result).
 
@@ -1676,7 +1676,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
             error_path: Controls which elicitation mechanism is used. When false (default), sends an elicitation/create request (request path). When true, throws a UrlElicitationRequiredError (MCP error code -32042) so the client handles the URL elicitation via the error path rather than waiting for a response. To clear the error, satisfy the prerequisite and retry this call with the same arguments; the retry ignores errorPath and proceeds, so the client does not loop on the same error. (server default: False)
             message: Message shown to the user before opening the URL (server default: \"Please open the link to complete this action.\")
 
-        Hints: may modify its environment, not destructive, not idempotent, open-world (reaches outside systems).
+        Hints: not read-only, not destructive, not idempotent, open-world.
 
         Wire name: 'trigger-url-elicitation'.
         """
@@ -1995,7 +1995,7 @@ class GitTools(_ToolsBase):
     def git_add(self, *, files: list[str], repo_path: str) -> _ToolOutput:
         """Adds file contents to the staging area
 
-        Hints: may modify its environment, not destructive, idempotent, closed-world.
+        Hints: not read-only, not destructive, idempotent, closed-world.
 
         Wire name: 'git_add'.
         """
@@ -2039,7 +2039,7 @@ class GitTools(_ToolsBase):
     def git_checkout(self, *, branch_name: str, repo_path: str) -> _ToolOutput:
         """Switches branches
 
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
+        Hints: not read-only, not destructive, not idempotent, closed-world.
 
         Wire name: 'git_checkout'.
         """
@@ -2053,7 +2053,7 @@ class GitTools(_ToolsBase):
     def git_commit(self, *, message: str, repo_path: str) -> _ToolOutput:
         """Records changes to the repository
 
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
+        Hints: not read-only, not destructive, not idempotent, closed-world.
 
         Wire name: 'git_commit'.
         """
@@ -2071,7 +2071,7 @@ class GitTools(_ToolsBase):
     ) -> _ToolOutput:
         """Creates a new branch from an optional base branch
 
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
+        Hints: not read-only, not destructive, not idempotent, closed-world.
 
         Wire name: 'git_create_branch'.
         """
@@ -2187,7 +2187,7 @@ class GitTools(_ToolsBase):
     def git_reset(self, *, repo_path: str) -> _ToolOutput:
         """Unstages all staged changes
 
-        Hints: may modify its environment, may be destructive, idempotent, closed-world.
+        Hints: not read-only, destructive, idempotent, closed-world.
 
         Wire name: 'git_reset'.
         """
@@ -2459,7 +2459,7 @@ class AsyncGitTools(_AsyncToolsBase):
     async def git_add(self, *, files: list[str], repo_path: str) -> _ToolOutput:
         """Adds file contents to the staging area
 
-        Hints: may modify its environment, not destructive, idempotent, closed-world.
+        Hints: not read-only, not destructive, idempotent, closed-world.
 
         Wire name: 'git_add'.
         """
@@ -2503,7 +2503,7 @@ class AsyncGitTools(_AsyncToolsBase):
     async def git_checkout(self, *, branch_name: str, repo_path: str) -> _ToolOutput:
         """Switches branches
 
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
+        Hints: not read-only, not destructive, not idempotent, closed-world.
 
         Wire name: 'git_checkout'.
         """
@@ -2517,7 +2517,7 @@ class AsyncGitTools(_AsyncToolsBase):
     async def git_commit(self, *, message: str, repo_path: str) -> _ToolOutput:
         """Records changes to the repository
 
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
+        Hints: not read-only, not destructive, not idempotent, closed-world.
 
         Wire name: 'git_commit'.
         """
@@ -2535,7 +2535,7 @@ class AsyncGitTools(_AsyncToolsBase):
     ) -> _ToolOutput:
         """Creates a new branch from an optional base branch
 
-        Hints: may modify its environment, not destructive, not idempotent, closed-world.
+        Hints: not read-only, not destructive, not idempotent, closed-world.
 
         Wire name: 'git_create_branch'.
         """
@@ -2651,7 +2651,7 @@ class AsyncGitTools(_AsyncToolsBase):
     async def git_reset(self, *, repo_path: str) -> _ToolOutput:
         """Unstages all staged changes
 
-        Hints: may modify its environment, may be destructive, idempotent, closed-world.
+        Hints: not read-only, destructive, idempotent, closed-world.
 
         Wire name: 'git_reset'.
         """

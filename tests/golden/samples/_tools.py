@@ -255,7 +255,7 @@ class SkillsTools(_ToolsBase):
             query: What to search for.
             max_results: How many results to return. (server default: 3)
 
-        Hints: read-only, idempotent, open-world (reaches outside systems).
+        Hints: read-only, idempotent, open-world.
 
         Wire name: 'web_search'.
         """
@@ -549,7 +549,7 @@ class AsyncSkillsTools(_AsyncToolsBase):
             query: What to search for.
             max_results: How many results to return. (server default: 3)
 
-        Hints: read-only, idempotent, open-world (reaches outside systems).
+        Hints: read-only, idempotent, open-world.
 
         Wire name: 'web_search'.
         """

@@ -1,5 +1,5 @@
 """Drift of inferred output types: what the lock records, how it is read back, and how the changes
-are classified (same kinds and severities as declared outputs). End to end: test_inferred_drift_e2e.py.
+are classified (same kinds and severities as declared outputs). End to end: test_infer_drift_e2e.py.
 """
 
 from __future__ import annotations

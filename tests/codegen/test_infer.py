@@ -17,7 +17,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from gen_helpers import REPO, RecordingProvider, import_fresh, pyright_strict
+from gen_helpers import REPO, RecordingProvider, checked_modules, import_fresh, pyright_strict
 
 from codegen.naming import assign_names
 from codegen.shim._runtime import inferred_candidate, normalize_envelope
@@ -216,8 +216,7 @@ def test_packages_and_user_code_pass_mypy_strict_and_pyright_strict(workspace: t
     assert 'Item "ToolOutput" of "MemoryReadGraphOutput | ToolOutput" has no attribute "entities"' in errors[0]
 
     report = pyright_strict(root, ["published", "stripped", "usage.py"])
-    modules = sum(len([*(root / p).rglob("*.py"), *(root / p).rglob("*.pyi")]) for p in ("published", "stripped"))
-    assert report["summary"]["filesAnalyzed"] == modules + 1, report["summary"]  # + usage.py
+    assert report["summary"]["filesAnalyzed"] == checked_modules(root, ["published", "stripped"]) + 1  # + usage.py
     found = [
         (Path(d["file"]).name, d["range"]["start"]["line"] + 1, d.get("rule"))
         for d in report["generalDiagnostics"]
