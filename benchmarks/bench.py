@@ -8,7 +8,8 @@ seconds mean little. ``--quick`` runs the same rows on a tiny catalog (a smoke t
 
 Rows: cold generation at N and 300 tools against one batched datamodel-code-generator call;
 reruns with the cache (nothing changed, one description changed, one schema changed, ``--check``)
-against the cold run; import and import + first call against ``import pydantic``; a typed call
+against the cold run; import and import + first call against ``import pydantic`` (beside them,
+one hand-written pydantic model's first validation, pydantic's own share of a first call); a typed call
 against a direct ``call_tool`` on an in-process tool; MCP calls over stdio through the runtime
 against the raw SDK ``ClientSession.call_tool``; and pyright's and mypy's time on a script using
 the package.
@@ -193,6 +194,20 @@ value = getattr(pkg.Tools(Provider()).cat, {method!r})(owner="o", query="q")
 print(time.perf_counter() - s)
 """
 
+#: pydantic's own first-model cost, for the row above: importing BaseModel, building one model's
+#: schema and validator (with pydantic's plugin lookup) and validating once; what any package
+#: that returns pydantic models pays on its first call, whatever it generates.
+_FIRST_MODEL = """
+import time
+s = time.perf_counter()
+from pydantic import BaseModel
+class M(BaseModel):
+    items: list[str]
+    total: int
+M.model_validate({value})
+print(time.perf_counter() - s)
+"""
+
 
 def _python_seconds(code: str, cwd: Path) -> float:
     out = subprocess.run([sys.executable, "-c", code], cwd=cwd, env=ENV, check=True, capture_output=True, text=True)
@@ -214,16 +229,19 @@ def bench_import(work: Path, n: int, repeat: int) -> list[Row]:
         for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
             del sys.modules[name]
     first = _FIRST_CALL.format(value=json.dumps({"items": [], "total": 0}), method=method)
-    for code in (_IMPORT.format(module="pkg"), _IMPORT.format(module="pydantic"), first):
+    model = _FIRST_MODEL.format(value=json.dumps({"items": [], "total": 0}))
+    for code in (_IMPORT.format(module="pkg"), _IMPORT.format(module="pydantic"), first, model):
         _python_seconds(code, out)  # warm-up: writes the bytecode
-    imp, call, pyd = [], [], []
+    imp, call, pyd, one = [], [], [], []
     for _ in range(repeat):
         pyd.append(_python_seconds(_IMPORT.format(module="pydantic"), out))
         imp.append(_python_seconds(_IMPORT.format(module="pkg"), out))
         call.append(_python_seconds(first, out))
+        one.append(_python_seconds(model, out))
     return [
         Row(f"`import pkg` ({n} tools)", imp, pyd, "s", "<= 1.5", "`import pydantic`"),
         Row("import + first typed call", call, pyd, "s", "<= 2.0", "`import pydantic`"),
+        Row("one hand-written pydantic model: import + first validation", one, pyd, "s", "", "`import pydantic`"),
     ]
 
 

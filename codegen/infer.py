@@ -26,7 +26,6 @@ from codegen.drift import Change, diff_output_schema
 from codegen.errors import GenerateError
 from codegen.model import SourceTools
 from codegen.schemas import WRAP_MARKER
-from codegen.shim._runtime import inferred_candidate, normalize_envelope
 from mas.runtime.samples import Sample, SamplesError, load_samples
 
 __all__ = [
@@ -133,6 +132,9 @@ def _is_wrapped(envelope: Mapping[str, Any]) -> bool:
 
 
 def infer_output(results: Sequence[Mapping[str, Any]]) -> InferredOutput | None:
+    # The shim's own reading of a result (imported here: a run without samples never loads the shim).
+    from codegen.shim._runtime import inferred_candidate, normalize_envelope
+
     envelopes = [normalize_envelope(r) for r in results]
     envelopes = [e for e in envelopes if not e["is_error"]]
     if not envelopes:

@@ -19,6 +19,7 @@ ROWS = (
     "one input schema changed",
     "`import pkg` (20 tools)",
     "import + first typed call",
+    "one hand-written pydantic model: import + first validation",
     "typed call, in-process tool with an output model",
     "MCP over stdio, sync, one at a time",
     "MCP over stdio, async, 200 in flight",

@@ -70,13 +70,44 @@ class BackgroundLoop:
             return loop
 
     def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
-        """Schedule ``coro`` on the loop and return a thread-safe future."""
+        """Schedule ``coro`` on the loop and return a thread-safe future.
+
+        As ``asyncio.run_coroutine_threadsafe`` does (cancelling the future cancels the task; the
+        task's cancellation cancels the future), except that the future is completed by the task's
+        last step itself, not by a done callback one loop turn later: a blocking call (``run``)
+        returns that much sooner, which a caller making one call after another feels.
+        """
         try:
             loop = self._ensure_started()
         except BaseException:
             coro.close()  # never leave an un-awaited coroutine behind
             raise
-        return asyncio.run_coroutine_threadsafe(coro, loop)
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+
+        async def bridge() -> None:
+            try:
+                result = await coro
+            except asyncio.CancelledError:
+                future.cancel()
+                raise
+            except BaseException as exc:
+                if future.set_running_or_notify_cancel():
+                    future.set_exception(exc)
+                if not isinstance(exc, Exception):
+                    raise  # KeyboardInterrupt, SystemExit: as from any task
+            else:
+                if future.set_running_or_notify_cancel():
+                    future.set_result(result)
+
+        def start() -> None:
+            if future.cancelled():
+                coro.close()
+                return
+            task = loop.create_task(bridge())
+            future.add_done_callback(lambda done: done.cancelled() and loop.call_soon_threadsafe(task.cancel))
+
+        loop.call_soon_threadsafe(start)
+        return future
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
         """Run ``coro`` on the loop and block until it finishes."""

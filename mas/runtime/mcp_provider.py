@@ -514,6 +514,8 @@ class MCPToolProvider:
             finally:
                 if relay is not None:
                     await relay.finish()
+                # The follower wakes in this step, not one loop turn later through the done callback.
+                call.wake_up()
 
         call.work = asyncio.ensure_future(run())
         return await self._follow(tool_name, call, cancel_event, timeout_seconds)

@@ -198,7 +198,18 @@ def test_check_from_the_cache_loads_no_generator_library(tmp_path: Path, monkeyp
     carries an x-mcp-header annotation, nor the argument validator, rich (no terminal), YAML (no
     YAML source) or asyncio: an up-to-date check reads, hashes and compares."""
     project = _project(tmp_path, monkeypatch)
-    heavy = ("datamodel_code_generator", "jinja2", "ruff", "mcp", "mcp_types", "jsonschema", "rich", "yaml", "asyncio")
+    heavy = (
+        "datamodel_code_generator",
+        "jinja2",
+        "ruff",
+        "mcp",
+        "mcp_types",
+        "jsonschema",
+        "rich",
+        "yaml",
+        "asyncio",
+        "codegen.shim._runtime",
+    )
     code = (
         f"import sys; HEAVY = {heavy!r}; "
         "from codegen.cli import main; code = main(['generate', *sys.argv[1:], '--check']); "

@@ -434,6 +434,52 @@ def test_sync_call_on_the_providers_own_loop_thread_raises(stdio_provider: MCPTo
     assert len(errors) == 1 and "use acall_tool()" in str(errors[0])
 
 
+def test_the_background_loop_hands_back_results_errors_and_cancellations() -> None:
+    """BackgroundLoop.submit completes its future from the task's last step (not a done callback),
+    keeping run_coroutine_threadsafe's contract: results, errors, cancelling either side."""
+    import concurrent.futures
+
+    from mas.runtime._loop import BackgroundLoop
+
+    runner = BackgroundLoop("test")
+    started = threading.Event()
+    try:
+
+        async def value() -> int:
+            await asyncio.sleep(0)
+            return 7
+
+        async def fails() -> None:
+            raise ValueError("no")
+
+        async def waits() -> None:
+            started.set()
+            await asyncio.sleep(60)
+
+        async def cancels_itself() -> None:
+            raise asyncio.CancelledError
+
+        assert runner.run(value()) == 7
+        with pytest.raises(ValueError, match="no"):
+            runner.run(fails())
+        with pytest.raises(concurrent.futures.CancelledError):  # an Exception: call_tool makes it an envelope
+            runner.run(cancels_itself())
+        future = runner.submit(waits())
+        assert started.wait(5)
+        future.cancel()  # as run() does on Ctrl-C: the task on the loop is cancelled too
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and not all(t.done() for t in asyncio.all_tasks(runner.loop)):
+            time.sleep(0.01)
+        assert all(t.done() for t in asyncio.all_tasks(runner.loop)), asyncio.all_tasks(runner.loop)
+
+        async def awaits_from_another_loop() -> int:
+            return await runner.arun(value())
+
+        assert asyncio.run(awaits_from_another_loop()) == 7
+    finally:
+        runner.close()
+
+
 def test_contract_dispatch_helpers_forward_options(stdio_provider: MCPToolProvider) -> None:
     seen: list[float] = []
     envelope = invoke_call_tool(
