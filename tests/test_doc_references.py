@@ -84,3 +84,26 @@ def test_every_security_row_names_a_test_that_exists() -> None:
             assert named, f"{title}: a row names no test: {row[:80]}"
             for path, test in named:
                 assert (REPO / path).is_file() and test in _defined(REPO / path), (path, test)
+
+
+def test_every_codegen_module_has_its_tests_named() -> None:
+    """docs/tests.md: the tests of ``codegen/<module>.py`` are ``tests/codegen/test_<module>*.py``, or its
+    row in the table names them; every file a row names exists."""
+    text = (REPO / "docs" / "tests.md").read_text(encoding="utf-8")
+    rows = {}
+    for row in _table_rows(text):
+        module, tests = (cell.strip() for cell in row.strip("|").split("|"))
+        rows[module.strip("`")] = re.findall(r"`(tests/[\w/]+\.py)`", tests)
+    for module, files in rows.items():
+        assert (REPO / module).exists(), f"docs/tests.md names {module}, which does not exist"
+        assert files and all((REPO / f).is_file() for f in files), (module, files)
+    tests = REPO / "tests" / "codegen"
+    unfound = [
+        f"codegen/{path.name}"
+        for path in sorted((REPO / "codegen").glob("*.py"))
+        if path.stem not in ("__init__", "__main__")
+        and not any(tests.glob(f"test_{path.stem}.py"))
+        and not any(tests.glob(f"test_{path.stem}_*.py"))
+        and f"codegen/{path.name}" not in rows
+    ]
+    assert unfound == [], "docs/tests.md: name where the tests of these modules are"
