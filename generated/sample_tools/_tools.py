@@ -1559,7 +1559,12 @@ class AsyncSkillsToolsTasks(_AsyncToolsTasksBase):
 
 
 class Tools(_ToolsBase):
-    """Tools."""
+    """Every tool of the package, one attribute per source: sample, skills.
+
+    ``Tools(provider)`` sends each call through ``provider.call_tool(name, arguments)``.
+    ``tools.<source>.<tool>(...)`` returns the tool's typed value, ``.results`` the
+    whole ``ToolResult``, ``.tasks`` a task handle (ToolTask); a failed call raises a ``ToolError``.
+    """
 
     def __init__(
         self, provider: _SupportsCallTool, options: _CallOptions | None = None
@@ -1602,7 +1607,12 @@ class ToolsTasks(_ToolsTasksBase):
 
 
 class AsyncTools(_AsyncToolsBase):
-    """Async tools."""
+    """Every tool of the package, awaited, one attribute per source: sample, skills.
+
+    ``AsyncTools(provider)`` sends each call through ``provider.acall_tool(name, arguments)`` (else its call_tool).
+    ``await tools.<source>.<tool>(...)`` returns the tool's typed value, ``.results`` the
+    whole ``ToolResult``, ``.tasks`` a task handle (AsyncToolTask); a failed call raises a ``ToolError``.
+    """
 
     def __init__(
         self,
