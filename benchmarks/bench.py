@@ -127,7 +127,7 @@ def _toolgen(*extra: str) -> list[str]:
 
 def _catalog_dir(root: Path, n: int) -> Path:
     work = root / f"gen{n}"
-    work.mkdir()
+    work.mkdir(parents=True)
     (work / "cat.json").write_text(json.dumps({"tools": catalog(n)}), encoding="utf-8")
     return work
 
@@ -552,7 +552,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         root = Path(tmp)
         cold, work = bench_cold(root, big, big_repeat)
         rows.append(cold)
-        rows.append(bench_cold(root, small, slow_repeat)[0])
+        # A folder of its own: with --tools 300 the two cold rows would share gen300.
+        rows.append(bench_cold(root / "small", small, slow_repeat)[0])
         rows += bench_reruns(work, cold, repeat, slow_repeat)
         rows += bench_import(work, big, max(repeat, 3))
         rows.append(bench_call_overhead(root, call_repeat, number))
