@@ -19,7 +19,6 @@ from ._task import AsyncToolTask, ToolTask, status_of
 if TYPE_CHECKING:
     from ._decode import ToolResult
     from ._info import ToolInfo
-    from ._plan import InputRequest
 
 __all__ = [
     "AsyncToolsBase",
@@ -84,13 +83,8 @@ class ToolsBase(_ToolsCore[SupportsCallTool]):
             # The generated method built ``arguments`` for this call alone: no copy unless some are dropped.
             return decode_result(info, self._send(info, without_omitted(arguments, omit) if omit else arguments, {}))
         plan = CallPlan(info, without_omitted(arguments, omit), self._options)
-        if plan.needs_confirmation():
-            confirm = cast("Callable[..., object]", plan.options["confirm"])
-            answer = confirm(info, dict(plan.arguments))
-            if inspect.isawaitable(answer):
-                answer = _run_awaitable(info, answer)
-            if not answer:
-                raise plan.refused()
+        answer = plan.confirmation()
+        plan.confirmed(_run_awaitable(info, answer) if inspect.isawaitable(answer) else answer)
         while True:
             envelope = normalize_envelope(self._send(info, plan.arguments, plan.options))
             delay = plan.retry_delay(envelope)
@@ -100,11 +94,8 @@ class ToolsBase(_ToolsCore[SupportsCallTool]):
             requests = plan.input_needed(envelope)
             if requests is None:
                 return decode_envelope(info, envelope)
-            on_input = cast("Callable[[list[InputRequest]], object]", plan.options["on_input"])
-            responses = on_input(requests)
-            if inspect.isawaitable(responses):
-                responses = _run_awaitable(info, responses)
-            plan.answered(responses)
+            responses = plan.ask(requests)
+            plan.answered(_run_awaitable(info, responses) if inspect.isawaitable(responses) else responses)
 
     def _send(self, info: ToolInfo[Any], arguments: dict[str, Any], options: Mapping[str, object]) -> object:
         call_tool: object = getattr(self._provider, "call_tool", None)
@@ -148,13 +139,8 @@ class AsyncToolsBase(_ToolsCore[SupportsCallTool | SupportsAsyncCallTool]):
                 info, await self._send(info, without_omitted(arguments, omit) if omit else arguments, {})
             )
         plan = CallPlan(info, without_omitted(arguments, omit), self._options)
-        if plan.needs_confirmation():
-            confirm = cast("Callable[..., object]", plan.options["confirm"])
-            answer = confirm(info, dict(plan.arguments))
-            if inspect.isawaitable(answer):
-                answer = await answer
-            if not answer:
-                raise plan.refused()
+        answer = plan.confirmation()
+        plan.confirmed(await answer if inspect.isawaitable(answer) else answer)
         while True:
             envelope = normalize_envelope(await self._send(info, plan.arguments, plan.options))
             delay = plan.retry_delay(envelope)
@@ -166,11 +152,8 @@ class AsyncToolsBase(_ToolsCore[SupportsCallTool | SupportsAsyncCallTool]):
             requests = plan.input_needed(envelope)
             if requests is None:
                 return decode_envelope(info, envelope)
-            on_input = cast("Callable[[list[InputRequest]], object]", plan.options["on_input"])
-            responses = on_input(requests)
-            if inspect.isawaitable(responses):
-                responses = await responses
-            plan.answered(responses)
+            responses = plan.ask(requests)
+            plan.answered(await responses if inspect.isawaitable(responses) else responses)
 
     async def _send(self, info: ToolInfo[Any], arguments: dict[str, Any], options: Mapping[str, object]) -> object:
         """The runtime's one dispatch rule (``_rules.acall_provider``): await ``acall_tool`` when the
@@ -203,23 +186,15 @@ class ToolsTasksBase(ToolsBase):
 
     def _call(self, info: ToolInfo[T], arguments: dict[str, Any], omit: Mapping[str, object]) -> ToolResult[T]:
         plan = _starting(info, arguments, omit, self._options)
-        if plan.needs_confirmation():
-            confirm = cast("Callable[..., object]", plan.options["confirm"])
-            answer = confirm(info, dict(plan.arguments))
-            if inspect.isawaitable(answer):
-                answer = _run_awaitable(info, answer)
-            if not answer:
-                raise plan.refused()
+        answer = plan.confirmation()
+        plan.confirmed(_run_awaitable(info, answer) if inspect.isawaitable(answer) else answer)
         while True:  # a server may ask before it decides to start the task
             envelope = normalize_envelope(self._send(info, plan.arguments, plan.options))
             requests = plan.input_needed(envelope)
             if requests is None:
                 break
-            on_input = cast("Callable[[list[InputRequest]], object]", plan.options["on_input"])
-            responses = on_input(requests)
-            if inspect.isawaitable(responses):
-                responses = _run_awaitable(info, responses)
-            plan.answered(responses)
+            responses = plan.ask(requests)
+            plan.answered(_run_awaitable(info, responses) if inspect.isawaitable(responses) else responses)
         status = status_of(info, envelope)
         if status is None:  # answered at once: a task that is already done
             done = (decode_envelope(info, envelope).value,)
@@ -245,23 +220,15 @@ class AsyncToolsTasksBase(AsyncToolsBase):
 
     async def _call(self, info: ToolInfo[T], arguments: dict[str, Any], omit: Mapping[str, object]) -> ToolResult[T]:
         plan = _starting(info, arguments, omit, self._options)
-        if plan.needs_confirmation():
-            confirm = cast("Callable[..., object]", plan.options["confirm"])
-            answer = confirm(info, dict(plan.arguments))
-            if inspect.isawaitable(answer):
-                answer = await answer
-            if not answer:
-                raise plan.refused()
+        answer = plan.confirmation()
+        plan.confirmed(await answer if inspect.isawaitable(answer) else answer)
         while True:
             envelope = normalize_envelope(await self._send(info, plan.arguments, plan.options))
             requests = plan.input_needed(envelope)
             if requests is None:
                 break
-            on_input = cast("Callable[[list[InputRequest]], object]", plan.options["on_input"])
-            responses = on_input(requests)
-            if inspect.isawaitable(responses):
-                responses = await responses
-            plan.answered(responses)
+            responses = plan.ask(requests)
+            plan.answered(await responses if inspect.isawaitable(responses) else responses)
         status = status_of(info, envelope)
         if status is None:
             done = (decode_envelope(info, envelope).value,)

@@ -8,7 +8,7 @@ wait and ask.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
@@ -133,6 +133,25 @@ class CallPlan:
 
     def needs_confirmation(self) -> bool:
         return self.options.get("confirm") is not None and _is_destructive(self.info)
+
+    def confirmation(self) -> object:
+        """``confirm(info, arguments)``'s answer (an awaitable from an async callback), or True when
+        the tool needs none. The bases only wait for it, each in its own way, and pass it to
+        :meth:`confirmed`."""
+        if not self.needs_confirmation():
+            return True
+        confirm = cast("Callable[..., object]", self.options["confirm"])
+        return confirm(self.info, dict(self.arguments))
+
+    def confirmed(self, answer: object) -> None:
+        """Go on after a yes; a no raises the refusal, before anything is sent."""
+        if not answer:
+            raise self.refused()
+
+    def ask(self, requests: list[InputRequest]) -> object:
+        """``on_input(requests)``'s answer (an awaitable from an async callback), for :meth:`answered`."""
+        on_input = cast("Callable[[list[InputRequest]], object]", self.options["on_input"])
+        return on_input(requests)
 
     def refused(self) -> ToolCancelledError:
         message = f"confirm refused destructive tool {self.info.name!r}; nothing was sent"
