@@ -6,6 +6,8 @@ so a provider keeps its session on one long-lived loop. :class:`BackgroundLoop` 
 * ``run(coro)`` blocks the calling thread until ``coro`` finishes on the loop. It works from
   plain sync code and from worker threads of another running loop (``asyncio.to_thread``).
 * ``arun(coro)`` awaits ``coro`` from any event loop without blocking it.
+* ``call_soon(callback)`` and ``wait(future)``: for work that completes a caller's future itself,
+  possibly before it ends (an MCP call that hands back an ``input_required`` envelope).
 * Calling ``run`` on the loop's own thread would deadlock, so it raises
   :class:`LoopThreadError` telling the user to use the async API instead.
 """
@@ -15,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import threading
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 __all__ = ["BackgroundLoop", "LoopThreadError"]
@@ -109,20 +111,34 @@ class BackgroundLoop:
         loop.call_soon_threadsafe(start)
         return future
 
-    def run(self, coro: Coroutine[Any, Any, T]) -> T:
-        """Run ``coro`` on the loop and block until it finishes."""
+    def call_soon(self, callback: Callable[..., object], *args: object) -> None:
+        """Run ``callback(*args)`` on the loop, from any thread (starting the loop when needed)."""
+        self._ensure_started().call_soon_threadsafe(callback, *args)
+
+    def check_blocking(self) -> None:
+        """Raise :class:`LoopThreadError` on the loop's own thread, where blocking would deadlock."""
         if self.in_loop_thread():
-            coro.close()
             raise LoopThreadError(
                 f"{self._name}: a blocking call was made on its own event-loop thread (it would deadlock); "
                 f"use {self._async_hint} instead"
             )
-        future = self.submit(coro)
+
+    def wait(self, future: concurrent.futures.Future[T]) -> T:
+        """Block until ``future``, which work on the loop completes, is done; Ctrl-C cancels it."""
         try:
             return future.result()
         except KeyboardInterrupt:
             future.cancel()  # stop the work on the loop too, then let Ctrl-C through
             raise
+
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run ``coro`` on the loop and block until it finishes."""
+        try:
+            self.check_blocking()
+        except LoopThreadError:
+            coro.close()
+            raise
+        return self.wait(self.submit(coro))
 
     async def arun(self, coro: Coroutine[Any, Any, T]) -> T:
         """Await ``coro`` on the background loop from any event loop (or inline when already on it)."""

@@ -113,10 +113,12 @@ class PendingCall:
     conn: object | None = None
     work: asyncio.Future[Any] | None = None
     asks: list[Ask] = field(default_factory=list)
-    #: What the follower (``MCPToolProvider._follow``) waits on while the call runs: resolved by
-    #: the server's next question or by the end of ``work``. One future per wait, not a task
-    #: around an ``asyncio.Event``: a sequential caller pays no extra task per call.
-    wake: asyncio.Future[None] | None = None
+    #: The envelope the work ended with (set in its last step), until a follower hands it over.
+    result: Any = None
+    #: Called on the loop when there may be something to hand the caller: the work's result, or
+    #: a question from the server (``MCPToolProvider._follow``). None while nobody follows the
+    #: call (it is suspended in an input round, or its caller stopped waiting).
+    follower: Callable[[], None] | None = None
     token: str | None = None
     expiry: asyncio.TimerHandle | None = None
     #: The server task the call is following (``_mcp_tasks``), for the caller's failure envelope.
@@ -125,11 +127,15 @@ class PendingCall:
     def unanswered(self) -> list[Ask]:
         return [ask for ask in self.asks if not ask.answer.done()]
 
-    def wake_up(self, _done: object = None) -> None:
-        """Wake the follower, if one waits (also ``work``'s done callback)."""
-        wake = self.wake
-        if wake is not None and not wake.done():
-            wake.set_result(None)
+    def wake_up(self) -> None:
+        """Tell the follower, if any, that the server asked something or the work ended."""
+        if self.follower is not None:
+            self.follower()
+
+    def ended(self, result: Any) -> None:
+        """The work's last step: its result reaches the follower, if any, in this very step."""
+        self.result = result
+        self.wake_up()
 
     def refuse(self, reason: str) -> None:
         for ask in self.unanswered():

@@ -29,6 +29,7 @@ in ``metadata["error_kind"]`` (``docs/tool.md``, "Failure kinds").
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import copy
 import dataclasses
 import logging
@@ -348,13 +349,9 @@ class MCPToolProvider:
             meta=meta, input_responses=input_responses, request_state=request_state,
             allow_input_required=allow_input_required, allow_claimed=allow_claimed, ctx=ctx, user=user,
         )  # fmt: skip
-        if self._keeper.closed:
-            return self._failure(tool_name, "failed: the provider is closed", "unavailable")
-        call = self._call(tool_name, arguments, options, caller_loop=None)
+        self._runner.check_blocking()
         try:
-            return self._runner.run(call)
-        except LoopThreadError:
-            raise
+            return self._runner.wait(self._start(tool_name, arguments, options, caller_loop=None))
         except Exception as exc:  # e.g. the provider was closed: still an envelope
             return self._failure(tool_name, f"failed: {self._keeper.text(exc)}", "unavailable")
 
@@ -380,31 +377,87 @@ class MCPToolProvider:
             meta=meta, input_responses=input_responses, request_state=request_state,
             allow_input_required=allow_input_required, allow_claimed=allow_claimed, ctx=ctx, user=user,
         )  # fmt: skip
-        if self._keeper.closed:
-            return self._failure(tool_name, "failed: the provider is closed", "unavailable")
-        call = self._call(tool_name, arguments, options, caller_loop=asyncio.get_running_loop())
         try:
-            return await self._runner.arun(call)
+            # Cancelling the awaiting task cancels the outcome, which cancels the work (_follow).
+            outcome = self._start(tool_name, arguments, options, caller_loop=asyncio.get_running_loop())
+            return await asyncio.wrap_future(outcome)
         except Exception as exc:
             return self._failure(tool_name, f"failed: {self._keeper.text(exc)}", "unavailable")
 
-    async def _call(
+    def _start(
         self,
         tool_name: str,
         arguments: Mapping[str, Any] | None,
         options: CallOptions,
         *,
         caller_loop: asyncio.AbstractEventLoop | None,
-    ) -> ToolResultEnvelope:
-        timeout_seconds, cancel_event = options.timeout_seconds, options.cancel_event
-        meta, input_responses, request_state = options.meta, options.input_responses, options.request_state
-        allow_claimed = options.allow_claimed
+    ) -> concurrent.futures.Future[ToolResultEnvelope]:
+        """The call's envelope to come (a thread-safe future): refused at once, or begun on the loop."""
+        outcome: concurrent.futures.Future[ToolResultEnvelope] = concurrent.futures.Future()
+        refused = self._refusal(tool_name, arguments, options)
+        if refused is not None:
+            outcome.set_result(refused)
+        else:
+            self._runner.call_soon(self._begin, tool_name, arguments, options, caller_loop, outcome)
+        return outcome
+
+    def _refusal(
+        self, tool_name: str, arguments: Mapping[str, Any] | None, options: CallOptions
+    ) -> ToolResultEnvelope | None:
+        """Why the call is not sent at all, found without the loop (any thread may ask), or None."""
+        if self._keeper.closed:
+            return self._failure(tool_name, "failed: the provider is closed", "unavailable")
+        cancel_event = options.cancel_event
         if cancel_event is not None and cancel_event.is_set():
             return self._failure(tool_name, "was cancelled before it started", "cancelled")
-        for what, value in (("arguments", arguments), ("meta", meta), ("input_responses", input_responses)):
+        for what, value in (
+            ("arguments", arguments),
+            ("meta", options.meta),
+            ("input_responses", options.input_responses),
+        ):
             problem = non_json_number(value)
             if problem is not None:  # pydantic would send it as null: refuse before anything is sent
                 return self._failure(tool_name, f"not sent: invalid {what}: {problem}", "invalid_arguments")
+        return None
+
+    def _begin(
+        self,
+        tool_name: str,
+        arguments: Mapping[str, Any] | None,
+        options: CallOptions,
+        caller_loop: asyncio.AbstractEventLoop | None,
+        outcome: concurrent.futures.Future[ToolResultEnvelope],
+    ) -> None:
+        """On the loop: start the call (or resume a suspended one) and follow it into ``outcome``."""
+        try:
+            call = self._launch(tool_name, arguments, options, caller_loop)
+        except BaseException as exc:  # a callback's exception would reach nobody: the caller gets it
+            if outcome.set_running_or_notify_cancel():
+                outcome.set_exception(exc)
+            if not isinstance(exc, Exception):
+                raise
+            return
+        if isinstance(call, ToolResultEnvelope):
+            if outcome.set_running_or_notify_cancel():
+                outcome.set_result(call)
+            return
+        self._follow(tool_name, call, options.cancel_event, options.timeout_seconds, outcome)
+
+    def _launch(
+        self,
+        tool_name: str,
+        arguments: Mapping[str, Any] | None,
+        options: CallOptions,
+        caller_loop: asyncio.AbstractEventLoop | None,
+    ) -> PendingCall | ToolResultEnvelope:
+        """The call in flight (begun here, or suspended earlier and answered now), or the envelope
+        that refuses it."""
+        timeout_seconds, meta = options.timeout_seconds, options.meta
+        input_responses, request_state, allow_claimed = (
+            options.input_responses,
+            options.request_state,
+            options.allow_claimed,
+        )
         inputs = self._keeper.inputs
         if request_state is not None and request_state.startswith(TOKEN_PREFIX):
             # The caller answers requests the server sent during a call still in flight.
@@ -412,13 +465,15 @@ class MCPToolProvider:
             if pending is None:
                 detail = "its input round is over (answered, given up or not this client's); call it again"
                 return self._failure(tool_name, f"failed: {detail}", "protocol")
+            if pending.follower is not None:  # one caller answers a round; the other would wait forever
+                return self._failure(tool_name, "failed: another call is answering this input round", "protocol")
             problems = pending.answer(input_responses)
             if problems:
                 inputs.end(pending, "the client's answer was invalid")
                 if pending.work is not None:
                     pending.work.cancel()
                 return self._failure(tool_name, f"failed: invalid input_responses: {problems[0]}", "invalid_arguments")
-            return await self._follow(tool_name, pending, cancel_event, timeout_seconds)
+            return pending
         try:
             responses = None if input_responses is None else _INPUT_RESPONSES.validate_python(dict(input_responses))
         except ValidationError as exc:
@@ -510,62 +565,109 @@ class MCPToolProvider:
             if relay is not None:
                 relay.start()
             try:
-                return await send()
+                envelope = await send()
+            except ToolServerError as exc:
+                envelope = self._failure(tool_name, f"failed: {exc.detail}", "unavailable")
+            except Exception as exc:
+                envelope = self._failure(tool_name, f"failed: {self._keeper.text(exc)}", "unavailable")
             finally:
                 if relay is not None:
                     await relay.finish()
-                # The follower wakes in this step, not one loop turn later through the done callback.
-                call.wake_up()
+            call.ended(envelope)  # the caller gets it in this step, not one loop turn later
+            return envelope
 
-        call.work = asyncio.ensure_future(run())
-        return await self._follow(tool_name, call, cancel_event, timeout_seconds)
+        call.work = asyncio.get_running_loop().create_task(run())
+        return call
 
-    async def _follow(
-        self, tool_name: str, call: PendingCall, cancel_event: CancelSignal | None, timeout_seconds: float | None
-    ) -> ToolResultEnvelope:
-        """Wait for the call's result, or hand the server's questions to the caller (``input_required``)."""
+    def _follow(
+        self,
+        tool_name: str,
+        call: PendingCall,
+        cancel_event: CancelSignal | None,
+        timeout_seconds: float | None,
+        outcome: concurrent.futures.Future[ToolResultEnvelope],
+    ) -> None:
+        """On the loop: give ``outcome`` the call's envelope as soon as there is one: the work's own,
+        an ``input_required`` one when the server asks the caller something (the request stays in
+        flight and the caller's answer resumes it: ``_mcp_input``), or a cancellation once
+        ``cancel_event`` is set. Nothing here waits: the work's end, the server's questions and a
+        poll timer call :func:`settle`; the caller waits on ``outcome`` in its own way."""
         work = call.work
         assert work is not None
         inputs = self._keeper.inputs
         loop = asyncio.get_running_loop()
-        try:
-            while True:
-                if call.unanswered() and not work.done():
-                    # The request stays in flight; the caller's answer resumes it (_mcp_input).
-                    suspended = envelope_from_result(inputs.suspend(call, timeout_seconds))
-                    return scrub_envelope(suspended, self._keeper.secrets)
-                if not work.done():
-                    # Until the work ends or the server asks (checked above before any wait).
-                    call.wake = wake = loop.create_future()
-                    work.add_done_callback(call.wake_up)
-                    try:
-                        if cancel_event is None:
-                            await wake
-                        else:
-                            await asyncio.wait({wake}, timeout=_POLL_SECONDS)
-                    finally:
-                        work.remove_done_callback(call.wake_up)
-                        call.wake = None
-                        wake.cancel()
-                if work.done():
-                    return cast(ToolResultEnvelope, work.result())
-                if cancel_event is not None and cancel_event.is_set():
-                    work.cancel()  # the SDK sends notifications/cancelled for the in-flight request
-                    await asyncio.wait({work})  # let it unwind; our own cancellation still propagates
+        poll: asyncio.TimerHandle | None = None
+        cancelling = False
+
+        def deliver(envelope: ToolResultEnvelope, *, over: bool) -> None:
+            call.follower = None
+            work.remove_done_callback(work_done)
+            if poll is not None:
+                poll.cancel()
+            if over:
+                inputs.end(call, "the tools/call it belonged to is over")
+            if outcome.set_running_or_notify_cancel():
+                outcome.set_result(envelope)
+
+        def settle() -> None:
+            if call.follower is not settle:
+                return  # handed over already
+            if cancelling:
+                if work.done():  # unwound: the SDK has told the server (a task is cancelled there too)
                     what = "was cancelled by the caller (cancel_event)"
                     if call.task_id is not None:
                         what += f"; task {call.task_id!r} was cancelled on the server"
-                    return _of_task(self._failure(tool_name, what, "cancelled"), call.task_id)
-        except ToolServerError as exc:
-            return self._failure(tool_name, f"failed: {exc.detail}", "unavailable")
-        except asyncio.CancelledError:
+                    deliver(_of_task(self._failure(tool_name, what, "cancelled"), call.task_id), over=True)
+            elif call.result is not None:
+                deliver(call.result, over=True)
+            elif work.done():  # cancelled (e.g. the provider is closing): no envelope of its own
+                deliver(self._unfinished(tool_name, work), over=True)
+            elif call.unanswered():
+                suspended = envelope_from_result(inputs.suspend(call, timeout_seconds))
+                deliver(scrub_envelope(suspended, self._keeper.secrets), over=False)
+
+        def check_cancel() -> None:
+            nonlocal poll, cancelling
+            poll = None
+            if call.follower is not settle:
+                return
+            if cancel_event is not None and cancel_event.is_set():
+                cancelling = True
+                work.cancel()  # the SDK sends notifications/cancelled for the in-flight request
+            else:
+                poll = loop.call_later(_POLL_SECONDS, check_cancel)
+
+        def give_up() -> None:  # the caller stopped waiting (Ctrl-C, its task was cancelled)
+            if call.follower is settle:
+                call.follower = None
+                if poll is not None:
+                    poll.cancel()
             work.cancel()
-            raise
-        except Exception as exc:
-            return self._failure(tool_name, f"failed: {self._keeper.text(exc)}", "unavailable")
-        finally:
-            if work.done():
-                inputs.end(call, "the tools/call it belonged to is over")
+            work.add_done_callback(lambda _: inputs.end(call, "its caller stopped waiting"))
+
+        def caller_done(done: concurrent.futures.Future[ToolResultEnvelope]) -> None:
+            if done.cancelled():  # in the caller's thread
+                with suppress(RuntimeError):  # the loop is closed already: nothing runs any more
+                    loop.call_soon_threadsafe(give_up)
+
+        def work_done(_: object) -> None:  # the work ended without handing over an envelope
+            settle()
+
+        call.follower = settle
+        work.add_done_callback(work_done)
+        if cancel_event is not None:
+            poll = loop.call_later(_POLL_SECONDS, check_cancel)
+        outcome.add_done_callback(caller_done)
+        settle()  # a resumed call may have its result, or questions left, already
+
+    def _unfinished(self, tool_name: str, work: asyncio.Future[Any]) -> ToolResultEnvelope:
+        """The envelope of a call whose work ended without one."""
+        if work.cancelled():
+            what = "the provider was closed during the call" if self._keeper.closed else "the call was cancelled"
+            return self._failure(tool_name, f"failed: {what}", "unavailable")
+        return self._failure(
+            tool_name, f"failed: {self._keeper.text(cast(BaseException, work.exception()))}", "unavailable"
+        )
 
     # --- tasks (docs/tasks.md) ----------------------------------------------------------------
     def _wants_task(self, conn: Connection, tool_name: str, allow_claimed: bool | None) -> bool:
