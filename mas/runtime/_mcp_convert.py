@@ -103,8 +103,20 @@ def envelope_from_result(result: types.Result) -> ToolResultEnvelope:
 
     wire = dump_wire(result)
     if isinstance(result, types.CallToolResult):
-        wire.setdefault("isError", False)
-    elif not isinstance(result, types.InputRequiredResult):
+        # Read from the typed result, which the SDK has checked: the envelope's own keys, so the
+        # envelope rule takes its short path (no wire spellings to rename or skip).
+        fields: dict[str, Any] = {
+            "content": wire["content"],
+            "is_error": bool(result.is_error),
+            "result_type": result.result_type,
+        }
+        # The JSON copies (a NaN a server slipped in is null there, as everywhere on the wire).
+        if "structuredContent" in wire:
+            fields["structured_content"] = wire["structuredContent"]
+        if "_meta" in wire:
+            fields["meta"] = wire["_meta"]
+        return ToolResultEnvelope.coerce(fields)
+    if not isinstance(result, types.InputRequiredResult):
         return ToolResultEnvelope(result=wire, meta=result.meta, result_type=str(wire.get("resultType") or "complete"))
     return ToolResultEnvelope.coerce(wire)
 
@@ -161,6 +173,8 @@ def scrub(text: str, secrets: Iterable[str] = ()) -> str:
 
 def scrub_envelope(envelope: ToolResultEnvelope, secrets: Collection[str] = ()) -> ToolResultEnvelope:
     """The envelope with every secret blanked out of its strings: a server may echo a header back."""
+    if not redact.any_secret(secrets):  # nothing to blank (the common case): not even a copy to make
+        return envelope
     data = envelope.to_dict()
     blanked = redact.blank_json(data, secrets)
     return envelope if blanked is data else ToolResultEnvelope.from_dict(blanked)

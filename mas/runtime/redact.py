@@ -33,7 +33,17 @@ from contextlib import contextmanager
 from typing import Any, TextIO
 from urllib.parse import quote, quote_plus
 
-__all__ = ["MASK", "BlankingFormatter", "blank", "blank_json", "blanked_output", "encodings", "known", "remember"]
+__all__ = [
+    "MASK",
+    "BlankingFormatter",
+    "any_secret",
+    "blank",
+    "blank_json",
+    "blanked_output",
+    "encodings",
+    "known",
+    "remember",
+]
 
 #: What a secret is replaced with.
 MASK = "***"
@@ -103,6 +113,11 @@ def remember(values: Iterable[str]) -> None:
 def known() -> frozenset[str]:
     """The secrets remembered so far (for tests and diagnostics; never print them)."""
     return frozenset(_KNOWN)
+
+
+def any_secret(extra: Iterable[str] = ()) -> bool:
+    """Whether there is anything to blank: a remembered secret, or a non-empty one in ``extra``."""
+    return bool(_ORDERED) or any(extra)
 
 
 def _ordered(extra: Iterable[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
