@@ -6,7 +6,6 @@ the banner server, and the hand-written tests/servers/raw_jsonrpc_server.py.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 import subprocess
@@ -151,7 +150,7 @@ def _kinds(provider: MCPToolProvider, calls: list[tuple[str, dict[str, Any]]]) -
 
 
 def test_zod_validation_and_unknown_tools_of_the_typescript_reference_server(everything_server: Path) -> None:
-    config = dataclasses.replace(stdio_config("everything", "stdio", script=everything_server), command="node", env={})
+    config = stdio_config("everything", "stdio", script=everything_server, command="node", env={})
     with MCPToolProvider(config) as provider:
         calls = [("echo", {"message": 5}), ("echo", {}), ("get-sum", {"a": "x", "b": 1}), ("nope", {})]
         assert _kinds(provider, calls) == [
@@ -167,8 +166,8 @@ def test_zod_validation_and_unknown_tools_of_the_typescript_reference_server(eve
 def test_pydantic_validation_and_unknown_tools_of_old_sdk_servers(version: str) -> None:
     from old_sdk import OLD_SDK_SERVER, old_sdk_python
 
-    config = dataclasses.replace(
-        stdio_config("old", script=OLD_SDK_SERVER, connect_mode="legacy"), command=str(old_sdk_python(version)), env={}
+    config = stdio_config(
+        "old", script=OLD_SDK_SERVER, connect_mode="legacy", command=str(old_sdk_python(version)), env={}
     )
     with MCPToolProvider(config) as provider:
         calls = [("add", {"a": "x", "b": 1}), ("greet", {}), ("nope", {})]
