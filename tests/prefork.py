@@ -35,6 +35,7 @@ import os
 import signal
 import socket
 import sys
+import threading
 
 #: What the zygote imports before it forks: the libraries that make a cold start slow.
 LIBRARIES = (
@@ -67,6 +68,7 @@ FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signa
 #: One message: argv, environment and folder as JSON; environments here are a few KiB.
 MESSAGE = 1 << 20
 LAUNCHER = os.path.abspath(__file__)
+REPO = os.path.dirname(os.path.dirname(LAUNCHER))
 #: PYTHON* settings a forked child applies itself (:meth:`_Job.run`); any other must match the zygote's.
 APPLIED = ("PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE")
 
@@ -130,23 +132,23 @@ def launch(sock_path: str, args: list[str]) -> None:
 # --- the tests' side --------------------------------------------------------------------------
 
 
-def _start() -> str | None:
-    """Start this test process's zygote; its socket path, or None when it cannot start (then every
-    command here is a cold ``python``)."""
+def _start(pythonpath: str | None) -> str | None:
+    """Start a zygote of this test process for ``PYTHONPATH=pythonpath`` (None: unset); its socket
+    path, or None when it cannot start (then every command here is a cold ``python``)."""
     import atexit
     import shutil
     import subprocess
     import tempfile
     import time
-    from pathlib import Path
 
     if os.environ.get("TOOLGEN_TESTS_PREFORK") == "0":
         return None
-    repo = str(Path(LAUNCHER).parents[1])
+    repo = str(REPO)
     folder = tempfile.mkdtemp(prefix="tz-")  # short: a Unix socket path has ~100 bytes
     sock_path = os.path.join(folder, "s")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    env["PYTHONPATH"] = repo  # as the tests' servers and clients run: mas from the checkout
+    if pythonpath is not None:
+        env["PYTHONPATH"] = pythonpath
     with open(os.path.join(folder, "log"), "wb") as log:
         proc = subprocess.Popen(
             [sys.executable, LAUNCHER, "--serve", sock_path],
@@ -173,20 +175,24 @@ def _start() -> str | None:
     return sock_path
 
 
-_zygote: list[str | None] = []
+_zygotes: dict[str | None, str | None] = {}
+_starting = threading.Lock()  # the conformance tests ask from several threads at once
 
 
-def python_args(*args: str) -> tuple[str, ...]:
-    """What to give ``python`` so that it runs ``python *args`` as a fork of this process's zygote."""
-    if not _zygote:
-        _zygote.append(_start())
-    sock_path = _zygote[0]
+def python_args(*args: str, pythonpath: str | None = str(REPO)) -> tuple[str, ...]:
+    """What to give ``python`` so that it runs ``python *args`` as a fork of this process's zygote
+    for ``PYTHONPATH=pythonpath`` (the tests' servers run with the checkout on it; None: unset, as
+    for a client of the installed package). The command's environment must say the same."""
+    with _starting:
+        if pythonpath not in _zygotes:
+            _zygotes[pythonpath] = _start(pythonpath)
+    sock_path = _zygotes[pythonpath]
     return ("-S", LAUNCHER, sock_path, *args) if sock_path else args
 
 
-def python_command(*args: str) -> list[str]:
+def python_command(*args: str, pythonpath: str | None = str(REPO)) -> list[str]:
     """``[sys.executable, ...]``: run ``python *args`` as a fork of this process's zygote."""
-    return [sys.executable, *python_args(*args)]
+    return [sys.executable, *python_args(*args, pythonpath=pythonpath)]
 
 
 # --- the zygote ----------------------------------------------------------------------------------

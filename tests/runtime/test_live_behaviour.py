@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from mcp_helpers import stdio_config
+from prefork import python_command
 
 from mas.runtime.mcp_provider import MCPToolProvider
 from mas.runtime.registry import RuntimeRegistry
@@ -38,7 +39,7 @@ def _stdio(name: str, script: Path, *args: str, command: str = "python", **extra
 
 
 def _runtime_cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "mas.runtime", *args]
+    command = python_command("-m", "mas.runtime", *args, pythonpath=os.environ.get("PYTHONPATH"))
     return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=120, check=False)
 
 

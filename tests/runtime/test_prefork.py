@@ -20,9 +20,7 @@ ENV = {"PYTHONPATH": str(REPO), "PATH": os.environ.get("PATH", "")}
 
 
 def _run(code: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        python_command("-c", code), capture_output=True, text=True, timeout=30, env=ENV, **kwargs
-    )  # type: ignore[call-overload]
+    return subprocess.run(python_command("-c", code), capture_output=True, text=True, timeout=30, env=ENV, **kwargs)  # type: ignore[call-overload]
 
 
 def test_a_child_has_the_libraries_but_imports_the_code_under_test_itself() -> None:
