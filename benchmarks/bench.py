@@ -1,7 +1,8 @@
 """``nox -s bench``: toolgen against its floors, each pair measured side by side in one run.
 
 Run ``python benchmarks/bench.py [--quick] [--tools 1000] [--repeat 3] [--slow-repeat 2] [--big-repeat 1]
-[--out benchmarks/results.md]``. Every figure is a median with its min and max over its runs (the
+[--only edits,import] [--out benchmarks/results.md]``; ``--only`` runs some groups of rows (``GROUPS``).
+Every figure is a median with its min and max over its runs (the
 table says how many), and every ratio is taken
 against a floor measured in the same run, interleaved with ours: on a shared machine absolute
 seconds mean little. ``--quick`` runs the same rows on a tiny catalog (a smoke test).
@@ -522,6 +523,11 @@ def table(rows: Sequence[Row]) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: The groups of rows ``--only`` selects. The rows that read the N-tool package (edits, import,
+#: checkers, code-mode) run its cold generation first, as the whole run does.
+GROUPS = ("generation", "edits", "import", "calls", "mcp", "checkers", "code-mode")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="tiny catalogs, one repeat: a smoke test")
@@ -535,7 +541,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--slow-repeat", type=int, default=2, help="runs of cold generation at 300 tools and of the edited reruns"
     )
-    parser.add_argument("--out", type=Path, default=HERE / "results.md")
+    parser.add_argument(
+        "--only",
+        help=f"comma-separated groups of rows to run ({', '.join(GROUPS)}); the table is then printed, "
+        "and written only to an --out given",
+    )
+    parser.add_argument("--out", type=Path, help="where the table goes (default benchmarks/results.md)")
     parser.add_argument("--floor", type=Path, help=argparse.SUPPRESS)  # internal: run the floor once
     args = parser.parse_args(argv)
     if args.floor:
@@ -545,25 +556,38 @@ def main(argv: Sequence[str] | None = None) -> int:
     big_repeat, slow_repeat = (1, 1) if args.quick else (args.big_repeat, args.slow_repeat)
     calls, number = (20, 200) if args.quick else (300, 2000)
     call_repeat = 3 if args.quick else 9
+    only = set(args.only.split(",")) if args.only else set(GROUPS)
+    if only - set(GROUPS):
+        unknown = ", ".join(sorted(only - set(GROUPS)))
+        parser.error(f"--only: unknown group(s) {unknown}; choose from {', '.join(GROUPS)}")
     started = time.perf_counter()
     load_before = os.getloadavg()[0]
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="toolgen-bench-") as tmp:
         root = Path(tmp)
-        cold, work = bench_cold(root, big, big_repeat)
-        rows.append(cold)
-        # A folder of its own: with --tools 300 the two cold rows would share gen300.
-        rows.append(bench_cold(root / "small", small, slow_repeat)[0])
-        rows += bench_reruns(work, cold, repeat, slow_repeat)
-        rows += bench_import(work, big, max(repeat, 3))
-        rows.append(bench_call_overhead(root, call_repeat, number))
-        rows += bench_mcp(repeat, calls)
-        rows += bench_checkers(work, big)
-        rows += bench_code_mode(root, work, big, repeat)
+        if only & {"generation", "edits", "import", "checkers", "code-mode"}:  # they use its output and cache
+            cold, work = bench_cold(root, big, big_repeat)
+            rows.append(cold)
+        if "generation" in only:  # a folder of its own: with --tools 300 the two cold rows would share gen300
+            rows.append(bench_cold(root / "small", small, slow_repeat)[0])
+        if "edits" in only:
+            rows += bench_reruns(work, cold, repeat, slow_repeat)
+        if "import" in only:
+            rows += bench_import(work, big, max(repeat, 3))
+        if "calls" in only:
+            rows.append(bench_call_overhead(root, call_repeat, number))
+        if "mcp" in only:
+            rows += bench_mcp(repeat, calls)
+        if "checkers" in only:
+            rows += bench_checkers(work, big)
+        if "code-mode" in only:
+            rows += bench_code_mode(root, work, big, repeat)
     elapsed = time.perf_counter() - started
+    given = [*(["--quick"] if args.quick else []), *([f"--only {args.only}"] if args.only else [])]
+    flags = f" -- {' '.join(given)}" if given else ""
     text = (
         "# Benchmark results\n\n"
-        f"Written by `nox -s bench`{' -- --quick' if args.quick else ''} (`benchmarks/bench.py`): {big} and {small} "
+        f"Written by `nox -s bench{flags}` (`benchmarks/bench.py`): {big} and {small} "
         f"tools from `benchmarks/corpus.py`, Python {sys.version.split()[0]}, {os.cpu_count()} cores, "
         f"{elapsed:.0f} s in all, load average {load_before:.1f} at the start and {os.getloadavg()[0]:.1f} at "
         "the end. Each cell is the median (min–max) of the runs it names; each ratio is ours over the "
@@ -571,7 +595,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "of those per-run ratios. The typed-call row counts CPU time of the process. Shared or busy "
         "machines move the seconds; the ratios move less.\n\n" + table(rows)
     )
-    args.out.write_text(text, encoding="utf-8")
+    out = args.out or (None if args.only else HERE / "results.md")  # a subset never replaces the whole table
+    if out is not None:
+        out.write_text(text, encoding="utf-8")
     print(text)
     return 0
 

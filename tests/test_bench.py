@@ -59,3 +59,25 @@ def test_quick_bench_writes_every_row(tmp_path: Path) -> None:
         assert len(cells) == 6
         assert cells[1][0].isdigit()  # a measured median, not a placeholder
         assert cells[5] in {"yes", "no", "—"}
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_only_runs_the_groups_named_and_leaves_the_table_alone(tmp_path: Path) -> None:
+    """``--only edits``: the cold run the reruns are measured against, then the reruns; the table is
+    printed, and benchmarks/results.md (no --out) is not rewritten with a part of it."""
+    results = REPO / "benchmarks" / "results.md"
+    before = results.read_bytes()
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "bench.py"), "--quick", "--only", "edits"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    body = [line for line in proc.stdout.splitlines() if line.startswith("| ") and not line.startswith("| figure")]
+    assert [line.split(" | ")[0].removeprefix("| ") for line in body] == list(ROWS[:1] + ROWS[2:6])
+    assert results.read_bytes() == before

@@ -3,7 +3,8 @@ lock, drift (``toolgen diff``, live ``--check``) and the runtime pin hash alike;
 the infra key that keeps a known-noisy spot of a server as the lock has it.
 
 Against a real stdio server whose listing changes at every start (tests/servers/noisy_default_server.py:
-a default list rebuilt in another order, ``required`` reordered), as mcp-atlassian's does.
+a default list rebuilt in another order, ``required`` reordered), as mcp-atlassian's does; each start
+a fork of an interpreter that has imported the MCP SDK already (tests/prefork.py).
 """
 
 from __future__ import annotations
@@ -13,12 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from prefork import python_args
 
 from codegen.cli import main as toolgen
 from mas.runtime.lockfile import canonical_tool, tool_hash
 from mas.runtime.registry import RuntimeRegistry
 
-SERVER = Path(__file__).resolve().parents[1] / "servers" / "noisy_default_server.py"
+REPO = Path(__file__).resolve().parents[2]
+SERVER = REPO / "tests" / "servers" / "noisy_default_server.py"
 IGNORE = [{"tool": "search", "pointer": "/inputSchema/properties/fields/default"}]
 
 
@@ -61,7 +64,8 @@ def test_the_pin_hash_sees_a_change_inside_a_default_but_not_a_reordered_require
 
 def _infra(folder: Path, start: int, *, ignore: bool, pin: bool = False) -> Path:
     server: dict[str, Any] = {"name": "noisy", "protocol": "mcp", "transport": "stdio", "command": "python",
-                              "args": [str(SERVER), str(start)], "connect_timeout_seconds": 20}  # fmt: skip
+                              "args": list(python_args(str(SERVER), str(start))), "connect_timeout_seconds": 20,
+                              "env": {"PYTHONPATH": str(REPO)}}  # fmt: skip
     if ignore:
         server["drift_ignore"] = IGNORE
     if pin:
@@ -104,12 +108,18 @@ def test_a_noisy_default_is_drift_until_drift_ignore_keeps_it_as_locked(
     code, out = _toolgen(tmp_path, [*GEN, "--check"], capsys)
     assert code == 1 and "parameter 'fields': default changed (review)" in out, out
     assert _toolgen(tmp_path, ["diff", "--infra", "infra.yaml", "-q"], capsys)[0] in (1, 3)
-    for start in (1, 2, 3, 5):  # every start another order; ignored, it is the locked value
-        _infra(tmp_path, start, ignore=True)
-        assert _toolgen(tmp_path, [*GEN, "--check"], capsys) == (0, "toolgen: out/noisy is up to date\n")
-        assert _toolgen(tmp_path, ["diff", "--infra", "infra.yaml", "-q"], capsys)[0] == 0
-        assert _toolgen(tmp_path, GEN, capsys)[0] == 0
-        assert (tmp_path / "toolgen.lock.json").read_text() == lock
+    # Every start another order; ignored, it is the locked value for each command that reads the
+    # server. One start per command (each start is a server process), and a last one that moves
+    # `required` too.
+    _infra(tmp_path, 1, ignore=True)
+    assert _toolgen(tmp_path, [*GEN, "--check"], capsys) == (0, "toolgen: out/noisy is up to date\n")
+    _infra(tmp_path, 2, ignore=True)
+    assert _toolgen(tmp_path, ["diff", "--infra", "infra.yaml", "-q"], capsys)[0] == 0
+    _infra(tmp_path, 3, ignore=True)
+    assert _toolgen(tmp_path, GEN, capsys)[0] == 0
+    assert (tmp_path / "toolgen.lock.json").read_text() == lock
+    _infra(tmp_path, 5, ignore=True)
+    assert _toolgen(tmp_path, [*GEN, "--check"], capsys) == (0, "toolgen: out/noisy is up to date\n")
 
 
 def test_pinning_refuses_a_changed_default_unless_it_is_ignored(

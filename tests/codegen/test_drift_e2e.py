@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gen_helpers import generate
+from gen_helpers import REPO, generate
+from prefork import python_args
 
 from codegen.cli import main as toolgen_main
 from mas.runtime.config import ConfigError, MCPServerConfig
@@ -25,12 +26,13 @@ DESCRIBED = "description-rewritten"
 
 
 def _infra(path: Path, drift: str | None = None, pin: str | None = None) -> Path:
-    args = "[-m, mas.samples.mcp_server" + (f", --drift, {drift}" if drift else "") + "]"
+    # The server is a fork of the tests' pre-imported interpreter (tests/prefork.py), with its PYTHONPATH.
+    args = json.dumps(list(python_args("-m", "mas.samples.mcp_server", *(["--drift", drift] if drift else []))))
     pinning = f"      pin: {pin}\n      lock: lock.json\n" if pin else ""
     path.write_text(
         "kind: ToolServerRegistry\nspec:\n  servers:\n"
         f"    - name: sample\n      protocol: mcp\n      transport: stdio\n      command: python\n      args: {args}\n"
-        f"      connect_timeout_seconds: 20\n{pinning}",
+        f"      env: {{PYTHONPATH: {json.dumps(str(REPO))}}}\n      connect_timeout_seconds: 20\n{pinning}",
         encoding="utf-8",
     )
     return path

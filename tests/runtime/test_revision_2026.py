@@ -8,15 +8,17 @@ given); ``--list-ttl-ms`` / ``--list-cache-scope`` set the cache hints of its li
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from mcp_helpers import REPO, free_port, http_config, http_sample_server, stdio_config
+from prefork import python_args, python_command
 
 from mas.runtime.config import MCPServerConfig
 from mas.runtime.mcp_provider import MCPToolProvider
@@ -92,11 +94,12 @@ def test_the_generated_docstring_names_the_header_and_the_package_has_neither_dr
     infra.write_text(
         "apiVersion: toolgen/v1\nkind: ToolServerRegistry\nspec:\n  servers:\n"
         "    - name: rev\n      protocol: mcp\n      transport: stdio\n      command: python\n"
-        f"      args: [-m, mas.samples.mcp_server, {REVISION}]\n      cwd: {REPO}\n"
+        f"      args: {json.dumps([*python_args('-m', 'mas.samples.mcp_server', pythonpath=None), REVISION])}\n"
+        f"      cwd: {REPO}\n"
     )
     run = subprocess.run(
-        [sys.executable, "-m", "codegen", "generate", "--infra", str(infra), "--out", "out", "--package", "pkg",
-         "--snapshot", "toolgen.lock.json"],
+        python_command("-m", "codegen", "generate", "--infra", str(infra), "--out", "out", "--package", "pkg",
+                       "--snapshot", "toolgen.lock.json", pythonpath=os.environ.get("PYTHONPATH")),
         cwd=tmp_path, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr

@@ -14,13 +14,13 @@ import json
 import math
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from mcp_helpers import stdio_config
+from prefork import python_args, python_command
 
 from mas.runtime._wire import non_json_number
 from mas.runtime.mcp_provider import MCPToolProvider
@@ -77,7 +77,8 @@ def test_non_finite_meta_is_refused_and_the_async_path_too(served: Any) -> None:
 
 def _infra(tmp_path: Path) -> Path:
     server = {"name": "echo", "protocol": "mcp", "transport": "stdio", "command": "python",
-              "args": [str(SCRIPT), "--log", str(tmp_path / "calls.jsonl")], "connect_timeout_seconds": 20}  # fmt: skip
+              "args": [*python_args(str(SCRIPT), pythonpath=None), "--log", str(tmp_path / "calls.jsonl")],
+              "connect_timeout_seconds": 20}  # fmt: skip
     doc = {"apiVersion": "toolgen/v1", "kind": "ToolServerRegistry", "metadata": {"name": "e"},
            "spec": {"servers": [server]}}  # fmt: skip
     (tmp_path / "infra.yaml").write_text(yaml.safe_dump(doc), encoding="utf-8")
@@ -85,8 +86,8 @@ def _infra(tmp_path: Path) -> Path:
 
 
 def _run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", *args], cwd=cwd, capture_output=True, text=True, timeout=120,
-                          env={**os.environ})  # fmt: skip
+    command = python_command("-m", *args, pythonpath=os.environ.get("PYTHONPATH"))
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=120, env={**os.environ})
 
 
 def test_mas_runtime_call_refuses_nan_read_from_the_command_line(tmp_path: Path) -> None:
