@@ -11,6 +11,10 @@ Three kinds of entry, each keyed by a SHA-256 over everything that can change it
   the output runs, and a changed input schema the one group of inputs that holds it.
 - ``splits``: how one generated models module is split into per-source modules, keyed by its
   code and the roots each source needs.
+- ``memo``: tables of small results of pure steps of a build (a tool's prepared schemas or its
+  method's spec, a model module's outline, a stub's blocks, a module's formatted text), each
+  result under the digest of everything it is a function of (``Memo``). They make a build after
+  a small edit redo only what the edit reaches.
 
 The fingerprint hashes toolgen's own code (every module, template and the shim, and every module
 of the runtime package, which the generator builds on: the contract's rules file every package
@@ -46,12 +50,12 @@ from typing import Any
 
 from codegen.model import SourceTools
 
-__all__ = ["CACHE_DIR_NAME", "Cache", "fingerprint", "runtime_files"]
+__all__ = ["CACHE_DIR_NAME", "Cache", "Memo", "fingerprint", "runtime_files"]
 
 CACHE_DIR_NAME = ".toolgen-cache"
 _FORMAT = 2  # bump when an entry's layout changes (2: a keyed digest)
 #: Entries kept per kind; the oldest beyond this are removed when a new one is stored.
-_KEEP = {"files": 4, "models": 256, "splits": 4}  # models: a 1,000-tool build stores 18 (16 input groups)
+_KEEP = {"files": 4, "models": 256, "splits": 4, "memo": 32}  # models: a 1,000-tool build stores 18 (16 input groups)
 _HERE = Path(__file__).resolve().parent
 _README = "toolgen's cache: safe to delete; never commit it.\n"
 
@@ -216,6 +220,10 @@ class Cache:
     def put_split(self, key: str, modules: Sequence[tuple[str, Sequence[str], str]]) -> None:
         self._write("splits", key, [[name, list(names), code] for name, names, code in modules])
 
+    def memo(self, table: str, scope: str) -> Memo:
+        """The memo table ``table`` of the package ``scope`` (each package's build keeps its own)."""
+        return Memo(self, table, scope)
+
     # Storage ----------------------------------------------------------------------------------
 
     def _path(self, kind: str, key: str) -> Path:
@@ -275,3 +283,56 @@ class Cache:
         entries = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
         for old in entries[keep:]:
             old.unlink(missing_ok=True)
+
+
+class Memo:
+    """One table of results of a pure step, each stored under ``Memo.key`` of everything the step
+    reads: a hit is the step's result, by construction, so a cached build writes what a cold one does.
+
+    The table is one cache entry (read once, written once by ``save``) and keeps only the results
+    the last build used, so it never grows past one build. Each result is kept as its JSON text
+    and parsed afresh on every ``get``, so no later step can change what is stored; a value or key
+    JSON cannot spell exactly (a YAML date, a NaN) is never stored, and the step simply runs.
+    """
+
+    def __init__(self, cache: Cache | None, table: str, scope: str) -> None:
+        self._cache = cache if cache is not None and cache.root is not None else None
+        self._entry = _digest("memo", fingerprint(), table, scope) if self._cache else ""
+        self._old: dict[str, str] = {}
+        if self._cache is not None:
+            found = self._cache._read("memo", self._entry)
+            if isinstance(found, dict) and all(isinstance(v, str) for v in found.values()):
+                self._old = found
+        self._new: dict[str, str] = {}
+
+    @staticmethod
+    def key(*parts: Any) -> str | None:
+        """The digest of ``parts`` (strict JSON: None when a part has no exact JSON spelling)."""
+        try:
+            text = json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        except (TypeError, ValueError):
+            return None
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+    def get(self, key: str | None) -> Any:
+        """The stored result (a fresh copy), or None."""
+        if key is None or key not in self._old:
+            return None
+        text = self._new[key] = self._old[key]
+        return json.loads(text)
+
+    def put(self, key: str | None, value: Any) -> None:
+        if key is None or self._cache is None:
+            return
+        try:  # stored only when JSON gives back exactly this value, and it can be written as UTF-8
+            text = json.dumps(value, allow_nan=False, ensure_ascii=False, separators=(",", ":"))
+            text.encode("utf-8")
+            if json.loads(text) != value:
+                return
+        except (TypeError, ValueError):  # UnicodeEncodeError (a lone surrogate) is a ValueError
+            return
+        self._new[key] = text
+
+    def save(self) -> None:
+        if self._cache is not None and self._new != self._old:
+            self._cache._write("memo", self._entry, self._new)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Callable, Mapping
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -12,6 +14,8 @@ from mas.runtime.contracts import _rules
 
 if TYPE_CHECKING:
     import jinja2
+
+    from codegen.cache import Memo  # the cache's fingerprint reads this module: no import at run time
 
 __all__ = ["RULES_PATH", "SHIM_DIR", "render_package", "runtime_sources", "templates_dir"]
 
@@ -76,8 +80,53 @@ def runtime_sources() -> dict[str, Path]:
     return files
 
 
-def render_package(pkg: PackageSpec) -> dict[str, str]:
-    """Relative path inside the package -> file text."""
+#: A module's header while it is formatted: every header is two comment lines, whose text the
+#: formatter never touches, so a module formats alike whatever its header says.
+_PLACEHOLDER = "# toolgen\n# toolgen"
+
+
+def _body(text: str) -> str:
+    """``text`` without its two header lines."""
+    parts = text.split("\n", 2)
+    return parts[2] if len(parts) == 3 else ""
+
+
+def _format(
+    files: Mapping[str, str], memo: Memo | None, previous: Callable[[str], str | None] | None
+) -> dict[str, str]:
+    """``format_files``, run only on the modules whose formatted text is not known: ``memo`` maps
+    a module's unformatted text (header aside) to the digest of its formatted text, and a module
+    whose last written file (``previous``) has that digest is that file. Anything else, a file
+    edited by hand included, is formatted again."""
+    out: dict[str, str] = {}
+    todo: dict[str, str] = {}
+    keys: dict[str, str | None] = {}
+    for rel, text in files.items():
+        plain = f"{_PLACEHOLDER}\n{_body(text)}"
+        keys[rel] = key = memo.key("formatted", _sha256(plain)) if memo is not None else None
+        want = memo.get(key) if memo is not None else None
+        old = previous(rel) if want is not None and previous is not None else None
+        if old is not None and _sha256(f"{_PLACEHOLDER}\n{_body(old)}") == want:
+            out[rel] = f"{text[: len(text) - len(_body(text))]}{_body(old)}"
+        else:
+            todo[rel] = plain
+    for rel, formatted in format_files(todo).items():
+        if memo is not None:
+            memo.put(keys[rel], _sha256(formatted))
+        text = files[rel]
+        out[rel] = f"{text[: len(text) - len(_body(text))]}{_body(formatted)}"
+    return out
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def render_package(
+    pkg: PackageSpec, memo: Memo | None = None, previous: Callable[[str], str | None] | None = None
+) -> dict[str, str]:
+    """Relative path inside the package -> file text. With ``memo`` (and ``previous``: the text of
+    a file as the last run wrote it, or None), a module formatted before is not formatted again."""
     env = _environment()
     files = {
         "__init__.py": env.get_template("__init__.py.jinja").render(pkg=pkg),
@@ -90,7 +139,7 @@ def render_package(pkg: PackageSpec) -> dict[str, str]:
         files[f"outputs/{module.name}.py"] = _module(pkg.header, doc, module.code)
     # Templates and the model generator print statements on one line each: one formatter run
     # lays every module out (black's style), whatever the number of tools.
-    out = format_files(files)
+    out = _format(files, memo, previous)
     # The shim and the rules are copied verbatim below the header: they stay the tested files byte for byte.
     for path, source in runtime_sources().items():
         out[path] = f"{pkg.header}\n{source.read_text(encoding='utf-8')}"

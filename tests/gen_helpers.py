@@ -87,11 +87,12 @@ def import_fresh(out: Path, package: str) -> ModuleType:
 def golden_package(case: str, out: Path) -> Path:
     """A golden tree made importable in ``out``: the golden files plus the runtime copies the golden
     trees leave out (each its source below the package's header, as ``render`` writes them)."""
+    from codegen.generate import file_header
     from codegen.render import runtime_sources
 
     target = out / case
     shutil.copytree(REPO / "tests" / "golden" / case, target, ignore=shutil.ignore_patterns("__pycache__"))
-    header = "".join((target / "__init__.py").read_text(encoding="utf-8").splitlines(keepends=True)[:2])
+    header = f"{file_header()}\n"
     for name, source in runtime_sources().items():
         (target / name).parent.mkdir(parents=True, exist_ok=True)
         (target / name).write_text(header + source.read_text(encoding="utf-8"), encoding="utf-8")
