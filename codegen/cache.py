@@ -1,6 +1,6 @@
 """A content-addressed cache of generation results, so reruns and ``--check`` cost a hash.
 
-Three kinds of entry, each keyed by a SHA-256 over everything that can change it:
+Four kinds of entry, each keyed by a SHA-256 over everything that can change it:
 
 - ``files``: the whole rendered package, keyed by the canonical sources, the package name and
   the generator's fingerprint. An unchanged catalog is never built again.
@@ -53,7 +53,7 @@ from codegen.model import SourceTools
 __all__ = ["CACHE_DIR_NAME", "Cache", "Memo", "fingerprint", "runtime_files"]
 
 CACHE_DIR_NAME = ".toolgen-cache"
-_FORMAT = 2  # bump when an entry's layout changes (2: a keyed digest)
+_FORMAT = 3  # bump when an entry's layout changes (2: a keyed digest; 3: of the data as stored)
 #: Entries kept per kind; the oldest beyond this are removed when a new one is stored.
 _KEEP = {"files": 4, "models": 256, "splits": 4, "memo": 32}  # models: a 1,000-tool build stores 18 (16 input groups)
 _HERE = Path(__file__).resolve().parent
@@ -139,12 +139,27 @@ def user_key() -> bytes | None:
         return None
 
 
-def _keyed(kind: str, key: str, data: Any) -> str | None:
-    """The entry's digest, keyed with this user's secret (and bound to its kind and key)."""
+def _keyed(kind: str, key: str, data_text: str) -> str | None:
+    """The digest of an entry's data as stored (its JSON text, so reading an entry never encodes
+    its data again), keyed with this user's secret and bound to its kind and key."""
     secret = user_key()
     if secret is None:
         return None
-    return hmac.new(secret, _digest(kind, key, _canonical(data)).encode(), hashlib.sha256).hexdigest()
+    return hmac.new(secret, _digest(kind, key, data_text).encode(), hashlib.sha256).hexdigest()
+
+
+def _entry_text(key: str, digest: str, data_text: str) -> str:
+    """An entry file: a JSON object whose ``data`` is ``data_text`` verbatim, the last member."""
+    return f'{{"key": {json.dumps(key)}, "hmac": {json.dumps(digest)}, "data": {data_text}}}'
+
+
+def _entry_data(key: str, text: str) -> tuple[str, str] | None:
+    """The digest and the data text of an entry file for ``key``; None when it is not laid out so."""
+    head, middle = f'{{"key": {json.dumps(key)}, "hmac": "', '", "data": '
+    start = len(head) + 64
+    if not (text.startswith(head) and text.endswith("}") and text[start : start + len(middle)] == middle):
+        return None
+    return text[len(head) : start], text[start + len(middle) : -1]
 
 
 def _canonical(data: Any) -> str:
@@ -234,15 +249,19 @@ class Cache:
         if self.root is None:
             return None
         try:
-            entry = json.loads(self._path(kind, key).read_text(encoding="utf-8"))
+            entry = _entry_data(key, self._path(kind, key).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
-        if not isinstance(entry, dict) or entry.get("key") != key or "data" not in entry:
+        if entry is None:
             return None
-        data: object = entry["data"]
-        expected = _keyed(kind, key, data)
-        if expected is None or not hmac.compare_digest(str(entry.get("hmac", "")), expected):
+        given, data_text = entry
+        expected = _keyed(kind, key, data_text)
+        if expected is None or not hmac.compare_digest(given, expected):
             return None  # torn, edited, or keyed by someone else: a miss, never a stale file
+        try:
+            data: object = json.loads(data_text)
+        except ValueError:
+            return None
         try:
             os.utime(self._path(kind, key))  # recently used entries are kept longest
         except OSError:
@@ -262,10 +281,11 @@ class Cache:
             ignore = self.root / ".gitignore"
             if not ignore.exists():
                 ignore.write_text("*\n", encoding="utf-8")  # never committed, whatever the project ignores
-            digest = _keyed(kind, key, data)
+            data_text = json.dumps(data, ensure_ascii=False)
+            digest = _keyed(kind, key, data_text)
             if digest is None:
                 return
-            text = json.dumps({"key": key, "hmac": digest, "data": data}, ensure_ascii=False)
+            text = _entry_text(key, digest, data_text)
             fd, tmp = tempfile.mkstemp(prefix=".entry-", dir=folder)
             try:
                 with os.fdopen(fd, "w", encoding="utf-8") as handle:

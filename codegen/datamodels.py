@@ -554,7 +554,7 @@ def generate_models(
             if code is not None:
                 cache.put_models(keys[i], code)
     groups = [cast(str, code) for code in codes[: len(inputs)]] or [_EMPTY]
-    inputs_code = join_modules(groups) if len(groups) > 1 else groups[0]
+    inputs_code = _joined(groups, outlines) if len(groups) > 1 else groups[0]
     if inputs_code is None:  # two groups named a class alike: one run over every input, as one group
         merged = {n: d for doc in inputs for n, d in doc["$defs"].items()}
         whole = _Job("inputs", {**inputs[0], "$defs": merged}, "inputs", input_names)
@@ -573,6 +573,18 @@ def generate_models(
 
 #: What a run over no definitions makes.
 _EMPTY = "from __future__ import annotations\n"
+
+
+def _joined(codes: Sequence[str], memo: Memo | None) -> str | None:
+    """``join_modules``, kept in ``memo`` under the digests of the modules joined."""
+    key = Memo.key("joined", [hashlib.sha256(c.encode("utf-8", "surrogatepass")).hexdigest() for c in codes])
+    found = memo.get(key) if memo is not None else None
+    if found is None:
+        found = {"code": join_modules(codes)}
+        if memo is not None:
+            memo.put(key, found)
+    code: str | None = found["code"]
+    return code
 
 
 def join_modules(codes: Sequence[str]) -> str | None:

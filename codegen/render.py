@@ -80,41 +80,44 @@ def runtime_sources() -> dict[str, Path]:
     return files
 
 
-#: A module's header while it is formatted: every header is two comment lines, whose text the
-#: formatter never touches, so a module formats alike whatever its header says.
-_PLACEHOLDER = "# toolgen\n# toolgen"
-
-
-def _body(text: str) -> str:
-    """``text`` without its two header lines."""
-    parts = text.split("\n", 2)
-    return parts[2] if len(parts) == 3 else ""
+def _split(text: str, header: str) -> tuple[str, str]:
+    """``text`` as its first lines, as many as ``header`` has, and the rest."""
+    lines = header.count("\n") + 1
+    parts = text.split("\n", lines)
+    return "\n".join(parts[:lines]), parts[lines] if len(parts) > lines else ""
 
 
 def _format(
-    files: Mapping[str, str], memo: Memo | None, previous: Callable[[str], str | None] | None
+    files: Mapping[str, str],
+    headers: Mapping[str, str],
+    memo: Memo | None,
+    previous: Callable[[str], str | None] | None,
 ) -> dict[str, str]:
-    """``format_files``, run only on the modules whose formatted text is not known: ``memo`` maps
-    a module's unformatted text (header aside) to the digest of its formatted text, and a module
-    whose last written file (``previous``) has that digest is that file. Anything else, a file
-    edited by hand included, is formatted again."""
+    """``format_files``, run only on the modules whose formatted text is not known. A module is
+    formatted with a placeholder for its header (comment lines, whose text the formatter never
+    touches, so it formats alike whatever its header says); ``memo`` maps that text's digest to
+    the digest of the formatted one, and a module whose last written file (``previous``) has it,
+    header aside, is that file. Anything else, a file edited by hand included, is formatted again."""
     out: dict[str, str] = {}
     todo: dict[str, str] = {}
     keys: dict[str, str | None] = {}
     for rel, text in files.items():
-        plain = f"{_PLACEHOLDER}\n{_body(text)}"
+        header, body = _split(text, headers[rel])
+        placeholder = "\n".join(["# toolgen"] * (header.count("\n") + 1))
+        plain = f"{placeholder}\n{body}"
         keys[rel] = key = memo.key("formatted", _sha256(plain)) if memo is not None else None
         want = memo.get(key) if memo is not None else None
         old = previous(rel) if want is not None and previous is not None else None
-        if old is not None and _sha256(f"{_PLACEHOLDER}\n{_body(old)}") == want:
-            out[rel] = f"{text[: len(text) - len(_body(text))]}{_body(old)}"
+        kept = _split(old, header)[1] if old is not None else None
+        if kept is not None and _sha256(f"{placeholder}\n{kept}") == want:
+            out[rel] = f"{header}\n{kept}"
         else:
             todo[rel] = plain
     for rel, formatted in format_files(todo).items():
         if memo is not None:
             memo.put(keys[rel], _sha256(formatted))
-        text = files[rel]
-        out[rel] = f"{text[: len(text) - len(_body(text))]}{_body(formatted)}"
+        header = _split(files[rel], headers[rel])[0]
+        out[rel] = f"{header}\n{_split(formatted, header)[1]}"
     return out
 
 
@@ -139,7 +142,8 @@ def render_package(
         files[f"outputs/{module.name}.py"] = _module(pkg.header, doc, module.code)
     # Templates and the model generator print statements on one line each: one formatter run
     # lays every module out (black's style), whatever the number of tools.
-    out = _format(files, memo, previous)
+    headers = {rel: pkg.package_header if rel == "__init__.py" else pkg.header for rel in files}
+    out = _format(files, headers, memo, previous)
     # The shim and the rules are copied verbatim below the header: they stay the tested files byte for byte.
     for path, source in runtime_sources().items():
         out[path] = f"{pkg.header}\n{source.read_text(encoding='utf-8')}"
