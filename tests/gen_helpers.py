@@ -6,7 +6,9 @@ Imported by test modules as ``gen_helpers`` (tests/conftest.py puts tests/ on sy
 from __future__ import annotations
 
 import ast
+import contextlib
 import importlib
+import io
 import json
 import os
 import resource
@@ -197,6 +199,21 @@ def run_module(cwd: Path, module: str, *args: str, timeout: float = 60, **env: s
 def toolgen_process(cwd: Path, *args: str, **kwargs: Any) -> subprocess.CompletedProcess[str]:
     """``toolgen generate ARGS`` as a process of its own (see ``run_module``)."""
     return run_module(cwd, "codegen", "generate", *args, **kwargs)
+
+
+def toolgen_in_process(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """``toolgen generate ARGS`` in this process, with ``env`` added to the environment; its exit code and
+    output in the shape ``toolgen_process`` returns. For a test of what the generator decides (an
+    error line, what it writes or refuses): the generator's libraries are imported once per test
+    process instead of once per run. Tests of the process itself (kill -9, memory limits, launch
+    styles, exit codes as a shell sees them) keep ``toolgen_process``."""
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        mp.chdir(cwd)
+        for name, value in env.items():
+            mp.setenv(name, value)
+        code = toolgen_main(["generate", *args])
+    return subprocess.CompletedProcess(["toolgen", "generate", *args], code, stdout.getvalue(), stderr.getvalue())
 
 
 def error_line(proc: subprocess.CompletedProcess[str]) -> str:

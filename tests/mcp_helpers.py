@@ -8,31 +8,36 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from prefork import python_args, python_command
+
 from mas.runtime.config import MCPServerConfig
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-def stdio_config(name: str, *args: str, script: Path | None = None, **overrides: Any) -> MCPServerConfig:
-    """A stdio config; ``python`` (not sys.executable) also checks the venv-interpreter rule."""
+def stdio_config(
+    name: str, *args: str, script: Path | None = None, command: str = "python", **overrides: Any
+) -> MCPServerConfig:
+    """A stdio config; ``python`` (not sys.executable) also checks the venv-interpreter rule. A
+    ``python`` server is a fork of a pre-imported interpreter (tests/prefork.py): a real process on
+    the runtime's pipes, without paying ``import mcp`` for every test. Another ``command`` (node,
+    an old SDK's venv) runs ``script`` itself."""
     target = (str(script),) if script else ("-m", "mas.samples.mcp_server")
-    settings: dict[str, Any] = {"connect_timeout_seconds": 20.0, **overrides}
-    return MCPServerConfig(
-        name=name,
-        transport="stdio",
-        command="python",
-        args=(*target, *args),
-        env={"PYTHONPATH": str(REPO)},
-        cwd=str(REPO),
-        **settings,
-    )
+    if command == "python":
+        target = python_args(*target)
+    settings: dict[str, Any] = {
+        "connect_timeout_seconds": 20.0,
+        "env": {"PYTHONPATH": str(REPO)},
+        "cwd": str(REPO),
+        **overrides,
+    }
+    return MCPServerConfig(name=name, transport="stdio", command=command, args=(*target, *args), **settings)
 
 
 def http_config(name: str, url: str, **overrides: Any) -> MCPServerConfig:
@@ -52,7 +57,7 @@ def http_sample_server(
 ) -> Iterator[subprocess.Popen[bytes]]:
     """Run the sample server over HTTP on 127.0.0.1:port until the block ends."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "mas.samples.mcp_server", "--transport", transport, "--port", str(port), *args],
+        python_command("-m", "mas.samples.mcp_server", "--transport", transport, "--port", str(port), *args),
         cwd=REPO,
         env={**os.environ, "PYTHONPATH": str(REPO), "SAMPLE_SERVER_TOKEN": token},
         stdout=subprocess.DEVNULL,

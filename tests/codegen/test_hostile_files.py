@@ -1,8 +1,10 @@
-"""Files an attacker or a careless user could write, given to ``toolgen`` (and ``mas-runtime``) run as
-a user runs them, each in a process of its own: a YAML alias bomb, a samples file nested 400 levels, a
-``--package`` that shadows a module, sample keys that shadow the model module's imports. Each is refused
-with one line, or generates a package that still type-checks. docs/security.md names each test beside
-its defence; the limits themselves are pinned in-process by test_boundary_units.py.
+"""Files an attacker or a careless user could write, given to ``toolgen`` (and ``mas-runtime``): a YAML
+alias bomb, a samples file nested 400 levels, a ``--package`` that shadows a module, sample keys that
+shadow the model module's imports. Each is refused with one line, or generates a package that still
+type-checks. The alias bombs run as a user runs them, in a process of its own with 1.5 GB of address
+space (an expanded bomb would need gigabytes); the other files go through ``toolgen generate`` in
+this process, which decides alike and skips a start-up per run. docs/security.md names each test
+beside its defence; the limits themselves are pinned in-process by test_boundary_units.py.
 """
 
 from __future__ import annotations
@@ -14,12 +16,9 @@ import time
 from pathlib import Path
 
 import pytest
-from gen_helpers import REPO, error_line, run_module, toolgen_process
+from gen_helpers import REPO, error_line, run_module, toolgen_in_process
 
 TIME = REPO / "tests" / "fixtures" / "mcp-tools-list" / "time.json"
-
-
-pytestmark = pytest.mark.slow  # every test runs toolgen as a process
 
 
 # --- YAML alias bombs ------------------------------------------------------------------------
@@ -82,6 +81,7 @@ _BOMB_MESSAGE = "YAML aliases expand to more than 100000 nodes; write the values
     ],
     ids=["generate-tools", "list-tools", "generate-infra", "list-infra"],
 )
+@pytest.mark.slow  # a process each
 def test_yaml_alias_bomb_is_refused_fast_with_one_line(
     tmp_path: Path, name: str, text: str, line: int, command: tuple[str, ...]
 ) -> None:
@@ -94,6 +94,7 @@ def test_yaml_alias_bomb_is_refused_fast_with_one_line(
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.slow  # a process
 def test_yaml_alias_bomb_in_record_examples_is_refused(tmp_path: Path) -> None:
     """``toolgen record`` would send the expanded arguments to a server."""
     examples = "- tool: x\n  arguments:\n" + _indented(_BOMB, 4) + "\n"
@@ -105,7 +106,7 @@ def test_yaml_alias_bomb_in_record_examples_is_refused(tmp_path: Path) -> None:
 def test_recursive_yaml_alias_is_refused_with_its_line(tmp_path: Path) -> None:
     text = BOMB_TOOL.replace(_indented(_BOMB, 6), "      loop: &loop {type: object, properties: {again: *loop}}")
     (tmp_path / "loop.yaml").write_text(text, encoding="utf-8")
-    proc = toolgen_process(tmp_path, "--tools", "loop.yaml", "--out", "o", timeout=30)
+    proc = toolgen_in_process(tmp_path, "--tools", "loop.yaml", "--out", "o")
     line = text.splitlines().index("      loop: &loop {type: object, properties: {again: *loop}}") + 1
     assert error_line(proc) == (
         f"toolgen: error: loop.yaml:{line}: YAML alias refers to a node that contains it (a recursive alias)"
@@ -117,7 +118,7 @@ def test_small_yaml_aliases_still_load(tmp_path: Path) -> None:
         _indented(_BOMB, 6), "      a: &s {type: string, description: shared}\n      b: *s\n      c: *s"
     )
     (tmp_path / "ok.yaml").write_text(text, encoding="utf-8")
-    proc = toolgen_process(tmp_path, "--tools", "ok.yaml", "--out", "o", "--package", "ok_tools", "-q")
+    proc = toolgen_in_process(tmp_path, "--tools", "ok.yaml", "--out", "o", "--package", "ok_tools", "-q")
     assert proc.returncode == 0, proc.stderr
     inputs = (tmp_path / "o" / "ok_tools" / "inputs.py").read_text()
     assert "    b: NotRequired[str]\n    c: NotRequired[str]\n" in inputs
@@ -134,7 +135,7 @@ def _deep_sample(tmp_path: Path, depth: int) -> subprocess.CompletedProcess[str]
     (tmp_path / "deep.json").write_text(json.dumps({"tools": [{"name": "t", "inputSchema": {"type": "object"}}]}))
     sample = '{"source": "deep", "tool": "t", "result": {"content": [], "structuredContent": ' + _nested(depth) + "}}"
     (tmp_path / "samples.json").write_text('{"version": 1, "samples": [' + sample + "]}")
-    return toolgen_process(
+    return toolgen_in_process(
         tmp_path, "--mcp-json", "deep.json", "--samples", "samples.json", "--out", "o", "--package", "d"
     )
 
@@ -174,7 +175,7 @@ def test_a_samples_file_too_deep_for_json_is_one_line(tmp_path: Path) -> None:
 )
 def test_package_name_that_shadows_a_module_is_refused(tmp_path: Path, name: str, what: str) -> None:
     (tmp_path / "tools.json").write_text(TIME.read_text())
-    proc = toolgen_process(tmp_path, "--mcp-json", "tools.json", "--out", "o", "--package", name)
+    proc = toolgen_in_process(tmp_path, "--mcp-json", "tools.json", "--out", "o", "--package", name)
     assert error_line(proc) == (
         f"toolgen: error: --package: {name!r}: would shadow {what} {name!r} for any program that imports "
         "the generated package; choose another name"
@@ -190,6 +191,7 @@ _SHADOWING = {
 }  # fmt: skip
 
 
+@pytest.mark.slow  # mypy, pyright and a process of its own
 def test_sample_keys_that_shadow_imports_type_check_and_import_without_warnings(tmp_path: Path) -> None:
     """Keys from recorded results (and so from a server) name the fields of an inferred model."""
     from gen_helpers import pyright_strict
@@ -197,7 +199,7 @@ def test_sample_keys_that_shadow_imports_type_check_and_import_without_warnings(
     (tmp_path / "s.json").write_text(json.dumps({"tools": [{"name": "t", "inputSchema": {"type": "object"}}]}))
     sample = {"source": "s", "tool": "t", "result": {"content": [], "structuredContent": _SHADOWING}}
     (tmp_path / "samples.json").write_text(json.dumps({"version": 1, "samples": [sample]}))
-    proc = toolgen_process(
+    proc = toolgen_in_process(
         tmp_path, "--mcp-json", "s.json", "--samples", "samples.json", "--out", ".", "--package", "shadow"
     )
     assert proc.returncode == 0, proc.stderr

@@ -1,8 +1,10 @@
 """``kill -9`` during ``generate`` (codegen/write.py) leaves one consistent package + lock pair.
 
-Real processes against the live sample server: the run kills itself at each step of the write
+Against the live sample server, a real ``toolgen`` process kills itself at each step of the write
 (``TOOLGEN_TEST_KILL_AT``) or is killed from outside at any moment, and the next run finishes or
-rolls back what the journal says. docs/security.md names each test beside its defence.
+rolls back what the journal says. The runs around the kills (the two pairs, CI's ``--check`` gate,
+the next run) decide from the files alone, so they run in this process: one start-up fewer each.
+docs/security.md names each test beside its defence.
 """
 
 from __future__ import annotations
@@ -15,9 +17,9 @@ import time
 from pathlib import Path
 
 import pytest
-from gen_helpers import error_line, toolgen_process, tree
+from gen_helpers import error_line, toolgen_in_process, toolgen_process, tree
 
-pytestmark = pytest.mark.slow  # every test runs toolgen as a process
+pytestmark = pytest.mark.slow  # a live server for every run, a toolgen process for every kill
 
 
 # --- kill -9 during generate leaves a consistent package + lock pair -----------------------------
@@ -51,14 +53,14 @@ def pairs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, byt
     """A workspace holding pair A (the server as is), and pair B (the server after a drift)."""
     root = tmp_path_factory.mktemp("pairs")
     (root / "infra.yaml").write_text(_infra_text(drift=False))
-    assert toolgen_process(root, *_PAIR_ARGS, "-q", timeout=120).returncode == 0
+    assert toolgen_in_process(root, *_PAIR_ARGS, "-q").returncode == 0
     base = root / "base"
     base.mkdir()
     shutil.copytree(root / "out", base / "out")
     shutil.copy(root / "toolgen.lock.json", base / "toolgen.lock.json")
     a = _pair(root)
     (root / "infra.yaml").write_text(_infra_text(drift=True))
-    assert toolgen_process(root, *_PAIR_ARGS, "-q", timeout=120).returncode == 0
+    assert toolgen_in_process(root, *_PAIR_ARGS, "-q").returncode == 0
     b = _pair(root)
     assert a["LOCK"] != b["LOCK"] and a["inputs.py"] != b["inputs.py"]
     return base, a, b
@@ -80,7 +82,7 @@ def test_kill_9_at_each_write_step_leaves_one_consistent_pair(
     assert killed.returncode == -9, killed.stderr  # SIGKILL, from the process itself at that step
     assert _leftovers(root)  # something was left mid-write
     # CI's gate right after the kill: the pair on disk is consistent (the journal finished first).
-    check = toolgen_process(root, "--offline", "--check", *_PAIR_ARGS, timeout=120)
+    check = toolgen_in_process(root, "--offline", "--check", *_PAIR_ARGS)
     assert check.returncode == 0, check.stdout + check.stderr
     assert _pair(root) == (a if point == "staged" else b)
     assert _leftovers(root) == []
@@ -99,7 +101,7 @@ def test_kill_9_from_outside_at_any_moment_leaves_one_consistent_pair(
     time.sleep(delay)
     proc.kill()  # SIGKILL
     proc.wait(timeout=30)
-    check = toolgen_process(root, "--offline", "--check", *_PAIR_ARGS, timeout=120)
+    check = toolgen_in_process(root, "--offline", "--check", *_PAIR_ARGS)
     assert check.returncode == 0, check.stdout + check.stderr
     assert _pair(root) in (a, b)
     assert _leftovers(root) == []
@@ -114,7 +116,7 @@ def test_staging_left_by_a_killed_run_is_removed_by_the_next(
         (root / "out" / name).mkdir()
         (root / "out" / name / "__init__.py").write_text("x = 1\n")
     (root / ".toolgen.lock.json.new-xyz").write_text("{}")
-    proc = toolgen_process(root, *_PAIR_ARGS, "-q", timeout=120)
+    proc = toolgen_in_process(root, *_PAIR_ARGS, "-q")
     assert proc.returncode == 0, proc.stderr
     assert _leftovers(root) == [] and _pair(root) == b
 
@@ -129,7 +131,7 @@ def test_a_planted_journal_cannot_move_files_elsewhere(
                "lock_tmp": ".victim.txt.new-x"}  # fmt: skip
     (root / ".victim.txt.new-x").write_text("overwritten\n")
     (root / "out" / ".pkg.toolgen-journal").write_text(json.dumps(journal))
-    proc = toolgen_process(root, "--offline", "--check", *_PAIR_ARGS, timeout=120)
+    proc = toolgen_in_process(root, "--offline", "--check", *_PAIR_ARGS)
     assert error_line(proc).startswith(
         "toolgen: error: out/.pkg.toolgen-journal: an interrupted toolgen run left a journal that does not fit"
     )

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import shlex
 import subprocess
-import sys
 from collections.abc import Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 from conformance_suite import Suite, client_scenarios, installed, unavailable
+from prefork import python_command
 
 CLIENT = Path(__file__).resolve().parent / "client.py"
 #: The suite's own time limit for one client run (its default, 30 s), and ours for the whole scenario.
@@ -53,8 +53,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def _client_command(tmp_path: Path) -> str:
     # The suite splits --command on single spaces and runs it through a shell: a wrapper script
     # in a space-free folder keeps any interpreter or checkout path intact.
+    # The client is a fork of a pre-imported interpreter (tests/prefork.py): a real process the
+    # suite starts and judges, without paying ``import mcp`` in each of the ~26 scenarios.
     wrapper = tmp_path / "client.sh"
-    wrapper.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} {shlex.quote(str(CLIENT))} "$@"\n')
+    command = " ".join(shlex.quote(arg) for arg in python_command(str(CLIENT), pythonpath=None))
+    wrapper.write_text(f'#!/bin/sh\nexec {command} "$@"\n')
     wrapper.chmod(0o755)
     if any(ch.isspace() for ch in str(wrapper)):
         pytest.fail(f"the suite cannot run a command from a path with spaces: {wrapper}")

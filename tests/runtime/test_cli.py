@@ -6,11 +6,11 @@ import json
 import os
 import re
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from prefork import python_command
 
 from mas.runtime.__main__ import format_table, main
 
@@ -19,7 +19,12 @@ def run_cli(repo_root: Path, cwd: Path, *args: str) -> subprocess.CompletedProce
     """Run the CLI as a user would, from a folder that is not the repo."""
     env = {**os.environ, "PYTHONPATH": str(repo_root)}
     return subprocess.run(
-        [sys.executable, "-m", "mas.runtime", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+        python_command("-m", "mas.runtime", *args, pythonpath=str(repo_root)),
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 

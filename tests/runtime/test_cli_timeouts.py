@@ -10,11 +10,11 @@ import argparse
 import json
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from prefork import python_command
 
 from mas.runtime.__main__ import CALL_TIMEOUT, _call_timeout
 from mas.runtime.config import positive_seconds
@@ -38,7 +38,7 @@ def _infra(folder: Path) -> Path:
 def _run(cwd: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], float]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     start = time.monotonic()
-    proc = subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=90)
+    proc = subprocess.run(python_command(*args), cwd=cwd, env=env, capture_output=True, text=True, timeout=90)
     return proc, time.monotonic() - start
 
 

@@ -22,6 +22,7 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_helpers import free_port
+from prefork import python_command
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = str(REPO / "generated" / "sample_tools")
@@ -51,7 +52,7 @@ weather["temp"]
 
 def mas_runtime(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "mas.runtime", *args],
+        python_command("-m", "mas.runtime", *args, pythonpath=ENV.get("PYTHONPATH")),
         input=stdin,
         capture_output=True,
         text=True,
@@ -136,7 +137,18 @@ async def stdio_face() -> AsyncIterator[ClientSession]:
 async def http_face() -> AsyncIterator[ClientSession]:
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "mas.runtime", "serve", "--code-mode", "-q", "--http", "--port", str(port), *SOURCES],
+        python_command(
+            "-m",
+            "mas.runtime",
+            "serve",
+            "--code-mode",
+            "-q",
+            "--http",
+            "--port",
+            str(port),
+            *SOURCES,
+            pythonpath=ENV.get("PYTHONPATH"),
+        ),  # fmt: skip
         cwd=REPO,
         env=ENV,
         stdout=subprocess.DEVNULL,

@@ -7,9 +7,9 @@ mcp 2.3.0 reads a JSON answer whole without a bound; ``mas/runtime/_http_limits.
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from mcp_helpers import free_port, http_config
+from prefork import python_command
 
 from mas.runtime._stdio import json_depth
 from mas.runtime.contracts.tool_contract import ToolResultEnvelope
@@ -29,7 +30,9 @@ FRAMINGS = [pytest.param(False, id="json"), pytest.param(True, id="sse")]
 @pytest.fixture(scope="module")
 def url() -> Iterator[str]:
     port = free_port()
-    proc = subprocess.Popen([sys.executable, str(SERVER), str(port)], stdout=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        python_command(str(SERVER), str(port), pythonpath=os.environ.get("PYTHONPATH")), stdout=subprocess.DEVNULL
+    )
     try:
         deadline = time.monotonic() + 20
         while True:

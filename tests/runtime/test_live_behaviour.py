@@ -6,16 +6,16 @@ the banner server, and the hand-written tests/servers/raw_jsonrpc_server.py.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
+import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from mcp_helpers import stdio_config
+from prefork import python_command
 
 from mas.runtime.mcp_provider import MCPToolProvider
 from mas.runtime.registry import RuntimeRegistry
@@ -39,7 +39,7 @@ def _stdio(name: str, script: Path, *args: str, command: str = "python", **extra
 
 
 def _runtime_cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "mas.runtime", *args]
+    command = python_command("-m", "mas.runtime", *args, pythonpath=os.environ.get("PYTHONPATH"))
     return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=120, check=False)
 
 
@@ -151,7 +151,7 @@ def _kinds(provider: MCPToolProvider, calls: list[tuple[str, dict[str, Any]]]) -
 
 
 def test_zod_validation_and_unknown_tools_of_the_typescript_reference_server(everything_server: Path) -> None:
-    config = dataclasses.replace(stdio_config("everything", "stdio", script=everything_server), command="node", env={})
+    config = stdio_config("everything", "stdio", script=everything_server, command="node", env={})
     with MCPToolProvider(config) as provider:
         calls = [("echo", {"message": 5}), ("echo", {}), ("get-sum", {"a": "x", "b": 1}), ("nope", {})]
         assert _kinds(provider, calls) == [
@@ -167,8 +167,8 @@ def test_zod_validation_and_unknown_tools_of_the_typescript_reference_server(eve
 def test_pydantic_validation_and_unknown_tools_of_old_sdk_servers(version: str) -> None:
     from old_sdk import OLD_SDK_SERVER, old_sdk_python
 
-    config = dataclasses.replace(
-        stdio_config("old", script=OLD_SDK_SERVER, connect_mode="legacy"), command=str(old_sdk_python(version)), env={}
+    config = stdio_config(
+        "old", script=OLD_SDK_SERVER, connect_mode="legacy", command=str(old_sdk_python(version)), env={}
     )
     with MCPToolProvider(config) as provider:
         calls = [("add", {"a": "x", "b": 1}), ("greet", {}), ("nope", {})]

@@ -26,6 +26,7 @@ import httpx2
 import platformdirs
 import pytest
 from mcp.client.auth import OAuthFlowError
+from prefork import python_command
 
 from mas.runtime import redact
 from mas.runtime._oauth import TOKEN_DIR_ENV, LoopbackReceiver, token_dir
@@ -52,7 +53,7 @@ def oauth_server(tmp_path: Path, *, lifetime: int = 3600) -> Iterator[tuple[str,
     port = free_port()
     grants = tmp_path / "grants.jsonl"
     proc = subprocess.Popen(
-        [sys.executable, str(SERVER), "--port", str(port), "--token-lifetime", str(lifetime), "--grants", str(grants)],
+        python_command(str(SERVER), "--port", str(port), "--token-lifetime", str(lifetime), "--grants", str(grants)),
         cwd=REPO,
         env={**os.environ, "PYTHONPATH": str(REPO)},
         stdout=subprocess.DEVNULL,
@@ -110,7 +111,7 @@ def run(*args: str, tokens: Path, cwd: Path) -> subprocess.CompletedProcess[str]
     """A CLI in a child process with no terminal (stdin closed), as in CI."""
     env = {**os.environ, TOKEN_DIR_ENV: str(tokens), "PYTHONPATH": str(REPO)}
     return subprocess.run(
-        [sys.executable, *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+        python_command(*args), cwd=cwd, env=env, stdin=subprocess.DEVNULL,
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
 

@@ -14,13 +14,13 @@ import os
 import secrets
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from prefork import python_command
 
 from mas.runtime._mcp_convert import ToolServerError, exception_text, resolve_headers, scrub, scrub_envelope
 from mas.runtime.config import ConfigError, MCPServerConfig
@@ -158,7 +158,9 @@ def _free_port() -> int:
 def echo_url() -> Iterator[str]:
     port = _free_port()
     proc = subprocess.Popen(
-        [sys.executable, str(SERVER), str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        python_command(str(SERVER), str(port), pythonpath=os.environ.get("PYTHONPATH")),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         deadline = time.monotonic() + 20

@@ -9,14 +9,15 @@ given); ``--list-ttl-ms`` / ``--list-cache-scope`` set the cache hints of its li
 from __future__ import annotations
 
 import logging
+import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from mcp_helpers import REPO, free_port, http_config, http_sample_server, stdio_config
+from prefork import python_command
 
 from mas.runtime.config import MCPServerConfig
 from mas.runtime.mcp_provider import MCPToolProvider
@@ -95,8 +96,8 @@ def test_the_generated_docstring_names_the_header_and_the_package_has_neither_dr
         f"      args: [-m, mas.samples.mcp_server, {REVISION}]\n      cwd: {REPO}\n"
     )
     run = subprocess.run(
-        [sys.executable, "-m", "codegen", "generate", "--infra", str(infra), "--out", "out", "--package", "pkg",
-         "--snapshot", "toolgen.lock.json"],
+        python_command("-m", "codegen", "generate", "--infra", str(infra), "--out", "out", "--package", "pkg",
+                       "--snapshot", "toolgen.lock.json", pythonpath=os.environ.get("PYTHONPATH")),
         cwd=tmp_path, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 from mcp_helpers import free_port
+from prefork import python_command
 
 from mas.runtime import redact
 from mas.runtime.config import MCPServerConfig
@@ -48,7 +49,9 @@ def _serve(flag: str) -> Iterator[str]:
 
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, str(SERVER), str(port), flag], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        python_command(str(SERVER), str(port), flag, pythonpath=os.environ.get("PYTHONPATH")),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         deadline = time.monotonic() + 20
@@ -84,7 +87,7 @@ def _infra(folder: Path, url: str, key: str = API_KEY) -> Path:
 
 def _run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(REPO), TOKEN_VAR: TOKEN}
-    return subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run(python_command(*args), cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
 
 
 def _leaks(text: str, secrets: tuple[str, ...] = (TOKEN, API_KEY)) -> list[str]:

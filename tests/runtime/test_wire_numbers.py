@@ -14,13 +14,13 @@ import json
 import math
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from mcp_helpers import stdio_config
+from prefork import python_command
 
 from mas.runtime._wire import non_json_number
 from mas.runtime.mcp_provider import MCPToolProvider
@@ -85,8 +85,8 @@ def _infra(tmp_path: Path) -> Path:
 
 
 def _run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", *args], cwd=cwd, capture_output=True, text=True, timeout=120,
-                          env={**os.environ})  # fmt: skip
+    command = python_command("-m", *args, pythonpath=os.environ.get("PYTHONPATH"))
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=120, env={**os.environ})
 
 
 def test_mas_runtime_call_refuses_nan_read_from_the_command_line(tmp_path: Path) -> None:

@@ -1,0 +1,373 @@
+"""Python processes for the tests' servers and clients, forked from an interpreter that has already
+imported the MCP SDK and pydantic.
+
+Starting ``python -m mas.samples.mcp_server`` costs about 1.5 CPU-seconds before the server reads
+its first line, almost all of it ``import mcp`` (building the SDK's pydantic models). The suite
+starts such a process a few hundred times. Here one *zygote* per test process imports those
+libraries once; every server or client then is a fork of it:
+
+* the command a test runs is ``python -S prefork.py SOCKET ARGS...`` (the *launcher*, stdlib only,
+  ~20 ms); it hands its own stdin, stdout and stderr to the zygote over a Unix socket
+  (``SCM_RIGHTS``) with its argv, environment and folder, and the zygote forks a child that takes
+  them as its fds 0-2 and runs ``ARGS`` (``-m module ...`` or ``script ...``) as ``__main__``;
+* so the server is still a real process on the very pipes the runtime made: its stdin EOF, its
+  stdout and stderr, its exit status (the launcher exits with the child's status, or dies of the
+  child's signal), SIGTERM/SIGINT/SIGHUP (the launcher passes them on) and SIGKILL (the child
+  kills itself when the launcher's end of the socket closes) behave as for ``python ARGS...``;
+* only libraries are pre-imported (:data:`LIBRARIES`), never ``mas`` or ``codegen``: the code under
+  test is imported by the child, as by a fresh interpreter.
+
+The launcher runs ``python ARGS...`` itself (``exec``) whenever the zygote cannot serve the same
+interpreter: no zygote, another ``PYTHONPATH``, or any other ``PYTHON*`` setting (a hash seed, -X
+options); the two that a running interpreter can take on, ``PYTHONUNBUFFERED`` and
+``PYTHONDONTWRITEBYTECODE``, the child applies itself. ``TOOLGEN_TESTS_PREFORK=0`` turns the zygote
+off for a whole run, to compare.
+
+Imported as ``prefork`` (tests/conftest.py puts tests/ on sys.path); the launcher half imports
+only the standard library, so it starts quickly under ``python -S``.
+"""
+
+from __future__ import annotations
+
+import array
+import json
+import os
+import signal
+import socket
+import sys
+import threading
+
+#: What the zygote imports before it forks: the libraries that make a cold start slow.
+LIBRARIES = (
+    "pydantic",
+    "mcp",
+    "mcp.types",
+    "mcp.client",
+    "mcp.client.session",
+    "mcp.client.stdio",
+    "mcp.client.streamable_http",
+    "mcp.server",
+    "mcp.server.lowlevel",
+    "mcp.server.mcpserver",
+    "mcp.server.stdio",
+    "mcp.server.streamable_http",
+    "mcp.server.sse",
+    "mcp.shared.exceptions",
+    "jsonschema",
+    "anyio",
+    "httpx2",
+    "starlette.applications",
+    "sse_starlette",
+    "uvicorn",
+    "yaml",
+    "jwt",
+)
+#: Signals the launcher passes on to the child (SIGKILL cannot be caught: the child sees the
+#: launcher's end of the socket close and kills itself).
+FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
+#: One message: argv, environment and folder as JSON; environments here are a few KiB.
+MESSAGE = 1 << 20
+LAUNCHER = os.path.abspath(__file__)
+REPO = os.path.dirname(os.path.dirname(LAUNCHER))
+#: PYTHON* settings a forked child applies itself (:meth:`_Job.run`); any other must match the zygote's.
+APPLIED = ("PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE")
+
+
+# --- the launcher (stdlib only) --------------------------------------------------------------------
+
+
+def _same_interpreter(env: dict[str, str], zygote_env: dict[str, str]) -> bool:
+    """Whether a fresh ``python`` under ``env`` would start as the zygote did: same PYTHON* settings."""
+
+    def python_settings(e: dict[str, str]) -> dict[str, str]:
+        return {k: v for k, v in e.items() if k.startswith("PYTHON") and k not in APPLIED}
+
+    return python_settings(env) == python_settings(zygote_env)
+
+
+def _exec(args: list[str]) -> None:
+    os.execv(sys.executable, [sys.executable, *args])
+
+
+def launch(sock_path: str, args: list[str]) -> None:
+    """Run ``python ARGS`` as a fork of the zygote at ``sock_path`` (or exec it when it cannot)."""
+    try:
+        with open(sock_path + ".env", encoding="utf-8") as f:
+            zygote_env = json.load(f)
+    except (OSError, ValueError):
+        _exec(args)
+    if not _same_interpreter(dict(os.environ), zygote_env):
+        _exec(args)
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
+        conn.settimeout(10)
+        conn.connect(sock_path)
+        payload = json.dumps({"argv": args, "env": dict(os.environ), "cwd": os.getcwd()}).encode()
+        conn.sendmsg([payload], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [0, 1, 2]))])
+        reply = conn.recv(64)
+    except OSError:
+        conn.close()
+        _exec(args)
+    if not reply.startswith(b"P"):  # the zygote refused (it says why on its stderr): start cold
+        conn.close()
+        _exec(args)
+    pid = int(reply[1:])
+    for sig in FORWARDED:
+        signal.signal(sig, lambda signum, _frame: os.kill(pid, signum))
+    # The child holds the pipes now; the launcher lets go of its copies, so the child's exit is
+    # the pipes' EOF, as for a direct child.
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    conn.settimeout(None)  # the child's lifetime: the runtime's own shutdown bounds it
+    status = conn.recv(64)
+    code = os.waitstatus_to_exitcode(int(status[1:])) if status.startswith(b"S") else 1
+    if code < 0:  # die of the child's signal (SIGKILL and SIGSTOP have no handler to reset)
+        if -code in FORWARDED:
+            signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+    os._exit(code)
+
+
+# --- the tests' side --------------------------------------------------------------------------
+
+
+def _start(pythonpath: str | None) -> str | None:
+    """Start a zygote of this test process for ``PYTHONPATH=pythonpath`` (None: unset); its socket
+    path, or None when it cannot start (then every command here is a cold ``python``)."""
+    import atexit
+    import shutil
+    import subprocess
+    import tempfile
+    import time
+
+    if os.environ.get("TOOLGEN_TESTS_PREFORK") == "0":
+        return None
+    repo = str(REPO)
+    folder = tempfile.mkdtemp(prefix="tz-")  # short: a Unix socket path has ~100 bytes
+    sock_path = os.path.join(folder, "s")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    if pythonpath is not None:
+        env["PYTHONPATH"] = pythonpath
+    with open(os.path.join(folder, "log"), "wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, LAUNCHER, "--serve", sock_path],
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=log,
+            env=env, cwd=repo, start_new_session=True,
+        )  # fmt: skip
+
+    def stop() -> None:
+        assert proc.stdin is not None
+        proc.stdin.close()  # the zygote exits on EOF
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+        shutil.rmtree(folder, ignore_errors=True)
+
+    atexit.register(stop)
+    deadline = time.monotonic() + 60
+    while not os.path.exists(sock_path + ".env"):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            return None
+        time.sleep(0.02)
+    return sock_path
+
+
+_zygotes: dict[str | None, str | None] = {}
+_starting = threading.Lock()  # the conformance tests ask from several threads at once
+
+
+def python_args(*args: str, pythonpath: str | None = str(REPO)) -> tuple[str, ...]:
+    """What to give ``python`` so that it runs ``python *args`` as a fork of this process's zygote
+    for ``PYTHONPATH=pythonpath`` (the tests' servers run with the checkout on it; None: unset, as
+    for a client of the installed package). The command's environment must say the same."""
+    with _starting:
+        if pythonpath not in _zygotes:
+            _zygotes[pythonpath] = _start(pythonpath)
+    sock_path = _zygotes[pythonpath]
+    return ("-S", LAUNCHER, sock_path, *args) if sock_path else args
+
+
+def python_command(*args: str, pythonpath: str | None = str(REPO)) -> list[str]:
+    """``[sys.executable, ...]``: run ``python *args`` as a fork of this process's zygote."""
+    return [sys.executable, *python_args(*args, pythonpath=pythonpath)]
+
+
+# --- the zygote ----------------------------------------------------------------------------------
+
+
+class _Job:
+    """What a forked child runs: ``python ARGS`` under the launcher's environment and folder."""
+
+    def __init__(self, argv: list[str], conn: socket.socket) -> None:
+        self.argv = argv
+        self.conn = conn
+
+    def run(self) -> None:
+        import io
+        import random
+        import runpy
+        import threading
+
+        random.seed()  # a fresh interpreter's state, not the zygote's
+        sys.dont_write_bytecode = bool(os.environ.get("PYTHONDONTWRITEBYTECODE"))
+        if os.environ.get("PYTHONUNBUFFERED"):  # as python -u makes them: text straight to the fd
+            for name, fd in (("stdout", 1), ("stderr", 2)):
+                old = getattr(sys, name)
+                new = io.TextIOWrapper(io.FileIO(fd, "w", closefd=False), old.encoding, old.errors, write_through=True)
+                setattr(sys, name, new)
+                setattr(sys, f"__{name}__", new)
+        threading.Thread(target=self._die_with_the_launcher, daemon=True).start()
+        args = self.argv
+        if args[:1] == ["-c"] and len(args) >= 2:
+            sys.argv = ["-c", *args[2:]]
+            sys.path[0] = ""
+            exec(compile(args[1], "<string>", "exec"), {"__name__": "__main__", "__builtins__": __builtins__})
+        elif args[:1] == ["-m"] and len(args) >= 2:
+            sys.argv = [args[1], *args[2:]]
+            sys.path[0] = os.getcwd()
+            runpy.run_module(args[1], run_name="__main__", alter_sys=True)
+        else:
+            script = os.path.abspath(args[0])
+            sys.argv = [args[0], *args[1:]]
+            sys.path[0] = os.path.dirname(script)
+            runpy.run_path(script, run_name="__main__")
+
+    def _die_with_the_launcher(self) -> None:
+        try:
+            while self.conn.recv(64):
+                pass
+        except OSError:
+            pass
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _serve(sock_path: str) -> _Job:
+    """Fork a child per launcher until the test process goes (EOF on stdin). Returns in a child only."""
+    import importlib
+    import selectors
+
+    for name in LIBRARIES:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    listener.bind(sock_path)
+    listener.listen(64)
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    children: dict[int, socket.socket] = {}
+    sel = selectors.DefaultSelector()
+    sel.register(listener, selectors.EVENT_READ, "accept")
+    sel.register(wake_r, selectors.EVENT_READ, "child")
+    sel.register(0, selectors.EVENT_READ, "parent")
+    # Written last and renamed into place: its presence says the zygote is listening.
+    with open(sock_path + ".env.tmp", "w", encoding="utf-8") as f:
+        json.dump(dict(os.environ), f)
+    os.replace(sock_path + ".env.tmp", sock_path + ".env")
+    while True:
+        for key, _ in sel.select():
+            if key.data == "parent":
+                if not os.read(0, 4096):
+                    for child in children.values():
+                        child.close()
+                    os._exit(0)
+            elif key.data == "child":
+                os.read(wake_r, 4096)
+                while True:
+                    try:
+                        pid, status = os.waitpid(-1, os.WNOHANG)
+                    except ChildProcessError:
+                        break
+                    if pid == 0:
+                        break
+                    done = children.pop(pid, None)
+                    if done is not None:
+                        try:
+                            done.send(b"S%d" % status)
+                        except OSError:
+                            pass
+                        done.close()
+            else:
+                conn, _ = listener.accept()
+                try:
+                    msg, ancdata, _flags, _addr = conn.recvmsg(MESSAGE, socket.CMSG_SPACE(3 * 4))
+                    fds = array.array("i")
+                    for level, kind, data in ancdata:
+                        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                            fds.frombytes(data[: len(data) - len(data) % fds.itemsize])
+                    request = json.loads(msg)
+                    if len(fds) != 3:
+                        raise ValueError(f"expected 3 fds, got {len(fds)}")
+                except (OSError, ValueError) as exc:
+                    print(f"prefork: a launcher's request was unusable: {exc}", file=sys.stderr)
+                    conn.close()
+                    continue
+                pid = os.fork()
+                if pid == 0:
+                    sel.close()
+                    signal.set_wakeup_fd(-1)
+                    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                    for fd in (listener.fileno(), wake_r, wake_w):
+                        os.close(fd)
+                    for child in children.values():
+                        child.close()
+                    for target, fd in enumerate(fds):
+                        os.dup2(fd, target)
+                        os.close(fd)
+                    os.chdir(request["cwd"])
+                    os.environ.clear()
+                    os.environ.update(request["env"])
+                    return _Job(request["argv"], conn)
+                for fd in fds:
+                    os.close(fd)
+                children[pid] = conn
+                conn.send(b"P%d" % pid)
+
+
+def _exit_as_python_would(job: _Job) -> None:
+    """Run the job, then end as the interpreter would: exit status, non-daemon threads joined,
+    atexit handlers run, stdout and stderr flushed. The module teardown that follows in a cold
+    interpreter (about a second with the SDK loaded) is skipped: it frees memory, nothing else."""
+    import atexit
+    import threading
+    import traceback
+
+    code = 0
+    try:
+        job.run()
+    except SystemExit as exc:
+        if exc.code is None or isinstance(exc.code, int):
+            code = exc.code or 0
+        else:
+            print(exc.code, file=sys.stderr)
+            code = 1
+    except KeyboardInterrupt:
+        traceback.print_exc()
+        code = -signal.SIGINT
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    threading._shutdown()  # type: ignore[attr-defined]
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    if code < 0:  # as python does for an uncaught KeyboardInterrupt: die of the signal
+        signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+    os._exit(code & 0xFF)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--serve"]:
+        _exit_as_python_would(_serve(sys.argv[2]))
+    else:
+        launch(sys.argv[1], sys.argv[2:])

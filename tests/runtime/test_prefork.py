@@ -1,0 +1,91 @@
+"""tests/prefork.py: a forked server or client behaves as ``python ARGS`` would, on the same pipes.
+
+The suite's servers and command-line runs start from a pre-imported zygote; these tests hold the
+promises the other tests rely on: stdio, exit status, stdin EOF, signals passed on, a SIGKILLed
+launcher taking its child along, and the code under test imported fresh in every child.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+from mcp_helpers import REPO
+from prefork import python_command
+
+ENV = {"PYTHONPATH": str(REPO), "PATH": os.environ.get("PATH", "")}
+
+
+def _run(code: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(python_command("-c", code), capture_output=True, text=True, timeout=30, env=ENV, **kwargs)  # type: ignore[call-overload]
+
+
+def test_a_child_has_the_libraries_but_imports_the_code_under_test_itself() -> None:
+    done = _run("import sys; print('mcp' in sys.modules, 'mas' in sys.modules, sys.argv)")
+    assert (done.returncode, done.stdout, done.stderr) == (0, "True False ['-c']\n", "")
+
+
+def test_stdout_stderr_stdin_and_the_exit_status_are_the_childs() -> None:
+    code = "import sys; print(sys.stdin.read().upper()); print('to err', file=sys.stderr); sys.exit(3)"
+    done = _run(code, input="from stdin")
+    assert (done.returncode, done.stdout, done.stderr) == (3, "FROM STDIN\n", "to err\n")
+    failed = _run("raise ValueError('boom')")
+    assert failed.returncode == 1 and failed.stderr.rstrip().endswith("ValueError: boom")
+
+
+def _started(code: str) -> tuple[subprocess.Popen[str], int]:
+    """A launcher whose child printed its pid and waits; the pid is the child's, not the launcher's."""
+    proc = subprocess.Popen(
+        python_command("-c", code), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=ENV
+    )
+    assert proc.stdout is not None
+    child = int(proc.stdout.readline())
+    assert child != proc.pid
+    return proc, child
+
+
+def test_sigterm_to_the_launcher_reaches_the_child() -> None:
+    code = (
+        "import os, signal, sys, time\n"
+        "signal.signal(signal.SIGTERM, lambda *_: sys.exit(7))\n"
+        "print(os.getpid(), flush=True)\n"
+        "time.sleep(30)\n"
+    )
+    proc, _ = _started(code)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(10) == 7
+
+
+def test_a_child_killed_by_a_signal_kills_its_launcher_alike() -> None:
+    proc, child = _started("import os, time; print(os.getpid(), flush=True); time.sleep(30)")
+    os.kill(child, signal.SIGKILL)
+    assert proc.wait(10) == -signal.SIGKILL
+
+
+def test_a_sigkilled_launcher_takes_its_child_along() -> None:
+    # stdin stays open, so only the launcher's death can end the child.
+    proc, child = _started("import os, sys; print(os.getpid(), flush=True); sys.stdin.read()")
+    proc.kill()
+    proc.wait(10)
+    deadline = time.monotonic() + 10
+    while _alive(child):
+        if time.monotonic() > deadline:
+            os.kill(child, signal.SIGKILL)
+            pytest.fail("the child outlived its SIGKILLed launcher")
+        time.sleep(0.05)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie waits for the zygote to reap it: it has ended.
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
