@@ -216,6 +216,15 @@ def toolgen_in_process(cwd: Path, *args: str, **env: str) -> subprocess.Complete
     return subprocess.CompletedProcess(["toolgen", "generate", *args], code, stdout.getvalue(), stderr.getvalue())
 
 
+def forked_python(*args: str) -> dict[str, Any]:
+    """The fields of an infra server entry that run ``python ARGS`` as a fork of the tests'
+    pre-imported interpreter (tests/prefork.py, whose zygote runs with this PYTHONPATH): a real
+    process on the runtime's pipes that does not pay ``import mcp`` at every start."""
+    from prefork import python_args
+
+    return {"command": "python", "args": list(python_args(*args)), "env": {"PYTHONPATH": str(REPO)}}
+
+
 def error_line(proc: subprocess.CompletedProcess[str]) -> str:
     """The one line a refused run prints (it must exit 2 and print exactly one line)."""
     lines = proc.stderr.strip().splitlines()

@@ -3,7 +3,8 @@ lock, drift (``toolgen diff``, live ``--check``) and the runtime pin hash alike;
 the infra key that keeps a known-noisy spot of a server as the lock has it.
 
 Against a real stdio server whose listing changes at every start (tests/servers/noisy_default_server.py:
-a default list rebuilt in another order, ``required`` reordered), as mcp-atlassian's does.
+a default list rebuilt in another order, ``required`` reordered), as mcp-atlassian's does; each start
+a fork of an interpreter that has imported the MCP SDK already (tests/prefork.py).
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from gen_helpers import REPO, forked_python
 
 from codegen.cli import main as toolgen
 from mas.runtime.lockfile import canonical_tool, tool_hash
 from mas.runtime.registry import RuntimeRegistry
 
-SERVER = Path(__file__).resolve().parents[1] / "servers" / "noisy_default_server.py"
+SERVER = REPO / "tests" / "servers" / "noisy_default_server.py"
 IGNORE = [{"tool": "search", "pointer": "/inputSchema/properties/fields/default"}]
 
 
@@ -60,8 +62,8 @@ def test_the_pin_hash_sees_a_change_inside_a_default_but_not_a_reordered_require
 
 
 def _infra(folder: Path, start: int, *, ignore: bool, pin: bool = False) -> Path:
-    server: dict[str, Any] = {"name": "noisy", "protocol": "mcp", "transport": "stdio", "command": "python",
-                              "args": [str(SERVER), str(start)], "connect_timeout_seconds": 20}  # fmt: skip
+    server: dict[str, Any] = {"name": "noisy", "protocol": "mcp", "transport": "stdio",
+                              **forked_python(str(SERVER), str(start)), "connect_timeout_seconds": 20}  # fmt: skip
     if ignore:
         server["drift_ignore"] = IGNORE
     if pin:

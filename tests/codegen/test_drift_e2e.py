@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gen_helpers import generate
+from gen_helpers import forked_python, generate
 
 from codegen.cli import main as toolgen_main
 from mas.runtime.config import ConfigError, MCPServerConfig
@@ -25,12 +25,13 @@ DESCRIBED = "description-rewritten"
 
 
 def _infra(path: Path, drift: str | None = None, pin: str | None = None) -> Path:
-    args = "[-m, mas.samples.mcp_server" + (f", --drift, {drift}" if drift else "") + "]"
+    server = forked_python("-m", "mas.samples.mcp_server", *(["--drift", drift] if drift else []))
     pinning = f"      pin: {pin}\n      lock: lock.json\n" if pin else ""
     path.write_text(
         "kind: ToolServerRegistry\nspec:\n  servers:\n"
-        f"    - name: sample\n      protocol: mcp\n      transport: stdio\n      command: python\n      args: {args}\n"
-        f"      connect_timeout_seconds: 20\n{pinning}",
+        "    - name: sample\n      protocol: mcp\n      transport: stdio\n"
+        + "".join(f"      {key}: {json.dumps(value)}\n" for key, value in server.items())
+        + f"      connect_timeout_seconds: 20\n{pinning}",
         encoding="utf-8",
     )
     return path

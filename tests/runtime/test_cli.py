@@ -10,9 +10,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from prefork import python_command
+from prefork import python_args, python_command
 
 from mas.runtime.__main__ import format_table, main
+
+#: The sample server as a fork of the pre-imported interpreter (tests/prefork.py).
+SAMPLE_SERVER = python_args("-m", "mas.samples.mcp_server", pythonpath=None)
 
 
 def run_cli(repo_root: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -57,7 +60,8 @@ def test_list_includes_the_sample_mcp_server(repo_root: Path, tmp_path: Path) ->
     infra.write_text(
         "kind: ToolServerRegistry\nspec:\n  servers:\n"
         "    - {name: sample, protocol: mcp, transport: stdio, command: python,\n"
-        f"       args: [-m, mas.samples.mcp_server, --page-size, '3'], cwd: '{repo_root}'}}\n",
+        f"       args: {json.dumps([*SAMPLE_SERVER, '--page-size', '3'])},"
+        f" cwd: '{repo_root}'}}\n",
         encoding="utf-8",
     )
     unit_convert = str(repo_root / "library-samples" / "tools" / "unit_convert.yaml")
@@ -142,7 +146,8 @@ def _server_infra(folder: Path, repo_root: Path, script: str, *args: str) -> Pat
         "spec": {
             "servers": [
                 {"name": "odd", "protocol": "mcp", "transport": "stdio", "command": "python",
-                 "args": [str(repo_root / "tests" / "servers" / script), *args], "connect_timeout_seconds": 20}
+                 "args": [*python_args(str(repo_root / "tests" / "servers" / script), pythonpath=None), *args],
+                 "connect_timeout_seconds": 20}
             ]
         },
     }  # fmt: skip

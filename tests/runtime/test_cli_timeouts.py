@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from prefork import python_command
+from prefork import python_args, python_command
 
 from mas.runtime.__main__ import CALL_TIMEOUT, _call_timeout
 from mas.runtime.config import positive_seconds
@@ -29,7 +29,7 @@ def _infra(folder: Path) -> Path:
     spec = {
         "kind": "ToolServerRegistry",
         "spec": {"servers": [{"name": "raw", "protocol": "mcp", "transport": "stdio", "command": "python",
-                              "args": [str(SERVER)], "connect_timeout_seconds": 20}]},
+                              "args": list(python_args(str(SERVER), pythonpath=None)), "connect_timeout_seconds": 20}]},
     }  # fmt: skip
     path.write_text(json.dumps(spec))
     return path

@@ -28,6 +28,7 @@ import pytest
 from gen_helpers import generate, import_fresh
 from mcp_helpers import free_port, http_config, stdio_config
 from npm_cache import Unavailable, install, package_dir
+from prefork import python_args
 
 from mas.runtime._mcp_input import apply_elicitation_defaults
 from mas.runtime.mcp_provider import MCPToolProvider
@@ -293,7 +294,8 @@ def sample_pkg(tmp_path_factory: pytest.TempPathFactory) -> tuple[ModuleType, Pa
     folder = tmp_path_factory.mktemp("sample")
     for mode in ("legacy", "auto"):
         server = {"name": "sample", "protocol": "mcp", "transport": "stdio", "command": "python",
-                  "args": ["-m", "mas.samples.mcp_server", "--with-client-requests"], "connect_mode": mode,
+                  "args": [*python_args("-m", "mas.samples.mcp_server", pythonpath=None), "--with-client-requests"],
+                  "connect_mode": mode,
                   "client_capabilities": ["elicitation"], "connect_timeout_seconds": 20}  # fmt: skip
         document = {"apiVersion": "toolgen/v1", "kind": "ToolServerRegistry", "spec": {"servers": [server]}}
         (folder / f"{mode}.yaml").write_text(json.dumps(document), encoding="utf-8")

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from gen_helpers import generate, import_fresh
+from prefork import python_args
 
 from codegen.cli import main as toolgen
 from mas.runtime.code_mode import CodeMode
@@ -22,7 +23,8 @@ pytestmark = pytest.mark.slow  # a server, the generator and a sandbox
 @pytest.fixture(scope="module")
 def fm(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
     root = tmp_path_factory.mktemp("fastmcp-code-mode")
-    server = {"name": "fm", "protocol": "mcp", "transport": "stdio", "command": "python", "args": [str(SERVER)],
+    server = {"name": "fm", "protocol": "mcp", "transport": "stdio", "command": "python",
+              "args": list(python_args(str(SERVER), pythonpath=None)),
               "connect_timeout_seconds": 20}  # fmt: skip
     infra = {"apiVersion": "toolgen/v1", "kind": "ToolServerRegistry", "metadata": {"name": "f"},
              "spec": {"servers": [server]}}  # fmt: skip

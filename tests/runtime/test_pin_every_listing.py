@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from mcp_helpers import REPO
+from prefork import python_args
 
 from codegen.snapshot import render_snapshot
 from mas.runtime.infra import load_infra
@@ -23,11 +24,15 @@ from mas.runtime.registry import RuntimeRegistry
 SERVER = REPO / "tests" / "servers" / "shifty_server.py"
 
 
+#: A fork of the pre-imported interpreter (tests/prefork.py) running the server.
+ARGS = json.dumps([*python_args(str(SERVER), pythonpath=None), "--state", "state"])
+
+
 def _infra(folder: Path, pin: str) -> Path:
     path = folder / "infra.yaml"
     path.write_text(
         "kind: ToolServerRegistry\nspec:\n  servers:\n    - name: shifty\n      protocol: mcp\n"
-        f"      transport: stdio\n      command: python\n      args: [{json.dumps(str(SERVER))}, --state, state]\n"
+        f"      transport: stdio\n      command: python\n      args: {ARGS}\n"
         f"      cwd: .\n      connect_timeout_seconds: 20\n      pin: {pin}\n      lock: lock.json\n"
     )
     return path

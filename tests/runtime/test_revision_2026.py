@@ -8,6 +8,7 @@ given); ``--list-ttl-ms`` / ``--list-cache-scope`` set the cache hints of its li
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import subprocess
@@ -17,7 +18,7 @@ from typing import Any
 
 import pytest
 from mcp_helpers import REPO, free_port, http_config, http_sample_server, stdio_config
-from prefork import python_command
+from prefork import python_args, python_command
 
 from mas.runtime.config import MCPServerConfig
 from mas.runtime.mcp_provider import MCPToolProvider
@@ -93,7 +94,8 @@ def test_the_generated_docstring_names_the_header_and_the_package_has_neither_dr
     infra.write_text(
         "apiVersion: toolgen/v1\nkind: ToolServerRegistry\nspec:\n  servers:\n"
         "    - name: rev\n      protocol: mcp\n      transport: stdio\n      command: python\n"
-        f"      args: [-m, mas.samples.mcp_server, {REVISION}]\n      cwd: {REPO}\n"
+        f"      args: {json.dumps([*python_args('-m', 'mas.samples.mcp_server', pythonpath=None), REVISION])}\n"
+        f"      cwd: {REPO}\n"
     )
     run = subprocess.run(
         python_command("-m", "codegen", "generate", "--infra", str(infra), "--out", "out", "--package", "pkg",

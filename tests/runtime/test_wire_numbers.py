@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import yaml
 from mcp_helpers import stdio_config
-from prefork import python_command
+from prefork import python_args, python_command
 
 from mas.runtime._wire import non_json_number
 from mas.runtime.mcp_provider import MCPToolProvider
@@ -77,7 +77,8 @@ def test_non_finite_meta_is_refused_and_the_async_path_too(served: Any) -> None:
 
 def _infra(tmp_path: Path) -> Path:
     server = {"name": "echo", "protocol": "mcp", "transport": "stdio", "command": "python",
-              "args": [str(SCRIPT), "--log", str(tmp_path / "calls.jsonl")], "connect_timeout_seconds": 20}  # fmt: skip
+              "args": [*python_args(str(SCRIPT), pythonpath=None), "--log", str(tmp_path / "calls.jsonl")],
+              "connect_timeout_seconds": 20}  # fmt: skip
     doc = {"apiVersion": "toolgen/v1", "kind": "ToolServerRegistry", "metadata": {"name": "e"},
            "spec": {"servers": [server]}}  # fmt: skip
     (tmp_path / "infra.yaml").write_text(yaml.safe_dump(doc), encoding="utf-8")
