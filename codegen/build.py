@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from codegen.cache import Cache
+from codegen.cache import Cache, Memo
 from codegen.code_mode import build_code_mode, summary_line
 from codegen.datamodels import ModelModule, generate_models, input_group, input_groups_for, model_code
 from codegen.errors import Degradation, GenerateError
@@ -77,13 +77,21 @@ def build_package(
     *,
     package: str,
     header: str,
+    init_header: str | None = None,
     parallel: bool | None = None,
     inferred: Mapping[str, Mapping[str, InferredOutput]] | None = None,
     cache: Cache | None = None,
 ) -> PackageSpec:
-    """``inferred`` maps a source name and a wire name to an output type learned from samples
+    """``header`` heads every file, ``init_header`` (default: ``header``) the package's ``__init__.py``.
+
+    ``inferred`` maps a source name and a wire name to an output type learned from samples
     (``codegen/infer.py``); it stands in for a missing ``outputSchema`` on the same path."""
-    return _Builder(sources, inferred or {}, cache).build(package=package, header=header, parallel=parallel)
+    builder = _Builder(sources, inferred or {}, cache, package)
+    spec = builder.build(package=package, header=header, parallel=parallel)
+    if init_header is not None:
+        spec = replace(spec, init_header=init_header)
+    builder.save()  # only a build that succeeded stores its parts
+    return spec
 
 
 class _Builder:
@@ -98,6 +106,7 @@ class _Builder:
         sources: Sequence[SourceTools],
         inferred: Mapping[str, Mapping[str, InferredOutput]],
         cache: Cache | None,
+        package: str = "",
     ) -> None:
         for source in sources:
             check_tools(source)
@@ -116,6 +125,16 @@ class _Builder:
         self.needed: dict[str, tuple[str, str]] = {}
         #: Shim names the wrappers use beyond those every module uses (an unused import fails pyright)
         self.shim_names: set[str] = set()
+        #: What earlier builds of this package computed, by step (codegen/cache.py, ``Memo``)
+        self.outlines = Memo(cache, "outlines", package)
+        self.stubs = Memo(cache, "stubs", package)
+        self.specs = Memo(cache, "specs", package)
+        self.schemas = Memo(cache, "schemas", package)
+        self.digests: dict[int, str | None] = {}  # id of a tool -> Memo.key of it (None: no JSON spelling)
+
+    def save(self) -> None:
+        for memo in (self.outlines, self.stubs, self.specs, self.schemas):
+            memo.save()
 
     def build(self, *, package: str, header: str, parallel: bool | None) -> PackageSpec:
         plans = []
@@ -131,13 +150,14 @@ class _Builder:
         namespaces = []
         for source in self._ordered():
             attr = self.ns_attrs[source.name]
-            tools = tuple(self.tool_spec(p, in_models, out_models) for p in plans if p.source is source)
+            tools = tuple(self.known_spec(p, in_models, out_models) for p in plans if p.source is source)
             namespaces.append(NamespaceSpec(attr, class_name(attr), tools, docstring_text(repr(source.name))))
         code_mode = build_code_mode(
             namespaces,
             {(p.attr, p.method): _summary(p.tool) for p in plans},
             in_models,
             stub_models,
+            self.stubs,
         )
         by_module: dict[str, set[str]] = {}
         for local, (module, original) in self.needed.items():
@@ -175,7 +195,9 @@ class _Builder:
         for name, schema in self.inputs.definitions.items():
             groups[group_of[name]][name] = schema
         documents = [self.inputs.document(defs) for defs in groups if defs]
-        return generate_models(documents, self.outputs.document(), parallel=parallel, cache=self.cache)
+        return generate_models(
+            documents, self.outputs.document(), parallel=parallel, cache=self.cache, outlines=self.outlines
+        )
 
     def report(self, source: SourceTools, wire: str, index: int) -> Report:
         """Degradations of one tool, with pointers relative to the tool object (``/inputSchema/...``)."""
@@ -202,6 +224,8 @@ class _Builder:
             )
             report((*at, "inputSchema"), "input-without-type", f'inputSchema has no "type"{what}')
         input_def = unique(base + "Input", self.used_defs)
+        digest = Memo.key(tool)  # once per tool: the memos' keys name the tool by it
+        self.digests[id(tool)] = digest
         input_names = self.inputs.add(
             input_def,
             tool["inputSchema"],
@@ -209,6 +233,8 @@ class _Builder:
             used=self.used_defs,
             base=(*at, "inputSchema"),
             report=report,
+            memo=self.schemas,
+            digest=Memo.key(digest, "inputSchema") if digest else None,
         )
         output_def: str | None = None
         output_names: tuple[str, ...] = ()
@@ -222,11 +248,20 @@ class _Builder:
                 used=self.used_defs,
                 base=(*at, "outputSchema"),
                 report=report,
+                memo=self.schemas,
+                digest=Memo.key(digest, "outputSchema") if digest else None,
             )
         elif learned is not None and learned.schema is not None:
             output_def = unique(base + "Output", self.used_defs)
             where = f"{source.origin} (inferred from samples of {wire!r})"
-            output_names = self.outputs.add(output_def, learned.schema, where=where, used=self.used_defs)
+            output_names = self.outputs.add(
+                output_def,
+                learned.schema,
+                where=where,
+                used=self.used_defs,
+                memo=self.schemas,
+                digest=Memo.key(learned.schema),
+            )
         full_wire = self.wire_names[(source.name, wire)]
         return ToolPlan(
             source, attr, tool, index, full_wire, method, input_def, output_def, learned, input_names, output_names
@@ -252,13 +287,44 @@ class _Builder:
                     plan = replace(plan, output_def=None, output_names=())
         return plan
 
+    def known_spec(self, plan: ToolPlan, in_models: ModelModule, out_models: ModelModule) -> ToolSpec:
+        """``tool_spec``, from the memo when the tool, its names and the model chunks it reads are
+        the ones an earlier build saw (what it adds to the imports is kept with it). The
+        constant's name depends on the tools before it, so it is given here, in order."""
+        output = out_models.chunk_of(plan.output_def).digest if plan.output_def in out_models.defined else None
+        inferred = dict(vars(plan.inferred)) if plan.inferred is not None else None
+        names = [plan.source.name, plan.attr, plan.method, plan.wire_name, plan.input_def, plan.output_def]
+        chunk = in_models.chunk_of(plan.input_def).digest if plan.input_def in in_models.defined else None
+        digest = self.digests.get(id(plan.tool))
+        key = Memo.key("spec", digest, names, inferred, chunk, output) if digest else None
+        found = self.specs.get(key)
+        if found is None:
+            needed, shim_names = self.needed, self.shim_names
+            self.needed, self.shim_names = {}, set()
+            try:
+                spec = self.tool_spec(plan, in_models, out_models)
+                found = {
+                    "spec": _spec_json(spec),
+                    "needed": sorted([local, *where] for local, where in self.needed.items()),
+                    "shim": sorted(self.shim_names),
+                }
+            finally:
+                self.needed, self.shim_names = needed, shim_names
+            self.specs.put(key, found)
+        self.needed.update((local, (module, name)) for local, module, name in found["needed"])
+        self.shim_names.update(found["shim"])
+        # Lower case: strict pyright treats upper-case names as constants, which may not be declared apart.
+        const = unique(f"{plan.attr}__{plan.method}", self.used_consts)
+        return replace(_spec_from(found["spec"]), const_name=f"_info_{const}")
+
     def tool_spec(self, plan: ToolPlan, in_models: ModelModule, out_models: ModelModule) -> ToolSpec:
-        """What the template prints for one tool: its parameters, its result type, its docs."""
+        """What the template prints for one tool: its parameters, its result type, its docs
+        (all but the ``ToolInfo`` constant's name, which ``known_spec`` gives)."""
         tool = plan.tool
         schema = tool["inputSchema"]
         props: Mapping[str, Any] = schema.get("properties", {})
         required = set(schema.get("required", []))
-        fields = in_models.fields.get(plan.input_def, {})
+        fields = in_models.fields_of(plan.input_def)
         py_names = assign_names(props, prefix="arg", reserved={"self"}, builtins_ok=True)
         params = []
         for wire in sorted(props):  # sorted like the models: property order is not drift
@@ -279,14 +345,12 @@ class _Builder:
         }
         title = next((t for t in (tool.get("title"), annotations.get("title")) if isinstance(t, str) and t), None)
         description = tool.get("description") or ""
-        # Lower case: strict pyright treats upper-case names as constants, which may not be declared apart.
-        const = unique(f"{plan.attr}__{plan.method}", self.used_consts)
         support = (tool.get("execution") or {}).get("taskSupport") if isinstance(tool.get("execution"), dict) else None
         docstring = _docstring(plan.wire_name, title, description, params, hints, plan.inferred, support)
         return ToolSpec(
             wire_name=plan.wire_name,
             method=plan.method,
-            const_name=f"_info_{const}",
+            const_name="",
             name_literal=wire_literal(plan.wire_name),
             namespace_literal=str_literal(plan.source.name),
             title_literal=str_literal(title),
@@ -312,12 +376,12 @@ class _Builder:
         else:
             if plan.output_def not in out_models.defined:
                 raise GenerateError(f"no model was generated for {plan.output_def}", plan.source.origin)
-            root = out_models.roots.get(plan.output_def)
+            root = out_models.root_of(plan.output_def)
             is_root = root is not None
             annotation = out_models.qualify(root, self.needed) if root is not None else f"_o.{plan.output_def}"
             declared = plan.tool.get("outputSchema") if plan.inferred is None else plan.inferred.schema
             key = wrapped_key(declared)
-            field = out_models.fields.get(plan.output_def, {}).get(key) if key is not None and not is_root else None
+            field = out_models.fields_of(plan.output_def).get(key) if key is not None and not is_root else None
             if field is not None:  # FastMCP's wrapped plain value: the method returns the value itself
                 annotation = out_models.qualify(field, self.needed)
                 extra = (("output_key", str_literal(key)),)
@@ -334,6 +398,26 @@ class _Builder:
     def _any(self) -> str:
         self.needed["Any"] = ("typing", "Any")
         return "Any"
+
+
+def _spec_json(spec: ToolSpec) -> dict[str, Any]:
+    """A ``ToolSpec`` as JSON the memo keeps (``_spec_from`` reads it back equal)."""
+    out = {f.name: getattr(spec, f.name) for f in fields(ToolSpec)}
+    out["params"] = [[getattr(p, f.name) for f in fields(ParamSpec)] for p in spec.params]
+    out["hints"] = [[key, value] for key, value in spec.hints.items()]
+    out["info_extra"] = [list(pair) for pair in spec.info_extra]
+    return out
+
+
+def _spec_from(data: Mapping[str, Any]) -> ToolSpec:
+    return ToolSpec(
+        **{
+            **data,
+            "params": tuple(ParamSpec(*p) for p in data["params"]),
+            "hints": dict(data["hints"]),
+            "info_extra": tuple((key, value) for key, value in data["info_extra"]),
+        }
+    )
 
 
 def _summary(tool: Mapping[str, Any]) -> str:

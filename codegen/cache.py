@@ -1,6 +1,6 @@
 """A content-addressed cache of generation results, so reruns and ``--check`` cost a hash.
 
-Three kinds of entry, each keyed by a SHA-256 over everything that can change it:
+Four kinds of entry, each keyed by a SHA-256 over everything that can change it:
 
 - ``files``: the whole rendered package, keyed by the canonical sources, the package name and
   the generator's fingerprint. An unchanged catalog is never built again.
@@ -11,6 +11,10 @@ Three kinds of entry, each keyed by a SHA-256 over everything that can change it
   the output runs, and a changed input schema the one group of inputs that holds it.
 - ``splits``: how one generated models module is split into per-source modules, keyed by its
   code and the roots each source needs.
+- ``memo``: tables of small results of pure steps of a build (a tool's prepared schemas or its
+  method's spec, a model module's outline, a stub's blocks, a module's formatted text), each
+  result under the digest of everything it is a function of (``Memo``). They make a build after
+  a small edit redo only what the edit reaches.
 
 The fingerprint hashes toolgen's own code (every module, template and the shim, and every module
 of the runtime package, which the generator builds on: the contract's rules file every package
@@ -46,12 +50,12 @@ from typing import Any
 
 from codegen.model import SourceTools
 
-__all__ = ["CACHE_DIR_NAME", "Cache", "fingerprint", "runtime_files"]
+__all__ = ["CACHE_DIR_NAME", "Cache", "Memo", "fingerprint", "runtime_files"]
 
 CACHE_DIR_NAME = ".toolgen-cache"
-_FORMAT = 2  # bump when an entry's layout changes (2: a keyed digest)
+_FORMAT = 3  # bump when an entry's layout changes (2: a keyed digest; 3: of the data as stored)
 #: Entries kept per kind; the oldest beyond this are removed when a new one is stored.
-_KEEP = {"files": 4, "models": 256, "splits": 4}  # models: a 1,000-tool build stores 18 (16 input groups)
+_KEEP = {"files": 4, "models": 256, "splits": 4, "memo": 32}  # models: a 1,000-tool build stores 18 (16 input groups)
 _HERE = Path(__file__).resolve().parent
 _README = "toolgen's cache: safe to delete; never commit it.\n"
 
@@ -135,12 +139,27 @@ def user_key() -> bytes | None:
         return None
 
 
-def _keyed(kind: str, key: str, data: Any) -> str | None:
-    """The entry's digest, keyed with this user's secret (and bound to its kind and key)."""
+def _keyed(kind: str, key: str, data_text: str) -> str | None:
+    """The digest of an entry's data as stored (its JSON text, so reading an entry never encodes
+    its data again), keyed with this user's secret and bound to its kind and key."""
     secret = user_key()
     if secret is None:
         return None
-    return hmac.new(secret, _digest(kind, key, _canonical(data)).encode(), hashlib.sha256).hexdigest()
+    return hmac.new(secret, _digest(kind, key, data_text).encode(), hashlib.sha256).hexdigest()
+
+
+def _entry_text(key: str, digest: str, data_text: str) -> str:
+    """An entry file: a JSON object whose ``data`` is ``data_text`` verbatim, the last member."""
+    return f'{{"key": {json.dumps(key)}, "hmac": {json.dumps(digest)}, "data": {data_text}}}'
+
+
+def _entry_data(key: str, text: str) -> tuple[str, str] | None:
+    """The digest and the data text of an entry file for ``key``; None when it is not laid out so."""
+    head, middle = f'{{"key": {json.dumps(key)}, "hmac": "', '", "data": '
+    start = len(head) + 64
+    if not (text.startswith(head) and text.endswith("}") and text[start : start + len(middle)] == middle):
+        return None
+    return text[len(head) : start], text[start + len(middle) : -1]
 
 
 def _canonical(data: Any) -> str:
@@ -216,6 +235,10 @@ class Cache:
     def put_split(self, key: str, modules: Sequence[tuple[str, Sequence[str], str]]) -> None:
         self._write("splits", key, [[name, list(names), code] for name, names, code in modules])
 
+    def memo(self, table: str, scope: str) -> Memo:
+        """The memo table ``table`` of the package ``scope`` (each package's build keeps its own)."""
+        return Memo(self, table, scope)
+
     # Storage ----------------------------------------------------------------------------------
 
     def _path(self, kind: str, key: str) -> Path:
@@ -226,15 +249,19 @@ class Cache:
         if self.root is None:
             return None
         try:
-            entry = json.loads(self._path(kind, key).read_text(encoding="utf-8"))
+            entry = _entry_data(key, self._path(kind, key).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
-        if not isinstance(entry, dict) or entry.get("key") != key or "data" not in entry:
+        if entry is None:
             return None
-        data: object = entry["data"]
-        expected = _keyed(kind, key, data)
-        if expected is None or not hmac.compare_digest(str(entry.get("hmac", "")), expected):
+        given, data_text = entry
+        expected = _keyed(kind, key, data_text)
+        if expected is None or not hmac.compare_digest(given, expected):
             return None  # torn, edited, or keyed by someone else: a miss, never a stale file
+        try:
+            data: object = json.loads(data_text)
+        except ValueError:
+            return None
         try:
             os.utime(self._path(kind, key))  # recently used entries are kept longest
         except OSError:
@@ -254,10 +281,11 @@ class Cache:
             ignore = self.root / ".gitignore"
             if not ignore.exists():
                 ignore.write_text("*\n", encoding="utf-8")  # never committed, whatever the project ignores
-            digest = _keyed(kind, key, data)
+            data_text = json.dumps(data, ensure_ascii=False)
+            digest = _keyed(kind, key, data_text)
             if digest is None:
                 return
-            text = json.dumps({"key": key, "hmac": digest, "data": data}, ensure_ascii=False)
+            text = _entry_text(key, digest, data_text)
             fd, tmp = tempfile.mkstemp(prefix=".entry-", dir=folder)
             try:
                 with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -275,3 +303,56 @@ class Cache:
         entries = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
         for old in entries[keep:]:
             old.unlink(missing_ok=True)
+
+
+class Memo:
+    """One table of results of a pure step, each stored under ``Memo.key`` of everything the step
+    reads: a hit is the step's result, by construction, so a cached build writes what a cold one does.
+
+    The table is one cache entry (read once, written once by ``save``) and keeps only the results
+    the last build used, so it never grows past one build. Each result is kept as its JSON text
+    and parsed afresh on every ``get``, so no later step can change what is stored; a value or key
+    JSON cannot spell exactly (a YAML date, a NaN) is never stored, and the step simply runs.
+    """
+
+    def __init__(self, cache: Cache | None, table: str, scope: str) -> None:
+        self._cache = cache if cache is not None and cache.root is not None else None
+        self._entry = _digest("memo", fingerprint(), table, scope) if self._cache else ""
+        self._old: dict[str, str] = {}
+        if self._cache is not None:
+            found = self._cache._read("memo", self._entry)
+            if isinstance(found, dict) and all(isinstance(v, str) for v in found.values()):
+                self._old = found
+        self._new: dict[str, str] = {}
+
+    @staticmethod
+    def key(*parts: Any) -> str | None:
+        """The digest of ``parts`` (strict JSON: None when a part has no exact JSON spelling)."""
+        try:
+            text = json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        except (TypeError, ValueError):
+            return None
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+    def get(self, key: str | None) -> Any:
+        """The stored result (a fresh copy), or None."""
+        if key is None or key not in self._old:
+            return None
+        text = self._new[key] = self._old[key]
+        return json.loads(text)
+
+    def put(self, key: str | None, value: Any) -> None:
+        if key is None or self._cache is None:
+            return
+        try:  # stored only when JSON gives back exactly this value, and it can be written as UTF-8
+            text = json.dumps(value, allow_nan=False, ensure_ascii=False, separators=(",", ":"))
+            text.encode("utf-8")
+            if json.loads(text) != value:
+                return
+        except (TypeError, ValueError):  # UnicodeEncodeError (a lone surrogate) is a ValueError
+            return
+        self._new[key] = text
+
+    def save(self) -> None:
+        if self._cache is not None and self._new != self._old:
+            self._cache._write("memo", self._entry, self._new)

@@ -20,18 +20,19 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
+from codegen.cache import Memo
 from codegen.literals import clean_text, docstring_literal, wire_literal
 from codegen.model import CodeModeModule, NamespaceSpec, ParamSpec, ToolSpec
 from codegen.naming import sandbox_modules, unique
-from codegen.syntax import Copying, defined_names
+from codegen.syntax import Copying
 from mas.runtime.contracts._rules import HINT_WORDS
 
 if TYPE_CHECKING:  # datamodels imports the model generator: a cached run, which renders nothing, never loads it
-    from codegen.datamodels import ModelModule
+    from codegen.datamodels import Chunk, ModelModule
 
 __all__ = ["CODE_MODE_DIR", "CodeModeModule", "build_code_mode", "summary_line"]
 
@@ -58,36 +59,6 @@ def summary_line(title: str | None, description: str, hints: Mapping[str, bool |
 
 #: The hints a summary line names, when set (open-world is the common case: it would be noise).
 _SUMMARY_HINTS = frozenset({"read_only", "destructive", "idempotent"})
-
-
-@dataclass
-class _Source:
-    """The definitions of one model module, by name, in module order, and what each refers to."""
-
-    module: ModelModule
-    statements: dict[str, ast.stmt]
-    order: dict[str, int]
-    refs: dict[str, frozenset[str]]
-
-    @classmethod
-    def of(cls, module: ModelModule) -> _Source:
-        statements: dict[str, ast.stmt] = {}
-        for stmt in module.body or ast.parse(module.code).body:  # the tree the model reader parsed
-            for name in defined_names(stmt):
-                statements.setdefault(name, stmt)
-        order = {name: i for i, name in enumerate(statements)}
-        refs = {name: frozenset(_names(stmt) & module.defined) - {name} for name, stmt in statements.items()}
-        return cls(module, statements, order, refs)
-
-    def closure(self, roots: Iterable[str]) -> list[str]:
-        seen: set[str] = set()
-        todo = [r for r in roots if r in self.statements]
-        while todo:
-            name = todo.pop()
-            if name not in seen:
-                seen.add(name)
-                todo.extend(self.refs[name] - seen)
-        return sorted(seen, key=self.order.__getitem__)
 
 
 def _names(node: ast.AST) -> set[str]:
@@ -190,27 +161,131 @@ def _refs(text: str) -> tuple[set[str], set[str]]:
     return found
 
 
-def _module_stub(
-    ns: NamespaceSpec,
-    summaries: Mapping[str, str],
-    inputs: _Source,
-    outputs: _Source | None,
-) -> str:
+class _Stubs:
+    """What one build's stubs are made of, each part read from ``memo`` when its inputs were seen
+    before: which definitions a chunk's roots reach, a chunk's definitions rewritten into stub
+    form, a tool's function. Every part is keyed by everything it reads (the chunk's digest, the
+    renames, the imports that shape the rewrite), so a stub after a small edit is the cold one."""
+
+    def __init__(self, inputs: ModelModule, outputs: ModelModule | None, memo: Memo | None) -> None:
+        self.inputs, self.outputs, self.memo = inputs, outputs, memo
+        modules = [m for m in (inputs, outputs) if m is not None]
+        self.foreign = sorted({n for m in modules for n, (module, _) in m.imports.items() if module != "typing"})
+        # datamodel-code-generator imports a typing name under an alias when a key is spelt like it
+        # (``from typing import Any as Any_aliased``): the stub imports typing's own names.
+        self.aliases = sorted(
+            (local, original)
+            for m in modules
+            for local, (module, original) in m.imports.items()
+            if module == "typing" and local != original
+        )
+
+    def rewrite(self, renames: Mapping[tuple[str, str], str]) -> _Rewrite:
+        rewrite = _Rewrite(renames, set(self.foreign))
+        rewrite.typing_aliases.update(self.aliases)
+        return rewrite
+
+    def _memo(self, key: str | None, make: Callable[[], Any]) -> Any:
+        found = self.memo.get(key) if self.memo is not None else None
+        if found is None:
+            found = make()
+            if self.memo is not None:
+                self.memo.put(key, found)
+        return found
+
+    def refs(self, tool: ToolSpec) -> tuple[list[str], list[str]]:
+        """The input models the parameters name, and the output models the value type names."""
+        annotations = [p.value_annotation for p in tool.params]
+
+        def make() -> list[list[str]]:
+            ins = set().union(*(_refs(a)[0] for a in annotations))
+            return [sorted(ins), sorted(_refs(tool.value_annotation)[1])]
+
+        ins, outs = self._memo(Memo.key("refs", annotations, tool.value_annotation), make)
+        return ins, outs
+
+    def reached(self, module: ModelModule, roots: set[str]) -> list[str]:
+        """The definitions ``roots`` reach, in module order (chunk by chunk: a chunk names only its own)."""
+        out: list[str] = []
+        for chunk in module.chunks:
+            mine = sorted(r for r in roots if r in chunk.spans and module.chunk_of(r) is chunk)
+            if mine:
+                out += self._memo(Memo.key("reached", chunk.digest, mine), partial(_reached, module, chunk, mine))
+        return out
+
+    def blocks(
+        self, module: ModelModule, alias: str, names: Sequence[str], renames: Mapping[tuple[str, str], str]
+    ) -> tuple[list[str], set[str]]:
+        """The definitions ``names`` in stub form, and the names their text uses."""
+        texts: list[str] = []
+        used: set[str] = set()
+        own = sorted([list(k), v] for k, v in renames.items() if k[0] == alias)  # the only renames they read
+        for chunk in module.chunks:
+            mine = [n for n in names if n in chunk.spans and module.chunk_of(n) is chunk]
+            if not mine:
+                continue
+
+            def make(mine: list[str] = mine) -> dict[str, list[str]]:
+                rewrite = self.rewrite(renames)
+                rewrite.own = alias
+                made = []
+                for name in mine:
+                    stmt = rewrite.visit(module.statement(name))  # a copy: the model trees stay as they are
+                    if (alias, name) in renames:
+                        _functional_name(stmt, renames[(alias, name)])
+                    made.append(ast.unparse(stmt))
+                return {"texts": made, "used": sorted(rewrite.used)}
+
+            key = Memo.key("blocks", chunk.digest, alias, mine, own, self.foreign, self.aliases)
+            found = self._memo(key, make)
+            texts += found["texts"]
+            used.update(found["used"])
+        return texts, used
+
+    def function(
+        self, tool: ToolSpec, summary: str, returns: str, renames: Mapping[tuple[str, str], str]
+    ) -> tuple[str, set[str]]:
+        def make() -> dict[str, Any]:
+            rewrite = self.rewrite(renames)
+            return {"text": _function(tool, summary, returns, rewrite), "used": sorted(rewrite.used)}
+
+        params = [[p.py_name, p.value_annotation, p.required, p.schema_default] for p in tool.params]
+        spelled = sorted([list(k), v] for k, v in renames.items())
+        key = Memo.key("function", tool.method, params, summary, returns, spelled, self.foreign, self.aliases)
+        found = self._memo(key, make)
+        return found["text"], set(found["used"])
+
+
+def _reached(module: ModelModule, chunk: Chunk, roots: Sequence[str]) -> list[str]:
+    """The definitions of ``chunk`` that ``roots`` reach (quoted forward references too), in order."""
+    seen: set[str] = set()
+    todo = list(roots)
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo.extend(n for n in _names(module.statement(name)) if n in chunk.spans and n not in seen)
+    order = {name: i for i, name in enumerate(chunk.spans)}
+    return sorted(seen, key=order.__getitem__)
+
+
+def _module_stub(ns: NamespaceSpec, summaries: Mapping[str, str], stubs: _Stubs) -> str:
     in_roots: set[str] = set()
     out_roots: set[str] = set()
     returns: dict[str, str] = {}
+    outputs = stubs.outputs
     for tool in ns.tools:
-        for p in tool.params:
-            in_roots |= _refs(p.value_annotation)[0]
+        ins, outs = stubs.refs(tool)
+        in_roots.update(ins)
         value = tool.value_annotation
-        used_out = _refs(value)[1]
-        if used_out and (outputs is None or not used_out <= set(outputs.statements)):
+        used_out = set(outs)
+        if used_out and (outputs is None or not used_out <= outputs.defined):
             value = "Any"  # the TypedDict run could not type these outputs
             used_out = set()
         returns[tool.method] = value
         out_roots |= used_out
-    in_names = inputs.closure(in_roots)
-    out_names = outputs.closure(out_roots) if outputs is not None else []
+    in_names = stubs.reached(stubs.inputs, in_roots)
+    out_names = stubs.reached(outputs, out_roots) if outputs is not None else []
 
     # One name for each definition: the inputs keep theirs, an output class of the same name
     # (a different module's ``Filters``) takes the next free ``_2`` (naming rule 5).
@@ -221,31 +296,19 @@ def _module_stub(
             renames[("_s", name)] = unique(name, taken)
         else:
             taken.add(name)
-    foreign = {n for n, (module, _) in inputs.module.imports.items() if module != "typing"}
-    if outputs is not None:
-        foreign |= {n for n, (module, _) in outputs.module.imports.items() if module != "typing"}
-    rewrite = _Rewrite(renames, foreign)
-    # datamodel-code-generator imports a typing name under an alias when a key is spelt like it
-    # (``from typing import Any as Any_aliased``): the stub imports typing's own names.
-    for source in (inputs, outputs):
-        for local, (module, original) in source.module.imports.items() if source is not None else ():
-            if module == "typing" and local != original:
-                rewrite.typing_aliases[local] = original
 
-    blocks: list[str] = []
-    for alias, source, names in (("_i", inputs, in_names), ("_s", outputs, out_names)):
-        for name in names:
-            assert source is not None
-            rewrite.own = alias
-            stmt = rewrite.visit(source.statements[name])  # a copy: the model trees stay as they are
-            if (alias, name) in renames:
-                _functional_name(stmt, renames[(alias, name)])
-            blocks.append(ast.unparse(stmt))
+    blocks, used = stubs.blocks(stubs.inputs, "_i", in_names, renames)
+    if outputs is not None:
+        more, also = stubs.blocks(outputs, "_s", out_names, renames)
+        blocks += more
+        used |= also
     for tool in ns.tools:
-        blocks.append(_function(tool, summaries[tool.method], returns[tool.method], rewrite))
+        text, also = stubs.function(tool, summaries[tool.method], returns[tool.method], renames)
+        blocks.append(text)
+        used |= also
     body = "\n\n".join(blocks)
     # Names only, not strings: a Literal["Any"] value is no use of typing.Any (strict pyright says so).
-    used = rewrite.used if body else set()
+    used = used if body else set()
     typing = [n for n in _TYPING if n in used and n != "Annotated"]
     head = f"from typing import {', '.join(typing)}\n\n" if typing else ""
     return f"{head}{body}\n"
@@ -276,15 +339,15 @@ def build_code_mode(
     summaries: Mapping[tuple[str, str], str],
     in_models: ModelModule,
     out_models: ModelModule | None,
+    memo: Memo | None = None,
 ) -> tuple[CodeModeModule, ...]:
     """The stub module of every namespace; ``summaries`` maps (namespace attr, method) to its docstring line."""
-    inputs = _Source.of(in_models)
-    outputs = _Source.of(out_models) if out_models is not None else None
+    stubs = _Stubs(in_models, out_models, memo)
     names = sandbox_modules(ns.attr for ns in namespaces)
     modules = []
     for ns in namespaces:
         own = {t.method: summaries[(ns.attr, t.method)] for t in ns.tools}
-        stub = _module_stub(ns, own, inputs, outputs)
+        stub = _module_stub(ns, own, stubs)
         functions = tuple((t.method, t.wire_name) for t in ns.tools)
         modules.append(CodeModeModule(names[ns.attr], ns.attr, stub, functions))
     return tuple(modules)

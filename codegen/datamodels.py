@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import hashlib
 import io
 import multiprocessing
 import os
@@ -20,10 +21,10 @@ import warnings
 import zlib
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, cast
 
-from codegen.cache import Cache
+from codegen.cache import Cache, Memo
 from codegen.errors import GenerateError
 from codegen.literals import wire_literal
 from codegen.naming import class_name
@@ -33,6 +34,7 @@ __all__ = [
     "INPUT_GROUP_TOOLS",
     "PARALLEL_MIN_DEFINITIONS",
     "STUB_RUN",
+    "Chunk",
     "ModelModule",
     "generate_models",
     "input_group",
@@ -55,17 +57,78 @@ _TAKEN = frozenset(_IMPORTED) | _BUILTINS
 
 
 @dataclass(frozen=True)
-class ModelModule:
-    """Generated source plus what the wrappers need to know about it."""
+class Chunk:
+    """One module as one datamodel-code-generator run made it (the inputs are several, joined).
+
+    Its outline (imports, and where each definition's statement is) is all a build needs to
+    hold; a statement is parsed when a stage reads it. The outline of a chunk read before comes
+    from the cache, so a rebuild after a small edit parses only the statements it reads."""
 
     code: str
-    alias: str  # how the wrapper module imports it: ``_i`` / ``_o``
-    defined: frozenset[str]
+    digest: str  # sha256 of ``code``: what a result read from this chunk is keyed by
     imports: Mapping[str, tuple[str, str]]  # local name -> (module, name in that module)
-    fields: Mapping[str, Mapping[str, ast.expr]]  # class -> wire key -> annotation
-    roots: Mapping[str, ast.expr]  # RootModel class -> root annotation
-    #: The parsed module, read by several stages and changed by none (``codegen/syntax.py``).
-    body: tuple[ast.stmt, ...] = field(default=(), compare=False, repr=False)
+    #: definition -> first and last line of its statement (decorators included), in module order
+    spans: Mapping[str, tuple[int, int]]
+
+
+class ModelModule:
+    """Generated source plus what the wrappers and the stubs read from it, statement by statement.
+
+    ``defined`` and ``imports`` cover every chunk; a name used in a chunk is defined in that same
+    chunk (each is one self-contained run), so what is read about a definition is a function of
+    its chunk's code alone (``digest_of``)."""
+
+    def __init__(
+        self, code: str, alias: str, chunks: Sequence[Chunk], parsed: Mapping[str, ast.stmt] | None = None
+    ) -> None:
+        self.code = code
+        self.alias = alias  # how the wrapper module imports it: ``_i`` / ``_o``
+        self.chunks = tuple(chunks)
+        self._chunk_of: dict[str, Chunk] = {}
+        for chunk in self.chunks:
+            for name in chunk.spans:
+                self._chunk_of.setdefault(name, chunk)
+        self.defined = frozenset(self._chunk_of)
+        self.imports: Mapping[str, tuple[str, str]] = {k: v for c in self.chunks for k, v in c.imports.items()}
+        #: Statements parsed so far (a cold build hands over the trees it parsed whole).
+        self._parsed: dict[str, ast.stmt] = dict(parsed or {})
+
+    def chunk_of(self, name: str) -> Chunk:
+        return self._chunk_of[name]
+
+    def statement(self, name: str) -> ast.stmt:
+        """The statement that defines ``name`` (shared: never change it; ``codegen/syntax.py``)."""
+        found = self._parsed.get(name)
+        if found is None:
+            chunk = self._chunk_of[name]
+            start, end = chunk.spans[name]
+            found = ast.parse("\n".join(chunk.code.split("\n")[start - 1 : end])).body[0]
+            self._parsed[name] = found
+        return found
+
+    def fields_of(self, name: str) -> Mapping[str, ast.expr]:
+        """A class's (or functional TypedDict's) fields: wire key -> annotation; empty otherwise."""
+        if name not in self._chunk_of:
+            return {}
+        stmt = self.statement(name)
+        if isinstance(stmt, ast.ClassDef):
+            return {
+                s.target.id: s.annotation
+                for s in stmt.body
+                if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)
+            }
+        if isinstance(stmt, ast.Assign | ast.AnnAssign):
+            return _functional_typeddict(stmt.value) or {}
+        return {}
+
+    def root_of(self, name: str) -> ast.expr | None:
+        """The root annotation of a ``RootModel`` class; None for any other definition."""
+        if name not in self._chunk_of:
+            return None
+        stmt = self.statement(name)
+        if not isinstance(stmt, ast.ClassDef) or not any(_base_name(b) == "RootModel" for b in stmt.bases):
+            return None
+        return self.fields_of(name).get("root")
 
     def qualify(self, node: ast.expr, needed: dict[str, tuple[str, str]]) -> str:
         """Annotation text for use in another module: own names get ``alias.``; imports are recorded."""
@@ -143,35 +206,42 @@ def _respell_strings(code: str) -> str:
     return "".join(out)
 
 
-def _read_module(code: str, alias: str) -> ModelModule:
+def _chunk(code: str, outlines: Memo | None) -> tuple[Chunk, dict[str, ast.stmt]]:
+    """``code``'s outline, from ``outlines`` when this code was read before (then nothing is
+    parsed), else from its tree, which is handed on with it."""
+    digest = hashlib.sha256(code.encode("utf-8", "surrogatepass")).hexdigest()
+    key = Memo.key("outline", digest)
+    found = outlines.get(key) if outlines is not None else None
+    if found is not None:
+        imports = {local: (module, name) for local, (module, name) in found["imports"].items()}
+        spans = {name: (start, end) for name, start, end in found["spans"]}
+        return Chunk(code, digest, imports, spans), {}
     tree = ast.parse(code)
-    defined: set[str] = set()
-    imports: dict[str, tuple[str, str]] = {}
-    fields: dict[str, dict[str, ast.expr]] = {}
-    roots: dict[str, ast.expr] = {}
+    imports, spans, parsed = {}, {}, {}
     for stmt in tree.body:
         if isinstance(stmt, ast.ImportFrom) and stmt.module and stmt.module != "__future__":
             for a in stmt.names:
                 imports[a.asname or a.name] = (stmt.module, a.name)
-        elif isinstance(stmt, ast.ClassDef):
-            defined.add(stmt.name)
-            body = {
-                s.target.id: s.annotation
-                for s in stmt.body
-                if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)
-            }
-            if "root" in body and any(_base_name(b) == "RootModel" for b in stmt.bases):
-                roots[stmt.name] = body["root"]
-            fields[stmt.name] = body
-        elif isinstance(stmt, ast.Assign | ast.AnnAssign):
-            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-            for t in targets:
-                if isinstance(t, ast.Name):
-                    defined.add(t.id)
-                    functional = _functional_typeddict(stmt.value)
-                    if functional is not None:
-                        fields[t.id] = functional
-    return ModelModule(code, alias, frozenset(defined), imports, fields, roots, tuple(tree.body))
+            continue
+        start = min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", []))])
+        for name in defined_names(stmt):
+            if name not in spans:
+                spans[name] = (start, stmt.end_lineno or stmt.lineno)
+                parsed[name] = stmt
+    if outlines is not None:
+        outline = {"imports": {k: list(v) for k, v in imports.items()}, "spans": [[n, *s] for n, s in spans.items()]}
+        outlines.put(key, outline)
+    return Chunk(code, digest, imports, spans), parsed
+
+
+def _read_module(codes: Sequence[str], alias: str, outlines: Memo | None, joined: str | None = None) -> ModelModule:
+    """The module made of ``codes`` (one run each; ``joined``: their text as one module)."""
+    chunks, parsed = [], {}
+    for code in codes:
+        chunk, trees = _chunk(code, outlines)
+        chunks.append(chunk)
+        parsed.update(trees)
+    return ModelModule(joined if joined is not None else codes[0], alias, chunks, parsed)
 
 
 def _base_name(node: ast.expr) -> str | None:
@@ -448,6 +518,7 @@ def generate_models(
     *,
     parallel: bool | None = None,
     cache: Cache | None = None,
+    outlines: Memo | None = None,
 ) -> tuple[ModelModule, ModelModule, ModelModule | None]:
     """Input TypedDicts, output models and the code-mode stubs' output TypedDicts: batched runs,
     on two cores when the catalog is large enough to pay for a forked worker (``parallel=None``
@@ -482,8 +553,8 @@ def generate_models(
             code = codes[i]
             if code is not None:
                 cache.put_models(keys[i], code)
-    groups = [cast(str, code) for code in codes[: len(inputs)]]
-    inputs_code = join_modules(groups) if len(groups) > 1 else groups[0] if groups else _EMPTY
+    groups = [cast(str, code) for code in codes[: len(inputs)]] or [_EMPTY]
+    inputs_code = _joined(groups, outlines) if len(groups) > 1 else groups[0]
     if inputs_code is None:  # two groups named a class alike: one run over every input, as one group
         merged = {n: d for doc in inputs for n, d in doc["$defs"].items()}
         whole = _Job("inputs", {**inputs[0], "$defs": merged}, "inputs", input_names)
@@ -491,16 +562,29 @@ def generate_models(
         inputs_code = (cache.get_models(key) if cache else None) or cast(str, whole.run())
         if cache:
             cache.put_models(key, inputs_code)
-    codes = [inputs_code, *codes[len(inputs) :]]
+        groups = [inputs_code]
+    outputs_code, stubs_code = codes[len(inputs) :]
     return (
-        _read_module(inputs_code, "_i"),
-        _read_module(cast(str, codes[1]), "_o"),
-        _read_module(codes[2], "_s") if codes[2] is not None else None,
+        _read_module(groups, "_i", outlines, joined=inputs_code),
+        _read_module([cast(str, outputs_code)], "_o", outlines),
+        _read_module([stubs_code], "_s", outlines) if stubs_code is not None else None,
     )
 
 
 #: What a run over no definitions makes.
 _EMPTY = "from __future__ import annotations\n"
+
+
+def _joined(codes: Sequence[str], memo: Memo | None) -> str | None:
+    """``join_modules``, kept in ``memo`` under the digests of the modules joined."""
+    key = Memo.key("joined", [hashlib.sha256(c.encode("utf-8", "surrogatepass")).hexdigest() for c in codes])
+    found = memo.get(key) if memo is not None else None
+    if found is None:
+        found = {"code": join_modules(codes)}
+        if memo is not None:
+            memo.put(key, found)
+    code: str | None = found["code"]
+    return code
 
 
 def join_modules(codes: Sequence[str]) -> str | None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from codegen import __version__
-from codegen.cache import Cache
+from codegen.cache import Cache, Memo
 from codegen.drift import Change as DriftChange
 from codegen.errors import Degradation, GenerateError
 from codegen.infer import InferredOutput, infer_outputs, read_samples
@@ -31,7 +31,15 @@ from codegen.snapshot import (
     skills_drift,
 )
 from codegen.sources import parse_infra, parse_mcp_json, parse_yaml_tools, read_live, read_snapshot_sources
-from codegen.write import GENERATED_MARKER, Change, diff_changes, plan_changes, recover, write_package
+from codegen.write import (
+    GENERATED_MARKER,
+    Change,
+    diff_changes,
+    plan_changes,
+    previous_text,
+    recover,
+    write_package,
+)
 from mas.runtime.lockfile import canonical_tool
 from mas.runtime.progress import Progress
 
@@ -43,6 +51,7 @@ __all__ = [
     "collect_sources",
     "coverage_of",
     "few_collections",
+    "file_header",
     "header_for",
     "infer_all",
     "render_files",
@@ -160,12 +169,25 @@ def coverage_of(sources: Sequence[SourceTools], inferred: Mapping[str, Mapping[s
     return Coverage(declared, learned, total - declared - learned)
 
 
-def _described(source: SourceTools, inferred: Mapping[str, InferredOutput] | None) -> dict[str, Any]:
+def _canonical_digest(tool: Mapping[str, Any], memo: Memo | None) -> str:
+    """The SHA-256 of the tool's canonical form (``canonical_tool``, the lock's), kept in ``memo``
+    under the tool as given: a rerun walks only the schemas of the tools that changed."""
+    key = Memo.key("canonical", tool) if memo is not None else None
+    found = memo.get(key) if memo is not None else None
+    if not isinstance(found, str):
+        text = json.dumps(canonical_tool(tool), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        found = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        if memo is not None:
+            memo.put(key, found)
+    return found
+
+
+def _described(source: SourceTools, inferred: Mapping[str, InferredOutput] | None, memo: Memo | None) -> dict[str, Any]:
     described: dict[str, Any] = {
         "name": source.name,
         "kind": source.kind,
         "prefix": source.wire_prefix,
-        "tools": sorted((canonical_tool(t) for t in source.tools), key=lambda t: str(t.get("name"))),
+        "tools": sorted([str(t.get("name")), _canonical_digest(t, memo)] for t in source.tools),
     }
     if inferred:  # inferred outputs are inputs too; a source without any hashes as before
         described["inferred"] = {name: dict(vars(found)) for name, found in inferred.items()}
@@ -173,10 +195,15 @@ def _described(source: SourceTools, inferred: Mapping[str, InferredOutput] | Non
 
 
 def header_for(
-    sources: Sequence[SourceTools], package: str, inferred: Mapping[str, Mapping[str, InferredOutput]] | None = None
+    sources: Sequence[SourceTools],
+    package: str,
+    inferred: Mapping[str, Mapping[str, InferredOutput]] | None = None,
+    memo: Memo | None = None,
 ) -> str:
-    """File header: generator version and a hash of the inputs (never a path, never a time)."""
-    described = [_described(s, (inferred or {}).get(s.name)) for s in sources]
+    """``__init__.py``'s header: generator version and a hash of the inputs (never a path, never a time):
+    of the package name, each source's name, kind and prefix, each tool's canonical form (by its
+    digest) and the inferred output types."""
+    described = [_described(s, (inferred or {}).get(s.name), memo) for s in sources]
     # Compact and sorted: the same digest for the same inputs, from json's C encoder (an indented
     # dump would take the pure-Python one, seconds at 1,000 tools).
     payload = json.dumps(
@@ -186,10 +213,16 @@ def header_for(
         separators=(",", ":"),
     )
     digest = hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
-    return (
-        f"# {GENERATED_MARKER} {__version__} from inputs sha256:{digest}. Do not edit.\n"
-        "# Regenerate with `toolgen generate` (or `python -m codegen generate`)."
-    )
+    return f"# {GENERATED_MARKER} {__version__} from inputs sha256:{digest}. Do not edit.\n{_REGENERATE}"
+
+
+_REGENERATE = "# Regenerate with `toolgen generate` (or `python -m codegen generate`)."
+
+
+def file_header() -> str:
+    """Every file's header but ``__init__.py``'s, which alone names the inputs' hash (``header_for``):
+    a file an edit does not reach keeps its bytes, so a rerun rewrites only what the edit changed."""
+    return f"# {GENERATED_MARKER} {__version__}; the inputs' hash is in __init__.py. Do not edit.\n{_REGENERATE}"
 
 
 def shown(path: Path) -> str:
@@ -227,10 +260,11 @@ def render_files(
     package: str,
     cache: Cache,
     inferred: Mapping[str, Mapping[str, InferredOutput]] | None = None,
+    target: Path | None = None,
 ) -> tuple[dict[str, str], tuple[Degradation, ...]]:
     """The package's files and the schema spots typed as ``Any``: from the cache when these exact
-    inputs were rendered before by this exact generator, else built and rendered (reusing cached
-    model modules) and then stored."""
+    inputs were rendered before by this exact generator, else built and rendered (reusing what
+    the cache holds of earlier builds, and the formatted modules still in ``target``) and then stored."""
     # The key covers every input the header digests (and the generator's version), so the header
     # (a canonical walk of every schema, ~0.1 s at 1,000 tools) is computed only on a miss.
     key = cache.files_key(sources, package, inferred)
@@ -243,10 +277,16 @@ def render_files(
     from codegen.build import build_package
     from codegen.render import render_package
 
-    header = header_for(sources, package, inferred)
+    canonical = cache.memo("canonical", package)
+    header = header_for(sources, package, inferred, canonical)
+    canonical.save()
     with few_collections():
-        pkg = build_package(sources, package=package, header=header, inferred=inferred, cache=cache)
-        files = render_package(pkg)
+        pkg = build_package(
+            sources, package=package, header=file_header(), init_header=header, inferred=inferred, cache=cache
+        )
+        formatted = cache.memo("formatted", package)
+        files = render_package(pkg, formatted, (lambda rel: previous_text(target / rel)) if target else None)
+        formatted.save()
     # The warnings travel with the files, so a cached run warns exactly as the cold one did.
     found_json = json.dumps([dataclasses.asdict(d) for d in pkg.degradations], sort_keys=True)
     cache.put_files(key, {**files, _DEGRADATIONS: found_json})
@@ -265,7 +305,7 @@ def run(settings: Settings, out: TextIO = sys.stdout, progress: Progress | None 
         progress.detail(f"building {sum(len(s.tools) for s in sources)} tool(s) from {len(sources)} source(s)")
     inferred = infer_all(sources, settings)
     snapshot_text = locking.text([s.name for s in sources], inferred) if locking is not None else None
-    files, degradations = render_files(sources, settings.package, Cache(settings.cache), inferred)
+    files, degradations = render_files(sources, settings.package, Cache(settings.cache), inferred, settings.target)
     coverage = coverage_of(sources, inferred)
     if settings.strict_schemas and degradations:
         first, more = degradations[0], len(degradations) - 1

@@ -150,7 +150,7 @@ LAZY_RUNTIME = frozenset({"ToolOutput"})
 @dataclass(frozen=True)
 class PackageSpec:
     name: str
-    header: str  # comment lines, each starting with "#"
+    header: str  # every file's first lines: comments, each starting with "#"
     namespaces: tuple[NamespaceSpec, ...]
     tools_imports: tuple[ImportSpec, ...]  # typing imports the wrapper annotations need
     inputs_code: str  # datamodel-code-generator output (TypedDicts)
@@ -165,6 +165,12 @@ class PackageSpec:
     degradations: tuple[Degradation, ...] = ()  # schema spots typed as Any; the CLI warns of each
     runtime_imports: tuple[str, ...] = ()  # shim names the wrappers use (imported as ``_Name``)
     code_mode: tuple[CodeModeModule, ...] = ()  # the sandbox API (codegen/code_mode.py)
+    #: ``__init__.py``'s header, when it differs (it names the inputs' hash); "": ``header``
+    init_header: str = ""
+
+    @property
+    def package_header(self) -> str:
+        return self.init_header or self.header
 
     @property
     def all_tools(self) -> tuple[ToolSpec, ...]:

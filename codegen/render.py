@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Callable, Mapping
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -12,6 +14,8 @@ from mas.runtime.contracts import _rules
 
 if TYPE_CHECKING:
     import jinja2
+
+    from codegen.cache import Memo  # the cache's fingerprint reads this module: no import at run time
 
 __all__ = ["RULES_PATH", "SHIM_DIR", "render_package", "runtime_sources", "templates_dir"]
 
@@ -76,8 +80,56 @@ def runtime_sources() -> dict[str, Path]:
     return files
 
 
-def render_package(pkg: PackageSpec) -> dict[str, str]:
-    """Relative path inside the package -> file text."""
+def _split(text: str, header: str) -> tuple[str, str]:
+    """``text`` as its first lines, as many as ``header`` has, and the rest."""
+    lines = header.count("\n") + 1
+    parts = text.split("\n", lines)
+    return "\n".join(parts[:lines]), parts[lines] if len(parts) > lines else ""
+
+
+def _format(
+    files: Mapping[str, str],
+    headers: Mapping[str, str],
+    memo: Memo | None,
+    previous: Callable[[str], str | None] | None,
+) -> dict[str, str]:
+    """``format_files``, run only on the modules whose formatted text is not known. A module is
+    formatted with a placeholder for its header (comment lines, whose text the formatter never
+    touches, so it formats alike whatever its header says); ``memo`` maps that text's digest to
+    the digest of the formatted one, and a module whose last written file (``previous``) has it,
+    header aside, is that file. Anything else, a file edited by hand included, is formatted again."""
+    out: dict[str, str] = {}
+    todo: dict[str, str] = {}
+    keys: dict[str, str | None] = {}
+    for rel, text in files.items():
+        header, body = _split(text, headers[rel])
+        placeholder = "\n".join(["# toolgen"] * (header.count("\n") + 1))
+        plain = f"{placeholder}\n{body}"
+        keys[rel] = key = memo.key("formatted", _sha256(plain)) if memo is not None else None
+        want = memo.get(key) if memo is not None else None
+        old = previous(rel) if want is not None and previous is not None else None
+        kept = _split(old, header)[1] if old is not None else None
+        if kept is not None and _sha256(f"{placeholder}\n{kept}") == want:
+            out[rel] = f"{header}\n{kept}"
+        else:
+            todo[rel] = plain
+    for rel, formatted in format_files(todo).items():
+        if memo is not None:
+            memo.put(keys[rel], _sha256(formatted))
+        header = _split(files[rel], headers[rel])[0]
+        out[rel] = f"{header}\n{_split(formatted, header)[1]}"
+    return out
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def render_package(
+    pkg: PackageSpec, memo: Memo | None = None, previous: Callable[[str], str | None] | None = None
+) -> dict[str, str]:
+    """Relative path inside the package -> file text. With ``memo`` (and ``previous``: the text of
+    a file as the last run wrote it, or None), a module formatted before is not formatted again."""
     env = _environment()
     files = {
         "__init__.py": env.get_template("__init__.py.jinja").render(pkg=pkg),
@@ -90,7 +142,8 @@ def render_package(pkg: PackageSpec) -> dict[str, str]:
         files[f"outputs/{module.name}.py"] = _module(pkg.header, doc, module.code)
     # Templates and the model generator print statements on one line each: one formatter run
     # lays every module out (black's style), whatever the number of tools.
-    out = format_files(files)
+    headers = {rel: pkg.package_header if rel == "__init__.py" else pkg.header for rel in files}
+    out = _format(files, headers, memo, previous)
     # The shim and the rules are copied verbatim below the header: they stay the tested files byte for byte.
     for path, source in runtime_sources().items():
         out[path] = f"{pkg.header}\n{source.read_text(encoding='utf-8')}"

@@ -21,6 +21,7 @@ import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from codegen.cache import Memo
 from codegen.errors import GenerateError
 from codegen.naming import class_name, unique
 from mas.runtime.contracts._rules import pointer, pointer_tokens, unescape_token
@@ -70,12 +71,16 @@ class SchemaDocument:
         used: set[str],
         base: tuple[str | int, ...] = (),
         report: Report | None = None,
+        memo: Memo | None = None,
+        digest: str | None = None,
     ) -> tuple[str, ...]:
         """Add ``schema`` as definition ``name`` (already unique), hoisting its own definitions;
         returns the names of every definition added (``name`` first).
 
         ``base`` is the schema's own JSON pointer in its file, so errors point into the file;
-        ``report`` hears of every degraded spot (without it, they degrade silently).
+        ``report`` hears of every degraded spot (without it, they degrade silently); ``memo``
+        keeps the prepared schemas and the reports under ``digest`` (``Memo.key`` of what holds
+        ``schema``, taken once per tool), so a rebuild walks only the schemas it has not seen.
         """
         note: Report = report or (lambda at, kind, what: None)
         local: dict[str, str] = {}
@@ -85,6 +90,31 @@ class SchemaDocument:
                 if isinstance(defs, Mapping):
                     for def_name in sorted(defs):
                         local[f"#/{key}/{def_name}"] = _unique(name + _pascal(str(def_name)), used)
+        # A function of these alone: a schema added before with the same names is not walked again.
+        known = memo is not None and digest is not None
+        memo_key = Memo.key("add", digest, name, where, base, sorted(local.items())) if known else None
+        found = memo.get(memo_key) if memo is not None else None
+        if found is None:
+            heard: list[list[Any]] = []
+
+            def hear(at: tuple[str | int, ...], kind: str, what: str) -> None:
+                heard.append([list(at), kind, what])
+
+            found = {"definitions": self._prepared(name, schema, where, base, local, hear), "reports": heard}
+            if memo is not None:
+                memo.put(memo_key, found)
+        for target, prepared in found["definitions"]:
+            self.definitions[target] = prepared
+        for at, kind, what in found["reports"]:
+            note(tuple(at), kind, what)
+        return (name, *sorted(set(local.values())))
+
+    @staticmethod
+    def _prepared(
+        name: str, schema: Any, where: str, base: tuple[str | int, ...], local: Mapping[str, str], note: Report
+    ) -> list[list[Any]]:
+        """``[definition name, prepared schema]`` for the schema's own definitions, then itself."""
+        out: list[list[Any]] = []
 
         def rewrite(ref: str, at: tuple[str | int, ...]) -> str | None:
             if ref == "#" + pointer(at[len(base) : -1]):
@@ -114,19 +144,24 @@ class SchemaDocument:
                 if isinstance(defs, Mapping):
                     for def_name in sorted(defs):
                         target = local[f"#/{key}/{def_name}"]
-                        self.definitions[target] = prepare_schema(
-                            defs[def_name],
-                            where=where,
-                            rewrite=rewrite,
-                            at=(*base, key, def_name),
-                            floor=len(base),
-                            report=note,
+                        out.append(
+                            [
+                                target,
+                                prepare_schema(
+                                    defs[def_name],
+                                    where=where,
+                                    rewrite=rewrite,
+                                    at=(*base, key, def_name),
+                                    floor=len(base),
+                                    report=note,
+                                ),
+                            ]
                         )
         root = prepare_schema(
             schema, where=where, rewrite=rewrite, at=base, drop=_DEF_KEYS, floor=len(base), report=note
         )
-        self.definitions[name] = root
-        return (name, *sorted(set(local.values())))
+        out.append([name, root])
+        return out
 
     def replace(self, names: tuple[str, ...], schema: Any | None) -> None:
         """Drop definitions ``names``; with ``schema``, the first becomes that schema instead."""

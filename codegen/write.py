@@ -43,6 +43,7 @@ __all__ = [
     "Change",
     "diff_changes",
     "plan_changes",
+    "previous_text",
     "recover",
     "write_file_atomic",
     "write_package",
@@ -85,6 +86,15 @@ def _entry(path: Path) -> bytes | _NotAFile:
         return handle.read()
 
 
+def previous_text(path: Path) -> str | None:
+    """A file of the package as the last run left it (a regular file, never followed), or None."""
+    try:
+        found = _entry(path)
+        return None if isinstance(found, _NotAFile) else found.decode("utf-8")
+    except (OSError, ValueError):
+        return None
+
+
 def _existing(target: Path) -> dict[str, bytes | _NotAFile]:
     """The package folder's entries, relative to it; nothing inside it is followed."""
     if target.is_symlink():
@@ -105,7 +115,10 @@ def _existing(target: Path) -> dict[str, bytes | _NotAFile]:
 
 def plan_changes(target: Path, files: Mapping[str, str]) -> list[Change]:
     """What writing ``files`` into ``target`` would change (empty: the output is current)."""
-    old = _existing(target)
+    return _changes(_existing(target), files)
+
+
+def _changes(old: Mapping[str, bytes | _NotAFile], files: Mapping[str, str]) -> list[Change]:
     changes = [
         Change(path, "added" if path not in old else "changed")
         for path, text in files.items()
@@ -144,6 +157,23 @@ def _check_replaceable(target: Path) -> None:
     marked = not init.is_symlink() and init.is_file() and GENERATED_MARKER.encode() in init.read_bytes()
     if entries and not marked:
         raise GenerateError("refusing to replace a folder that toolgen did not generate", str(target))
+
+
+def _linked(old: Path, new: Path, data: bytes) -> bool:
+    """Stage an unchanged file as a hard link to the one in place (a directory entry, not a copy
+    of its bytes): only a regular file of this user that nothing else links to, and only when it
+    still holds ``data`` once linked. False: write it."""
+    try:
+        info = old.lstat()
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1 or info.st_uid != os.getuid():
+            return False
+        os.link(old, new, follow_symlinks=False)
+        if new.read_bytes() == data:  # the file read before may have been replaced since
+            return True
+        new.unlink()
+    except (OSError, AttributeError):  # no hard links on this file system (or no getuid): write it
+        new.unlink(missing_ok=True)
+    return False
 
 
 def _kill_point(step: str) -> None:
@@ -304,12 +334,14 @@ def write_package(target: Path, files: Mapping[str, str], lock: tuple[Path, str]
     lock_path = lock[0] if lock is not None else None
     with _exclusive(parent):
         _recover_locked(target, lock_path)
-        changes = plan_changes(target, files)
+        old = _existing(target)
+        changes = _changes(old, files)
         if not changes:
             if lock is not None:
                 write_file_atomic(*lock)
             return changes
         _check_replaceable(target)
+        changed = {c.path for c in changes}
         staging = Path(tempfile.mkdtemp(prefix=_staged_name(target), dir=parent))
         retired = parent / f".{target.name}.old-{uuid.uuid4().hex[:8]}"
         lock_tmp: Path | None = None
@@ -318,7 +350,9 @@ def write_package(target: Path, files: Mapping[str, str], lock: tuple[Path, str]
             for rel, text in files.items():
                 path = staging / rel
                 path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_bytes(text.encode("utf-8"))
+                data = text.encode("utf-8")
+                if rel in changed or not _linked(target / rel, path, data):
+                    path.write_bytes(data)
             if lock is not None and _lock_differs(lock):
                 lock_tmp = _stage_lock(*lock)
             _kill_point("staged")

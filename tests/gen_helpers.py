@@ -89,11 +89,12 @@ def import_fresh(out: Path, package: str) -> ModuleType:
 def golden_package(case: str, out: Path) -> Path:
     """A golden tree made importable in ``out``: the golden files plus the runtime copies the golden
     trees leave out (each its source below the package's header, as ``render`` writes them)."""
+    from codegen.generate import file_header
     from codegen.render import runtime_sources
 
     target = out / case
     shutil.copytree(REPO / "tests" / "golden" / case, target, ignore=shutil.ignore_patterns("__pycache__"))
-    header = "".join((target / "__init__.py").read_text(encoding="utf-8").splitlines(keepends=True)[:2])
+    header = f"{file_header()}\n"
     for name, source in runtime_sources().items():
         (target / name).parent.mkdir(parents=True, exist_ok=True)
         (target / name).write_text(header + source.read_text(encoding="utf-8"), encoding="utf-8")
@@ -213,6 +214,15 @@ def toolgen_in_process(cwd: Path, *args: str, **env: str) -> subprocess.Complete
             mp.setenv(name, value)
         code = toolgen_main(["generate", *args])
     return subprocess.CompletedProcess(["toolgen", "generate", *args], code, stdout.getvalue(), stderr.getvalue())
+
+
+def forked_python(*args: str) -> dict[str, Any]:
+    """The fields of an infra server entry that run ``python ARGS`` as a fork of the tests'
+    pre-imported interpreter (tests/prefork.py, whose zygote runs with this PYTHONPATH): a real
+    process on the runtime's pipes that does not pay ``import mcp`` at every start."""
+    from prefork import python_args
+
+    return {"command": "python", "args": list(python_args(*args)), "env": {"PYTHONPATH": str(REPO)}}
 
 
 def error_line(proc: subprocess.CompletedProcess[str]) -> str:

@@ -23,7 +23,7 @@ from gen_helpers import REPO, generate, tree
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from codegen import datamodels
+from codegen import datamodels, render
 from codegen.cache import Cache
 
 CAPTURES = REPO / "tests" / "fixtures" / "mcp-tools-list"
@@ -55,12 +55,29 @@ def _edit(tools: list[dict[str, Any]], kind: str, index: int, word: str) -> None
         tool["name"] = f"{tool['name']}_{word}"
     elif kind == "remove" and len(tools) > 1:
         tools.remove(tool)
+    elif kind == "property_description" and props:  # the prepared schema stays; the docstring changes
+        props[sorted(props)[-1]]["description"] = word
+    elif kind == "title":
+        tool["title"] = word.title()
+    elif kind == "hints":
+        tool["annotations"] = {"readOnlyHint": word != "alpha", "destructiveHint": word == "gamma"}
 
 
 EDITS = st.lists(
     st.tuples(
         st.sampled_from(
-            ["description", "add_property", "retype_property", "output_schema", "drop_output", "rename", "remove"]
+            [
+                "description",
+                "add_property",
+                "retype_property",
+                "output_schema",
+                "drop_output",
+                "rename",
+                "remove",
+                "property_description",
+                "title",
+                "hints",
+            ]  # fmt: skip
         ),
         st.integers(0, 7),
         st.sampled_from(["alpha", "beta", "gamma"]),
@@ -102,6 +119,51 @@ def _project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "tools.json").write_text(json.dumps({"tools": _base()}))
     assert generate(tmp_path, ARGS, monkeypatch) == 0
     return tmp_path
+
+
+def _inodes(root: Path) -> dict[str, int]:
+    return {p.relative_to(root).as_posix(): p.stat().st_ino for p in root.rglob("*") if p.is_file()}
+
+
+def test_an_edit_rewrites_only_the_files_it_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``__init__.py`` alone names the inputs' hash, so a description edit changes two files (that
+    header, the method's docstring and ToolInfo; the stub's summary is the tool's title); the rest
+    keep their bytes and their very inode (staged as hard links, not written again), and only the
+    changed modules are formatted."""
+    project = _project(tmp_path, monkeypatch)
+    package = project / "out" / "pkg"
+    before, inodes = tree(package), _inodes(package)
+    tools = _base()
+    tools[0]["description"] = "A new description. Of the first tool."
+    (project / "tools.json").write_text(json.dumps({"tools": tools}))
+    formatted: list[str] = []
+    real = render.format_files
+
+    def counting(files: Any) -> Any:
+        formatted.extend(files)
+        return real(files)
+
+    monkeypatch.setattr(render, "format_files", counting)
+    assert generate(project, ARGS, monkeypatch) == 0
+    after = tree(package)
+    changed = sorted(name for name in after if after[name] != before.get(name))
+    assert changed == ["__init__.py", "_tools.py"]
+    assert formatted == ["_tools.py"]  # __init__.py differs in its header only, which is not formatted
+    kept = _inodes(package)
+    assert all(kept[name] == inodes[name] for name in after if name not in changed)
+    # A module edited by hand is formatted again, never taken for the formatted text it claims to be.
+    shutil.rmtree(project / "cold", ignore_errors=True)
+    (package / "inputs.py").write_text((package / "inputs.py").read_text() + "x  =  1\n")
+    tools[0]["description"] = "Another description."
+    (project / "tools.json").write_text(json.dumps({"tools": tools}))
+    formatted.clear()
+    assert generate(project, ARGS, monkeypatch) == 0
+    assert "inputs.py" in formatted
+    cold = tmp_path / "cold"
+    cold.mkdir()
+    (cold / "tools.json").write_text(json.dumps({"tools": tools}))
+    assert generate(cold, [*ARGS, "--no-cache"], monkeypatch) == 0
+    assert tree(package) == tree(cold / "out" / "pkg")
 
 
 def test_a_damaged_entry_is_a_miss_not_a_stale_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -59,7 +59,7 @@ def test_a_crafted_cache_entry_cannot_make_check_pass_a_tampered_package(cached_
     import hashlib
     import hmac
 
-    from codegen.cache import _canonical, _digest
+    from codegen.cache import _digest, _entry_text
 
     users = cached_project.parent
     _cached_run(cached_project, users / "attacker", "-q", "--no-cache")
@@ -71,13 +71,14 @@ def test_a_crafted_cache_entry_cannot_make_check_pass_a_tampered_package(cached_
     path = _only_entry(cached_project)
     entry = json.loads(path.read_text())
     entry["data"]["_tools.py"] += "import os; os.system('echo pwned')\n"
-    entry["sha256"] = _digest(_canonical(entry["data"]))
-    payload = _digest("files", entry["key"], _canonical(entry["data"])).encode()
-    entry["hmac"] = hmac.new(attacker_key, payload, hashlib.sha256).hexdigest()
-    path.write_text(json.dumps(entry))
-    proc = run_module(cached_project, "codegen", "generate", "--check", XDG_CACHE_HOME=str(users / "dev"))
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert "  changed  _tools.py\n" in proc.stdout
+    data_text = json.dumps(entry["data"], ensure_ascii=False)
+    for secret in (None, attacker_key):  # unkeyed, then keyed with the attacker's own secret
+        payload = _digest("files", entry["key"], data_text).encode()
+        forged = hmac.new(secret, payload, "sha256").hexdigest() if secret else hashlib.sha256(payload).hexdigest()
+        path.write_text(_entry_text(entry["key"], forged, data_text))
+        proc = run_module(cached_project, "codegen", "generate", "--check", XDG_CACHE_HOME=str(users / "dev"))
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        assert "  changed  _tools.py\n" in proc.stdout
 
 
 def test_a_cache_copied_from_another_user_is_a_miss(cached_project: Path) -> None:

@@ -14,13 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from prefork import python_args
+from gen_helpers import REPO, forked_python
 
 from codegen.cli import main as toolgen
 from mas.runtime.lockfile import canonical_tool, tool_hash
 from mas.runtime.registry import RuntimeRegistry
 
-REPO = Path(__file__).resolve().parents[2]
 SERVER = REPO / "tests" / "servers" / "noisy_default_server.py"
 IGNORE = [{"tool": "search", "pointer": "/inputSchema/properties/fields/default"}]
 
@@ -63,9 +62,8 @@ def test_the_pin_hash_sees_a_change_inside_a_default_but_not_a_reordered_require
 
 
 def _infra(folder: Path, start: int, *, ignore: bool, pin: bool = False) -> Path:
-    server: dict[str, Any] = {"name": "noisy", "protocol": "mcp", "transport": "stdio", "command": "python",
-                              "args": list(python_args(str(SERVER), str(start))), "connect_timeout_seconds": 20,
-                              "env": {"PYTHONPATH": str(REPO)}}  # fmt: skip
+    server: dict[str, Any] = {"name": "noisy", "protocol": "mcp", "transport": "stdio",
+                              **forked_python(str(SERVER), str(start)), "connect_timeout_seconds": 20}  # fmt: skip
     if ignore:
         server["drift_ignore"] = IGNORE
     if pin:

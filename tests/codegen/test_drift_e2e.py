@@ -13,8 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gen_helpers import REPO, generate
-from prefork import python_args
+from gen_helpers import forked_python, generate
 
 from codegen.cli import main as toolgen_main
 from mas.runtime.config import ConfigError, MCPServerConfig
@@ -26,13 +25,13 @@ DESCRIBED = "description-rewritten"
 
 
 def _infra(path: Path, drift: str | None = None, pin: str | None = None) -> Path:
-    # The server is a fork of the tests' pre-imported interpreter (tests/prefork.py), with its PYTHONPATH.
-    args = json.dumps(list(python_args("-m", "mas.samples.mcp_server", *(["--drift", drift] if drift else []))))
+    server = forked_python("-m", "mas.samples.mcp_server", *(["--drift", drift] if drift else []))
     pinning = f"      pin: {pin}\n      lock: lock.json\n" if pin else ""
     path.write_text(
         "kind: ToolServerRegistry\nspec:\n  servers:\n"
-        f"    - name: sample\n      protocol: mcp\n      transport: stdio\n      command: python\n      args: {args}\n"
-        f"      env: {{PYTHONPATH: {json.dumps(str(REPO))}}}\n      connect_timeout_seconds: 20\n{pinning}",
+        "    - name: sample\n      protocol: mcp\n      transport: stdio\n"
+        + "".join(f"      {key}: {json.dumps(value)}\n" for key, value in server.items())
+        + f"      connect_timeout_seconds: 20\n{pinning}",
         encoding="utf-8",
     )
     return path

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gen_helpers import REPO, generate, tree
+from gen_helpers import REPO, forked_python, generate, tree
 
 from codegen.cli import main as toolgen_main
 
@@ -48,8 +48,11 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("inferred-drift")
     (folder / "infra.yaml").write_text(
         "kind: ToolServerRegistry\nspec:\n  servers:\n"
-        "    - name: sample\n      protocol: mcp\n      transport: stdio\n      command: python\n"
-        "      args: [-m, mas.samples.mcp_server]\n      connect_timeout_seconds: 20\n",
+        "    - name: sample\n      protocol: mcp\n      transport: stdio\n      connect_timeout_seconds: 20\n"
+        + "".join(
+            f"      {key}: {json.dumps(value)}\n"
+            for key, value in forked_python("-m", "mas.samples.mcp_server").items()
+        ),
         encoding="utf-8",
     )
     recorded = _recorded()

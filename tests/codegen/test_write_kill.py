@@ -17,8 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from gen_helpers import REPO, error_line, toolgen_in_process, toolgen_process, tree
-from prefork import python_args
+from gen_helpers import error_line, forked_python, toolgen_in_process, toolgen_process, tree
 
 pytestmark = pytest.mark.slow  # a live server for every run, a toolgen process for every kill
 
@@ -29,15 +28,13 @@ _KILL_POINTS = ("staged", "committed", "retired", "swapped", "locked")
 
 
 def _infra_text(drift: bool) -> str:
-    # The server is a fork of an interpreter that has imported the MCP SDK (tests/prefork.py): a real
-    # process on toolgen's pipes, without ``import mcp`` at every run; like the zygote, it runs mas
-    # from the checkout (PYTHONPATH).
-    args = list(python_args("-m", "mas.samples.mcp_server", *(["--drift", "param-removed"] if drift else [])))
-    return (
-        "apiVersion: toolgen/v1\nkind: ToolServerRegistry\nmetadata: {name: s}\nspec:\n  servers:\n"
-        f"    - {{name: sample, protocol: mcp, transport: stdio, command: python, args: {json.dumps(args)},"
-        f" env: {{PYTHONPATH: {json.dumps(str(REPO))}}}, connect_timeout_seconds: 30}}\n"
-    )
+    # The server is a fork of the tests' pre-imported interpreter (tests/prefork.py): a real process
+    # on toolgen's pipes, without ``import mcp`` at every run.
+    args = ["--drift", "param-removed"] if drift else []
+    server = {"name": "sample", "protocol": "mcp", "transport": "stdio", "connect_timeout_seconds": 30,
+              **forked_python("-m", "mas.samples.mcp_server", *args)}  # fmt: skip
+    return json.dumps({"apiVersion": "toolgen/v1", "kind": "ToolServerRegistry", "metadata": {"name": "s"},
+                       "spec": {"servers": [server]}})  # fmt: skip
 
 
 _PAIR_ARGS = ("--infra", "infra.yaml", "--out", "out", "--package", "pkg", "--no-cache")
