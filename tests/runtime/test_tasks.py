@@ -392,7 +392,6 @@ def test_the_async_handle_answers_the_clarification_and_completes(generated: tup
     assert "- **Clarification**: snake" in value.text
 
 
-
 class _TimedOutSession:
     """Answers every request as the SDK does when the request's bound runs out."""
 
