@@ -319,8 +319,6 @@ class Tasks:
         try:
             return await self.session.send_request(request, types.CallToolResult, timeout)
         except MCPError as exc:
-            if exc.code == types.REQUEST_TIMEOUT:
-                raise TimeoutError from None
             raise self._lost(task_id, exc) from None
 
     async def update(self, task_id: str, responses: dict[str, types.InputResponse], timeout: float | None) -> None:
@@ -348,7 +346,12 @@ class Tasks:
             logger.info("tasks/cancel %r was not acknowledged: %s", task_id, type(exc).__name__)
         return None
 
-    def _lost(self, task_id: str, exc: MCPError) -> TaskEnded:
+    def _lost(self, task_id: str, exc: MCPError) -> TaskEnded | TimeoutError:
+        """What a failed ``tasks/*`` request means for the call that follows the task."""
+        if exc.code == types.REQUEST_TIMEOUT:
+            # Every request made while following a task is bounded by what is left of the call's
+            # own deadline: its running out is the call timing out, whichever request was waiting.
+            return TimeoutError()
         if exc.code == types.INVALID_PARAMS:  # the spec's answer for an unknown or expired task id
             return TaskEnded("protocol", f"task {task_id!r} is unknown to the server (expired?): {exc.message}")
         if exc.code == types.CONNECTION_CLOSED:

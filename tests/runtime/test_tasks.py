@@ -23,6 +23,8 @@ from typing import Any
 
 import pytest
 from gen_helpers import generate, import_fresh
+from mcp import types as mcp_types
+from mcp.shared.exceptions import MCPError
 from mcp_helpers import free_port, http_config, http_sample_server, stdio_config
 from npm_cache import Unavailable, install, package_dir
 
@@ -388,3 +390,34 @@ def test_the_async_handle_answers_the_clarification_and_completes(generated: tup
     state, value = asyncio.run(main())
     assert state in ("working", "input_required")
     assert "- **Clarification**: snake" in value.text
+
+
+class _TimedOutSession:
+    """Answers every request as the SDK does when the request's bound runs out."""
+
+    async def send_request(self, *args: Any) -> Any:
+        raise MCPError(mcp_types.REQUEST_TIMEOUT, "Timed out while waiting for response")
+
+
+@pytest.mark.parametrize("method", ["get", "payload", "update"])
+def test_a_tasks_request_that_outlives_the_calls_deadline_is_the_call_timing_out(method: str) -> None:
+    """Every request made while following a task is bounded by what is left of the call's deadline,
+    so the SDK's request timeout there is the call's timeout, not a protocol fault (``tasks/get``
+    timing out on a busy machine was reported as ``protocol``)."""
+    tasks = _mcp_tasks.Tasks(_TimedOutSession(), "2025-11-25")  # type: ignore[arg-type]
+    request = tasks.update("t1", {}, 0.1) if method == "update" else getattr(tasks, method)("t1", 0.1)
+    with pytest.raises(TimeoutError):
+        asyncio.run(request)
+
+
+LOST_KINDS = [
+    (mcp_types.INVALID_PARAMS, "protocol"),
+    (mcp_types.CONNECTION_CLOSED, "unavailable"),
+    (-32603, "protocol"),
+]
+
+
+@pytest.mark.parametrize(("code", "kind"), LOST_KINDS)
+def test_other_failed_tasks_requests_end_the_task_by_kind(code: int, kind: str) -> None:
+    lost = _mcp_tasks.Tasks(None, "2025-11-25")._lost("t1", MCPError(code, "no"))  # type: ignore[arg-type]
+    assert isinstance(lost, _mcp_tasks.TaskEnded) and lost.kind == kind
