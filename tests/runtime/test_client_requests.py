@@ -325,3 +325,31 @@ def test_one_handler_answers_whichever_way_the_server_asks(sample_pkg: tuple[Mod
         "action": "accept",
         "content": {"name": "Lin", "age": 36, "score": 9.5, "plan": "free", "newsletter": False},
     }
+
+
+def test_a_second_caller_answering_a_round_another_call_follows_is_refused_at_once() -> None:
+    # Two callers resume one input round. The one whose answer goes out follows the call to its
+    # end; the other is refused at once (it used to wait forever for a result it could never get).
+    # Both resumes are queued on the provider's loop back to back, long before the server's
+    # answer to the first can come back through its pipes.
+    with MCPToolProvider(sample_config("elicitation")) as provider:
+        first = provider.call_tool("ask_profile", {}, timeout_seconds=20)
+        assert first.result_type == "input_required", first.to_dict()
+        requests = first.result["inputRequests"]
+        answers = {key: {"action": "accept", "content": {"name": "Lin"}} for key in requests}
+
+        async def resume() -> Any:
+            return await provider.acall_tool(
+                "ask_profile", {}, timeout_seconds=20, input_responses=answers,
+                request_state=first.result["requestState"],
+            )  # fmt: skip
+
+        async def both() -> list[Any]:
+            return list(await asyncio.wait_for(asyncio.gather(resume(), resume()), 30))
+
+        envelopes = asyncio.run(both())
+    [answered] = [e for e in envelopes if not e.is_error]
+    [refused] = [e for e in envelopes if e.is_error]
+    assert answered.structured_content["answer"]["content"]["name"] == "Lin"
+    assert refused.error_kind == "protocol"
+    assert "another call is answering this input round" in str(refused.result)
