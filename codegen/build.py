@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
-from codegen.cache import Cache, Memo
+from codegen.cache import Cache, Memo, tool_digests
 from codegen.code_mode import build_code_mode, summary_line
 from codegen.datamodels import ModelModule, generate_models, input_group, input_groups_for, model_code
 from codegen.errors import Degradation, GenerateError
@@ -22,6 +22,7 @@ from codegen.model import (
     ParamSpec,
     SourceTools,
     ToolSpec,
+    spec_json,
 )
 from codegen.naming import assign_names, class_name, unique
 from codegen.schemas import Report, SchemaDocument, json_type, pointer, wrapped_key
@@ -81,12 +82,14 @@ def build_package(
     parallel: bool | None = None,
     inferred: Mapping[str, Mapping[str, InferredOutput]] | None = None,
     cache: Cache | None = None,
+    digests: Mapping[int, str | None] | None = None,
 ) -> PackageSpec:
     """``header`` heads every file, ``init_header`` (default: ``header``) the package's ``__init__.py``.
 
     ``inferred`` maps a source name and a wire name to an output type learned from samples
-    (``codegen/infer.py``); it stands in for a missing ``outputSchema`` on the same path."""
-    builder = _Builder(sources, inferred or {}, cache, package)
+    (``codegen/infer.py``); it stands in for a missing ``outputSchema`` on the same path.
+    ``digests``: ``cache.tool_digests(sources)``, when the caller took them already."""
+    builder = _Builder(sources, inferred or {}, cache, package, digests)
     spec = builder.build(package=package, header=header, parallel=parallel)
     if init_header is not None:
         spec = replace(spec, init_header=init_header)
@@ -107,6 +110,7 @@ class _Builder:
         inferred: Mapping[str, Mapping[str, InferredOutput]],
         cache: Cache | None,
         package: str = "",
+        digests: Mapping[int, str | None] | None = None,
     ) -> None:
         for source in sources:
             check_tools(source)
@@ -130,7 +134,8 @@ class _Builder:
         self.stubs = Memo(cache, "stubs", package)
         self.specs = Memo(cache, "specs", package)
         self.schemas = Memo(cache, "schemas", package)
-        self.digests: dict[int, str | None] = {}  # id of a tool -> Memo.key of it (None: no JSON spelling)
+        #: id of a tool -> Memo.key of it (None: no JSON spelling)
+        self.digests = dict(digests) if digests is not None else tool_digests(sources)
 
     def save(self) -> None:
         for memo in (self.outlines, self.stubs, self.specs, self.schemas):
@@ -224,8 +229,7 @@ class _Builder:
             )
             report((*at, "inputSchema"), "input-without-type", f'inputSchema has no "type"{what}')
         input_def = unique(base + "Input", self.used_defs)
-        digest = Memo.key(tool)  # once per tool: the memos' keys name the tool by it
-        self.digests[id(tool)] = digest
+        digest = self.digests[id(tool)]  # the memos' keys name the tool by it
         input_names = self.inputs.add(
             input_def,
             tool["inputSchema"],
@@ -304,7 +308,7 @@ class _Builder:
             try:
                 spec = self.tool_spec(plan, in_models, out_models)
                 found = {
-                    "spec": _spec_json(spec),
+                    "spec": spec_json(spec),
                     "needed": sorted([local, *where] for local, where in self.needed.items()),
                     "shim": sorted(self.shim_names),
                 }
@@ -398,15 +402,6 @@ class _Builder:
     def _any(self) -> str:
         self.needed["Any"] = ("typing", "Any")
         return "Any"
-
-
-def _spec_json(spec: ToolSpec) -> dict[str, Any]:
-    """A ``ToolSpec`` as JSON the memo keeps (``_spec_from`` reads it back equal)."""
-    out = {f.name: getattr(spec, f.name) for f in fields(ToolSpec)}
-    out["params"] = [[getattr(p, f.name) for f in fields(ParamSpec)] for p in spec.params]
-    out["hints"] = [[key, value] for key, value in spec.hints.items()]
-    out["info_extra"] = [list(pair) for pair in spec.info_extra]
-    return out
 
 
 def _spec_from(data: Mapping[str, Any]) -> ToolSpec:

@@ -5,7 +5,7 @@ Four kinds of entry, each keyed by a SHA-256 over everything that can change it:
 - ``files``: the whole rendered package, keyed by the canonical sources, the package name and
   the generator's fingerprint. An unchanged catalog is never built again.
 - ``models``: the code of one datamodel-code-generator run (the outputs, the code-mode stubs'
-  outputs, or one group of about 64 tools' inputs), keyed by the prepared schema document it
+  outputs, or one group of tools' inputs), keyed by the prepared schema document it
   was generated from and the definition names of its kind. Descriptions and titles are not in
   that document, so a changed description rebuilds only the wrappers, a changed output schema
   the output runs, and a changed input schema the one group of inputs that holds it.
@@ -50,12 +50,12 @@ from typing import Any
 
 from codegen.model import SourceTools
 
-__all__ = ["CACHE_DIR_NAME", "Cache", "Memo", "fingerprint", "runtime_files"]
+__all__ = ["CACHE_DIR_NAME", "Cache", "Memo", "fingerprint", "runtime_files", "tool_digests"]
 
 CACHE_DIR_NAME = ".toolgen-cache"
 _FORMAT = 3  # bump when an entry's layout changes (2: a keyed digest; 3: of the data as stored)
 #: Entries kept per kind; the oldest beyond this are removed when a new one is stored.
-_KEEP = {"files": 4, "models": 256, "splits": 4, "memo": 32}  # models: a 1,000-tool build stores 18 (16 input groups)
+_KEEP = {"files": 4, "models": 256, "splits": 4, "memo": 32}  # models: a 1,000-tool build stores 65 (63 input groups)
 _HERE = Path(__file__).resolve().parent
 _README = "toolgen's cache: safe to delete; never commit it.\n"
 
@@ -167,6 +167,13 @@ def _canonical(data: Any) -> str:
     return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=repr)
 
 
+def tool_digests(sources: Sequence[SourceTools]) -> dict[int, str | None]:
+    """Each tool's ``Memo.key``, by ``id`` of the tool: taken once per run, it names the tool in the
+    files' key, the header's memo and the build's memos. None for a tool JSON cannot spell exactly
+    (a YAML date): those keys take the tool's text instead (a list, never a hex digest)."""
+    return {id(tool): Memo.key(tool) for source in sources for tool in source.tools}
+
+
 class Cache:
     """The cache in ``root``; ``Cache(None)`` is a cache that never hits and stores nothing."""
 
@@ -177,10 +184,18 @@ class Cache:
 
     @staticmethod
     def files_key(
-        sources: Sequence[SourceTools], package: str, inferred: Mapping[str, Mapping[str, Any]] | None = None
+        sources: Sequence[SourceTools],
+        package: str,
+        inferred: Mapping[str, Mapping[str, Any]] | None = None,
+        digests: Mapping[int, str | None] | None = None,
     ) -> str:
-        """Every input of the files: the sources as given and the output types inferred from samples."""
-        described = [[s.name, s.kind, s.origin, s.wire_prefix, list(s.tools)] for s in sources]
+        """Every input of the files: the sources as given (each tool by its digest, ``tool_digests``)
+        and the output types inferred from samples."""
+        digests = tool_digests(sources) if digests is None else digests
+        described = [
+            [s.name, s.kind, s.origin, s.wire_prefix, [digests[id(t)] or _canonical([t]) for t in s.tools]]
+            for s in sources
+        ]
         learned = {
             source: {tool: vars(found) for tool, found in by_tool.items()}
             for source, by_tool in (inferred or {}).items()
