@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from codegen.cache import Cache, Memo, tool_digests
@@ -22,7 +22,6 @@ from codegen.model import (
     ParamSpec,
     SourceTools,
     ToolSpec,
-    spec_json,
 )
 from codegen.naming import assign_names, class_name, unique
 from codegen.schemas import Report, SchemaDocument, json_type, pointer, wrapped_key
@@ -308,7 +307,7 @@ class _Builder:
             try:
                 spec = self.tool_spec(plan, in_models, out_models)
                 found = {
-                    "spec": spec_json(spec),
+                    "spec": _spec_json(spec),
                     "needed": sorted([local, *where] for local, where in self.needed.items()),
                     "shim": sorted(self.shim_names),
                 }
@@ -402,6 +401,15 @@ class _Builder:
     def _any(self) -> str:
         self.needed["Any"] = ("typing", "Any")
         return "Any"
+
+
+def _spec_json(spec: ToolSpec) -> dict[str, Any]:
+    """A ``ToolSpec`` as JSON the memo keeps (``_spec_from`` reads it back equal)."""
+    out = {f.name: getattr(spec, f.name) for f in fields(ToolSpec)}
+    out["params"] = [[getattr(p, f.name) for f in fields(ParamSpec)] for p in spec.params]
+    out["hints"] = [[key, value] for key, value in spec.hints.items()]
+    out["info_extra"] = [list(pair) for pair in spec.info_extra]
+    return out
 
 
 def _spec_from(data: Mapping[str, Any]) -> ToolSpec:

@@ -582,42 +582,61 @@ _EMPTY = "from __future__ import annotations\n"
 
 
 def _joined(codes: Sequence[str], memo: Memo | None) -> str | None:
-    """``join_modules``, kept in ``memo`` under the digests of the modules joined."""
-    key = Memo.key("joined", [hashlib.sha256(c.encode("utf-8", "surrogatepass")).hexdigest() for c in codes])
+    """``join_modules``, kept in ``memo`` under the digests of the modules joined; each module's
+    part of the join (``_join_part``) is kept under its own digest, so after an edit only the
+    edited group's module is parsed."""
+    digests = [hashlib.sha256(c.encode("utf-8", "surrogatepass")).hexdigest() for c in codes]
+    key = Memo.key("joined", digests)
     found = memo.get(key) if memo is not None else None
     if found is None:
-        found = {"code": join_modules(codes)}
+        parts = []
+        for module, digest in zip(codes, digests, strict=True):
+            part_key = Memo.key("join-part", digest)
+            part = memo.get(part_key) if memo is not None else None
+            if part is None:
+                part = _join_part(module)
+                if memo is not None:
+                    memo.put(part_key, part)
+            parts.append(part)
+        found = {"code": join_modules(codes, parts)}
         if memo is not None:
             memo.put(key, found)
     code: str | None = found["code"]
     return code
 
 
-def join_modules(codes: Sequence[str]) -> str | None:
+def _join_part(code: str) -> dict[str, Any]:
+    """What ``join_modules`` reads of one module: its leading ``from`` imports (module, names),
+    the names it defines after them, and the line its statements start after."""
+    tree = ast.parse(code)
+    imports: list[list[Any]] = []
+    leading = 0  # the module's first statements that are imports
+    while leading < len(tree.body) and isinstance(stmt := tree.body[leading], ast.ImportFrom) and stmt.module:
+        imports.append([stmt.module, [a.name if a.asname is None else f"{a.name} as {a.asname}" for a in stmt.names]])
+        leading += 1
+    defined = [name for stmt in tree.body[leading:] for name in defined_names(stmt)]
+    after = (tree.body[leading - 1].end_lineno or 0) if leading else 0
+    return {"imports": imports, "defined": defined, "after": after, "empty": leading == len(tree.body)}
+
+
+def join_modules(codes: Sequence[str], parts: Sequence[Mapping[str, Any]] | None = None) -> str | None:
     """Model modules as one: their imports merged (one line per module, names sorted), then each
-    module's statements in turn.
+    module's statements in turn. ``parts``: each module's ``_join_part``, when known.
 
     None when two of them define one name (a nested class of one group named like a class of
     another): the caller then makes the module in one run, which names the two apart."""
     imported: dict[str, set[str]] = {}
     bodies: list[str] = []
     defined: set[str] = set()
-    for code in codes:
-        tree = ast.parse(code)
-        leading = 0  # the module's first statements that are imports
-        while leading < len(tree.body) and isinstance(stmt := tree.body[leading], ast.ImportFrom) and stmt.module:
-            names = imported.setdefault(stmt.module, set())
-            names.update(a.name if a.asname is None else f"{a.name} as {a.asname}" for a in stmt.names)
-            leading += 1
-        rest = tree.body[leading:]
-        for stmt in rest:
-            for name in defined_names(stmt):
-                if name in defined:
-                    return None
-                defined.add(name)
-        if rest:
-            after = (tree.body[leading - 1].end_lineno or 0) if leading else 0
-            bodies.append("\n".join(code.split("\n")[after:]).strip("\n"))  # "\n": as the parser counts
+    for code, part in zip(codes, parts if parts is not None else [_join_part(c) for c in codes], strict=True):
+        for module, names in part["imports"]:
+            imported.setdefault(module, set()).update(names)
+        for name in part["defined"]:
+            if name in defined:
+                return None
+            defined.add(name)
+        if not part["empty"]:
+            bodies.append("\n".join(code.split("\n")[part["after"] :]).strip("\n"))  # "\n": as the parser counts
     if not bodies:
         return _EMPTY
     future = imported.pop("__future__", set()) | {"annotations"}

@@ -7,7 +7,7 @@ as data (``wire_name``) or as an already-escaped Python literal (``*_literal``),
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from codegen.errors import Degradation
@@ -98,16 +98,6 @@ class ToolSpec:
     def optional(self) -> tuple[ParamSpec, ...]:
         """The parameters that may be left out (their omission value drops them from the call)."""
         return tuple(p for p in self.params if not p.required)
-
-
-def spec_json(spec: ToolSpec) -> dict[str, Any]:
-    """A ``ToolSpec`` as JSON: what the cache's memo keeps of it, and keys its rendered parts by
-    (``build._spec_from`` reads it back equal)."""
-    out = {f.name: getattr(spec, f.name) for f in fields(ToolSpec)}
-    out["params"] = [[getattr(p, f.name) for f in fields(ParamSpec)] for p in spec.params]
-    out["hints"] = [[key, value] for key, value in spec.hints.items()]
-    out["info_extra"] = [list(pair) for pair in spec.info_extra]
-    return out
 
 
 @dataclass(frozen=True)

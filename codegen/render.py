@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from codegen.errors import GenerateError
 from codegen.formatting import format_files
-from codegen.model import SHARED_MODULE, PackageSpec, ToolSpec, spec_json
+from codegen.model import SHARED_MODULE, PackageSpec, ToolSpec
 from mas.runtime.contracts import _rules
 
 if TYPE_CHECKING:
@@ -141,10 +141,10 @@ _MARK_LINE = re.compile(rf"(?:    )?# {_MARK}(\d+)")
 _PLACEHOLDER = re.compile(rf"{_MARK}(\d+) = None|    def {_MARK}(\d+)\(self\):")
 
 
-def _part_key(tool: ToolSpec, prefix: str) -> str | None:
-    from codegen.cache import Memo  # see the import for type checkers above
-
-    return Memo.key("tool-parts", prefix, spec_json(tool))
+def _part_key(tool: ToolSpec, prefix: str) -> str:
+    """A digest of all a tool's parts are made of: its spec (every field, in its ``repr``, which
+    quotes each string exactly) and its namespace's class prefix."""
+    return _sha256(repr((prefix, tool)))
 
 
 def _tool_parts(macros: Any, tool: ToolSpec, prefix: str) -> list[str]:
