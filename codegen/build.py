@@ -8,7 +8,14 @@ from typing import Any
 
 from codegen.cache import Cache, Memo, tool_digests
 from codegen.code_mode import build_code_mode, summary_line
-from codegen.datamodels import ModelModule, generate_models, input_group, input_groups_for, model_code
+from codegen.datamodels import (
+    ModelModule,
+    ModelWorker,
+    generate_models,
+    input_group,
+    input_groups_for,
+    model_code,
+)
 from codegen.errors import Degradation, GenerateError
 from codegen.infer import InferredOutput
 from codegen.literals import docstring_literal, docstring_text, json_default_literal, str_literal, wire_literal
@@ -82,13 +89,16 @@ def build_package(
     inferred: Mapping[str, Mapping[str, InferredOutput]] | None = None,
     cache: Cache | None = None,
     digests: Mapping[int, str | None] | None = None,
+    worker: ModelWorker | None = None,
 ) -> PackageSpec:
     """``header`` heads every file, ``init_header`` (default: ``header``) the package's ``__init__.py``.
 
     ``inferred`` maps a source name and a wire name to an output type learned from samples
     (``codegen/infer.py``); it stands in for a missing ``outputSchema`` on the same path.
-    ``digests``: ``cache.tool_digests(sources)``, when the caller took them already."""
+    ``digests``: ``cache.tool_digests(sources)``, when the caller took them already; ``worker``:
+    a ``ModelWorker`` started for this build."""
     builder = _Builder(sources, inferred or {}, cache, package, digests)
+    builder.worker = worker
     spec = builder.build(package=package, header=header, parallel=parallel)
     if init_header is not None:
         spec = replace(spec, init_header=init_header)
@@ -135,6 +145,7 @@ class _Builder:
         self.schemas = Memo(cache, "schemas", package)
         #: id of a tool -> Memo.key of it (None: no JSON spelling)
         self.digests = dict(digests) if digests is not None else tool_digests(sources)
+        self.worker: ModelWorker | None = None  # runs the model jobs the build misses, when started
 
     def save(self) -> None:
         for memo in (self.outlines, self.stubs, self.specs, self.schemas):
@@ -200,7 +211,12 @@ class _Builder:
             groups[group_of[name]][name] = schema
         documents = [self.inputs.document(defs) for defs in groups if defs]
         return generate_models(
-            documents, self.outputs.document(), parallel=parallel, cache=self.cache, outlines=self.outlines
+            documents,
+            self.outputs.document(),
+            parallel=parallel,
+            cache=self.cache,
+            outlines=self.outlines,
+            worker=self.worker,
         )
 
     def report(self, source: SourceTools, wire: str, index: int) -> Report:

@@ -174,6 +174,10 @@ def tool_digests(sources: Sequence[SourceTools]) -> dict[int, str | None]:
     return {id(tool): Memo.key(tool) for source in sources for tool in source.tools}
 
 
+def _memo_entry(table: str, scope: str) -> str:
+    return _digest("memo", fingerprint(), table, scope)
+
+
 class Cache:
     """The cache in ``root``; ``Cache(None)`` is a cache that never hits and stores nothing."""
 
@@ -249,6 +253,10 @@ class Cache:
 
     def put_split(self, key: str, modules: Sequence[tuple[str, Sequence[str], str]]) -> None:
         self._write("splits", key, [[name, list(names), code] for name, names, code in modules])
+
+    def has_memo(self, table: str, scope: str) -> bool:
+        """Whether the memo table ``table`` of ``scope`` was stored by this generator (unread)."""
+        return self.root is not None and self._path("memo", _memo_entry(table, scope)).is_file()
 
     def memo(self, table: str, scope: str) -> Memo:
         """The memo table ``table`` of the package ``scope`` (each package's build keeps its own)."""
@@ -332,7 +340,7 @@ class Memo:
 
     def __init__(self, cache: Cache | None, table: str, scope: str) -> None:
         self._cache = cache if cache is not None and cache.root is not None else None
-        self._entry = _digest("memo", fingerprint(), table, scope) if self._cache else ""
+        self._entry = _memo_entry(table, scope) if self._cache else ""
         self._old: dict[str, str] = {}
         if self._cache is not None:
             found = self._cache._read("memo", self._entry)

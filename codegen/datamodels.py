@@ -22,7 +22,7 @@ import zlib
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from codegen.cache import Cache, Memo
 from codegen.errors import GenerateError
@@ -30,12 +30,16 @@ from codegen.literals import wire_literal
 from codegen.naming import class_name
 from codegen.syntax import Copying, defined_names
 
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+
 __all__ = [
     "INPUT_GROUP_TOOLS",
     "PARALLEL_MIN_DEFINITIONS",
     "STUB_RUN",
     "Chunk",
     "ModelModule",
+    "ModelWorker",
     "generate_models",
     "input_group",
     "input_groups_for",
@@ -518,6 +522,71 @@ def _runs(jobs: list[_Job]) -> list[str | None]:
     return [job.run() for job in jobs]
 
 
+#: From this many tools, a rerun after an edit starts ``ModelWorker`` first: the model
+#: generator's import (~0.4 s) then overlaps the plans, keys and specs (as long, at this size).
+WARM_WORKER_TOOLS = LARGE_CATALOG_TOOLS
+#: What the worker generates first, to import every module of the model generator it needs.
+_WARM_UP = {"$defs": {"Warm": {"type": "object", "properties": {"a": {"type": "integer"}}}}}
+
+
+def _serve(conn: Connection) -> None:
+    """The worker: warm up, then run the one batch of jobs it is sent, or exit when it is sent none."""
+    try:
+        model_code(_WARM_UP, kind="inputs")
+        jobs = conn.recv()
+        try:
+            conn.send(("done", _runs(jobs)))
+        except Exception as exc:  # a GenerateError of a job: the parent raises it
+            conn.send(("failed", exc))
+    except (EOFError, OSError):  # the parent needed no model, or is gone
+        pass
+    finally:
+        os._exit(0)  # a fork: never flush or run what the parent's process would at exit
+
+
+class ModelWorker:
+    """A forked process that imports datamodel-code-generator while the build plans, then runs
+    the model jobs this build misses (an edited group of inputs, say) while the parent runs the
+    outputs. Used once; ``close`` ends it whether or not it was used."""
+
+    def __init__(self) -> None:
+        context = multiprocessing.get_context("fork")
+        self._conn, child = context.Pipe()
+        self._process = context.Process(target=_serve, args=(child,), daemon=True)
+        self._process.start()
+        child.close()
+        self.used = False
+
+    @staticmethod
+    def start(tools: int) -> ModelWorker | None:
+        """A worker when the catalog is large enough to pay for it and a fork is safe."""
+        return ModelWorker() if tools >= WARM_WORKER_TOOLS and _can_fork() else None
+
+    def submit(self, jobs: list[_Job]) -> None:
+        self.used = True
+        self._conn.send(jobs)
+
+    def results(self) -> list[str | None]:
+        # Bounded by the worker's life: a worker killed (out of memory, say) ends the wait.
+        while not self._conn.poll(1.0):
+            if not self._process.is_alive() and not self._conn.poll(0):
+                raise GenerateError("the model worker ended without an answer")
+        try:
+            status, value = self._conn.recv()
+        except (EOFError, OSError) as exc:
+            raise GenerateError("the model worker ended without an answer") from exc
+        if status == "failed":
+            raise value
+        return cast(list[str | None], value)
+
+    def close(self) -> None:
+        self.used = True
+        if self._process.is_alive():
+            self._process.kill()
+        self._process.join(timeout=10)
+        self._conn.close()
+
+
 def generate_models(
     inputs: Sequence[Mapping[str, Any]],
     outputs: Mapping[str, Any],
@@ -525,10 +594,12 @@ def generate_models(
     parallel: bool | None = None,
     cache: Cache | None = None,
     outlines: Memo | None = None,
+    worker: ModelWorker | None = None,
 ) -> tuple[ModelModule, ModelModule, ModelModule | None]:
     """Input TypedDicts, output models and the code-mode stubs' output TypedDicts: batched runs,
     on two cores when the catalog is large enough to pay for a forked worker (``parallel=None``
-    decides by size): the outputs here, the others in the worker.
+    decides by size): the outputs here, the others in the worker. Fewer runs than that go to
+    ``worker`` when one was started (warmed up while the build planned), else run here.
 
     ``inputs`` are the input definitions in groups (``input_group``), one run each, joined into
     one module afterwards; a run whose document was generated before comes from ``cache``."""
@@ -544,6 +615,8 @@ def generate_models(
         parallel = size >= PARALLEL_MIN_DEFINITIONS and _can_fork()
     here = [i for i in missing if jobs[i].name == "outputs"]
     there = [i for i in missing if jobs[i].name != "outputs"]
+    if worker is not None and not there:
+        worker.close()  # nothing for it (a description edit): its warm-up ends here
     if here and there and parallel and _can_fork():
         context = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
@@ -551,6 +624,12 @@ def generate_models(
             codes[here[0]] = jobs[here[0]].run()
             for i, code in zip(there, pending.result(), strict=True):
                 codes[i] = code
+    elif there and worker is not None and not worker.used:  # warmed up already: it runs them
+        worker.submit([jobs[i] for i in there])
+        for i in here:
+            codes[i] = jobs[i].run()
+        for i, code in zip(there, worker.results(), strict=True):
+            codes[i] = code
     else:
         for i in missing:
             codes[i] = jobs[i].run()

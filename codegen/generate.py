@@ -285,21 +285,30 @@ def render_files(
         return files, tuple(Degradation(**d) for d in found)
     # Imported here: a cached run never loads datamodel-code-generator or Jinja2.
     from codegen.build import build_package
+    from codegen.datamodels import ModelWorker
     from codegen.render import render_package
 
-    canonical = cache.memo("canonical", package)
-    header = header_for(sources, package, inferred, canonical, digests)
-    canonical.save()
     with few_collections():
-        pkg = build_package(
-            sources,
-            package=package,
-            header=file_header(),
-            init_header=header,
-            inferred=inferred,
-            cache=cache,
-            digests=digests,
-        )
+        # A rerun of a package built before (an edit): the model generator warms up meanwhile.
+        rerun = cache.has_memo("specs", package)
+        worker = ModelWorker.start(sum(len(s.tools) for s in sources)) if rerun else None
+        try:
+            canonical = cache.memo("canonical", package)
+            header = header_for(sources, package, inferred, canonical, digests)
+            canonical.save()
+            pkg = build_package(
+                sources,
+                package=package,
+                header=file_header(),
+                init_header=header,
+                inferred=inferred,
+                cache=cache,
+                digests=digests,
+                worker=worker,
+            )
+        finally:
+            if worker is not None:
+                worker.close()
         formatted, parts = cache.memo("formatted", package), cache.memo("parts", package)
         files = render_package(pkg, formatted, (lambda rel: previous_text(target / rel)) if target else None, parts)
         formatted.save()

@@ -239,6 +239,43 @@ def test_an_edited_input_schema_reruns_its_group_only_and_equals_a_cold_run(
     assert "extra: NotRequired[list[int]]" in (project / "out" / "pkg" / "inputs.py").read_text()
 
 
+def test_a_warmed_model_worker_runs_the_edited_group_and_the_output_equals_a_cold_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rerun of a large catalog starts datamodels.ModelWorker first (here: of any catalog); the
+    edited group's run is its, not this process's, and the package is the cold run's. A
+    description edit gives it nothing to run: the build ends it and runs no model either."""
+    if not datamodels._can_fork():
+        pytest.skip("no fork here (another thread is alive, or one core)")
+    monkeypatch.setattr(datamodels, "WARM_WORKER_TOOLS", 1)
+    monkeypatch.setattr(datamodels, "INPUT_GROUP_TOOLS", 1)
+    (tmp_path / "warm").mkdir()
+    project = _project(tmp_path / "warm", monkeypatch)
+    here: list[str] = []
+    real = datamodels.model_code
+
+    def recording(document: Any, *, kind: str, **more: Any) -> str:
+        here.append(kind)  # the worker's runs append to its own copy of this list
+        return real(document, kind=kind, **more)
+
+    monkeypatch.setattr(datamodels, "model_code", recording)
+    tools = _base()
+    tools[1]["inputSchema"]["properties"]["extra"] = {"type": "array", "items": {"type": "integer"}}
+    for edit in ("schema", "description"):
+        if edit == "description":
+            tools[2]["description"] = "A new description."
+        (project / "tools.json").write_text(json.dumps({"tools": tools}))
+        assert generate(project, ARGS, monkeypatch) == 0
+        assert here == []
+        cold = tmp_path / f"cold-{edit}"
+        cold.mkdir()
+        (cold / "tools.json").write_text(json.dumps({"tools": tools}))
+        assert generate(cold, [*ARGS, "--no-cache"], monkeypatch) == 0
+        here.clear()
+        assert tree(project / "out" / "pkg") == tree(cold / "out" / "pkg")
+    assert "extra: NotRequired[list[int]]" in (project / "out" / "pkg" / "inputs.py").read_text()
+
+
 def test_a_changed_description_splits_no_model_code_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from codegen import build
 
