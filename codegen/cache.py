@@ -12,9 +12,9 @@ Four kinds of entry, each keyed by a SHA-256 over everything that can change it:
 - ``splits``: how one generated models module is split into per-source modules, keyed by its
   code and the roots each source needs.
 - ``memo``: tables of small results of pure steps of a build (a tool's prepared schemas or its
-  method's spec, a model module's outline, a stub's blocks, a module's formatted text), each
-  result under the digest of everything it is a function of (``Memo``). They make a build after
-  a small edit redo only what the edit reaches.
+  method's spec, a model module's outline, a stub's blocks, a module's formatted text, where
+  each tool's parts stand in ``_tools.py``), each result under the digest of everything it is a
+  function of (``Memo``). They make a build after a small edit redo only what the edit reaches.
 
 The fingerprint hashes toolgen's own code (every module, template and the shim, and every module
 of the runtime package, which the generator builds on: the contract's rules file every package
