@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gen_helpers import RecordingProvider, generate, import_fresh, pyright_strict
+from gen_helpers import RecordingProvider, forked_python, generate, import_fresh, pyright_strict
 
 from codegen.cli import main as toolgen
 from mas.runtime.registry import RuntimeRegistry
@@ -42,7 +42,7 @@ def use(provider: SupportsCallTool) -> int:
 @pytest.fixture(scope="module")
 def fm(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
     root = tmp_path_factory.mktemp("fastmcp")
-    server = {"name": "fm", "protocol": "mcp", "transport": "stdio", "command": "python", "args": [str(SERVER)],
+    server = {"name": "fm", "protocol": "mcp", "transport": "stdio", **forked_python(str(SERVER)),
               "connect_timeout_seconds": 20}  # fmt: skip
     infra = {"apiVersion": "toolgen/v1", "kind": "ToolServerRegistry", "metadata": {"name": "f"},
              "spec": {"servers": [server]}}  # fmt: skip
