@@ -368,7 +368,8 @@ class SessionKeeper:
                 state.noise, state.first_noise = conn.stdio.noise, conn.stdio.first_noise
             state.on_fault.append(lambda reason: self._faulted(conn))
             conn.stdio = state
-            return _spawned(stdio_transport(params, state, _limits(cfg), errlog=sink.errlog), sink)
+            transport = stdio_transport(params, state, _limits(cfg), sink.errlog, exit_grace=cfg.exit_grace_seconds)
+            return _spawned(transport, sink)
         if not cfg.url:
             raise ToolServerError(self.name, f"{cfg.transport} transport needs a url")
         headers, secrets = resolve_headers(cfg)

@@ -12,9 +12,10 @@ Why not the SDK's ``mcp.client.stdio.stdio_client`` (checked against mcp 2.3.0):
   logged and dropped and its call waits for the timeout (item 2).
 
 This module keeps the SDK's process policy (a new session/process group; on close: stdin closed,
-2 s grace, SIGTERM to the group, SIGKILL; every wait bounded and shielded) and feeds the SDK's
-``ClientSession`` the same two memory streams. Its reader splits bytes on ``\\n`` in one growing
-buffer (linear), decodes with ``errors="replace"``, and applies the limits of :class:`StdioLimits`:
+a grace of 2 s (infra ``exit_grace_seconds``), SIGTERM to the group, SIGKILL; every wait bounded and
+shielded) and feeds the SDK's ``ClientSession`` the same two memory streams. Its reader splits
+bytes on ``\\n`` in one growing buffer (linear), decodes with ``errors="replace"``, and applies the
+limits of :class:`StdioLimits`:
 
 * a message longer than ``max_message_bytes`` ends the connection at once, with a *fault* that
   every call in flight reports as a ``protocol`` error naming the size; the next call reconnects;
@@ -62,8 +63,8 @@ logger = logging.getLogger("mas.runtime.stdio")
 #: the "parse error" code: the server's text could not be used. Reported as kind ``protocol``.
 REFUSED = types.PARSE_ERROR
 
-# The SDK's shutdown timings (mcp.client.stdio, 2.3.0), kept so both transports behave alike.
-_EXIT_GRACE = 2.0
+# The SDK's shutdown timings (mcp.client.stdio, 2.3.0), kept so both transports behave alike. Its
+# 2 s exit grace is the default of the infra's ``exit_grace_seconds`` (MCPServerConfig).
 _TERM_GRACE = 2.0
 _REAP = 2.0
 _FLUSH = 0.5
@@ -253,8 +254,11 @@ async def stdio_transport(
     state: StdioState,
     limits: StdioLimits | None = None,
     errlog: TextIO = sys.stderr,
+    *,
+    exit_grace: float,
 ) -> AsyncIterator[TransportStreams]:
-    """Start the server and yield ``(read_stream, write_stream)`` for ``ClientSession``."""
+    """Start the server and yield ``(read_stream, write_stream)`` for ``ClientSession``; on close,
+    the server has ``exit_grace`` seconds to exit after its stdin closes before it is stopped."""
     limits = limits or StdioLimits()
     process = await anyio.open_process(
         [params.command, *params.args],
@@ -333,7 +337,7 @@ async def stdio_transport(
                 write_stream.close()
                 with anyio.move_on_after(_FLUSH):
                     await writer_done.wait()
-                await _stop(process)
+                await _stop(process, exit_grace)
                 for stream in (read_stream, write_stream, read_writer, write_reader):
                     await stream.aclose()
                 await anyio.lowlevel.checkpoint()
@@ -371,12 +375,12 @@ async def _discard(process: anyio.abc.Process) -> None:
             await process.stdout.receive()
 
 
-async def _stop(process: anyio.abc.Process) -> None:
-    """Close stdin, wait, then stop the process group (the MCP spec's shutdown order)."""
+async def _stop(process: anyio.abc.Process, exit_grace: float) -> None:
+    """Close stdin, wait up to ``exit_grace``, then stop the process group (the MCP spec's shutdown order)."""
     assert process.stdin is not None and process.stdout is not None
     with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
         await process.stdin.aclose()
-    if not await _exited(process, _EXIT_GRACE):
+    if not await _exited(process, exit_grace):
         if sys.platform == "win32":  # pragma: no cover - no process groups
             with suppress(OSError):
                 process.kill()

@@ -121,6 +121,10 @@ class MCPServerConfig:
     #: Progress older than this is skipped when newer progress waits, and the relay gives up this
     #: long after the call ended: a slow progress callback never delays or fails the result.
     max_progress_lag_seconds: float = 2.0
+    #: A stdio server's time to exit after its stdin is closed, before SIGTERM (then, 2 s later,
+    #: SIGKILL). Some servers never exit on stdin EOF (mcp 1.6's FastMCP, the TypeScript reference
+    #: server): each close of one waits this long.
+    exit_grace_seconds: float = 2.0
     namespace: str | None = None
     #: Run-time pinning against a toolgen lock (``mas.runtime.pinning``): off, warn or refuse.
     pin: Literal["off", "warn", "refuse"] = "off"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import logging
 import os
 import secrets
@@ -18,8 +19,9 @@ from typing import Any
 import pytest
 from mcp_helpers import free_port, http_config, http_sample_server, stdio_config
 
-from mas.runtime.config import MCPServerConfig
+from mas.runtime.config import ConfigError, MCPServerConfig
 from mas.runtime.contracts.tool_contract import ToolResultEnvelope, ainvoke_call_tool, invoke_call_tool
+from mas.runtime.infra import load_infra
 from mas.runtime.mcp_provider import LoopThreadError, MCPToolProvider, ToolServerError
 from mas.samples import mcp_server as sample
 
@@ -558,3 +560,34 @@ def test_connect_timeout_bounds_connect_and_initialize() -> None:
     )
     assert time.monotonic() - start < 5
     assert sample_children() == baseline
+
+
+def _closed(tmp_path: Path, linger: float, **settings: Any) -> list[str]:
+    """What a server that stays ``linger`` seconds after its stdin closes saw of a provider's close."""
+    record = tmp_path / "record.jsonl"
+    raw = SERVERS / "raw_jsonrpc_server.py"
+    config = stdio_config("slow-exit", "--linger", str(linger), "--record", str(record), script=raw, **settings)
+    with MCPToolProvider(config) as provider:
+        assert [t["name"] for t in provider.list_tools()] == ["echo", "shout"]
+    lines = [json.loads(line) for line in record.read_text(encoding="utf-8").splitlines()]
+    return [key for line in lines for key in ("eof", "sigterm") if line.get(key)]
+
+
+def test_exit_grace_seconds_is_how_long_a_stdio_server_may_take_to_exit(tmp_path: Path) -> None:
+    """Closing waits ``exit_grace_seconds`` for the server to exit after its stdin closes, then
+    stops it: a server that would take 1.5 s gets SIGTERM after a 0.1 s grace (the default 2 s lets
+    it exit by itself), so a suite of servers that never exit on EOF closes quickly."""
+    assert _closed(tmp_path, 1.5, exit_grace_seconds=0.1) == ["eof", "sigterm"]
+    (tmp_path / "record.jsonl").unlink()
+    assert _closed(tmp_path, 0.2) == ["eof"]  # the default grace outlasts a server that is merely slow
+    infra = tmp_path / "infra.yaml"
+    stdio = "    - {name: s, protocol: mcp, transport: stdio, command: node, exit_grace_seconds: 0.5}\n"
+    infra.write_text("kind: ToolServerRegistry\nspec:\n  servers:\n" + stdio, encoding="utf-8")
+    assert [c.exit_grace_seconds for c in load_infra(infra)] == [0.5]
+    http = "    - {name: h, protocol: mcp, transport: sse, url: 'http://127.0.0.1:9/sse', exit_grace_seconds: 0.5}\n"
+    infra.write_text(infra.read_text(encoding="utf-8") + http, encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        load_infra(tmp_path / "infra.yaml")
+    assert str(caught.value).endswith(
+        "infra.yaml:5: spec.servers[1]: `exit_grace_seconds` is for a stdio server's process; an HTTP server has none"
+    )

@@ -13,12 +13,15 @@ It speaks the ``initialize`` handshake and serves ``tools/list`` and ``tools/cal
 * ``--delay S``: wait S seconds before reading anything, as a server that is slow to start;
   with ``--record`` a ``started`` line (and each request's line) carries the time.
 * ``--prefix P``: its tools are named ``P_echo`` and ``P_shout``.
+* ``--linger S``: once stdin closes, stay S seconds more before exiting, as a server slow to shut
+  down; with ``--record`` an ``eof`` line, and a ``sigterm`` line if SIGTERM ends it first.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 import time
 from typing import Any
@@ -58,6 +61,7 @@ def main() -> None:
     parser.add_argument("--stderr", type=int, default=0)
     parser.add_argument("--delay", type=float, default=0.0)
     parser.add_argument("--prefix", default="")
+    parser.add_argument("--linger", type=float, default=0.0)
     args = parser.parse_args()
     prefix = f"{args.prefix}_" if args.prefix else ""
     _record(args.record, {"started": True})
@@ -101,6 +105,18 @@ def main() -> None:
             _send({"jsonrpc": "2.0", "id": ident, "result": {"content": content, "isError": False}})
         else:
             _send({"jsonrpc": "2.0", "id": ident, "error": {"code": -32601, "message": f"no method {method}"}})
+    if args.linger:
+        _linger(args.record, args.linger)
+
+
+def _linger(record: str | None, seconds: float) -> None:
+    def stopped(signum: int, frame: object) -> None:
+        _record(record, {"sigterm": True})
+        sys.exit(0)
+
+    signal.signal(signal.SIGTERM, stopped)
+    _record(record, {"eof": True})
+    time.sleep(seconds)
 
 
 if __name__ == "__main__":
