@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gen_helpers import RecordingProvider, generate, import_fresh, pyright_strict
+from gen_helpers import RecordingProvider, generate, import_fresh
+from pyright_batch import Batch, pyright_workspace
 
 from codegen.cli import main as toolgen
 from mas.runtime.registry import RuntimeRegistry
@@ -39,9 +40,9 @@ def use(provider: SupportsCallTool) -> int:
 """
 
 
-@pytest.fixture(scope="module")
-def fm(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
-    root = tmp_path_factory.mktemp("fastmcp")
+@pyright_workspace(include=["fm", "use_it.py"], root="out")
+def checked(root: Path) -> None:
+    """The package generated from the live server (recorded examples too), and code using it."""
     server = {"name": "fm", "protocol": "mcp", "transport": "stdio", "command": "python", "args": [str(SERVER)],
               "connect_timeout_seconds": 20}  # fmt: skip
     infra = {"apiVersion": "toolgen/v1", "kind": "ToolServerRegistry", "metadata": {"name": "f"},
@@ -52,6 +53,12 @@ def fm(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
         mp.chdir(root)
         assert toolgen(["record", "--examples", "examples.yaml", "--infra", "infra.yaml", "-q"]) == 0
         assert generate(root, ["--infra", "infra.yaml", "--out", "out", "--package", "fm", "-q"], mp) == 0
+    (root / "out" / "use_it.py").write_text(USE)
+
+
+@pytest.fixture(scope="module")
+def fm(pyright_batch: Batch) -> tuple[Path, Any]:
+    root = pyright_batch.built(checked)[0]
     return root, import_fresh(root / "out", "fm")
 
 
@@ -96,10 +103,9 @@ def test_a_wrapped_value_without_structured_content_is_read_from_its_text(fm: tu
 
 
 @pytest.mark.slow
-def test_the_package_and_code_using_the_values_type_check(fm: tuple[Path, Any]) -> None:
+def test_the_package_and_code_using_the_values_type_check(fm: tuple[Path, Any], pyright_batch: Batch) -> None:
     root, _ = fm
     out = root / "out"
-    (out / "use_it.py").write_text(USE)
     (out / "mypy.ini").write_text("[mypy]\n")
     mypy = subprocess.run(
         [sys.executable, "-m", "mypy", "--config-file", "mypy.ini", "--strict", "fm",
@@ -107,5 +113,5 @@ def test_the_package_and_code_using_the_values_type_check(fm: tuple[Path, Any]) 
         cwd=out, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert mypy.returncode == 0, mypy.stdout + mypy.stderr
-    report = pyright_strict(out, ["fm", "use_it.py"])
+    report = pyright_batch.report(checked)
     assert [d["message"] for d in report["generalDiagnostics"] if d["severity"] in ("error", "warning")] == []

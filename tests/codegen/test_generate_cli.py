@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from gen_helpers import REPO, generate, tree
+from gen_helpers import REPO, forked_python, generate, tree
 
 TIME = REPO / "tests" / "fixtures" / "mcp-tools-list" / "time.json"
 
@@ -228,18 +228,14 @@ def test_unwritable_output_folder_is_one_line(workdir: Path) -> None:
     assert _one_error_line(proc) == expected
 
 
-def _infra(folder: Path, *args: str) -> Path:
-    spec = {
-        "apiVersion": "toolgen/v1",
-        "kind": "ToolServerRegistry",
-        "metadata": {"name": "banner"},
-        "spec": {
-            "servers": [
-                {"name": "banner", "protocol": "mcp", "transport": "stdio", "command": "python",
-                 "args": [str(SERVERS / "banner_server.py"), *args], "connect_timeout_seconds": 20}
-            ]
-        },
-    }  # fmt: skip
+def _infra(folder: Path, *args: str, connect_timeout_seconds: float = 20) -> Path:
+    # The server is a fork of the tests' pre-imported interpreter: toolgen still starts it as a
+    # process, without an `import mcp` of its own.
+    server = {"name": "banner", "protocol": "mcp", "transport": "stdio",
+              **forked_python(str(SERVERS / "banner_server.py"), *args),
+              "connect_timeout_seconds": connect_timeout_seconds}  # fmt: skip
+    spec = {"apiVersion": "toolgen/v1", "kind": "ToolServerRegistry", "metadata": {"name": "banner"},
+            "spec": {"servers": [server]}}  # fmt: skip
     path = folder / "infra.yaml"
     path.write_text(json.dumps(spec))  # JSON is YAML
     return path
@@ -257,9 +253,7 @@ def test_server_printing_a_banner_still_generates_with_one_warning(tmp_path: Pat
 
 
 def test_server_speaking_no_json_rpc_is_one_error_line(tmp_path: Path) -> None:
-    infra = _infra(tmp_path, "--garbage")
-    text = infra.read_text().replace('"connect_timeout_seconds": 20', '"connect_timeout_seconds": 3')
-    infra.write_text(text)
+    _infra(tmp_path, "--garbage", connect_timeout_seconds=1.5)  # it never answers: the bound runs out
     proc = _run(tmp_path, "--infra", "infra.yaml", "--out", "out", "--package", "pkg", "--snapshot", "lock.json", "-q")
     assert proc.returncode == 2, proc.stderr
     *warnings, error = proc.stderr.splitlines()

@@ -36,7 +36,8 @@ from typing import Any
 import pytest
 import yaml
 from gen_helpers import RecordingProvider as Recorder
-from gen_helpers import checked_modules, import_fresh, pyright_strict
+from gen_helpers import checked_modules, import_fresh
+from pyright_batch import Batch, pyright_workspace
 
 from codegen.cli import main as toolgen
 from codegen.render import runtime_sources
@@ -211,16 +212,19 @@ def _run_toolgen(cwd: Path, args: list[str]) -> int:
         return toolgen(["generate", *args])
 
 
-@pytest.fixture(scope="module")
-def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("hostile")
+@pyright_workspace(include=BOTH)
+def checked(root: Path) -> None:
     listing = hostile_listing(root / "pwned")
     (root / "hostile.json").write_text(json.dumps(listing, indent=1), encoding="utf-8")
     assert _run_toolgen(root, ["--out", ".", "--package", PACKAGE, "--mcp-json", "hostile.json"]) == 0
     (root / "yaml-tools").mkdir()
     (root / "yaml-tools" / "hostile.yaml").write_text(hostile_yaml(root / "pwned"), encoding="utf-8")
     assert _run_toolgen(root, ["--out", ".", "--package", YAML_PACKAGE, "--tools", "yaml-tools"]) == 0
-    return root
+
+
+@pytest.fixture(scope="module")
+def workspace(pyright_batch: Batch) -> Path:
+    return pyright_batch.built(checked)[0]
 
 
 @pytest.fixture(scope="module")
@@ -660,10 +664,10 @@ def test_sloppy_package_passes_mypy_strict(mypy_errors: list[tuple[str, str]]) -
     assert [e for e in mypy_errors if e[0].startswith(SLOPPY + "/")] == []
 
 
-def test_hostile_package_passes_pyright_strict(workspace: Path) -> None:
+def test_hostile_package_passes_pyright_strict(workspace: Path, pyright_batch: Batch) -> None:
     """Shadowing names (``str``, ``Field``, ``_rt``...) and hostile keys type-check under pyright too."""
-    report = pyright_strict(workspace, list(BOTH))
-    assert report["summary"]["filesAnalyzed"] == checked_modules(workspace, list(BOTH))
+    report = pyright_batch.report(checked)
+    assert len(report["checked"]) == checked_modules(workspace, list(BOTH))
     found = [
         (Path(d["file"]).name, d["range"]["start"]["line"] + 1, d.get("rule", ""))
         for d in report["generalDiagnostics"]

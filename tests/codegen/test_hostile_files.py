@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from gen_helpers import REPO, error_line, run_module, toolgen_in_process
+from pyright_batch import Batch, pyright_workspace
 
 TIME = REPO / "tests" / "fixtures" / "mcp-tools-list" / "time.json"
 
@@ -191,23 +192,26 @@ _SHADOWING = {
 }  # fmt: skip
 
 
-@pytest.mark.slow  # mypy, pyright and a process of its own
-def test_sample_keys_that_shadow_imports_type_check_and_import_without_warnings(tmp_path: Path) -> None:
-    """Keys from recorded results (and so from a server) name the fields of an inferred model."""
-    from gen_helpers import pyright_strict
-
-    (tmp_path / "s.json").write_text(json.dumps({"tools": [{"name": "t", "inputSchema": {"type": "object"}}]}))
+@pyright_workspace(include=["shadow"])
+def shadowing(folder: Path) -> None:
+    (folder / "s.json").write_text(json.dumps({"tools": [{"name": "t", "inputSchema": {"type": "object"}}]}))
     sample = {"source": "s", "tool": "t", "result": {"content": [], "structuredContent": _SHADOWING}}
-    (tmp_path / "samples.json").write_text(json.dumps({"version": 1, "samples": [sample]}))
+    (folder / "samples.json").write_text(json.dumps({"version": 1, "samples": [sample]}))
     proc = toolgen_in_process(
-        tmp_path, "--mcp-json", "s.json", "--samples", "samples.json", "--out", ".", "--package", "shadow"
+        folder, "--mcp-json", "s.json", "--samples", "samples.json", "--out", ".", "--package", "shadow"
     )
     assert proc.returncode == 0, proc.stderr
-    mypy = subprocess.run([sys.executable, "-m", "mypy", "--strict", "shadow"], cwd=tmp_path, capture_output=True,
+
+
+@pytest.mark.slow  # mypy, pyright and a process of its own
+def test_sample_keys_that_shadow_imports_type_check_and_import_without_warnings(pyright_batch: Batch) -> None:
+    """Keys from recorded results (and so from a server) name the fields of an inferred model."""
+    folder = pyright_batch.built(shadowing)[0]
+    mypy = subprocess.run([sys.executable, "-m", "mypy", "--strict", "shadow"], cwd=folder, capture_output=True,
                           text=True, timeout=300)  # fmt: skip
     assert mypy.returncode == 0, mypy.stdout
-    report = pyright_strict(tmp_path, ["shadow"])
-    assert report["summary"]["errorCount"] == 0, report["generalDiagnostics"]
+    report = pyright_batch.report(shadowing)
+    assert [d for d in report["generalDiagnostics"] if d["severity"] == "error"] == [], report["generalDiagnostics"]
     code = (
         "import shadow, json\n"
         "class P:\n"
@@ -217,7 +221,7 @@ def test_sample_keys_that_shadow_imports_type_check_and_import_without_warnings(
         "print(json.dumps(value.model_dump(by_alias=True), sort_keys=True))\n"
         "print(value.Annotated_, value.field_model_dump, value.field_model_validate, value.int_, value.str_)\n"
     )
-    run = subprocess.run([sys.executable, "-W", "error", "-c", code], cwd=tmp_path, capture_output=True, text=True,
+    run = subprocess.run([sys.executable, "-W", "error", "-c", code], cwd=folder, capture_output=True, text=True,
                          timeout=120)  # fmt: skip
     assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines() == [json.dumps(_SHADOWING, sort_keys=True), "1 d 3 i 4"]

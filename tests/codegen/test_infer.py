@@ -17,7 +17,8 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from gen_helpers import REPO, RecordingProvider, checked_modules, import_fresh, pyright_strict
+from gen_helpers import REPO, RecordingProvider, checked_modules, import_fresh
+from pyright_batch import Batch, pyright_workspace
 
 from codegen.naming import assign_names
 from codegen.shim._runtime import inferred_candidate, normalize_envelope
@@ -76,9 +77,9 @@ def kind_of(result: dict[str, Any]) -> str:
     return "text" if "structuredContent" not in result and [b["type"] for b in blocks] == ["text"] else "other"
 
 
-@pytest.fixture(scope="module")
-def workspace(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
-    root = tmp_path_factory.mktemp("inferred")
+@pyright_workspace(include=["published", "stripped", "usage.py"])
+def checked(root: Path) -> dict[str, str]:
+    """Both packages and the script; what `generate` printed for each package."""
     samples = root / "toolgen.samples.json"
     write_samples(samples, [Sample(s, t, wire_result(r)) for s, t, r in recorded()])
     stripped = root / "stripped-lists"
@@ -99,7 +100,12 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
         assert proc.returncode == 0, proc.stderr
         summaries[package] = proc.stdout
     (root / "usage.py").write_text(USAGE, encoding="utf-8")
-    return root, summaries
+    return summaries
+
+
+@pytest.fixture(scope="module")
+def workspace(pyright_batch: Batch) -> tuple[Path, dict[str, str]]:
+    return pyright_batch.built(checked)
 
 
 def _package(workspace: tuple[Path, dict[str, str]], name: str) -> ModuleType:
@@ -203,7 +209,9 @@ def test_a_result_of_another_shape_falls_back_to_tool_output(workspace: tuple[Pa
     assert len(texts) == 2 and _call(pkg, "everything", "echo", image) == "\n".join(texts)
 
 
-def test_packages_and_user_code_pass_mypy_strict_and_pyright_strict(workspace: tuple[Path, dict[str, str]]) -> None:
+def test_packages_and_user_code_pass_mypy_strict_and_pyright_strict(
+    workspace: tuple[Path, dict[str, str]], pyright_batch: Batch
+) -> None:
     root = workspace[0]
     (root / "mypy.ini").write_text("[mypy]\n", encoding="utf-8")
     mypy = subprocess.run(
@@ -215,8 +223,8 @@ def test_packages_and_user_code_pass_mypy_strict_and_pyright_strict(workspace: t
     assert len(errors) == 1 and errors[0].startswith("usage.py:18: error:"), mypy.stdout + mypy.stderr
     assert 'Item "ToolOutput" of "MemoryReadGraphOutput | ToolOutput" has no attribute "entities"' in errors[0]
 
-    report = pyright_strict(root, ["published", "stripped", "usage.py"])
-    assert report["summary"]["filesAnalyzed"] == checked_modules(root, ["published", "stripped"]) + 1  # + usage.py
+    report = pyright_batch.report(checked)
+    assert len(report["checked"]) == checked_modules(root, ["published", "stripped"]) + 1  # + usage.py
     found = [
         (Path(d["file"]).name, d["range"]["start"]["line"] + 1, d.get("rule"))
         for d in report["generalDiagnostics"]

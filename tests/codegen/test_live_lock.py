@@ -8,10 +8,10 @@ their tools in server order, which is not name order, over several pages.
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from gen_helpers import generate
+from prefork import python_command
 
 from codegen.snapshot import SNAPSHOT_VERSION
 from mas.runtime.lockfile import canonical_tool
@@ -60,8 +61,9 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def http_port() -> Iterator[int]:
     port = _free_port()
+    command = ("-m", "mas.samples.mcp_server", "--transport", "streamable-http", "--port", str(port))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "mas.samples.mcp_server", "--transport", "streamable-http", "--port", str(port)],
+        python_command(*command, pythonpath=os.environ.get("PYTHONPATH")),  # a fork of a pre-imported interpreter
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gen_helpers import generate, import_fresh
+from gen_helpers import forked_python, generate, import_fresh
 
 from mas.runtime.registry import RuntimeRegistry
 
@@ -24,7 +24,7 @@ SERVER = Path(__file__).resolve().parents[1] / "servers" / "notes_server.py"
 @pytest.fixture(scope="module")
 def notes(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
     root = tmp_path_factory.mktemp("notes")
-    server = {"name": "notes", "protocol": "mcp", "transport": "stdio", "command": "python", "args": [str(SERVER)],
+    server = {"name": "notes", "protocol": "mcp", "transport": "stdio", **forked_python(str(SERVER)),
               "connect_timeout_seconds": 20}  # fmt: skip
     infra = {"apiVersion": "toolgen/v1", "kind": "ToolServerRegistry", "metadata": {"name": "n"},
              "spec": {"servers": [server]}}  # fmt: skip

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
-from gen_helpers import generate, import_fresh
+from gen_helpers import forked_python, generate, import_fresh
 from mcp_helpers import REPO, stdio_config
 
 from mas.runtime.mcp_provider import MCPToolProvider
@@ -43,8 +43,7 @@ def pkg(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
         "name": "dies",
         "protocol": "mcp",
         "transport": "stdio",
-        "command": "python",
-        "args": [str(SCRIPT), "--marker", "unused"],
+        **forked_python(str(SCRIPT), "--marker", "unused"),
         "connect_timeout_seconds": 20,
     }
     infra = {"apiVersion": "toolgen/v1", "kind": "ToolServerRegistry", "metadata": {"name": "dies"}}

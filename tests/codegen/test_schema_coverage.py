@@ -23,7 +23,8 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from gen_helpers import REPO, RecordingProvider, generate, import_fresh, pyright_strict
+from gen_helpers import REPO, RecordingProvider, generate, import_fresh
+from pyright_batch import Batch, pyright_workspace
 
 FIXTURE = REPO / "tests" / "fixtures" / "schema-coverage.json"
 DOC = REPO / "docs" / "schema-coverage.md"
@@ -47,9 +48,9 @@ def listing() -> dict[str, Any]:
     return {"tools": tools}
 
 
-@pytest.fixture(scope="module")
-def generated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, ModuleType, list[str]]:
-    folder = tmp_path_factory.mktemp("coverage")
+@pyright_workspace(include=[PACKAGE])
+def checked(folder: Path) -> list[str]:
+    """The package of a tool per case; the warnings `generate` printed."""
     (folder / "coverage.json").write_text(json.dumps(listing()), encoding="utf-8")
     import contextlib
     import io
@@ -57,8 +58,13 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, ModuleTyp
     err = io.StringIO()
     with contextlib.redirect_stderr(err):
         assert generate(folder, ["--mcp-json", "coverage.json", "--out", ".", "--package", PACKAGE]) == 0
-    package = import_fresh(folder, PACKAGE)
-    result = folder, package, err.getvalue().splitlines()
+    return err.getvalue().splitlines()
+
+
+@pytest.fixture(scope="module")
+def generated(pyright_batch: Batch) -> tuple[Path, ModuleType, list[str]]:
+    folder, warnings = pyright_batch.built(checked)
+    result = folder, import_fresh(folder, PACKAGE), warnings
     if UPDATE:  # accept an intended change: rewrite the expected columns, then review the diff
         _update_expected_columns(result)
     return result
@@ -123,7 +129,7 @@ def test_every_warning_kind_is_one_line(generated: tuple[Path, ModuleType, list[
 
 
 @pytest.mark.slow  # mypy and pyright over a tool per keyword
-def test_coverage_package_type_checks(generated: tuple[Path, ModuleType, list[str]]) -> None:
+def test_coverage_package_type_checks(generated: tuple[Path, ModuleType, list[str]], pyright_batch: Batch) -> None:
     folder, _, _ = generated
     (folder / "mypy.ini").write_text("[mypy]\n", encoding="utf-8")
     completed = subprocess.run(
@@ -132,7 +138,7 @@ def test_coverage_package_type_checks(generated: tuple[Path, ModuleType, list[st
         cwd=folder, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert completed.returncode == 0, completed.stdout + completed.stderr
-    report = pyright_strict(folder, [PACKAGE])
+    report = pyright_batch.report(checked)
     found = [d["message"] for d in report["generalDiagnostics"] if d["severity"] in ("error", "warning")]
     assert found == []
     importlib.invalidate_caches()

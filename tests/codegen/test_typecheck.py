@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from gen_helpers import checked_modules, pyright_strict
+from gen_helpers import checked_modules, runtime_copy
+from pyright_batch import Batch, pyright_workspace
 
 from codegen.cli import main as toolgen
 
@@ -143,9 +144,14 @@ def _generate(out: Path, package: str, sources: list[str]) -> None:
         assert toolgen(["generate", "--out", str(out), "--package", package, *sources]) == 0
 
 
-@pytest.fixture(scope="module")
-def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("typecheck")
+def _not_checked(path: Path) -> bool:
+    """The runtime copies are checked in the first package, as they sit in a generated package; the
+    other packages' copies are the same bytes (test_golden.py), read by pyright but not checked again."""
+    return path.parts[0] != PACKAGES[0] and runtime_copy(path)
+
+
+@pyright_workspace(include=[*PACKAGES, *SCRIPT_NAMES], exclude=_not_checked)
+def checked(root: Path) -> None:
     _generate(root, "captures", [arg for path in CAPTURES for arg in ("--mcp-json", str(path))])
     _generate(root, "samples", ["--tools", str(SAMPLE_TOOLS)])
     time_json, fetch_json = (str(CAPTURES_DIR / f"{name}.json") for name in ("time", "fetch"))
@@ -153,7 +159,11 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     _generate(root, "two", ["--mcp-json", time_json, "--mcp-json", fetch_json])
     for name in SCRIPT_NAMES:
         shutil.copyfile(SCRIPTS / name, root / name)
-    return root
+
+
+@pytest.fixture(scope="module")
+def workspace(pyright_batch: Batch) -> Path:
+    return pyright_batch.built(checked)[0]
 
 
 @pytest.fixture(scope="module")
@@ -177,17 +187,14 @@ def mypy_report(workspace: Path) -> Report:
 
 
 @pytest.fixture(scope="module")
-def pyright_report(workspace: Path) -> Report:
-    # The runtime copies are checked in the first package, as they sit in a generated package; the
-    # other packages' copies are the same bytes (test_golden.py), read by pyright but not checked again.
+def pyright_report(workspace: Path, pyright_batch: Batch) -> Report:
+    report = pyright_batch.report(checked)
+    # Every package module (the output models: one per tool; the code-mode stubs) and every script was checked.
     first, *others = PACKAGES
-    exclude = [f"{package}/{name}" for package in others for name in ("_runtime", "_rules.py")]
-    report = pyright_strict(workspace, [*PACKAGES, *SCRIPT_NAMES], exclude=exclude)
-    # Every package module (the output models: one per tool; the code-mode stubs) and every script was analysed.
     modules = checked_modules(workspace, others) + len(
         [*(workspace / first).rglob("*.py"), *(workspace / first).rglob("*.pyi")]
     )
-    assert report["summary"]["filesAnalyzed"] == modules + len(SCRIPT_NAMES), report["summary"]
+    assert len(report["checked"]) == modules + len(SCRIPT_NAMES), report["checked"]
     diagnostics = [
         Diagnostic(
             Path(d["file"]).resolve().relative_to(workspace.resolve()).as_posix(),

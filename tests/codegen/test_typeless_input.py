@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from gen_helpers import RecordingProvider, generate, import_fresh, pyright_strict
+from gen_helpers import RecordingProvider, generate, import_fresh
+from pyright_batch import Batch, pyright_workspace
 
 DRAFT7 = {"$schema": "http://json-schema.org/draft-07/schema#"}
 LISTING = {
@@ -78,14 +79,20 @@ def test_strict_schemas_refuses_a_typeless_input(gitlab: Path, capsys: pytest.Ca
     assert not (gitlab / "strict").exists()
 
 
-@pytest.mark.slow
-def test_the_package_and_code_calling_it_type_check(gitlab: Path) -> None:
-    assert generate(gitlab, ["--mcp-json", "gitlab.json", "--out", "tc", "--package", "gitlab", "-q"]) == 0
-    (gitlab / "tc" / "use_it.py").write_text(
+@pyright_workspace(include=["gitlab", "use_it.py"], root="tc")
+def checked(root: Path) -> None:
+    (root / "gitlab.json").write_text(json.dumps(LISTING))
+    assert generate(root, ["--mcp-json", "gitlab.json", "--out", "tc", "--package", "gitlab", "-q"]) == 0
+    (root / "tc" / "use_it.py").write_text(
         "from gitlab import Tools\nfrom gitlab._runtime import SupportsCallTool\n\n\n"
         "def use(provider: SupportsCallTool) -> str:\n"
         '    return Tools(provider).gitlab.create_issue(project_id=7, title="Bug").text\n'
     )
+
+
+@pytest.mark.slow
+def test_the_package_and_code_calling_it_type_check(pyright_batch: Batch) -> None:
+    gitlab = pyright_batch.built(checked)[0]
     (gitlab / "tc" / "mypy.ini").write_text("[mypy]\n")
     mypy = subprocess.run(
         [sys.executable, "-m", "mypy", "--config-file", "mypy.ini", "--strict",
@@ -93,5 +100,5 @@ def test_the_package_and_code_calling_it_type_check(gitlab: Path) -> None:
         cwd=gitlab / "tc", capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert mypy.returncode == 0, mypy.stdout + mypy.stderr
-    report = pyright_strict(gitlab / "tc", ["gitlab", "use_it.py"])
+    report = pyright_batch.report(checked)
     assert [d["message"] for d in report["generalDiagnostics"] if d["severity"] in ("error", "warning")] == []

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 from mcp_helpers import stdio_config
 
-from mas.runtime.config import MCPServerConfig
 from mas.runtime.mcp_provider import MCPToolProvider, ToolServerError
 
 SERVER = Path(__file__).resolve().parents[1] / "servers" / "cursor_loop_server.py"
@@ -25,14 +24,7 @@ SERVER = Path(__file__).resolve().parents[1] / "servers" / "cursor_loop_server.p
     ],
 )
 def test_a_cursor_cycle_is_a_repeated_cursor(cycle: int, expected: str) -> None:
-    config = MCPServerConfig(
-        name="cycler",
-        transport="stdio",
-        command="python",
-        args=(str(SERVER), "--cycle", str(cycle)),
-        connect_timeout_seconds=20,
-        max_pages=50,
-    )
+    config = stdio_config("cycler", "--cycle", str(cycle), script=SERVER, max_pages=50)
     with MCPToolProvider(config) as provider:
         with pytest.raises(ToolServerError) as info:
             provider.list_tools()
@@ -42,20 +34,19 @@ def test_a_cursor_cycle_is_a_repeated_cursor(cycle: int, expected: str) -> None:
 
 
 def test_a_page_that_never_comes_times_out_naming_the_page() -> None:
-    config = MCPServerConfig(
-        name="slow",
-        transport="stdio",
-        command="python",
-        args=(str(SERVER), "--hang-page-2"),
-        connect_timeout_seconds=6,  # bounds connecting (a cold start) and then each page
-        # No server/discover probe: under load it took half of the 6 s that connecting shares with
-        # the handshake, so a slow machine timed out connecting instead of on page 2.
+    config = stdio_config(
+        "slow",
+        "--hang-page-2",
+        script=SERVER,  # a fork of the pre-imported interpreter: connecting takes no cold import
+        connect_timeout_seconds=3,  # bounds connecting and then each page
+        # No server/discover probe: under load it took half of the time that connecting shares
+        # with the handshake, so a slow machine timed out connecting instead of on page 2.
         connect_mode="legacy",
     )
     with MCPToolProvider(config) as provider:
         with pytest.raises(ToolServerError) as info:
             provider.list_tools()
-        assert str(info.value) == "MCP server 'slow': tools/list timed out after 6 s (page 2)"
+        assert str(info.value) == "MCP server 'slow': tools/list timed out after 3 s (page 2)"
         # The session survived the timeout: the call (and the full listing it fetches first, which
         # the server now answers) goes through on the same connection.
         conn = provider._keeper._conn

@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import json
 import logging
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import mcp_types as types
 import pytest
-from gen_helpers import import_fresh
+from gen_helpers import import_fresh, toolgen_in_process
 from mcp.client import session as mcp_session
 from mcp.shared.exceptions import MCPError
 from mcp_helpers import stdio_config
@@ -47,7 +45,9 @@ def _old_infra(folder: Path, version: str, mode: str | None = None, *args: str) 
         "      transport: stdio\n"
         f"      command: {python}\n"
         f"      args: [{json.dumps(str(OLD_SDK_SERVER))}{''.join(', ' + json.dumps(a) for a in args)}]\n"
-        "      connect_timeout_seconds: 30\n" + mode_line,
+        "      connect_timeout_seconds: 30\n"
+        # mcp 1.6 does not exit when its stdin closes: each close would wait the default 2 s.
+        "      exit_grace_seconds: 0.2\n" + mode_line,
         encoding="utf-8",
     )
     return infra
@@ -120,11 +120,15 @@ def test_connect_mode_legacy_sends_only_initialize_and_is_quick(
 
 @pytest.mark.slow  # builds a package from a live 1.x server, twice
 @pytest.mark.parametrize("version", ["1.6.0", "1.30.0"])
-def test_generate_infra_from_an_old_sdk_server_is_quiet_and_its_package_answers(version: str, tmp_path: Path) -> None:
+def test_generate_infra_from_an_old_sdk_server_is_quiet_and_its_package_answers(
+    version: str, tmp_path: Path, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # In this process, so the SDK's 10 s probe bound can be shortened as in the test above; the
+    # server is still a process whose stderr must reach neither toolgen's output nor our fd 2.
+    monkeypatch.setattr(mcp_session, "DISCOVER_TIMEOUT_SECONDS", _mcp_session._SLOW_PROBE_SECONDS + 1)
     infra = _old_infra(tmp_path, version, None, "--noisy")
-    toolgen = Path(sys.executable).with_name("toolgen")
-    args = [str(toolgen), "generate", "--infra", str(infra), "--out", "out", "--package", "old_tools"]
-    run = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
+    args = ["--infra", str(infra), "--out", "out", "--package", "old_tools"]
+    run = toolgen_in_process(tmp_path, *args)
     assert run.returncode == 0, run.stderr
     lines = run.stderr.splitlines()
     # Progress plus one summary line (and for mcp 1.6, which never answers the probe, the hint to
@@ -138,9 +142,10 @@ def test_generate_infra_from_an_old_sdk_server_is_quiet_and_its_package_answers(
     # -v shows the server's stderr whatever the handshake: `connect_mode: legacy` spares mcp 1.6's
     # 10 s probe a second time (the wait and its hint are proved by the run above).
     _old_infra(tmp_path, version, "legacy", "--noisy")
-    verbose = subprocess.run([*args, "-v"], cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
+    verbose = toolgen_in_process(tmp_path, *args, "-v")
     assert verbose.returncode == 0, verbose.stderr
     assert "MCP server 'old' stderr: old-sdk server: start-up line 1 of 3" in verbose.stderr  # -v shows them
+    assert "start-up line" not in capfd.readouterr().err  # never straight from the server to fd 2
     package = import_fresh(tmp_path / "out", "old_tools")
     # The call needs no probe: `connect_mode: legacy` (the hint's advice) spares mcp 1.6's 10 s wait.
     legacy = _old_infra(tmp_path, version, "legacy")

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from gen_helpers import forked_python
 from mcp_helpers import stdio_config
 from prefork import python_command
 
@@ -33,8 +34,11 @@ def _write_infra(folder: Path, servers: list[dict[str, Any]]) -> Path:
 
 
 def _stdio(name: str, script: Path, *args: str, command: str = "python", **extra: Any) -> dict[str, Any]:
-    entry = {"name": name, "protocol": "mcp", "transport": "stdio", "command": command,
-             "args": [str(script), *args], "connect_timeout_seconds": 30}  # fmt: skip
+    """An infra entry; a ``python`` server runs as a fork of the tests' pre-imported interpreter."""
+    run = (
+        forked_python(str(script), *args) if command == "python" else {"command": command, "args": [str(script), *args]}
+    )
+    entry = {"name": name, "protocol": "mcp", "transport": "stdio", **run, "connect_timeout_seconds": 30}
     return {**entry, **extra}
 
 
@@ -167,8 +171,10 @@ def test_zod_validation_and_unknown_tools_of_the_typescript_reference_server(eve
 def test_pydantic_validation_and_unknown_tools_of_old_sdk_servers(version: str) -> None:
     from old_sdk import OLD_SDK_SERVER, old_sdk_python
 
+    python = str(old_sdk_python(version))
+    # mcp 1.6 does not exit when its stdin closes: the close would wait the default 2 s.
     config = stdio_config(
-        "old", script=OLD_SDK_SERVER, connect_mode="legacy", command=str(old_sdk_python(version)), env={}
+        "old", script=OLD_SDK_SERVER, connect_mode="legacy", command=python, env={}, exit_grace_seconds=0.2
     )
     with MCPToolProvider(config) as provider:
         calls = [("add", {"a": "x", "b": 1}), ("greet", {}), ("nope", {})]
@@ -228,8 +234,10 @@ def test_the_registry_lists_servers_side_by_side_in_a_fixed_order(
         monkeypatch.delenv(ENV_LIMIT, raising=False)
     else:
         monkeypatch.setenv(ENV_LIMIT, concurrency)
-    # The first server is the slowest: it still comes first.
-    infra, records = _slow_servers(tmp_path, [3.0, 1.5, 1.5, 1.5])
+    # The first server is the slowest: it still comes first. Side by side, the delays are what keeps
+    # every server unlisted until all have started; one after the other, only their order matters.
+    delays = [0.2, 0.1, 0.1, 0.1] if concurrency == "1" else [3.0, 1.5, 1.5, 1.5]
+    infra, records = _slow_servers(tmp_path, delays)
     with RuntimeRegistry.from_sources(infra=[infra]) as registry:
         names = [e["name"] for e in registry.list_tools()]
     assert names == [f"s{i}_{tool}" for i in range(4) for tool in ("echo", "shout")]

@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gen_helpers import generate, import_fresh, pyright_strict
+from gen_helpers import generate, import_fresh
 from mcp_helpers import REPO, stdio_config
+from pyright_batch import Batch, pyright_workspace
 
 from mas.runtime.mcp_provider import MCPToolProvider
 from mas.runtime.registry import RuntimeRegistry
@@ -53,10 +54,9 @@ def test_the_envelope_carries_an_array_and_primitives_at_the_root() -> None:
     assert (mean.structured_content, mean.result) == (4.2, 4.2)
 
 
-@pytest.fixture(scope="module")
-def roots(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Any, Any]]:
-    """A package generated from the live sample server with --with-root-outputs, and a registry."""
-    folder = tmp_path_factory.mktemp("roots")
+@pyright_workspace(include=["roots", "use_it.py"], root="out")
+def checked(folder: Path) -> None:
+    """A package generated from the live sample server with --with-root-outputs, and code using it."""
     config = stdio_config("sample", "--with-root-outputs")
     server = {"name": "sample", "protocol": "mcp", "transport": "stdio", "command": "python",
               "args": list(config.args), "env": dict(config.env), "cwd": str(REPO)}  # fmt: skip
@@ -65,8 +65,15 @@ def roots(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Any,
     infra.write_text(json.dumps(document), encoding="utf-8")
     args = ["--infra", str(infra), "--out", "out", "--package", "roots", "--no-cache", "-q"]
     assert generate(folder, args) == 0
+    (folder / "out" / "use_it.py").write_text(USE, encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def roots(pyright_batch: Batch) -> Iterator[tuple[Path, Any, Any]]:
+    """The package imported, and a registry."""
+    folder = pyright_batch.built(checked)[0]
     pkg = import_fresh(folder / "out", "roots")
-    with RuntimeRegistry.from_sources(infra=[infra]) as registry:
+    with RuntimeRegistry.from_sources(infra=[folder / "infra.yaml"]) as registry:
         yield folder / "out", pkg, registry
 
 
@@ -82,15 +89,14 @@ def test_the_typed_methods_return_the_plain_values(roots: tuple[Path, Any, Any])
 
 
 @pytest.mark.slow
-def test_code_using_root_typed_methods_type_checks(roots: tuple[Path, Any, Any]) -> None:
+def test_code_using_root_typed_methods_type_checks(roots: tuple[Path, Any, Any], pyright_batch: Batch) -> None:
     out, _, _ = roots
-    (out / "use_it.py").write_text(USE, encoding="utf-8")
     (out / "mypy.ini").write_text("[mypy]\n", encoding="utf-8")
     mypy = subprocess.run(
-        [sys.executable, "-m", "mypy", "--config-file", "mypy.ini", "--strict", "--cache-dir", "/dev/null", "roots",
+        [sys.executable, "-m", "mypy", "--config-file", "mypy.ini", "--strict", "roots",
          "use_it.py"],
         cwd=out, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert mypy.returncode == 0, mypy.stdout + mypy.stderr
-    report = pyright_strict(out, ["roots", "use_it.py"])
+    report = pyright_batch.report(checked)
     assert [d["message"] for d in report["generalDiagnostics"] if d["severity"] in ("error", "warning")] == []

