@@ -529,8 +529,11 @@ WARM_WORKER_TOOLS = LARGE_CATALOG_TOOLS
 _WARM_UP = {"$defs": {"Warm": {"type": "object", "properties": {"a": {"type": "integer"}}}}}
 
 
-def _serve(conn: Connection) -> None:
+def _serve(conn: Connection, parents_end: Connection) -> None:
     """The worker: warm up, then run the one batch of jobs it is sent, or exit when it is sent none."""
+    # The fork holds a copy of the parent's end too: closed here, so a parent that dies (kill -9)
+    # gives this end EOF, and the worker exits instead of waiting forever.
+    parents_end.close()
     try:
         model_code(_WARM_UP, kind="inputs")
         jobs = conn.recv()
@@ -552,7 +555,7 @@ class ModelWorker:
     def __init__(self) -> None:
         context = multiprocessing.get_context("fork")
         self._conn, child = context.Pipe()
-        self._process = context.Process(target=_serve, args=(child,), daemon=True)
+        self._process = context.Process(target=_serve, args=(child, self._conn), daemon=True)
         self._process.start()
         child.close()
         self.used = False

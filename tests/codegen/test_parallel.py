@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -58,3 +63,38 @@ def test_size_decides_when_not_told(monkeypatch: pytest.MonkeyPatch) -> None:
     small = {"$defs": {f"D{i}": {"type": "object"} for i in range(5)}}
     datamodels.generate_models([small], small)
     assert calls == []
+
+
+_KILLED_PARENT = """
+import os, pathlib
+import codegen.datamodels as datamodels
+worker = datamodels.ModelWorker()
+pathlib.Path("pid").write_text(str(worker._process.pid))
+os.kill(os.getpid(), 9)
+"""
+
+
+def test_a_model_worker_whose_parent_is_killed_exits(tmp_path: Path) -> None:
+    """A rerun that is killed (kill -9, out of memory) while its warmed worker waits for jobs leaves
+    no process behind: the worker sees its pipe close and exits."""
+    with open(tmp_path / "stderr", "w+b") as err:  # a file, not a pipe a leftover worker would hold open
+        proc = subprocess.run([sys.executable, "-c", _KILLED_PARENT], stdout=subprocess.DEVNULL, stderr=err,
+                              cwd=tmp_path, timeout=60)  # fmt: skip
+    assert proc.returncode == -9, (tmp_path / "stderr").read_text()
+    pid = int((tmp_path / "pid").read_text())
+    deadline = time.monotonic() + 30  # it warms up first (imports datamodel-code-generator), then reads EOF
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    alive = _alive(pid)
+    if alive:
+        os.kill(pid, 9)
+    assert not alive, "the model worker outlived its killed parent"
+
+
+def _alive(pid: int) -> bool:
+    """True while ``pid`` runs (an orphan is reaped by init once it exits; a zombie counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
