@@ -6,9 +6,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from codegen.cache import Cache, Memo
+from codegen.cache import Cache, Memo, tool_digests
 from codegen.code_mode import build_code_mode, summary_line
-from codegen.datamodels import ModelModule, generate_models, input_group, input_groups_for, model_code
+from codegen.datamodels import (
+    ModelModule,
+    ModelWorker,
+    generate_models,
+    input_group,
+    input_groups_for,
+    model_code,
+)
 from codegen.errors import Degradation, GenerateError
 from codegen.infer import InferredOutput
 from codegen.literals import docstring_literal, docstring_text, json_default_literal, str_literal, wire_literal
@@ -81,12 +88,17 @@ def build_package(
     parallel: bool | None = None,
     inferred: Mapping[str, Mapping[str, InferredOutput]] | None = None,
     cache: Cache | None = None,
+    digests: Mapping[int, str | None] | None = None,
+    worker: ModelWorker | None = None,
 ) -> PackageSpec:
     """``header`` heads every file, ``init_header`` (default: ``header``) the package's ``__init__.py``.
 
     ``inferred`` maps a source name and a wire name to an output type learned from samples
-    (``codegen/infer.py``); it stands in for a missing ``outputSchema`` on the same path."""
-    builder = _Builder(sources, inferred or {}, cache, package)
+    (``codegen/infer.py``); it stands in for a missing ``outputSchema`` on the same path.
+    ``digests``: ``cache.tool_digests(sources)``, when the caller took them already; ``worker``:
+    a ``ModelWorker`` started for this build."""
+    builder = _Builder(sources, inferred or {}, cache, package, digests)
+    builder.worker = worker
     spec = builder.build(package=package, header=header, parallel=parallel)
     if init_header is not None:
         spec = replace(spec, init_header=init_header)
@@ -107,6 +119,7 @@ class _Builder:
         inferred: Mapping[str, Mapping[str, InferredOutput]],
         cache: Cache | None,
         package: str = "",
+        digests: Mapping[int, str | None] | None = None,
     ) -> None:
         for source in sources:
             check_tools(source)
@@ -130,7 +143,9 @@ class _Builder:
         self.stubs = Memo(cache, "stubs", package)
         self.specs = Memo(cache, "specs", package)
         self.schemas = Memo(cache, "schemas", package)
-        self.digests: dict[int, str | None] = {}  # id of a tool -> Memo.key of it (None: no JSON spelling)
+        #: id of a tool -> Memo.key of it (None: no JSON spelling)
+        self.digests = dict(digests) if digests is not None else tool_digests(sources)
+        self.worker: ModelWorker | None = None  # runs the model jobs the build misses, when started
 
     def save(self) -> None:
         for memo in (self.outlines, self.stubs, self.specs, self.schemas):
@@ -196,7 +211,12 @@ class _Builder:
             groups[group_of[name]][name] = schema
         documents = [self.inputs.document(defs) for defs in groups if defs]
         return generate_models(
-            documents, self.outputs.document(), parallel=parallel, cache=self.cache, outlines=self.outlines
+            documents,
+            self.outputs.document(),
+            parallel=parallel,
+            cache=self.cache,
+            outlines=self.outlines,
+            worker=self.worker,
         )
 
     def report(self, source: SourceTools, wire: str, index: int) -> Report:
@@ -224,8 +244,7 @@ class _Builder:
             )
             report((*at, "inputSchema"), "input-without-type", f'inputSchema has no "type"{what}')
         input_def = unique(base + "Input", self.used_defs)
-        digest = Memo.key(tool)  # once per tool: the memos' keys name the tool by it
-        self.digests[id(tool)] = digest
+        digest = self.digests[id(tool)]  # the memos' keys name the tool by it
         input_names = self.inputs.add(
             input_def,
             tool["inputSchema"],

@@ -5,16 +5,16 @@ Four kinds of entry, each keyed by a SHA-256 over everything that can change it:
 - ``files``: the whole rendered package, keyed by the canonical sources, the package name and
   the generator's fingerprint. An unchanged catalog is never built again.
 - ``models``: the code of one datamodel-code-generator run (the outputs, the code-mode stubs'
-  outputs, or one group of about 64 tools' inputs), keyed by the prepared schema document it
+  outputs, or one group of tools' inputs), keyed by the prepared schema document it
   was generated from and the definition names of its kind. Descriptions and titles are not in
   that document, so a changed description rebuilds only the wrappers, a changed output schema
   the output runs, and a changed input schema the one group of inputs that holds it.
 - ``splits``: how one generated models module is split into per-source modules, keyed by its
   code and the roots each source needs.
 - ``memo``: tables of small results of pure steps of a build (a tool's prepared schemas or its
-  method's spec, a model module's outline, a stub's blocks, a module's formatted text), each
-  result under the digest of everything it is a function of (``Memo``). They make a build after
-  a small edit redo only what the edit reaches.
+  method's spec, a model module's outline, a stub's blocks, a module's formatted text, where
+  each tool's parts stand in ``_tools.py``), each result under the digest of everything it is a
+  function of (``Memo``). They make a build after a small edit redo only what the edit reaches.
 
 The fingerprint hashes toolgen's own code (every module, template and the shim, and every module
 of the runtime package, which the generator builds on: the contract's rules file every package
@@ -50,12 +50,12 @@ from typing import Any
 
 from codegen.model import SourceTools
 
-__all__ = ["CACHE_DIR_NAME", "Cache", "Memo", "fingerprint", "runtime_files"]
+__all__ = ["CACHE_DIR_NAME", "Cache", "Memo", "fingerprint", "runtime_files", "tool_digests"]
 
 CACHE_DIR_NAME = ".toolgen-cache"
 _FORMAT = 3  # bump when an entry's layout changes (2: a keyed digest; 3: of the data as stored)
 #: Entries kept per kind; the oldest beyond this are removed when a new one is stored.
-_KEEP = {"files": 4, "models": 256, "splits": 4, "memo": 32}  # models: a 1,000-tool build stores 18 (16 input groups)
+_KEEP = {"files": 4, "models": 256, "splits": 4, "memo": 32}  # models: a 1,000-tool build stores 65 (63 input groups)
 _HERE = Path(__file__).resolve().parent
 _README = "toolgen's cache: safe to delete; never commit it.\n"
 
@@ -167,6 +167,17 @@ def _canonical(data: Any) -> str:
     return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=repr)
 
 
+def tool_digests(sources: Sequence[SourceTools]) -> dict[int, str | None]:
+    """Each tool's ``Memo.key``, by ``id`` of the tool: taken once per run, it names the tool in the
+    files' key, the header's memo and the build's memos. None for a tool JSON cannot spell exactly
+    (a YAML date): those keys take the tool's text instead (a list, never a hex digest)."""
+    return {id(tool): Memo.key(tool) for source in sources for tool in source.tools}
+
+
+def _memo_entry(table: str, scope: str) -> str:
+    return _digest("memo", fingerprint(), table, scope)
+
+
 class Cache:
     """The cache in ``root``; ``Cache(None)`` is a cache that never hits and stores nothing."""
 
@@ -177,10 +188,18 @@ class Cache:
 
     @staticmethod
     def files_key(
-        sources: Sequence[SourceTools], package: str, inferred: Mapping[str, Mapping[str, Any]] | None = None
+        sources: Sequence[SourceTools],
+        package: str,
+        inferred: Mapping[str, Mapping[str, Any]] | None = None,
+        digests: Mapping[int, str | None] | None = None,
     ) -> str:
-        """Every input of the files: the sources as given and the output types inferred from samples."""
-        described = [[s.name, s.kind, s.origin, s.wire_prefix, list(s.tools)] for s in sources]
+        """Every input of the files: the sources as given (each tool by its digest, ``tool_digests``)
+        and the output types inferred from samples."""
+        digests = tool_digests(sources) if digests is None else digests
+        described = [
+            [s.name, s.kind, s.origin, s.wire_prefix, [digests[id(t)] or _canonical([t]) for t in s.tools]]
+            for s in sources
+        ]
         learned = {
             source: {tool: vars(found) for tool, found in by_tool.items()}
             for source, by_tool in (inferred or {}).items()
@@ -234,6 +253,10 @@ class Cache:
 
     def put_split(self, key: str, modules: Sequence[tuple[str, Sequence[str], str]]) -> None:
         self._write("splits", key, [[name, list(names), code] for name, names, code in modules])
+
+    def has_memo(self, table: str, scope: str) -> bool:
+        """Whether the memo table ``table`` of ``scope`` was stored by this generator (unread)."""
+        return self.root is not None and self._path("memo", _memo_entry(table, scope)).is_file()
 
     def memo(self, table: str, scope: str) -> Memo:
         """The memo table ``table`` of the package ``scope`` (each package's build keeps its own)."""
@@ -317,7 +340,7 @@ class Memo:
 
     def __init__(self, cache: Cache | None, table: str, scope: str) -> None:
         self._cache = cache if cache is not None and cache.root is not None else None
-        self._entry = _digest("memo", fingerprint(), table, scope) if self._cache else ""
+        self._entry = _memo_entry(table, scope) if self._cache else ""
         self._old: dict[str, str] = {}
         if self._cache is not None:
             found = self._cache._read("memo", self._entry)

@@ -22,7 +22,7 @@ import zlib
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from codegen.cache import Cache, Memo
 from codegen.errors import GenerateError
@@ -30,12 +30,16 @@ from codegen.literals import wire_literal
 from codegen.naming import class_name
 from codegen.syntax import Copying, defined_names
 
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+
 __all__ = [
     "INPUT_GROUP_TOOLS",
     "PARALLEL_MIN_DEFINITIONS",
     "STUB_RUN",
     "Chunk",
     "ModelModule",
+    "ModelWorker",
     "generate_models",
     "input_group",
     "input_groups_for",
@@ -470,8 +474,13 @@ def _can_fork() -> bool:
 
 
 #: Tools per batched run of the input models. An edited input schema reruns the model generator
-#: over its own group only; each run also costs a fixed ~15 ms, so groups stay this large.
+#: over its own group only; each run also costs a fixed ~7 ms, so groups stay this large.
 INPUT_GROUP_TOOLS = 64
+#: Above this many tools, groups of LARGE_GROUP_TOOLS: a group's run (about 2 ms a definition)
+#: is then most of an edit's rerun, while the runs' fixed costs add ~0.5 ms a tool to a cold
+#: run (about 1.5%). Below it a cold run is short and those costs weigh more, an edit less.
+LARGE_CATALOG_TOOLS = 512
+LARGE_GROUP_TOOLS = 16
 
 
 def input_group(definition: str, groups: int) -> int:
@@ -481,7 +490,8 @@ def input_group(definition: str, groups: int) -> int:
 
 
 def input_groups_for(tools: int) -> int:
-    return max(1, -(-tools // INPUT_GROUP_TOOLS))
+    size = LARGE_GROUP_TOOLS if tools > LARGE_CATALOG_TOOLS else INPUT_GROUP_TOOLS
+    return max(1, -(-tools // size))
 
 
 @dataclass(frozen=True)
@@ -512,6 +522,71 @@ def _runs(jobs: list[_Job]) -> list[str | None]:
     return [job.run() for job in jobs]
 
 
+#: From this many tools, a rerun after an edit starts ``ModelWorker`` first: the model
+#: generator's import (~0.4 s) then overlaps the plans, keys and specs (as long, at this size).
+WARM_WORKER_TOOLS = LARGE_CATALOG_TOOLS
+#: What the worker generates first, to import every module of the model generator it needs.
+_WARM_UP = {"$defs": {"Warm": {"type": "object", "properties": {"a": {"type": "integer"}}}}}
+
+
+def _serve(conn: Connection) -> None:
+    """The worker: warm up, then run the one batch of jobs it is sent, or exit when it is sent none."""
+    try:
+        model_code(_WARM_UP, kind="inputs")
+        jobs = conn.recv()
+        try:
+            conn.send(("done", _runs(jobs)))
+        except Exception as exc:  # a GenerateError of a job: the parent raises it
+            conn.send(("failed", exc))
+    except (EOFError, OSError):  # the parent needed no model, or is gone
+        pass
+    finally:
+        os._exit(0)  # a fork: never flush or run what the parent's process would at exit
+
+
+class ModelWorker:
+    """A forked process that imports datamodel-code-generator while the build plans, then runs
+    the model jobs this build misses (an edited group of inputs, say) while the parent runs the
+    outputs. Used once; ``close`` ends it whether or not it was used."""
+
+    def __init__(self) -> None:
+        context = multiprocessing.get_context("fork")
+        self._conn, child = context.Pipe()
+        self._process = context.Process(target=_serve, args=(child,), daemon=True)
+        self._process.start()
+        child.close()
+        self.used = False
+
+    @staticmethod
+    def start(tools: int) -> ModelWorker | None:
+        """A worker when the catalog is large enough to pay for it and a fork is safe."""
+        return ModelWorker() if tools >= WARM_WORKER_TOOLS and _can_fork() else None
+
+    def submit(self, jobs: list[_Job]) -> None:
+        self.used = True
+        self._conn.send(jobs)
+
+    def results(self) -> list[str | None]:
+        # Bounded by the worker's life: a worker killed (out of memory, say) ends the wait.
+        while not self._conn.poll(1.0):
+            if not self._process.is_alive() and not self._conn.poll(0):
+                raise GenerateError("the model worker ended without an answer")
+        try:
+            status, value = self._conn.recv()
+        except (EOFError, OSError) as exc:
+            raise GenerateError("the model worker ended without an answer") from exc
+        if status == "failed":
+            raise value
+        return cast(list[str | None], value)
+
+    def close(self) -> None:
+        self.used = True
+        if self._process.is_alive():
+            self._process.kill()
+        self._process.join(timeout=10)
+        self._conn.close()
+
+
 def generate_models(
     inputs: Sequence[Mapping[str, Any]],
     outputs: Mapping[str, Any],
@@ -519,10 +594,12 @@ def generate_models(
     parallel: bool | None = None,
     cache: Cache | None = None,
     outlines: Memo | None = None,
+    worker: ModelWorker | None = None,
 ) -> tuple[ModelModule, ModelModule, ModelModule | None]:
     """Input TypedDicts, output models and the code-mode stubs' output TypedDicts: batched runs,
     on two cores when the catalog is large enough to pay for a forked worker (``parallel=None``
-    decides by size): the outputs here, the others in the worker.
+    decides by size): the outputs here, the others in the worker. Fewer runs than that go to
+    ``worker`` when one was started (warmed up while the build planned), else run here.
 
     ``inputs`` are the input definitions in groups (``input_group``), one run each, joined into
     one module afterwards; a run whose document was generated before comes from ``cache``."""
@@ -538,6 +615,8 @@ def generate_models(
         parallel = size >= PARALLEL_MIN_DEFINITIONS and _can_fork()
     here = [i for i in missing if jobs[i].name == "outputs"]
     there = [i for i in missing if jobs[i].name != "outputs"]
+    if worker is not None and not there:
+        worker.close()  # nothing for it (a description edit): its warm-up ends here
     if here and there and parallel and _can_fork():
         context = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
@@ -545,6 +624,12 @@ def generate_models(
             codes[here[0]] = jobs[here[0]].run()
             for i, code in zip(there, pending.result(), strict=True):
                 codes[i] = code
+    elif there and worker is not None and not worker.used:  # warmed up already: it runs them
+        worker.submit([jobs[i] for i in there])
+        for i in here:
+            codes[i] = jobs[i].run()
+        for i, code in zip(there, worker.results(), strict=True):
+            codes[i] = code
     else:
         for i in missing:
             codes[i] = jobs[i].run()
@@ -576,42 +661,61 @@ _EMPTY = "from __future__ import annotations\n"
 
 
 def _joined(codes: Sequence[str], memo: Memo | None) -> str | None:
-    """``join_modules``, kept in ``memo`` under the digests of the modules joined."""
-    key = Memo.key("joined", [hashlib.sha256(c.encode("utf-8", "surrogatepass")).hexdigest() for c in codes])
+    """``join_modules``, kept in ``memo`` under the digests of the modules joined; each module's
+    part of the join (``_join_part``) is kept under its own digest, so after an edit only the
+    edited group's module is parsed."""
+    digests = [hashlib.sha256(c.encode("utf-8", "surrogatepass")).hexdigest() for c in codes]
+    key = Memo.key("joined", digests)
     found = memo.get(key) if memo is not None else None
     if found is None:
-        found = {"code": join_modules(codes)}
+        parts = []
+        for module, digest in zip(codes, digests, strict=True):
+            part_key = Memo.key("join-part", digest)
+            part = memo.get(part_key) if memo is not None else None
+            if part is None:
+                part = _join_part(module)
+                if memo is not None:
+                    memo.put(part_key, part)
+            parts.append(part)
+        found = {"code": join_modules(codes, parts)}
         if memo is not None:
             memo.put(key, found)
     code: str | None = found["code"]
     return code
 
 
-def join_modules(codes: Sequence[str]) -> str | None:
+def _join_part(code: str) -> dict[str, Any]:
+    """What ``join_modules`` reads of one module: its leading ``from`` imports (module, names),
+    the names it defines after them, and the line its statements start after."""
+    tree = ast.parse(code)
+    imports: list[list[Any]] = []
+    leading = 0  # the module's first statements that are imports
+    while leading < len(tree.body) and isinstance(stmt := tree.body[leading], ast.ImportFrom) and stmt.module:
+        imports.append([stmt.module, [a.name if a.asname is None else f"{a.name} as {a.asname}" for a in stmt.names]])
+        leading += 1
+    defined = [name for stmt in tree.body[leading:] for name in defined_names(stmt)]
+    after = (tree.body[leading - 1].end_lineno or 0) if leading else 0
+    return {"imports": imports, "defined": defined, "after": after, "empty": leading == len(tree.body)}
+
+
+def join_modules(codes: Sequence[str], parts: Sequence[Mapping[str, Any]] | None = None) -> str | None:
     """Model modules as one: their imports merged (one line per module, names sorted), then each
-    module's statements in turn.
+    module's statements in turn. ``parts``: each module's ``_join_part``, when known.
 
     None when two of them define one name (a nested class of one group named like a class of
     another): the caller then makes the module in one run, which names the two apart."""
     imported: dict[str, set[str]] = {}
     bodies: list[str] = []
     defined: set[str] = set()
-    for code in codes:
-        tree = ast.parse(code)
-        leading = 0  # the module's first statements that are imports
-        while leading < len(tree.body) and isinstance(stmt := tree.body[leading], ast.ImportFrom) and stmt.module:
-            names = imported.setdefault(stmt.module, set())
-            names.update(a.name if a.asname is None else f"{a.name} as {a.asname}" for a in stmt.names)
-            leading += 1
-        rest = tree.body[leading:]
-        for stmt in rest:
-            for name in defined_names(stmt):
-                if name in defined:
-                    return None
-                defined.add(name)
-        if rest:
-            after = (tree.body[leading - 1].end_lineno or 0) if leading else 0
-            bodies.append("\n".join(code.split("\n")[after:]).strip("\n"))  # "\n": as the parser counts
+    for code, part in zip(codes, parts if parts is not None else [_join_part(c) for c in codes], strict=True):
+        for module, names in part["imports"]:
+            imported.setdefault(module, set()).update(names)
+        for name in part["defined"]:
+            if name in defined:
+                return None
+            defined.add(name)
+        if not part["empty"]:
+            bodies.append("\n".join(code.split("\n")[part["after"] :]).strip("\n"))  # "\n": as the parser counts
     if not bodies:
         return _EMPTY
     future = imported.pop("__future__", set()) | {"annotations"}

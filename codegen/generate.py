@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from codegen import __version__
-from codegen.cache import Cache, Memo
+from codegen.cache import Cache, Memo, tool_digests
 from codegen.drift import Change as DriftChange
 from codegen.errors import Degradation, GenerateError
 from codegen.infer import InferredOutput, infer_outputs, read_samples
@@ -169,10 +169,11 @@ def coverage_of(sources: Sequence[SourceTools], inferred: Mapping[str, Mapping[s
     return Coverage(declared, learned, total - declared - learned)
 
 
-def _canonical_digest(tool: Mapping[str, Any], memo: Memo | None) -> str:
+def _canonical_digest(tool: Mapping[str, Any], memo: Memo | None, digest: str | None = None) -> str:
     """The SHA-256 of the tool's canonical form (``canonical_tool``, the lock's), kept in ``memo``
-    under the tool as given: a rerun walks only the schemas of the tools that changed."""
-    key = Memo.key("canonical", tool) if memo is not None else None
+    under the tool as given (``digest``: its ``Memo.key``): a rerun walks only the schemas of the
+    tools that changed."""
+    key = Memo.key("canonical", digest or tool) if memo is not None else None
     found = memo.get(key) if memo is not None else None
     if not isinstance(found, str):
         text = json.dumps(canonical_tool(tool), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
@@ -182,12 +183,18 @@ def _canonical_digest(tool: Mapping[str, Any], memo: Memo | None) -> str:
     return found
 
 
-def _described(source: SourceTools, inferred: Mapping[str, InferredOutput] | None, memo: Memo | None) -> dict[str, Any]:
+def _described(
+    source: SourceTools,
+    inferred: Mapping[str, InferredOutput] | None,
+    memo: Memo | None,
+    digests: Mapping[int, str | None],
+) -> dict[str, Any]:
+    tools = [[str(t.get("name")), _canonical_digest(t, memo, digests.get(id(t)))] for t in source.tools]
     described: dict[str, Any] = {
         "name": source.name,
         "kind": source.kind,
         "prefix": source.wire_prefix,
-        "tools": sorted([str(t.get("name")), _canonical_digest(t, memo)] for t in source.tools),
+        "tools": sorted(tools),
     }
     if inferred:  # inferred outputs are inputs too; a source without any hashes as before
         described["inferred"] = {name: dict(vars(found)) for name, found in inferred.items()}
@@ -199,11 +206,13 @@ def header_for(
     package: str,
     inferred: Mapping[str, Mapping[str, InferredOutput]] | None = None,
     memo: Memo | None = None,
+    digests: Mapping[int, str | None] | None = None,
 ) -> str:
     """``__init__.py``'s header: generator version and a hash of the inputs (never a path, never a time):
     of the package name, each source's name, kind and prefix, each tool's canonical form (by its
-    digest) and the inferred output types."""
-    described = [_described(s, (inferred or {}).get(s.name), memo) for s in sources]
+    digest) and the inferred output types. ``digests``: ``tool_digests``, when the caller has them."""
+    digests = digests or {}
+    described = [_described(s, (inferred or {}).get(s.name), memo, digests) for s in sources]
     # Compact and sorted: the same digest for the same inputs, from json's C encoder (an indented
     # dump would take the pure-Python one, seconds at 1,000 tools).
     payload = json.dumps(
@@ -267,7 +276,8 @@ def render_files(
     the cache holds of earlier builds, and the formatted modules still in ``target``) and then stored."""
     # The key covers every input the header digests (and the generator's version), so the header
     # (a canonical walk of every schema, ~0.1 s at 1,000 tools) is computed only on a miss.
-    key = cache.files_key(sources, package, inferred)
+    digests = tool_digests(sources)  # one walk of each tool names it in every key below
+    key = cache.files_key(sources, package, inferred, digests)
     cached = cache.get_files(key)
     if cached is not None and _DEGRADATIONS in cached:
         files = dict(cached)
@@ -275,18 +285,34 @@ def render_files(
         return files, tuple(Degradation(**d) for d in found)
     # Imported here: a cached run never loads datamodel-code-generator or Jinja2.
     from codegen.build import build_package
+    from codegen.datamodels import ModelWorker
     from codegen.render import render_package
 
-    canonical = cache.memo("canonical", package)
-    header = header_for(sources, package, inferred, canonical)
-    canonical.save()
     with few_collections():
-        pkg = build_package(
-            sources, package=package, header=file_header(), init_header=header, inferred=inferred, cache=cache
-        )
-        formatted = cache.memo("formatted", package)
-        files = render_package(pkg, formatted, (lambda rel: previous_text(target / rel)) if target else None)
+        # A rerun of a package built before (an edit): the model generator warms up meanwhile.
+        rerun = cache.has_memo("specs", package)
+        worker = ModelWorker.start(sum(len(s.tools) for s in sources)) if rerun else None
+        try:
+            canonical = cache.memo("canonical", package)
+            header = header_for(sources, package, inferred, canonical, digests)
+            canonical.save()
+            pkg = build_package(
+                sources,
+                package=package,
+                header=file_header(),
+                init_header=header,
+                inferred=inferred,
+                cache=cache,
+                digests=digests,
+                worker=worker,
+            )
+        finally:
+            if worker is not None:
+                worker.close()
+        formatted, parts = cache.memo("formatted", package), cache.memo("parts", package)
+        files = render_package(pkg, formatted, (lambda rel: previous_text(target / rel)) if target else None, parts)
         formatted.save()
+        parts.save()
     # The warnings travel with the files, so a cached run warns exactly as the cold one did.
     found_json = json.dumps([dataclasses.asdict(d) for d in pkg.degradations], sort_keys=True)
     cache.put_files(key, {**files, _DEGRADATIONS: found_json})

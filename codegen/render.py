@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping
+import re
+from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from codegen.errors import GenerateError
 from codegen.formatting import format_files
-from codegen.model import SHARED_MODULE, PackageSpec
+from codegen.model import SHARED_MODULE, PackageSpec, ToolSpec
 from mas.runtime.contracts import _rules
 
 if TYPE_CHECKING:
@@ -125,15 +127,191 @@ def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+#: A tool's methods in ``_tools.py`` (``_tool.py.jinja``). Its parts, in the order they are made
+#: and kept: its ``ToolInfo`` constant, then these, sync, then async.
+_METHODS = ("value", "whole", "task")
+#: The ``class`` line that the methods are formatted under, apart from their module.
+_HOLDER = "class _toolgen_parts:"
+#: Marks each part where the parts are formatted, and each part's place in the module; no
+#: generated name starts with ``_toolgen``, and the formatter keeps a comment's text as it is.
+_MARK = "_toolgen_part_"
+#: A mark, at the top level or in the class (no part has a line so: docstrings are indented more).
+_MARK_LINE = re.compile(rf"(?:    )?# {_MARK}(\d+)")
+#: A placeholder as the formatter leaves it: a constant, or a method's first line.
+_PLACEHOLDER = re.compile(rf"{_MARK}(\d+) = None|    def {_MARK}(\d+)\(self\):")
+
+
+def _part_key(tool: ToolSpec, prefix: str) -> str:
+    """A digest of all a tool's parts are made of: its spec (every field, in its ``repr``, which
+    quotes each string exactly) and its namespace's class prefix."""
+    return _sha256(repr((prefix, tool)))
+
+
+def _tool_parts(macros: Any, tool: ToolSpec, prefix: str) -> list[str]:
+    """One tool's parts as the templates print them (unformatted): its constant, then its methods."""
+    parts = [macros.tool_info(tool)]
+    for is_async in (False, True):
+        cls = ("Async" if is_async else "") + prefix + "Tools"
+        parts += [
+            macros.tool_method(tool, is_async),
+            macros.whole_method(tool, is_async, cls),
+            macros.task_method(tool, is_async, cls),
+        ]
+    return [str(part) for part in parts]
+
+
+def _placeholder(index: int, part: str) -> str:
+    """What stands in a part's place while the module around the parts is formatted: a statement
+    of the same kind (an assignment, a method), so the formatter lays out the blank lines around
+    it as around the part, and keeps it on the lines it is printed on."""
+    if part == "info":
+        return f"{_MARK}{index} = None"
+    return f"    def {_MARK}{index}(self):\n        pass\n"
+
+
+def tools_module(
+    pkg: PackageSpec, memo: Memo | None = None, previous: str | None = None, *, whole: bool = False
+) -> str:
+    """``_tools.py``, formatted. Each tool's parts are rendered and formatted on their own; the
+    module around them is formatted with a placeholder in each part's place, which the part then
+    replaces. The formatter lays a statement out alike wherever it stands (its blank lines aside,
+    which the placeholders keep), so this is the module formatted whole; ``whole=True`` formats it
+    so instead, for the tests to compare.
+
+    ``memo`` records where each tool's parts stand in the module made (by the tool's spec) and the
+    module's digest; when ``previous`` (the module as the last run wrote it) has that digest, the
+    parts of every tool whose spec is unchanged are taken from it, not rendered again.
+    """
+    env = _environment()
+    macros = env.get_template("_tool.py.jinja").module
+    keys = [_part_key(t, ns.class_prefix) if not whole else None for ns in pkg.namespaces for t in ns.tools]
+    kept = _kept_parts(keys, memo, previous)
+    where: dict[int, int] = {}  # id of a ToolSpec -> its index in ``kept``
+    todo: dict[int, list[str]] = {}  # index -> the unformatted parts of a tool not kept
+    for ns in pkg.namespaces:
+        for tool in ns.tools:
+            where[id(tool)] = index = len(where)
+            if kept[index] is None:
+                todo[index] = _tool_parts(macros, tool, ns.class_prefix)
+
+    def fragment(tool: ToolSpec, part: str, is_async: bool = False) -> str:
+        index = where[id(tool)]
+        slot = 0 if part == "info" else 1 + 3 * is_async + _METHODS.index(part)
+        return todo[index][slot] if whole else _placeholder(index * _PARTS + slot, part)
+
+    skeleton = env.get_template("_tools.py.jinja").render(pkg=pkg, fragment=fragment)
+    if whole:
+        return format_files({"_tools.py": skeleton})["_tools.py"]
+    formatted = format_files({"_tools.py": skeleton, **_parts_files(todo)})
+    kept.update(_read_parts(formatted, todo))
+    text, spans = _placed(formatted["_tools.py"], kept)
+    if memo is not None:
+        layout = {"digest": _sha256(text), "spans": {k: spans[i] for i, k in enumerate(keys) if k is not None}}
+        memo.put(_LAYOUT, layout)
+    return text
+
+
+#: The memo's one entry: the last module's digest, and where each tool's parts stand in it.
+_LAYOUT = "layout"
+_PARTS = 7  # a tool's parts: its ToolInfo constant and six methods
+
+
+def _kept_parts(keys: Sequence[str | None], memo: Memo | None, previous: str | None) -> dict[int, list[str] | None]:
+    """By tool index, its formatted parts as ``previous`` holds them, when it is the module the
+    memo's layout describes and the tool's spec is the one laid out there; else None."""
+    kept: dict[int, list[str] | None] = dict.fromkeys(range(len(keys)))
+    layout = memo.get(_LAYOUT) if memo is not None and previous is not None else None
+    if not (isinstance(layout, dict) and previous is not None and layout.get("digest") == _sha256(previous)):
+        return kept
+    spans = layout.get("spans")
+    lines = previous.split("\n")
+    for index, key in enumerate(keys):
+        found = spans.get(key) if isinstance(spans, dict) and key is not None else None
+        if isinstance(found, list) and len(found) == _PARTS:
+            kept[index] = ["\n".join(lines[start:end]) for start, end in found]
+    return kept
+
+
+#: Tools whose parts go in one file of the formatter run: ruff formats files side by side.
+_TOOLS_PER_FILE = 100
+
+
+def _parts_files(todo: Mapping[int, list[str]]) -> dict[str, str]:
+    """The parts to format, in files of their own: the constants at the top level, the methods in
+    a class, each after a comment that marks which part it is."""
+    files: dict[str, str] = {}
+    items = sorted(todo.items())
+    for start in range(0, len(items), _TOOLS_PER_FILE):
+        chunk = items[start : start + _TOOLS_PER_FILE]
+        infos = [f"# {_MARK}{i * _PARTS}\n{parts[0]}" for i, parts in chunk]
+        methods = [f"    # {_MARK}{i * _PARTS + s}\n{parts[s]}" for i, parts in chunk for s in range(1, _PARTS)]
+        files[f"parts_{start}.py"] = "\n\n".join(infos) + f"\n\n{_HOLDER}\n" + "\n".join(methods)
+    return files
+
+
+def _read_parts(formatted: Mapping[str, str], todo: Mapping[int, list[str]]) -> dict[int, list[str]]:
+    """Each tool's formatted parts, cut out of the formatted files at their marks."""
+    found: dict[int, str] = {}  # part number (tool index * _PARTS + slot) -> its text
+    for rel, text in formatted.items():
+        if rel == "_tools.py":
+            continue
+        mark: int | None = None
+        lines: list[str] = []
+        for line in [*text.split("\n"), _HOLDER]:
+            matched = _MARK_LINE.fullmatch(line)
+            if matched is None and line != _HOLDER:
+                lines.append(line)
+                continue
+            if mark is not None:
+                found[mark] = "\n".join(lines).strip("\n")
+            mark, lines = (int(matched.group(1)) if matched else None), []
+    out: dict[int, list[str]] = {}
+    for index in todo:
+        parts = [found.get(index * _PARTS + slot) for slot in range(_PARTS)]
+        if any(p is None for p in parts):  # a mark the formatter moved: a bug of ours, never input
+            raise GenerateError("the formatter moved a mark between the parts of _tools.py")
+        out[index] = [p for p in parts if p is not None]
+    return out
+
+
+def _placed(skeleton: str, kept: Mapping[int, list[str] | None]) -> tuple[str, list[list[list[int]]]]:
+    """The formatted module with each placeholder replaced by its part, and by tool, the lines
+    each of its parts stands on (``[start, end)``, counted from 0)."""
+    out: list[str] = []
+    spans: list[list[list[int]]] = [[[0, 0]] * _PARTS for _ in kept]
+    at = 0  # lines in ``out`` so far
+    lines = iter(skeleton.split("\n"))
+    for line in lines:
+        matched = _PLACEHOLDER.fullmatch(line)
+        if matched is None:
+            out.append(line)
+            at += 1
+            continue
+        if matched.group(2) is not None:
+            next(lines)  # the method's body, ``pass``
+        index = int(matched.group(1) or matched.group(2))
+        parts = kept[index // _PARTS]
+        assert parts is not None
+        part = parts[index % _PARTS]
+        out.append(part)
+        end = at + part.count("\n") + 1
+        spans[index // _PARTS][index % _PARTS] = [at, end]
+        at = end
+    return "\n".join(out), spans
+
+
 def render_package(
-    pkg: PackageSpec, memo: Memo | None = None, previous: Callable[[str], str | None] | None = None
+    pkg: PackageSpec,
+    memo: Memo | None = None,
+    previous: Callable[[str], str | None] | None = None,
+    parts: Memo | None = None,
 ) -> dict[str, str]:
     """Relative path inside the package -> file text. With ``memo`` (and ``previous``: the text of
-    a file as the last run wrote it, or None), a module formatted before is not formatted again."""
+    a file as the last run wrote it, or None), a module formatted before is not formatted again;
+    with ``parts``, a tool's formatted parts of ``_tools.py`` are not rendered again."""
     env = _environment()
     files = {
         "__init__.py": env.get_template("__init__.py.jinja").render(pkg=pkg),
-        "_tools.py": env.get_template("_tools.py.jinja").render(pkg=pkg),
         "inputs.py": _module(pkg.header, "Argument types (TypedDicts with the wire keys).", pkg.inputs_code),
         "outputs/__init__.py": env.get_template("outputs__init__.py.jinja").render(pkg=pkg),
     }
@@ -144,6 +322,7 @@ def render_package(
     # lays every module out (black's style), whatever the number of tools.
     headers = {rel: pkg.package_header if rel == "__init__.py" else pkg.header for rel in files}
     out = _format(files, headers, memo, previous)
+    out["_tools.py"] = tools_module(pkg, parts, previous("_tools.py") if previous is not None else None)
     # The shim and the rules are copied verbatim below the header: they stay the tested files byte for byte.
     for path, source in runtime_sources().items():
         out[path] = f"{pkg.header}\n{source.read_text(encoding='utf-8')}"

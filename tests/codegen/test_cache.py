@@ -137,10 +137,12 @@ def test_an_edit_rewrites_only_the_files_it_changes(tmp_path: Path, monkeypatch:
     tools[0]["description"] = "A new description. Of the first tool."
     (project / "tools.json").write_text(json.dumps({"tools": tools}))
     formatted: list[str] = []
+    texts: dict[str, str] = {}
     real = render.format_files
 
     def counting(files: Any) -> Any:
         formatted.extend(files)
+        texts.update(files)
         return real(files)
 
     monkeypatch.setattr(render, "format_files", counting)
@@ -148,12 +150,19 @@ def test_an_edit_rewrites_only_the_files_it_changes(tmp_path: Path, monkeypatch:
     after = tree(package)
     changed = sorted(name for name in after if after[name] != before.get(name))
     assert changed == ["__init__.py", "_tools.py"]
-    assert formatted == ["_tools.py"]  # __init__.py differs in its header only, which is not formatted
+    # __init__.py differs in its header only, which is not formatted. Of _tools.py, the module
+    # around the tools' parts and the edited tool's parts alone: its constant and six methods.
+    assert formatted == ["_tools.py", "parts_0.py"]
+    assert texts["parts_0.py"].count("# _toolgen_part_") == 7
+    assert "A new description." in texts["parts_0.py"]
     kept = _inodes(package)
     assert all(kept[name] == inodes[name] for name in after if name not in changed)
-    # A module edited by hand is formatted again, never taken for the formatted text it claims to be.
+    # A module edited by hand is formatted again, never taken for the formatted text it claims to
+    # be; nor are a tool's parts taken from a hand-edited _tools.py (another tool's, here).
     shutil.rmtree(project / "cold", ignore_errors=True)
     (package / "inputs.py").write_text((package / "inputs.py").read_text() + "x  =  1\n")
+    head, _, tail = (package / "_tools.py").read_text().rpartition("return result.value")
+    (package / "_tools.py").write_text(f"{head}return result.value  # edited{tail}")
     tools[0]["description"] = "Another description."
     (project / "tools.json").write_text(json.dumps({"tools": tools}))
     formatted.clear()
@@ -227,6 +236,43 @@ def test_an_edited_input_schema_reruns_its_group_only_and_equals_a_cold_run(
     (cold / "tools.json").write_text(json.dumps({"tools": tools}))
     assert generate(cold, [*ARGS, "--no-cache"], monkeypatch) == 0
     assert tree(project / "out" / "pkg") == tree(cold / "out" / "pkg")
+    assert "extra: NotRequired[list[int]]" in (project / "out" / "pkg" / "inputs.py").read_text()
+
+
+def test_a_warmed_model_worker_runs_the_edited_group_and_the_output_equals_a_cold_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rerun of a large catalog starts datamodels.ModelWorker first (here: of any catalog); the
+    edited group's run is its, not this process's, and the package is the cold run's. A
+    description edit gives it nothing to run: the build ends it and runs no model either."""
+    if not datamodels._can_fork():
+        pytest.skip("no fork here (another thread is alive, or one core)")
+    monkeypatch.setattr(datamodels, "WARM_WORKER_TOOLS", 1)
+    monkeypatch.setattr(datamodels, "INPUT_GROUP_TOOLS", 1)
+    (tmp_path / "warm").mkdir()
+    project = _project(tmp_path / "warm", monkeypatch)
+    here: list[str] = []
+    real = datamodels.model_code
+
+    def recording(document: Any, *, kind: str, **more: Any) -> str:
+        here.append(kind)  # the worker's runs append to its own copy of this list
+        return real(document, kind=kind, **more)
+
+    monkeypatch.setattr(datamodels, "model_code", recording)
+    tools = _base()
+    tools[1]["inputSchema"]["properties"]["extra"] = {"type": "array", "items": {"type": "integer"}}
+    for edit in ("schema", "description"):
+        if edit == "description":
+            tools[2]["description"] = "A new description."
+        (project / "tools.json").write_text(json.dumps({"tools": tools}))
+        assert generate(project, ARGS, monkeypatch) == 0
+        assert here == []
+        cold = tmp_path / f"cold-{edit}"
+        cold.mkdir()
+        (cold / "tools.json").write_text(json.dumps({"tools": tools}))
+        assert generate(cold, [*ARGS, "--no-cache"], monkeypatch) == 0
+        here.clear()
+        assert tree(project / "out" / "pkg") == tree(cold / "out" / "pkg")
     assert "extra: NotRequired[list[int]]" in (project / "out" / "pkg" / "inputs.py").read_text()
 
 

@@ -10,7 +10,7 @@ from gen_helpers import REPO, black_agrees, black_formatted
 
 from codegen.build import build_package
 from codegen.model import SourceTools
-from codegen.render import render_package
+from codegen.render import render_package, tools_module
 
 LONG = "x" * 90
 ENUM = {"type": "string", "enum": [f"choice_number_{i}" for i in range(12)], "default": "choice_number_0"}
@@ -61,6 +61,22 @@ def test_extreme_shapes_come_out_as_black_lays_them_out(sources: int) -> None:
     # the second half fails: then drop that allowance.
     assert black_agrees(files["_tools.py"]) and black_formatted(files["_tools.py"]) != files["_tools.py"]
     assert max(len(line) for line in files["_tools.py"].splitlines()) > 88  # a line nobody can split
+
+
+@pytest.mark.parametrize("sources", [1, 2], ids=["flat", "namespaced"])
+def test_the_wrapper_module_made_of_parts_is_the_module_formatted_whole(sources: int) -> None:
+    """Each tool's parts of ``_tools.py`` are formatted apart and placed where placeholders stood
+    (render.tools_module): the module is exactly the one formatted in one piece. Every shape above
+    (long names, long literals, parameters the formatter splits) and a long docstring, in one
+    source and in two, one tool and many."""
+    shapes = [*SHAPES, _tool("x" * 200, {"q": {"type": "string", "description": "y " * 300}}, [])]
+    for tools in (shapes, shapes[:1], shapes[3:5]):
+        srcs = [
+            SourceTools(f"source_{i}", "mcp-json", "t", tuple(tools), wire_prefix=f"ns{i}" if sources > 1 else None)
+            for i in range(sources)
+        ]
+        pkg = build_package(srcs, package="p", header="# h", parallel=False)
+        assert tools_module(pkg) == tools_module(pkg, whole=True)
 
 
 def _unused_imports(text: str) -> list[str]:
