@@ -86,6 +86,7 @@ def _same_interpreter(env: dict[str, str], zygote_env: dict[str, str]) -> bool:
 
 
 def _exec(args: list[str]) -> None:
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, FORWARDED)  # a mask outlives exec
     os.execv(sys.executable, [sys.executable, *args])
 
 
@@ -98,6 +99,10 @@ def launch(sock_path: str, args: list[str]) -> None:
         _exec(args)
     if not _same_interpreter(dict(os.environ), zygote_env):
         _exec(args)
+    # Held back from the request until the handlers below pass them on: the child may already run
+    # (and be signalled) before the launcher has read its pid. Without this, a SIGTERM in that
+    # window killed the launcher and never reached the child (seen at load 10).
+    signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED)
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     try:
         conn.settimeout(10)
@@ -114,6 +119,7 @@ def launch(sock_path: str, args: list[str]) -> None:
     pid = int(reply[1:])
     for sig in FORWARDED:
         signal.signal(sig, lambda signum, _frame: os.kill(pid, signum))
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, FORWARDED)
     # The child holds the pipes now; the launcher lets go of its copies, so the child's exit is
     # the pipes' EOF, as for a direct child.
     null = os.open(os.devnull, os.O_RDWR)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gen_helpers import RecordingProvider, generate, import_fresh
+from gen_helpers import RecordingProvider, forked_python, generate, import_fresh
 from pyright_batch import Batch, pyright_workspace
 
 from codegen.cli import main as toolgen
@@ -43,7 +43,7 @@ def use(provider: SupportsCallTool) -> int:
 @pyright_workspace(include=["fm", "use_it.py"], root="out")
 def checked(root: Path) -> None:
     """The package generated from the live server (recorded examples too), and code using it."""
-    server = {"name": "fm", "protocol": "mcp", "transport": "stdio", "command": "python", "args": [str(SERVER)],
+    server = {"name": "fm", "protocol": "mcp", "transport": "stdio", **forked_python(str(SERVER)),
               "connect_timeout_seconds": 20}  # fmt: skip
     infra = {"apiVersion": "toolgen/v1", "kind": "ToolServerRegistry", "metadata": {"name": "f"},
              "spec": {"servers": [server]}}  # fmt: skip

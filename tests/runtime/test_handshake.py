@@ -193,11 +193,12 @@ def test_a_connect_that_times_out_on_an_unanswered_probe_names_the_way_round(tmp
     from mas.runtime.mcp_provider import ToolServerError
 
     record = tmp_path / "record.jsonl"
-    with MCPToolProvider(_raw("ignore", record, connect_timeout_seconds=3)) as provider:
+    # The raw server is stdlib-only and forked: it is up at once, and the bound runs out on the probe.
+    with MCPToolProvider(_raw("ignore", record, connect_timeout_seconds=1.5)) as provider:
         with pytest.raises(ToolServerError) as caught:
             provider.list_mcp_tools()
     assert str(caught.value) == (
-        "MCP server 'raw': connect + initialize timed out after 3 s (server/discover got no answer; "
+        "MCP server 'raw': connect + initialize timed out after 1.5 s (server/discover got no answer; "
         "a server on the mcp 1.x SDK needs `connect_mode: legacy`)"
     )
 
