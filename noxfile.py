@@ -29,12 +29,18 @@ def tests(session: nox.Session) -> None:
     """Run the test suite against the installed wheel (pass pytest options after --)."""
     _install(session, "test")
     # importlib mode: tests import the installed package, not the source tree beside them.
-    # -n auto: one pytest-xdist worker per core; every test works in its own tmp_path and binds
-    # free 127.0.0.1 ports, so workers never share a file or a port. loadfile keeps a module on one
-    # worker, so its module-scoped fixtures (generated packages, mypy and pyright runs) run once; the
-    # files with tests marked slow start first (tests/conftest.py). --durations: the slowest tests,
-    # so a test that grows slow shows up in every run. Options after -- win.
-    session.run("pytest", "--import-mode=importlib", "-n", "auto", "--dist", "loadfile", "--durations=15",
+    # -n: one pytest-xdist worker per core, plus one. Many tests wait on a clock rather than a core
+    # (the reference server's four one-second research stages, timeouts that prove a timeout), and
+    # the extra worker computes meanwhile: on 2 cores the whole suite took 283 s with 3 workers
+    # against 329 s with 2 (means of 2 interleaved runs each, load 0.2-2.8; docs/tests.md). Every
+    # test works in its own tmp_path and binds free 127.0.0.1 ports, so workers never share a file
+    # or a port. loadfile keeps a module on one worker, so its module-scoped fixtures (generated
+    # packages, mypy and pyright runs) run once; the files with tests marked slow start first
+    # (tests/conftest.py). --durations: the slowest tests, so a test that grows slow shows up in
+    # every run. Options after -- win.
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    workers = str(cores + 1)
+    session.run("pytest", "--import-mode=importlib", "-n", workers, "--dist", "loadfile", "--durations=15",
                 *session.posargs)  # fmt: skip
 
 
