@@ -352,4 +352,10 @@ def test_a_second_caller_answering_a_round_another_call_follows_is_refused_at_on
     [refused] = [e for e in envelopes if e.is_error]
     assert answered.structured_content["answer"]["content"]["name"] == "Lin"
     assert refused.error_kind == "protocol"
-    assert "another call is answering this input round" in str(refused.result)
+    # Which refusal it is depends on timing: on a busy machine the first caller's round may be
+    # over before the second resume reaches the provider's loop. Either way it came at once (the
+    # 30 s bound above; without the refusal, the second caller waits for ever and times out there).
+    assert any(
+        reason in str(refused.result)
+        for reason in ("another call is answering this input round", "its input round is over")
+    ), refused.result
