@@ -84,7 +84,7 @@ def test_a_set_cancel_event_ends_a_sync_call_at_once(registry: RuntimeRegistry, 
     took = time.monotonic() - start
     assert _cancelled(envelope), envelope
     assert envelope.result == f"tool {tool!r} was cancelled by the caller (cancel_event)"
-    assert 0.25 < took < 1.5, took
+    assert 0.25 < took < 5, took  # a cancel that did not work waits out the 30 s block
 
 
 @pytest.mark.parametrize("tool", ["blocking", "skill_block", "skill_ablock"])
@@ -100,7 +100,7 @@ def test_a_set_cancel_event_ends_an_async_call_at_once(registry: RuntimeRegistry
 
     envelope, took = asyncio.run(run())
     assert _cancelled(envelope), envelope
-    assert 0.25 < took < 1.5, took
+    assert 0.25 < took < 5, took  # a cancel that did not work waits out the 30 s block
 
 
 def test_an_event_set_before_the_call_cancels_it_before_it_starts(registry: RuntimeRegistry) -> None:
@@ -114,4 +114,4 @@ def test_an_unset_event_changes_nothing_and_the_timeout_still_applies(registry: 
     event = threading.Event()
     start = time.monotonic()
     envelope = registry.call_tool("blocking", {}, cancel_event=event, timeout_seconds=0.3)
-    assert (envelope.metadata or {}).get("error_kind") == "timeout" and time.monotonic() - start < 1.5
+    assert (envelope.metadata or {}).get("error_kind") == "timeout" and time.monotonic() - start < 5

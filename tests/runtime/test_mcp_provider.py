@@ -268,7 +268,7 @@ def test_cancel_event_stops_a_slow_call(provider: MCPToolProvider) -> None:
     assert (
         envelope.result == "MCP server 'sample': tools/call 'count_slowly' was cancelled by the caller (cancel_event)"
     )
-    assert elapsed < 1.3
+    assert elapsed < 5  # the call it cancels would count for 50 s
     already = provider.call_tool("get_weather", {"city": "Rome"}, cancel_event=event)
     assert already.is_error and "cancelled before it started" in already.result
     assert provider.call_tool("get_weather", {"city": "Rome"}).is_error is False
@@ -286,7 +286,7 @@ def test_asyncio_cancel_event_with_acall_tool(http_provider: MCPToolProvider) ->
 
     envelope, elapsed = asyncio.run(main())
     assert envelope.is_error and "was cancelled by the caller" in envelope.result
-    assert elapsed < 1.3
+    assert elapsed < 5  # the call it cancels would count for 50 s
 
 
 def test_cancelling_the_awaiting_task_cancels_the_call(http_provider: MCPToolProvider) -> None:
