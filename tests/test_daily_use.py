@@ -188,6 +188,31 @@ def test_live_progress_on_a_terminal_uses_one_line_per_server() -> None:
     assert "toolgen: sample: connecting\n" not in text
 
 
+class Writes(io.StringIO):
+    """A stream that keeps each write apart."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes: list[str] = []
+
+    def write(self, text: str) -> int:
+        self.writes.append(text)
+        return super().write(text)
+
+
+def test_each_plain_progress_line_is_one_write() -> None:
+    # A log record written by another thread between a line's text and its newline joined two lines
+    # (a server's page event and another server's warning) in a CI run.
+    stream = Writes()
+    with Progress("toolgen", stream=stream, live=False) as progress:
+        with progress.server("sample") as task:
+            task.page(1, 3)
+            task.done(3)
+        progress.note("a note")
+    assert stream.writes[:2] == ["toolgen: sample: connecting\n", "toolgen: sample: page 1, 3 tool(s) so far\n"]
+    assert stream.writes[3:] == ["toolgen: a note\n"] and len(stream.writes) == 4
+
+
 def test_quiet_progress_prints_nothing() -> None:
     stream = io.StringIO()
     with Progress("toolgen", stream=stream, quiet=True, verbose=True) as progress:

@@ -470,7 +470,8 @@ def _show(text: str) -> None:
     if console is not None and hasattr(console, "print"):
         console.print(text, soft_wrap=True, markup=False, highlight=False)
     else:
-        print(text, file=sys.stderr, flush=True)
+        sys.stderr.write(f"{text}\n")  # one write: a log line from another thread cannot split it
+        sys.stderr.flush()
 
 
 def _has_terminal() -> bool:

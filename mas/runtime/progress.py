@@ -111,7 +111,10 @@ class Progress:
         if self._bars is not None:
             self._bars.console.print(f"{self.prog}: {message}", markup=False, highlight=False)
         else:
-            print(f"{self.prog}: {message}", file=self._stream, flush=True)
+            # One write, newline included: print() writes the text and the newline apart, and a
+            # log record from another thread (a server's stray stdout line, say) landed between.
+            self._stream.write(f"{self.prog}: {message}\n")
+            self._stream.flush()
 
     def _event(self, task: ServerTask, text: str, *, final: bool = False) -> None:
         if self.quiet:
