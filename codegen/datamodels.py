@@ -438,7 +438,40 @@ def model_code(document: Mapping[str, Any], *, kind: str, names: frozenset[str] 
     lines = generated.split("\n")  # not splitlines(), which also splits at U+2028 and other separators
     while lines and (lines[0].startswith("#") or not lines[0].strip()):
         lines.pop(0)
-    return _one_blank_line(_respell_strings(_without_root("\n".join(lines) + "\n")))
+    return _one_blank_line(_respell_strings(_without_root(_bare_aliases_respelled("\n".join(lines) + "\n"))))
+
+
+def _bare_aliases_respelled(code: str) -> str:
+    """The module with each bare use of an import it aliased spelled with the alias.
+
+    datamodel-code-generator imports a name under an alias (``Any as Any_aliased``) when a field
+    would shadow it, yet writes some types with the bare name (``X: TypeAlias = Any`` for an
+    ``enum: [null]`` beside ``anyOf``, found by the fuzz session): a NameError at import. A bare
+    name the module itself binds (a model class named ``Any``) is that binding and stays."""
+    tree = ast.parse(code)
+    aliased = {
+        a.name: a.asname
+        for stmt in tree.body
+        if isinstance(stmt, ast.ImportFrom)
+        for a in stmt.names
+        if a.asname is not None and a.asname != a.name
+    }
+    if not aliased:
+        return code
+    bound = {name for stmt in tree.body for name in defined_names(stmt)}
+    bound |= {a.asname or a.name for s in tree.body if isinstance(s, ast.Import | ast.ImportFrom) for a in s.names}
+    # Loads only: a field named like the import (``Any: NotRequired[Any_aliased]``) is a wire key.
+    loads = (n for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
+    bare = [n for n in loads if n.id in aliased and n.id not in bound]
+    if not bare:
+        return code
+    lines = code.split("\n")  # "\n" only, as the parser counts lines
+    # Right to left within a line, so the offsets still to replace stay right; offsets are UTF-8.
+    for node in sorted(bare, key=lambda n: (n.lineno, n.col_offset), reverse=True):
+        line = lines[node.lineno - 1].encode("utf-8", "surrogatepass")
+        line = line[: node.col_offset] + aliased[node.id].encode() + line[cast(int, node.end_col_offset) :]
+        lines[node.lineno - 1] = line.decode("utf-8", "surrogatepass")
+    return "\n".join(lines)
 
 
 def _one_blank_line(code: str) -> str:

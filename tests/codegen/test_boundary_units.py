@@ -18,7 +18,7 @@ import pytest
 
 from codegen import cache as cache_module
 from codegen.cache import Cache
-from codegen.datamodels import _field_aliases, _property_keys
+from codegen.datamodels import _bare_aliases_respelled, _field_aliases, _property_keys, model_code
 from codegen.errors import GenerateError
 from codegen.infer import MAX_VALUE_DEPTH, _deeper_than
 from codegen.settings import load_settings
@@ -125,6 +125,35 @@ def test_field_aliases_rename_only_breaking_names() -> None:
         "model_dump": "field_model_dump_",
     }
     assert _property_keys({"x": [{"properties": {"a": {"properties": {"b": {}}}}}]}) == {"a", "b"}
+
+
+def test_a_bare_use_of_an_aliased_import_is_spelled_with_the_alias() -> None:
+    code = (
+        "from typing import Any as Any_aliased, TypeAlias, TypedDict\n"
+        "X: TypeAlias = Any\n"
+        "class T(TypedDict):\n"
+        "    Any: Any_aliased\n"
+        "    \u00e9t\u00e9: dict[str, Any] | Any\n"  # two on a line after non-ASCII: offsets in bytes
+    )
+    assert _bare_aliases_respelled(code) == (
+        "from typing import Any as Any_aliased, TypeAlias, TypedDict\n"
+        "X: TypeAlias = Any_aliased\n"
+        "class T(TypedDict):\n"
+        "    Any: Any_aliased\n"  # a field, and so a wire key: never renamed
+        "    \u00e9t\u00e9: dict[str, Any_aliased] | Any_aliased\n"
+    )
+    # A model the module defines under the bare name is what the bare name means.
+    bound = "from typing import Any as Any_aliased\nclass Any:\n    pass\nX = Any\n"
+    assert _bare_aliases_respelled(bound) == bound
+    # datamodel-code-generator's own output (a field named Any aliases the import; an enum of null
+    # beside anyOf came out as the bare name): the module imports.
+    document = {
+        "$defs": {
+            "T": {"type": "object", "properties": {"Any": {}, "x": {"$ref": "#/$defs/D"}}},
+            "D": {"anyOf": [{"maxLength": 26}, {"minimum": 2}], "enum": [None]},
+        }
+    }
+    exec(compile(model_code(document, kind="inputs"), "inputs.py", "exec"), {})
 
 
 def test_the_cache_is_keyed_per_user(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -105,6 +105,19 @@ REGRESSIONS: list[dict[str, Any]] = [
     {"tools": [{"name": "m", "inputSchema": _obj({}), "outputSchema": {"maxItems": 3, "anyOf": [{}]}}]},
     # A schema datamodel-code-generator rejects (type: 5) degrades that tool only.
     {"tools": [{"name": "t5", "inputSchema": _obj({"a": {"type": 5}})}, {"name": "ok", "inputSchema": _obj({})}]},
+    # A field named Any made datamodel-code-generator alias its import, and an enum of null beside anyOf
+    # came out as the bare name: `D: TypeAlias = Any`, a NameError at import (a fuzz session).
+    {
+        "tools": [
+            {
+                "name": "bare",
+                "inputSchema": _obj(
+                    {"Any": {}, "x": {"$ref": "#/$defs/D"}},
+                    **{"$defs": {"D": {"anyOf": [{"maxLength": 26}, {"minimum": 2}], "enum": [None]}}},
+                ),
+            }
+        ]
+    },
     # External and dangling $ref, non-object outputSchema.
     {
         "tools": [
