@@ -448,6 +448,8 @@ def _bare_aliases_respelled(code: str) -> str:
     would shadow it, yet writes some types with the bare name (``X: TypeAlias = Any`` for an
     ``enum: [null]`` beside ``anyOf``, found by the fuzz session): a NameError at import. A bare
     name the module itself binds (a model class named ``Any``) is that binding and stays."""
+    if "_aliased" not in code:  # its aliases are always ``<name>_aliased``: most modules need no parse
+        return code
     tree = ast.parse(code)
     aliased = {
         a.name: a.asname
