@@ -97,8 +97,7 @@ def build_package(
     (``codegen/infer.py``); it stands in for a missing ``outputSchema`` on the same path.
     ``digests``: ``cache.tool_digests(sources)``, when the caller took them already; ``worker``:
     a ``ModelWorker`` started for this build."""
-    builder = _Builder(sources, inferred or {}, cache, package, digests)
-    builder.worker = worker
+    builder = _Builder(sources, inferred or {}, cache, package, digests, worker)
     spec = builder.build(package=package, header=header, parallel=parallel)
     if init_header is not None:
         spec = replace(spec, init_header=init_header)
@@ -120,6 +119,7 @@ class _Builder:
         cache: Cache | None,
         package: str = "",
         digests: Mapping[int, str | None] | None = None,
+        worker: ModelWorker | None = None,
     ) -> None:
         for source in sources:
             check_tools(source)
@@ -145,7 +145,7 @@ class _Builder:
         self.schemas = Memo(cache, "schemas", package)
         #: id of a tool -> Memo.key of it (None: no JSON spelling)
         self.digests = dict(digests) if digests is not None else tool_digests(sources)
-        self.worker: ModelWorker | None = None  # runs the model jobs the build misses, when started
+        self.worker = worker  # runs the model jobs the build misses, when started
 
     def save(self) -> None:
         for memo in (self.outlines, self.stubs, self.specs, self.schemas):
