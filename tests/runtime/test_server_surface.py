@@ -24,7 +24,7 @@ from mas.runtime.config import ConfigError
 from mas.runtime.contracts.server_contract import ServerProvider
 from mas.runtime.contracts.uri_template import TemplateError, expand, matches, parse
 from mas.runtime.lockfile import tool_hash
-from mas.runtime.mcp_provider import MCPToolProvider
+from mas.runtime.mcp.provider import MCPToolProvider
 from mas.runtime.pinning import PinGuard
 from mas.runtime.registry import RuntimeRegistry
 

@@ -1,7 +1,7 @@
 """The MCP provider's server surface: resources, resource templates, prompts and completions.
 
 The ServerContract's operations (``mas/runtime/contracts/server_contract.py``) on one MCP server,
-over the provider's own session (:class:`~mas.runtime._mcp_session.SessionKeeper`), with the
+over the provider's own session (:class:`~mas.runtime.mcp._session.SessionKeeper`), with the
 rules of its tool calls: listings follow ``nextCursor`` up to ``max_pages`` (a repeated cursor is
 an error), each page bounded by ``connect_timeout_seconds``, reused under ``cache_ttl_ms`` /
 ``cache_scope`` (and the server's 2026 hints); every answer blanked of secrets, every error one
@@ -24,18 +24,18 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 from mas.runtime import redact
-from mas.runtime._error_kinds import kind_of_error_code
-from mas.runtime._lenient_listing import CacheHint
-from mas.runtime._mcp_convert import ToolServerError, clip, dump_wire, server_identity
 from mas.runtime.contracts._rules import one_line
 from mas.runtime.contracts.server_contract import LISTINGS, PROMPT_REF, completion_ref
 from mas.runtime.contracts.tool_contract import ToolResultEnvelope
+from mas.runtime.mcp._convert import ToolServerError, clip, dump_wire, server_identity
+from mas.runtime.mcp._error_kinds import kind_of_error_code
+from mas.runtime.mcp._lenient_listing import CacheHint
 
 if TYPE_CHECKING:
     from mcp.client.session import ClientSession
 
-    from mas.runtime._mcp_session import Connection, SessionKeeper
     from mas.runtime.config import MCPServerConfig
+    from mas.runtime.mcp._session import Connection, SessionKeeper
 
 __all__ = ["APP_SCHEME", "DEFAULT_TIMEOUT_SECONDS", "ServerSurface", "app_only"]
 
