@@ -11,9 +11,12 @@ per diagnostic, which names the argument or key at fault, so the model can repai
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
+import threading
 from typing import Any
 
+import anyio
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
@@ -21,12 +24,14 @@ from mcp.shared.exceptions import MCPError
 
 from mas.runtime.code_mode import CodeMode, CodeRun
 
-__all__ = ["SERVER_NAME", "WHOLE_API_MAX_CHARS", "build_server", "serve_http", "serve_stdio"]
+__all__ = ["SEARCH_QUERY_MAX_CHARS", "SERVER_NAME", "WHOLE_API_MAX_CHARS", "build_server", "serve_http", "serve_stdio"]
 
 SERVER_NAME = "toolgen-code-mode"
 #: Up to this many characters the whole API goes into run_code's description (about 4,000 tokens).
 WHOLE_API_MAX_CHARS = 16_000
 _SEARCH_LIMIT_MAX = 20
+#: A search_tools query longer than this is refused (the search runs off the event loop as well).
+SEARCH_QUERY_MAX_CHARS = 1_000
 
 
 def _run_description(mode: CodeMode) -> str:
@@ -104,6 +109,9 @@ def run_reply(run: CodeRun) -> types.CallToolResult:
 def build_server(mode: CodeMode, **run_limits: Any) -> Server[Any]:
     """A low-level Server with the two code-mode tools; ``run_limits`` go to every ``mode.run``."""
     listing = _tools(mode)
+    # Threads for runs: every run CodeMode lets execute or wait, and one more, so a request past
+    # the queue's bound reaches CodeMode and hears "busy" at once instead of waiting for a thread.
+    runs = anyio.CapacityLimiter(mode.max_concurrent_runs + mode.max_queued_runs + 1)
 
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -118,13 +126,31 @@ def build_server(mode: CodeMode, **run_limits: Any) -> Server[Any]:
             query, limit = args.get("query"), args.get("limit", 5)
             if not isinstance(query, str) or not isinstance(limit, int) or isinstance(limit, bool):
                 return types.CallToolResult(content=_text("query must be a string and limit an integer"), is_error=True)
-            return types.CallToolResult(content=_text(mode.search(query, max(1, min(limit, _SEARCH_LIMIT_MAX)))))
+            if len(query) > SEARCH_QUERY_MAX_CHARS:
+                return types.CallToolResult(
+                    content=_text(f"the query is {len(query):,} characters; at most {SEARCH_QUERY_MAX_CHARS:,}: "
+                                  "a few words about what the tools should do"),
+                    is_error=True,
+                )  # fmt: skip
+            # Off the event loop: another client's request is never held up by a search.
+            found = await anyio.to_thread.run_sync(mode.search, query, max(1, min(limit, _SEARCH_LIMIT_MAX)))
+            return types.CallToolResult(content=_text(found))
         if params.name == "run_code":
             code = args.get("code")
             if not isinstance(code, str):
                 return types.CallToolResult(content=_text("code must be a string"), is_error=True)
-            # CodeMode.run blocks (the sandbox and the registry are synchronous): off the event loop.
-            run = await asyncio.to_thread(mode.run, code, **run_limits)
+            # CodeMode.run blocks (the sandbox and the registry are synchronous): off the event loop,
+            # in threads of our own (CodeMode bounds how many run and wait). A request the client
+            # cancels, or abandons, sets the run's cancel event: its sandbox and calls stop at once.
+            cancel = threading.Event()
+            try:
+                run = await anyio.to_thread.run_sync(
+                    functools.partial(mode.run, code, cancel_event=cancel, **run_limits),
+                    abandon_on_cancel=True,
+                    limiter=runs,
+                )
+            finally:
+                cancel.set()
             return run_reply(run)
         raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
 
