@@ -138,9 +138,11 @@ class ToolCall:
 
 @dataclass(frozen=True)
 class RunError:
-    """What stopped a run: ``kind`` is ``check`` (diagnostics; nothing ran), ``timeout``,
-    ``memory``, ``tool_calls`` (more than ``max_tool_calls``), ``exception`` (the snippet raised),
-    or ``sandbox`` (the worker failed)."""
+    """What stopped a run: ``kind`` is ``check`` (diagnostics; nothing ran), ``busy`` (no turn
+    within the queue's bounds; nothing ran), ``cancelled`` (its ``cancel_event``), ``timeout``,
+    ``memory``, ``tool_calls`` (more than ``max_tool_calls``), ``output`` (the value over
+    ``max_value_chars``), ``value`` (the value is not JSON), ``exception`` (the snippet raised), or
+    ``sandbox`` (the worker failed)."""
 
     kind: str
     message: str

@@ -83,11 +83,14 @@ def _text(text: str) -> list[types.ContentBlock]:
 
 
 def run_reply(run: CodeRun) -> types.CallToolResult:
-    """A run as a tool result: the value and output, or (``isError``) what stopped it."""
+    """A run as a tool result: the text the model reads has the value and the printed output (or,
+    ``isError``, what stopped the run), each once; ``structuredContent`` has what a program needs
+    besides (the calls, the error's kind), never a second copy of the value or the output."""
     calls = [
         {"tool": c.wire_name, "arguments": c.arguments, "seconds": round(c.seconds, 4), "error": c.error}
         for c in run.calls
     ]
+    structured: dict[str, Any] = {"ok": run.error is None, "calls": calls, "error": None}
     if run.error is not None:
         if run.error.kind == "check":
             lines = [f"line {d.line}, column {d.column}: {d.code}: {d.message}" for d in run.error.diagnostics]
@@ -96,13 +99,10 @@ def run_reply(run: CodeRun) -> types.CallToolResult:
             text = f"The code stopped ({run.error.kind}): {run.error.message}"
             if run.output:
                 text += f"\nIt printed:\n{run.output}"
-        structured: dict[str, Any] = {"error": {"kind": run.error.kind, "message": run.error.message}}
-        structured["output"] = run.output
-        structured["calls"] = calls
+        structured["error"] = {"kind": run.error.kind, "message": run.error.message}
         return types.CallToolResult(content=_text(text), structured_content=structured, is_error=True)
-    value = json.dumps(run.value, ensure_ascii=False, default=repr)
+    value = json.dumps(run.value, ensure_ascii=False)
     text = f"value: {value}" + (f"\noutput:\n{run.output}" if run.output else "")
-    structured = json.loads(json.dumps({"value": run.value, "output": run.output, "calls": calls}, default=repr))
     return types.CallToolResult(content=_text(text), structured_content=structured)
 
 
