@@ -112,7 +112,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _reporting_factory(progress: Progress) -> ProviderFactory:
     """MCP providers whose listing shows progress (connecting, page N, done)."""
-    from mas.runtime.mcp_provider import MCPToolProvider
+    from mas.runtime.mcp.provider import MCPToolProvider
 
     class ReportedProvider(MCPToolProvider):
         def list_tools(self) -> list[dict[str, Any]]:

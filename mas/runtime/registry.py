@@ -46,7 +46,7 @@ _Route = tuple[str, str, dict[str, Any]]  # provider name, the provider's own to
 
 def _mcp_provider(config: MCPServerConfig, authorize: Callable[[str], Any] | None = None) -> Any:
     # Imported by name, lazily: only registries with infra servers need the MCP SDK loaded.
-    module = importlib.import_module("mas.runtime.mcp_provider")
+    module = importlib.import_module("mas.runtime.mcp.provider")
     return module.MCPToolProvider(config, authorize=authorize)
 
 

@@ -6,7 +6,7 @@ sends ``tools/call`` with the same name and arguments; results come back as
 connection failures and unknown tools all become one-line error envelopes naming the server.
 
 Threading model: each provider owns a private event loop on a daemon thread
-(:class:`~mas.runtime._loop.BackgroundLoop`). One long-lived task on that loop enters the SDK's
+(:class:`~mas.runtime.mcp._loop.BackgroundLoop`). One long-lived task on that loop enters the SDK's
 transport and ``ClientSession`` context managers and later exits them (the SDK requires the
 same task for both; see ``_mcp_session``). Sync methods block on that loop; async methods await
 it from any loop. A sync call made on the provider's own loop thread (for example from inside a
@@ -46,11 +46,10 @@ from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter, ValidationError
 
 from mas.runtime import redact
-from mas.runtime._error_kinds import kind_of_error_code, kind_of_error_result, kind_of_invalid_params, url_elicitations
-from mas.runtime._lenient_listing import CacheHint, list_page, teach
-from mas.runtime._lenient_listing import summary as listing_summary
-from mas.runtime._loop import BackgroundLoop, LoopThreadError
-from mas.runtime._mcp_convert import (
+from mas.runtime.config import MCPServerConfig
+from mas.runtime.contracts._rules import one_line
+from mas.runtime.contracts.tool_contract import ERROR_KIND_KEY, CallOptions, ToolResultEnvelope
+from mas.runtime.mcp._convert import (
     ToolServerError,
     clip,
     dump_wire,
@@ -59,9 +58,19 @@ from mas.runtime._mcp_convert import (
     server_identity,
     tool_entry_from_mcp,
 )
-from mas.runtime._mcp_input import TOKEN_PREFIX, PendingCall
-from mas.runtime._mcp_session import Connection, ProgressCallback, ProgressRelay, SessionKeeper
-from mas.runtime._mcp_tasks import (
+from mas.runtime.mcp._error_kinds import (
+    kind_of_error_code,
+    kind_of_error_result,
+    kind_of_invalid_params,
+    url_elicitations,
+)
+from mas.runtime.mcp._input import TOKEN_PREFIX, PendingCall
+from mas.runtime.mcp._lenient_listing import CacheHint, list_page, teach
+from mas.runtime.mcp._lenient_listing import summary as listing_summary
+from mas.runtime.mcp._loop import BackgroundLoop, LoopThreadError
+from mas.runtime.mcp._oauth import AuthorizeCallback
+from mas.runtime.mcp._session import Connection, ProgressCallback, ProgressRelay, SessionKeeper
+from mas.runtime.mcp._tasks import (
     MAX_WAIT_SECONDS,
     TASK_CANCEL_PREFIX,
     TASK_PREFIX,
@@ -74,11 +83,7 @@ from mas.runtime._mcp_tasks import (
     state_of_created,
     task_support_of,
 )
-from mas.runtime._oauth import AuthorizeCallback
-from mas.runtime._wire import non_json_number
-from mas.runtime.config import MCPServerConfig
-from mas.runtime.contracts._rules import one_line
-from mas.runtime.contracts.tool_contract import ERROR_KIND_KEY, CallOptions, ToolResultEnvelope
+from mas.runtime.mcp._wire import non_json_number
 from mas.runtime.tool_filters import agent_facing
 
 if TYPE_CHECKING:
@@ -95,7 +100,7 @@ __all__ = [
     "ToolServerError",
 ]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("mas.runtime.mcp_provider")  # the name users see in log lines, as before the move
 
 _POLL_SECONDS = 0.05  # how often a cancel_event is polled
 _INPUT_RESPONSES: TypeAdapter[dict[str, types.InputResponse]] = TypeAdapter(dict[str, types.InputResponse])
