@@ -21,7 +21,7 @@ from mcp_helpers import stdio_config
 
 from mas.runtime.code_mode import DEFAULT_MAX_TOOL_CALLS, MAX_NESTING, CodeMode, CodeRun
 from mas.runtime.contracts.tool_contract import invoke_call_tool
-from mas.runtime.mcp_provider import MCPToolProvider
+from mas.runtime.mcp.provider import MCPToolProvider
 from mas.runtime.registry import RuntimeRegistry
 
 REPO = Path(__file__).resolve().parents[2]
