@@ -15,7 +15,7 @@ from mcp_helpers import stdio_config
 from mas.runtime.contracts import _rules
 from mas.runtime.contracts.tool_contract import CALL_KWARGS, CallOptions, ToolContract, resolve_awaitable
 from mas.runtime.local import LocalToolRegistry
-from mas.runtime.mcp_provider import MCPToolProvider
+from mas.runtime.mcp.provider import MCPToolProvider
 from mas.runtime.registry import RuntimeRegistry
 
 
