@@ -19,7 +19,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
 
-from mas.runtime.code_mode import CodeMode, CodeRun
+from mas.runtime.code_mode.core import CodeMode, CodeRun
 
 __all__ = ["SERVER_NAME", "WHOLE_API_MAX_CHARS", "build_server", "serve_http", "serve_stdio"]
 

@@ -1,0 +1,30 @@
+"""Code mode: agents write Python against a generated package's tools (docs/code-mode.md).
+
+- ``core.py``: ``CodeMode`` (``api``, ``search``, ``check``, ``run``), the sandbox and the stubs' index.
+- ``server.py``: code mode as an MCP server (``search_tools``, ``run_code``).
+- ``_cli.py``: ``mas-runtime code check|run`` and ``mas-runtime serve --code-mode``.
+"""
+
+from mas.runtime.code_mode.core import (
+    DEFAULT_MAX_MEMORY_BYTES,
+    DEFAULT_MAX_TOOL_CALLS,
+    DEFAULT_TIMEOUT_SECONDS,
+    SANDBOX_PACKAGE,
+    CodeMode,
+    CodeRun,
+    Diagnostic,
+    RunError,
+    ToolCall,
+)
+
+__all__ = [
+    "DEFAULT_MAX_MEMORY_BYTES",
+    "DEFAULT_MAX_TOOL_CALLS",
+    "DEFAULT_TIMEOUT_SECONDS",
+    "SANDBOX_PACKAGE",
+    "CodeMode",
+    "CodeRun",
+    "Diagnostic",
+    "RunError",
+    "ToolCall",
+]
