@@ -5,26 +5,4 @@
 - ``_cli.py``: ``mas-runtime code check|run`` and ``mas-runtime serve --code-mode``.
 """
 
-from mas.runtime.code_mode.core import (
-    DEFAULT_MAX_MEMORY_BYTES,
-    DEFAULT_MAX_TOOL_CALLS,
-    DEFAULT_TIMEOUT_SECONDS,
-    SANDBOX_PACKAGE,
-    CodeMode,
-    CodeRun,
-    Diagnostic,
-    RunError,
-    ToolCall,
-)
-
-__all__ = [
-    "DEFAULT_MAX_MEMORY_BYTES",
-    "DEFAULT_MAX_TOOL_CALLS",
-    "DEFAULT_TIMEOUT_SECONDS",
-    "SANDBOX_PACKAGE",
-    "CodeMode",
-    "CodeRun",
-    "Diagnostic",
-    "RunError",
-    "ToolCall",
-]
+from mas.runtime.code_mode.core import *  # noqa: F403  (core's __all__: CodeMode, CodeRun, Diagnostic, the limits...)
