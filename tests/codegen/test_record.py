@@ -196,3 +196,27 @@ def test_inferred_output_changes_have_declared_output_severities() -> None:
     messages = [c.message for c in inferred_output_changes(old, new, source="src")]
     assert messages[:2] == ["inferred output schema removed", "inferred output: type changed"]
     assert messages[5] == "inferred output field 'b' removed"
+
+
+@pytest.mark.slow  # an old-SDK server, then pyright over the package
+def test_a_package_whose_only_untyped_tool_was_inferred_as_text_passes_strict_pyright(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 30, item 5: ``Import "_ToolOutput" is not accessed`` once the one untyped tool became ``str``.
+    FastMCP on mcp 1.6 declares no output schemas, and ``greet`` answers with plain text."""
+    from gen_helpers import pyright_strict
+    from old_sdk import OLD_SDK_SERVER, old_sdk_python
+
+    greet = {"name": "greet", "inputSchema": {"type": "object", "properties": {"name": {"type": "string"}}}}
+    server = {"name": "old", "protocol": "mcp", "transport": "stdio", "command": str(old_sdk_python("1.6.0")),
+              "args": [str(OLD_SDK_SERVER)], "connect_mode": "legacy", "exit_grace_seconds": 0.2,
+              "tools": [greet]}  # fmt: skip
+    (tmp_path / "infra.yaml").write_text(json.dumps({"kind": "ToolServerRegistry", "spec": {"servers": [server]}}))
+    (tmp_path / "examples.yaml").write_text("- tool: greet\n  arguments: {name: Ada}\n")
+    code, _, err = _toolgen(tmp_path, ["record", "--examples", "examples.yaml", "--infra", "infra.yaml"], capsys)
+    assert code == 0, err
+    args = ["generate", "--infra", "infra.yaml", "--out", "out", "--package", "texts", "-q"]
+    assert _toolgen(tmp_path, args, capsys)[0] == 0
+    assert "_info_old__greet: _ToolInfo[str]" in (tmp_path / "out" / "texts" / "_tools.py").read_text()
+    report = pyright_strict(tmp_path / "out", ["texts"])
+    assert [d["message"] for d in report["generalDiagnostics"] if d["severity"] in ("error", "warning")] == []
