@@ -145,7 +145,31 @@ def list_command(args: argparse.Namespace, progress: Progress) -> int:
             print(blank(json.dumps(entries, indent=2, sort_keys=True)))
         else:
             print(blank(format_table([_row(e, registry.owner_of(e["name"]) or "?") for e in entries])))
+            surface = _surface_tables(registry)
+            if surface:
+                print(blank(surface))
         return EXIT_OK
+
+
+def _surface_tables(registry: RuntimeRegistry) -> str:
+    """The servers' resources, templates and prompts as tables, after the tools (docs:
+    resources-and-prompts.md); nothing at all when no server has any."""
+    parts: list[str] = []
+    resources = [(r.get("uri"), r["server"], r.get("mimeType"), r.get("title") or r.get("name"))
+                 for r in registry.list_resources()]  # fmt: skip
+    templates = [(t.get("uriTemplate"), t["server"], t.get("mimeType"), t.get("title") or t.get("name"))
+                 for t in registry.list_resource_templates()]  # fmt: skip
+    prompts = [(p["name"], p["server"], p.get("title") or "", ", ".join(
+        str(a.get("name")) + ("" if a.get("required") else "?") for a in p.get("arguments") or ()
+    )) for p in registry.list_prompts()]  # fmt: skip
+    for rows, header in (
+        (resources, ("RESOURCE", "PROVIDER", "MIME TYPE", "NAME")),
+        (templates, ("TEMPLATE", "PROVIDER", "MIME TYPE", "NAME")),
+        (prompts, ("PROMPT", "PROVIDER", "TITLE", "ARGUMENTS (? optional)")),
+    ):
+        if rows:
+            parts.append(format_table([tuple(str(c or "-") for c in row) for row in rows], header))
+    return "\n" + "\n\n".join(parts) if parts else ""
 
 
 def _call_timeout(args: argparse.Namespace, registry: RuntimeRegistry) -> float:

@@ -158,6 +158,8 @@ class SessionKeeper:
         self._auth_built = False
         #: Called when the server says its tool list changed (the provider drops its cache).
         self.on_list_changed: Callable[[], None] | None = None
+        #: Called when the server says its resources or prompts changed (the surface drops its cache).
+        self.on_surface_changed: Callable[[], None] | None = None
         #: Subscribe to tools/list_changed on modern (2026-07-28) sessions: set for pinned servers.
         self.watch_tools = False
 
@@ -441,6 +443,9 @@ class SessionKeeper:
         elif isinstance(message, types.ToolListChangedNotification):  # the initialize-era form
             if self._conn is not None:
                 self._tools_changed(self._conn)
+        elif isinstance(message, types.ResourceListChangedNotification | types.PromptListChangedNotification):
+            if self.on_surface_changed is not None:
+                self.on_surface_changed()
         await anyio.lowlevel.checkpoint()
 
     def _tools_changed(self, conn: Connection) -> None:
