@@ -131,7 +131,7 @@ def test_a_forgotten_await_gets_a_hint(recorded: tuple[CodeMode, Recording]) -> 
 def test_advice_names_no_host_api(recorded: tuple[CodeMode, Recording]) -> None:
     mode, _ = recorded
     assert "api()" not in mode.search("zzzzqqq") and "try other words" in mode.search("zzzzqqq")
-    from mas.runtime.code_mode import _advice
+    from mas.runtime.code_mode.core import _advice
 
     message = _advice(
         "input_required", "tool 'x' needs input: elicitation; pass on_input=... in with_options to answer it"
