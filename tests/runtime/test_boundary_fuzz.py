@@ -28,11 +28,11 @@ from hypothesis import strategies as st
 from mcp.shared.message import SessionMessage
 
 from mas.runtime import redact
-from mas.runtime._http_limits import AnswerRefused, HttpLimits, HttpState, limit_responses
-from mas.runtime._stdio import REFUSED, LineBuffer, StdioLimits, StdioState, _Fault, _LineParser, json_depth
 from mas.runtime.config import ConfigError, MCPServerConfig
 from mas.runtime.contracts.tool_contract import build_tool_entry
 from mas.runtime.lockfile import tool_hash
+from mas.runtime.mcp._http_limits import AnswerRefused, HttpLimits, HttpState, limit_responses
+from mas.runtime.mcp._stdio import REFUSED, LineBuffer, StdioLimits, StdioState, _Fault, _LineParser, json_depth
 from mas.runtime.pinning import ServerPin
 from mas.runtime.registry import RuntimeRegistry
 from mas.runtime.routing import Named, routed_names
@@ -181,7 +181,7 @@ def test_a_call_whose_listing_failed_is_refused_under_refuse_and_warned_under_wa
     ]
 
 
-# --- over HTTP (mas/runtime/_http_limits.py): the same limits, on JSON bodies and SSE events ------------
+# --- over HTTP (mas/runtime/mcp/_http_limits.py): the same limits, on JSON bodies and SSE events ------------
 class _Body(httpx2.AsyncByteStream):
     def __init__(self, chunks: list[bytes]) -> None:
         self.chunks = chunks
