@@ -4,4 +4,5 @@
   ``codegen/templates/`` in the wheel) and copies the runtime shim and the shared rules file.
 - ``formatting.py``: the one ``ruff format`` pass over every generated module.
 - ``code_mode.py``: the code-mode stubs and their manifest.
+- ``api_page.py``: ``api.md``, the package's API on one page.
 """
