@@ -7,7 +7,6 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from codegen.cache import Cache, Memo, tool_digests
-from codegen.code_mode import build_code_mode, summary_line
 from codegen.datamodels import (
     ModelModule,
     ModelWorker,
@@ -16,6 +15,7 @@ from codegen.datamodels import (
     input_groups_for,
     model_code,
 )
+from codegen.emit.code_mode import build_code_mode, summary_line
 from codegen.errors import Degradation, GenerateError
 from codegen.infer import InferredOutput
 from codegen.literals import docstring_literal, docstring_text, json_default_literal, str_literal, wire_literal
