@@ -33,6 +33,7 @@ from codegen.model import (
 from codegen.naming import assign_names, class_name, unique
 from codegen.schemas import Report, SchemaDocument, json_type, pointer, wrapped_key
 from codegen.split import split_models, where_defined
+from codegen.surface import SURFACE_ATTRS, build_surface, prompt_wire_names
 from mas.runtime.contracts._rules import hint_words
 from mas.runtime.contracts.tool_contract import HINT_KEYS
 from mas.runtime.routing import Named, NameTaken, routed_names
@@ -155,7 +156,9 @@ class _Builder:
         plans = []
         for source in self._ordered():
             by_name = {t["name"]: (i, t) for i, t in enumerate(source.tools)}
-            methods = assign_names(by_name, prefix="tool", reserved=RESERVED_ATTRS)
+            # A namespace with resources or prompts has those two attributes too (codegen/surface.py).
+            reserved = RESERVED_ATTRS | SURFACE_ATTRS if source.surface else RESERVED_ATTRS
+            methods = assign_names(by_name, prefix="tool", reserved=reserved)
             plans += [self.plan(source, *by_name[wire], methods[wire]) for wire in sorted(by_name)]
         try:
             in_models, out_models, stub_models = self._models(plans, parallel)
@@ -163,10 +166,14 @@ class _Builder:
             plans = [self.untype_failures(p) for p in plans]
             in_models, out_models, stub_models = self._models(plans, parallel)
         namespaces = []
+        prompt_names = prompt_wire_names(self.sources)
         for source in self._ordered():
             attr = self.ns_attrs[source.name]
             tools = tuple(self.known_spec(p, in_models, out_models) for p in plans if p.source is source)
-            namespaces.append(NamespaceSpec(attr, class_name(attr), tools, docstring_text(repr(source.name))))
+            surface = build_surface(source, attr, prompt_names, self.degradations) if source.surface else None
+            namespaces.append(
+                NamespaceSpec(attr, class_name(attr), tools, docstring_text(repr(source.name)), surface=surface)
+            )
         code_mode = build_code_mode(
             namespaces,
             {(p.attr, p.method): _summary(p.tool) for p in plans},
