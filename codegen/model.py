@@ -214,7 +214,7 @@ class PackageSpec:
     outputs_where: tuple[tuple[str, str], ...] = ()
     degradations: tuple[Degradation, ...] = ()  # schema spots typed as Any; the CLI warns of each
     runtime_imports: tuple[str, ...] = ()  # shim names the wrappers use (imported as ``_Name``)
-    code_mode: tuple[CodeModeModule, ...] = ()  # the sandbox API (codegen/code_mode.py)
+    code_mode: tuple[CodeModeModule, ...] = ()  # the sandbox API (codegen/emit/code_mode.py)
     #: ``__init__.py``'s header, when it differs (it names the inputs' hash); "": ``header``
     init_header: str = ""
 

@@ -21,8 +21,8 @@ from collections.abc import Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from mas.runtime import _code_cli
 from mas.runtime._logs import routed_logging
+from mas.runtime.code_mode import _cli as _code_cli
 from mas.runtime.config import ConfigError, MCPServerConfig, positive_seconds
 from mas.runtime.contracts._rules import one_line
 from mas.runtime.contracts.tool_contract import HINT_KEYS

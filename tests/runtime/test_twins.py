@@ -161,7 +161,7 @@ class AsyncOnly:
 
 
 def test_code_modes_sync_adapter_over_an_async_provider_follows_the_running_loop_policy() -> None:
-    from mas.runtime.code_mode import _sync_provider
+    from mas.runtime.code_mode.core import _sync_provider
 
     adapter = _sync_provider(AsyncOnly())
     assert adapter.call_tool("t", {"a": 1}) == "t: {'a': 1}"

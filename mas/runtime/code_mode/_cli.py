@@ -21,7 +21,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from mas.runtime.code_mode import (
+from mas.runtime.code_mode.core import (
     DEFAULT_MAX_CONCURRENT_RUNS,
     DEFAULT_MAX_MEMORY_BYTES,
     DEFAULT_MAX_OUTPUT_CHARS,
@@ -200,7 +200,7 @@ def _report(run: CodeRun, name: str, as_json: bool, prog: str) -> int:
 
 
 def serve_command(args: argparse.Namespace, progress: Progress, open_registry: Any, prog: str) -> int:
-    from mas.runtime.code_mode_server import build_server, serve_http, serve_stdio
+    from mas.runtime.code_mode.server import build_server, serve_http, serve_stdio
 
     try:
         load_package(args.package)

@@ -9,8 +9,9 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from codegen.emit.api_page import API_PAGE, api_page
+from codegen.emit.formatting import format_files
 from codegen.errors import GenerateError
-from codegen.formatting import format_files
 from codegen.model import SHARED_MODULE, PackageSpec, ToolSpec
 from mas.runtime.contracts import _rules, uri_template
 
@@ -21,11 +22,11 @@ if TYPE_CHECKING:
 
 __all__ = ["RULES_PATH", "SHIM_DIR", "render_package", "runtime_sources", "templates_dir"]
 
-_HERE = Path(__file__).resolve().parent
+_CODEGEN = Path(__file__).resolve().parents[1]
 #: The runtime shim, a package copied verbatim into every generated package as ``_runtime/``.
-SHIM_DIR = _HERE / "shim" / "_runtime"
+SHIM_DIR = _CODEGEN / "shim" / "_runtime"
 #: The runtime of resources and prompts, copied as ``_surface_runtime.py`` into packages that have any.
-SURFACE_RUNTIME_PATH = _HERE / "shim" / "_surface_runtime.py"
+SURFACE_RUNTIME_PATH = _CODEGEN / "shim" / "_surface_runtime.py"
 #: The RFC 6570 rule (the runtime's own file), copied as ``_uri_template.py`` beside it.
 URI_TEMPLATE_PATH = Path(uri_template.__file__).resolve()
 #: The contract's shared rules, which the shim imports: the runtime's own file, read at render
@@ -35,8 +36,8 @@ RULES_PATH = Path(_rules.__file__).resolve()
 
 def templates_dir() -> Path:
     """Inside the wheel the templates sit in the package; in a checkout, at the top level."""
-    packaged = _HERE / "templates"
-    return packaged if packaged.is_dir() else _HERE.parent / "templates"
+    packaged = _CODEGEN / "templates"
+    return packaged if packaged.is_dir() else _CODEGEN.parent / "templates"
 
 
 @cache
@@ -71,7 +72,7 @@ _CODE_MODE_DOC = (
 
 def _code_mode_files(pkg: PackageSpec) -> dict[str, str]:
     # Imported here: the cache's fingerprint imports this module, and a cached run renders nothing.
-    from codegen.code_mode import CODE_MODE_DIR, manifest_lines
+    from codegen.emit.code_mode import CODE_MODE_DIR, manifest_lines
 
     files = {f"{CODE_MODE_DIR}/{m.name}.pyi": f"{pkg.header}\n{m.stub}" for m in pkg.code_mode}
     manifest = "\n".join(manifest_lines(pkg.code_mode))
@@ -338,5 +339,6 @@ def render_package(
     for path, source in runtime_sources(surface=bool(pkg.surfaces)).items():
         out[path] = f"{pkg.header}\n{source.read_text(encoding='utf-8')}"
     out["py.typed"] = ""
+    out[API_PAGE] = api_page(pkg)
     out.update(_code_mode_files(pkg))
     return dict(sorted(out.items()))

@@ -22,7 +22,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
 
-from mas.runtime.code_mode import CodeMode, CodeRun
+from mas.runtime.code_mode.core import CodeMode, CodeRun
 
 __all__ = ["SEARCH_QUERY_MAX_CHARS", "SERVER_NAME", "WHOLE_API_MAX_CHARS", "build_server", "serve_http", "serve_stdio"]
 
