@@ -18,7 +18,7 @@ from gen_helpers import forked_python
 from mcp_helpers import stdio_config
 from prefork import python_command
 
-from mas.runtime.mcp_provider import MCPToolProvider
+from mas.runtime.mcp.provider import MCPToolProvider
 from mas.runtime.registry import RuntimeRegistry
 
 SERVERS = Path(__file__).resolve().parents[1] / "servers"
@@ -96,7 +96,7 @@ def test_server_stderr_is_one_summary_line_per_server_and_the_lines_under_v(tmp_
     quiet = _runtime_cli(tmp_path, "list", "--infra", "infra.yaml")
     assert quiet.returncode == 0, quiet.stderr
     noise = sorted(line for line in quiet.stderr.splitlines() if "warning" in line)
-    assert noise == [  # one line a server, whatever it wrote (a stray stdout line: mas/runtime/_stdio.py)
+    assert noise == [  # one line a server, whatever it wrote (a stray stdout line: mas/runtime/mcp/_stdio.py)
         "mas-runtime: warning: mas.runtime.server_stderr: MCP server 'noisy' wrote 40 line(s) on stderr; "
         "-v shows them (logger mas.runtime.server_stderr at INFO)",
         "mas-runtime: warning: mas.runtime.stdio: MCP server 'banner': stdout line 1 is not JSON-RPC, ignored: "

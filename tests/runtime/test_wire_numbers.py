@@ -22,8 +22,8 @@ import yaml
 from mcp_helpers import stdio_config
 from prefork import python_args, python_command
 
-from mas.runtime._wire import non_json_number
-from mas.runtime.mcp_provider import MCPToolProvider
+from mas.runtime.mcp._wire import non_json_number
+from mas.runtime.mcp.provider import MCPToolProvider
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "tests" / "servers" / "echo_arguments_server.py"

@@ -20,26 +20,38 @@ sandbox (it only ever sees results). ``docs/code-mode.md`` describes the whole.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.resources
 import json
+import math
+import os
 import re
+import signal
 import threading
 import time
 import weakref
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, cast
 
 from mas.runtime.contracts._rules import one_line, run_sync
-from mas.runtime.contracts.tool_contract import invoke_call_tool
+from mas.runtime.contracts.tool_contract import CANCEL_POLL_SECONDS, invoke_call_tool
 
 __all__ = [
+    "DEFAULT_MAX_CONCURRENT_RUNS",
     "DEFAULT_MAX_MEMORY_BYTES",
+    "DEFAULT_MAX_OUTPUT_CHARS",
+    "DEFAULT_MAX_PARALLEL_CALLS",
+    "DEFAULT_MAX_QUEUE_SECONDS",
+    "DEFAULT_MAX_QUEUED_RUNS",
     "DEFAULT_MAX_TOOL_CALLS",
+    "DEFAULT_MAX_VALUE_CHARS",
     "DEFAULT_TIMEOUT_SECONDS",
+    "MAX_NESTING",
     "SANDBOX_PACKAGE",
     "CodeMode",
     "CodeRun",
@@ -52,14 +64,31 @@ __all__ = [
 DEFAULT_TIMEOUT_SECONDS = 30.0
 DEFAULT_MAX_TOOL_CALLS = 100
 DEFAULT_MAX_MEMORY_BYTES = 128 * 1024 * 1024
+#: Printed output kept per run; the rest is counted and cut, with a note at the end of the output.
+DEFAULT_MAX_OUTPUT_CHARS = 20_000
+#: The last expression's value, as JSON text, at most this long; a longer one stops the run ("output").
+DEFAULT_MAX_VALUE_CHARS = 20_000
+#: Limits of one ``CodeMode`` shared by its callers (docs/code-mode.md "Limits"): runs executing
+#: at once (one more sandbox worker keeps the checker warm), how long and how many runs may wait
+#: for a turn (past either: "busy"), and the gathered calls one run keeps in flight at once.
+DEFAULT_MAX_CONCURRENT_RUNS = 4
+DEFAULT_MAX_QUEUE_SECONDS = 10.0
+DEFAULT_MAX_QUEUED_RUNS = 32
+DEFAULT_MAX_PARALLEL_CALLS = 8
+#: How deep a tool call's arguments and the run's value may nest (lists and dicts), as JSON.
+MAX_NESTING = 100
+#: Seconds past the deadline (or a cancellation) the host waits for the sandbox to stop on its own
+#: before it kills the worker process.
+_KILL_GRACE_SECONDS = 0.5
+#: Host round trips (imports, sleeps, futures) a run may make besides its tool calls: a backstop
+#: only, the time limit ends such a loop long before.
+_ROUND_TRIPS = 100_000
 #: The package the sandbox imports the tool modules from: ``from tools import sample``.
 SANDBOX_PACKAGE = "tools"
 # check() puts an import of this (empty) module on a line of its own in front of the snippet: the
 # checker runs before the first statement, and the import is the first statement, so the host
 # stops the sandbox there and no line of the snippet ever runs. Diagnostics move up one line.
 _BARRIER = "_toolgen_check_only"
-#: Sandbox round trips other than tool calls (imports) a run may make beyond ``max_tool_calls``.
-_SUSPENSION_SLACK = 64
 #: The kind a failed call carries in the sandbox, by the package's exception class name.
 _KINDS = {
     "ToolCallError": "tool_error",
@@ -109,9 +138,11 @@ class ToolCall:
 
 @dataclass(frozen=True)
 class RunError:
-    """What stopped a run: ``kind`` is ``check`` (diagnostics; nothing ran), ``timeout``,
-    ``memory``, ``tool_calls`` (more than ``max_tool_calls``), ``exception`` (the snippet raised),
-    or ``sandbox`` (the worker failed)."""
+    """What stopped a run: ``kind`` is ``check`` (diagnostics; nothing ran), ``busy`` (no turn
+    within the queue's bounds; nothing ran), ``cancelled`` (its ``cancel_event``), ``timeout``,
+    ``memory``, ``tool_calls`` (more than ``max_tool_calls``), ``output`` (the value over
+    ``max_value_chars``), ``value`` (the value is not JSON), ``exception`` (the snippet raised), or
+    ``sandbox`` (the worker failed)."""
 
     kind: str
     message: str
@@ -164,7 +195,21 @@ class CodeMode:
     """Code mode over ``provider`` (anything with ``call_tool``, like the generated ``Tools`` take)
     for the generated ``package`` (its import name or the module)."""
 
-    def __init__(self, provider: Any, *, package: str | ModuleType) -> None:
+    def __init__(
+        self,
+        provider: Any,
+        *,
+        package: str | ModuleType,
+        max_concurrent_runs: int = DEFAULT_MAX_CONCURRENT_RUNS,
+        max_queue_seconds: float = DEFAULT_MAX_QUEUE_SECONDS,
+        max_queued_runs: int = DEFAULT_MAX_QUEUED_RUNS,
+        max_parallel_calls: int = DEFAULT_MAX_PARALLEL_CALLS,
+    ) -> None:
+        if max_concurrent_runs < 1 or max_parallel_calls < 1 or max_queue_seconds < 0 or max_queued_runs < 0:
+            raise ValueError(
+                "max_concurrent_runs and max_parallel_calls must be at least 1, "
+                "max_queue_seconds and max_queued_runs not negative"
+            )
         self._package = _load_package(package)
         name = self._package.__name__
         try:
@@ -193,11 +238,27 @@ class CodeMode:
             (getattr(self._package, cls), kind) for cls, kind in _KINDS.items() if hasattr(self._package, cls)
         )
         self._lock = threading.Lock()
+        self._gate = _Gate(max_concurrent_runs, max_queued_runs)
+        self._max_queue_seconds = max_queue_seconds
+        self._max_parallel_calls = max_parallel_calls
+        # One bounded host pool for the tool calls of every run (each run keeps at most
+        # max_parallel_calls of them in flight), created at the first call.
+        self._calls: ThreadPoolExecutor | None = None
         self._pool: Any = None
         self._check_session: Any = None
         self._index: _Index | None = None
         self._for_runs: dict[str, Any] | None = None
         self._finalizer: weakref.finalize[Any, CodeMode] | None = None
+
+    @property
+    def max_concurrent_runs(self) -> int:
+        """Runs that execute at once; the others wait for a turn."""
+        return self._gate.slots
+
+    @property
+    def max_queued_runs(self) -> int:
+        """Runs that may wait for a turn at once; one more is refused ("busy") at once."""
+        return self._gate.max_waiting
 
     @property
     def modules(self) -> Mapping[str, Mapping[str, str]]:
@@ -272,18 +333,28 @@ class CodeMode:
         timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
         max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS,
         max_memory_bytes: int = DEFAULT_MAX_MEMORY_BYTES,
+        max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
+        max_value_chars: int = DEFAULT_MAX_VALUE_CHARS,
+        cancel_event: Any = None,
     ) -> CodeRun:
-        """Check ``code``, then run it in a fresh sandbox. ``timeout_seconds`` bounds the whole run
-        (the sandbox's own time and the tool calls'), ``max_tool_calls`` the calls it may send,
-        ``max_memory_bytes`` its heap. Nothing is sent when the check fails."""
+        """Check ``code``, then run it in a fresh sandbox. ``timeout_seconds`` bounds the run from
+        the moment it starts executing (the sandbox's own time, its sleeps and the tool calls'; the
+        wait for a turn is bounded apart, by ``max_queue_seconds``), ``max_tool_calls`` the calls it
+        may make, ``max_memory_bytes`` its heap, ``max_output_chars`` the printed output kept and
+        ``max_value_chars`` the value's JSON. Setting ``cancel_event`` (anything with ``is_set()``)
+        stops the run at once: the sandbox is stopped and the tool calls in flight are cancelled.
+        Nothing is sent when the check fails."""
         if timeout_seconds <= 0 or max_tool_calls < 0 or max_memory_bytes <= 0:
             raise ValueError("timeout_seconds and max_memory_bytes must be positive, max_tool_calls not negative")
+        if max_output_chars < 0 or max_value_chars < 0:
+            raise ValueError("max_output_chars and max_value_chars must not be negative")
         diagnostics = self.check(code)
         if diagnostics:
             first = diagnostics[0]
             more = f" (and {len(diagnostics) - 1} more)" if len(diagnostics) > 1 else ""
             return CodeRun(error=RunError("check", f"{first}{more}", tuple(diagnostics)))
-        return _Run(self, code, timeout_seconds, max_tool_calls, max_memory_bytes).go()
+        limits = _Limits(timeout_seconds, max_tool_calls, max_memory_bytes, max_output_chars, max_value_chars)
+        return _Run(self, code, limits, cancel_event).go()
 
     # --- the sandbox -------------------------------------------------------------------------
 
@@ -311,8 +382,9 @@ class CodeMode:
         if self._pool is None:
             import pydantic_monty as monty
 
-            # Two workers: the check session keeps one (its checker stays warm), runs take the other.
-            pool = monty.Monty(min_processes=1, max_processes=4)
+            # The check session keeps one worker (its checker stays warm); the runs admitted by the
+            # gate take one each, so a run never waits for a worker once it has its turn.
+            pool = monty.Monty(min_processes=1, max_processes=self._gate.slots + 1)
             pool.__enter__()
             self._pool = pool
             self._finalizer = weakref.finalize(self, _close_pool, pool, [None])
@@ -336,6 +408,9 @@ class CodeMode:
             if self._finalizer is not None:
                 self._finalizer()
             self._pool = self._check_session = self._finalizer = None
+            if self._calls is not None:
+                self._calls.shutdown(wait=False, cancel_futures=True)
+                self._calls = None
 
     def __enter__(self) -> CodeMode:
         return self
@@ -343,9 +418,19 @@ class CodeMode:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _call(self, recorder: _Recorder, module: str, function: str, arguments: dict[str, Any], timeout: float) -> Any:
-        """One tool call through the package's typed method; the value as plain data."""
-        tools = self._package.Tools(recorder, {"timeout_seconds": timeout})
+    def _call_pool(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._calls is None:
+                workers = self._max_parallel_calls * self._gate.slots
+                self._calls = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="code-mode-call")
+            return self._calls
+
+    def _call(
+        self, recorder: _Recorder, module: str, function: str, arguments: dict[str, Any], options: dict[str, Any]
+    ) -> Any:
+        """One tool call through the package's typed method (with the contract's call options:
+        what is left of the run's time, its cancel event); the value as plain data."""
+        tools = self._package.Tools(recorder, options)
         result = getattr(getattr(tools.results, self._attrs[module]), function)(**arguments)
         return _plain(result.value, self._package.ToolOutput)
 
@@ -366,92 +451,308 @@ def _close_pool(pool: Any, sessions: list[Any]) -> None:
     pool.__exit__(None, None, None)
 
 
-class _Run:
-    """One run: drives the sandbox from suspension to suspension, answering tool calls."""
+@dataclass(frozen=True)
+class _Limits:
+    timeout: float
+    max_calls: int
+    max_memory: int
+    max_output: int
+    max_value: int
 
-    def __init__(self, mode: CodeMode, code: str, timeout: float, max_calls: int, max_memory: int) -> None:
+
+def _busy(ahead: int, wait: float, *, full: bool = False) -> RunError:
+    why = "the queue is full" if full else f"it waited {wait:g} s, the queue limit, without getting a turn"
+    return RunError(
+        "busy",
+        f"busy, {ahead} run(s) ahead: {why}; nothing ran and no tool was called. Send the code again later.",
+    )
+
+
+def _timeout(limit: float) -> RunError:
+    return RunError(
+        "timeout",
+        f"the run took longer than its time limit of {limit:g} s (its own time, its sleeps and its tool calls); "
+        "it was stopped. Do less in one run: fewer or gathered calls, no long sleeps, smaller loops.",
+    )
+
+
+class _Gate:
+    """Admission of runs: at most ``slots`` execute at once; the others wait in order of arrival,
+    at most ``max_waiting`` of them, each for at most the queue time (then "busy")."""
+
+    def __init__(self, slots: int, max_waiting: int) -> None:
+        self.slots = slots
+        self.max_waiting = max_waiting
+        self.running = 0
+        self.waiting: deque[object] = deque()
+        self.cond = threading.Condition()
+
+    def enter(self, wait: float, cancel_event: Any) -> None:
+        """Take a turn, or raise ``_Stopped`` ("busy" past the queue's bounds, "cancelled")."""
+        deadline = time.monotonic() + wait
+        ticket = object()
+        with self.cond:
+            if self.running < self.slots and not self.waiting:
+                self.running += 1
+                return
+            if len(self.waiting) >= self.max_waiting:
+                raise _Stopped(_busy(self.running + len(self.waiting), wait, full=True))
+            self.waiting.append(ticket)
+            try:
+                while not (self.running < self.slots and self.waiting[0] is ticket):
+                    if cancel_event is not None and cancel_event.is_set():
+                        raise _Stopped(RunError("cancelled", "the run was cancelled before it started; nothing ran"))
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        raise _Stopped(_busy(self.running + self.waiting.index(ticket), wait))
+                    self.cond.wait(min(left, CANCEL_POLL_SECONDS))
+                self.running += 1
+            finally:
+                self.waiting.remove(ticket)
+                self.cond.notify_all()
+
+    def leave(self) -> None:
+        with self.cond:
+            self.running -= 1
+            self.cond.notify_all()
+
+
+class _Output:
+    """The sandbox's print callback: the first ``limit`` characters are kept, the rest counted."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.parts: list[str] = []
+        self.kept = 0
+        self.cut = 0
+
+    def __call__(self, stream: str, text: str) -> None:
+        room = self.limit - self.kept
+        if room >= len(text):
+            self.parts.append(text)
+            self.kept += len(text)
+            return
+        if room > 0:
+            self.parts.append(text[:room])
+            self.kept = self.limit
+        self.cut += len(text) - max(room, 0)
+
+    def text(self) -> str:
+        out = "".join(self.parts)
+        if self.cut:
+            out += (
+                f"\n[output cut: {self.cut:,} more characters were printed than the {self.limit:,} kept "
+                "(max_output_chars); print less, or return only what you need]\n"
+            )
+        return out
+
+
+class _NotJson(Exception):
+    """A value that JSON cannot carry as it is; the message says what and where."""
+
+
+def _json_data(value: Any, where: str, depth: int = 0) -> Any:
+    """``value`` as JSON data (a tuple as a list), unchanged otherwise; ``_NotJson`` naming what is
+    not JSON and where (NaN and infinities, bytes, sets, class instances, keys that are not
+    strings, nesting deeper than ``MAX_NESTING``)."""
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return value
+        raise _NotJson(f"{where} is {value!r}, which JSON cannot carry")
+    if depth >= MAX_NESTING and isinstance(value, list | tuple | dict):
+        root = where.split("[", 1)[0]
+        raise _NotJson(f"the lists and dicts in {root} nest deeper than {MAX_NESTING} levels")
+    if isinstance(value, list | tuple):
+        return [_json_data(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(value)]
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise _NotJson(f"{where} has the key {key!r}: JSON keys are strings (use str(key))")
+            out[key] = _json_data(item, f"{where}[{key!r}]", depth + 1)
+        return out
+    kind = "a class instance" if not isinstance(value, bytes | bytearray | set | frozenset) else "not JSON"
+    raise _NotJson(
+        f"{where} is {type(value).__name__} ({kind}); use str, int, float, bool, None, lists and dicts with string keys"
+    )
+
+
+class _Run:
+    """One run: waits for its turn, then drives the sandbox from suspension to suspension,
+    answering tool calls, while a watchdog thread stops it at its deadline or cancellation."""
+
+    def __init__(self, mode: CodeMode, code: str, limits: _Limits, cancel_event: Any) -> None:
         self.mode = mode
         self.code = code
-        self.timeout = timeout
-        self.max_calls = max_calls
-        self.max_memory = max_memory
-        self.deadline = time.monotonic() + timeout
+        self.limits = limits
+        self.cancel_event = cancel_event
+        self.deadline = math.inf  # set when the run starts executing
         self.calls: list[ToolCall] = []
-        self.pending: dict[int, tuple[str, str, dict[str, Any]]] = {}
+        self.made = 0  # tool calls the code made (sent, or being sent)
+        self.pending: dict[int, tuple[str, str, dict[str, Any]]] = {}  # made, not sent yet
+        self.inflight: dict[int, Future[dict[str, Any]]] = {}  # sent, not answered to the sandbox yet
+        # Set at the deadline, a cancellation, or the end of the run: the calls in flight get it as
+        # their cancel_event, the sleeps wake on it.
+        self.stop = threading.Event()
+        self.reason: RunError | None = None  # why the watchdog stopped the run
+        self.stopped_at = math.inf
+        self.done = threading.Event()
+        self.in_sandbox = False
+        self.pid: int | None = None
 
     def go(self) -> CodeRun:
+        run = CodeRun(calls=self.calls)
+        output = _Output(self.limits.max_output)
+        try:
+            self.mode._gate.enter(self.mode._max_queue_seconds, self.cancel_event)
+        except _Stopped as stop:
+            run.error = stop.error
+            return run
+        try:
+            self._execute(run, output)
+        finally:
+            self.done.set()
+            self.stop.set()  # calls still in flight (a stopped run) give up at once
+            self.mode._gate.leave()
+        run.output = output.text()
+        return run
+
+    def _execute(self, run: CodeRun, output: _Output) -> None:
         import pydantic_monty as monty
 
-        pool = self.mode._ensure_pool()
-        output = monty.CollectString()
         limits: dict[str, Any] = {
-            "max_feed_duration_secs": self.timeout,
-            "max_memory": self.max_memory,
-            "max_suspensions": self.max_calls + _SUSPENSION_SLACK,
-            # Sleeps do not count as execution time; this bounds them by the same budget.
-            "max_total_sleep_secs": self.timeout,
+            "max_feed_duration_secs": self.limits.timeout,
+            "max_memory": self.limits.max_memory,
+            # The pool's count of round trips (calls, imports, sleeps, futures) is only a backstop:
+            # the run counts its tool calls itself.
+            "max_suspensions": 4 * self.limits.max_calls + _ROUND_TRIPS,
         }
-        run = CodeRun(calls=self.calls)
         try:
-            with pool.checkout(
+            with self.mode._ensure_pool().checkout(
                 limits=limits,
                 external_modules=self.mode._run_modules(),
-                os_policy={"sleep_system_max": max(self.timeout, 0.001)},
+                os_policy={"sleep": "call_host"},  # sleeps come to the host, which counts them
             ) as session:
-                snap = session.feed_start(self.code, print_callback=output, skip_type_check=True)
-                run.value = self._drive(snap)
+                self.pid = session.worker_pid
+                # The run has its turn and its worker: its time starts now.
+                self.deadline = time.monotonic() + self.limits.timeout
+                threading.Thread(target=self._watch, name="code-mode-watch", daemon=True).start()
+                snap = self._sandbox(lambda: session.feed_start(self.code, print_callback=output, skip_type_check=True))
+                run.value = self._value(self._drive(snap))
         except _Stopped as stop:
             run.error = stop.error
         except monty.MontyRuntimeError as exc:
-            run.error = _runtime_error(exc)
+            run.error = self.reason or _runtime_error(exc)
         except monty.MontySyntaxError as exc:
             diagnostic = _syntax_diagnostic(exc, shift=0)
             run.error = RunError("check", str(diagnostic), (diagnostic,))
-        except monty.MontyError as exc:
-            run.error = RunError("sandbox", one_line(str(exc)))
-        run.output = output.output
-        return run
+        except monty.MontyError as exc:  # the worker crashed, or the watchdog killed it
+            run.error = self.reason or RunError("sandbox", one_line(str(exc)))
+
+    def _watch(self) -> None:
+        """Stops the run at its deadline or when ``cancel_event`` is set: the calls in flight get
+        the stop, and a sandbox still executing is killed (at once when cancelled; after a short
+        grace at the deadline, which the sandbox's own time limit normally beats)."""
+        killed = False
+        while not self.done.wait(CANCEL_POLL_SECONDS):
+            now = time.monotonic()
+            if self.reason is None:
+                if self.cancel_event is not None and self.cancel_event.is_set():
+                    self.reason = RunError("cancelled", "the run was cancelled by its caller; it was stopped")
+                elif now >= self.deadline:
+                    self.reason = _timeout(self.limits.timeout)
+                if self.reason is not None:
+                    self.stopped_at = now
+                    self.stop.set()
+            if self.reason is None or killed or not self.in_sandbox or self.pid is None:
+                continue
+            if self.reason.kind == "cancelled" or now >= self.stopped_at + _KILL_GRACE_SECONDS:
+                killed = True
+                with contextlib.suppress(OSError):
+                    os.kill(self.pid, getattr(signal, "SIGKILL", signal.SIGTERM))
+
+    def _sandbox(self, step: Callable[..., Any], *args: Any) -> Any:
+        """One step of the sandbox (feed or resume), marked so the watchdog knows it executes."""
+        if self.reason is not None:
+            raise _Stopped(self.reason)
+        self.in_sandbox = True
+        try:
+            return step(*args)
+        finally:
+            self.in_sandbox = False
 
     def _drive(self, snap: Any) -> Any:
         import pydantic_monty as monty
 
         while True:
+            if self.reason is not None:
+                raise _Stopped(self.reason)
             if isinstance(snap, monty.MontyComplete):
-                return _host_value(snap.output)
-            if time.monotonic() > self.deadline:
-                raise _Stopped(RunError("timeout", f"the run took longer than {self.timeout:g} s"))
-            if isinstance(snap, monty.FunctionSnapshot):
-                if snap.is_os_function:
+                return snap.output
+            if time.monotonic() >= self.deadline:
+                raise _Stopped(_timeout(self.limits.timeout))
+            current = snap
+            if isinstance(current, monty.FunctionSnapshot):
+                if current.is_os_function:
                     # Imports of the tool modules are answered, sleeps waited out here (within the
                     # run's time); every other OS call (files, environment...) is left to Monty's refusal.
-                    if snap.function_name in ("import", "import_stubs"):
-                        snap = snap.resume_auto()
-                    elif snap.function_name in ("system.sleep", "system.async_sleep"):
-                        self._sleep(snap.args)
-                        snap = snap.resume({"return_value": None})
+                    if current.function_name in ("import", "import_stubs"):
+                        snap = self._sandbox(current.resume_auto)
+                    elif current.function_name in ("time.sleep", "asyncio.sleep"):
+                        self._sleep(current.function_name, current.args)
+                        snap = self._sandbox(current.resume, {"return_value": None})
                     else:
-                        snap = snap.resume_not_handled()
+                        snap = self._sandbox(current.resume_not_handled)
                     continue
-                module, function = self._target(snap.function_name)
-                if len(self.calls) + len(self.pending) >= self.max_calls:
-                    raise _Stopped(RunError("tool_calls", f"the snippet made more than {self.max_calls} tool call(s)"))
-                if snap.args:
-                    snap = snap.resume({"exception": TypeError("tool functions take keyword arguments only")})
-                    continue
-                # The stub functions are coroutines: each call is answered with a future, and sent
-                # when the sandbox awaits it (gathered calls are then sent side by side).
-                self.pending[snap.call_id] = (module, function, dict(snap.kwargs))
-                snap = snap.resume({"future": ...})
-            elif isinstance(snap, monty.FutureSnapshot):
-                snap = snap.resume(self._settle(list(snap.pending_call_ids)))
+                snap = self._sandbox(current.resume, self._made(current))
+            elif isinstance(current, monty.FutureSnapshot):
+                results = self._settle(list(current.pending_call_ids))
+                snap = self._sandbox(current.resume, results)
             else:  # a name lookup: no host names exist (Monty raises NameError)
-                snap = snap.resume_auto()
+                snap = self._sandbox(current.resume_auto)
 
-    def _sleep(self, args: Sequence[Any]) -> None:
-        """``time.sleep`` / ``asyncio.sleep`` in the sandbox: waited here, one at a time, never past
-        the run's deadline (which then stops the run)."""
-        seconds = args[0] if args and isinstance(args[0], int | float) else 0.0
-        time.sleep(max(0.0, min(float(seconds), self.deadline - time.monotonic())))
+    def _made(self, snap: Any) -> Any:
+        """A stub function was called: a future for it (sent when awaited), or the error it raises."""
+        module, function = self._target(snap.function_name)
+        if snap.args:
+            return {"exception": TypeError(f"{function}() takes keyword arguments only, as in its stub")}
+        try:
+            arguments = _json_data(dict(snap.kwargs), "the arguments")
+        except (_NotJson, RecursionError) as exc:
+            problem = str(exc) if isinstance(exc, _NotJson) else f"the arguments nest deeper than {MAX_NESTING} levels"
+            return {"exception": RuntimeError(f"invalid_arguments: {function}() was not called: {problem}")}
+        if self.made >= self.limits.max_calls:
+            raise _Stopped(
+                RunError(
+                    "tool_calls",
+                    f"the code made more than {self.limits.max_calls} tool calls (max_tool_calls); call "
+                    f"{self.made + 1}, {SANDBOX_PACKAGE}.{module}.{function}, was not sent and the run stopped. "
+                    "Make fewer calls: a tool that takes a list, or fewer items.",
+                )
+            )
+        self.made += 1
+        # The stub functions are coroutines: each call is answered with a future, and sent
+        # when the sandbox awaits it (gathered calls are then sent side by side).
+        self.pending[snap.call_id] = (module, function, arguments)
+        return {"future": ...}
+
+    def _sleep(self, name: str, args: Sequence[Any]) -> None:
+        """``time.sleep`` / ``asyncio.sleep`` in the sandbox: waited here, one at a time. A sleep
+        that would end past the deadline stops the run with ``timeout`` at once."""
+        seconds = float(args[0]) if args and isinstance(args[0], int | float) else 0.0
+        left = self.deadline - time.monotonic()
+        if seconds > left:
+            raise _Stopped(
+                RunError(
+                    "timeout",
+                    f"{name}({seconds:g}) would end past the run's time limit of {self.limits.timeout:g} s "
+                    f"({max(left, 0):.1f} s were left); the run was stopped. Sleep less, or not at all.",
+                )
+            )
+        if self.stop.wait(max(seconds, 0.0)):
+            raise _Stopped(self.reason or _timeout(self.limits.timeout))
 
     def _target(self, name: str) -> tuple[str, str]:
         prefix, _, rest = name.partition(".")
@@ -461,14 +762,34 @@ class _Run:
         return module, function
 
     def _settle(self, ids: Sequence[int]) -> dict[int, Any]:
-        """The gathered calls, sent side by side (one thread each), answered together."""
-        todo = [(i, *self.pending.pop(i)) for i in ids if i in self.pending]
-        if len(todo) == 1:
-            i, module, function, arguments = todo[0]
-            return {i: self._answer(module, function, arguments)}
-        with ThreadPoolExecutor(max_workers=len(todo)) as threads:
-            futures = {i: threads.submit(self._answer, m, f, a) for i, m, f, a in todo}
-            return {i: future.result() for i, future in futures.items()}
+        """The awaited calls: sent side by side on the shared host pool, at most
+        ``max_parallel_calls`` of this run in flight; answered as they finish (a gathered result
+        goes into the sandbox, where its memory counts, rather than waiting on the host)."""
+        pool = self.mode._call_pool()
+        for i in ids:
+            if len(self.inflight) >= self.mode._max_parallel_calls:
+                break
+            if i in self.pending:
+                module, function, arguments = self.pending.pop(i)
+                self.inflight[i] = pool.submit(self._answer, module, function, arguments)
+        waiting = [self.inflight[i] for i in ids if i in self.inflight]
+        if not waiting:
+            raise _Stopped(RunError("sandbox", "the sandbox awaited a call the host never saw"))
+        wait(waiting, timeout=max(self.deadline + _KILL_GRACE_SECONDS - time.monotonic(), 0.0),
+             return_when=FIRST_COMPLETED)  # fmt: skip
+        results = {}
+        for i in ids:
+            future = self.inflight.get(i)
+            if future is not None and future.done():
+                del self.inflight[i]
+                results[i] = future.result()
+        # A call that ended at the deadline (cancelled through its cancel_event, or timed out) ends
+        # the run with "timeout", whether or not the code would catch the error.
+        if self.reason is not None:
+            raise _Stopped(self.reason)
+        if not results or time.monotonic() >= self.deadline:
+            raise _Stopped(_timeout(self.limits.timeout))
+        return results
 
     def _answer(self, module: str, function: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """Call the tool; its value, or the exception the sandbox sees, as Monty's answer."""
@@ -478,11 +799,12 @@ class _Run:
         recorder = _Recorder(self.mode._provider)
         kind: str | None = None
         message = answer = None
-        if remaining <= 0:
+        if remaining <= 0 or self.stop.is_set():
             kind, message = "timeout", "the run's time is up"
         else:
             try:
-                answer = self.mode._call(recorder, module, function, arguments, remaining)
+                options = {"timeout_seconds": remaining, "cancel_event": self.stop}
+                answer = self.mode._call(recorder, module, function, arguments, options)
             except Exception as exc:  # a tool failure never crashes the run: the snippet sees it
                 kind, message = self.mode._kind(exc), one_line(str(exc))
         # What reached call_tool (the first send; a retry sends the same); nothing when the method
@@ -494,6 +816,24 @@ class _Run:
         if kind is not None:
             return {"exception": RuntimeError(f"{kind}: {message}")}
         return {"return_value": answer}
+
+    def _value(self, output: Any) -> Any:
+        """The last expression's value as JSON data, within ``max_value_chars``."""
+        try:
+            value = _json_data(output, "the value")
+        except (_NotJson, RecursionError) as exc:
+            problem = str(exc) if isinstance(exc, _NotJson) else f"the value nests deeper than {MAX_NESTING} levels"
+            raise _Stopped(RunError("value", f"{problem}; the last expression must be JSON data")) from None
+        size = len(json.dumps(value, ensure_ascii=False))
+        if size > self.limits.max_value:
+            raise _Stopped(
+                RunError(
+                    "output",
+                    f"the value is {size:,} characters of JSON, over the {self.limits.max_value:,} kept "
+                    "(max_value_chars); it was not returned. Return less: a count, a slice, the fields you need.",
+                )
+            )
+        return value
 
 
 def _no_direct_calls(module: str, function: str) -> Callable[..., Any]:
@@ -554,17 +894,6 @@ def _plain(value: Any, tool_output: type) -> Any:
     return value
 
 
-def _host_value(value: Any) -> Any:
-    """What the snippet's last expression was, as host data (a sandbox class instance as its repr)."""
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    if isinstance(value, list | tuple):
-        return [_host_value(v) for v in value]
-    if isinstance(value, dict):
-        return {k if isinstance(k, str | int | float | bool) else repr(k): _host_value(v) for k, v in value.items()}
-    return repr(value)
-
-
 def _runtime_error(exc: Any) -> RunError:
     text = exc.display("type-msg")
     head = text.split(":", 1)[0]
@@ -573,7 +902,7 @@ def _runtime_error(exc: Any) -> RunError:
     if head == "MemoryError" and "memory limit exceeded" in text:
         return RunError("memory", one_line(text))
     if head == "RuntimeError" and "suspension limit" in text:
-        return RunError("tool_calls", one_line(text))
+        return RunError("sandbox", f"the run made too many host round trips: {one_line(text)}")
     return RunError("exception", one_line(exc.display("traceback")))
 
 
@@ -652,6 +981,8 @@ def _split_stub(stub: str) -> tuple[dict[str, str], dict[str, tuple[str, tuple[s
     return classes, out
 
 
+#: Distinct words of a search query that count; the rest are ignored.
+_QUERY_WORDS = 32
 _WORD = re.compile(r"[A-Za-z][a-z]*|[0-9]+|[A-Z]+(?![a-z])")
 
 
@@ -695,7 +1026,8 @@ class _Index:
 
         scores: dict[int, float] = {}
         n = len(self.docs)
-        for term in dict.fromkeys(_words(query)):
+        # The first _QUERY_WORDS distinct words only: each is compared with the whole vocabulary.
+        for term in list(dict.fromkeys(_words(query)))[:_QUERY_WORDS]:
             matches = [w for w in self.vocabulary if w == term or (len(term) >= 3 and w.startswith(term))]
             for word in matches:
                 postings = self.vocabulary[word]
