@@ -11,7 +11,7 @@ from typing import Any
 from mcp_helpers import stdio_config
 
 from mas.runtime.contracts.tool_contract import ainvoke_call_tool, invoke_call_tool
-from mas.runtime.mcp_provider import MCPToolProvider
+from mas.runtime.mcp.provider import MCPToolProvider
 from mas.runtime.registry import RuntimeRegistry
 from mas.runtime.skills import SkillToolProvider
 from mas.runtime.yaml_source import load_tool_documents

@@ -121,3 +121,27 @@ def test_the_adapters_and_a_user_script_type_check_strict(tmp_path: Path) -> Non
         cwd=REPO, capture_output=True, text=True, timeout=850,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_the_readme_adapter_lines_build_an_agent_over_the_sample_server() -> None:
+    pytest.importorskip("pydantic_ai")
+    import os
+    import re
+    import textwrap
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"## Agent frameworks\n.*?```py\n(.*?)```", readme, flags=re.S)
+    assert block is not None and len(block[1].strip().splitlines()) <= 4
+    code = (
+        "from mas.runtime.registry import RuntimeRegistry\n"
+        "with RuntimeRegistry.from_sources(infra=['library-samples/infra/sample-stdio.yaml'],"
+        " tools=['library-samples/tools']) as registry:\n"
+        + textwrap.indent(block[1], "    ")
+        + "    given = next(t for t in agent.toolsets if type(t).__name__ == 'ToolgenToolset')\n"
+        + "    print(sorted(given.tools))\n"
+    )
+    env = {**os.environ, "OPENAI_API_KEY": "not-used: the agent is built, never run"}
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    names = proc.stdout.strip().splitlines()[-1]
+    assert "'get_weather'" in names and "notes_delete" not in names

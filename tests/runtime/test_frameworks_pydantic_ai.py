@@ -218,7 +218,7 @@ def test_code_mode_is_one_run_code_tool_whose_calls_reach_the_registry(recording
     assert [d.name for d in script.tools] == ["run_code"]
     assert "async def get_weather" in script.tools[0].description
     seen = script.part("run_code")
-    assert isinstance(seen, ToolReturnPart) and seen.content["value"] == "Paris"
+    assert isinstance(seen, ToolReturnPart) and seen.content == 'value: "Paris"'
     assert recording.calls == [("get_weather", {"city": "Paris"})]
 
 

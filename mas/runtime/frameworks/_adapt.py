@@ -388,20 +388,22 @@ class CodeTool:
     _mode: Any
 
     async def run(self, code: str) -> Outcome:
-        """The run as an outcome: ``structured`` has the value, output and calls; a snippet that
-        does not type-check is ``invalid_arguments`` (the model fixes it, nothing ran), a run that
-        stopped is ``tool_error``."""
+        """The run as an outcome: the model reads the MCP face's reply text (the value and what the
+        code printed, or what stopped it); ``structured`` has the value, the output, the calls and
+        the error for the program. A snippet that does not type-check is ``invalid_arguments`` (the
+        model fixes it; nothing ran), a run that stopped is ``tool_error``."""
         import asyncio
 
-        from mas.runtime.code_mode_server import run_reply
+        from mas.runtime.code_mode.server import run_reply
 
         run = await asyncio.to_thread(self._mode.run, code)
         reply = run_reply(run)
         text = "\n".join(getattr(block, "text", "") for block in reply.content)
+        structured = {"value": run.value, "output": run.output, **(reply.structured_content or {})}
         if reply.is_error:
             kind = "invalid_arguments" if run.error is not None and run.error.kind == "check" else "tool_error"
-            return Outcome(text=text, kind=kind, structured=reply.structured_content)
-        return Outcome(value=reply.structured_content, structured=reply.structured_content, text=text)
+            return Outcome(text=text, kind=kind, structured=structured)
+        return Outcome(value=text, structured=structured, text=text)
 
 
 def code_tool(provider: Any, package: str | ModuleType | None, tools: list[AgentTool]) -> CodeTool:
@@ -409,7 +411,7 @@ def code_tool(provider: Any, package: str | ModuleType | None, tools: list[Agent
     if package is None:
         raise TypeError("code_mode=True needs package= (the generated package: its import name or module)")
     from mas.runtime.code_mode import CodeMode
-    from mas.runtime.code_mode_server import _run_description
+    from mas.runtime.code_mode.server import _run_description
 
     mode = CodeMode(_Selected(provider, [t.wire_name for t in tools]), package=package)
     schema = {
