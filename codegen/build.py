@@ -35,7 +35,7 @@ from codegen.schemas import Report, SchemaDocument, json_type, pointer, wrapped_
 from codegen.split import split_models, where_defined
 from mas.runtime.contracts._rules import hint_words
 from mas.runtime.contracts.tool_contract import HINT_KEYS
-from mas.runtime.routing import Named, NameTaken, routed_names
+from mas.runtime.routing import Named, NameTaken, QualifierClash, routed_names
 from mas.runtime.tool_checks import tool_problems
 from mas.runtime.tool_filters import header_of
 
@@ -390,7 +390,8 @@ class _Builder:
         keywords that say how the result decodes (an inferred type, a wrapped plain value)."""
         extra: tuple[tuple[str, str], ...] = ()
         if plan.output_def is None:
-            self.shim_names.add("ToolOutput")
+            # An untyped result is a ToolOutput, unless every recorded result was text (below): then
+            # the module must not import ToolOutput for it (strict pyright: an unused import).
             annotation, is_root = "_ToolOutput", False
         else:
             if plan.output_def not in out_models.defined:
@@ -408,10 +409,10 @@ class _Builder:
             # An inferred type is a guess: a result of another shape decodes as ToolOutput (the shim's
             # decode_inferred), and the annotation says so; text never fails, so it stays plain str.
             is_text = plan.inferred.kind == "text"
-            if not is_text:
-                self.shim_names.add("ToolOutput")
             annotation = "str" if is_text else f"{annotation} | _ToolOutput"
             extra = (("inferred_from", str(plan.inferred.samples)), ("output_is_text", str(is_text)), *extra)
+        if "_ToolOutput" in annotation:
+            self.shim_names.add("ToolOutput")
         return annotation, is_root, extra
 
     def _any(self) -> str:
@@ -491,18 +492,21 @@ def _typed_output(tool: Mapping[str, Any], at: tuple[str | int, ...], report: Re
 
 def _wire_names(sources: Sequence[SourceTools]) -> dict[tuple[str, str], str]:
     """The name each tool is called by, by the registry's own rule (``mas/runtime/routing.py``): a
-    tool name two sources share is sent as ``source.tool``, which the registry routes to that
-    source's provider (a server, ``skills``, or the provider named like an ``--mcp-json`` source)."""
+    tool name two sources share, or one with a dot (a server added at run time could make it its
+    address), is sent as ``source.tool``, which the registry routes to that source's provider only
+    (a server, ``skills``, or the provider named like an ``--mcp-json`` source)."""
     keys = [Named(s.name, t["name"], s.wire_prefix) for s in sources for t in s.tools]
     try:
-        names, _ = routed_names(keys)
+        names, _ = routed_names(keys, [(s.name, s.wire_prefix) for s in sources], package=True)
+    except QualifierClash as exc:
+        source = next(s for s in sources if s.name == exc.second)
+        raise GenerateError(f"source names and namespaces clash: {exc}", source.location or source.origin) from exc
     except NameTaken as exc:
         key = keys[exc.index]
         source = next(s for s in sources if s.name == key.provider)
-        index = next(i for i, t in enumerate(source.tools) if t["name"] == key.tool)
+        index = [i for i, t in enumerate(source.tools) if t["name"] == key.tool][-1]
         raise GenerateError(
-            f"tool {exc.shared!r} of {source.where} is shared with another source, and its qualified name "
-            f"{exc.taken!r} is another tool's name; set a namespace on one of the servers in the infra file",
+            f"tool {key.tool!r} is listed twice by {source.where}",
             source.location or source.origin,
             None if source.kind == "mcp-live" else f"/tools/{index}/name",  # a live listing is no file
         ) from exc

@@ -9,6 +9,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from codegen.api_page import API_PAGE, api_page
 from codegen.errors import GenerateError
 from codegen.formatting import format_files
 from codegen.model import SHARED_MODULE, PackageSpec, ToolSpec
@@ -327,5 +328,6 @@ def render_package(
     for path, source in runtime_sources().items():
         out[path] = f"{pkg.header}\n{source.read_text(encoding='utf-8')}"
     out["py.typed"] = ""
+    out[API_PAGE] = api_page(pkg)
     out.update(_code_mode_files(pkg))
     return dict(sorted(out.items()))

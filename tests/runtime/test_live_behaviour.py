@@ -181,6 +181,20 @@ def test_pydantic_validation_and_unknown_tools_of_old_sdk_servers(version: str) 
         assert _kinds(provider, calls) == ["invalid_arguments", "invalid_arguments", "unknown_tool"]
 
 
+def test_jsonschema_validation_of_the_old_sdks_low_level_server_is_invalid_arguments() -> None:
+    """Issue 30, item 6: the mcp 1.x low-level Server's own wording, as a published shell server sends it."""
+    from old_sdk import old_sdk_python
+
+    script = Path(__file__).resolve().parents[1] / "servers" / "old_lowlevel_server.py"
+    python = str(old_sdk_python("1.30.0"))
+    config = stdio_config("ll", script=script, connect_mode="legacy", command=python, env={}, exit_grace_seconds=0.2)
+    with MCPToolProvider(config) as provider:
+        envelope = provider.call_tool("run", {"command": "ls"})
+        assert envelope.is_error and envelope.text == "Input validation error: 'ls' is not of type 'array'"
+        assert _kinds(provider, [("run", {"command": "ls"}), ("run", {})]) == ["invalid_arguments"] * 2
+        assert not provider.call_tool("run", {"command": ["ls"]}).is_error
+
+
 def test_the_sample_servers_errors_by_kind_and_an_ordinary_tool_error_stays_one(repo_root: Path) -> None:
     with MCPToolProvider(stdio_config("sample")) as provider:
         # -32602 naming the tool; its own wording for bad arguments is no SDK's, so it stays tool_error;

@@ -244,6 +244,7 @@ class CodeMode:
         # One bounded host pool for the tool calls of every run (each run keeps at most
         # max_parallel_calls of them in flight), created at the first call.
         self._calls: ThreadPoolExecutor | None = None
+        self._params: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
         self._pool: Any = None
         self._check_session: Any = None
         self._index: _Index | None = None
@@ -282,7 +283,7 @@ class CodeMode:
             self._index = _Index(self._tools.values())
         found = self._index.search(query, limit)
         if not found:
-            return f"# no tool matches {query!r}; api() lists them all\n"
+            return f"# no tool matches {query!r}; try other words: what the tool does, or part of its name\n"
         parts = []
         by_module: dict[str, list[_Tool]] = {}
         for tool in found:
@@ -434,6 +435,24 @@ class CodeMode:
         result = getattr(getattr(tools.results, self._attrs[module]), function)(**arguments)
         return _plain(result.value, self._package.ToolOutput)
 
+    def _parameters(self, module: str, function: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """A stub function's keyword parameters and the required ones (parsed once, when first called)."""
+        key = f"{module}.{function}"
+        found = self._params.get(key)
+        if found is None:
+            import ast
+
+            tree = ast.parse(self._tools[key].stub).body[0]
+            args = tree.args if isinstance(tree, ast.AsyncFunctionDef) else None
+            names = tuple(a.arg for a in args.kwonlyargs) if args else ()
+            required = (
+                tuple(a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is None)
+                if args
+                else ()
+            )
+            found = self._params[key] = (names, required)
+        return found
+
     def _kind(self, exc: BaseException) -> str:
         for cls, kind in self._errors:
             if isinstance(exc, cls):
@@ -547,6 +566,20 @@ class _Output:
         return out
 
 
+def _advice(kind: str, message: str) -> str:
+    """A failed call's message as the code's author can act on it (no host API names)."""
+    if kind == "input_required":
+        message = message.split("; pass on_input=", 1)[0]
+        return f"{message}; code mode cannot answer a tool's questions: call it with arguments that need none"
+    if kind in ("timeout", "unavailable"):
+        return f"{message}; the run may try again once, or do without this result"
+    return message
+
+
+#: What pydantic-monty hands the host for a list or dict that contains itself.
+_RECURSIVE = frozenset({"[...]", "{...}"})
+
+
 class _NotJson(Exception):
     """A value that JSON cannot carry as it is; the message says what and where."""
 
@@ -555,6 +588,12 @@ def _json_data(value: Any, where: str, depth: int = 0) -> Any:
     """``value`` as JSON data (a tuple as a list), unchanged otherwise; ``_NotJson`` naming what is
     not JSON and where (NaN and infinities, bytes, sets, class instances, keys that are not
     strings, nesting deeper than ``MAX_NESTING``)."""
+    if isinstance(value, str) and depth > 0 and value in _RECURSIVE:
+        # The sandbox hands over a list or dict that contains itself as this text; a real string
+        # "[...]" inside a value is refused as well (documented).
+        raise _NotJson(
+            f"{where} is a list or dict that contains itself (or the text {value!r}), which JSON cannot carry"
+        )
     if value is None or isinstance(value, bool | int | str):
         return value
     if isinstance(value, float):
@@ -573,10 +612,8 @@ def _json_data(value: Any, where: str, depth: int = 0) -> Any:
                 raise _NotJson(f"{where} has the key {key!r}: JSON keys are strings (use str(key))")
             out[key] = _json_data(item, f"{where}[{key!r}]", depth + 1)
         return out
-    kind = "a class instance" if not isinstance(value, bytes | bytearray | set | frozenset) else "not JSON"
-    raise _NotJson(
-        f"{where} is {type(value).__name__} ({kind}); use str, int, float, bool, None, lists and dicts with string keys"
-    )
+    what = type(value).__name__ if isinstance(value, bytes | bytearray | set | frozenset) else "a class instance"
+    raise _NotJson(f"{where} is {what}, not JSON; use str, int, float, bool, None, lists and dicts with string keys")
 
 
 class _Run:
@@ -718,8 +755,16 @@ class _Run:
         module, function = self._target(snap.function_name)
         if snap.args:
             return {"exception": TypeError(f"{function}() takes keyword arguments only, as in its stub")}
+        names, required = self.mode._parameters(module, function)
+        kwargs = dict(snap.kwargs)
+        unknown = [k for k in kwargs if k not in names]
+        missing = [k for k in required if k not in kwargs]
+        if unknown or missing:
+            problem = (f"got an unexpected keyword argument {unknown[0]!r}" if unknown
+                       else f"is missing the required argument {missing[0]!r}")  # fmt: skip
+            return {"exception": TypeError(f"{function}() {problem}; its parameters: {', '.join(names) or 'none'}")}
         try:
-            arguments = _json_data(dict(snap.kwargs), "the arguments")
+            arguments = _json_data(kwargs, "the arguments")
         except (_NotJson, RecursionError) as exc:
             problem = str(exc) if isinstance(exc, _NotJson) else f"the arguments nest deeper than {MAX_NESTING} levels"
             return {"exception": RuntimeError(f"invalid_arguments: {function}() was not called: {problem}")}
@@ -805,14 +850,17 @@ class _Run:
             try:
                 options = {"timeout_seconds": remaining, "cancel_event": self.stop}
                 answer = self.mode._call(recorder, module, function, arguments, options)
+            except TypeError as exc:  # the caller's mistake (the typed method refused the arguments)
+                kind, message = "invalid_arguments", f"{function}() was not called: {one_line(str(exc))}"
             except Exception as exc:  # a tool failure never crashes the run: the snippet sees it
-                kind, message = self.mode._kind(exc), one_line(str(exc))
-        # What reached call_tool (the first send; a retry sends the same); nothing when the method
-        # refused before sending (confirmation), or the run's time was up.
-        wire, sent = recorder.sent[0] if recorder.sent else (tool.wire_name, {})
-        call = ToolCall(f"{SANDBOX_PACKAGE}.{tool.module}.{tool.function}", wire, sent,
-                        time.perf_counter() - start, kind)  # fmt: skip
-        self.calls.append(call)
+                kind, message = self.mode._kind(exc), _advice(self.mode._kind(exc), one_line(str(exc)))
+        # What reached call_tool (the first send; a retry sends the same). A call refused before
+        # it was sent (its arguments, a confirmation, the run's time) is no call: not recorded.
+        if recorder.sent:
+            wire, sent = recorder.sent[0]
+            call = ToolCall(f"{SANDBOX_PACKAGE}.{tool.module}.{tool.function}", wire, sent,
+                            time.perf_counter() - start, kind)  # fmt: skip
+            self.calls.append(call)
         if kind is not None:
             return {"exception": RuntimeError(f"{kind}: {message}")}
         return {"return_value": answer}
@@ -894,16 +942,52 @@ def _plain(value: Any, tool_output: type) -> Any:
     return value
 
 
+#: Frames of a traceback shown at most: the first and the last ones, the rest counted.
+_TRACEBACK_FRAMES = 8
+_AWAIT_HINT = (
+    "hint: the tool functions are async: a call gives a coroutine until it is awaited; "
+    "write `await module.function(...)` (or gather several with asyncio.gather)"
+)
+
+
+def _traceback(exc: Any) -> str:
+    """The snippet's own lines of a sandbox traceback, most recent call last: one line per frame
+    (its line, function and source), repeats collapsed, at most ``_TRACEBACK_FRAMES`` shown."""
+    rows: list[list[Any]] = []  # [line, function, source, times]
+    for frame in exc.traceback():
+        where = (frame.line, frame.function_name or "<module>", (frame.source_line or "").strip())
+        if rows and tuple(rows[-1][:3]) == where:
+            rows[-1][3] += 1
+        else:
+            rows.append([*where, 1])
+    lines = []
+    for line, function, source, times in rows:
+        lines.append(f"  line {line}, in {function}: {source}" if source else f"  line {line}, in {function}")
+        if times > 1:
+            lines.append(f"  [the line above repeated {times - 1} more times]")
+    if len(lines) > _TRACEBACK_FRAMES:
+        head, tail = _TRACEBACK_FRAMES // 2, _TRACEBACK_FRAMES - _TRACEBACK_FRAMES // 2
+        lines = [*lines[:head], f"  [{len(lines) - head - tail} more lines]", *lines[-tail:]]
+    return "\n".join(["Traceback (most recent call last):", *lines])
+
+
 def _runtime_error(exc: Any) -> RunError:
     text = exc.display("type-msg")
     head = text.split(":", 1)[0]
     if head == "TimeoutError" and ("time limit exceeded" in text or "sleep limit exceeded" in text):
         return RunError("timeout", one_line(text))
-    if head == "MemoryError" and "memory limit exceeded" in text:
-        return RunError("memory", one_line(text))
+    if head == "MemoryError" and ("memory limit exceeded" in text or "exceeded its memory limit" in text):
+        return RunError(
+            "memory",
+            f"{one_line(text)}: the run used more memory than its limit (max_memory_bytes); "
+            "keep less at once: fewer or smaller results, no big strings or lists",
+        )
     if head == "RuntimeError" and "suspension limit" in text:
         return RunError("sandbox", f"the run made too many host round trips: {one_line(text)}")
-    return RunError("exception", one_line(exc.display("traceback")))
+    message = f"{_traceback(exc)}\n{text}"
+    if "coroutine" in text.lower():
+        message += f"\n{_AWAIT_HINT}"
+    return RunError("exception", message)
 
 
 def _diagnostics(rendered: str, *, shift: int) -> list[Diagnostic]:
@@ -916,7 +1000,10 @@ def _diagnostics(rendered: str, *, shift: int) -> list[Diagnostic]:
     for item in items if isinstance(items, list) else []:
         where = item.get("location") or {}
         line = max(int(where.get("row") or 1) - shift, 1)
-        out.append(Diagnostic(line, int(where.get("column") or 1), str(item.get("name")), one_line(item["message"])))
+        message = one_line(item["message"])
+        if "CoroutineType[" in message:
+            message += f" ({_AWAIT_HINT})"
+        out.append(Diagnostic(line, int(where.get("column") or 1), str(item.get("name")), message))
     return sorted(out, key=lambda d: (d.line, d.column, d.code)) or [Diagnostic(1, 1, "check", "rejected")]
 
 
