@@ -288,7 +288,7 @@ def render_files(
     # Imported here: a cached run never loads datamodel-code-generator or Jinja2.
     from codegen.build import build_package
     from codegen.datamodels import ModelWorker
-    from codegen.render import render_package
+    from codegen.emit.render import render_package
 
     with few_collections():
         # A rerun of a package built before (an edit): the model generator warms up meanwhile.

@@ -57,6 +57,8 @@ class ParamSpec:
     description: str
     #: The schema's default as a Python literal, for the docstring, when it certainly fits the type
     schema_default: str | None = None
+    #: The schema marks the parameter ``deprecated: true`` (an optional one gets a PEP 702 overload)
+    deprecated: bool = False
 
     @property
     def key_literal(self) -> str:
@@ -93,6 +95,15 @@ class ToolSpec:
     #: The ``inputSchema`` says nothing of its arguments: the method takes ``**arguments`` and
     #: sends that dict as it is
     any_arguments: bool = False
+    #: The PEP 702 message (a literal) when the server marks the tool deprecated; "": it is not
+    deprecated_literal: str = ""
+    #: The PEP 702 message (a literal) of the overload that takes the deprecated optional parameters
+    params_deprecated_literal: str = ""
+
+    @property
+    def kept_params(self) -> tuple[ParamSpec, ...]:
+        """The parameters of the overload a caller who passes no deprecated parameter matches."""
+        return tuple(p for p in self.params if p.required or not p.deprecated)
 
     @property
     def optional(self) -> tuple[ParamSpec, ...]:
@@ -164,7 +175,7 @@ class PackageSpec:
     outputs_where: tuple[tuple[str, str], ...] = ()
     degradations: tuple[Degradation, ...] = ()  # schema spots typed as Any; the CLI warns of each
     runtime_imports: tuple[str, ...] = ()  # shim names the wrappers use (imported as ``_Name``)
-    code_mode: tuple[CodeModeModule, ...] = ()  # the sandbox API (codegen/code_mode.py)
+    code_mode: tuple[CodeModeModule, ...] = ()  # the sandbox API (codegen/emit/code_mode.py)
     #: ``__init__.py``'s header, when it differs (it names the inputs' hash); "": ``header``
     init_header: str = ""
 

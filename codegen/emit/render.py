@@ -9,9 +9,9 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from codegen.api_page import API_PAGE, api_page
+from codegen.emit.api_page import API_PAGE, api_page
+from codegen.emit.formatting import format_files
 from codegen.errors import GenerateError
-from codegen.formatting import format_files
 from codegen.model import SHARED_MODULE, PackageSpec, ToolSpec
 from mas.runtime.contracts import _rules
 
@@ -22,9 +22,9 @@ if TYPE_CHECKING:
 
 __all__ = ["RULES_PATH", "SHIM_DIR", "render_package", "runtime_sources", "templates_dir"]
 
-_HERE = Path(__file__).resolve().parent
+_CODEGEN = Path(__file__).resolve().parents[1]
 #: The runtime shim, a package copied verbatim into every generated package as ``_runtime/``.
-SHIM_DIR = _HERE / "shim" / "_runtime"
+SHIM_DIR = _CODEGEN / "shim" / "_runtime"
 #: The contract's shared rules, which the shim imports: the runtime's own file, read at render
 #: time and copied verbatim as the package's ``_rules.py`` (one rules file, no copy in toolgen).
 RULES_PATH = Path(_rules.__file__).resolve()
@@ -32,8 +32,8 @@ RULES_PATH = Path(_rules.__file__).resolve()
 
 def templates_dir() -> Path:
     """Inside the wheel the templates sit in the package; in a checkout, at the top level."""
-    packaged = _HERE / "templates"
-    return packaged if packaged.is_dir() else _HERE.parent / "templates"
+    packaged = _CODEGEN / "templates"
+    return packaged if packaged.is_dir() else _CODEGEN.parent / "templates"
 
 
 @cache
@@ -68,7 +68,7 @@ _CODE_MODE_DOC = (
 
 def _code_mode_files(pkg: PackageSpec) -> dict[str, str]:
     # Imported here: the cache's fingerprint imports this module, and a cached run renders nothing.
-    from codegen.code_mode import CODE_MODE_DIR, manifest_lines
+    from codegen.emit.code_mode import CODE_MODE_DIR, manifest_lines
 
     files = {f"{CODE_MODE_DIR}/{m.name}.pyi": f"{pkg.header}\n{m.stub}" for m in pkg.code_mode}
     manifest = "\n".join(manifest_lines(pkg.code_mode))
