@@ -372,7 +372,13 @@ class _Builder:
         title = next((t for t in (tool.get("title"), annotations.get("title")) if isinstance(t, str) and t), None)
         description = tool.get("description") or ""
         support = (tool.get("execution") or {}).get("taskSupport") if isinstance(tool.get("execution"), dict) else None
-        docstring = _docstring(plan.wire_name, title, description, params, hints, plan.inferred, support)
+        deprecated = schema.get("deprecated") is True  # JSON Schema's annotation, on the tool's input
+        retired = [p for p in params if p.deprecated and not p.required]
+        if deprecated or retired:
+            self.needed["_deprecated"] = ("typing_extensions", "deprecated")
+        if retired and not deprecated:
+            self.needed["_overload"] = ("typing", "overload")
+        docstring = _docstring(plan.wire_name, title, description, params, hints, plan.inferred, support, deprecated)
         return ToolSpec(
             wire_name=plan.wire_name,
             method=plan.method,
@@ -390,6 +396,12 @@ class _Builder:
             hints=hints,
             info_extra=extra,
             any_arguments=not params and _typeless_input(schema),
+            deprecated_literal=str_literal(f"tool {plan.wire_name!r} is deprecated by its server")
+            if deprecated
+            else "",
+            params_deprecated_literal=str_literal(_retired_words(plan.wire_name, retired))
+            if retired and not deprecated
+            else "",
         )
 
     def _result_type(self, plan: ToolPlan, out_models: ModelModule) -> tuple[str, bool, tuple[tuple[str, str], ...]]:
@@ -557,8 +569,11 @@ def _param(wire: str, py_name: str, annotation: str, required: bool, prop: Any) 
     header = header_of(prop)
     if header is not None:  # x-mcp-header (2026-07-28): a valid one, or the tool would have been dropped
         description = f"{description.rstrip()} (also sent as the HTTP header {header})".lstrip()
+    deprecated = isinstance(prop, Mapping) and prop.get("deprecated") is True
+    if deprecated:
+        description = f"{description.rstrip()} (deprecated by the server)".lstrip()
     if required:
-        return ParamSpec(wire, py_name, annotation, True, None, None, str(description))
+        return ParamSpec(wire, py_name, annotation, True, None, None, str(description), deprecated=deprecated)
     return ParamSpec(
         wire,
         py_name,
@@ -568,7 +583,14 @@ def _param(wire: str, py_name: str, annotation: str, required: bool, prop: Any) 
         _NOT_GIVEN,
         str(description),
         _usable_default(prop),
+        deprecated,
     )
+
+
+def _retired_words(wire: str, retired: Sequence[ParamSpec]) -> str:
+    names = ", ".join(repr(p.wire_name) for p in retired)
+    return f"parameter {names} of tool {wire!r} is deprecated by its server" if len(retired) == 1 else (
+        f"parameters {names} of tool {wire!r} are deprecated by their server")  # fmt: skip
 
 
 def _usable_default(prop: Any) -> str | None:
@@ -603,6 +625,7 @@ def _docstring(
     hints: Mapping[str, bool | None],
     inferred: InferredOutput | None = None,
     task_support: object = None,
+    deprecated: bool = False,
 ) -> str:
     lines = []
     summary = title or (description.strip().splitlines() or [f"Call the {wire!r} tool."])[0]
@@ -622,6 +645,8 @@ def _docstring(
     if task_support in ("required", "optional"):
         how = "runs only as a task; this method waits for it" if task_support == "required" else "may run as a task"
         lines += ["", f"Task: the tool {how} (``.tasks`` starts it and returns a ToolTask at once)."]
+    if deprecated:
+        lines += ["", "Deprecated: the server marks this tool deprecated (``deprecated: true``)."]
     lines += ["", f"Wire name: {wire!r}."]
     return "\n".join(lines)
 

@@ -60,6 +60,8 @@ class ParamSpec:
     description: str
     #: The schema's default as a Python literal, for the docstring, when it certainly fits the type
     schema_default: str | None = None
+    #: The schema marks the parameter ``deprecated: true`` (an optional one gets a PEP 702 overload)
+    deprecated: bool = False
 
     @property
     def key_literal(self) -> str:
@@ -96,6 +98,15 @@ class ToolSpec:
     #: The ``inputSchema`` says nothing of its arguments: the method takes ``**arguments`` and
     #: sends that dict as it is
     any_arguments: bool = False
+    #: The PEP 702 message (a literal) when the server marks the tool deprecated; "": it is not
+    deprecated_literal: str = ""
+    #: The PEP 702 message (a literal) of the overload that takes the deprecated optional parameters
+    params_deprecated_literal: str = ""
+
+    @property
+    def kept_params(self) -> tuple[ParamSpec, ...]:
+        """The parameters of the overload a caller who passes no deprecated parameter matches."""
+        return tuple(p for p in self.params if p.required or not p.deprecated)
 
     @property
     def optional(self) -> tuple[ParamSpec, ...]:
