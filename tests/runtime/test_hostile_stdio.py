@@ -251,11 +251,37 @@ def test_a_question_asked_while_several_calls_are_in_flight_reaches_no_caller() 
         assert provider.call_tool("echo", {"text": "up"}, timeout_seconds=10).result == {"text": "up"}
 
         async def two() -> list[Any]:
-            calls = [provider.acall_tool("ask", {"count": 1, "delay": 1.0}, timeout_seconds=20) for _ in range(2)]
+            # The server asks once both calls have reached it: both are in flight on this connection.
+            calls = [provider.acall_tool("ask", {"count": 1, "together": 2}, timeout_seconds=20) for _ in range(2)]
             return list(await asyncio.wait_for(asyncio.gather(*calls), 30))
 
         envelopes = asyncio.run(two())
         assert [e.structured_content for e in envelopes] == [{"accepted": 0, "declined": 0, "refused": 1}] * 2
         # One call alone is asked as before.
-        alone = provider.call_tool("ask", {"count": 1}, timeout_seconds=20)
+        alone = provider.call_tool("ask", {"count": 1, "together": 3}, timeout_seconds=20)
         assert alone.result_type == "input_required" and len(alone.result["inputRequests"]) == 1
+
+
+def test_mas_runtime_list_shows_a_servers_escapes_and_line_breaks_as_text(tmp_path: Path) -> None:
+    """Issue 31, defect 11: names and titles went to the terminal raw, so a server's escapes
+    (erase-line, OSC 52 clipboard, window title) and line breaks forged or hid rows. Each cell is
+    now one visible line, escapes shown as `\\x1b`."""
+    import json
+    import subprocess
+    import sys
+
+    entry = {"name": "raw", "protocol": "mcp", "transport": "stdio", "command": "python",
+             "args": [str(SERVER), "--hostile-names"], "connect_timeout_seconds": 20}  # fmt: skip
+    infra = tmp_path / "infra.yaml"
+    infra.write_text(json.dumps({"kind": "ToolServerRegistry", "spec": {"servers": [entry]}}), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "mas.runtime", "list", "-q", "--infra", str(infra)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert not [c for c in done.stdout if not c.isprintable() and c != "\n"], repr(done.stdout)
+    lines = done.stdout.splitlines()
+    assert len(lines) == 1 + 9 + 2  # the header, the nine tools, the two hostile ones: one line each
+    evil = next(line for line in lines if line.startswith("evil"))
+    assert evil.startswith(r"evil\x1b[2K forged") and r"\x1b]52;c;cHduZWQ=\x07clip second row" in evil
+    assert r"bell\x07" in done.stdout and r"\x1b]0;window title\x07\u202eesrever" in done.stdout
