@@ -12,6 +12,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import inspect
+import json
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -141,6 +142,23 @@ class Outcome:
     def message(self) -> str:
         """The failure as the model reads it: ``<kind>: <what the tool said>``."""
         return f"{self.kind}: {self.text}" if self.kind is not None else self.text
+
+    def told(self, *, retryable: bool) -> str:
+        """The failure, or the unanswered input round, as the text a framework without a retry or
+        a way to ask a person gives the model: a retryable failure (but for arguments, which the
+        model fixes anyway) says the call may pass when sent again."""
+        if self.needs_input:
+            asked = ", ".join(f"{r.key} ({r.method})" for r in self.input_requests) or "state only"
+            return f"input_required: the tool needs input nobody here can give: {asked}"
+        again = " (the call may succeed if sent again)" if retryable and self.kind != "invalid_arguments" else ""
+        return self.message + again
+
+    def model_text(self) -> str:
+        """A successful value as the model reads it: the structured value (or any value that is not
+        text) as JSON, else the text."""
+        if self.structured is not None or not isinstance(self.value, str):
+            return json.dumps(self.value, ensure_ascii=False, default=str)
+        return self.value
 
 
 # --- which tools, under which names ------------------------------------------------------------

@@ -21,7 +21,6 @@ arguments)`` before anything is sent; without ``confirm=`` it refuses (``cancell
 from __future__ import annotations
 
 import inspect
-import json
 from collections.abc import Awaitable, Callable, Iterable
 from types import ModuleType
 from typing import Any, cast
@@ -33,7 +32,6 @@ from mas.runtime.frameworks._adapt import (
     AgentTool,
     CodeTool,
     InputHandler,
-    Outcome,
     call,
     code_tool,
     select_tools,
@@ -43,16 +41,6 @@ __all__ = ["Confirm", "tools"]
 
 #: Asked ``confirm(tool, arguments)`` before a tool that needs approval runs; falsy refuses.
 Confirm = Callable[[AgentTool, dict[str, Any]], "bool | Awaitable[bool]"]
-
-
-def _content(outcome: Outcome, *, retryable: bool) -> tuple[str, Any]:
-    """The ``(content, artifact)`` pair, or the failure as a ``ToolException``."""
-    if outcome.kind is not None:
-        again = " (the call may succeed if sent again)" if retryable and outcome.kind != "invalid_arguments" else ""
-        raise ToolException(outcome.message + again)
-    if outcome.structured is not None or not isinstance(outcome.value, str):
-        return json.dumps(outcome.value, ensure_ascii=False, default=str), outcome.structured
-    return outcome.value, None
 
 
 def _sync(coroutine: Callable[..., Awaitable[tuple[str, Any]]]) -> Callable[..., tuple[str, Any]]:
@@ -83,10 +71,9 @@ def _tool_coroutine(
             if not (await answer if inspect.isawaitable(answer) else answer):
                 raise ToolException(f"cancelled: approval of tool {tool.wire_name!r} was refused; nothing was sent")
         outcome = await call(provider, tool, arguments, on_input=on_input, timeout_seconds=timeout_seconds)
-        if outcome.needs_input:
-            asked = ", ".join(f"{r.key} ({r.method})" for r in outcome.input_requests) or "state only"
-            raise ToolException(f"input_required: the tool needs input nobody here can give: {asked}")
-        return _content(outcome, retryable=tool.retryable(outcome.kind))
+        if not outcome.ok:
+            raise ToolException(outcome.told(retryable=tool.retryable(outcome.kind)))
+        return outcome.model_text(), outcome.structured
 
     return run
 

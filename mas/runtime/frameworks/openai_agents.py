@@ -36,7 +36,6 @@ from mas.runtime.frameworks._adapt import (
     AgentTool,
     CodeTool,
     InputHandler,
-    Outcome,
     call,
     code_tool,
     select_tools,
@@ -83,16 +82,6 @@ def strict_schema(schema: Mapping[str, Any]) -> dict[str, Any] | None:
         return None
 
 
-def _output(outcome: Outcome, *, retryable: bool) -> str:
-    """What the model reads: the structured value as JSON, the text, or the failure."""
-    if outcome.kind is not None:
-        again = " (the call may succeed if sent again)" if retryable and outcome.kind != "invalid_arguments" else ""
-        return outcome.message + again
-    if outcome.structured is not None or not isinstance(outcome.value, str):
-        return json.dumps(outcome.value, ensure_ascii=False, default=str)
-    return outcome.value
-
-
 def _arguments(tool_name: str, raw: str) -> dict[str, Any] | str:
     """The model's JSON arguments as an object, or the failure the model reads."""
     try:
@@ -112,10 +101,9 @@ def _invoker(
         if isinstance(arguments, str):
             return arguments
         outcome = await call(provider, tool, arguments, on_input=on_input, timeout_seconds=timeout_seconds)
-        if outcome.needs_input:
-            asked = ", ".join(f"{r.key} ({r.method})" for r in outcome.input_requests) or "state only"
-            return f"input_required: the tool needs input nobody here can give: {asked}"
-        return _output(outcome, retryable=tool.retryable(outcome.kind))
+        if outcome.ok:
+            return outcome.model_text()
+        return outcome.told(retryable=tool.retryable(outcome.kind))
 
     return invoke
 
