@@ -33,7 +33,7 @@ from mas.runtime.frameworks._adapt import (
     CodeTool,
     InputHandler,
     call,
-    code_tool,
+    code_tools,
     select_tools,
 )
 
@@ -80,13 +80,12 @@ def _tool_coroutine(
 
 def _code_coroutine(code: CodeTool, confirm: Confirm | None, require_approval: bool) -> Callable[..., Any]:
     async def run(**arguments: Any) -> tuple[str, Any]:
-        snippet = str(arguments.get("code", ""))
         if require_approval and code.needs_approval:
             spec = AgentTool(name=code.name, wire_name=code.name, description="", input_schema=code.input_schema)
-            answer = None if confirm is None else confirm(spec, {"code": snippet})
+            answer = None if confirm is None else confirm(spec, dict(arguments))
             if not (await answer if inspect.isawaitable(answer) else answer):
                 raise ToolException("cancelled: run_code may call tools that need approval, and it was not given")
-        ran = await code.run(snippet)
+        ran = await code.run(arguments)
         if ran.kind is not None:
             raise ToolException(ran.message)
         return ran.text, ran.structured
@@ -112,26 +111,29 @@ def tools(
     """``StructuredTool`` s of ``provider``'s tools (a ``RuntimeRegistry`` or any ToolContract provider).
 
     ``include``/``exclude``/``read_only``/``destructive`` choose the tools (``_adapt.select_tools``);
-    ``code_mode=True`` gives the single ``run_code`` tool over them instead (needs ``package``).
+    ``code_mode=True`` gives the single ``run_code`` tool over them instead (needs ``package``; with
+    ``search_tools`` beside it when the API is too large for its description).
     ``handle_tool_error=False`` lets a failure's ``ToolException`` reach the caller instead of the model.
     """
     selected = select_tools(provider, include=include, exclude=exclude, read_only=read_only, destructive=destructive)
     if code_mode:
-        code = code_tool(provider, package, selected)
-        run = _code_coroutine(code, confirm, require_approval)
-        return [
-            StructuredTool(
-                name=code.name,
-                description=code.description,
-                args_schema=code.input_schema,
-                coroutine=run,
-                func=_sync(run),
-                response_format="content_and_artifact",
-                handle_tool_error=handle_tool_error,
-                metadata={"needs_approval": code.needs_approval},
-                tags=["destructive"] if code.needs_approval else [],
+        given = []
+        for code in code_tools(provider, package, selected):
+            run = _code_coroutine(code, confirm, require_approval)
+            given.append(
+                StructuredTool(
+                    name=code.name,
+                    description=code.description,
+                    args_schema=dict(code.input_schema),
+                    coroutine=run,
+                    func=_sync(run),
+                    response_format="content_and_artifact",
+                    handle_tool_error=handle_tool_error,
+                    metadata={"needs_approval": code.needs_approval},
+                    tags=["destructive"] if code.needs_approval else [],
+                )
             )
-        ]
+        return given
     out: list[StructuredTool] = []
     for tool in selected:
         run = _tool_coroutine(
