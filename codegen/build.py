@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
@@ -33,6 +35,7 @@ from codegen.model import (
 from codegen.naming import assign_names, class_name, unique
 from codegen.schemas import Report, SchemaDocument, json_type, pointer, wrapped_key
 from codegen.split import split_models, where_defined
+from codegen.surface import SURFACE_ATTRS, build_surface, prompt_wire_names
 from mas.runtime.contracts._rules import hint_words
 from mas.runtime.contracts.tool_contract import HINT_KEYS
 from mas.runtime.routing import Named, NameTaken, QualifierClash, routed_names
@@ -155,7 +158,9 @@ class _Builder:
         plans = []
         for source in self._ordered():
             by_name = {t["name"]: (i, t) for i, t in enumerate(source.tools)}
-            methods = assign_names(by_name, prefix="tool", reserved=RESERVED_ATTRS)
+            # A namespace with resources or prompts has those two attributes too (codegen/surface.py).
+            reserved = RESERVED_ATTRS | SURFACE_ATTRS if source.surface else RESERVED_ATTRS
+            methods = assign_names(by_name, prefix="tool", reserved=reserved)
             plans += [self.plan(source, *by_name[wire], methods[wire]) for wire in sorted(by_name)]
         try:
             in_models, out_models, stub_models = self._models(plans, parallel)
@@ -163,10 +168,14 @@ class _Builder:
             plans = [self.untype_failures(p) for p in plans]
             in_models, out_models, stub_models = self._models(plans, parallel)
         namespaces = []
+        prompt_names = prompt_wire_names(self.sources)
         for source in self._ordered():
             attr = self.ns_attrs[source.name]
             tools = tuple(self.known_spec(p, in_models, out_models) for p in plans if p.source is source)
-            namespaces.append(NamespaceSpec(attr, class_name(attr), tools, docstring_text(repr(source.name))))
+            surface = build_surface(source, attr, prompt_names, self.degradations) if source.surface else None
+            namespaces.append(
+                NamespaceSpec(attr, class_name(attr), tools, docstring_text(repr(source.name)), surface=surface)
+            )
         code_mode = build_code_mode(
             namespaces,
             {(p.attr, p.method): _summary(p.tool) for p in plans},
@@ -621,12 +630,18 @@ def _docstring(
     deprecated: bool = False,
 ) -> str:
     lines = []
-    summary = title or (description.strip().splitlines() or [f"Call the {wire!r} tool."])[0]
+    # A Python server's description is often its function's docstring, indented as in its source:
+    # cleandoc dedents it as Python's help does (the first line apart).
+    described = inspect.cleandoc(description).splitlines() if description.strip() else []
+    summary = title or (described or [f"Call the {wire!r} tool."])[0]
     lines.append(summary.strip())
-    rest = description.strip() if title else "\n".join(description.strip().splitlines()[1:]).strip()
-    if rest:
-        lines += ["", rest]
+    rest = described if title else described[1:]
+    while rest and not rest[0].strip():
+        rest = rest[1:]
     documented = [p for p in params if p.description.strip() or p.schema_default is not None]
+    rest, documented = _into_own_args(rest, documented)
+    if rest:
+        lines += ["", *rest]
     if documented:
         lines += ["", "Args:"]
         lines += [f"    {p.py_name}: {_param_words(p)}" for p in documented]
@@ -642,6 +657,35 @@ def _docstring(
         lines += ["", "Deprecated: the server marks this tool deprecated (``deprecated: true``)."]
     lines += ["", f"Wire name: {wire!r}."]
     return "\n".join(lines)
+
+
+_ARGS_HEADERS = frozenset({"Args:", "Arguments:"})
+_ARG_NAME = re.compile(r"\s*\**([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _into_own_args(rest: list[str], documented: list[ParamSpec]) -> tuple[list[str], list[ParamSpec]]:
+    """A description with an ``Args:`` section of its own (a Python server's docstring) keeps it
+    as the one section: the parameters it does not name are added at its end, in its indent, and
+    none is left for a second ``Args:``. Without one, the description and ``documented`` are as given."""
+    start = next((i for i, line in enumerate(rest) if line.strip() in _ARGS_HEADERS), None)
+    if start is None or not documented:
+        return rest, documented
+    depth = len(rest[start]) - len(rest[start].lstrip())
+    end = start + 1  # past the section's last line: its lines are blank or indented deeper
+    for i in range(start + 1, len(rest)):
+        line = rest[i]
+        if line.strip() and len(line) - len(line.lstrip()) <= depth:
+            break
+        if line.strip():
+            end = i + 1
+    entries = [line for line in rest[start + 1 : end] if line.strip()]
+    indent = min((len(line) - len(line.lstrip()) for line in entries), default=depth + 4)
+    named = {
+        m.group(1) for line in entries if len(line) - len(line.lstrip()) == indent and (m := _ARG_NAME.match(line))
+    }
+    added = [f"{' ' * indent}{p.py_name}: {_param_words(p)}" for p in documented
+             if p.py_name not in named and p.wire_name not in named]  # fmt: skip
+    return [*rest[:end], *added, *rest[end:]], []
 
 
 def _param_words(p: ParamSpec) -> str:
