@@ -6,6 +6,7 @@ as data (``wire_name``) or as an already-escaped Python literal (``*_literal``),
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -95,6 +96,12 @@ class ToolSpec:
     any_arguments: bool = False
 
     @property
+    def input_class(self) -> str:
+        """The name of the input TypedDict in ``<package>.inputs`` (``input_ref`` without its quotes)."""
+        name = ast.literal_eval(self.input_ref)
+        return name if isinstance(name, str) else ""
+
+    @property
     def optional(self) -> tuple[ParamSpec, ...]:
         """The parameters that may be left out (their omission value drops them from the call)."""
         return tuple(p for p in self.params if not p.required)
@@ -167,6 +174,8 @@ class PackageSpec:
     code_mode: tuple[CodeModeModule, ...] = ()  # the sandbox API (codegen/code_mode.py)
     #: ``__init__.py``'s header, when it differs (it names the inputs' hash); "": ``header``
     init_header: str = ""
+    #: The test kit's data (``codegen/testkit.py``): each tool's listing, output schema and newest sample
+    testing_data: Mapping[str, Any] | None = None
 
     @property
     def package_header(self) -> str:
