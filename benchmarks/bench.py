@@ -301,7 +301,7 @@ async def _raw_session_rates(calls: int, in_flight: int) -> tuple[float, float]:
 
 def _runtime_rates(calls: int, in_flight: int) -> tuple[float, float]:
     from mas.runtime.config import MCPServerConfig
-    from mas.runtime.mcp_provider import MCPToolProvider
+    from mas.runtime.mcp.provider import MCPToolProvider
 
     config = MCPServerConfig(
         name="sample", transport="stdio", command=sys.executable, args=("-m", "mas.samples.mcp_server"), env=ENV

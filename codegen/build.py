@@ -394,7 +394,8 @@ class _Builder:
         keywords that say how the result decodes (an inferred type, a wrapped plain value)."""
         extra: tuple[tuple[str, str], ...] = ()
         if plan.output_def is None:
-            self.shim_names.add("ToolOutput")
+            # An untyped result is a ToolOutput, unless every recorded result was text (below): then
+            # the module must not import ToolOutput for it (strict pyright: an unused import).
             annotation, is_root = "_ToolOutput", False
         else:
             if plan.output_def not in out_models.defined:
@@ -412,10 +413,10 @@ class _Builder:
             # An inferred type is a guess: a result of another shape decodes as ToolOutput (the shim's
             # decode_inferred), and the annotation says so; text never fails, so it stays plain str.
             is_text = plan.inferred.kind == "text"
-            if not is_text:
-                self.shim_names.add("ToolOutput")
             annotation = "str" if is_text else f"{annotation} | _ToolOutput"
             extra = (("inferred_from", str(plan.inferred.samples)), ("output_is_text", str(is_text)), *extra)
+        if "_ToolOutput" in annotation:
+            self.shim_names.add("ToolOutput")
         return annotation, is_root, extra
 
     def _any(self) -> str:

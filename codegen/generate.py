@@ -32,6 +32,7 @@ from codegen.snapshot import (
 )
 from codegen.sources import parse_infra, parse_mcp_json, parse_yaml_tools, read_live, read_snapshot_sources
 from codegen.testkit import newest_samples
+from codegen.versioning import PackageRecord, Release, changelog, next_record, version_module, with_record
 from codegen.write import (
     GENERATED_MARKER,
     Change,
@@ -57,6 +58,7 @@ __all__ = [
     "header_for",
     "infer_all",
     "read_all_samples",
+    "release_files",
     "render_files",
     "run",
     "shown",
@@ -332,6 +334,36 @@ def render_files(
     return files, pkg.degradations
 
 
+def _released(
+    settings: Settings, locking: Locking | None, text: str | None
+) -> tuple[str | None, PackageRecord | None, tuple[DriftChange, ...]]:
+    """The lock text to write with the package's record in it, that record, and the drift it was
+    bumped by (the new lock against the one on disk). No lock written: the record on disk."""
+    if locking is None:
+        return None, None, ()
+    old = locking.offline or (load_snapshot(settings.snapshot) if settings.snapshot.is_file() else None)
+    previous = old.package if old is not None else None
+    if text is None:
+        return None, previous, ()
+    start = PackageRecord(settings.start_version, (Release(settings.start_version),))
+    unchanged = with_record(text, previous or start)
+    if old is None or settings.snapshot.read_text(encoding="utf-8") == unchanged:
+        return unchanged, previous or start, ()
+    drift = lock_drift(settings.snapshot, text, old)
+    record = next_record(previous, drift, start=settings.start_version, keep_zero_major=settings.keep_zero_major)
+    return with_record(text, record), record, drift
+
+
+def release_files(settings: Settings, record: PackageRecord | None) -> dict[str, str]:
+    """The package's ``_version.py`` and ``CHANGELOG.md``, from the lock's record (none: the
+    start version): outside the files' cache entry, since the record is not among its inputs."""
+    version = record.version if record is not None else settings.start_version
+    return {
+        "CHANGELOG.md": changelog(record, settings.package, start=settings.start_version),
+        "_version.py": version_module(file_header(), version),
+    }
+
+
 def run(settings: Settings, out: TextIO = sys.stdout, progress: Progress | None = None) -> Outcome:
     """Generate, or with ``settings.check`` only compare. Raises GenerateError on bad input, before
     anything is written."""
@@ -353,10 +385,11 @@ def run(settings: Settings, out: TextIO = sys.stdout, progress: Progress | None 
     if settings.strict_schemas and degradations:
         first, more = degradations[0], len(degradations) - 1
         raise GenerateError(f"{first} (--strict-schemas; {more} more)" if more else f"{first} (--strict-schemas)")
+    snapshot_text, record, drift = _released(settings, locking, snapshot_text)
+    files.update(release_files(settings, record))
     snapshot_changed = snapshot_text is not None and (
         not settings.snapshot.is_file() or settings.snapshot.read_text(encoding="utf-8") != snapshot_text
     )
-    drift = lock_drift(settings.snapshot, snapshot_text) if snapshot_changed and snapshot_text else ()
     skills = yaml_source(sources)
     if settings.check and settings.offline and skills is not None:  # no live listing: the YAML against the lock
         drift += skills_drift(settings.snapshot, skills.tools)  # with the inferred types' drift

@@ -37,6 +37,7 @@ class Example:
 class RecordOutcome:
     recorded: int
     failed: tuple[str, ...]  # one line per call that returned an error
+    calls: int = 0  # how many calls were made
 
 
 def load_examples(path: Path) -> list[Example]:
@@ -105,7 +106,7 @@ def record(
             recorded = recorder.pending
     except SamplesError as exc:
         raise GenerateError(exc.message, exc.file, exc.pointer or None) from exc
-    return RecordOutcome(recorded, tuple(failed))
+    return RecordOutcome(recorded, tuple(failed), len(examples))
 
 
 def add_parser(commands: Any, parents: Sequence[Any] = ()) -> None:
@@ -115,7 +116,9 @@ def add_parser(commands: Any, parents: Sequence[Any] = ()) -> None:
         parents=list(parents),
         help="call tools with example arguments and keep their results as samples",
         description="Call each example through the runtime registry and append the results to the samples "
-        "file that `toolgen generate` infers result types from. Defaults come from [tool.toolgen].",
+        "file that `toolgen generate` infers result types from. Defaults come from [tool.toolgen]. "
+        "Exit status: 0 every call recorded, 1 a call returned an error (listed; the others are recorded), "
+        "2 bad input.",
     )
     rec.add_argument("--examples", required=True, metavar="FILE", help="YAML list of {tool, arguments}")
     rec.add_argument(
@@ -135,7 +138,8 @@ def add_parser(commands: Any, parents: Sequence[Any] = ()) -> None:
 
 
 def main(args: Any) -> int:
-    """Run ``toolgen record``; the exit codes are generate's (0 done, 2 bad input)."""
+    """Run ``toolgen record``: 0 every call recorded, 1 some call returned an error (the others are
+    recorded), 2 bad input (generate's)."""
     import sys
 
     from codegen.generate import shown
@@ -158,4 +162,7 @@ def main(args: Any) -> int:
     for line in outcome.failed:
         print(f"toolgen: not recorded (error result): {line}", file=sys.stderr)
     print(f"toolgen: {shown(target)}: {outcome.recorded} result(s) recorded")
+    if outcome.failed:  # a call that fails records nothing: CI must see a broken examples file
+        print(f"toolgen: {len(outcome.failed)} of {outcome.calls} call(s) returned an error", file=sys.stderr)
+        return 1
     return 0

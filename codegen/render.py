@@ -9,6 +9,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from codegen.api_page import API_PAGE, api_page
 from codegen.errors import GenerateError
 from codegen.formatting import format_files
 from codegen.model import SHARED_MODULE, PackageSpec, ToolSpec
@@ -332,5 +333,6 @@ def render_package(
     out["py.typed"] = ""
     # The kit's data is one JSON literal, written as it is: nothing in it for the formatter to lay out.
     out[DATA_MODULE] = data_module(pkg.header, pkg.testing_data or {"version": 1, "tools": {}})
+    out[API_PAGE] = api_page(pkg)
     out.update(_code_mode_files(pkg))
     return dict(sorted(out.items()))

@@ -11,7 +11,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from codegen.errors import GenerateError
 
@@ -27,7 +27,9 @@ DEFAULT_SAMPLES = Path("toolgen.samples.json")
 _NAMED = re.compile(r"([A-Za-z0-9_-][A-Za-z0-9_.-]{0,63})=(.+)", re.DOTALL)
 _LIST_KEYS = ("tools", "infra", "mcp_json")
 _PATH_LISTS = (*_LIST_KEYS, "samples")  # samples are not a source: naming one keeps the sources
-_KEYS = {*_PATH_LISTS, "snapshot", "out", "package"}
+#: Settings of the package's version and upgrades (docs/drift.md, "Upgrading"), with their types.
+_UPGRADE_KEYS: dict[str, type] = {"start_version": str, "keep_zero_major": bool, "keep_removed_tools": int}
+_KEYS = {*_PATH_LISTS, "snapshot", "out", "package", *_UPGRADE_KEYS}
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,12 @@ class Settings:
     config_file: Path | None = None
     #: Where reruns find earlier results (``.toolgen-cache`` beside pyproject.toml); None: no cache.
     cache: Path | None = Path(".toolgen-cache")
+    #: The package's version while the lock records none (docs/drift.md, "Upgrading").
+    start_version: str = "0.1.0"
+    #: A 0.x version stays 0.x: a breaking change bumps the minor, anything else the patch.
+    keep_zero_major: bool = False
+    #: How many versions a tool the server removed is kept, as a deprecated method (0: not kept).
+    keep_removed_tools: int = 0
 
     @property
     def target(self) -> Path:
@@ -89,7 +97,9 @@ def _from_table(table: Mapping[str, Any], root: Path, file: Path) -> dict[str, A
         where = f"{file}: [tool.toolgen]"
         if key not in _KEYS:
             raise GenerateError(f"unknown key {raw_key!r} (known: {', '.join(sorted(_KEYS))})", where, raw_key)
-        if key in _PATH_LISTS:
+        if key in _UPGRADE_KEYS:
+            values[key] = _upgrade_value(key, value, where, raw_key)
+        elif key in _PATH_LISTS:
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise GenerateError("must be a list of paths", where, raw_key)
             if key == "mcp_json":  # "NAME=PATH" names the source
@@ -102,6 +112,20 @@ def _from_table(table: Mapping[str, Any], root: Path, file: Path) -> dict[str, A
         else:
             values[key] = value if key == "package" else root / value
     return values
+
+
+def _upgrade_value(key: str, value: Any, where: str, raw_key: str) -> Any:
+    from codegen.versioning import parse_version
+
+    wanted = _UPGRADE_KEYS[key]
+    if type(value) is not wanted:  # bool is an int: compared exactly
+        what = {str: "a string", bool: "true or false", int: "an integer"}[wanted]
+        raise GenerateError(f"must be {what}", where, raw_key)
+    if key == "start_version" and parse_version(value) is None:
+        raise GenerateError(f"{value!r} is not a version (MAJOR.MINOR.PATCH, such as 1.4.0)", where, raw_key)
+    if key == "keep_removed_tools" and not 0 <= cast(int, value) <= 1000:
+        raise GenerateError("must be between 0 and 1000", where, raw_key)
+    return value
 
 
 def load_settings(cwd: Path, overrides: Mapping[str, Any]) -> Settings:

@@ -17,6 +17,7 @@ from typing import Any
 from codegen.drift import KINDS, Change, diff_listings
 from codegen.errors import GenerateError
 from codegen.infer import InferredOutput, inferred_changes
+from codegen.versioning import PackageRecord, record_from_data
 from mas.runtime._json_file import read_json
 from mas.runtime.contracts._rules import pointer_token
 from mas.runtime.lockfile import (
@@ -72,6 +73,8 @@ class Snapshot:
     inferred: InferredBySource | None = field(default=None)
     #: The task dialect each server advertised (``TASKS_KEY``), by server name; absent: none.
     tasks: Mapping[str, str] = field(default_factory=dict)
+    #: The generated package's version and releases (``codegen.versioning``); None: none recorded yet.
+    package: PackageRecord | None = field(default=None)
 
     def listings(self) -> dict[str, Sequence[Mapping[str, Any]]]:
         """Every listing by source name, skills under ``skills`` (a name no server may take)."""
@@ -181,7 +184,8 @@ def snapshot_from_data(data: Any, path: Path) -> Snapshot:
         if found := _checked_inferred(entry.get(INFERRED_KEY), path, f"{pointer}/{INFERRED_KEY}"):
             inferred[name] = found
     # Formats 1 and 2 recorded no inferred types: unknown, not "none".
-    return Snapshot(path, out, skills, inferred if data[VERSION_KEY] >= 3 else None, tasks)
+    record = record_from_data(data, path)
+    return Snapshot(path, out, skills, inferred if data[VERSION_KEY] >= 3 else None, tasks, record)
 
 
 def _checked_inferred(value: Any, path: Path, pointer: str) -> dict[str, InferredOutput]:
@@ -251,11 +255,12 @@ def dialect_changes(old: Snapshot, new: Snapshot) -> tuple[Change, ...]:
     return tuple(out)
 
 
-def lock_drift(path: Path, new_text: str) -> tuple[Change, ...]:
-    """What a new lock text changes against the lock at ``path`` (nothing when there is none yet)."""
-    if not path.is_file():
+def lock_drift(path: Path, new_text: str, old: Snapshot | None = None) -> tuple[Change, ...]:
+    """What a new lock text changes against the lock at ``path`` (or ``old``, that lock already
+    read; nothing when there is none yet)."""
+    if old is None and not path.is_file():
         return ()
-    return snapshot_changes(load_snapshot(path), parse_snapshot(new_text, path))
+    return snapshot_changes(old or load_snapshot(path), parse_snapshot(new_text, path))
 
 
 def relock_inferred(lock: Snapshot, built: Sequence[str], inferred: InferredBySource) -> str | None:

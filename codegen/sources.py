@@ -116,7 +116,7 @@ def read_live(
 
 def _list_one(config: MCPServerConfig, snapshot: Path, shown: Progress) -> tuple[list[dict[str, Any]], str | None]:
     """The server's tools, and the task dialect it advertises (recorded in the lock)."""
-    from mas.runtime.mcp_provider import MCPToolProvider
+    from mas.runtime.mcp.provider import MCPToolProvider
 
     provider = MCPToolProvider(config)
     try:

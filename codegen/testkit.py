@@ -54,7 +54,7 @@ def testing_data(
 ) -> dict[str, Any]:
     """The kit's data for these sources (see the module docstring)."""
     # Here: generate.py imports this module on the cached path, which reads no listing.
-    from mas.runtime._mcp_convert import tool_entry_from_mcp
+    from mas.runtime.mcp._convert import tool_entry_from_mcp
 
     tools: dict[str, Any] = {}
     for source in sources:

@@ -45,21 +45,41 @@ def _registry_unreachable(python: Path, requirement: str, scratch: Path) -> bool
 
 def old_sdk_python(version: str) -> Path:
     """The interpreter of a cached venv with ``mcp==version``; skips only when PyPI is unreachable."""
-    requirements = REQUIREMENTS[version]
+    return cached_venv(f"mcp-{version}", REQUIREMENTS[version])
+
+
+#: Published servers installed from PyPI by the tests, each in its own venv (they pin their own
+#: mcp or fastmcp, which cannot share toolgen's environment). Exact versions: the tests check what
+#: these versions do.
+PUBLISHED: dict[str, tuple[str, ...]] = {
+    "math-mcp-learning-server": ("math-mcp-learning-server==0.10.3",),
+}
+
+
+def published_python(name: str) -> Path:
+    """The interpreter of a cached venv holding the published server ``name`` (``PUBLISHED``)."""
+    return cached_venv(name, PUBLISHED[name])
+
+
+def cached_venv(label: str, requirements: tuple[str, ...]) -> Path:
+    """The interpreter of a venv with ``requirements``, made once under the cache folder.
+
+    Skips (never fails) only when pip cannot even fetch the first requirement: PyPI is unreachable.
+    """
     key = hashlib.sha256("\n".join(requirements).encode()).hexdigest()[:12]
-    folder = cache_root() / f"mcp-{version}-{key}"
+    folder = cache_root() / f"{label}-{key}"
     python = folder / "bin" / "python"
     ready = folder / "ready"
     folder.parent.mkdir(parents=True, exist_ok=True)
     # pytest-xdist workers may ask at once: one builds, the others wait for it.
-    with open(folder.parent / f"mcp-{version}-{key}.lock", "w") as lock:
+    with open(folder.parent / f"{label}-{key}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if ready.is_file() and python.exists():
             return python
         made = subprocess.run(
             [sys.executable, "-m", "venv", "--clear", str(folder)], capture_output=True, text=True, check=False
         )
-        assert made.returncode == 0, f"cannot make a venv for mcp {version}: {made.stderr}"
+        assert made.returncode == 0, f"cannot make a venv for {label}: {made.stderr}"
         installed = _pip(python, "install", *requirements)
         if installed.returncode != 0:
             if _registry_unreachable(python, requirements[0], folder / "probe"):

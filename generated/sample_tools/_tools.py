@@ -315,12 +315,11 @@ class SampleTools(_ToolsBase):
 
         Wire name: 'count_slowly'.
         """
-        result = self._call(
+        return self._call(
             _info_sample__count_slowly,
             {"delay_seconds": delay_seconds, "steps": steps},
             {"delay_seconds": _NOT_GIVEN, "steps": _NOT_GIVEN},
-        )
-        return result.value
+        ).value
 
     def flaky_lookup(
         self,
@@ -339,12 +338,11 @@ class SampleTools(_ToolsBase):
 
         Wire name: 'flaky_lookup'.
         """
-        result = self._call(
+        return self._call(
             _info_sample__flaky_lookup,
             {"key": key, "delay_seconds": delay_seconds, "slow_calls": slow_calls},
             {"delay_seconds": _NOT_GIVEN, "slow_calls": _NOT_GIVEN},
-        )
-        return result.value
+        ).value
 
     def get_weather(
         self,
@@ -364,12 +362,11 @@ class SampleTools(_ToolsBase):
 
         Wire name: 'get_weather'.
         """
-        result = self._call(
+        return self._call(
             _info_sample__get_weather,
             {"city": city, "units": units},
             {"units": _NOT_GIVEN},
-        )
-        return result.value
+        ).value
 
     def greet(self, *, greeting: str | _NotGiven = _NOT_GIVEN) -> _o.SampleGreetOutput:
         """Greet the caller by name, asking for the name first (an MCP input_required round).
@@ -381,10 +378,9 @@ class SampleTools(_ToolsBase):
 
         Wire name: 'greet'.
         """
-        result = self._call(
+        return self._call(
             _info_sample__greet, {"greeting": greeting}, {"greeting": _NOT_GIVEN}
-        )
-        return result.value
+        ).value
 
     def list_cities(
         self, *, country: str | _NotGiven = _NOT_GIVEN
@@ -401,10 +397,9 @@ class SampleTools(_ToolsBase):
 
         Wire name: 'list_cities'.
         """
-        result = self._call(
+        return self._call(
             _info_sample__list_cities, {"country": country}, {"country": _NOT_GIVEN}
-        )
-        return result.value
+        ).value
 
     def notes_create(
         self, *, body: str, title: str, tags: list[str] | _NotGiven = _NOT_GIVEN
@@ -415,12 +410,11 @@ class SampleTools(_ToolsBase):
 
         Wire name: 'notes.create'.
         """
-        result = self._call(
+        return self._call(
             _info_sample__notes_create,
             {"body": body, "title": title, "tags": tags},
             {"tags": _NOT_GIVEN},
-        )
-        return result.value
+        ).value
 
     def notes_delete(self, *, id: str) -> _ToolOutput:
         """Delete a note by id.
@@ -429,8 +423,7 @@ class SampleTools(_ToolsBase):
 
         Wire name: 'notes.delete'.
         """
-        result = self._call(_info_sample__notes_delete, {"id": id}, {})
-        return result.value
+        return self._call(_info_sample__notes_delete, {"id": id}, {}).value
 
     def search_docs(
         self,
@@ -448,12 +441,11 @@ class SampleTools(_ToolsBase):
 
         Wire name: 'search-docs'.
         """
-        result = self._call(
+        return self._call(
             _info_sample__search_docs,
             {"query": query, "filters": filters, "limit": limit},
             {"filters": _NOT_GIVEN, "limit": _NOT_GIVEN},
-        )
-        return result.value
+        ).value
 
     def whoami(self) -> _o.SampleWhoamiOutput:
         """Report whether the HTTP Authorization header matches the server token (never echoes it).
@@ -462,8 +454,7 @@ class SampleTools(_ToolsBase):
 
         Wire name: 'whoami'.
         """
-        result = self._call(_info_sample__whoami, {}, {})
-        return result.value
+        return self._call(_info_sample__whoami, {}, {}).value
 
 
 class SampleToolsResults(_ToolsResultsBase):
@@ -647,12 +638,13 @@ class AsyncSampleTools(_AsyncToolsBase):
 
         Wire name: 'count_slowly'.
         """
-        result = await self._call(
-            _info_sample__count_slowly,
-            {"delay_seconds": delay_seconds, "steps": steps},
-            {"delay_seconds": _NOT_GIVEN, "steps": _NOT_GIVEN},
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_sample__count_slowly,
+                {"delay_seconds": delay_seconds, "steps": steps},
+                {"delay_seconds": _NOT_GIVEN, "steps": _NOT_GIVEN},
+            )
+        ).value
 
     async def flaky_lookup(
         self,
@@ -671,12 +663,13 @@ class AsyncSampleTools(_AsyncToolsBase):
 
         Wire name: 'flaky_lookup'.
         """
-        result = await self._call(
-            _info_sample__flaky_lookup,
-            {"key": key, "delay_seconds": delay_seconds, "slow_calls": slow_calls},
-            {"delay_seconds": _NOT_GIVEN, "slow_calls": _NOT_GIVEN},
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_sample__flaky_lookup,
+                {"key": key, "delay_seconds": delay_seconds, "slow_calls": slow_calls},
+                {"delay_seconds": _NOT_GIVEN, "slow_calls": _NOT_GIVEN},
+            )
+        ).value
 
     async def get_weather(
         self,
@@ -696,12 +689,13 @@ class AsyncSampleTools(_AsyncToolsBase):
 
         Wire name: 'get_weather'.
         """
-        result = await self._call(
-            _info_sample__get_weather,
-            {"city": city, "units": units},
-            {"units": _NOT_GIVEN},
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_sample__get_weather,
+                {"city": city, "units": units},
+                {"units": _NOT_GIVEN},
+            )
+        ).value
 
     async def greet(
         self, *, greeting: str | _NotGiven = _NOT_GIVEN
@@ -715,10 +709,11 @@ class AsyncSampleTools(_AsyncToolsBase):
 
         Wire name: 'greet'.
         """
-        result = await self._call(
-            _info_sample__greet, {"greeting": greeting}, {"greeting": _NOT_GIVEN}
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_sample__greet, {"greeting": greeting}, {"greeting": _NOT_GIVEN}
+            )
+        ).value
 
     async def list_cities(
         self, *, country: str | _NotGiven = _NOT_GIVEN
@@ -735,10 +730,11 @@ class AsyncSampleTools(_AsyncToolsBase):
 
         Wire name: 'list_cities'.
         """
-        result = await self._call(
-            _info_sample__list_cities, {"country": country}, {"country": _NOT_GIVEN}
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_sample__list_cities, {"country": country}, {"country": _NOT_GIVEN}
+            )
+        ).value
 
     async def notes_create(
         self, *, body: str, title: str, tags: list[str] | _NotGiven = _NOT_GIVEN
@@ -749,12 +745,13 @@ class AsyncSampleTools(_AsyncToolsBase):
 
         Wire name: 'notes.create'.
         """
-        result = await self._call(
-            _info_sample__notes_create,
-            {"body": body, "title": title, "tags": tags},
-            {"tags": _NOT_GIVEN},
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_sample__notes_create,
+                {"body": body, "title": title, "tags": tags},
+                {"tags": _NOT_GIVEN},
+            )
+        ).value
 
     async def notes_delete(self, *, id: str) -> _ToolOutput:
         """Delete a note by id.
@@ -763,8 +760,7 @@ class AsyncSampleTools(_AsyncToolsBase):
 
         Wire name: 'notes.delete'.
         """
-        result = await self._call(_info_sample__notes_delete, {"id": id}, {})
-        return result.value
+        return (await self._call(_info_sample__notes_delete, {"id": id}, {})).value
 
     async def search_docs(
         self,
@@ -782,12 +778,13 @@ class AsyncSampleTools(_AsyncToolsBase):
 
         Wire name: 'search-docs'.
         """
-        result = await self._call(
-            _info_sample__search_docs,
-            {"query": query, "filters": filters, "limit": limit},
-            {"filters": _NOT_GIVEN, "limit": _NOT_GIVEN},
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_sample__search_docs,
+                {"query": query, "filters": filters, "limit": limit},
+                {"filters": _NOT_GIVEN, "limit": _NOT_GIVEN},
+            )
+        ).value
 
     async def whoami(self) -> _o.SampleWhoamiOutput:
         """Report whether the HTTP Authorization header matches the server token (never echoes it).
@@ -796,8 +793,7 @@ class AsyncSampleTools(_AsyncToolsBase):
 
         Wire name: 'whoami'.
         """
-        result = await self._call(_info_sample__whoami, {}, {})
-        return result.value
+        return (await self._call(_info_sample__whoami, {}, {})).value
 
 
 class AsyncSampleToolsResults(_AsyncToolsResultsBase):
@@ -989,12 +985,11 @@ class SkillsTools(_ToolsBase):
 
         Wire name: 'current_time'.
         """
-        result = self._call(
+        return self._call(
             _info_skills__current_time,
             {"at": at, "timezone": timezone},
             {"at": _NOT_GIVEN, "timezone": _NOT_GIVEN},
-        )
-        return result.value
+        ).value
 
     def summarize_text(
         self, *, text: str, max_sentences: int | _NotGiven = _NOT_GIVEN
@@ -1011,12 +1006,11 @@ class SkillsTools(_ToolsBase):
 
         Wire name: 'summarize_text'.
         """
-        result = self._call(
+        return self._call(
             _info_skills__summarize_text,
             {"text": text, "max_sentences": max_sentences},
             {"max_sentences": _NOT_GIVEN},
-        )
-        return result.value
+        ).value
 
     def unit_convert(
         self,
@@ -1072,12 +1066,11 @@ class SkillsTools(_ToolsBase):
 
         Wire name: 'unit_convert'.
         """
-        result = self._call(
+        return self._call(
             _info_skills__unit_convert,
             {"from_unit": from_unit, "to_unit": to_unit, "value": value},
             {},
-        )
-        return result.value
+        ).value
 
     def web_search(
         self, *, query: str, max_results: int | _NotGiven = _NOT_GIVEN
@@ -1094,12 +1087,11 @@ class SkillsTools(_ToolsBase):
 
         Wire name: 'web_search'.
         """
-        result = self._call(
+        return self._call(
             _info_skills__web_search,
             {"query": query, "max_results": max_results},
             {"max_results": _NOT_GIVEN},
-        )
-        return result.value
+        ).value
 
 
 class SkillsToolsResults(_ToolsResultsBase):
@@ -1283,12 +1275,13 @@ class AsyncSkillsTools(_AsyncToolsBase):
 
         Wire name: 'current_time'.
         """
-        result = await self._call(
-            _info_skills__current_time,
-            {"at": at, "timezone": timezone},
-            {"at": _NOT_GIVEN, "timezone": _NOT_GIVEN},
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_skills__current_time,
+                {"at": at, "timezone": timezone},
+                {"at": _NOT_GIVEN, "timezone": _NOT_GIVEN},
+            )
+        ).value
 
     async def summarize_text(
         self, *, text: str, max_sentences: int | _NotGiven = _NOT_GIVEN
@@ -1305,12 +1298,13 @@ class AsyncSkillsTools(_AsyncToolsBase):
 
         Wire name: 'summarize_text'.
         """
-        result = await self._call(
-            _info_skills__summarize_text,
-            {"text": text, "max_sentences": max_sentences},
-            {"max_sentences": _NOT_GIVEN},
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_skills__summarize_text,
+                {"text": text, "max_sentences": max_sentences},
+                {"max_sentences": _NOT_GIVEN},
+            )
+        ).value
 
     async def unit_convert(
         self,
@@ -1366,12 +1360,13 @@ class AsyncSkillsTools(_AsyncToolsBase):
 
         Wire name: 'unit_convert'.
         """
-        result = await self._call(
-            _info_skills__unit_convert,
-            {"from_unit": from_unit, "to_unit": to_unit, "value": value},
-            {},
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_skills__unit_convert,
+                {"from_unit": from_unit, "to_unit": to_unit, "value": value},
+                {},
+            )
+        ).value
 
     async def web_search(
         self, *, query: str, max_results: int | _NotGiven = _NOT_GIVEN
@@ -1388,12 +1383,13 @@ class AsyncSkillsTools(_AsyncToolsBase):
 
         Wire name: 'web_search'.
         """
-        result = await self._call(
-            _info_skills__web_search,
-            {"query": query, "max_results": max_results},
-            {"max_results": _NOT_GIVEN},
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_skills__web_search,
+                {"query": query, "max_results": max_results},
+                {"max_results": _NOT_GIVEN},
+            )
+        ).value
 
 
 class AsyncSkillsToolsResults(_AsyncToolsResultsBase):

@@ -21,8 +21,8 @@ from collections.abc import Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from mas.runtime import _code_cli
 from mas.runtime._logs import routed_logging
+from mas.runtime.code_mode import _cli as _code_cli
 from mas.runtime.config import ConfigError, MCPServerConfig, positive_seconds
 from mas.runtime.contracts._rules import one_line
 from mas.runtime.contracts.tool_contract import HINT_KEYS
@@ -112,7 +112,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _reporting_factory(progress: Progress) -> ProviderFactory:
     """MCP providers whose listing shows progress (connecting, page N, done)."""
-    from mas.runtime.mcp_provider import MCPToolProvider
+    from mas.runtime.mcp.provider import MCPToolProvider
 
     class ReportedProvider(MCPToolProvider):
         def list_tools(self) -> list[dict[str, Any]]:
@@ -145,7 +145,31 @@ def list_command(args: argparse.Namespace, progress: Progress) -> int:
             print(blank(json.dumps(entries, indent=2, sort_keys=True)))
         else:
             print(blank(format_table([_row(e, registry.owner_of(e["name"]) or "?") for e in entries])))
+            surface = _surface_tables(registry)
+            if surface:
+                print(blank(surface))
         return EXIT_OK
+
+
+def _surface_tables(registry: RuntimeRegistry) -> str:
+    """The servers' resources, templates and prompts as tables, after the tools (docs:
+    resources-and-prompts.md); nothing at all when no server has any."""
+    parts: list[str] = []
+    resources = [(r.get("uri"), r["server"], r.get("mimeType"), r.get("title") or r.get("name"))
+                 for r in registry.list_resources()]  # fmt: skip
+    templates = [(t.get("uriTemplate"), t["server"], t.get("mimeType"), t.get("title") or t.get("name"))
+                 for t in registry.list_resource_templates()]  # fmt: skip
+    prompts = [(p["name"], p["server"], p.get("title") or "", ", ".join(
+        str(a.get("name")) + ("" if a.get("required") else "?") for a in p.get("arguments") or ()
+    )) for p in registry.list_prompts()]  # fmt: skip
+    for rows, header in (
+        (resources, ("RESOURCE", "PROVIDER", "MIME TYPE", "NAME")),
+        (templates, ("TEMPLATE", "PROVIDER", "MIME TYPE", "NAME")),
+        (prompts, ("PROMPT", "PROVIDER", "TITLE", "ARGUMENTS (? optional)")),
+    ):
+        if rows:
+            parts.append(format_table([tuple(str(c or "-") for c in row) for row in rows], header))
+    return "\n" + "\n\n".join(parts) if parts else ""
 
 
 def _call_timeout(args: argparse.Namespace, registry: RuntimeRegistry) -> float:

@@ -30,7 +30,7 @@ from mas.runtime.config import ConfigError, MCPServerConfig
 from mas.runtime.contracts.tool_contract import ToolResultEnvelope
 from mas.runtime.lockfile import VERSION_KEY, first_difference, keep_locked, lock_version_problem, tool_hash
 
-__all__ = ["PIN_REASON", "Mismatch", "PinGuard", "ServerPin", "load_pinned_tools"]
+__all__ = ["PIN_REASON", "Mismatch", "PinGuard", "ServerPin", "load_pinned_prompts", "load_pinned_tools"]
 
 logger = logging.getLogger(__name__)
 
@@ -82,6 +82,14 @@ def load_pinned_tools(config: MCPServerConfig) -> tuple[dict[str, Mapping[str, A
     return tools, hashes
 
 
+def load_pinned_prompts(config: MCPServerConfig) -> dict[str, Mapping[str, Any]]:
+    """The lock's prompts for ``config``'s server, by name (none when it recorded none: a lock
+    records ``prompts`` only for a server that has some, docs/lock.md)."""
+    data = json.loads(Path(config.lock or "").read_text(encoding="utf-8"))  # load_pinned_tools checked it
+    prompts = data["servers"][config.name].get("prompts")
+    return {str(p.get("name")): p for p in prompts or () if isinstance(p, Mapping)}
+
+
 @dataclass
 class ServerPin:
     """One pinned server: its mode, its lock entries and what the last listing found."""
@@ -91,6 +99,53 @@ class ServerPin:
     hashes: Mapping[str, str]
     mismatches: dict[str, Mismatch] = field(default_factory=dict)
     warned: set[str] = field(default_factory=set)
+    #: The lock's prompts by name (ServerContract ``get_prompt`` is pinned too); None: not loaded.
+    prompts: Mapping[str, Mapping[str, Any]] | None = None
+    prompt_mismatches: dict[str, Mismatch] = field(default_factory=dict)
+
+    def check_prompts(self, live: Iterable[Mapping[str, Any]]) -> None:
+        """Compare a prompts listing with the lock's prompts (the tools' hash rule)."""
+        locked = self.prompts or {}
+        found: dict[str, Mismatch] = {}
+        for prompt in live:
+            name = str(prompt.get("name"))
+            if name not in locked:
+                found[name] = Mismatch(name, "")
+            elif tool_hash(prompt) != tool_hash(locked[name]):
+                found[name] = Mismatch(name, first_difference(locked[name], prompt) or "/")
+        self.prompt_mismatches = found
+
+    def prompt_refusal(self, name: str) -> ToolResultEnvelope | None:
+        """None when ``prompts/get`` may be sent (after one warning under ``warn``); else the failure."""
+        mismatch = self.prompt_mismatches.get(name)
+        if mismatch is None:
+            return None
+        lock = Path(self.config.lock or "").name
+        if self.config.pin == "warn":
+            if f"prompt:{name}" not in self.warned:
+                self.warned.add(f"prompt:{name}")
+                logger.warning("prompt %r (server %r): %s; getting it anyway (pin: warn)", name, self.config.name,
+                               mismatch.describe(lock))  # fmt: skip
+            return None
+        message = (
+            f"prompt {name!r} (server {self.config.name!r}) refused: {mismatch.describe(lock)} (pin: refuse); "
+            "run `toolgen diff` to see what changed"
+        )
+        metadata = {"reason": PIN_REASON, "prompt": name, "server": self.config.name, "pointer": mismatch.pointer,
+                    "lock": lock}  # fmt: skip
+        return ToolResultEnvelope.failure(message, kind="unavailable", metadata=metadata)
+
+    def prompt_unverified(self, name: str, why: str) -> ToolResultEnvelope | None:
+        """A prompt whose listing failed: refused under ``refuse`` (it cannot be compared), else None."""
+        if self.config.pin == "warn":
+            return None
+        lock = Path(self.config.lock or "").name
+        message = (
+            f"prompt {name!r} (server {self.config.name!r}) refused: cannot compare it with the lock {lock} "
+            f"(pin: refuse): {why}"
+        )
+        metadata = {"reason": PIN_REASON, "prompt": name, "server": self.config.name, "pointer": "", "lock": lock}
+        return ToolResultEnvelope.failure(message, kind="unavailable", metadata=metadata)
 
     def check(self, live: Iterable[Mapping[str, Any]]) -> None:
         """Compare a listing with the lock; replaces what the previous listing found."""
@@ -168,7 +223,7 @@ class PinGuard:
             if config.pin == "off":
                 continue
             locked, hashes = load_pinned_tools(config)
-            pins[config.name] = ServerPin(config, locked, hashes)
+            pins[config.name] = ServerPin(config, locked, hashes, prompts=load_pinned_prompts(config))
         return cls(pins)
 
     def list_tools(self, provider_name: str, provider: Any) -> list[dict[str, Any]]:
@@ -177,7 +232,7 @@ class PinGuard:
         if provider_name not in self._pins:
             entries: list[dict[str, Any]] = provider.list_tools()
             return entries
-        from mas.runtime._mcp_convert import tool_entry_from_mcp
+        from mas.runtime.mcp._convert import tool_entry_from_mcp
 
         if not hasattr(provider, "list_mcp_tools"):
             raise TypeError(f"pinning needs an MCP provider with list_mcp_tools(), not {type(provider).__name__}")

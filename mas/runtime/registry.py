@@ -7,9 +7,11 @@ providers opened so far are closed and the error is raised.
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 import functools
 import importlib
+import logging
 import types
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -17,6 +19,7 @@ from typing import Any
 
 from mas.runtime.config import ConfigError, MCPServerConfig, SourceLocation
 from mas.runtime.contracts import _rules
+from mas.runtime.contracts.server_contract import PROMPT_REF, RESOURCE_REF, ServerProvider, completion_ref
 from mas.runtime.contracts.tool_contract import (
     ERROR_KINDS,
     CallOptions,
@@ -25,6 +28,7 @@ from mas.runtime.contracts.tool_contract import (
     acall_with_options,
     call_with_options,
 )
+from mas.runtime.contracts.uri_template import matches
 from mas.runtime.infra import load_infra_files
 from mas.runtime.local import LocalToolRegistry, import_tool_class
 from mas.runtime.pinning import PinGuard
@@ -40,13 +44,15 @@ __all__ = ["LOCAL_PROVIDER", "SKILLS_PROVIDER", "RuntimeRegistry"]
 LOCAL_PROVIDER = "local"
 SKILLS_PROVIDER = "skills"
 
+logger = logging.getLogger(__name__)
+
 ProviderFactory = Callable[[MCPServerConfig], Any]
 _Route = tuple[str, str, dict[str, Any]]  # provider name, the provider's own tool name, entry
 
 
 def _mcp_provider(config: MCPServerConfig, authorize: Callable[[str], Any] | None = None) -> Any:
     # Imported by name, lazily: only registries with infra servers need the MCP SDK loaded.
-    module = importlib.import_module("mas.runtime.mcp_provider")
+    module = importlib.import_module("mas.runtime.mcp.provider")
     return module.MCPToolProvider(config, authorize=authorize)
 
 
@@ -95,6 +101,8 @@ class RuntimeRegistry:
         self._pins.attach(self._providers)  # providers check every later listing too (a reconnect)
         # Listed names; qualified names (``server.tool``) that are not listed; shared bare names.
         self._routes, self._aliases, self._ambiguous = self._build_routes()
+        #: (provider, listing) pairs whose failure was logged already: one warning line each.
+        self._surface_warned: set[tuple[str, str]] = set()
         # Off by default. When set, results are sampled into a samples file (mas/runtime/samples.py).
         self._recorder = recorder
         if recorder is not None:
@@ -288,6 +296,223 @@ class RuntimeRegistry:
         if self._recorder is not None:
             self._recorder.observe(provider_name, inner, envelope)
         return envelope
+
+    # --- the server surface: resources, templates, prompts, completions (ServerContract) --------
+    # Beside the ToolContract, not in it (docs/resources-and-prompts.md). Listings name the server
+    # of each item under "server"; a provider that cannot list one logs one warning line and is
+    # left out of that listing (its tools are not affected). Requests never raise.
+    def surface_providers(self) -> list[str]:
+        """The providers that serve resources and prompts (MCP servers), in registry order."""
+        return [name for name, p in self._providers.items() if isinstance(p, ServerProvider)]
+
+    def _surface_listing(self, provider_name: str, which: str) -> list[dict[str, Any]]:
+        """One provider's listing (its own cache applies); a failure is one warning line, once."""
+        try:
+            items: list[dict[str, Any]] = getattr(self._providers[provider_name], f"list_{which}")()
+        except Exception as exc:
+            key = (provider_name, which)
+            if key not in self._surface_warned:
+                self._surface_warned.add(key)
+                text = str(exc) if isinstance(exc, ConfigError) or str(exc).startswith("MCP server") else (
+                    f"provider {provider_name!r}: {type(exc).__name__}: {exc}"
+                )  # fmt: skip
+                what = which.replace("_", " ")
+                logger.warning("%s; its %s are left out (its tools are not affected)", blank(text), what)
+            return []
+        return [dict(item) for item in items]
+
+    def _surface_all(self, which: str) -> list[tuple[str, dict[str, Any]]]:
+        names = self.surface_providers()
+        listings = map_side_by_side(lambda name: self._surface_listing(name, which), names)
+        return [(name, item) for name, items in zip(names, listings, strict=True) for item in items]
+
+    def list_resources(self) -> list[dict[str, Any]]:
+        """Every server's resources (MCP ``Resource`` objects) with ``server`` naming its server."""
+        return [{**item, "server": name} for name, item in self._surface_all("resources")]
+
+    def list_resource_templates(self) -> list[dict[str, Any]]:
+        return [{**item, "server": name} for name, item in self._surface_all("resource_templates")]
+
+    def _prompt_names(self) -> tuple[list[tuple[str, dict[str, Any]]], list[str], dict[str, list[int]]]:
+        """Every listed prompt, the name it is exposed by (the tools' rule, ``mas/runtime/routing.py``:
+        a namespace prefix; a name two servers share is exposed as ``server.name``), and the shared
+        bare names with the indices of their prompts."""
+        listed = self._surface_all("prompts")
+        keys = [Named(name, str(item.get("name")), self._namespaces.get(name)) for name, item in listed]
+        try:
+            names, shared = routed_names(keys)
+        except NameTaken:  # a qualified name is another prompt's: every prompt by its qualified name
+            names, shared = [qualified(k.provider, k.tool) for k in keys], {}
+        return listed, names, shared
+
+    def list_prompts(self) -> list[dict[str, Any]]:
+        """Every server's prompts (MCP ``Prompt`` objects), ``name`` as ``get_prompt`` takes it."""
+        listed, names, _ = self._prompt_names()
+        return [{**item, "name": exposed, "server": p} for exposed, (p, item) in zip(names, listed, strict=True)]
+
+    def _prompt_owner(self, name: str) -> tuple[str, str] | ToolResultEnvelope:
+        listed, names, shared = self._prompt_names()
+        routes: dict[str, tuple[str, str]] = {}
+        for exposed, (p, item) in zip(names, listed, strict=True):
+            routes[exposed] = (p, str(item.get("name")))
+        for p, item in listed:  # every prompt is reachable by its qualified name too
+            routes.setdefault(qualified(p, str(item.get("name"))), (p, str(item.get("name"))))
+        if name in routes and name not in shared:
+            return routes[name]
+        if name in shared:
+            candidates = [qualified(listed[i][0], str(listed[i][1].get("name"))) for i in shared[name]]
+            options = " or ".join(repr(c) for c in candidates)
+            return ToolResultEnvelope.failure(f"prompt {name!r} is ambiguous; get {options}", kind="unknown_tool",
+                                              metadata={"reason": "ambiguous", "candidates": candidates})  # fmt: skip
+        close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+        hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else f" ({len(names)} known)"
+        return ToolResultEnvelope.failure(f"unknown prompt {name!r}{hint}", kind="unknown_tool")
+
+    def _resource_owner(self, uri: str, server: str | None) -> str | ToolResultEnvelope:
+        """The provider to read ``uri`` from: ``server`` when given; else the one that lists it,
+        else the one whose template fits it, else the only one there is."""
+        names = self.surface_providers()
+        label = f"resource {uri!r}"
+        if server is not None:
+            if server not in names:
+                known = ", ".join(repr(n) for n in names) or "none"
+                return ToolResultEnvelope.failure(f"{label}: no server {server!r} serves resources (servers: {known})",
+                                                  kind="unknown_tool")  # fmt: skip
+            return server
+        if len(names) == 1:
+            return names[0]
+        owners = [n for n, item in self._surface_all("resources") if item.get("uri") == uri]
+        if not owners:
+            owners = [n for n, item in self._surface_all("resource_templates")
+                      if matches(str(item.get("uriTemplate")), uri)]  # fmt: skip
+        owners = list(dict.fromkeys(owners))
+        if len(owners) == 1:
+            return owners[0]
+        if not owners:
+            return ToolResultEnvelope.failure(f"{label}: no server lists it or a template that fits it",
+                                              kind="unknown_tool")  # fmt: skip
+        both = " and ".join(repr(o) for o in owners)
+        return ToolResultEnvelope.failure(f"{label} is served by {both}; pass server=", kind="unknown_tool",
+                                          metadata={"reason": "ambiguous", "candidates": owners})  # fmt: skip
+
+    def _complete_owner(
+        self, ref: Mapping[str, Any], server: str | None
+    ) -> tuple[str, dict[str, Any]] | ToolResultEnvelope:
+        found = completion_ref(ref)
+        if isinstance(found, str):
+            return ToolResultEnvelope.failure(f"completion not sent: {found}", kind="invalid_arguments")
+        kind, target = found
+        if kind == PROMPT_REF and server is None:
+            owner = self._prompt_owner(target)
+            if isinstance(owner, ToolResultEnvelope):
+                return owner
+            return owner[0], {"type": PROMPT_REF, "name": owner[1]}
+        if kind == RESOURCE_REF and server is None:
+            names = self.surface_providers()
+            owners = names if len(names) == 1 else list(dict.fromkeys(
+                n for n, item in self._surface_all("resource_templates") if item.get("uriTemplate") == target
+            ))  # fmt: skip
+            if len(owners) != 1:
+                what = "no server lists" if not owners else "several servers list"
+                return ToolResultEnvelope.failure(f"completion for {target!r}: {what} that template; pass server=",
+                                                  kind="unknown_tool")  # fmt: skip
+            return owners[0], dict(ref)
+        if server not in self.surface_providers():
+            return ToolResultEnvelope.failure(f"completion: no server {server!r} serves prompts or resources",
+                                              kind="unknown_tool")  # fmt: skip
+        return str(server), dict(ref)
+
+    def read_resource(
+        self, uri: str, *, server: str | None = None, timeout_seconds: float | None = None
+    ) -> ToolResultEnvelope:
+        """``resources/read`` at the server that serves ``uri`` (``server`` picks one); never raises."""
+        owner = self._resource_owner(uri, server)
+        if isinstance(owner, ToolResultEnvelope):
+            return owner
+        return self._surface_call(owner, lambda p: p.read_resource(uri, timeout_seconds=timeout_seconds))
+
+    def get_prompt(
+        self, name: str, arguments: Mapping[str, str] | None = None, *, timeout_seconds: float | None = None
+    ) -> ToolResultEnvelope:
+        """``prompts/get`` at the server that lists ``name`` (as ``list_prompts`` names it); never raises."""
+        owner = self._prompt_owner(name)
+        if isinstance(owner, ToolResultEnvelope):
+            return owner
+        provider_name, inner = owner
+        return self._surface_call(
+            provider_name, lambda p: p.get_prompt(inner, arguments, timeout_seconds=timeout_seconds)
+        )
+
+    def complete(
+        self,
+        ref: Mapping[str, Any],
+        argument: str,
+        value: str,
+        *,
+        context: Mapping[str, str] | None = None,
+        server: str | None = None,
+        timeout_seconds: float | None = None,
+    ) -> ToolResultEnvelope:
+        """``completion/complete``: ``ref`` is ``{"type": "ref/prompt", "name": ...}`` (a prompt as
+        listed) or ``{"type": "ref/resource", "uri": <a template>}``; never raises."""
+        owner = self._complete_owner(ref, server)
+        if isinstance(owner, ToolResultEnvelope):
+            return owner
+        provider_name, inner_ref = owner
+        return self._surface_call(
+            provider_name,
+            lambda p: p.complete(inner_ref, argument, value, context=context, timeout_seconds=timeout_seconds),
+        )
+
+    async def aread_resource(
+        self, uri: str, *, server: str | None = None, timeout_seconds: float | None = None
+    ) -> ToolResultEnvelope:
+        owner = await asyncio.to_thread(self._resource_owner, uri, server)
+        if isinstance(owner, ToolResultEnvelope):
+            return owner
+        return await self._asurface_call(owner, lambda p: p.aread_resource(uri, timeout_seconds=timeout_seconds))
+
+    async def aget_prompt(
+        self, name: str, arguments: Mapping[str, str] | None = None, *, timeout_seconds: float | None = None
+    ) -> ToolResultEnvelope:
+        owner = await asyncio.to_thread(self._prompt_owner, name)
+        if isinstance(owner, ToolResultEnvelope):
+            return owner
+        provider_name, inner = owner
+        return await self._asurface_call(
+            provider_name, lambda p: p.aget_prompt(inner, arguments, timeout_seconds=timeout_seconds)
+        )
+
+    async def acomplete(
+        self,
+        ref: Mapping[str, Any],
+        argument: str,
+        value: str,
+        *,
+        context: Mapping[str, str] | None = None,
+        server: str | None = None,
+        timeout_seconds: float | None = None,
+    ) -> ToolResultEnvelope:
+        owner = await asyncio.to_thread(self._complete_owner, ref, server)
+        if isinstance(owner, ToolResultEnvelope):
+            return owner
+        provider_name, inner_ref = owner
+        return await self._asurface_call(
+            provider_name,
+            lambda p: p.acomplete(inner_ref, argument, value, context=context, timeout_seconds=timeout_seconds),
+        )
+
+    def _surface_call(self, provider_name: str, send: Callable[[Any], Any]) -> ToolResultEnvelope:
+        try:
+            return ToolResultEnvelope.coerce(send(self._providers[provider_name]))
+        except Exception as exc:
+            return self._failed("(server surface)", provider_name, exc)
+
+    async def _asurface_call(self, provider_name: str, send: Callable[[Any], Any]) -> ToolResultEnvelope:
+        try:
+            return ToolResultEnvelope.coerce(await send(self._providers[provider_name]))
+        except Exception as exc:
+            return self._failed("(server surface)", provider_name, exc)
 
     # --- lifetime ---------------------------------------------------------------------------
     def close(self) -> None:

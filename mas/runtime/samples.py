@@ -28,8 +28,8 @@ from typing import Any
 
 from mas.runtime import redact
 from mas.runtime._json_file import read_json
-from mas.runtime._mcp_convert import ToolServerError, resolve_headers
 from mas.runtime.config import MCPServerConfig
+from mas.runtime.mcp._convert import ToolServerError, resolve_headers
 
 __all__ = [
     "MAX_SAMPLE_BYTES",

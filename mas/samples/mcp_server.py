@@ -26,6 +26,11 @@ a server-to-client request during the call (``ask_profile``: ``elicitation/creat
 ``draft_reply``: ``sampling/createMessage``, ``client_roots``: ``roots/list``); ``greet`` asks the
 2026 way, with an ``input_required`` result, and so does ``ask_profile`` on a 2026 connection
 (which has no back-channel for requests), with the same form.
+``--with-resources`` adds the rest of a server (:func:`add_server_surface`): resources (a Markdown
+guide, a JSON list of cities, a PNG blob, an MCP Apps ``ui://`` panel), a resource template
+(``sample://weather/{city}{?units}``), a prompt (``review_city``) and completions for the template's
+``city`` and the prompt's arguments; ``--fail-resources`` declares resources but fails
+``resources/list`` (a server the runtime must still list the tools of).
 Every tool is offline and deterministic.
 """
 
@@ -59,6 +64,7 @@ __all__ = [
     "PROFILE_SCHEMA",
     "SampleState",
     "apply_drift",
+    "add_server_surface",
     "build_server",
     "client_request_tools",
     "task_tools",
@@ -858,6 +864,147 @@ async def _dispatch(
     raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {name}")
 
 
+# --- resources, a template, a prompt and completions (--with-resources) ------------------------
+_GUIDE = "# The sample server\n\nCall `get_weather` with a city; `list_cities` names the cities it knows.\n"
+#: A 1x1 transparent PNG: a blob resource.
+_LOGO = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+)
+SAMPLE_RESOURCES: tuple[types.Resource, ...] = (
+    types.Resource(uri="sample://guide", name="guide", title="Guide", mime_type="text/markdown",
+                   description="How to use the sample server."),
+    types.Resource(uri="sample://cities.json", name="cities", mime_type="application/json",
+                   description="Every city the weather tools know, as JSON."),
+    types.Resource(uri="sample://logo.png", name="logo", mime_type="image/png", description="The server's logo."),
+    types.Resource(uri="ui://sample/panel", name="panel", mime_type="text/html;profile=mcp-app",
+                   description="An MCP Apps panel (for apps, not agents)."),
+)  # fmt: skip
+SAMPLE_TEMPLATES: tuple[types.ResourceTemplate, ...] = (
+    types.ResourceTemplate(uri_template="sample://weather/{city}{?units}", name="weather",
+                           mime_type="application/json", description="The weather of one city, as JSON."),
+)  # fmt: skip
+SAMPLE_PROMPTS: tuple[types.Prompt, ...] = (
+    types.Prompt(
+        name="review_city", title="Review a city", description="Ask for a short review of a city's weather.",
+        arguments=[types.PromptArgument(name="city", description="The city to review.", required=True),
+                   types.PromptArgument(name="style", description="brief or detailed.", required=False)],
+    ),
+)  # fmt: skip
+_STYLES = ("brief", "detailed")
+
+
+def _read(uri: str) -> types.ReadResourceResult:
+    if uri == "sample://guide":
+        return types.ReadResourceResult(
+            contents=[types.TextResourceContents(uri=uri, mime_type="text/markdown", text=_GUIDE)]
+        )
+    if uri == "sample://cities.json":
+        text = json.dumps(list_cities(), sort_keys=True)
+        return types.ReadResourceResult(
+            contents=[types.TextResourceContents(uri=uri, mime_type="application/json", text=text)]
+        )
+    if uri == "sample://logo.png":
+        blob = base64.b64encode(_LOGO).decode("ascii")
+        return types.ReadResourceResult(
+            contents=[types.BlobResourceContents(uri=uri, mime_type="image/png", blob=blob)]
+        )
+    if uri == "ui://sample/panel":
+        return types.ReadResourceResult(
+            contents=[types.TextResourceContents(uri=uri, mime_type="text/html", text="<p>panel</p>")]
+        )
+    prefix = "sample://weather/"
+    if uri.startswith(prefix):
+        from urllib.parse import parse_qs, unquote, urlsplit
+
+        parts = urlsplit(uri)
+        city = unquote(uri[len(prefix) :].split("?", 1)[0])
+        units = parse_qs(parts.query).get("units", ["celsius"])[0]
+        if not city or units not in ("celsius", "fahrenheit"):
+            raise MCPError(code=types.INVALID_PARAMS, message=f"bad weather URI: {uri}")
+        text = json.dumps(get_weather(city, units), sort_keys=True)
+        return types.ReadResourceResult(
+            contents=[types.TextResourceContents(uri=uri, mime_type="application/json", text=text)]
+        )
+    raise MCPError(code=-32002, message=f"Resource not found: {uri}")  # the MCP code for it
+
+
+def _prompt(params: types.GetPromptRequestParams) -> types.GetPromptResult:
+    if params.name != "review_city":
+        raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown prompt: {params.name}")
+    args = params.arguments or {}
+    if "city" not in args:
+        raise MCPError(code=types.INVALID_PARAMS, message="Missing required argument: city")
+    style = args.get("style", "brief")
+    weather = get_weather(args["city"])
+    return types.GetPromptResult(
+        description=f"Review of {args['city']}",
+        messages=[
+            types.PromptMessage(role="user", content=types.TextContent(
+                text=f"Write a {style} review of the weather in {args['city']}.")),
+            types.PromptMessage(role="assistant", content=types.EmbeddedResource(resource=types.TextResourceContents(
+                uri=f"sample://weather/{args['city']}", mime_type="application/json",
+                text=json.dumps(weather, sort_keys=True)))),
+        ],
+    )  # fmt: skip
+
+
+def _complete(params: types.CompleteRequestParams) -> types.CompleteResult:
+    name, value = params.argument.name, params.argument.value.lower()
+    if name == "style":
+        values = [s for s in _STYLES if s.startswith(value)]
+    elif name == "city":
+        values = [c["name"] for c in _CITIES if c["name"].lower().startswith(value)]
+    else:
+        values = []
+    return types.CompleteResult(completion=types.Completion(values=values, total=len(values), has_more=False))
+
+
+def add_server_surface(server: Server[Any], *, fail_resources: bool = False) -> None:
+    """Resources, a template, a prompt and completions on ``server`` (``--with-resources``)."""
+
+    async def list_resources(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        if fail_resources:
+            raise MCPError(code=types.INTERNAL_ERROR, message="the resource index is unavailable")
+        # Two pages: the runtime must follow nextCursor here too.
+        first = params is None or params.cursor is None
+        page = SAMPLE_RESOURCES[:2] if first else SAMPLE_RESOURCES[2:]
+        return types.ListResourcesResult(resources=list(page), next_cursor=_encode_cursor(2) if first else None)
+
+    async def list_templates(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=list(SAMPLE_TEMPLATES))
+
+    async def read(
+        ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        return _read(str(params.uri))
+
+    async def list_prompts(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=list(SAMPLE_PROMPTS))
+
+    async def get_prompt(
+        ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        return _prompt(params)
+
+    async def complete(
+        ctx: ServerRequestContext[Any, Any], params: types.CompleteRequestParams
+    ) -> types.CompleteResult:
+        return _complete(params)
+
+    server.add_request_handler("resources/list", types.PaginatedRequestParams, list_resources)
+    server.add_request_handler("resources/templates/list", types.PaginatedRequestParams, list_templates)
+    server.add_request_handler("resources/read", types.ReadResourceRequestParams, read)
+    server.add_request_handler("prompts/list", types.PaginatedRequestParams, list_prompts)
+    server.add_request_handler("prompts/get", types.GetPromptRequestParams, get_prompt)
+    server.add_request_handler("completion/complete", types.CompleteRequestParams, complete)
+
+
 async def _serve_stdio(server: Server[Any]) -> None:
     from mcp.server.stdio import stdio_server
 
@@ -921,6 +1068,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--with-revision-tools", action="store_true", help="also list the 2026-07-28 revision's cases (tests only)"
     )
+    parser.add_argument(
+        "--with-resources", action="store_true", help="also serve resources, a template, a prompt, completions (tests)"
+    )
+    parser.add_argument(
+        "--fail-resources", action="store_true", help="with --with-resources: declare resources, fail resources/list"
+    )
     parser.add_argument("--list-ttl-ms", type=int, help="ttlMs of tools/list results (2026 sessions)")
     parser.add_argument("--list-cache-scope", choices=["public", "private"], help="cacheScope of tools/list results")
     ns = parser.parse_args(argv)
@@ -939,6 +1092,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     hints = {key: value for key, value in hints.items() if value is not None}
     state = SampleState(tools=tools, page_size=ns.page_size, list_hints=hints)
     server = build_server(state)
+    if ns.with_resources:
+        add_server_surface(server, fail_resources=ns.fail_resources)
     if ns.transport == "stdio":
         asyncio.run(_serve_stdio(server))
         return 0

@@ -23,8 +23,8 @@ from codegen.errors import GenerateError
 from codegen.infer import MAX_VALUE_DEPTH, _deeper_than
 from codegen.settings import load_settings
 from codegen.write import _journal_path, recover, write_package
-from mas.runtime._wire import non_json_number
 from mas.runtime.config import ConfigError
+from mas.runtime.mcp._wire import non_json_number
 from mas.runtime.yaml_source import MAX_ALIAS_EXPANSION, load_yaml_documents
 
 

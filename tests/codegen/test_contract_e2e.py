@@ -19,7 +19,7 @@ from gen_helpers import REPO, import_fresh
 from mcp_helpers import free_port, http_config, http_sample_server, stdio_config
 
 from mas.runtime.contracts.tool_contract import ToolResultEnvelope, invoke_call_tool
-from mas.runtime.mcp_provider import MCPToolProvider
+from mas.runtime.mcp.provider import MCPToolProvider
 from mas.runtime.registry import RuntimeRegistry
 
 _KEYS = itertools.count()

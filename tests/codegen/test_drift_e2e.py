@@ -17,7 +17,7 @@ from gen_helpers import forked_python, generate
 
 from codegen.cli import main as toolgen_main
 from mas.runtime.config import ConfigError, MCPServerConfig
-from mas.runtime.mcp_provider import MCPToolProvider
+from mas.runtime.mcp.provider import MCPToolProvider
 from mas.runtime.registry import RuntimeRegistry
 
 PARAM_REMOVED = "param-removed"

@@ -50,9 +50,12 @@ def test_record_then_generate_then_call_through_the_typed_method(
     code, out, err = _toolgen(
         tmp_path, ["record", "--examples", "examples.yaml", "--infra", str(INFRA), "--samples", "s.json"], capsys
     )
-    assert code == 0, err
+    assert code == 1, err  # the failed example is a broken one: CI sees it (issue 30, item 10)
     assert out == "toolgen: s.json: 3 result(s) recorded\n"
-    assert err == "toolgen: not recorded (error result): notes.delete: note missing not found\n"
+    assert err == (
+        "toolgen: not recorded (error result): notes.delete: note missing not found\n"
+        "toolgen: 1 of 4 call(s) returned an error\n"
+    )
     samples = load_samples(tmp_path / "s.json")
     assert [(s.source, s.tool) for s in samples] == [("sample", "list_cities")] * 3
     assert (tmp_path / "s.json").read_text(encoding="utf-8") == render_samples(samples)  # canonical
@@ -87,6 +90,20 @@ def test_record_then_generate_then_call_through_the_typed_method(
     write_samples(tmp_path / "s.json", [*samples, Sample("sample", "list_cities", drift)])
     code, out, _ = _toolgen(tmp_path, check, capsys)
     assert code == 1 and "outputs/sample_list_cities_output.py" in out  # its model changed
+
+
+def test_record_exits_1_when_every_call_failed_and_0_when_every_call_was_recorded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 30, item 10: "0 result(s) recorded" exited 0, so CI could not catch a broken examples file."""
+    (tmp_path / "broken.yaml").write_text("- tool: notes.delete\n  arguments: {id: gone}\n- tool: no_such_tool\n")
+    record = ["record", "--infra", str(INFRA), "--samples", "s.json", "--examples"]
+    code, out, err = _toolgen(tmp_path, [*record, "broken.yaml"], capsys)
+    assert (code, out) == (1, "toolgen: s.json: 0 result(s) recorded\n")
+    assert err.splitlines()[-1] == "toolgen: 2 of 2 call(s) returned an error"
+    (tmp_path / "good.yaml").write_text("- tool: list_cities\n")
+    code, out, err = _toolgen(tmp_path, [*record, "good.yaml"], capsys)
+    assert (code, out, err) == (0, "toolgen: s.json: 1 result(s) recorded\n", "")
 
 
 def test_registry_records_sampled_traffic_only_when_asked(tmp_path: Path) -> None:
@@ -179,3 +196,27 @@ def test_inferred_output_changes_have_declared_output_severities() -> None:
     messages = [c.message for c in inferred_output_changes(old, new, source="src")]
     assert messages[:2] == ["inferred output schema removed", "inferred output: type changed"]
     assert messages[5] == "inferred output field 'b' removed"
+
+
+@pytest.mark.slow  # an old-SDK server, then pyright over the package
+def test_a_package_whose_only_untyped_tool_was_inferred_as_text_passes_strict_pyright(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 30, item 5: ``Import "_ToolOutput" is not accessed`` once the one untyped tool became ``str``.
+    FastMCP on mcp 1.6 declares no output schemas, and ``greet`` answers with plain text."""
+    from gen_helpers import pyright_strict
+    from old_sdk import OLD_SDK_SERVER, old_sdk_python
+
+    greet = {"name": "greet", "inputSchema": {"type": "object", "properties": {"name": {"type": "string"}}}}
+    server = {"name": "old", "protocol": "mcp", "transport": "stdio", "command": str(old_sdk_python("1.6.0")),
+              "args": [str(OLD_SDK_SERVER)], "connect_mode": "legacy", "exit_grace_seconds": 0.2,
+              "tools": [greet]}  # fmt: skip
+    (tmp_path / "infra.yaml").write_text(json.dumps({"kind": "ToolServerRegistry", "spec": {"servers": [server]}}))
+    (tmp_path / "examples.yaml").write_text("- tool: greet\n  arguments: {name: Ada}\n")
+    code, _, err = _toolgen(tmp_path, ["record", "--examples", "examples.yaml", "--infra", "infra.yaml"], capsys)
+    assert code == 0, err
+    args = ["generate", "--infra", "infra.yaml", "--out", "out", "--package", "texts", "-q"]
+    assert _toolgen(tmp_path, args, capsys)[0] == 0
+    assert "_info_old__greet: _ToolInfo[str]" in (tmp_path / "out" / "texts" / "_tools.py").read_text()
+    report = pyright_strict(tmp_path / "out", ["texts"])
+    assert [d["message"] for d in report["generalDiagnostics"] if d["severity"] in ("error", "warning")] == []

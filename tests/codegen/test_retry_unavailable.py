@@ -18,7 +18,7 @@ import yaml
 from gen_helpers import forked_python, generate, import_fresh
 from mcp_helpers import REPO, stdio_config
 
-from mas.runtime.mcp_provider import MCPToolProvider
+from mas.runtime.mcp.provider import MCPToolProvider
 
 SCRIPT = REPO / "tests" / "servers" / "dies_once_server.py"
 

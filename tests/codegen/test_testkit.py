@@ -119,7 +119,7 @@ def _samples() -> dict[tuple[str, str], dict[str, Any]]:
 
 
 def test_list_tools_is_the_listing_as_locked(installed: dict[str, ModuleType]) -> None:
-    from mas.runtime._mcp_convert import tool_entry_from_mcp
+    from mas.runtime.mcp._convert import tool_entry_from_mcp
     from mas.runtime.lockfile import canonical_tool
 
     fake = installed["captures.testing"].FakeTools()

@@ -49,12 +49,12 @@ TARGETS = {
     + [_CONTRACT + "x__forwarded_to__*"]
     # `_rules._declared` is not listed: mutmut leaves decorated functions (it is lru_cached) alone.
     + [f"{_RULES}x_{name}__*" for name in ("forward_target", "accepted_options")],
-    "pagination": ["mas.runtime.mcp_provider.xǁMCPToolProviderǁ_fetch_listing__*"],
+    "pagination": ["mas.runtime.mcp.provider.xǁMCPToolProviderǁ_fetch_listing__*"],
     "redaction": [
-        f"mas.runtime._mcp_convert.x_{name}__*"
+        f"mas.runtime.mcp._convert.x_{name}__*"
         for name in ("resolve_headers", "leaf_exception", "exception_text", "scrub", "scrub_envelope", "clip")
     ]
-    + ["mas.runtime.mcp_provider.xǁMCPToolProviderǁ_failure__*"]
+    + ["mas.runtime.mcp.provider.xǁMCPToolProviderǁ_failure__*"]
     # The one place that blanks secrets (issue 17, item 12).
     + [
         f"mas.runtime.redact.x_{name}__*"
@@ -63,41 +63,41 @@ TARGETS = {
     + ["mas.runtime.redact.x_blank_json__*", "mas.runtime.redact.x__copy__*"],
     # What one message from a server may be (issue 17, items 1-5): stdio lines, depth, size, progress.
     "size limits": [
-        "mas.runtime._stdio.x_json_depth__*",
-        "mas.runtime._stdio.x_answer_id__*",
-        "mas.runtime._stdio.x_too_big__*",
-        "mas.runtime._stdio.xǁLineBufferǁfeed__*",
-        "mas.runtime._stdio.xǁ_LineParserǁparse__*",
-        "mas.runtime._stdio.xǁ_LineParserǁ_slow_path__*",
-        "mas.runtime._stdio.xǁ_LineParserǁ_too_deep__*",
-        "mas.runtime._mcp_session.xǁProgressRelayǁ__call____*",
-        "mas.runtime._mcp_session.xǁProgressRelayǁ_run__*",
-        "mas.runtime._mcp_session.xǁProgressRelayǁfinish__*",
+        "mas.runtime.mcp._stdio.x_json_depth__*",
+        "mas.runtime.mcp._stdio.x_answer_id__*",
+        "mas.runtime.mcp._stdio.x_too_big__*",
+        "mas.runtime.mcp._stdio.xǁLineBufferǁfeed__*",
+        "mas.runtime.mcp._stdio.xǁ_LineParserǁparse__*",
+        "mas.runtime.mcp._stdio.xǁ_LineParserǁ_slow_path__*",
+        "mas.runtime.mcp._stdio.xǁ_LineParserǁ_too_deep__*",
+        "mas.runtime.mcp._session.xǁProgressRelayǁ__call____*",
+        "mas.runtime.mcp._session.xǁProgressRelayǁ_run__*",
+        "mas.runtime.mcp._session.xǁProgressRelayǁfinish__*",
     ],
     # The same limits over HTTP: a response hook on our httpx2 client (issue 17's closing gaps).
     "http limits": [
-        "mas.runtime._http_limits.x_limit_responses__*",
-        "mas.runtime._http_limits.xǁHttpStateǁtrip__*",
-        "mas.runtime._http_limits.xǁ_Inflaterǁfeed__*",
-        "mas.runtime._http_limits.xǁ_LimitedStreamǁrequest_id__*",
-        "mas.runtime._http_limits.xǁ_LimitedStreamǁdeep_refusal__*",
-        "mas.runtime._http_limits.xǁ_Countedǁfeed__*",
-        "mas.runtime._http_limits.xǁ_WholeBodyǁfeed__*",
-        "mas.runtime._http_limits.xǁ_WholeBodyǁend__*",
-        "mas.runtime._http_limits.xǁ_Eventsǁfeed__*",
-        "mas.runtime._http_limits.xǁ_Eventsǁend__*",
-        "mas.runtime._http_limits.xǁ_Eventsǁ_checked__*",
+        "mas.runtime.mcp._http_limits.x_limit_responses__*",
+        "mas.runtime.mcp._http_limits.xǁHttpStateǁtrip__*",
+        "mas.runtime.mcp._http_limits.xǁ_Inflaterǁfeed__*",
+        "mas.runtime.mcp._http_limits.xǁ_LimitedStreamǁrequest_id__*",
+        "mas.runtime.mcp._http_limits.xǁ_LimitedStreamǁdeep_refusal__*",
+        "mas.runtime.mcp._http_limits.xǁ_Countedǁfeed__*",
+        "mas.runtime.mcp._http_limits.xǁ_WholeBodyǁfeed__*",
+        "mas.runtime.mcp._http_limits.xǁ_WholeBodyǁend__*",
+        "mas.runtime.mcp._http_limits.xǁ_Eventsǁfeed__*",
+        "mas.runtime.mcp._http_limits.xǁ_Eventsǁend__*",
+        "mas.runtime.mcp._http_limits.xǁ_Eventsǁ_checked__*",
     ],
     # The rest of the 2026-07-28 revision (issue 20, item 3): what the agent sees, cache hints, codes.
     "2026 revision": [
         "mas.runtime.tool_filters.x_is_app_only__*",
         "mas.runtime.tool_filters.x_header_of__*",
         "mas.runtime.tool_filters.x_agent_facing__*",
-        "mas.runtime._error_kinds.x_kind_of_error_code__*",
-        "mas.runtime._error_kinds.x_url_elicitations__*",
-        "mas.runtime._lenient_listing.xǁCacheHintǁmerged__*",
-        "mas.runtime.mcp_provider.xǁMCPToolProviderǁ_cached_listing__*",
-        "mas.runtime.mcp_provider.xǁMCPToolProviderǁ_store_listing__*",
+        "mas.runtime.mcp._error_kinds.x_kind_of_error_code__*",
+        "mas.runtime.mcp._error_kinds.x_url_elicitations__*",
+        "mas.runtime.mcp._lenient_listing.xǁCacheHintǁmerged__*",
+        "mas.runtime.mcp.provider.xǁMCPToolProviderǁ_cached_listing__*",
+        "mas.runtime.mcp.provider.xǁMCPToolProviderǁ_store_listing__*",
     ],
     # pin: refuse on every listing (issue 17, item 13).
     "pinning": [
@@ -105,13 +105,13 @@ TARGETS = {
         "mas.runtime.pinning.xǁServerPinǁrefusal__*",
         "mas.runtime.pinning.xǁServerPinǁunverified__*",
         "mas.runtime.pinning.xǁPinGuardǁattach__*",
-        "mas.runtime.mcp_provider.xǁMCPToolProviderǁ_check_pin__*",
+        "mas.runtime.mcp.provider.xǁMCPToolProviderǁ_check_pin__*",
     ],
     # Issue 17's toolchain items; codegen/write.py (the journal) is under "write" above.
     "toolchain boundary": [
         "mas.runtime.yaml_source.xǁLineLoaderǁcompose_node__*",
-        "mas.runtime._wire.x_non_json_number__*",
-        "mas.runtime._wire.x__escaped__*",
+        "mas.runtime.mcp._wire.x_non_json_number__*",
+        "mas.runtime.mcp._wire.x__escaped__*",
         "codegen.infer.x__deeper_than__*",
         "codegen.settings.x__check_package__*",
         "codegen.settings.x__check_inputs_outside__*",

@@ -28,10 +28,10 @@ from hypothesis import strategies as st
 from mcp.shared.message import SessionMessage
 
 from mas.runtime import redact
-from mas.runtime._http_limits import AnswerRefused, HttpLimits, HttpState, limit_responses
-from mas.runtime._stdio import REFUSED, LineBuffer, StdioLimits, StdioState, _Fault, _LineParser, json_depth
 from mas.runtime.config import MCPServerConfig
 from mas.runtime.lockfile import tool_hash
+from mas.runtime.mcp._http_limits import AnswerRefused, HttpLimits, HttpState, limit_responses
+from mas.runtime.mcp._stdio import REFUSED, LineBuffer, StdioLimits, StdioState, _Fault, _LineParser, json_depth
 from mas.runtime.pinning import ServerPin
 
 EXAMPLES = int(os.environ.get("TOOLGEN_FUZZ_EXAMPLES", "80"))
@@ -178,7 +178,7 @@ def test_a_call_whose_listing_failed_is_refused_under_refuse_and_warned_under_wa
     ]
 
 
-# --- over HTTP (mas/runtime/_http_limits.py): the same limits, on JSON bodies and SSE events ------------
+# --- over HTTP (mas/runtime/mcp/_http_limits.py): the same limits, on JSON bodies and SSE events ------------
 class _Body(httpx2.AsyncByteStream):
     def __init__(self, chunks: list[bytes]) -> None:
         self.chunks = chunks

@@ -55,7 +55,7 @@ def test_list_prints_a_table(repo_root: Path, tmp_path: Path) -> None:
 
 
 def test_list_includes_the_sample_mcp_server(repo_root: Path, tmp_path: Path) -> None:
-    pytest.importorskip("mas.runtime.mcp_provider")
+    pytest.importorskip("mas.runtime.mcp.provider")
     infra = tmp_path / "stdio.yaml"
     infra.write_text(
         "kind: ToolServerRegistry\nspec:\n  servers:\n"

@@ -30,8 +30,8 @@ from mcp_helpers import free_port, http_config, stdio_config
 from npm_cache import Unavailable, install, package_dir
 from prefork import python_args
 
-from mas.runtime._mcp_input import apply_elicitation_defaults
-from mas.runtime.mcp_provider import MCPToolProvider
+from mas.runtime.mcp._input import apply_elicitation_defaults
+from mas.runtime.mcp.provider import MCPToolProvider
 from mas.runtime.registry import RuntimeRegistry
 from mas.samples.mcp_server import PROFILE_SCHEMA
 

@@ -18,7 +18,7 @@ from mcp_helpers import free_port, http_config, http_sample_server, stdio_config
 
 from mas.runtime.code_mode import CodeMode, Diagnostic
 from mas.runtime.contracts.tool_contract import invoke_call_tool
-from mas.runtime.mcp_provider import MCPToolProvider
+from mas.runtime.mcp.provider import MCPToolProvider
 from mas.runtime.registry import RuntimeRegistry
 
 REPO = Path(__file__).resolve().parents[2]

@@ -30,7 +30,7 @@ from mas.runtime.contracts.tool_contract import (
     invoke_call_tool,
 )
 from mas.runtime.local import LocalToolRegistry
-from mas.runtime.mcp_provider import MCPToolProvider
+from mas.runtime.mcp.provider import MCPToolProvider
 from mas.runtime.registry import RuntimeRegistry
 from mas.runtime.yaml_source import load_tool_documents
 from mas.samples.mcp_server import get_weather

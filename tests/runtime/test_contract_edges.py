@@ -197,7 +197,7 @@ def test_a_connect_timeout_reports_on_time() -> None:
 
     from mcp_helpers import REPO, stdio_config
 
-    from mas.runtime.mcp_provider import MCPToolProvider, ToolServerError
+    from mas.runtime.mcp.provider import MCPToolProvider, ToolServerError
 
     config = stdio_config(
         "mute", "--mute", script=REPO / "tests" / "servers" / "hang_server.py", connect_timeout_seconds=1.0

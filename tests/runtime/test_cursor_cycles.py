@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from mcp_helpers import stdio_config
 
-from mas.runtime.mcp_provider import MCPToolProvider, ToolServerError
+from mas.runtime.mcp.provider import MCPToolProvider, ToolServerError
 
 SERVER = Path(__file__).resolve().parents[1] / "servers" / "cursor_loop_server.py"
 

@@ -20,11 +20,11 @@ from mcp.shared.exceptions import MCPError
 from mcp_helpers import stdio_config
 from old_sdk import OLD_SDK_SERVER, old_sdk_python
 
-from mas.runtime import _mcp_session
-from mas.runtime._mcp_session import CLIENT_INFO, falls_back
 from mas.runtime.config import MCPServerConfig
 from mas.runtime.infra import load_infra
-from mas.runtime.mcp_provider import MCPToolProvider
+from mas.runtime.mcp import _session as _mcp_session
+from mas.runtime.mcp._session import CLIENT_INFO, falls_back
+from mas.runtime.mcp.provider import MCPToolProvider
 from mas.runtime.registry import RuntimeRegistry
 
 SERVERS = Path(__file__).resolve().parents[1] / "servers"
@@ -190,7 +190,7 @@ def test_a_server_that_closes_on_discover_is_reached_on_a_new_connection_and_lat
 
 
 def test_a_connect_that_times_out_on_an_unanswered_probe_names_the_way_round(tmp_path: Path) -> None:
-    from mas.runtime.mcp_provider import ToolServerError
+    from mas.runtime.mcp.provider import ToolServerError
 
     record = tmp_path / "record.jsonl"
     # The raw server is stdlib-only and forked: it is up at once, and the bound runs out on the probe.

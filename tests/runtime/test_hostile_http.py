@@ -2,7 +2,7 @@
 
 Every test talks to ``tests/servers/raw_http_server.py``, a real server on 127.0.0.1 that writes
 its own bytes, answering as ``application/json`` or, with ``"sse": true``, as an event stream.
-mcp 2.3.0 reads a JSON answer whole without a bound; ``mas/runtime/_http_limits.py`` bounds it.
+mcp 2.3.0 reads a JSON answer whole without a bound; ``mas/runtime/mcp/_http_limits.py`` bounds it.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ import pytest
 from mcp_helpers import free_port, http_config
 from prefork import python_command
 
-from mas.runtime._stdio import json_depth
 from mas.runtime.contracts.tool_contract import ToolResultEnvelope
-from mas.runtime.mcp_provider import MCPToolProvider
+from mas.runtime.mcp._stdio import json_depth
+from mas.runtime.mcp.provider import MCPToolProvider
 
 SERVER = Path(__file__).resolve().parents[1] / "servers" / "raw_http_server.py"
 FRAMINGS = [pytest.param(False, id="json"), pytest.param(True, id="sse")]

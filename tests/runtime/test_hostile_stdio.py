@@ -20,10 +20,10 @@ import pytest
 from mcp_helpers import stdio_config
 
 from mas.runtime import redact
-from mas.runtime._stdio import json_depth
 from mas.runtime.config import MCPServerConfig
 from mas.runtime.contracts.tool_contract import ToolResultEnvelope
-from mas.runtime.mcp_provider import MCPToolProvider
+from mas.runtime.mcp._stdio import json_depth
+from mas.runtime.mcp.provider import MCPToolProvider
 
 SERVER = Path(__file__).resolve().parents[1] / "servers" / "raw_stdio_server.py"
 

@@ -18,7 +18,7 @@ from gen_helpers import forked_python
 from mcp_helpers import stdio_config
 from prefork import python_command
 
-from mas.runtime.mcp_provider import MCPToolProvider
+from mas.runtime.mcp.provider import MCPToolProvider
 from mas.runtime.registry import RuntimeRegistry
 
 SERVERS = Path(__file__).resolve().parents[1] / "servers"
@@ -96,7 +96,7 @@ def test_server_stderr_is_one_summary_line_per_server_and_the_lines_under_v(tmp_
     quiet = _runtime_cli(tmp_path, "list", "--infra", "infra.yaml")
     assert quiet.returncode == 0, quiet.stderr
     noise = sorted(line for line in quiet.stderr.splitlines() if "warning" in line)
-    assert noise == [  # one line a server, whatever it wrote (a stray stdout line: mas/runtime/_stdio.py)
+    assert noise == [  # one line a server, whatever it wrote (a stray stdout line: mas/runtime/mcp/_stdio.py)
         "mas-runtime: warning: mas.runtime.server_stderr: MCP server 'noisy' wrote 40 line(s) on stderr; "
         "-v shows them (logger mas.runtime.server_stderr at INFO)",
         "mas-runtime: warning: mas.runtime.stdio: MCP server 'banner': stdout line 1 is not JSON-RPC, ignored: "
@@ -179,6 +179,20 @@ def test_pydantic_validation_and_unknown_tools_of_old_sdk_servers(version: str) 
     with MCPToolProvider(config) as provider:
         calls = [("add", {"a": "x", "b": 1}), ("greet", {}), ("nope", {})]
         assert _kinds(provider, calls) == ["invalid_arguments", "invalid_arguments", "unknown_tool"]
+
+
+def test_jsonschema_validation_of_the_old_sdks_low_level_server_is_invalid_arguments() -> None:
+    """Issue 30, item 6: the mcp 1.x low-level Server's own wording, as a published shell server sends it."""
+    from old_sdk import old_sdk_python
+
+    script = Path(__file__).resolve().parents[1] / "servers" / "old_lowlevel_server.py"
+    python = str(old_sdk_python("1.30.0"))
+    config = stdio_config("ll", script=script, connect_mode="legacy", command=python, env={}, exit_grace_seconds=0.2)
+    with MCPToolProvider(config) as provider:
+        envelope = provider.call_tool("run", {"command": "ls"})
+        assert envelope.is_error and envelope.text == "Input validation error: 'ls' is not of type 'array'"
+        assert _kinds(provider, [("run", {"command": "ls"}), ("run", {})]) == ["invalid_arguments"] * 2
+        assert not provider.call_tool("run", {"command": ["ls"]}).is_error
 
 
 def test_the_sample_servers_errors_by_kind_and_an_ordinary_tool_error_stays_one(repo_root: Path) -> None:

@@ -18,7 +18,7 @@ import pytest
 from mcp_helpers import free_port, http_config, http_sample_server, stdio_config
 
 from mas.runtime.contracts.tool_contract import ToolResultEnvelope
-from mas.runtime.mcp_provider import MCPToolProvider
+from mas.runtime.mcp.provider import MCPToolProvider
 from mas.samples.mcp_server import get_weather
 
 CALLS = 200

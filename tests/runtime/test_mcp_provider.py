@@ -22,7 +22,7 @@ from mcp_helpers import free_port, http_config, http_sample_server, stdio_config
 from mas.runtime.config import ConfigError, MCPServerConfig
 from mas.runtime.contracts.tool_contract import ToolResultEnvelope, ainvoke_call_tool, invoke_call_tool
 from mas.runtime.infra import load_infra
-from mas.runtime.mcp_provider import LoopThreadError, MCPToolProvider, ToolServerError
+from mas.runtime.mcp.provider import LoopThreadError, MCPToolProvider, ToolServerError
 from mas.samples import mcp_server as sample
 
 REPO = Path(__file__).resolve().parents[2]
@@ -441,7 +441,7 @@ def test_the_background_loop_hands_back_results_errors_and_cancellations() -> No
     keeping run_coroutine_threadsafe's contract: results, errors, cancelling either side."""
     import concurrent.futures
 
-    from mas.runtime._loop import BackgroundLoop
+    from mas.runtime.mcp._loop import BackgroundLoop
 
     runner = BackgroundLoop("test")
     started = threading.Event()

@@ -29,9 +29,9 @@ from mcp.client.auth import OAuthFlowError
 from prefork import python_command
 
 from mas.runtime import redact
-from mas.runtime._oauth import TOKEN_DIR_ENV, LoopbackReceiver, token_dir
 from mas.runtime.config import ConfigError
 from mas.runtime.infra import load_infra
+from mas.runtime.mcp._oauth import TOKEN_DIR_ENV, LoopbackReceiver, token_dir
 from mas.runtime.registry import RuntimeRegistry
 from mas.runtime.samples import SampleRecorder
 
@@ -397,7 +397,7 @@ def test_the_printed_url_stays_on_one_line_under_live_progress(monkeypatch: Any)
     from rich.console import Console
     from rich.file_proxy import FileProxy
 
-    from mas.runtime import _oauth
+    from mas.runtime.mcp import _oauth
 
     screen = io.StringIO()
     console = Console(file=screen, width=40, force_terminal=False)

@@ -18,7 +18,7 @@ from prefork import python_args
 
 from codegen.snapshot import render_snapshot
 from mas.runtime.infra import load_infra
-from mas.runtime.mcp_provider import MCPToolProvider
+from mas.runtime.mcp.provider import MCPToolProvider
 from mas.runtime.registry import RuntimeRegistry
 
 SERVER = REPO / "tests" / "servers" / "shifty_server.py"

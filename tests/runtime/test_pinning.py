@@ -11,7 +11,7 @@ import pytest
 from codegen.snapshot import render_snapshot
 from mas.runtime.config import ConfigError
 from mas.runtime.infra import load_infra
-from mas.runtime.mcp_provider import MCPToolProvider
+from mas.runtime.mcp.provider import MCPToolProvider
 from mas.runtime.registry import RuntimeRegistry
 
 ENTRY = """kind: ToolServerRegistry

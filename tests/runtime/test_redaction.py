@@ -22,10 +22,10 @@ from typing import Any
 import pytest
 from prefork import python_command
 
-from mas.runtime._mcp_convert import ToolServerError, exception_text, resolve_headers, scrub, scrub_envelope
 from mas.runtime.config import ConfigError, MCPServerConfig
 from mas.runtime.contracts.tool_contract import ToolResultEnvelope
-from mas.runtime.mcp_provider import MCPToolProvider
+from mas.runtime.mcp._convert import ToolServerError, exception_text, resolve_headers, scrub, scrub_envelope
+from mas.runtime.mcp.provider import MCPToolProvider
 from mas.runtime.registry import RuntimeRegistry
 
 SERVER = Path(__file__).resolve().parents[1] / "servers" / "echo_header_server.py"

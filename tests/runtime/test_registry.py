@@ -421,7 +421,7 @@ def test_registry_results_are_envelopes() -> None:
 
 # --- the real sample server over stdio -------------------------------------------------------
 def test_sample_mcp_server_over_stdio_with_skills(tmp_path: Path, repo_root: Path) -> None:
-    pytest.importorskip("mas.runtime.mcp_provider")
+    pytest.importorskip("mas.runtime.mcp.provider")
     from mas.samples.mcp_server import get_weather
 
     # cwd = the repo root so `python -m mas.samples.mcp_server` imports this checkout's package.

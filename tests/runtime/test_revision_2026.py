@@ -21,7 +21,7 @@ from mcp_helpers import REPO, free_port, http_config, http_sample_server, stdio_
 from prefork import python_args, python_command
 
 from mas.runtime.config import MCPServerConfig
-from mas.runtime.mcp_provider import MCPToolProvider
+from mas.runtime.mcp.provider import MCPToolProvider
 from mas.runtime.registry import RuntimeRegistry
 
 REVISION = "--with-revision-tools"

@@ -22,7 +22,7 @@ from gen_helpers import generate, import_fresh
 from mcp_helpers import REPO, stdio_config
 from pyright_batch import Batch, pyright_workspace
 
-from mas.runtime.mcp_provider import MCPToolProvider
+from mas.runtime.mcp.provider import MCPToolProvider
 from mas.runtime.registry import RuntimeRegistry
 
 TEXT = "the quick brown fox jumps"

@@ -25,7 +25,7 @@ from prefork import python_command
 
 from mas.runtime import redact
 from mas.runtime.config import MCPServerConfig
-from mas.runtime.mcp_provider import MCPToolProvider
+from mas.runtime.mcp.provider import MCPToolProvider
 
 REPO = Path(__file__).resolve().parents[2]
 SERVER = REPO / "tests" / "servers" / "echo_header_server.py"

@@ -28,10 +28,10 @@ from mcp.shared.exceptions import MCPError
 from mcp_helpers import free_port, http_config, http_sample_server, stdio_config
 from npm_cache import Unavailable, install, package_dir
 
-from mas.runtime import _mcp_tasks
 from mas.runtime.config import MCPServerConfig
 from mas.runtime.contracts.tool_contract import ToolResultEnvelope
-from mas.runtime.mcp_provider import MCPToolProvider
+from mas.runtime.mcp import _tasks as _mcp_tasks
+from mas.runtime.mcp.provider import MCPToolProvider
 from mas.runtime.registry import RuntimeRegistry
 
 pytestmark = pytest.mark.slow

@@ -15,7 +15,7 @@ from mcp_helpers import stdio_config
 from mas.runtime.contracts import _rules
 from mas.runtime.contracts.tool_contract import CALL_KWARGS, CallOptions, ToolContract, resolve_awaitable
 from mas.runtime.local import LocalToolRegistry
-from mas.runtime.mcp_provider import MCPToolProvider
+from mas.runtime.mcp.provider import MCPToolProvider
 from mas.runtime.registry import RuntimeRegistry
 
 
@@ -161,7 +161,7 @@ class AsyncOnly:
 
 
 def test_code_modes_sync_adapter_over_an_async_provider_follows_the_running_loop_policy() -> None:
-    from mas.runtime.code_mode import _sync_provider
+    from mas.runtime.code_mode.core import _sync_provider
 
     adapter = _sync_provider(AsyncOnly())
     assert adapter.call_tool("t", {"a": 1}) == "t: {'a': 1}"

@@ -32,7 +32,9 @@ __all__ = [
 T = TypeVar("T")
 _P = TypeVar("_P")  # the provider type a tools class accepts
 _R = TypeVar("_R")  # a whole-result class
-_A = ParamSpec("_A")  # a value method's parameters
+# A value method's parameters. Its *args/**kwargs here are spelt with a leading "_", which no
+# generated parameter has: pyright reads a parameter named "kwargs" as this **kwargs otherwise.
+_A = ParamSpec("_A")
 
 
 class _ToolsCore(Generic[_P]):
@@ -67,7 +69,7 @@ class _ToolsCore(Generic[_P]):
 
 class _Whole:
     """What ``_call`` returns inside a whole-result class: its ``.value`` is the whole
-    ``ToolResult``, so a value method's own ``return result.value`` returns all of it."""
+    ``ToolResult``, so a value method's own ``return self._call(...).value`` returns all of it."""
 
     __slots__ = ("value",)
 
@@ -125,9 +127,9 @@ class ToolsResultsBase(ToolsBase):
         return cast("ToolResult[T]", _Whole(super()._call(info, arguments, omit)))
 
     def _whole(
-        self, method: Callable[Concatenate[Any, _A], T], /, *args: _A.args, **kwargs: _A.kwargs
+        self, method: Callable[Concatenate[Any, _A], T], /, *_args: _A.args, **_kwargs: _A.kwargs
     ) -> ToolResult[T]:
-        return cast("ToolResult[T]", method(self, *args, **kwargs))
+        return cast("ToolResult[T]", method(self, *_args, **_kwargs))
 
 
 class AsyncToolsBase(_ToolsCore[SupportsCallTool | SupportsAsyncCallTool]):
@@ -169,9 +171,9 @@ class AsyncToolsResultsBase(AsyncToolsBase):
         return cast("ToolResult[T]", _Whole(await super()._call(info, arguments, omit)))
 
     async def _whole(
-        self, method: Callable[Concatenate[Any, _A], Awaitable[T]], /, *args: _A.args, **kwargs: _A.kwargs
+        self, method: Callable[Concatenate[Any, _A], Awaitable[T]], /, *_args: _A.args, **_kwargs: _A.kwargs
     ) -> ToolResult[T]:
-        return cast("ToolResult[T]", await method(self, *args, **kwargs))
+        return cast("ToolResult[T]", await method(self, *_args, **_kwargs))
 
 
 def _starting(
@@ -207,8 +209,8 @@ class ToolsTasksBase(ToolsBase):
     def _follow(self, info: ToolInfo[Any], options: CallOptions) -> object:
         return ToolsBase(self._provider, options)._call(info, {}, {}).value
 
-    def _task(self, method: Callable[Concatenate[Any, _A], T], /, *args: _A.args, **kwargs: _A.kwargs) -> ToolTask[T]:
-        return cast("ToolTask[T]", method(self, *args, **kwargs))
+    def _task(self, method: Callable[Concatenate[Any, _A], T], /, *_args: _A.args, **_kwargs: _A.kwargs) -> ToolTask[T]:
+        return cast("ToolTask[T]", method(self, *_args, **_kwargs))
 
     def resume(self, info: ToolInfo[T], task_id: str) -> ToolTask[T]:
         """The task ``task_id`` of the tool ``info`` (``TOOLS[wire name]``), started elsewhere."""
@@ -243,9 +245,9 @@ class AsyncToolsTasksBase(AsyncToolsBase):
         return (await AsyncToolsBase(self._provider, options)._call(info, {}, {})).value
 
     async def _task(
-        self, method: Callable[Concatenate[Any, _A], Awaitable[T]], /, *args: _A.args, **kwargs: _A.kwargs
+        self, method: Callable[Concatenate[Any, _A], Awaitable[T]], /, *_args: _A.args, **_kwargs: _A.kwargs
     ) -> AsyncToolTask[T]:
-        return cast("AsyncToolTask[T]", await method(self, *args, **kwargs))
+        return cast("AsyncToolTask[T]", await method(self, *_args, **_kwargs))
 
     def resume(self, info: ToolInfo[T], task_id: str) -> AsyncToolTask[T]:
         """The task ``task_id`` of the tool ``info`` (``TOOLS[wire name]``), started elsewhere."""

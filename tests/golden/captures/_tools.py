@@ -1073,8 +1073,7 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'echo'.
         """
-        result = self._call(_info_everything__echo, {"message": message}, {})
-        return result.value
+        return self._call(_info_everything__echo, {"message": message}, {}).value
 
     def get_annotated_message(
         self,
@@ -1094,12 +1093,11 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'get-annotated-message'.
         """
-        result = self._call(
+        return self._call(
             _info_everything__get_annotated_message,
             {"messageType": message_type, "includeImage": include_image},
             {"includeImage": _NOT_GIVEN},
-        )
-        return result.value
+        ).value
 
     def get_env(self) -> _ToolOutput:
         """Print Environment Tool
@@ -1110,8 +1108,7 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'get-env'.
         """
-        result = self._call(_info_everything__get_env, {}, {})
-        return result.value
+        return self._call(_info_everything__get_env, {}, {}).value
 
     def get_resource_links(
         self, *, count: float | _NotGiven = _NOT_GIVEN
@@ -1127,12 +1124,11 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'get-resource-links'.
         """
-        result = self._call(
+        return self._call(
             _info_everything__get_resource_links,
             {"count": count},
             {"count": _NOT_GIVEN},
-        )
-        return result.value
+        ).value
 
     def get_resource_reference(
         self,
@@ -1152,12 +1148,11 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'get-resource-reference'.
         """
-        result = self._call(
+        return self._call(
             _info_everything__get_resource_reference,
             {"resourceId": resource_id, "resourceType": resource_type},
             {"resourceId": _NOT_GIVEN, "resourceType": _NOT_GIVEN},
-        )
-        return result.value
+        ).value
 
     def get_roots_list(self) -> _ToolOutput:
         """Get Roots List Tool
@@ -1168,8 +1163,7 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'get-roots-list'.
         """
-        result = self._call(_info_everything__get_roots_list, {}, {})
-        return result.value
+        return self._call(_info_everything__get_roots_list, {}, {}).value
 
     def get_structured_content(
         self, *, location: Literal["New York", "Chicago", "Los Angeles"]
@@ -1185,10 +1179,9 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'get-structured-content'.
         """
-        result = self._call(
+        return self._call(
             _info_everything__get_structured_content, {"location": location}, {}
-        )
-        return result.value
+        ).value
 
     def get_sum(self, *, a: float, b: float) -> _ToolOutput:
         """Get Sum Tool
@@ -1203,8 +1196,7 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'get-sum'.
         """
-        result = self._call(_info_everything__get_sum, {"a": a, "b": b}, {})
-        return result.value
+        return self._call(_info_everything__get_sum, {"a": a, "b": b}, {}).value
 
     def get_tiny_image(self) -> _ToolOutput:
         """Get Tiny Image Tool
@@ -1215,8 +1207,7 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'get-tiny-image'.
         """
-        result = self._call(_info_everything__get_tiny_image, {}, {})
-        return result.value
+        return self._call(_info_everything__get_tiny_image, {}, {}).value
 
     def gzip_file_as_resource(
         self,
@@ -1238,12 +1229,11 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'gzip-file-as-resource'.
         """
-        result = self._call(
+        return self._call(
             _info_everything__gzip_file_as_resource,
             {"data": data, "name": name, "outputType": output_type},
             {"data": _NOT_GIVEN, "name": _NOT_GIVEN, "outputType": _NOT_GIVEN},
-        )
-        return result.value
+        ).value
 
     def simulate_research_query(
         self, *, topic: str, ambiguous: bool | _NotGiven = _NOT_GIVEN
@@ -1262,12 +1252,11 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'simulate-research-query'.
         """
-        result = self._call(
+        return self._call(
             _info_everything__simulate_research_query,
             {"topic": topic, "ambiguous": ambiguous},
             {"ambiguous": _NOT_GIVEN},
-        )
-        return result.value
+        ).value
 
     def toggle_simulated_logging(self) -> _ToolOutput:
         """Toggle Simulated Logging
@@ -1278,8 +1267,7 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'toggle-simulated-logging'.
         """
-        result = self._call(_info_everything__toggle_simulated_logging, {}, {})
-        return result.value
+        return self._call(_info_everything__toggle_simulated_logging, {}, {}).value
 
     def toggle_subscriber_updates(self) -> _ToolOutput:
         """Toggle Subscriber Updates
@@ -1290,8 +1278,7 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'toggle-subscriber-updates'.
         """
-        result = self._call(_info_everything__toggle_subscriber_updates, {}, {})
-        return result.value
+        return self._call(_info_everything__toggle_subscriber_updates, {}, {}).value
 
     def trigger_elicitation_request(self) -> _ToolOutput:
         """Trigger Elicitation Request Tool
@@ -1302,8 +1289,7 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'trigger-elicitation-request'.
         """
-        result = self._call(_info_everything__trigger_elicitation_request, {}, {})
-        return result.value
+        return self._call(_info_everything__trigger_elicitation_request, {}, {}).value
 
     def trigger_long_running_operation(
         self,
@@ -1323,12 +1309,11 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'trigger-long-running-operation'.
         """
-        result = self._call(
+        return self._call(
             _info_everything__trigger_long_running_operation,
             {"duration": duration, "steps": steps},
             {"duration": _NOT_GIVEN, "steps": _NOT_GIVEN},
-        )
-        return result.value
+        ).value
 
     def trigger_sampling_request(
         self, *, prompt: str, max_tokens: float | _NotGiven = _NOT_GIVEN
@@ -1345,12 +1330,11 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'trigger-sampling-request'.
         """
-        result = self._call(
+        return self._call(
             _info_everything__trigger_sampling_request,
             {"prompt": prompt, "maxTokens": max_tokens},
             {"maxTokens": _NOT_GIVEN},
-        )
-        return result.value
+        ).value
 
     def trigger_url_elicitation(
         self,
@@ -1374,7 +1358,7 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'trigger-url-elicitation'.
         """
-        result = self._call(
+        return self._call(
             _info_everything__trigger_url_elicitation,
             {
                 "url": url,
@@ -1387,8 +1371,7 @@ class EverythingTools(_ToolsBase):
                 "errorPath": _NOT_GIVEN,
                 "message": _NOT_GIVEN,
             },
-        )
-        return result.value
+        ).value
 
 
 class EverythingToolsResults(_ToolsResultsBase):
@@ -1690,8 +1673,9 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Wire name: 'echo'.
         """
-        result = await self._call(_info_everything__echo, {"message": message}, {})
-        return result.value
+        return (
+            await self._call(_info_everything__echo, {"message": message}, {})
+        ).value
 
     async def get_annotated_message(
         self,
@@ -1711,12 +1695,13 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Wire name: 'get-annotated-message'.
         """
-        result = await self._call(
-            _info_everything__get_annotated_message,
-            {"messageType": message_type, "includeImage": include_image},
-            {"includeImage": _NOT_GIVEN},
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_everything__get_annotated_message,
+                {"messageType": message_type, "includeImage": include_image},
+                {"includeImage": _NOT_GIVEN},
+            )
+        ).value
 
     async def get_env(self) -> _ToolOutput:
         """Print Environment Tool
@@ -1727,8 +1712,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Wire name: 'get-env'.
         """
-        result = await self._call(_info_everything__get_env, {}, {})
-        return result.value
+        return (await self._call(_info_everything__get_env, {}, {})).value
 
     async def get_resource_links(
         self, *, count: float | _NotGiven = _NOT_GIVEN
@@ -1744,12 +1728,13 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Wire name: 'get-resource-links'.
         """
-        result = await self._call(
-            _info_everything__get_resource_links,
-            {"count": count},
-            {"count": _NOT_GIVEN},
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_everything__get_resource_links,
+                {"count": count},
+                {"count": _NOT_GIVEN},
+            )
+        ).value
 
     async def get_resource_reference(
         self,
@@ -1769,12 +1754,13 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Wire name: 'get-resource-reference'.
         """
-        result = await self._call(
-            _info_everything__get_resource_reference,
-            {"resourceId": resource_id, "resourceType": resource_type},
-            {"resourceId": _NOT_GIVEN, "resourceType": _NOT_GIVEN},
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_everything__get_resource_reference,
+                {"resourceId": resource_id, "resourceType": resource_type},
+                {"resourceId": _NOT_GIVEN, "resourceType": _NOT_GIVEN},
+            )
+        ).value
 
     async def get_roots_list(self) -> _ToolOutput:
         """Get Roots List Tool
@@ -1785,8 +1771,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Wire name: 'get-roots-list'.
         """
-        result = await self._call(_info_everything__get_roots_list, {}, {})
-        return result.value
+        return (await self._call(_info_everything__get_roots_list, {}, {})).value
 
     async def get_structured_content(
         self, *, location: Literal["New York", "Chicago", "Los Angeles"]
@@ -1802,10 +1787,11 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Wire name: 'get-structured-content'.
         """
-        result = await self._call(
-            _info_everything__get_structured_content, {"location": location}, {}
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_everything__get_structured_content, {"location": location}, {}
+            )
+        ).value
 
     async def get_sum(self, *, a: float, b: float) -> _ToolOutput:
         """Get Sum Tool
@@ -1820,8 +1806,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Wire name: 'get-sum'.
         """
-        result = await self._call(_info_everything__get_sum, {"a": a, "b": b}, {})
-        return result.value
+        return (await self._call(_info_everything__get_sum, {"a": a, "b": b}, {})).value
 
     async def get_tiny_image(self) -> _ToolOutput:
         """Get Tiny Image Tool
@@ -1832,8 +1817,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Wire name: 'get-tiny-image'.
         """
-        result = await self._call(_info_everything__get_tiny_image, {}, {})
-        return result.value
+        return (await self._call(_info_everything__get_tiny_image, {}, {})).value
 
     async def gzip_file_as_resource(
         self,
@@ -1855,12 +1839,13 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Wire name: 'gzip-file-as-resource'.
         """
-        result = await self._call(
-            _info_everything__gzip_file_as_resource,
-            {"data": data, "name": name, "outputType": output_type},
-            {"data": _NOT_GIVEN, "name": _NOT_GIVEN, "outputType": _NOT_GIVEN},
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_everything__gzip_file_as_resource,
+                {"data": data, "name": name, "outputType": output_type},
+                {"data": _NOT_GIVEN, "name": _NOT_GIVEN, "outputType": _NOT_GIVEN},
+            )
+        ).value
 
     async def simulate_research_query(
         self, *, topic: str, ambiguous: bool | _NotGiven = _NOT_GIVEN
@@ -1879,12 +1864,13 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Wire name: 'simulate-research-query'.
         """
-        result = await self._call(
-            _info_everything__simulate_research_query,
-            {"topic": topic, "ambiguous": ambiguous},
-            {"ambiguous": _NOT_GIVEN},
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_everything__simulate_research_query,
+                {"topic": topic, "ambiguous": ambiguous},
+                {"ambiguous": _NOT_GIVEN},
+            )
+        ).value
 
     async def toggle_simulated_logging(self) -> _ToolOutput:
         """Toggle Simulated Logging
@@ -1895,8 +1881,9 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Wire name: 'toggle-simulated-logging'.
         """
-        result = await self._call(_info_everything__toggle_simulated_logging, {}, {})
-        return result.value
+        return (
+            await self._call(_info_everything__toggle_simulated_logging, {}, {})
+        ).value
 
     async def toggle_subscriber_updates(self) -> _ToolOutput:
         """Toggle Subscriber Updates
@@ -1907,8 +1894,9 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Wire name: 'toggle-subscriber-updates'.
         """
-        result = await self._call(_info_everything__toggle_subscriber_updates, {}, {})
-        return result.value
+        return (
+            await self._call(_info_everything__toggle_subscriber_updates, {}, {})
+        ).value
 
     async def trigger_elicitation_request(self) -> _ToolOutput:
         """Trigger Elicitation Request Tool
@@ -1919,8 +1907,9 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Wire name: 'trigger-elicitation-request'.
         """
-        result = await self._call(_info_everything__trigger_elicitation_request, {}, {})
-        return result.value
+        return (
+            await self._call(_info_everything__trigger_elicitation_request, {}, {})
+        ).value
 
     async def trigger_long_running_operation(
         self,
@@ -1940,12 +1929,13 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Wire name: 'trigger-long-running-operation'.
         """
-        result = await self._call(
-            _info_everything__trigger_long_running_operation,
-            {"duration": duration, "steps": steps},
-            {"duration": _NOT_GIVEN, "steps": _NOT_GIVEN},
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_everything__trigger_long_running_operation,
+                {"duration": duration, "steps": steps},
+                {"duration": _NOT_GIVEN, "steps": _NOT_GIVEN},
+            )
+        ).value
 
     async def trigger_sampling_request(
         self, *, prompt: str, max_tokens: float | _NotGiven = _NOT_GIVEN
@@ -1962,12 +1952,13 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Wire name: 'trigger-sampling-request'.
         """
-        result = await self._call(
-            _info_everything__trigger_sampling_request,
-            {"prompt": prompt, "maxTokens": max_tokens},
-            {"maxTokens": _NOT_GIVEN},
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_everything__trigger_sampling_request,
+                {"prompt": prompt, "maxTokens": max_tokens},
+                {"maxTokens": _NOT_GIVEN},
+            )
+        ).value
 
     async def trigger_url_elicitation(
         self,
@@ -1991,21 +1982,22 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Wire name: 'trigger-url-elicitation'.
         """
-        result = await self._call(
-            _info_everything__trigger_url_elicitation,
-            {
-                "url": url,
-                "elicitationId": elicitation_id,
-                "errorPath": error_path,
-                "message": message,
-            },
-            {
-                "elicitationId": _NOT_GIVEN,
-                "errorPath": _NOT_GIVEN,
-                "message": _NOT_GIVEN,
-            },
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_everything__trigger_url_elicitation,
+                {
+                    "url": url,
+                    "elicitationId": elicitation_id,
+                    "errorPath": error_path,
+                    "message": message,
+                },
+                {
+                    "elicitationId": _NOT_GIVEN,
+                    "errorPath": _NOT_GIVEN,
+                    "message": _NOT_GIVEN,
+                },
+            )
+        ).value
 
 
 class AsyncEverythingToolsResults(_AsyncToolsResultsBase):
@@ -2325,7 +2317,7 @@ class FetchTools(_ToolsBase):
 
         Wire name: 'fetch'.
         """
-        result = self._call(
+        return self._call(
             _info_fetch__fetch,
             {
                 "url": url,
@@ -2334,8 +2326,7 @@ class FetchTools(_ToolsBase):
                 "start_index": start_index,
             },
             {"max_length": _NOT_GIVEN, "raw": _NOT_GIVEN, "start_index": _NOT_GIVEN},
-        )
-        return result.value
+        ).value
 
 
 class FetchToolsResults(_ToolsResultsBase):
@@ -2415,17 +2406,22 @@ class AsyncFetchTools(_AsyncToolsBase):
 
         Wire name: 'fetch'.
         """
-        result = await self._call(
-            _info_fetch__fetch,
-            {
-                "url": url,
-                "max_length": max_length,
-                "raw": raw,
-                "start_index": start_index,
-            },
-            {"max_length": _NOT_GIVEN, "raw": _NOT_GIVEN, "start_index": _NOT_GIVEN},
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_fetch__fetch,
+                {
+                    "url": url,
+                    "max_length": max_length,
+                    "raw": raw,
+                    "start_index": start_index,
+                },
+                {
+                    "max_length": _NOT_GIVEN,
+                    "raw": _NOT_GIVEN,
+                    "start_index": _NOT_GIVEN,
+                },
+            )
+        ).value
 
 
 class AsyncFetchToolsResults(_AsyncToolsResultsBase):
@@ -2492,8 +2488,7 @@ class FilesystemTools(_ToolsBase):
 
         Wire name: 'create_directory'.
         """
-        result = self._call(_info_filesystem__create_directory, {"path": path}, {})
-        return result.value
+        return self._call(_info_filesystem__create_directory, {"path": path}, {}).value
 
     def directory_tree(
         self, *, path: str, exclude_patterns: list[str] | _NotGiven = _NOT_GIVEN
@@ -2506,12 +2501,11 @@ class FilesystemTools(_ToolsBase):
 
         Wire name: 'directory_tree'.
         """
-        result = self._call(
+        return self._call(
             _info_filesystem__directory_tree,
             {"path": path, "excludePatterns": exclude_patterns},
             {"excludePatterns": _NOT_GIVEN},
-        )
-        return result.value
+        ).value
 
     def edit_file(
         self,
@@ -2531,12 +2525,11 @@ class FilesystemTools(_ToolsBase):
 
         Wire name: 'edit_file'.
         """
-        result = self._call(
+        return self._call(
             _info_filesystem__edit_file,
             {"edits": edits, "path": path, "dryRun": dry_run},
             {"dryRun": _NOT_GIVEN},
-        )
-        return result.value
+        ).value
 
     def get_file_info(self, *, path: str) -> _o.FilesystemGetFileInfoOutput:
         """Get File Info
@@ -2547,8 +2540,7 @@ class FilesystemTools(_ToolsBase):
 
         Wire name: 'get_file_info'.
         """
-        result = self._call(_info_filesystem__get_file_info, {"path": path}, {})
-        return result.value
+        return self._call(_info_filesystem__get_file_info, {"path": path}, {}).value
 
     def list_allowed_directories(self) -> _o.FilesystemListAllowedDirectoriesOutput:
         """List Allowed Directories
@@ -2559,8 +2551,7 @@ class FilesystemTools(_ToolsBase):
 
         Wire name: 'list_allowed_directories'.
         """
-        result = self._call(_info_filesystem__list_allowed_directories, {}, {})
-        return result.value
+        return self._call(_info_filesystem__list_allowed_directories, {}, {}).value
 
     def list_directory(self, *, path: str) -> _o.FilesystemListDirectoryOutput:
         """List Directory
@@ -2571,8 +2562,7 @@ class FilesystemTools(_ToolsBase):
 
         Wire name: 'list_directory'.
         """
-        result = self._call(_info_filesystem__list_directory, {"path": path}, {})
-        return result.value
+        return self._call(_info_filesystem__list_directory, {"path": path}, {}).value
 
     def list_directory_with_sizes(
         self, *, path: str, sort_by: Literal["name", "size"] | _NotGiven = _NOT_GIVEN
@@ -2588,12 +2578,11 @@ class FilesystemTools(_ToolsBase):
 
         Wire name: 'list_directory_with_sizes'.
         """
-        result = self._call(
+        return self._call(
             _info_filesystem__list_directory_with_sizes,
             {"path": path, "sortBy": sort_by},
             {"sortBy": _NOT_GIVEN},
-        )
-        return result.value
+        ).value
 
     def move_file(
         self, *, destination: str, source: str
@@ -2606,12 +2595,11 @@ class FilesystemTools(_ToolsBase):
 
         Wire name: 'move_file'.
         """
-        result = self._call(
+        return self._call(
             _info_filesystem__move_file,
             {"destination": destination, "source": source},
             {},
-        )
-        return result.value
+        ).value
 
     def read_file(
         self,
@@ -2632,12 +2620,11 @@ class FilesystemTools(_ToolsBase):
 
         Wire name: 'read_file'.
         """
-        result = self._call(
+        return self._call(
             _info_filesystem__read_file,
             {"path": path, "head": head, "tail": tail},
             {"head": _NOT_GIVEN, "tail": _NOT_GIVEN},
-        )
-        return result.value
+        ).value
 
     def read_media_file(self, *, path: str) -> _o.FilesystemReadMediaFileOutput:
         """Read Media File
@@ -2648,8 +2635,7 @@ class FilesystemTools(_ToolsBase):
 
         Wire name: 'read_media_file'.
         """
-        result = self._call(_info_filesystem__read_media_file, {"path": path}, {})
-        return result.value
+        return self._call(_info_filesystem__read_media_file, {"path": path}, {}).value
 
     def read_multiple_files(
         self, *, paths: list[str]
@@ -2665,8 +2651,9 @@ class FilesystemTools(_ToolsBase):
 
         Wire name: 'read_multiple_files'.
         """
-        result = self._call(_info_filesystem__read_multiple_files, {"paths": paths}, {})
-        return result.value
+        return self._call(
+            _info_filesystem__read_multiple_files, {"paths": paths}, {}
+        ).value
 
     def read_text_file(
         self,
@@ -2687,12 +2674,11 @@ class FilesystemTools(_ToolsBase):
 
         Wire name: 'read_text_file'.
         """
-        result = self._call(
+        return self._call(
             _info_filesystem__read_text_file,
             {"path": path, "head": head, "tail": tail},
             {"head": _NOT_GIVEN, "tail": _NOT_GIVEN},
-        )
-        return result.value
+        ).value
 
     def search_files(
         self,
@@ -2709,12 +2695,11 @@ class FilesystemTools(_ToolsBase):
 
         Wire name: 'search_files'.
         """
-        result = self._call(
+        return self._call(
             _info_filesystem__search_files,
             {"path": path, "pattern": pattern, "excludePatterns": exclude_patterns},
             {"excludePatterns": _NOT_GIVEN},
-        )
-        return result.value
+        ).value
 
     def write_file(self, *, content: str, path: str) -> _o.FilesystemWriteFileOutput:
         """Write File
@@ -2725,10 +2710,9 @@ class FilesystemTools(_ToolsBase):
 
         Wire name: 'write_file'.
         """
-        result = self._call(
+        return self._call(
             _info_filesystem__write_file, {"content": content, "path": path}, {}
-        )
-        return result.value
+        ).value
 
 
 class FilesystemToolsResults(_ToolsResultsBase):
@@ -2991,10 +2975,9 @@ class AsyncFilesystemTools(_AsyncToolsBase):
 
         Wire name: 'create_directory'.
         """
-        result = await self._call(
-            _info_filesystem__create_directory, {"path": path}, {}
-        )
-        return result.value
+        return (
+            await self._call(_info_filesystem__create_directory, {"path": path}, {})
+        ).value
 
     async def directory_tree(
         self, *, path: str, exclude_patterns: list[str] | _NotGiven = _NOT_GIVEN
@@ -3007,12 +2990,13 @@ class AsyncFilesystemTools(_AsyncToolsBase):
 
         Wire name: 'directory_tree'.
         """
-        result = await self._call(
-            _info_filesystem__directory_tree,
-            {"path": path, "excludePatterns": exclude_patterns},
-            {"excludePatterns": _NOT_GIVEN},
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_filesystem__directory_tree,
+                {"path": path, "excludePatterns": exclude_patterns},
+                {"excludePatterns": _NOT_GIVEN},
+            )
+        ).value
 
     async def edit_file(
         self,
@@ -3032,12 +3016,13 @@ class AsyncFilesystemTools(_AsyncToolsBase):
 
         Wire name: 'edit_file'.
         """
-        result = await self._call(
-            _info_filesystem__edit_file,
-            {"edits": edits, "path": path, "dryRun": dry_run},
-            {"dryRun": _NOT_GIVEN},
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_filesystem__edit_file,
+                {"edits": edits, "path": path, "dryRun": dry_run},
+                {"dryRun": _NOT_GIVEN},
+            )
+        ).value
 
     async def get_file_info(self, *, path: str) -> _o.FilesystemGetFileInfoOutput:
         """Get File Info
@@ -3048,8 +3033,9 @@ class AsyncFilesystemTools(_AsyncToolsBase):
 
         Wire name: 'get_file_info'.
         """
-        result = await self._call(_info_filesystem__get_file_info, {"path": path}, {})
-        return result.value
+        return (
+            await self._call(_info_filesystem__get_file_info, {"path": path}, {})
+        ).value
 
     async def list_allowed_directories(
         self,
@@ -3062,8 +3048,9 @@ class AsyncFilesystemTools(_AsyncToolsBase):
 
         Wire name: 'list_allowed_directories'.
         """
-        result = await self._call(_info_filesystem__list_allowed_directories, {}, {})
-        return result.value
+        return (
+            await self._call(_info_filesystem__list_allowed_directories, {}, {})
+        ).value
 
     async def list_directory(self, *, path: str) -> _o.FilesystemListDirectoryOutput:
         """List Directory
@@ -3074,8 +3061,9 @@ class AsyncFilesystemTools(_AsyncToolsBase):
 
         Wire name: 'list_directory'.
         """
-        result = await self._call(_info_filesystem__list_directory, {"path": path}, {})
-        return result.value
+        return (
+            await self._call(_info_filesystem__list_directory, {"path": path}, {})
+        ).value
 
     async def list_directory_with_sizes(
         self, *, path: str, sort_by: Literal["name", "size"] | _NotGiven = _NOT_GIVEN
@@ -3091,12 +3079,13 @@ class AsyncFilesystemTools(_AsyncToolsBase):
 
         Wire name: 'list_directory_with_sizes'.
         """
-        result = await self._call(
-            _info_filesystem__list_directory_with_sizes,
-            {"path": path, "sortBy": sort_by},
-            {"sortBy": _NOT_GIVEN},
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_filesystem__list_directory_with_sizes,
+                {"path": path, "sortBy": sort_by},
+                {"sortBy": _NOT_GIVEN},
+            )
+        ).value
 
     async def move_file(
         self, *, destination: str, source: str
@@ -3109,12 +3098,13 @@ class AsyncFilesystemTools(_AsyncToolsBase):
 
         Wire name: 'move_file'.
         """
-        result = await self._call(
-            _info_filesystem__move_file,
-            {"destination": destination, "source": source},
-            {},
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_filesystem__move_file,
+                {"destination": destination, "source": source},
+                {},
+            )
+        ).value
 
     async def read_file(
         self,
@@ -3135,12 +3125,13 @@ class AsyncFilesystemTools(_AsyncToolsBase):
 
         Wire name: 'read_file'.
         """
-        result = await self._call(
-            _info_filesystem__read_file,
-            {"path": path, "head": head, "tail": tail},
-            {"head": _NOT_GIVEN, "tail": _NOT_GIVEN},
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_filesystem__read_file,
+                {"path": path, "head": head, "tail": tail},
+                {"head": _NOT_GIVEN, "tail": _NOT_GIVEN},
+            )
+        ).value
 
     async def read_media_file(self, *, path: str) -> _o.FilesystemReadMediaFileOutput:
         """Read Media File
@@ -3151,8 +3142,9 @@ class AsyncFilesystemTools(_AsyncToolsBase):
 
         Wire name: 'read_media_file'.
         """
-        result = await self._call(_info_filesystem__read_media_file, {"path": path}, {})
-        return result.value
+        return (
+            await self._call(_info_filesystem__read_media_file, {"path": path}, {})
+        ).value
 
     async def read_multiple_files(
         self, *, paths: list[str]
@@ -3168,10 +3160,11 @@ class AsyncFilesystemTools(_AsyncToolsBase):
 
         Wire name: 'read_multiple_files'.
         """
-        result = await self._call(
-            _info_filesystem__read_multiple_files, {"paths": paths}, {}
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_filesystem__read_multiple_files, {"paths": paths}, {}
+            )
+        ).value
 
     async def read_text_file(
         self,
@@ -3192,12 +3185,13 @@ class AsyncFilesystemTools(_AsyncToolsBase):
 
         Wire name: 'read_text_file'.
         """
-        result = await self._call(
-            _info_filesystem__read_text_file,
-            {"path": path, "head": head, "tail": tail},
-            {"head": _NOT_GIVEN, "tail": _NOT_GIVEN},
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_filesystem__read_text_file,
+                {"path": path, "head": head, "tail": tail},
+                {"head": _NOT_GIVEN, "tail": _NOT_GIVEN},
+            )
+        ).value
 
     async def search_files(
         self,
@@ -3214,12 +3208,13 @@ class AsyncFilesystemTools(_AsyncToolsBase):
 
         Wire name: 'search_files'.
         """
-        result = await self._call(
-            _info_filesystem__search_files,
-            {"path": path, "pattern": pattern, "excludePatterns": exclude_patterns},
-            {"excludePatterns": _NOT_GIVEN},
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_filesystem__search_files,
+                {"path": path, "pattern": pattern, "excludePatterns": exclude_patterns},
+                {"excludePatterns": _NOT_GIVEN},
+            )
+        ).value
 
     async def write_file(
         self, *, content: str, path: str
@@ -3232,10 +3227,11 @@ class AsyncFilesystemTools(_AsyncToolsBase):
 
         Wire name: 'write_file'.
         """
-        result = await self._call(
-            _info_filesystem__write_file, {"content": content, "path": path}, {}
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_filesystem__write_file, {"content": content, "path": path}, {}
+            )
+        ).value
 
 
 class AsyncFilesystemToolsResults(_AsyncToolsResultsBase):
@@ -3508,10 +3504,9 @@ class GitTools(_ToolsBase):
 
         Wire name: 'git_add'.
         """
-        result = self._call(
+        return self._call(
             _info_git__git_add, {"files": files, "repo_path": repo_path}, {}
-        )
-        return result.value
+        ).value
 
     def git_branch(
         self,
@@ -3533,7 +3528,7 @@ class GitTools(_ToolsBase):
 
         Wire name: 'git_branch'.
         """
-        result = self._call(
+        return self._call(
             _info_git__git_branch,
             {
                 "branch_type": branch_type,
@@ -3542,8 +3537,7 @@ class GitTools(_ToolsBase):
                 "not_contains": not_contains,
             },
             {"contains": _NOT_GIVEN, "not_contains": _NOT_GIVEN},
-        )
-        return result.value
+        ).value
 
     def git_checkout(self, *, branch_name: str, repo_path: str) -> _ToolOutput:
         """Switches branches
@@ -3552,12 +3546,11 @@ class GitTools(_ToolsBase):
 
         Wire name: 'git_checkout'.
         """
-        result = self._call(
+        return self._call(
             _info_git__git_checkout,
             {"branch_name": branch_name, "repo_path": repo_path},
             {},
-        )
-        return result.value
+        ).value
 
     def git_commit(self, *, message: str, repo_path: str) -> _ToolOutput:
         """Records changes to the repository
@@ -3566,10 +3559,9 @@ class GitTools(_ToolsBase):
 
         Wire name: 'git_commit'.
         """
-        result = self._call(
+        return self._call(
             _info_git__git_commit, {"message": message, "repo_path": repo_path}, {}
-        )
-        return result.value
+        ).value
 
     def git_create_branch(
         self,
@@ -3584,7 +3576,7 @@ class GitTools(_ToolsBase):
 
         Wire name: 'git_create_branch'.
         """
-        result = self._call(
+        return self._call(
             _info_git__git_create_branch,
             {
                 "branch_name": branch_name,
@@ -3592,8 +3584,7 @@ class GitTools(_ToolsBase):
                 "base_branch": base_branch,
             },
             {"base_branch": _NOT_GIVEN},
-        )
-        return result.value
+        ).value
 
     def git_diff(
         self,
@@ -3611,12 +3602,11 @@ class GitTools(_ToolsBase):
 
         Wire name: 'git_diff'.
         """
-        result = self._call(
+        return self._call(
             _info_git__git_diff,
             {"repo_path": repo_path, "target": target, "context_lines": context_lines},
             {"context_lines": _NOT_GIVEN},
-        )
-        return result.value
+        ).value
 
     def git_diff_staged(
         self, *, repo_path: str, context_lines: int | _NotGiven = _NOT_GIVEN
@@ -3630,12 +3620,11 @@ class GitTools(_ToolsBase):
 
         Wire name: 'git_diff_staged'.
         """
-        result = self._call(
+        return self._call(
             _info_git__git_diff_staged,
             {"repo_path": repo_path, "context_lines": context_lines},
             {"context_lines": _NOT_GIVEN},
-        )
-        return result.value
+        ).value
 
     def git_diff_unstaged(
         self, *, repo_path: str, context_lines: int | _NotGiven = _NOT_GIVEN
@@ -3649,12 +3638,11 @@ class GitTools(_ToolsBase):
 
         Wire name: 'git_diff_unstaged'.
         """
-        result = self._call(
+        return self._call(
             _info_git__git_diff_unstaged,
             {"repo_path": repo_path, "context_lines": context_lines},
             {"context_lines": _NOT_GIVEN},
-        )
-        return result.value
+        ).value
 
     def git_log(
         self,
@@ -3675,7 +3663,7 @@ class GitTools(_ToolsBase):
 
         Wire name: 'git_log'.
         """
-        result = self._call(
+        return self._call(
             _info_git__git_log,
             {
                 "repo_path": repo_path,
@@ -3688,8 +3676,7 @@ class GitTools(_ToolsBase):
                 "max_count": _NOT_GIVEN,
                 "start_timestamp": _NOT_GIVEN,
             },
-        )
-        return result.value
+        ).value
 
     def git_reset(self, *, repo_path: str) -> _ToolOutput:
         """Unstages all staged changes
@@ -3698,8 +3685,7 @@ class GitTools(_ToolsBase):
 
         Wire name: 'git_reset'.
         """
-        result = self._call(_info_git__git_reset, {"repo_path": repo_path}, {})
-        return result.value
+        return self._call(_info_git__git_reset, {"repo_path": repo_path}, {}).value
 
     def git_show(self, *, repo_path: str, revision: str) -> _ToolOutput:
         """Shows the contents of a commit, or of a file or directory given as <revision>:<path>
@@ -3708,10 +3694,9 @@ class GitTools(_ToolsBase):
 
         Wire name: 'git_show'.
         """
-        result = self._call(
+        return self._call(
             _info_git__git_show, {"repo_path": repo_path, "revision": revision}, {}
-        )
-        return result.value
+        ).value
 
     def git_status(self, *, repo_path: str) -> _ToolOutput:
         """Shows the working tree status
@@ -3720,8 +3705,7 @@ class GitTools(_ToolsBase):
 
         Wire name: 'git_status'.
         """
-        result = self._call(_info_git__git_status, {"repo_path": repo_path}, {})
-        return result.value
+        return self._call(_info_git__git_status, {"repo_path": repo_path}, {}).value
 
 
 class GitToolsResults(_ToolsResultsBase):
@@ -3968,10 +3952,11 @@ class AsyncGitTools(_AsyncToolsBase):
 
         Wire name: 'git_add'.
         """
-        result = await self._call(
-            _info_git__git_add, {"files": files, "repo_path": repo_path}, {}
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_git__git_add, {"files": files, "repo_path": repo_path}, {}
+            )
+        ).value
 
     async def git_branch(
         self,
@@ -3993,17 +3978,18 @@ class AsyncGitTools(_AsyncToolsBase):
 
         Wire name: 'git_branch'.
         """
-        result = await self._call(
-            _info_git__git_branch,
-            {
-                "branch_type": branch_type,
-                "repo_path": repo_path,
-                "contains": contains,
-                "not_contains": not_contains,
-            },
-            {"contains": _NOT_GIVEN, "not_contains": _NOT_GIVEN},
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_git__git_branch,
+                {
+                    "branch_type": branch_type,
+                    "repo_path": repo_path,
+                    "contains": contains,
+                    "not_contains": not_contains,
+                },
+                {"contains": _NOT_GIVEN, "not_contains": _NOT_GIVEN},
+            )
+        ).value
 
     async def git_checkout(self, *, branch_name: str, repo_path: str) -> _ToolOutput:
         """Switches branches
@@ -4012,12 +3998,13 @@ class AsyncGitTools(_AsyncToolsBase):
 
         Wire name: 'git_checkout'.
         """
-        result = await self._call(
-            _info_git__git_checkout,
-            {"branch_name": branch_name, "repo_path": repo_path},
-            {},
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_git__git_checkout,
+                {"branch_name": branch_name, "repo_path": repo_path},
+                {},
+            )
+        ).value
 
     async def git_commit(self, *, message: str, repo_path: str) -> _ToolOutput:
         """Records changes to the repository
@@ -4026,10 +4013,11 @@ class AsyncGitTools(_AsyncToolsBase):
 
         Wire name: 'git_commit'.
         """
-        result = await self._call(
-            _info_git__git_commit, {"message": message, "repo_path": repo_path}, {}
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_git__git_commit, {"message": message, "repo_path": repo_path}, {}
+            )
+        ).value
 
     async def git_create_branch(
         self,
@@ -4044,16 +4032,17 @@ class AsyncGitTools(_AsyncToolsBase):
 
         Wire name: 'git_create_branch'.
         """
-        result = await self._call(
-            _info_git__git_create_branch,
-            {
-                "branch_name": branch_name,
-                "repo_path": repo_path,
-                "base_branch": base_branch,
-            },
-            {"base_branch": _NOT_GIVEN},
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_git__git_create_branch,
+                {
+                    "branch_name": branch_name,
+                    "repo_path": repo_path,
+                    "base_branch": base_branch,
+                },
+                {"base_branch": _NOT_GIVEN},
+            )
+        ).value
 
     async def git_diff(
         self,
@@ -4071,12 +4060,17 @@ class AsyncGitTools(_AsyncToolsBase):
 
         Wire name: 'git_diff'.
         """
-        result = await self._call(
-            _info_git__git_diff,
-            {"repo_path": repo_path, "target": target, "context_lines": context_lines},
-            {"context_lines": _NOT_GIVEN},
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_git__git_diff,
+                {
+                    "repo_path": repo_path,
+                    "target": target,
+                    "context_lines": context_lines,
+                },
+                {"context_lines": _NOT_GIVEN},
+            )
+        ).value
 
     async def git_diff_staged(
         self, *, repo_path: str, context_lines: int | _NotGiven = _NOT_GIVEN
@@ -4090,12 +4084,13 @@ class AsyncGitTools(_AsyncToolsBase):
 
         Wire name: 'git_diff_staged'.
         """
-        result = await self._call(
-            _info_git__git_diff_staged,
-            {"repo_path": repo_path, "context_lines": context_lines},
-            {"context_lines": _NOT_GIVEN},
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_git__git_diff_staged,
+                {"repo_path": repo_path, "context_lines": context_lines},
+                {"context_lines": _NOT_GIVEN},
+            )
+        ).value
 
     async def git_diff_unstaged(
         self, *, repo_path: str, context_lines: int | _NotGiven = _NOT_GIVEN
@@ -4109,12 +4104,13 @@ class AsyncGitTools(_AsyncToolsBase):
 
         Wire name: 'git_diff_unstaged'.
         """
-        result = await self._call(
-            _info_git__git_diff_unstaged,
-            {"repo_path": repo_path, "context_lines": context_lines},
-            {"context_lines": _NOT_GIVEN},
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_git__git_diff_unstaged,
+                {"repo_path": repo_path, "context_lines": context_lines},
+                {"context_lines": _NOT_GIVEN},
+            )
+        ).value
 
     async def git_log(
         self,
@@ -4135,21 +4131,22 @@ class AsyncGitTools(_AsyncToolsBase):
 
         Wire name: 'git_log'.
         """
-        result = await self._call(
-            _info_git__git_log,
-            {
-                "repo_path": repo_path,
-                "end_timestamp": end_timestamp,
-                "max_count": max_count,
-                "start_timestamp": start_timestamp,
-            },
-            {
-                "end_timestamp": _NOT_GIVEN,
-                "max_count": _NOT_GIVEN,
-                "start_timestamp": _NOT_GIVEN,
-            },
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_git__git_log,
+                {
+                    "repo_path": repo_path,
+                    "end_timestamp": end_timestamp,
+                    "max_count": max_count,
+                    "start_timestamp": start_timestamp,
+                },
+                {
+                    "end_timestamp": _NOT_GIVEN,
+                    "max_count": _NOT_GIVEN,
+                    "start_timestamp": _NOT_GIVEN,
+                },
+            )
+        ).value
 
     async def git_reset(self, *, repo_path: str) -> _ToolOutput:
         """Unstages all staged changes
@@ -4158,8 +4155,9 @@ class AsyncGitTools(_AsyncToolsBase):
 
         Wire name: 'git_reset'.
         """
-        result = await self._call(_info_git__git_reset, {"repo_path": repo_path}, {})
-        return result.value
+        return (
+            await self._call(_info_git__git_reset, {"repo_path": repo_path}, {})
+        ).value
 
     async def git_show(self, *, repo_path: str, revision: str) -> _ToolOutput:
         """Shows the contents of a commit, or of a file or directory given as <revision>:<path>
@@ -4168,10 +4166,11 @@ class AsyncGitTools(_AsyncToolsBase):
 
         Wire name: 'git_show'.
         """
-        result = await self._call(
-            _info_git__git_show, {"repo_path": repo_path, "revision": revision}, {}
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_git__git_show, {"repo_path": repo_path, "revision": revision}, {}
+            )
+        ).value
 
     async def git_status(self, *, repo_path: str) -> _ToolOutput:
         """Shows the working tree status
@@ -4180,8 +4179,9 @@ class AsyncGitTools(_AsyncToolsBase):
 
         Wire name: 'git_status'.
         """
-        result = await self._call(_info_git__git_status, {"repo_path": repo_path}, {})
-        return result.value
+        return (
+            await self._call(_info_git__git_status, {"repo_path": repo_path}, {})
+        ).value
 
 
 class AsyncGitToolsResults(_AsyncToolsResultsBase):
@@ -4462,10 +4462,9 @@ class MemoryTools(_ToolsBase):
 
         Wire name: 'add_observations'.
         """
-        result = self._call(
+        return self._call(
             _info_memory__add_observations, {"observations": observations}, {}
-        )
-        return result.value
+        ).value
 
     def create_entities(
         self, *, entities: list[_i.MemoryCreateEntitiesInputEntity]
@@ -4478,8 +4477,9 @@ class MemoryTools(_ToolsBase):
 
         Wire name: 'create_entities'.
         """
-        result = self._call(_info_memory__create_entities, {"entities": entities}, {})
-        return result.value
+        return self._call(
+            _info_memory__create_entities, {"entities": entities}, {}
+        ).value
 
     def create_relations(
         self, *, relations: list[_i.MemoryCreateRelationsInputRelation]
@@ -4492,10 +4492,9 @@ class MemoryTools(_ToolsBase):
 
         Wire name: 'create_relations'.
         """
-        result = self._call(
+        return self._call(
             _info_memory__create_relations, {"relations": relations}, {}
-        )
-        return result.value
+        ).value
 
     def delete_entities(
         self, *, entity_names: list[str]
@@ -4511,10 +4510,9 @@ class MemoryTools(_ToolsBase):
 
         Wire name: 'delete_entities'.
         """
-        result = self._call(
+        return self._call(
             _info_memory__delete_entities, {"entityNames": entity_names}, {}
-        )
-        return result.value
+        ).value
 
     def delete_observations(
         self, *, deletions: list[_i.MemoryDeleteObservationsInputDeletion]
@@ -4527,10 +4525,9 @@ class MemoryTools(_ToolsBase):
 
         Wire name: 'delete_observations'.
         """
-        result = self._call(
+        return self._call(
             _info_memory__delete_observations, {"deletions": deletions}, {}
-        )
-        return result.value
+        ).value
 
     def delete_relations(
         self, *, relations: list[_i.MemoryDeleteRelationsInputRelation]
@@ -4546,10 +4543,9 @@ class MemoryTools(_ToolsBase):
 
         Wire name: 'delete_relations'.
         """
-        result = self._call(
+        return self._call(
             _info_memory__delete_relations, {"relations": relations}, {}
-        )
-        return result.value
+        ).value
 
     def open_nodes(self, *, names: list[str]) -> _o.MemoryOpenNodesOutput:
         """Open Nodes
@@ -4563,8 +4559,7 @@ class MemoryTools(_ToolsBase):
 
         Wire name: 'open_nodes'.
         """
-        result = self._call(_info_memory__open_nodes, {"names": names}, {})
-        return result.value
+        return self._call(_info_memory__open_nodes, {"names": names}, {}).value
 
     def read_graph(self) -> _o.MemoryReadGraphOutput:
         """Read Graph
@@ -4575,8 +4570,7 @@ class MemoryTools(_ToolsBase):
 
         Wire name: 'read_graph'.
         """
-        result = self._call(_info_memory__read_graph, {}, {})
-        return result.value
+        return self._call(_info_memory__read_graph, {}, {}).value
 
     def search_nodes(self, *, query: str) -> _o.MemorySearchNodesOutput:
         """Search Nodes
@@ -4590,8 +4584,7 @@ class MemoryTools(_ToolsBase):
 
         Wire name: 'search_nodes'.
         """
-        result = self._call(_info_memory__search_nodes, {"query": query}, {})
-        return result.value
+        return self._call(_info_memory__search_nodes, {"query": query}, {}).value
 
 
 class MemoryToolsResults(_ToolsResultsBase):
@@ -4722,10 +4715,11 @@ class AsyncMemoryTools(_AsyncToolsBase):
 
         Wire name: 'add_observations'.
         """
-        result = await self._call(
-            _info_memory__add_observations, {"observations": observations}, {}
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_memory__add_observations, {"observations": observations}, {}
+            )
+        ).value
 
     async def create_entities(
         self, *, entities: list[_i.MemoryCreateEntitiesInputEntity]
@@ -4738,10 +4732,9 @@ class AsyncMemoryTools(_AsyncToolsBase):
 
         Wire name: 'create_entities'.
         """
-        result = await self._call(
-            _info_memory__create_entities, {"entities": entities}, {}
-        )
-        return result.value
+        return (
+            await self._call(_info_memory__create_entities, {"entities": entities}, {})
+        ).value
 
     async def create_relations(
         self, *, relations: list[_i.MemoryCreateRelationsInputRelation]
@@ -4754,10 +4747,11 @@ class AsyncMemoryTools(_AsyncToolsBase):
 
         Wire name: 'create_relations'.
         """
-        result = await self._call(
-            _info_memory__create_relations, {"relations": relations}, {}
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_memory__create_relations, {"relations": relations}, {}
+            )
+        ).value
 
     async def delete_entities(
         self, *, entity_names: list[str]
@@ -4773,10 +4767,11 @@ class AsyncMemoryTools(_AsyncToolsBase):
 
         Wire name: 'delete_entities'.
         """
-        result = await self._call(
-            _info_memory__delete_entities, {"entityNames": entity_names}, {}
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_memory__delete_entities, {"entityNames": entity_names}, {}
+            )
+        ).value
 
     async def delete_observations(
         self, *, deletions: list[_i.MemoryDeleteObservationsInputDeletion]
@@ -4789,10 +4784,11 @@ class AsyncMemoryTools(_AsyncToolsBase):
 
         Wire name: 'delete_observations'.
         """
-        result = await self._call(
-            _info_memory__delete_observations, {"deletions": deletions}, {}
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_memory__delete_observations, {"deletions": deletions}, {}
+            )
+        ).value
 
     async def delete_relations(
         self, *, relations: list[_i.MemoryDeleteRelationsInputRelation]
@@ -4808,10 +4804,11 @@ class AsyncMemoryTools(_AsyncToolsBase):
 
         Wire name: 'delete_relations'.
         """
-        result = await self._call(
-            _info_memory__delete_relations, {"relations": relations}, {}
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_memory__delete_relations, {"relations": relations}, {}
+            )
+        ).value
 
     async def open_nodes(self, *, names: list[str]) -> _o.MemoryOpenNodesOutput:
         """Open Nodes
@@ -4825,8 +4822,7 @@ class AsyncMemoryTools(_AsyncToolsBase):
 
         Wire name: 'open_nodes'.
         """
-        result = await self._call(_info_memory__open_nodes, {"names": names}, {})
-        return result.value
+        return (await self._call(_info_memory__open_nodes, {"names": names}, {})).value
 
     async def read_graph(self) -> _o.MemoryReadGraphOutput:
         """Read Graph
@@ -4837,8 +4833,7 @@ class AsyncMemoryTools(_AsyncToolsBase):
 
         Wire name: 'read_graph'.
         """
-        result = await self._call(_info_memory__read_graph, {}, {})
-        return result.value
+        return (await self._call(_info_memory__read_graph, {}, {})).value
 
     async def search_nodes(self, *, query: str) -> _o.MemorySearchNodesOutput:
         """Search Nodes
@@ -4852,8 +4847,9 @@ class AsyncMemoryTools(_AsyncToolsBase):
 
         Wire name: 'search_nodes'.
         """
-        result = await self._call(_info_memory__search_nodes, {"query": query}, {})
-        return result.value
+        return (
+            await self._call(_info_memory__search_nodes, {"query": query}, {})
+        ).value
 
 
 class AsyncMemoryToolsResults(_AsyncToolsResultsBase):
@@ -5007,7 +5003,7 @@ class TimeTools(_ToolsBase):
 
         Wire name: 'convert_time'.
         """
-        result = self._call(
+        return self._call(
             _info_time__convert_time,
             {
                 "source_timezone": source_timezone,
@@ -5015,8 +5011,7 @@ class TimeTools(_ToolsBase):
                 "time": time,
             },
             {},
-        )
-        return result.value
+        ).value
 
     def get_current_time(self, *, timezone: str) -> _o.TimeGetCurrentTimeOutput:
         """Get current time in a specific timezone
@@ -5028,8 +5023,9 @@ class TimeTools(_ToolsBase):
 
         Wire name: 'get_current_time'.
         """
-        result = self._call(_info_time__get_current_time, {"timezone": timezone}, {})
-        return result.value
+        return self._call(
+            _info_time__get_current_time, {"timezone": timezone}, {}
+        ).value
 
 
 class TimeToolsResults(_ToolsResultsBase):
@@ -5101,16 +5097,17 @@ class AsyncTimeTools(_AsyncToolsBase):
 
         Wire name: 'convert_time'.
         """
-        result = await self._call(
-            _info_time__convert_time,
-            {
-                "source_timezone": source_timezone,
-                "target_timezone": target_timezone,
-                "time": time,
-            },
-            {},
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_time__convert_time,
+                {
+                    "source_timezone": source_timezone,
+                    "target_timezone": target_timezone,
+                    "time": time,
+                },
+                {},
+            )
+        ).value
 
     async def get_current_time(self, *, timezone: str) -> _o.TimeGetCurrentTimeOutput:
         """Get current time in a specific timezone
@@ -5122,10 +5119,9 @@ class AsyncTimeTools(_AsyncToolsBase):
 
         Wire name: 'get_current_time'.
         """
-        result = await self._call(
-            _info_time__get_current_time, {"timezone": timezone}, {}
-        )
-        return result.value
+        return (
+            await self._call(_info_time__get_current_time, {"timezone": timezone}, {})
+        ).value
 
 
 class AsyncTimeToolsResults(_AsyncToolsResultsBase):

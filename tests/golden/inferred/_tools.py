@@ -637,10 +637,9 @@ class CitiesTools(_ToolsBase):
 
         Wire name: 'list_cities'.
         """
-        result = self._call(
+        return self._call(
             _info_cities__list_cities, {"country": country}, {"country": _NOT_GIVEN}
-        )
-        return result.value
+        ).value
 
 
 class CitiesToolsResults(_ToolsResultsBase):
@@ -691,10 +690,11 @@ class AsyncCitiesTools(_AsyncToolsBase):
 
         Wire name: 'list_cities'.
         """
-        result = await self._call(
-            _info_cities__list_cities, {"country": country}, {"country": _NOT_GIVEN}
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_cities__list_cities, {"country": country}, {"country": _NOT_GIVEN}
+            )
+        ).value
 
 
 class AsyncCitiesToolsResults(_AsyncToolsResultsBase):
@@ -744,8 +744,7 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'echo'.
         """
-        result = self._call(_info_everything__echo, {"message": message}, {})
-        return result.value
+        return self._call(_info_everything__echo, {"message": message}, {}).value
 
     def get_annotated_message(
         self,
@@ -765,12 +764,11 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'get-annotated-message'.
         """
-        result = self._call(
+        return self._call(
             _info_everything__get_annotated_message,
             {"messageType": message_type, "includeImage": include_image},
             {"includeImage": _NOT_GIVEN},
-        )
-        return result.value
+        ).value
 
     def get_env(self) -> _ToolOutput:
         """Print Environment Tool
@@ -781,8 +779,7 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'get-env'.
         """
-        result = self._call(_info_everything__get_env, {}, {})
-        return result.value
+        return self._call(_info_everything__get_env, {}, {}).value
 
     def get_resource_links(
         self, *, count: float | _NotGiven = _NOT_GIVEN
@@ -798,12 +795,11 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'get-resource-links'.
         """
-        result = self._call(
+        return self._call(
             _info_everything__get_resource_links,
             {"count": count},
             {"count": _NOT_GIVEN},
-        )
-        return result.value
+        ).value
 
     def get_resource_reference(
         self,
@@ -823,12 +819,11 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'get-resource-reference'.
         """
-        result = self._call(
+        return self._call(
             _info_everything__get_resource_reference,
             {"resourceId": resource_id, "resourceType": resource_type},
             {"resourceId": _NOT_GIVEN, "resourceType": _NOT_GIVEN},
-        )
-        return result.value
+        ).value
 
     def get_roots_list(self) -> str:
         """Get Roots List Tool
@@ -841,8 +836,7 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'get-roots-list'.
         """
-        result = self._call(_info_everything__get_roots_list, {}, {})
-        return result.value
+        return self._call(_info_everything__get_roots_list, {}, {}).value
 
     def get_structured_content(
         self, *, location: Literal["New York", "Chicago", "Los Angeles"]
@@ -858,10 +852,9 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'get-structured-content'.
         """
-        result = self._call(
+        return self._call(
             _info_everything__get_structured_content, {"location": location}, {}
-        )
-        return result.value
+        ).value
 
     def get_sum(self, *, a: float, b: float) -> str:
         """Get Sum Tool
@@ -878,8 +871,7 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'get-sum'.
         """
-        result = self._call(_info_everything__get_sum, {"a": a, "b": b}, {})
-        return result.value
+        return self._call(_info_everything__get_sum, {"a": a, "b": b}, {}).value
 
     def get_tiny_image(self) -> _ToolOutput:
         """Get Tiny Image Tool
@@ -890,8 +882,7 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'get-tiny-image'.
         """
-        result = self._call(_info_everything__get_tiny_image, {}, {})
-        return result.value
+        return self._call(_info_everything__get_tiny_image, {}, {}).value
 
     def gzip_file_as_resource(
         self,
@@ -913,12 +904,11 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'gzip-file-as-resource'.
         """
-        result = self._call(
+        return self._call(
             _info_everything__gzip_file_as_resource,
             {"data": data, "name": name, "outputType": output_type},
             {"data": _NOT_GIVEN, "name": _NOT_GIVEN, "outputType": _NOT_GIVEN},
-        )
-        return result.value
+        ).value
 
     def simulate_research_query(
         self, *, topic: str, ambiguous: bool | _NotGiven = _NOT_GIVEN
@@ -937,12 +927,11 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'simulate-research-query'.
         """
-        result = self._call(
+        return self._call(
             _info_everything__simulate_research_query,
             {"topic": topic, "ambiguous": ambiguous},
             {"ambiguous": _NOT_GIVEN},
-        )
-        return result.value
+        ).value
 
     def toggle_simulated_logging(self) -> _ToolOutput:
         """Toggle Simulated Logging
@@ -953,8 +942,7 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'toggle-simulated-logging'.
         """
-        result = self._call(_info_everything__toggle_simulated_logging, {}, {})
-        return result.value
+        return self._call(_info_everything__toggle_simulated_logging, {}, {}).value
 
     def toggle_subscriber_updates(self) -> _ToolOutput:
         """Toggle Subscriber Updates
@@ -965,8 +953,7 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'toggle-subscriber-updates'.
         """
-        result = self._call(_info_everything__toggle_subscriber_updates, {}, {})
-        return result.value
+        return self._call(_info_everything__toggle_subscriber_updates, {}, {}).value
 
     def trigger_elicitation_request(self) -> _ToolOutput:
         """Trigger Elicitation Request Tool
@@ -977,8 +964,7 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'trigger-elicitation-request'.
         """
-        result = self._call(_info_everything__trigger_elicitation_request, {}, {})
-        return result.value
+        return self._call(_info_everything__trigger_elicitation_request, {}, {}).value
 
     def trigger_long_running_operation(
         self,
@@ -1000,12 +986,11 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'trigger-long-running-operation'.
         """
-        result = self._call(
+        return self._call(
             _info_everything__trigger_long_running_operation,
             {"duration": duration, "steps": steps},
             {"duration": _NOT_GIVEN, "steps": _NOT_GIVEN},
-        )
-        return result.value
+        ).value
 
     def trigger_sampling_request(
         self, *, prompt: str, max_tokens: float | _NotGiven = _NOT_GIVEN
@@ -1024,12 +1009,11 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'trigger-sampling-request'.
         """
-        result = self._call(
+        return self._call(
             _info_everything__trigger_sampling_request,
             {"prompt": prompt, "maxTokens": max_tokens},
             {"maxTokens": _NOT_GIVEN},
-        )
-        return result.value
+        ).value
 
     def trigger_url_elicitation(
         self,
@@ -1053,7 +1037,7 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'trigger-url-elicitation'.
         """
-        result = self._call(
+        return self._call(
             _info_everything__trigger_url_elicitation,
             {
                 "url": url,
@@ -1066,8 +1050,7 @@ class EverythingTools(_ToolsBase):
                 "errorPath": _NOT_GIVEN,
                 "message": _NOT_GIVEN,
             },
-        )
-        return result.value
+        ).value
 
 
 class EverythingToolsResults(_ToolsResultsBase):
@@ -1371,8 +1354,9 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Wire name: 'echo'.
         """
-        result = await self._call(_info_everything__echo, {"message": message}, {})
-        return result.value
+        return (
+            await self._call(_info_everything__echo, {"message": message}, {})
+        ).value
 
     async def get_annotated_message(
         self,
@@ -1392,12 +1376,13 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Wire name: 'get-annotated-message'.
         """
-        result = await self._call(
-            _info_everything__get_annotated_message,
-            {"messageType": message_type, "includeImage": include_image},
-            {"includeImage": _NOT_GIVEN},
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_everything__get_annotated_message,
+                {"messageType": message_type, "includeImage": include_image},
+                {"includeImage": _NOT_GIVEN},
+            )
+        ).value
 
     async def get_env(self) -> _ToolOutput:
         """Print Environment Tool
@@ -1408,8 +1393,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Wire name: 'get-env'.
         """
-        result = await self._call(_info_everything__get_env, {}, {})
-        return result.value
+        return (await self._call(_info_everything__get_env, {}, {})).value
 
     async def get_resource_links(
         self, *, count: float | _NotGiven = _NOT_GIVEN
@@ -1425,12 +1409,13 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Wire name: 'get-resource-links'.
         """
-        result = await self._call(
-            _info_everything__get_resource_links,
-            {"count": count},
-            {"count": _NOT_GIVEN},
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_everything__get_resource_links,
+                {"count": count},
+                {"count": _NOT_GIVEN},
+            )
+        ).value
 
     async def get_resource_reference(
         self,
@@ -1450,12 +1435,13 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Wire name: 'get-resource-reference'.
         """
-        result = await self._call(
-            _info_everything__get_resource_reference,
-            {"resourceId": resource_id, "resourceType": resource_type},
-            {"resourceId": _NOT_GIVEN, "resourceType": _NOT_GIVEN},
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_everything__get_resource_reference,
+                {"resourceId": resource_id, "resourceType": resource_type},
+                {"resourceId": _NOT_GIVEN, "resourceType": _NOT_GIVEN},
+            )
+        ).value
 
     async def get_roots_list(self) -> str:
         """Get Roots List Tool
@@ -1468,8 +1454,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Wire name: 'get-roots-list'.
         """
-        result = await self._call(_info_everything__get_roots_list, {}, {})
-        return result.value
+        return (await self._call(_info_everything__get_roots_list, {}, {})).value
 
     async def get_structured_content(
         self, *, location: Literal["New York", "Chicago", "Los Angeles"]
@@ -1485,10 +1470,11 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Wire name: 'get-structured-content'.
         """
-        result = await self._call(
-            _info_everything__get_structured_content, {"location": location}, {}
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_everything__get_structured_content, {"location": location}, {}
+            )
+        ).value
 
     async def get_sum(self, *, a: float, b: float) -> str:
         """Get Sum Tool
@@ -1505,8 +1491,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Wire name: 'get-sum'.
         """
-        result = await self._call(_info_everything__get_sum, {"a": a, "b": b}, {})
-        return result.value
+        return (await self._call(_info_everything__get_sum, {"a": a, "b": b}, {})).value
 
     async def get_tiny_image(self) -> _ToolOutput:
         """Get Tiny Image Tool
@@ -1517,8 +1502,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Wire name: 'get-tiny-image'.
         """
-        result = await self._call(_info_everything__get_tiny_image, {}, {})
-        return result.value
+        return (await self._call(_info_everything__get_tiny_image, {}, {})).value
 
     async def gzip_file_as_resource(
         self,
@@ -1540,12 +1524,13 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Wire name: 'gzip-file-as-resource'.
         """
-        result = await self._call(
-            _info_everything__gzip_file_as_resource,
-            {"data": data, "name": name, "outputType": output_type},
-            {"data": _NOT_GIVEN, "name": _NOT_GIVEN, "outputType": _NOT_GIVEN},
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_everything__gzip_file_as_resource,
+                {"data": data, "name": name, "outputType": output_type},
+                {"data": _NOT_GIVEN, "name": _NOT_GIVEN, "outputType": _NOT_GIVEN},
+            )
+        ).value
 
     async def simulate_research_query(
         self, *, topic: str, ambiguous: bool | _NotGiven = _NOT_GIVEN
@@ -1564,12 +1549,13 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Wire name: 'simulate-research-query'.
         """
-        result = await self._call(
-            _info_everything__simulate_research_query,
-            {"topic": topic, "ambiguous": ambiguous},
-            {"ambiguous": _NOT_GIVEN},
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_everything__simulate_research_query,
+                {"topic": topic, "ambiguous": ambiguous},
+                {"ambiguous": _NOT_GIVEN},
+            )
+        ).value
 
     async def toggle_simulated_logging(self) -> _ToolOutput:
         """Toggle Simulated Logging
@@ -1580,8 +1566,9 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Wire name: 'toggle-simulated-logging'.
         """
-        result = await self._call(_info_everything__toggle_simulated_logging, {}, {})
-        return result.value
+        return (
+            await self._call(_info_everything__toggle_simulated_logging, {}, {})
+        ).value
 
     async def toggle_subscriber_updates(self) -> _ToolOutput:
         """Toggle Subscriber Updates
@@ -1592,8 +1579,9 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Wire name: 'toggle-subscriber-updates'.
         """
-        result = await self._call(_info_everything__toggle_subscriber_updates, {}, {})
-        return result.value
+        return (
+            await self._call(_info_everything__toggle_subscriber_updates, {}, {})
+        ).value
 
     async def trigger_elicitation_request(self) -> _ToolOutput:
         """Trigger Elicitation Request Tool
@@ -1604,8 +1592,9 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Wire name: 'trigger-elicitation-request'.
         """
-        result = await self._call(_info_everything__trigger_elicitation_request, {}, {})
-        return result.value
+        return (
+            await self._call(_info_everything__trigger_elicitation_request, {}, {})
+        ).value
 
     async def trigger_long_running_operation(
         self,
@@ -1627,12 +1616,13 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Wire name: 'trigger-long-running-operation'.
         """
-        result = await self._call(
-            _info_everything__trigger_long_running_operation,
-            {"duration": duration, "steps": steps},
-            {"duration": _NOT_GIVEN, "steps": _NOT_GIVEN},
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_everything__trigger_long_running_operation,
+                {"duration": duration, "steps": steps},
+                {"duration": _NOT_GIVEN, "steps": _NOT_GIVEN},
+            )
+        ).value
 
     async def trigger_sampling_request(
         self, *, prompt: str, max_tokens: float | _NotGiven = _NOT_GIVEN
@@ -1651,12 +1641,13 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Wire name: 'trigger-sampling-request'.
         """
-        result = await self._call(
-            _info_everything__trigger_sampling_request,
-            {"prompt": prompt, "maxTokens": max_tokens},
-            {"maxTokens": _NOT_GIVEN},
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_everything__trigger_sampling_request,
+                {"prompt": prompt, "maxTokens": max_tokens},
+                {"maxTokens": _NOT_GIVEN},
+            )
+        ).value
 
     async def trigger_url_elicitation(
         self,
@@ -1680,21 +1671,22 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Wire name: 'trigger-url-elicitation'.
         """
-        result = await self._call(
-            _info_everything__trigger_url_elicitation,
-            {
-                "url": url,
-                "elicitationId": elicitation_id,
-                "errorPath": error_path,
-                "message": message,
-            },
-            {
-                "elicitationId": _NOT_GIVEN,
-                "errorPath": _NOT_GIVEN,
-                "message": _NOT_GIVEN,
-            },
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_everything__trigger_url_elicitation,
+                {
+                    "url": url,
+                    "elicitationId": elicitation_id,
+                    "errorPath": error_path,
+                    "message": message,
+                },
+                {
+                    "elicitationId": _NOT_GIVEN,
+                    "errorPath": _NOT_GIVEN,
+                    "message": _NOT_GIVEN,
+                },
+            )
+        ).value
 
 
 class AsyncEverythingToolsResults(_AsyncToolsResultsBase):
@@ -1999,10 +1991,9 @@ class GitTools(_ToolsBase):
 
         Wire name: 'git_add'.
         """
-        result = self._call(
+        return self._call(
             _info_git__git_add, {"files": files, "repo_path": repo_path}, {}
-        )
-        return result.value
+        ).value
 
     def git_branch(
         self,
@@ -2024,7 +2015,7 @@ class GitTools(_ToolsBase):
 
         Wire name: 'git_branch'.
         """
-        result = self._call(
+        return self._call(
             _info_git__git_branch,
             {
                 "branch_type": branch_type,
@@ -2033,8 +2024,7 @@ class GitTools(_ToolsBase):
                 "not_contains": not_contains,
             },
             {"contains": _NOT_GIVEN, "not_contains": _NOT_GIVEN},
-        )
-        return result.value
+        ).value
 
     def git_checkout(self, *, branch_name: str, repo_path: str) -> _ToolOutput:
         """Switches branches
@@ -2043,12 +2033,11 @@ class GitTools(_ToolsBase):
 
         Wire name: 'git_checkout'.
         """
-        result = self._call(
+        return self._call(
             _info_git__git_checkout,
             {"branch_name": branch_name, "repo_path": repo_path},
             {},
-        )
-        return result.value
+        ).value
 
     def git_commit(self, *, message: str, repo_path: str) -> _ToolOutput:
         """Records changes to the repository
@@ -2057,10 +2046,9 @@ class GitTools(_ToolsBase):
 
         Wire name: 'git_commit'.
         """
-        result = self._call(
+        return self._call(
             _info_git__git_commit, {"message": message, "repo_path": repo_path}, {}
-        )
-        return result.value
+        ).value
 
     def git_create_branch(
         self,
@@ -2075,7 +2063,7 @@ class GitTools(_ToolsBase):
 
         Wire name: 'git_create_branch'.
         """
-        result = self._call(
+        return self._call(
             _info_git__git_create_branch,
             {
                 "branch_name": branch_name,
@@ -2083,8 +2071,7 @@ class GitTools(_ToolsBase):
                 "base_branch": base_branch,
             },
             {"base_branch": _NOT_GIVEN},
-        )
-        return result.value
+        ).value
 
     def git_diff(
         self,
@@ -2102,12 +2089,11 @@ class GitTools(_ToolsBase):
 
         Wire name: 'git_diff'.
         """
-        result = self._call(
+        return self._call(
             _info_git__git_diff,
             {"repo_path": repo_path, "target": target, "context_lines": context_lines},
             {"context_lines": _NOT_GIVEN},
-        )
-        return result.value
+        ).value
 
     def git_diff_staged(
         self, *, repo_path: str, context_lines: int | _NotGiven = _NOT_GIVEN
@@ -2121,12 +2107,11 @@ class GitTools(_ToolsBase):
 
         Wire name: 'git_diff_staged'.
         """
-        result = self._call(
+        return self._call(
             _info_git__git_diff_staged,
             {"repo_path": repo_path, "context_lines": context_lines},
             {"context_lines": _NOT_GIVEN},
-        )
-        return result.value
+        ).value
 
     def git_diff_unstaged(
         self, *, repo_path: str, context_lines: int | _NotGiven = _NOT_GIVEN
@@ -2140,12 +2125,11 @@ class GitTools(_ToolsBase):
 
         Wire name: 'git_diff_unstaged'.
         """
-        result = self._call(
+        return self._call(
             _info_git__git_diff_unstaged,
             {"repo_path": repo_path, "context_lines": context_lines},
             {"context_lines": _NOT_GIVEN},
-        )
-        return result.value
+        ).value
 
     def git_log(
         self,
@@ -2168,7 +2152,7 @@ class GitTools(_ToolsBase):
 
         Wire name: 'git_log'.
         """
-        result = self._call(
+        return self._call(
             _info_git__git_log,
             {
                 "repo_path": repo_path,
@@ -2181,8 +2165,7 @@ class GitTools(_ToolsBase):
                 "max_count": _NOT_GIVEN,
                 "start_timestamp": _NOT_GIVEN,
             },
-        )
-        return result.value
+        ).value
 
     def git_reset(self, *, repo_path: str) -> _ToolOutput:
         """Unstages all staged changes
@@ -2191,8 +2174,7 @@ class GitTools(_ToolsBase):
 
         Wire name: 'git_reset'.
         """
-        result = self._call(_info_git__git_reset, {"repo_path": repo_path}, {})
-        return result.value
+        return self._call(_info_git__git_reset, {"repo_path": repo_path}, {}).value
 
     def git_show(self, *, repo_path: str, revision: str) -> _ToolOutput:
         """Shows the contents of a commit, or of a file or directory given as <revision>:<path>
@@ -2201,10 +2183,9 @@ class GitTools(_ToolsBase):
 
         Wire name: 'git_show'.
         """
-        result = self._call(
+        return self._call(
             _info_git__git_show, {"repo_path": repo_path, "revision": revision}, {}
-        )
-        return result.value
+        ).value
 
     def git_status(self, *, repo_path: str) -> str:
         """Shows the working tree status
@@ -2215,8 +2196,7 @@ class GitTools(_ToolsBase):
 
         Wire name: 'git_status'.
         """
-        result = self._call(_info_git__git_status, {"repo_path": repo_path}, {})
-        return result.value
+        return self._call(_info_git__git_status, {"repo_path": repo_path}, {}).value
 
 
 class GitToolsResults(_ToolsResultsBase):
@@ -2463,10 +2443,11 @@ class AsyncGitTools(_AsyncToolsBase):
 
         Wire name: 'git_add'.
         """
-        result = await self._call(
-            _info_git__git_add, {"files": files, "repo_path": repo_path}, {}
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_git__git_add, {"files": files, "repo_path": repo_path}, {}
+            )
+        ).value
 
     async def git_branch(
         self,
@@ -2488,17 +2469,18 @@ class AsyncGitTools(_AsyncToolsBase):
 
         Wire name: 'git_branch'.
         """
-        result = await self._call(
-            _info_git__git_branch,
-            {
-                "branch_type": branch_type,
-                "repo_path": repo_path,
-                "contains": contains,
-                "not_contains": not_contains,
-            },
-            {"contains": _NOT_GIVEN, "not_contains": _NOT_GIVEN},
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_git__git_branch,
+                {
+                    "branch_type": branch_type,
+                    "repo_path": repo_path,
+                    "contains": contains,
+                    "not_contains": not_contains,
+                },
+                {"contains": _NOT_GIVEN, "not_contains": _NOT_GIVEN},
+            )
+        ).value
 
     async def git_checkout(self, *, branch_name: str, repo_path: str) -> _ToolOutput:
         """Switches branches
@@ -2507,12 +2489,13 @@ class AsyncGitTools(_AsyncToolsBase):
 
         Wire name: 'git_checkout'.
         """
-        result = await self._call(
-            _info_git__git_checkout,
-            {"branch_name": branch_name, "repo_path": repo_path},
-            {},
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_git__git_checkout,
+                {"branch_name": branch_name, "repo_path": repo_path},
+                {},
+            )
+        ).value
 
     async def git_commit(self, *, message: str, repo_path: str) -> _ToolOutput:
         """Records changes to the repository
@@ -2521,10 +2504,11 @@ class AsyncGitTools(_AsyncToolsBase):
 
         Wire name: 'git_commit'.
         """
-        result = await self._call(
-            _info_git__git_commit, {"message": message, "repo_path": repo_path}, {}
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_git__git_commit, {"message": message, "repo_path": repo_path}, {}
+            )
+        ).value
 
     async def git_create_branch(
         self,
@@ -2539,16 +2523,17 @@ class AsyncGitTools(_AsyncToolsBase):
 
         Wire name: 'git_create_branch'.
         """
-        result = await self._call(
-            _info_git__git_create_branch,
-            {
-                "branch_name": branch_name,
-                "repo_path": repo_path,
-                "base_branch": base_branch,
-            },
-            {"base_branch": _NOT_GIVEN},
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_git__git_create_branch,
+                {
+                    "branch_name": branch_name,
+                    "repo_path": repo_path,
+                    "base_branch": base_branch,
+                },
+                {"base_branch": _NOT_GIVEN},
+            )
+        ).value
 
     async def git_diff(
         self,
@@ -2566,12 +2551,17 @@ class AsyncGitTools(_AsyncToolsBase):
 
         Wire name: 'git_diff'.
         """
-        result = await self._call(
-            _info_git__git_diff,
-            {"repo_path": repo_path, "target": target, "context_lines": context_lines},
-            {"context_lines": _NOT_GIVEN},
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_git__git_diff,
+                {
+                    "repo_path": repo_path,
+                    "target": target,
+                    "context_lines": context_lines,
+                },
+                {"context_lines": _NOT_GIVEN},
+            )
+        ).value
 
     async def git_diff_staged(
         self, *, repo_path: str, context_lines: int | _NotGiven = _NOT_GIVEN
@@ -2585,12 +2575,13 @@ class AsyncGitTools(_AsyncToolsBase):
 
         Wire name: 'git_diff_staged'.
         """
-        result = await self._call(
-            _info_git__git_diff_staged,
-            {"repo_path": repo_path, "context_lines": context_lines},
-            {"context_lines": _NOT_GIVEN},
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_git__git_diff_staged,
+                {"repo_path": repo_path, "context_lines": context_lines},
+                {"context_lines": _NOT_GIVEN},
+            )
+        ).value
 
     async def git_diff_unstaged(
         self, *, repo_path: str, context_lines: int | _NotGiven = _NOT_GIVEN
@@ -2604,12 +2595,13 @@ class AsyncGitTools(_AsyncToolsBase):
 
         Wire name: 'git_diff_unstaged'.
         """
-        result = await self._call(
-            _info_git__git_diff_unstaged,
-            {"repo_path": repo_path, "context_lines": context_lines},
-            {"context_lines": _NOT_GIVEN},
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_git__git_diff_unstaged,
+                {"repo_path": repo_path, "context_lines": context_lines},
+                {"context_lines": _NOT_GIVEN},
+            )
+        ).value
 
     async def git_log(
         self,
@@ -2632,21 +2624,22 @@ class AsyncGitTools(_AsyncToolsBase):
 
         Wire name: 'git_log'.
         """
-        result = await self._call(
-            _info_git__git_log,
-            {
-                "repo_path": repo_path,
-                "end_timestamp": end_timestamp,
-                "max_count": max_count,
-                "start_timestamp": start_timestamp,
-            },
-            {
-                "end_timestamp": _NOT_GIVEN,
-                "max_count": _NOT_GIVEN,
-                "start_timestamp": _NOT_GIVEN,
-            },
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_git__git_log,
+                {
+                    "repo_path": repo_path,
+                    "end_timestamp": end_timestamp,
+                    "max_count": max_count,
+                    "start_timestamp": start_timestamp,
+                },
+                {
+                    "end_timestamp": _NOT_GIVEN,
+                    "max_count": _NOT_GIVEN,
+                    "start_timestamp": _NOT_GIVEN,
+                },
+            )
+        ).value
 
     async def git_reset(self, *, repo_path: str) -> _ToolOutput:
         """Unstages all staged changes
@@ -2655,8 +2648,9 @@ class AsyncGitTools(_AsyncToolsBase):
 
         Wire name: 'git_reset'.
         """
-        result = await self._call(_info_git__git_reset, {"repo_path": repo_path}, {})
-        return result.value
+        return (
+            await self._call(_info_git__git_reset, {"repo_path": repo_path}, {})
+        ).value
 
     async def git_show(self, *, repo_path: str, revision: str) -> _ToolOutput:
         """Shows the contents of a commit, or of a file or directory given as <revision>:<path>
@@ -2665,10 +2659,11 @@ class AsyncGitTools(_AsyncToolsBase):
 
         Wire name: 'git_show'.
         """
-        result = await self._call(
-            _info_git__git_show, {"repo_path": repo_path, "revision": revision}, {}
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_git__git_show, {"repo_path": repo_path, "revision": revision}, {}
+            )
+        ).value
 
     async def git_status(self, *, repo_path: str) -> str:
         """Shows the working tree status
@@ -2679,8 +2674,9 @@ class AsyncGitTools(_AsyncToolsBase):
 
         Wire name: 'git_status'.
         """
-        result = await self._call(_info_git__git_status, {"repo_path": repo_path}, {})
-        return result.value
+        return (
+            await self._call(_info_git__git_status, {"repo_path": repo_path}, {})
+        ).value
 
 
 class AsyncGitToolsResults(_AsyncToolsResultsBase):

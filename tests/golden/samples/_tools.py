@@ -154,12 +154,11 @@ class SkillsTools(_ToolsBase):
 
         Wire name: 'current_time'.
         """
-        result = self._call(
+        return self._call(
             _info_skills__current_time,
             {"at": at, "timezone": timezone},
             {"at": _NOT_GIVEN, "timezone": _NOT_GIVEN},
-        )
-        return result.value
+        ).value
 
     def summarize_text(
         self, *, text: str, max_sentences: int | _NotGiven = _NOT_GIVEN
@@ -176,12 +175,11 @@ class SkillsTools(_ToolsBase):
 
         Wire name: 'summarize_text'.
         """
-        result = self._call(
+        return self._call(
             _info_skills__summarize_text,
             {"text": text, "max_sentences": max_sentences},
             {"max_sentences": _NOT_GIVEN},
-        )
-        return result.value
+        ).value
 
     def unit_convert(
         self,
@@ -237,12 +235,11 @@ class SkillsTools(_ToolsBase):
 
         Wire name: 'unit_convert'.
         """
-        result = self._call(
+        return self._call(
             _info_skills__unit_convert,
             {"from_unit": from_unit, "to_unit": to_unit, "value": value},
             {},
-        )
-        return result.value
+        ).value
 
     def web_search(
         self, *, query: str, max_results: int | _NotGiven = _NOT_GIVEN
@@ -259,12 +256,11 @@ class SkillsTools(_ToolsBase):
 
         Wire name: 'web_search'.
         """
-        result = self._call(
+        return self._call(
             _info_skills__web_search,
             {"query": query, "max_results": max_results},
             {"max_results": _NOT_GIVEN},
-        )
-        return result.value
+        ).value
 
 
 class SkillsToolsResults(_ToolsResultsBase):
@@ -448,12 +444,13 @@ class AsyncSkillsTools(_AsyncToolsBase):
 
         Wire name: 'current_time'.
         """
-        result = await self._call(
-            _info_skills__current_time,
-            {"at": at, "timezone": timezone},
-            {"at": _NOT_GIVEN, "timezone": _NOT_GIVEN},
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_skills__current_time,
+                {"at": at, "timezone": timezone},
+                {"at": _NOT_GIVEN, "timezone": _NOT_GIVEN},
+            )
+        ).value
 
     async def summarize_text(
         self, *, text: str, max_sentences: int | _NotGiven = _NOT_GIVEN
@@ -470,12 +467,13 @@ class AsyncSkillsTools(_AsyncToolsBase):
 
         Wire name: 'summarize_text'.
         """
-        result = await self._call(
-            _info_skills__summarize_text,
-            {"text": text, "max_sentences": max_sentences},
-            {"max_sentences": _NOT_GIVEN},
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_skills__summarize_text,
+                {"text": text, "max_sentences": max_sentences},
+                {"max_sentences": _NOT_GIVEN},
+            )
+        ).value
 
     async def unit_convert(
         self,
@@ -531,12 +529,13 @@ class AsyncSkillsTools(_AsyncToolsBase):
 
         Wire name: 'unit_convert'.
         """
-        result = await self._call(
-            _info_skills__unit_convert,
-            {"from_unit": from_unit, "to_unit": to_unit, "value": value},
-            {},
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_skills__unit_convert,
+                {"from_unit": from_unit, "to_unit": to_unit, "value": value},
+                {},
+            )
+        ).value
 
     async def web_search(
         self, *, query: str, max_results: int | _NotGiven = _NOT_GIVEN
@@ -553,12 +552,13 @@ class AsyncSkillsTools(_AsyncToolsBase):
 
         Wire name: 'web_search'.
         """
-        result = await self._call(
-            _info_skills__web_search,
-            {"query": query, "max_results": max_results},
-            {"max_results": _NOT_GIVEN},
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_skills__web_search,
+                {"query": query, "max_results": max_results},
+                {"max_results": _NOT_GIVEN},
+            )
+        ).value
 
 
 class AsyncSkillsToolsResults(_AsyncToolsResultsBase):

@@ -45,6 +45,7 @@ from ._tools import (
     ToolsResults,
     ToolsTasks,
 )
+from ._version import __version__ as __version__
 
 if TYPE_CHECKING:
     from ._runtime import ToolOutput

@@ -110,7 +110,7 @@ class TimeTools(_ToolsBase):
 
         Wire name: 'convert_time'.
         """
-        result = self._call(
+        return self._call(
             _info_time__convert_time,
             {
                 "source_timezone": source_timezone,
@@ -118,8 +118,7 @@ class TimeTools(_ToolsBase):
                 "time": time,
             },
             {},
-        )
-        return result.value
+        ).value
 
     def get_current_time(self, *, timezone: str) -> _o.TimeGetCurrentTimeOutput:
         """Get current time in a specific timezone
@@ -131,8 +130,9 @@ class TimeTools(_ToolsBase):
 
         Wire name: 'get_current_time'.
         """
-        result = self._call(_info_time__get_current_time, {"timezone": timezone}, {})
-        return result.value
+        return self._call(
+            _info_time__get_current_time, {"timezone": timezone}, {}
+        ).value
 
 
 class TimeToolsResults(_ToolsResultsBase):
@@ -204,16 +204,17 @@ class AsyncTimeTools(_AsyncToolsBase):
 
         Wire name: 'convert_time'.
         """
-        result = await self._call(
-            _info_time__convert_time,
-            {
-                "source_timezone": source_timezone,
-                "target_timezone": target_timezone,
-                "time": time,
-            },
-            {},
-        )
-        return result.value
+        return (
+            await self._call(
+                _info_time__convert_time,
+                {
+                    "source_timezone": source_timezone,
+                    "target_timezone": target_timezone,
+                    "time": time,
+                },
+                {},
+            )
+        ).value
 
     async def get_current_time(self, *, timezone: str) -> _o.TimeGetCurrentTimeOutput:
         """Get current time in a specific timezone
@@ -225,10 +226,9 @@ class AsyncTimeTools(_AsyncToolsBase):
 
         Wire name: 'get_current_time'.
         """
-        result = await self._call(
-            _info_time__get_current_time, {"timezone": timezone}, {}
-        )
-        return result.value
+        return (
+            await self._call(_info_time__get_current_time, {"timezone": timezone}, {})
+        ).value
 
 
 class AsyncTimeToolsResults(_AsyncToolsResultsBase):

@@ -21,9 +21,15 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from mas.runtime.code_mode import (
+from mas.runtime.code_mode.core import (
+    DEFAULT_MAX_CONCURRENT_RUNS,
     DEFAULT_MAX_MEMORY_BYTES,
+    DEFAULT_MAX_OUTPUT_CHARS,
+    DEFAULT_MAX_PARALLEL_CALLS,
+    DEFAULT_MAX_QUEUE_SECONDS,
+    DEFAULT_MAX_QUEUED_RUNS,
     DEFAULT_MAX_TOOL_CALLS,
+    DEFAULT_MAX_VALUE_CHARS,
     DEFAULT_TIMEOUT_SECONDS,
     CodeMode,
     CodeRun,
@@ -53,6 +59,10 @@ def add_commands(commands: Any, common: argparse.ArgumentParser, epilog: str) ->
                         help=f"tool calls a run may make (default {DEFAULT_MAX_TOOL_CALLS})")  # fmt: skip
     limits.add_argument("--max-memory", type=int, default=DEFAULT_MAX_MEMORY_BYTES, metavar="BYTES",
                         help=f"sandbox heap limit (default {DEFAULT_MAX_MEMORY_BYTES})")  # fmt: skip
+    limits.add_argument("--max-output", type=int, default=DEFAULT_MAX_OUTPUT_CHARS, metavar="CHARS",
+                        help=f"printed output kept; the rest is cut (default {DEFAULT_MAX_OUTPUT_CHARS})")  # fmt: skip
+    limits.add_argument("--max-value", type=int, default=DEFAULT_MAX_VALUE_CHARS, metavar="CHARS",
+                        help=f"the value's JSON at most (default {DEFAULT_MAX_VALUE_CHARS})")  # fmt: skip
     code = commands.add_parser(
         "code", help="type-check or run agent code against a generated package (code mode)", epilog=epilog,
         formatter_class=fmt,
@@ -68,6 +78,14 @@ def add_commands(commands: Any, common: argparse.ArgumentParser, epilog: str) ->
         epilog=epilog, formatter_class=fmt,
     )  # fmt: skip
     serve.add_argument("--code-mode", action="store_true", required=True, help="serve code mode (required)")
+    serve.add_argument("--max-concurrent-runs", type=int, default=DEFAULT_MAX_CONCURRENT_RUNS, metavar="N",
+                       help=f"runs executing at once (default {DEFAULT_MAX_CONCURRENT_RUNS})")  # fmt: skip
+    serve.add_argument("--max-queue-seconds", type=float, default=DEFAULT_MAX_QUEUE_SECONDS, metavar="S",
+                       help=f"seconds a run may wait for a turn (default {DEFAULT_MAX_QUEUE_SECONDS:g})")  # fmt: skip
+    serve.add_argument("--max-queued-runs", type=int, default=DEFAULT_MAX_QUEUED_RUNS, metavar="N",
+                       help=f"runs that may wait for a turn (default {DEFAULT_MAX_QUEUED_RUNS})")  # fmt: skip
+    serve.add_argument("--max-parallel-calls", type=int, default=DEFAULT_MAX_PARALLEL_CALLS, metavar="N",
+                       help=f"gathered calls in flight per run (default {DEFAULT_MAX_PARALLEL_CALLS})")  # fmt: skip
     serve.add_argument("--http", action="store_true", help="streamable HTTP instead of stdio")
     serve.add_argument("--host", default="127.0.0.1", help="HTTP address (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8770, help="HTTP port (default 8770)")
@@ -96,10 +114,10 @@ def _read(file: str) -> tuple[str, str]:
         raise UsageError(f"{file}: cannot read it ({getattr(exc, 'strerror', None) or exc})") from exc
 
 
-def _mode(provider: Any, spec: str) -> CodeMode:
+def _mode(provider: Any, spec: str, **shared: Any) -> CodeMode:
     try:
-        return CodeMode(provider, package=load_package(spec))
-    except ValueError as exc:
+        return CodeMode(provider, package=load_package(spec), **shared)
+    except ValueError as exc:  # no stubs, or a limit out of range
         raise UsageError(str(exc)) from exc
 
 
@@ -151,6 +169,8 @@ def code_command(args: argparse.Namespace, progress: Progress, open_registry: An
                     timeout_seconds=args.timeout,
                     max_tool_calls=args.max_tool_calls,
                     max_memory_bytes=args.max_memory,
+                    max_output_chars=args.max_output,
+                    max_value_chars=args.max_value,
                 )
         finally:
             registry.close()
@@ -180,13 +200,20 @@ def _report(run: CodeRun, name: str, as_json: bool, prog: str) -> int:
 
 
 def serve_command(args: argparse.Namespace, progress: Progress, open_registry: Any, prog: str) -> int:
-    from mas.runtime.code_mode_server import build_server, serve_http, serve_stdio
+    from mas.runtime.code_mode.server import build_server, serve_http, serve_stdio
 
     try:
         load_package(args.package)
-        with open_registry(args, progress) as registry, _mode(registry, args.package) as mode:
+        shared = {
+            "max_concurrent_runs": args.max_concurrent_runs,
+            "max_queue_seconds": args.max_queue_seconds,
+            "max_queued_runs": args.max_queued_runs,
+            "max_parallel_calls": args.max_parallel_calls,
+        }
+        with open_registry(args, progress) as registry, _mode(registry, args.package, **shared) as mode:
             limits = {"timeout_seconds": args.timeout, "max_tool_calls": args.max_tool_calls,
-                      "max_memory_bytes": args.max_memory}  # fmt: skip
+                      "max_memory_bytes": args.max_memory, "max_output_chars": args.max_output,
+                      "max_value_chars": args.max_value}  # fmt: skip
             server = build_server(mode, **limits)
             if args.http:
                 print(f"{prog}: code mode on http://{args.host}:{args.port}/mcp; Ctrl-C stops it", file=sys.stderr)

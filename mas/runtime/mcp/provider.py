@@ -6,7 +6,7 @@ sends ``tools/call`` with the same name and arguments; results come back as
 connection failures and unknown tools all become one-line error envelopes naming the server.
 
 Threading model: each provider owns a private event loop on a daemon thread
-(:class:`~mas.runtime._loop.BackgroundLoop`). One long-lived task on that loop enters the SDK's
+(:class:`~mas.runtime.mcp._loop.BackgroundLoop`). One long-lived task on that loop enters the SDK's
 transport and ``ClientSession`` context managers and later exits them (the SDK requires the
 same task for both; see ``_mcp_session``). Sync methods block on that loop; async methods await
 it from any loop. A sync call made on the provider's own loop thread (for example from inside a
@@ -35,7 +35,7 @@ import dataclasses
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from contextlib import suppress
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, cast
@@ -46,11 +46,10 @@ from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter, ValidationError
 
 from mas.runtime import redact
-from mas.runtime._error_kinds import kind_of_error_code, kind_of_error_result, kind_of_invalid_params, url_elicitations
-from mas.runtime._lenient_listing import CacheHint, list_page, teach
-from mas.runtime._lenient_listing import summary as listing_summary
-from mas.runtime._loop import BackgroundLoop, LoopThreadError
-from mas.runtime._mcp_convert import (
+from mas.runtime.config import MCPServerConfig
+from mas.runtime.contracts._rules import one_line
+from mas.runtime.contracts.tool_contract import ERROR_KIND_KEY, CallOptions, ToolResultEnvelope
+from mas.runtime.mcp._convert import (
     ToolServerError,
     clip,
     dump_wire,
@@ -59,9 +58,20 @@ from mas.runtime._mcp_convert import (
     server_identity,
     tool_entry_from_mcp,
 )
-from mas.runtime._mcp_input import TOKEN_PREFIX, PendingCall
-from mas.runtime._mcp_session import Connection, ProgressCallback, ProgressRelay, SessionKeeper
-from mas.runtime._mcp_tasks import (
+from mas.runtime.mcp._error_kinds import (
+    kind_of_error_code,
+    kind_of_error_result,
+    kind_of_invalid_params,
+    url_elicitations,
+)
+from mas.runtime.mcp._input import TOKEN_PREFIX, PendingCall
+from mas.runtime.mcp._lenient_listing import CacheHint, list_page, teach
+from mas.runtime.mcp._lenient_listing import summary as listing_summary
+from mas.runtime.mcp._loop import BackgroundLoop, LoopThreadError
+from mas.runtime.mcp._oauth import AuthorizeCallback
+from mas.runtime.mcp._session import Connection, ProgressCallback, ProgressRelay, SessionKeeper
+from mas.runtime.mcp._surface import ServerSurface
+from mas.runtime.mcp._tasks import (
     MAX_WAIT_SECONDS,
     TASK_CANCEL_PREFIX,
     TASK_PREFIX,
@@ -74,11 +84,7 @@ from mas.runtime._mcp_tasks import (
     state_of_created,
     task_support_of,
 )
-from mas.runtime._oauth import AuthorizeCallback
-from mas.runtime._wire import non_json_number
-from mas.runtime.config import MCPServerConfig
-from mas.runtime.contracts._rules import one_line
-from mas.runtime.contracts.tool_contract import ERROR_KIND_KEY, CallOptions, ToolResultEnvelope
+from mas.runtime.mcp._wire import non_json_number
 from mas.runtime.tool_filters import agent_facing
 
 if TYPE_CHECKING:
@@ -95,7 +101,7 @@ __all__ = [
     "ToolServerError",
 ]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("mas.runtime.mcp_provider")  # the name users see in log lines, as before the move
 
 _POLL_SECONDS = 0.05  # how often a cancel_event is polled
 _INPUT_RESPONSES: TypeAdapter[dict[str, types.InputResponse]] = TypeAdapter(dict[str, types.InputResponse])
@@ -151,6 +157,9 @@ class MCPToolProvider:
         self._runner = BackgroundLoop(f"MCP server {config.name!r}", async_hint="acall_tool()/alist_tools()")
         self._keeper = SessionKeeper(config, authorize=authorize)
         self._keeper.on_list_changed = self._on_list_changed
+        #: Resources, templates, prompts and completions (the ServerContract; ``mcp._surface``).
+        self._surface = ServerSurface(config, self._keeper)
+        self._keeper.on_surface_changed = self._surface.forget
         #: Run-time pinning (``mas.runtime.pinning``), given by the registry; None when not pinned.
         self._pin: ServerPin | None = None
         self._cache: tuple[float, list[dict[str, Any]]] | None = None
@@ -304,6 +313,112 @@ class MCPToolProvider:
             self._pin.check(tools)  # every listing fetched is compared with the lock (item 13)
             conn.pin_checked = generation
         return tools
+
+    # --- the server surface: resources, templates, prompts, completions (ServerContract) ------
+    def list_resources(self) -> list[dict[str, Any]]:
+        """The server's resources (MCP ``Resource`` objects, every page); [] when it declares none.
+        Raises :class:`ToolServerError` when they cannot be listed."""
+        self._check_open()
+        return self._runner.run(self._surface.listing("resources"))
+
+    async def alist_resources(self) -> list[dict[str, Any]]:
+        self._check_open()
+        return await self._runner.arun(self._surface.listing("resources"))
+
+    def list_resource_templates(self) -> list[dict[str, Any]]:
+        self._check_open()
+        return self._runner.run(self._surface.listing("resource_templates"))
+
+    async def alist_resource_templates(self) -> list[dict[str, Any]]:
+        self._check_open()
+        return await self._runner.arun(self._surface.listing("resource_templates"))
+
+    def list_prompts(self) -> list[dict[str, Any]]:
+        self._check_open()
+        return self._runner.run(self._surface.listing("prompts"))
+
+    async def alist_prompts(self) -> list[dict[str, Any]]:
+        self._check_open()
+        return await self._runner.arun(self._surface.listing("prompts"))
+
+    def read_resource(self, uri: str, *, timeout_seconds: float | None = None) -> ToolResultEnvelope:
+        """``resources/read``; never raises: a failure is an error envelope with its kind."""
+        return self._surface_request(f"resources/read {uri!r}", self._surface.read(uri, timeout_seconds))
+
+    async def aread_resource(self, uri: str, *, timeout_seconds: float | None = None) -> ToolResultEnvelope:
+        return await self._asurface_request(f"resources/read {uri!r}", self._surface.read(uri, timeout_seconds))
+
+    def get_prompt(
+        self, name: str, arguments: Mapping[str, str] | None = None, *, timeout_seconds: float | None = None
+    ) -> ToolResultEnvelope:
+        """``prompts/get``; never raises. Under ``pin`` a prompt that differs from the lock is refused."""
+        return self._surface_request(f"prompts/get {name!r}", self._pinned_prompt(name, arguments, timeout_seconds))
+
+    async def aget_prompt(
+        self, name: str, arguments: Mapping[str, str] | None = None, *, timeout_seconds: float | None = None
+    ) -> ToolResultEnvelope:
+        return await self._asurface_request(
+            f"prompts/get {name!r}", self._pinned_prompt(name, arguments, timeout_seconds)
+        )
+
+    def complete(
+        self,
+        ref: Mapping[str, Any],
+        argument: str,
+        value: str,
+        *,
+        context: Mapping[str, str] | None = None,
+        timeout_seconds: float | None = None,
+    ) -> ToolResultEnvelope:
+        """``completion/complete`` for a prompt argument or a template variable; never raises."""
+        work = self._surface.complete(ref, argument, value, context, timeout_seconds)
+        return self._surface_request("completion/complete", work)
+
+    async def acomplete(
+        self,
+        ref: Mapping[str, Any],
+        argument: str,
+        value: str,
+        *,
+        context: Mapping[str, str] | None = None,
+        timeout_seconds: float | None = None,
+    ) -> ToolResultEnvelope:
+        work = self._surface.complete(ref, argument, value, context, timeout_seconds)
+        return await self._asurface_request("completion/complete", work)
+
+    async def _pinned_prompt(
+        self, name: str, arguments: Mapping[str, str] | None, timeout_seconds: float | None
+    ) -> ToolResultEnvelope:
+        if self._pin is not None and self._pin.prompts is not None:
+            try:
+                self._pin.check_prompts(await self._surface.listing("prompts"))
+            except ToolServerError as exc:
+                return self._pin.prompt_unverified(name, exc.detail) or await self._surface.prompt(
+                    name, arguments, timeout_seconds
+                )
+            refused = self._pin.prompt_refusal(name)
+            if refused is not None:
+                return refused
+        return await self._surface.prompt(name, arguments, timeout_seconds)
+
+    def _surface_request(self, label: str, work: Coroutine[Any, Any, ToolResultEnvelope]) -> ToolResultEnvelope:
+        if self._keeper.closed:
+            work.close()
+            return self._surface.failure(label, "failed: the provider is closed", "unavailable")
+        self._runner.check_blocking()
+        try:
+            return self._runner.run(work)
+        except Exception as exc:
+            return self._surface.failure(label, f"failed: {self._keeper.text(exc)}", "unavailable")
+
+    async def _asurface_request(self, label: str, work: Coroutine[Any, Any, ToolResultEnvelope]) -> ToolResultEnvelope:
+        if self._keeper.closed:
+            work.close()
+            return self._surface.failure(label, "failed: the provider is closed", "unavailable")
+        try:
+            return await self._runner.arun(work)
+        except Exception as exc:
+            return self._surface.failure(label, f"failed: {self._keeper.text(exc)}", "unavailable")
 
     # --- tasks ---------------------------------------------------------------------------------
     def task_dialect(self) -> str | None:

@@ -149,7 +149,7 @@ class _Ack(types.Result):
 async def _resolve_unclaimed(result: CreatedTask, ctx: ClaimContext) -> types.CallToolResult:
     # The provider drives tasks itself (it calls with allow_claimed=True); this resolver is only
     # what the SDK requires a claim to carry, for a session used without the provider.
-    raise RuntimeError(f"task {result.task_id!r} must be followed by the provider (mas.runtime._mcp_tasks)")
+    raise RuntimeError(f"task {result.task_id!r} must be followed by the provider (mas.runtime.mcp._tasks)")
 
 
 def client_extension_kwargs() -> dict[str, Any]:

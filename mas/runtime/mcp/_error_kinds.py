@@ -9,6 +9,8 @@ stays ``tool_error``, so a tool that merely mentions "validation" is never mista
 * The Python SDK (FastMCP in mcp 1.x, MCPServer in 2.x) validates arguments with a pydantic model
   named ``<tool>Arguments``: ``Error executing tool add: 1 validation error for addArguments``.
   It says ``Unknown tool: x`` for a name it does not have.
+* The mcp 1.x low-level ``Server`` checks arguments against the input schema with jsonschema and
+  answers ``Input validation error: 'ls' is not of type 'array'``.
 * The TypeScript SDK validates with zod and turns its own McpError into the result text:
   ``MCP error -32602: Input validation error: Invalid arguments for tool echo: ...``, and
   ``MCP error -32602: Tool nope not found``.
@@ -46,7 +48,10 @@ _UNKNOWN_TOOL = (
 _INVALID_ARGUMENTS = (
     re.compile(r"^Error executing tool \S+: \d+ validation errors? for \S+Arguments\b"),  # pydantic
     re.compile(r"^MCP error -32602: "),  # TypeScript SDK: its invalid-params McpError as a result
-    re.compile(r"^Input validation error: Invalid arguments for tool "),  # TypeScript SDK, unprefixed
+    # The mcp 1.x low-level Server's own jsonschema check (``Input validation error: 'ls' is not of
+    # type 'array'``, mcp 1.10 to 1.x), and the TypeScript SDK's unprefixed ``Input validation
+    # error: Invalid arguments for tool x``.
+    re.compile(r"^Input validation error: "),
 )
 
 

@@ -57,8 +57,8 @@ from mcp.shared.auth import (
 from mcp.shared.auth_utils import check_resource_allowed, resource_url_from_server_url
 from pydantic import ValidationError
 
-from mas.runtime._mcp_convert import ToolServerError
 from mas.runtime.config import MCPServerConfig, OAuthConfig
+from mas.runtime.mcp._convert import ToolServerError
 
 __all__ = [
     "TOKEN_DIR_ENV",

@@ -33,15 +33,15 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from mas.runtime import redact
-from mas.runtime._http_limits import ACCEPT_ENCODING, HttpState, limit_responses
-from mas.runtime._mcp_convert import ToolServerError, clip, exception_text, resolve_headers, scrub
-from mas.runtime._mcp_input import InputBridge
-from mas.runtime._mcp_tasks import client_extension_kwargs
-from mas.runtime._oauth import AuthorizeCallback, build_auth
-from mas.runtime._server_stderr import StderrSink
-from mas.runtime._server_stderr import report as report_stderr
-from mas.runtime._stdio import StdioLimits, StdioState, stdio_transport
 from mas.runtime.config import MCPServerConfig
+from mas.runtime.mcp._convert import ToolServerError, clip, exception_text, resolve_headers, scrub
+from mas.runtime.mcp._http_limits import ACCEPT_ENCODING, HttpState, limit_responses
+from mas.runtime.mcp._input import InputBridge
+from mas.runtime.mcp._oauth import AuthorizeCallback, build_auth
+from mas.runtime.mcp._server_stderr import StderrSink
+from mas.runtime.mcp._server_stderr import report as report_stderr
+from mas.runtime.mcp._stdio import StdioLimits, StdioState, stdio_transport
+from mas.runtime.mcp._tasks import client_extension_kwargs
 
 __all__ = [
     "CLIENT_INFO",
@@ -158,6 +158,8 @@ class SessionKeeper:
         self._auth_built = False
         #: Called when the server says its tool list changed (the provider drops its cache).
         self.on_list_changed: Callable[[], None] | None = None
+        #: Called when the server says its resources or prompts changed (the surface drops its cache).
+        self.on_surface_changed: Callable[[], None] | None = None
         #: Subscribe to tools/list_changed on modern (2026-07-28) sessions: set for pinned servers.
         self.watch_tools = False
 
@@ -362,7 +364,7 @@ class SessionKeeper:
             # tool-server-registry.md, "Server stderr"); registered first, so it drains last.
             sink = StderrSink(self.name, self.scrub)
             stack.callback(self._stderr_done, sink)
-            # Our own reader, not the SDK's stdio_client: see mas/runtime/_stdio.py for why (mcp 2.3.0).
+            # Our own reader, not the SDK's stdio_client: see mas/runtime/mcp/_stdio.py for why (mcp 2.3.0).
             state = StdioState(self.name)
             if conn.stdio is not None:  # a handshake fallback's second process: one count, one warning
                 state.noise, state.first_noise = conn.stdio.noise, conn.stdio.first_noise
@@ -375,7 +377,7 @@ class SessionKeeper:
         headers, secrets = resolve_headers(cfg)
         self.secrets |= secrets
         # Every response body is bounded by max_result_bytes and max_json_depth on its way to the
-        # SDK (mcp 2.3.0 reads a JSON answer whole, unbounded): see mas/runtime/_http_limits.py.
+        # SDK (mcp 2.3.0 reads a JSON answer whole, unbounded): see mas/runtime/mcp/_http_limits.py.
         bounds = HttpState(self.name)
         bounds.on_fault.append(lambda reason: self._faulted(conn))
         conn.http = bounds
@@ -441,6 +443,9 @@ class SessionKeeper:
         elif isinstance(message, types.ToolListChangedNotification):  # the initialize-era form
             if self._conn is not None:
                 self._tools_changed(self._conn)
+        elif isinstance(message, types.ResourceListChangedNotification | types.PromptListChangedNotification):
+            if self.on_surface_changed is not None:
+                self.on_surface_changed()
         await anyio.lowlevel.checkpoint()
 
     def _tools_changed(self, conn: Connection) -> None:

@@ -35,7 +35,7 @@ from typing import Any
 
 import httpx2
 
-from mas.runtime._stdio import REFUSED, StdioLimits, answer_id, json_depth, too_big, too_deep
+from mas.runtime.mcp._stdio import REFUSED, StdioLimits, answer_id, json_depth, too_big, too_deep
 
 __all__ = ["ACCEPT_ENCODING", "AnswerRefused", "HttpLimits", "HttpState", "limit_responses"]
 

@@ -20,7 +20,7 @@ from mcp.client.session import ClientSession
 from mcp_types import methods
 from pydantic import ValidationError
 
-from mas.runtime._mcp_convert import ToolServerError, dump_wire
+from mas.runtime.mcp._convert import ToolServerError, dump_wire
 
 __all__ = ["CacheHint", "Page", "list_page", "summary", "teach"]
 

@@ -11,22 +11,27 @@ per diagnostic, which names the argument or key at fault, so the model can repai
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
+import threading
 from typing import Any
 
+import anyio
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
 
-from mas.runtime.code_mode import CodeMode, CodeRun
+from mas.runtime.code_mode.core import CodeMode, CodeRun
 
-__all__ = ["SERVER_NAME", "WHOLE_API_MAX_CHARS", "build_server", "serve_http", "serve_stdio"]
+__all__ = ["SEARCH_QUERY_MAX_CHARS", "SERVER_NAME", "WHOLE_API_MAX_CHARS", "build_server", "serve_http", "serve_stdio"]
 
 SERVER_NAME = "toolgen-code-mode"
 #: Up to this many characters the whole API goes into run_code's description (about 4,000 tokens).
 WHOLE_API_MAX_CHARS = 16_000
 _SEARCH_LIMIT_MAX = 20
+#: A search_tools query longer than this is refused (the search runs off the event loop as well).
+SEARCH_QUERY_MAX_CHARS = 1_000
 
 
 def _run_description(mode: CodeMode) -> str:
@@ -78,11 +83,14 @@ def _text(text: str) -> list[types.ContentBlock]:
 
 
 def run_reply(run: CodeRun) -> types.CallToolResult:
-    """A run as a tool result: the value and output, or (``isError``) what stopped it."""
+    """A run as a tool result: the text the model reads has the value and the printed output (or,
+    ``isError``, what stopped the run), each once; ``structuredContent`` has what a program needs
+    besides (the calls, the error's kind), never a second copy of the value or the output."""
     calls = [
         {"tool": c.wire_name, "arguments": c.arguments, "seconds": round(c.seconds, 4), "error": c.error}
         for c in run.calls
     ]
+    structured: dict[str, Any] = {"ok": run.error is None, "calls": calls, "error": None}
     if run.error is not None:
         if run.error.kind == "check":
             lines = [f"line {d.line}, column {d.column}: {d.code}: {d.message}" for d in run.error.diagnostics]
@@ -91,19 +99,19 @@ def run_reply(run: CodeRun) -> types.CallToolResult:
             text = f"The code stopped ({run.error.kind}): {run.error.message}"
             if run.output:
                 text += f"\nIt printed:\n{run.output}"
-        structured: dict[str, Any] = {"error": {"kind": run.error.kind, "message": run.error.message}}
-        structured["output"] = run.output
-        structured["calls"] = calls
+        structured["error"] = {"kind": run.error.kind, "message": run.error.message}
         return types.CallToolResult(content=_text(text), structured_content=structured, is_error=True)
-    value = json.dumps(run.value, ensure_ascii=False, default=repr)
+    value = json.dumps(run.value, ensure_ascii=False)
     text = f"value: {value}" + (f"\noutput:\n{run.output}" if run.output else "")
-    structured = json.loads(json.dumps({"value": run.value, "output": run.output, "calls": calls}, default=repr))
     return types.CallToolResult(content=_text(text), structured_content=structured)
 
 
 def build_server(mode: CodeMode, **run_limits: Any) -> Server[Any]:
     """A low-level Server with the two code-mode tools; ``run_limits`` go to every ``mode.run``."""
     listing = _tools(mode)
+    # Threads for runs: every run CodeMode lets execute or wait, and one more, so a request past
+    # the queue's bound reaches CodeMode and hears "busy" at once instead of waiting for a thread.
+    runs = anyio.CapacityLimiter(mode.max_concurrent_runs + mode.max_queued_runs + 1)
 
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -118,13 +126,31 @@ def build_server(mode: CodeMode, **run_limits: Any) -> Server[Any]:
             query, limit = args.get("query"), args.get("limit", 5)
             if not isinstance(query, str) or not isinstance(limit, int) or isinstance(limit, bool):
                 return types.CallToolResult(content=_text("query must be a string and limit an integer"), is_error=True)
-            return types.CallToolResult(content=_text(mode.search(query, max(1, min(limit, _SEARCH_LIMIT_MAX)))))
+            if len(query) > SEARCH_QUERY_MAX_CHARS:
+                return types.CallToolResult(
+                    content=_text(f"the query is {len(query):,} characters; at most {SEARCH_QUERY_MAX_CHARS:,}: "
+                                  "a few words about what the tools should do"),
+                    is_error=True,
+                )  # fmt: skip
+            # Off the event loop: another client's request is never held up by a search.
+            found = await anyio.to_thread.run_sync(mode.search, query, max(1, min(limit, _SEARCH_LIMIT_MAX)))
+            return types.CallToolResult(content=_text(found))
         if params.name == "run_code":
             code = args.get("code")
             if not isinstance(code, str):
                 return types.CallToolResult(content=_text("code must be a string"), is_error=True)
-            # CodeMode.run blocks (the sandbox and the registry are synchronous): off the event loop.
-            run = await asyncio.to_thread(mode.run, code, **run_limits)
+            # CodeMode.run blocks (the sandbox and the registry are synchronous): off the event loop,
+            # in threads of our own (CodeMode bounds how many run and wait). A request the client
+            # cancels, or abandons, sets the run's cancel event: its sandbox and calls stop at once.
+            cancel = threading.Event()
+            try:
+                run = await anyio.to_thread.run_sync(
+                    functools.partial(mode.run, code, cancel_event=cancel, **run_limits),
+                    abandon_on_cancel=True,
+                    limiter=runs,
+                )
+            finally:
+                cancel.set()
             return run_reply(run)
         raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
 
