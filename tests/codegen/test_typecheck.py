@@ -273,7 +273,11 @@ def test_pyright_strict_accepts_correct_code(pyright_report: Report, script: str
 
 @pytest.mark.parametrize(
     ("script", "expected"),
-    [("bad_captures.py", MYPY_BAD_CAPTURES), ("bad_samples.py", MYPY_BAD_SAMPLES), ("bad_testing.py", MYPY_BAD_TESTING)],
+    [
+        ("bad_captures.py", MYPY_BAD_CAPTURES),
+        ("bad_samples.py", MYPY_BAD_SAMPLES),
+        ("bad_testing.py", MYPY_BAD_TESTING),
+    ],
 )
 def test_mypy_strict_reports_each_mistake(
     mypy_report: Report, script: str, expected: list[tuple[int, str, str]]
