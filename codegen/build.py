@@ -7,7 +7,6 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from codegen.cache import Cache, Memo, tool_digests
-from codegen.code_mode import build_code_mode, summary_line
 from codegen.datamodels import (
     ModelModule,
     ModelWorker,
@@ -16,6 +15,7 @@ from codegen.datamodels import (
     input_groups_for,
     model_code,
 )
+from codegen.emit.code_mode import build_code_mode, summary_line
 from codegen.errors import Degradation, GenerateError
 from codegen.infer import InferredOutput
 from codegen.literals import docstring_literal, docstring_text, json_default_literal, str_literal, wire_literal
@@ -33,10 +33,11 @@ from codegen.model import (
 from codegen.naming import assign_names, class_name, unique
 from codegen.schemas import Report, SchemaDocument, json_type, pointer, wrapped_key
 from codegen.split import split_models, where_defined
+from codegen.surface import SURFACE_ATTRS, build_surface, prompt_wire_names
 from codegen.testkit import testing_data
 from mas.runtime.contracts._rules import hint_words
 from mas.runtime.contracts.tool_contract import HINT_KEYS
-from mas.runtime.routing import Named, NameTaken, routed_names
+from mas.runtime.routing import Named, NameTaken, QualifierClash, routed_names
 from mas.runtime.tool_checks import tool_problems
 from mas.runtime.tool_filters import header_of
 
@@ -102,7 +103,7 @@ def build_package(
     by source and wire name (``testkit.newest_samples``), the test kit's default answers."""
     builder = _Builder(sources, inferred or {}, cache, package, digests, worker)
     spec = builder.build(package=package, header=header, parallel=parallel)
-    spec = replace(spec, testing_data=testing_data(sources, inferred, samples))
+    spec = replace(spec, testing_data=testing_data(sources, builder.wire_names, inferred, samples))
     if init_header is not None:
         spec = replace(spec, init_header=init_header)
     builder.save()  # only a build that succeeded stores its parts
@@ -159,7 +160,9 @@ class _Builder:
         plans = []
         for source in self._ordered():
             by_name = {t["name"]: (i, t) for i, t in enumerate(source.tools)}
-            methods = assign_names(by_name, prefix="tool", reserved=RESERVED_ATTRS)
+            # A namespace with resources or prompts has those two attributes too (codegen/surface.py).
+            reserved = RESERVED_ATTRS | SURFACE_ATTRS if source.surface else RESERVED_ATTRS
+            methods = assign_names(by_name, prefix="tool", reserved=reserved)
             plans += [self.plan(source, *by_name[wire], methods[wire]) for wire in sorted(by_name)]
         try:
             in_models, out_models, stub_models = self._models(plans, parallel)
@@ -167,10 +170,14 @@ class _Builder:
             plans = [self.untype_failures(p) for p in plans]
             in_models, out_models, stub_models = self._models(plans, parallel)
         namespaces = []
+        prompt_names = prompt_wire_names(self.sources)
         for source in self._ordered():
             attr = self.ns_attrs[source.name]
             tools = tuple(self.known_spec(p, in_models, out_models) for p in plans if p.source is source)
-            namespaces.append(NamespaceSpec(attr, class_name(attr), tools, docstring_text(repr(source.name))))
+            surface = build_surface(source, attr, prompt_names, self.degradations) if source.surface else None
+            namespaces.append(
+                NamespaceSpec(attr, class_name(attr), tools, docstring_text(repr(source.name)), surface=surface)
+            )
         code_mode = build_code_mode(
             namespaces,
             {(p.attr, p.method): _summary(p.tool) for p in plans},
@@ -369,7 +376,13 @@ class _Builder:
         title = next((t for t in (tool.get("title"), annotations.get("title")) if isinstance(t, str) and t), None)
         description = tool.get("description") or ""
         support = (tool.get("execution") or {}).get("taskSupport") if isinstance(tool.get("execution"), dict) else None
-        docstring = _docstring(plan.wire_name, title, description, params, hints, plan.inferred, support)
+        deprecated = schema.get("deprecated") is True  # JSON Schema's annotation, on the tool's input
+        retired = [p for p in params if p.deprecated and not p.required]
+        if deprecated or retired:
+            self.needed["_deprecated"] = ("typing_extensions", "deprecated")
+        if retired and not deprecated:
+            self.needed["_overload"] = ("typing", "overload")
+        docstring = _docstring(plan.wire_name, title, description, params, hints, plan.inferred, support, deprecated)
         return ToolSpec(
             wire_name=plan.wire_name,
             method=plan.method,
@@ -387,6 +400,12 @@ class _Builder:
             hints=hints,
             info_extra=extra,
             any_arguments=not params and _typeless_input(schema),
+            deprecated_literal=str_literal(f"tool {plan.wire_name!r} is deprecated by its server")
+            if deprecated
+            else "",
+            params_deprecated_literal=str_literal(_retired_words(plan.wire_name, retired))
+            if retired and not deprecated
+            else "",
         )
 
     def _result_type(self, plan: ToolPlan, out_models: ModelModule) -> tuple[str, bool, tuple[tuple[str, str], ...]]:
@@ -496,18 +515,21 @@ def _typed_output(tool: Mapping[str, Any], at: tuple[str | int, ...], report: Re
 
 def _wire_names(sources: Sequence[SourceTools]) -> dict[tuple[str, str], str]:
     """The name each tool is called by, by the registry's own rule (``mas/runtime/routing.py``): a
-    tool name two sources share is sent as ``source.tool``, which the registry routes to that
-    source's provider (a server, ``skills``, or the provider named like an ``--mcp-json`` source)."""
+    tool name two sources share, or one with a dot (a server added at run time could make it its
+    address), is sent as ``source.tool``, which the registry routes to that source's provider only
+    (a server, ``skills``, or the provider named like an ``--mcp-json`` source)."""
     keys = [Named(s.name, t["name"], s.wire_prefix) for s in sources for t in s.tools]
     try:
-        names, _ = routed_names(keys)
+        names, _ = routed_names(keys, [(s.name, s.wire_prefix) for s in sources], package=True)
+    except QualifierClash as exc:
+        source = next(s for s in sources if s.name == exc.second)
+        raise GenerateError(f"source names and namespaces clash: {exc}", source.location or source.origin) from exc
     except NameTaken as exc:
         key = keys[exc.index]
         source = next(s for s in sources if s.name == key.provider)
-        index = next(i for i, t in enumerate(source.tools) if t["name"] == key.tool)
+        index = [i for i, t in enumerate(source.tools) if t["name"] == key.tool][-1]
         raise GenerateError(
-            f"tool {exc.shared!r} of {source.where} is shared with another source, and its qualified name "
-            f"{exc.taken!r} is another tool's name; set a namespace on one of the servers in the infra file",
+            f"tool {key.tool!r} is listed twice by {source.where}",
             source.location or source.origin,
             None if source.kind == "mcp-live" else f"/tools/{index}/name",  # a live listing is no file
         ) from exc
@@ -551,8 +573,11 @@ def _param(wire: str, py_name: str, annotation: str, required: bool, prop: Any) 
     header = header_of(prop)
     if header is not None:  # x-mcp-header (2026-07-28): a valid one, or the tool would have been dropped
         description = f"{description.rstrip()} (also sent as the HTTP header {header})".lstrip()
+    deprecated = isinstance(prop, Mapping) and prop.get("deprecated") is True
+    if deprecated:
+        description = f"{description.rstrip()} (deprecated by the server)".lstrip()
     if required:
-        return ParamSpec(wire, py_name, annotation, True, None, None, str(description))
+        return ParamSpec(wire, py_name, annotation, True, None, None, str(description), deprecated=deprecated)
     return ParamSpec(
         wire,
         py_name,
@@ -562,7 +587,14 @@ def _param(wire: str, py_name: str, annotation: str, required: bool, prop: Any) 
         _NOT_GIVEN,
         str(description),
         _usable_default(prop),
+        deprecated,
     )
+
+
+def _retired_words(wire: str, retired: Sequence[ParamSpec]) -> str:
+    names = ", ".join(repr(p.wire_name) for p in retired)
+    return f"parameter {names} of tool {wire!r} is deprecated by its server" if len(retired) == 1 else (
+        f"parameters {names} of tool {wire!r} are deprecated by their server")  # fmt: skip
 
 
 def _usable_default(prop: Any) -> str | None:
@@ -597,6 +629,7 @@ def _docstring(
     hints: Mapping[str, bool | None],
     inferred: InferredOutput | None = None,
     task_support: object = None,
+    deprecated: bool = False,
 ) -> str:
     lines = []
     summary = title or (description.strip().splitlines() or [f"Call the {wire!r} tool."])[0]
@@ -616,6 +649,8 @@ def _docstring(
     if task_support in ("required", "optional"):
         how = "runs only as a task; this method waits for it" if task_support == "required" else "may run as a task"
         lines += ["", f"Task: the tool {how} (``.tasks`` starts it and returns a ToolTask at once)."]
+    if deprecated:
+        lines += ["", "Deprecated: the server marks this tool deprecated (``deprecated: true``)."]
     lines += ["", f"Wire name: {wire!r}."]
     return "\n".join(lines)
 

@@ -63,7 +63,7 @@ _README = "toolgen's cache: safe to delete; never commit it.\n"
 @cache
 def fingerprint() -> str:
     """A digest of everything besides the inputs that shapes the output."""
-    from codegen.render import templates_dir
+    from codegen.emit.render import templates_dir
 
     digest = hashlib.sha256(f"format {_FORMAT}; python {sys.version_info[:2]}".encode())
     for dist in ("datamodel-code-generator", "ruff", "toolgen"):

@@ -21,8 +21,10 @@ from codegen.infer import InferredOutput, infer_outputs, read_samples
 from codegen.model import SourceTools
 from codegen.settings import Settings
 from codegen.snapshot import (
+    SURFACE_KEYS,
     LockChange,
     Snapshot,
+    SurfaceByServer,
     describe_lock,
     load_snapshot,
     lock_drift,
@@ -110,12 +112,14 @@ class Locking:
     offline: Snapshot | None = None
     #: The task dialect of each server that advertises one (recorded in the lock).
     tasks: Mapping[str, str] = field(default_factory=dict)
+    #: Each server's resources, templates and prompts (recorded in the lock when it has any).
+    surface: SurfaceByServer = field(default_factory=dict)
 
     def text(self, built: Sequence[str], inferred: Mapping[str, Mapping[str, InferredOutput]]) -> str | None:
         """The lock to write; None when there is nothing to write (offline, inferred types unchanged)."""
         if self.offline is not None:
             return relock_inferred(self.offline, built, inferred)
-        return render_snapshot(self.servers, self.skills, inferred, self.tasks)
+        return render_snapshot(self.servers, self.skills, inferred, self.tasks, self.surface)
 
 
 def collect_sources(settings: Settings, progress: Progress | None = None) -> tuple[list[SourceTools], Locking | None]:
@@ -135,8 +139,12 @@ def collect_sources(settings: Settings, progress: Progress | None = None) -> tup
             live = read_live(configs, settings.snapshot, progress)
             skills = yaml_source(sources)
             dialects = {s.name: s.task_dialect for s in live if s.task_dialect is not None}
+            surface = {s.name: s.surface for s in live if s.surface}
             locking = Locking(
-                {s.name: s.tools for s in live}, skills.tools if skills is not None else None, tasks=dialects
+                {s.name: s.tools for s in live},
+                skills.tools if skills is not None else None,
+                tasks=dialects,
+                surface=surface,
             )
         sources += live
     if not sources:
@@ -210,6 +218,12 @@ def _described(
     }
     if inferred:  # inferred outputs are inputs too; a source without any hashes as before
         described["inferred"] = {name: dict(vars(found)) for name, found in inferred.items()}
+    if source.surface:  # resources, templates, prompts: the same, a source without any as before
+        # In the lock's order (sorted), so a live listing and the lock hash alike.
+        described["surface"] = {
+            key: sorted(items, key=lambda item: str(item.get(SURFACE_KEYS[key])))
+            for key, items in source.surface.items()
+        }
     return described
 
 
@@ -300,7 +314,7 @@ def render_files(
     # Imported here: a cached run never loads datamodel-code-generator or Jinja2.
     from codegen.build import build_package
     from codegen.datamodels import ModelWorker
-    from codegen.render import render_package
+    from codegen.emit.render import render_package
 
     with few_collections():
         # A rerun of a package built before (an edit): the model generator warms up meanwhile.

@@ -43,16 +43,14 @@ def newest_samples(sources: Sequence[SourceTools], samples: Sequence[Sample]) ->
     return newest
 
 
-def _wire(source: SourceTools, name: str) -> str:
-    return f"{source.wire_prefix}.{name}" if source.wire_prefix else name
-
-
 def testing_data(
     sources: Sequence[SourceTools],
+    wire_names: Mapping[tuple[str, str], str],
     inferred: Mapping[str, Mapping[str, InferredOutput]] | None,
     newest: Mapping[str, Mapping[str, Any]] | None,
 ) -> dict[str, Any]:
-    """The kit's data for these sources (see the module docstring)."""
+    """The kit's data for these sources (see the module docstring); ``wire_names``: the name each
+    tool is called by, by source and tool name (the build's, ``TOOLS``' keys)."""
     # Here: generate.py imports this module on the cached path, which reads no listing.
     from mas.runtime.mcp._convert import tool_entry_from_mcp
 
@@ -62,7 +60,7 @@ def testing_data(
         recorded = (newest or {}).get(source.name, {})
         for tool in source.tools:
             name = str(tool.get("name"))
-            wire = _wire(source, name)
+            wire = wire_names[(source.name, name)]
             locked = canonical_tool(dict(tool))
             output: Any = locked.get("outputSchema")
             found = learned.get(name)

@@ -89,8 +89,8 @@ def import_fresh(out: Path, package: str) -> ModuleType:
 def golden_package(case: str, out: Path) -> Path:
     """A golden tree made importable in ``out``: the golden files plus the runtime copies the golden
     trees leave out (each its source below the package's header, as ``render`` writes them)."""
+    from codegen.emit.render import runtime_sources
     from codegen.generate import file_header
-    from codegen.render import runtime_sources
 
     target = out / case
     shutil.copytree(REPO / "tests" / "golden" / case, target, ignore=shutil.ignore_patterns("__pycache__"))

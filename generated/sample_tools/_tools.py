@@ -141,7 +141,7 @@ _info_sample__list_cities = _ToolInfo(
 )
 
 _info_sample__notes_create = _ToolInfo(
-    name="notes.create",
+    name="sample.notes.create",
     method="notes_create",
     namespace="sample",
     title=None,
@@ -157,7 +157,7 @@ _info_sample__notes_create = _ToolInfo(
 )
 
 _info_sample__notes_delete = _ToolInfo(
-    name="notes.delete",
+    name="sample.notes.delete",
     method="notes_delete",
     namespace="sample",
     title=None,
@@ -276,8 +276,8 @@ TOOLS: _Mapping[str, _ToolInfo[_Any]] = _MappingProxyType(
         "get_weather": _info_sample__get_weather,
         "greet": _info_sample__greet,
         "list_cities": _info_sample__list_cities,
-        "notes.create": _info_sample__notes_create,
-        "notes.delete": _info_sample__notes_delete,
+        "sample.notes.create": _info_sample__notes_create,
+        "sample.notes.delete": _info_sample__notes_delete,
         "search-docs": _info_sample__search_docs,
         "whoami": _info_sample__whoami,
         "current_time": _info_skills__current_time,
@@ -408,7 +408,7 @@ class SampleTools(_ToolsBase):
 
         Hints: not destructive, not idempotent.
 
-        Wire name: 'notes.create'.
+        Wire name: 'sample.notes.create'.
         """
         return self._call(
             _info_sample__notes_create,
@@ -421,7 +421,7 @@ class SampleTools(_ToolsBase):
 
         Hints: destructive.
 
-        Wire name: 'notes.delete'.
+        Wire name: 'sample.notes.delete'.
         """
         return self._call(_info_sample__notes_delete, {"id": id}, {}).value
 
@@ -743,7 +743,7 @@ class AsyncSampleTools(_AsyncToolsBase):
 
         Hints: not destructive, not idempotent.
 
-        Wire name: 'notes.create'.
+        Wire name: 'sample.notes.create'.
         """
         return (
             await self._call(
@@ -758,7 +758,7 @@ class AsyncSampleTools(_AsyncToolsBase):
 
         Hints: destructive.
 
-        Wire name: 'notes.delete'.
+        Wire name: 'sample.notes.delete'.
         """
         return (await self._call(_info_sample__notes_delete, {"id": id}, {})).value
 

@@ -96,12 +96,12 @@ class _SampleFakes:
         self,
     ) -> ToolHandle[_i.SampleNotesCreateInput, _o.SampleNotesCreateOutput]:
         """What the fake does when this tool is called, and its calls."""
-        return self._fake.handle("notes.create")
+        return self._fake.handle("sample.notes.create")
 
     @property
     def notes_delete(self) -> ToolHandle[_i.SampleNotesDeleteInput, _ToolOutput]:
         """What the fake does when this tool is called, and its calls."""
-        return self._fake.handle("notes.delete")
+        return self._fake.handle("sample.notes.delete")
 
     @property
     def search_docs(

@@ -33,7 +33,7 @@ from mas.runtime.infra import load_infra_files
 from mas.runtime.local import LocalToolRegistry, import_tool_class
 from mas.runtime.pinning import PinGuard
 from mas.runtime.redact import blank
-from mas.runtime.routing import Named, NameTaken, qualified, routed_names
+from mas.runtime.routing import Named, NameTaken, QualifierClash, qualified, routed_names
 from mas.runtime.samples import SampleRecorder, provider_secrets
 from mas.runtime.side_by_side import map_side_by_side
 from mas.runtime.skills import SkillToolProvider
@@ -176,9 +176,10 @@ class RuntimeRegistry:
 
     def _build_routes(self) -> tuple[dict[str, _Route], dict[str, _Route], dict[str, tuple[_Route, ...]]]:
         """The routing table, by the one rule of ``mas/runtime/routing.py`` (the generator's too):
-        a name two providers share is listed and routed by each one's ``provider.tool`` instead,
-        and a call by the shared name is refused (``_ambiguous_call``); every tool is also
-        reachable, unlisted, by its qualified name.
+        a name that starts with a provider's name or namespace and a dot reaches that provider
+        only; a bare name two providers share is listed and routed by each one's ``provider.tool``
+        instead, and a call by the shared name is refused (``_ambiguous_call``); every tool is
+        also reachable, unlisted, by its qualified name.
 
         Returns the listed routes (providers in their order, tools in theirs), the qualified names
         that are not listed, and the ambiguous names with their candidates.
@@ -193,24 +194,24 @@ class RuntimeRegistry:
                 listed.append((provider_name, entry["name"], entry))
                 keys.append(Named(provider_name, entry["name"], prefix))
         try:
-            names, shared = routed_names(keys)
+            names, shared = routed_names(keys, [(p, self._namespaces.get(p)) for p in self._providers])
+        except QualifierClash as exc:
+            raise ConfigError(f"server names and namespaces clash: {exc}", self._locations.get(exc.second)) from exc
         except NameTaken as exc:
             provider_name, inner, _ = listed[exc.index]
             raise ConfigError(
-                f"tool {exc.shared!r} of {provider_name!r} ({self._where(provider_name, inner)}) is shared with "
-                f"another provider, and its qualified name {exc.taken!r} is another tool's; "
-                "set `namespace` on an infra server to keep both"
+                f"provider {provider_name!r} ({self._where(provider_name, inner)}) lists the tool {inner!r} twice"
             ) from exc
         routes = {
             name: (p, inner, {**entry, "name": name}) for name, (p, inner, entry) in zip(names, listed, strict=True)
         }
-        aliases: dict[str, _Route] = {}
-        for provider_name, inner, entry in listed:
-            alias = qualified(provider_name, inner)
-            if alias not in routes and alias not in shared:
-                # setdefault: of two providers whose qualified names meet ("a.b" + "c", "a" + "b.c"),
-                # the first keeps it; both stay reachable by their exposed names.
-                aliases.setdefault(alias, (provider_name, inner, {**entry, "name": alias}))
+        # Every key of both tables that has a dot is addressed to its own provider (routing.py), so a
+        # name a server chooses can never take another provider's address.
+        aliases = {
+            qualified(p, inner): (p, inner, {**entry, "name": qualified(p, inner)})
+            for p, inner, entry in listed
+            if qualified(p, inner) not in routes
+        }
         ambiguous = {name: tuple(listed[i] for i in found) for name, found in shared.items()}
         return routes, aliases, ambiguous
 

@@ -23,8 +23,9 @@ from gen_helpers import REPO, generate, tree
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from codegen import datamodels, render
+from codegen import datamodels
 from codegen.cache import Cache
+from codegen.emit import render
 
 CAPTURES = REPO / "tests" / "fixtures" / "mcp-tools-list"
 ARGS = ["--mcp-json", "tools.json", "--out", "out", "--package", "pkg"]

@@ -192,7 +192,7 @@ def test_a_refused_destructive_tool_is_never_sent(pkg: ModuleType, counter: Coun
 
     with pytest.raises(pkg.ToolCancelledError, match="nothing was sent") as caught:
         pkg.Tools(counter).with_options(confirm=refuse).sample.notes_delete(id="n1")
-    assert asked == [("notes.delete", {"id": "n1"})] and counter.sent == []
+    assert asked == [("sample.notes.delete", {"id": "n1"})] and counter.sent == []
     assert caught.value.envelope["metadata"] == {"error_kind": "cancelled"}
 
 
@@ -218,7 +218,7 @@ def test_async_confirm_and_read_only_tools_are_not_asked(pkg: ModuleType, counte
         return weather
 
     assert asyncio.run(main()).city == "Oslo"
-    assert asked == ["notes.delete"] and [name for name, _, _ in counter.sent] == ["get_weather"]
+    assert asked == ["sample.notes.delete"] and [name for name, _, _ in counter.sent] == ["get_weather"]
 
 
 # --- every failure kind has its type ------------------------------------------------------------

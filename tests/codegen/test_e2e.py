@@ -84,7 +84,7 @@ def test_wire_names_and_wire_keys_reach_call_tool_unchanged(pkg: ModuleType, rec
     note = tools.sample.notes_create(title="t", body="b", tags=["x"])
     assert [c[:2] for c in recorder.calls] == [
         ("search-docs", {"query": "pagination", "limit": 2, "filters": {"tags": ["mcp"]}}),
-        ("notes.create", {"title": "t", "body": "b", "tags": ["x"]}),
+        ("sample.notes.create", {"title": "t", "body": "b", "tags": ["x"]}),
     ]
     assert found.total == len(found.results) >= 1
     assert note.title == "t" and len(note.id) > 0
@@ -104,7 +104,7 @@ def test_error_result_raises_tool_call_error_with_payload(pkg: ModuleType, recor
         tools.sample.notes_delete(id="missing-note")
     err = caught.value
     assert isinstance(err, pkg.ToolError)
-    assert err.tool_name == "notes.delete"
+    assert err.tool_name == "sample.notes.delete"
     assert err.payload == {"code": "not_found", "id": "missing-note"}
     assert "note missing-note not found" in err.message
     assert err.envelope["is_error"] is True
@@ -155,12 +155,14 @@ def test_async_tools_against_the_registry(pkg: ModuleType, registry: RuntimeRegi
 
 def test_manifest_describes_every_tool(pkg: ModuleType, registry: RuntimeRegistry) -> None:
     listed = {t["name"] for t in registry.list_tools()}
-    assert set(pkg.TOOLS) == listed
+    # The package sends the listed names, a dotted one qualified (mas/runtime/routing.py).
+    assert set(pkg.TOOLS) == {f"sample.{n}" if "." in n else n for n in listed}
+    assert {registry.owner_of(n) for n in pkg.TOOLS} == {"sample", "skills"}
     info = pkg.TOOLS["search-docs"]
     assert (info.name, info.method, info.namespace) == ("search-docs", "search_docs", "sample")
     assert info.read_only is True and info.output_model is not None
-    assert pkg.TOOLS["notes.delete"].output_model is None
-    assert pkg.TOOLS["notes.delete"].destructive is True
+    assert pkg.TOOLS["sample.notes.delete"].output_model is None
+    assert pkg.TOOLS["sample.notes.delete"].destructive is True
 
 
 def test_committed_package_is_importable_and_callable(registry: RuntimeRegistry) -> None:

@@ -38,7 +38,7 @@ from hypothesis import HealthCheck, Phase, example, given, settings
 import codegen.build
 from codegen.build import build_package
 from codegen.cli import main as toolgen
-from codegen.formatting import format_files
+from codegen.emit.formatting import format_files
 from codegen.model import PackageSpec
 from mas.runtime.code_mode import CodeMode
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from gen_helpers import REPO, black_formatted, generate, tree
 
+from codegen.emit.render import runtime_sources
 from codegen.generate import file_header
-from codegen.render import runtime_sources
 
 GOLDEN = REPO / "tests" / "golden"
 SAMPLES = REPO / "tests" / "fixtures" / "samples"
@@ -109,7 +109,7 @@ def test_one_rules_file_the_runtimes_own() -> None:
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_generated_modules_are_black_stable(case: str) -> None:
-    """ruff formats the output (codegen/formatting.py); black, the reference style, must change
+    """ruff formats the output (codegen/emit/formatting.py); black, the reference style, must change
     nothing in any module, so a drift between the two formatters fails here."""
     checked = 0
     for name, data in tree(GOLDEN / case).items():
@@ -123,7 +123,7 @@ def test_generated_modules_are_black_stable(case: str) -> None:
 def test_the_formatter_is_ruff_with_black_settings() -> None:
     """The one formatting pass lays out a long call as black does (and splits what templates print
     on one line): its flags, not a user's configuration, decide."""
-    from codegen.formatting import format_files
+    from codegen.emit.formatting import format_files
 
     call = "x = f(" + ", ".join(f"argument_{i}" for i in range(7)) + ")"
     assert 88 < len(call) < 100  # too long for black's line, not for a wider one

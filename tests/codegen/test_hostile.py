@@ -40,7 +40,7 @@ from gen_helpers import checked_modules, import_fresh
 from pyright_batch import Batch, pyright_workspace
 
 from codegen.cli import main as toolgen
-from codegen.render import runtime_sources
+from codegen.emit.render import runtime_sources
 
 pytestmark = pytest.mark.slow  # generates, imports and type-checks two packages once per module
 

@@ -18,8 +18,8 @@ from gen_helpers import REPO
 
 import codegen.datamodels as datamodels
 from codegen.build import build_package
+from codegen.emit.render import render_package
 from codegen.model import SourceTools
-from codegen.render import render_package
 
 CAPTURES = sorted((REPO / "tests" / "fixtures" / "mcp-tools-list").glob("*.json"))
 

@@ -1,4 +1,4 @@
-"""The wrapper module as rendered from the templates and formatted once (codegen/render.py): black,
+"""The wrapper module as rendered from the templates and formatted once (codegen/emit/render.py): black,
 the reference style, agrees with every line of it, and it imports exactly what it uses."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import pytest
 from gen_helpers import REPO, black_agrees, black_formatted
 
 from codegen.build import build_package
+from codegen.emit.render import render_package, tools_module
 from codegen.model import SourceTools
-from codegen.render import render_package, tools_module
 
 LONG = "x" * 90
 ENUM = {"type": "string", "enum": [f"choice_number_{i}" for i in range(12)], "default": "choice_number_0"}

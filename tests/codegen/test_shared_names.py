@@ -121,18 +121,26 @@ def test_two_sources_of_one_name_are_one_line_naming_both_files(
     assert not (tmp_path / "o").exists()
 
 
-def test_a_qualified_name_that_another_tool_has_is_one_line_with_file_and_pointer(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_tool_named_like_another_sources_qualified_name_is_sent_under_its_own_source(tmp_path: Path) -> None:
     (tmp_path / "github.json").write_text(_listing(("update_issue", {})))
     (tmp_path / "sentry.json").write_text(_listing(("x", {}), ("update_issue", {})))
     (tmp_path / "odd.json").write_text(_listing(("sentry.update_issue", {})))
     args = ["--mcp-json", "github.json", "--mcp-json", "sentry.json", "--mcp-json", "odd.json", "--out", "o"]
+    assert generate(tmp_path, [*args, "--package", "odd_names"]) == 0
+    pkg = import_fresh(tmp_path / "o", "odd_names")
+    # odd's dotted name is addressed to sentry, so odd's tool is sent qualified by odd (issue 31).
+    assert sorted(pkg.TOOLS) == ["github.update_issue", "odd.sentry.update_issue", "sentry.update_issue", "x"]
+
+
+def test_a_source_named_like_another_ones_namespace_prefix_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "a.json").write_text(_listing(("t", {})))
+    args = ["--mcp-json", "gh=a.json", "--mcp-json", "gh.evil=a.json", "--out", "o"]
     assert generate(tmp_path, args) == 2
     assert capsys.readouterr().err.splitlines() == [
-        "toolgen: error: sentry.json: /tools/1/name: tool 'update_issue' of sentry.json is shared with another "
-        "source, and its qualified name 'sentry.update_issue' is another tool's name; set a namespace on one of "
-        "the servers in the infra file"
+        "toolgen: error: a.json: source names and namespaces clash: 'gh' (of 'gh') is a prefix of 'gh.evil' "
+        "(of 'gh.evil'): a name like 'gh.evil.tool' would be addressed to both; rename a server or change a namespace"
     ]
 
 

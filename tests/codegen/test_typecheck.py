@@ -242,8 +242,8 @@ def test_packages_are_generated(workspace: Path) -> None:
     for package in PACKAGES:
         names = sorted(p.name for p in (workspace / package).iterdir() if p.name != "__pycache__")
         assert names == [
-            "__init__.py", "_rules.py", "_runtime", "_testing_data.py", "_tools.py", "code_mode", "inputs.py",
-            "outputs", "py.typed", "testing.py",
+            "CHANGELOG.md", "__init__.py", "_rules.py", "_runtime", "_testing_data.py", "_tools.py", "_version.py",
+            "api.md", "code_mode", "inputs.py", "outputs", "py.typed", "testing.py",
         ]  # fmt: skip
     tools = (workspace / "captures" / "_tools.py").read_text(encoding="utf-8")
     for attr, cls in [("everything", "Everything"), ("fetch", "Fetch"), ("filesystem", "Filesystem"),

@@ -28,11 +28,14 @@ from hypothesis import strategies as st
 from mcp.shared.message import SessionMessage
 
 from mas.runtime import redact
-from mas.runtime.config import MCPServerConfig
+from mas.runtime.config import ConfigError, MCPServerConfig
+from mas.runtime.contracts.tool_contract import build_tool_entry
 from mas.runtime.lockfile import tool_hash
 from mas.runtime.mcp._http_limits import AnswerRefused, HttpLimits, HttpState, limit_responses
 from mas.runtime.mcp._stdio import REFUSED, LineBuffer, StdioLimits, StdioState, _Fault, _LineParser, json_depth
 from mas.runtime.pinning import ServerPin
+from mas.runtime.registry import RuntimeRegistry
+from mas.runtime.routing import Named, routed_names
 
 EXAMPLES = int(os.environ.get("TOOLGEN_FUZZ_EXAMPLES", "80"))
 SETTINGS = settings(
@@ -308,3 +311,82 @@ def test_a_secret_encoded_inside_any_text_is_blanked(prefix: str, suffix: str, e
     assert _revealed(text, ENCODED_SECRET)  # the check can fail: unblanked, the secret is readable
     blanked = redact.blank(text)
     assert redact.MASK in blanked and _revealed(blanked, ENCODED_SECRET) == [], (text, blanked)
+
+
+# --- routing: no server receives a call addressed to another (issue 31, defect 1) ---------------
+class _Lister:
+    """A provider that lists the names it was given and answers with its own name and the tool's."""
+
+    def __init__(self, name: str, tools: list[str]) -> None:
+        self.name, self.tools = name, tools
+
+    def list_tools(self) -> list[dict[str, Any]]:
+        return [build_tool_entry(t, "", {"type": "object"}) for t in self.tools]
+
+    def call_tool(self, tool_name: str, arguments: Any, **options: Any) -> dict[str, Any]:
+        return {"status": "success", "result": [self.name, tool_name], "is_error": False}
+
+
+_PIECES = st.text("ab.", min_size=0, max_size=4)  # few letters and many dots: addresses collide often
+_PROVIDERS = st.dictionaries(
+    st.text("ab.", min_size=1, max_size=3),
+    st.tuples(st.none() | st.text("ab", min_size=1, max_size=2), st.lists(_PIECES, max_size=5, unique=True)),
+    min_size=1,
+    max_size=4,
+)
+
+
+@SETTINGS
+@given(_PROVIDERS, st.lists(_PIECES, max_size=6))
+def test_a_name_addressed_to_a_provider_reaches_that_provider_or_none(
+    providers: dict[str, tuple[str | None, list[str]]], calls: list[str]
+) -> None:
+    try:
+        registry = RuntimeRegistry(
+            {p: _Lister(p, tools) for p, (_, tools) in providers.items()},
+            namespaces={p: ns for p, (ns, _) in providers.items() if ns},
+        )
+    except ConfigError as exc:  # only names that would give one address two providers are refused
+        assert "clash" in str(exc)
+        quals = [(p, q) for p, (ns, _) in providers.items() for q in {p, ns} if q]
+        assert any(p1 != p2 and q1 == q2 for p1, q1 in quals for p2, q2 in quals) or any(
+            q2.startswith(q1 + ".") for _, q1 in quals for _, q2 in quals
+        ), providers
+        return
+
+    # The oracle, independent of routing.py: which provider (and tool) a name is addressed to.
+    def address(name: str) -> tuple[str, str] | None:
+        found = {
+            (p, name[len(q) + 1 :])
+            for p, (ns, _) in providers.items()
+            for q in {p, ns}
+            if q and name.startswith(q + ".")
+        }
+        assert len(found) <= 1, (name, found)
+        return next(iter(found), None)
+
+    names = [e["name"] for e in registry.list_tools()]
+    assert len(names) == len(set(names)) == sum(len(tools) for _, tools in providers.values())
+    every = {*names, *calls, *(t for _, tools in providers.values() for t in tools)}
+    every |= {f"{q}.{t}" for p, (ns, _) in providers.items() for q in {p, ns} if q for t in every}
+    for name in sorted(every):
+        envelope = registry.call_tool(name, {})
+        target = address(name)
+        if envelope.is_error:
+            assert envelope.error_kind == "unknown_tool"
+            assert name not in names and (target is None or target[1] not in providers[target[0]][1]), name
+        elif target is not None:
+            assert envelope.result == list(target), (name, envelope.result)  # its addressee, its tool
+        else:  # a bare name: listed by exactly one provider, as its own name
+            assert name in names and envelope.result[1] == name, (name, envelope.result)
+    for provider, (_, tools) in providers.items():  # every tool by its qualified name
+        for tool in tools:
+            assert registry.call_tool(f"{provider}.{tool}", {}).result == [provider, tool]
+    # A package generated from some of these providers sends names that reach, among all of them,
+    # the tool they were generated for or nobody (ambiguous, unknown), never another provider's.
+    some = list(providers)[: len(providers) // 2 + 1]
+    keys = [Named(p, t, providers[p][0] or None) for p in some for t in providers[p][1]]
+    wire, _ = routed_names(keys, [(p, providers[p][0] or None) for p in some], package=True)
+    for key, name in zip(keys, wire, strict=True):
+        envelope = registry.call_tool(name, {})
+        assert envelope.is_error or envelope.result == [key.provider, key.tool], (key, name, envelope.result)

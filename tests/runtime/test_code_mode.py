@@ -121,8 +121,8 @@ def test_a_tool_error_is_caught_in_the_snippet_with_its_kind(recorded: tuple[Cod
     mode, provider = recorded
     run = mode.run(CAUGHT)
     assert run.error is None, run.error
-    assert run.value.startswith("tool_error: tool 'notes.delete' reported an error")
-    assert provider.calls == [("notes.delete", {"id": "no-such-note"})]
+    assert run.value.startswith("tool_error: tool 'sample.notes.delete' reported an error")
+    assert provider.calls == [("sample.notes.delete", {"id": "no-such-note"})]
     assert [c.error for c in run.calls] == ["tool_error"]
 
 

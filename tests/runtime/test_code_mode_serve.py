@@ -153,3 +153,23 @@ def test_a_flood_of_output_comes_back_cut_and_once(face: str) -> None:
             assert len(_text(big)) < 1_000
 
     asyncio.run(talk())
+
+
+@pytest.mark.parametrize("face", sorted(FACES))
+def test_a_huge_search_query_is_refused_and_holds_up_no_one(face: str) -> None:
+    async def talk() -> None:
+        async with FACES[face]() as session:
+            words = " ".join(f"word{i}" for i in range(140_000))  # ~1 MB, every word new
+            start = time.monotonic()
+            huge, good = await asyncio.gather(
+                session.call_tool("search_tools", {"query": words}),
+                session.call_tool("run_code", {"code": WEATHER}),
+            )
+            assert huge.is_error and "at most 1,000" in _text(huge)
+            assert not good.is_error, _text(good)
+            assert time.monotonic() - start < 10.0
+            many = " ".join(["weather"] + [f"w{i}" for i in range(300)])[:1_000]  # within the limit, many words
+            found = await session.call_tool("search_tools", {"query": many, "limit": 1})
+            assert not found.is_error and "async def get_weather(" in _text(found)
+
+    asyncio.run(talk())

@@ -328,15 +328,15 @@ def test_a_name_local_classes_and_skills_share_is_ambiguous_too(tmp_path: Path) 
     assert registry.call_tool("local.echo", {"text": "x"}).result == "x"
 
 
-def test_a_shared_tool_whose_qualified_name_is_taken_stops_the_start(tmp_path: Path) -> None:
+def test_a_namespace_that_is_another_servers_name_stops_the_start(tmp_path: Path) -> None:
     infra = write(tmp_path, "i.yaml", INFRA.replace("namespace: fs", "namespace: weather"))
     servers = Servers({"weather": ["x"], "files": ["x"]})
-    with pytest.raises(ConfigError) as info:  # skills and weather share x; files exposes weather.x
+    with pytest.raises(ConfigError) as info:  # "weather.x" would be addressed to both servers
         RuntimeRegistry.from_sources(infra=[infra], tools=[write(tmp_path, "t/x.yaml", TOOL.format(name="x"))],
                                      mcp_factory=servers)  # fmt: skip
     assert str(info.value) == (
-        f"tool 'x' of 'weather' ({infra}:4: spec.servers[0]) is shared with another provider, and its "
-        "qualified name 'weather.x' is another tool's; set `namespace` on an infra server to keep both"
+        f"{infra}:11: spec.servers[1]: server names and namespaces clash: 'weather' (of 'weather') is 'weather' "
+        "(of 'files'): a name like 'weather.tool' would be addressed to both; rename a server or change a namespace"
     )
     assert servers.built["weather"].closed and servers.built["files"].closed
 

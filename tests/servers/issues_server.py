@@ -1,8 +1,9 @@
 """An issue-tracker MCP server (stdio) for tool names that two servers share.
 
-``python issues_server.py NAME`` serves ``update_issue`` and ``search_issues`` (as github and
-sentry both do, with different arguments per server) and ``NAME_only``. Every result says which
-server answered (``NAME: ...``), so a test can tell where a call went.
+``python issues_server.py NAME [TOOL ...]`` serves ``update_issue`` and ``search_issues`` (as
+github and sentry both do, with different arguments per server), ``NAME_only`` and each extra
+``TOOL`` named on the command line (a hostile server picks names such as ``github.update_issue``).
+Every result says which server answered (``NAME: ...``), so a test can tell where a call went.
 """
 
 from __future__ import annotations
@@ -35,7 +36,9 @@ _TOOLS = [
         input_schema={"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
     ),
     types.Tool(name=f"{NAME}_only", description="Only this server has it.", input_schema={"type": "object"}),
-]
+    *(types.Tool(name=extra, description="Named on the command line.", input_schema={"type": "object"})
+      for extra in sys.argv[2:]),
+]  # fmt: skip
 
 
 async def list_tools(

@@ -89,6 +89,10 @@ def add_commands(commands: Any, common: argparse.ArgumentParser, epilog: str) ->
     serve.add_argument("--http", action="store_true", help="streamable HTTP instead of stdio")
     serve.add_argument("--host", default="127.0.0.1", help="HTTP address (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8770, help="HTTP port (default 8770)")
+    serve.add_argument("--auth-token", metavar="env:VAR", default=None,
+                       help="HTTP: every request must carry this bearer token (required off loopback)")  # fmt: skip
+    serve.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
+                       help="HTTP: a Host header to accept besides --host (repeatable; needed on 0.0.0.0)")  # fmt: skip
 
 
 def load_package(spec: str) -> ModuleType:
@@ -200,9 +204,17 @@ def _report(run: CodeRun, name: str, as_json: bool, prog: str) -> int:
 
 
 def serve_command(args: argparse.Namespace, progress: Progress, open_registry: Any, prog: str) -> int:
-    from mas.runtime.code_mode.server import build_server, serve_http, serve_stdio
+    from mas.runtime.code_mode.server import HttpSecurityError, build_server, http_security, serve_http, serve_stdio
 
     try:
+        security = None
+        if args.http:  # refused before any server starts
+            try:
+                security = http_security(args.host, args.auth_token, args.allowed_host)
+            except HttpSecurityError as exc:
+                raise UsageError(str(exc)) from exc
+        elif args.auth_token or args.allowed_host:
+            raise UsageError("--auth-token and --allowed-host are for --http")
         load_package(args.package)
         shared = {
             "max_concurrent_runs": args.max_concurrent_runs,
@@ -215,9 +227,9 @@ def serve_command(args: argparse.Namespace, progress: Progress, open_registry: A
                       "max_memory_bytes": args.max_memory, "max_output_chars": args.max_output,
                       "max_value_chars": args.max_value}  # fmt: skip
             server = build_server(mode, **limits)
-            if args.http:
-                print(f"{prog}: code mode on http://{args.host}:{args.port}/mcp; Ctrl-C stops it", file=sys.stderr)
-                serve_http(server, args.host, args.port)
+            if security is not None:
+                print(f"{prog}: {security.describe(args.host, args.port)}; Ctrl-C stops it", file=sys.stderr)
+                serve_http(server, args.host, args.port, security)
             else:
                 serve_stdio(server)
         return EXIT_OK

@@ -21,6 +21,7 @@ sandbox (it only ever sees results). ``docs/code-mode.md`` describes the whole.
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import importlib.resources
 import json
@@ -337,6 +338,7 @@ class CodeMode:
         max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
         max_value_chars: int = DEFAULT_MAX_VALUE_CHARS,
         cancel_event: Any = None,
+        progress_callback: Callable[[int, str], Any] | None = None,
     ) -> CodeRun:
         """Check ``code``, then run it in a fresh sandbox. ``timeout_seconds`` bounds the run from
         the moment it starts executing (the sandbox's own time, its sleeps and the tool calls'; the
@@ -344,6 +346,8 @@ class CodeMode:
         may make, ``max_memory_bytes`` its heap, ``max_output_chars`` the printed output kept and
         ``max_value_chars`` the value's JSON. Setting ``cancel_event`` (anything with ``is_set()``)
         stops the run at once: the sandbox is stopped and the tool calls in flight are cancelled.
+        ``progress_callback(count, message)`` hears each progress update of the tool calls (from
+        their threads): ``count`` grows by one per update, ``message`` names the function.
         Nothing is sent when the check fails."""
         if timeout_seconds <= 0 or max_tool_calls < 0 or max_memory_bytes <= 0:
             raise ValueError("timeout_seconds and max_memory_bytes must be positive, max_tool_calls not negative")
@@ -355,7 +359,7 @@ class CodeMode:
             more = f" (and {len(diagnostics) - 1} more)" if len(diagnostics) > 1 else ""
             return CodeRun(error=RunError("check", f"{first}{more}", tuple(diagnostics)))
         limits = _Limits(timeout_seconds, max_tool_calls, max_memory_bytes, max_output_chars, max_value_chars)
-        return _Run(self, code, limits, cancel_event).go()
+        return _Run(self, code, limits, cancel_event, progress_callback).go()
 
     # --- the sandbox -------------------------------------------------------------------------
 
@@ -620,8 +624,13 @@ class _Run:
     """One run: waits for its turn, then drives the sandbox from suspension to suspension,
     answering tool calls, while a watchdog thread stops it at its deadline or cancellation."""
 
-    def __init__(self, mode: CodeMode, code: str, limits: _Limits, cancel_event: Any) -> None:
+    def __init__(
+        self, mode: CodeMode, code: str, limits: _Limits, cancel_event: Any, progress: Callable[[int, str], Any] | None
+    ) -> None:
         self.mode = mode
+        self.progress = progress
+        self.updates = 0
+        self.updates_lock = threading.Lock()
         self.code = code
         self.limits = limits
         self.cancel_event = cancel_event
@@ -848,7 +857,9 @@ class _Run:
             kind, message = "timeout", "the run's time is up"
         else:
             try:
-                options = {"timeout_seconds": remaining, "cancel_event": self.stop}
+                options: dict[str, Any] = {"timeout_seconds": remaining, "cancel_event": self.stop}
+                if self.progress is not None:
+                    options["progress_callback"] = functools.partial(self._progress, function)
                 answer = self.mode._call(recorder, module, function, arguments, options)
             except TypeError as exc:  # the caller's mistake (the typed method refused the arguments)
                 kind, message = "invalid_arguments", f"{function}() was not called: {one_line(str(exc))}"
@@ -864,6 +875,17 @@ class _Run:
         if kind is not None:
             return {"exception": RuntimeError(f"{kind}: {message}")}
         return {"return_value": answer}
+
+    def _progress(self, function: str, progress: float, total: float | None, message: str | None) -> None:
+        """A tool call's progress update, passed on as the run's (a count, the function's words)."""
+        if self.progress is None or self.stop.is_set():
+            return
+        with self.updates_lock:
+            self.updates += 1
+            count = self.updates
+        done = message or (f"{progress:g}/{total:g}" if total else f"{progress:g}")
+        with contextlib.suppress(Exception):  # a listener's failure never fails the call
+            self.progress(count, f"{function}: {done}")
 
     def _value(self, output: Any) -> Any:
         """The last expression's value as JSON data, within ``max_value_chars``."""

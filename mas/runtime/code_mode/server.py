@@ -12,8 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import hmac
 import json
+import os
 import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -24,7 +28,19 @@ from mcp.shared.exceptions import MCPError
 
 from mas.runtime.code_mode.core import CodeMode, CodeRun
 
-__all__ = ["SEARCH_QUERY_MAX_CHARS", "SERVER_NAME", "WHOLE_API_MAX_CHARS", "build_server", "serve_http", "serve_stdio"]
+__all__ = [
+    "LOOPBACK_HOSTS",
+    "SEARCH_QUERY_MAX_CHARS",
+    "SERVER_NAME",
+    "WHOLE_API_MAX_CHARS",
+    "HttpSecurity",
+    "HttpSecurityError",
+    "build_server",
+    "http_app",
+    "http_security",
+    "serve_http",
+    "serve_stdio",
+]
 
 SERVER_NAME = "toolgen-code-mode"
 #: Up to this many characters the whole API goes into run_code's description (about 4,000 tokens).
@@ -74,8 +90,50 @@ def _tools(mode: CodeMode) -> list[types.Tool]:
                 "properties": {"code": {"type": "string", "description": "the Python code to check and run"}},
                 "required": ["code"],
             },
+            output_schema=RUN_OUTPUT_SCHEMA,
+            # The code may call any tool of the registry: assume the worst of it.
+            annotations=types.ToolAnnotations(
+                read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=True
+            ),
         ),
     ]
+
+
+#: run_code's structuredContent (the value and the output are in the text, once).
+RUN_OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "ok": {"type": "boolean", "description": "the run completed"},
+        "calls": {
+            "type": "array",
+            "description": "each tool call that was sent, in order",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "tool": {"type": "string"},
+                    "arguments": {"type": "object"},
+                    "seconds": {"type": "number"},
+                    "error": {"type": ["string", "null"], "description": "the failure's kind"},
+                },
+                "required": ["tool", "arguments", "seconds", "error"],
+            },
+        },
+        "error": {
+            "type": ["object", "null"],
+            "description": "what stopped the run: kind and message",
+            "properties": {"kind": {"type": "string"}, "message": {"type": "string"}},
+            "required": ["kind", "message"],
+        },
+    },
+    "required": ["ok", "calls", "error"],
+}
+
+INSTRUCTIONS = (
+    "Code mode: write Python against typed stubs of the tools and send it to run_code; it is "
+    "type-checked first (nothing runs when the check fails) and then run in a sandbox whose only way "
+    "out is the tools. Use search_tools to find the stubs you need. `await` every tool call; "
+    "asyncio.gather runs several side by side. The last expression is the value; keep it small."
+)
 
 
 def _text(text: str) -> list[types.ContentBlock]:
@@ -143,9 +201,10 @@ def build_server(mode: CodeMode, **run_limits: Any) -> Server[Any]:
             # in threads of our own (CodeMode bounds how many run and wait). A request the client
             # cancels, or abandons, sets the run's cancel event: its sandbox and calls stop at once.
             cancel = threading.Event()
+            progress = _progress_relay(ctx, asyncio.get_running_loop())
             try:
                 run = await anyio.to_thread.run_sync(
-                    functools.partial(mode.run, code, cancel_event=cancel, **run_limits),
+                    functools.partial(mode.run, code, cancel_event=cancel, progress_callback=progress, **run_limits),
                     abandon_on_cancel=True,
                     limiter=runs,
                 )
@@ -154,7 +213,24 @@ def build_server(mode: CodeMode, **run_limits: Any) -> Server[Any]:
             return run_reply(run)
         raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
 
-    return Server(SERVER_NAME, version="1.0.0", on_list_tools=list_tools, on_call_tool=call_tool)
+    return Server(
+        SERVER_NAME, version="1.0.0", instructions=INSTRUCTIONS, on_list_tools=list_tools, on_call_tool=call_tool
+    )
+
+
+def _progress_relay(ctx: ServerRequestContext[Any, Any], loop: asyncio.AbstractEventLoop) -> Any:
+    """The run's progress callback: each update of an inner tool call goes to the client as MCP
+    progress of this run_code request (a count that only grows, the tool's message), from whatever
+    thread the call runs in; none when the request carried no progress token."""
+    meta: Any = ctx.meta or {}
+    if meta.get("progress_token", meta.get("progressToken")) is None:
+        return None
+
+    def relay(count: int, message: str) -> None:
+        report = ctx.session.report_progress(float(count), None, message)
+        asyncio.run_coroutine_threadsafe(report, loop)
+
+    return relay
 
 
 def serve_stdio(server: Server[Any]) -> None:
@@ -167,8 +243,107 @@ def serve_stdio(server: Server[Any]) -> None:
     asyncio.run(main())
 
 
-def serve_http(server: Server[Any], host: str, port: int) -> None:
+#: Hosts that count as loopback for ``--host`` (the SDK's own list): any other address, a
+#: wildcard or a name, is served only with a bearer token and a list of allowed Host headers.
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+_WILDCARDS = ("0.0.0.0", "::", "")  # noqa: S104 - names to recognise, not to bind
+
+
+class HttpSecurityError(ValueError):
+    """An HTTP setting that would serve code execution unprotected: one line, to the operator."""
+
+
+@dataclass(frozen=True)
+class HttpSecurity:
+    """How ``serve --code-mode --http`` is guarded: the bearer token every request must carry
+    (None: loopback without one), where it came from (``env:VAR``, for messages; never the
+    token), and the Host headers (``host:*`` patterns) and origins the DNS-rebinding check allows."""
+
+    token: str | None
+    token_source: str | None
+    allowed_hosts: tuple[str, ...]
+    allowed_origins: tuple[str, ...]
+
+    def describe(self, host: str, port: int) -> str:
+        """The line said at start: the address and each protection."""
+        where = f"code mode on http://{host}:{port}/mcp"
+        auth = (f"every request needs the bearer token from {self.token_source}" if self.token
+                else "no authentication (loopback only)")  # fmt: skip
+        hosts = ", ".join(h.removesuffix(":*") for h in self.allowed_hosts)
+        return f"{where}; {auth}; DNS-rebinding protection on, Host must be one of: {hosts}"
+
+
+def http_security(host: str, auth_token: str | None, allowed_hosts: Sequence[str] = ()) -> HttpSecurity:
+    """The guard for serving on ``host``. Off loopback a bearer token is required (``auth_token``
+    is ``env:VAR``: the variable must be set, 16 characters at least); on a wildcard address the
+    names clients use must be listed (``allowed_hosts``), since the Host header is what keeps a web
+    page's DNS rebinding out. ``HttpSecurityError`` says what is missing."""
+    from mas.runtime import redact
+
+    loopback = host in LOOPBACK_HOSTS
+    token = None
+    if auth_token is not None:
+        if not auth_token.startswith("env:") or not auth_token[4:]:
+            raise HttpSecurityError("--auth-token takes env:VAR, the environment variable that holds the token")
+        token = os.environ.get(auth_token[4:], "")
+        if len(token) < 16:
+            raise HttpSecurityError(f"--auth-token {auth_token}: the variable is unset or shorter than 16 characters")
+        redact.remember([token])
+    elif not loopback:
+        raise HttpSecurityError(
+            f"--host {host} is not loopback: serving code execution there needs --auth-token env:VAR "
+            "(a bearer token every request must carry)"
+        )
+    names = [h for h in LOOPBACK_HOSTS if loopback] + list(allowed_hosts)
+    if not loopback and host not in _WILDCARDS:
+        names.insert(0, host)
+    if not names:
+        raise HttpSecurityError(
+            f"--host {host} listens on every address: name the hosts clients use with --allowed-host NAME"
+        )
+    patterns = tuple(f"[{n}]:*" if ":" in n else f"{n}:*" for n in dict.fromkeys(names))
+    origins = tuple(f"{scheme}://{p}" for p in patterns for scheme in ("http", "https"))
+    return HttpSecurity(token, auth_token if token else None, patterns, origins)
+
+
+class _BearerAuth:
+    """ASGI guard: an HTTP request without ``Authorization: Bearer <token>`` gets 401 (the token
+    compared in constant time); anything else passes to the app."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        self.app = app
+        self.token = token.encode()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            given = dict(scope.get("headers") or ()).get(b"authorization", b"")
+            scheme, _, value = given.partition(b" ")
+            if scheme.lower() != b"bearer" or not hmac.compare_digest(value.strip(), self.token):
+                body = b'{"error": "unauthorized", "error_description": "a bearer token is required"}'
+                headers = [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer"),
+                           (b"content-length", str(len(body)).encode())]  # fmt: skip
+                await send({"type": "http.response.start", "status": 401, "headers": headers})
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
+
+
+def http_app(server: Server[Any], host: str, security: HttpSecurity) -> Any:
+    """The streamable HTTP app, with the SDK's DNS-rebinding check on (whatever the host) and,
+    when a token is set, the bearer guard in front of it."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    settings = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=list(security.allowed_hosts),
+        allowed_origins=list(security.allowed_origins),
+    )
+    app = server.streamable_http_app(host=host, transport_security=settings)
+    return _BearerAuth(app, security.token) if security.token else app
+
+
+def serve_http(server: Server[Any], host: str, port: int, security: HttpSecurity | None = None) -> None:
     import uvicorn
 
-    app = server.streamable_http_app(host=host)
+    app = http_app(server, host, security or http_security(host, None))
     uvicorn.run(app, host=host, port=port, log_level="warning")
