@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
@@ -632,12 +634,18 @@ def _docstring(
     deprecated: bool = False,
 ) -> str:
     lines = []
-    summary = title or (description.strip().splitlines() or [f"Call the {wire!r} tool."])[0]
+    # A Python server's description is often its function's docstring, indented as in its source:
+    # cleandoc dedents it as Python's help does (the first line apart).
+    described = inspect.cleandoc(description).splitlines() if description.strip() else []
+    summary = title or (described or [f"Call the {wire!r} tool."])[0]
     lines.append(summary.strip())
-    rest = description.strip() if title else "\n".join(description.strip().splitlines()[1:]).strip()
-    if rest:
-        lines += ["", rest]
+    rest = described if title else described[1:]
+    while rest and not rest[0].strip():
+        rest = rest[1:]
     documented = [p for p in params if p.description.strip() or p.schema_default is not None]
+    rest, documented = _into_own_args(rest, documented)
+    if rest:
+        lines += ["", *rest]
     if documented:
         lines += ["", "Args:"]
         lines += [f"    {p.py_name}: {_param_words(p)}" for p in documented]
@@ -653,6 +661,35 @@ def _docstring(
         lines += ["", "Deprecated: the server marks this tool deprecated (``deprecated: true``)."]
     lines += ["", f"Wire name: {wire!r}."]
     return "\n".join(lines)
+
+
+_ARGS_HEADERS = frozenset({"Args:", "Arguments:"})
+_ARG_NAME = re.compile(r"\s*\**([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _into_own_args(rest: list[str], documented: list[ParamSpec]) -> tuple[list[str], list[ParamSpec]]:
+    """A description with an ``Args:`` section of its own (a Python server's docstring) keeps it
+    as the one section: the parameters it does not name are added at its end, in its indent, and
+    none is left for a second ``Args:``. Without one, the description and ``documented`` are as given."""
+    start = next((i for i, line in enumerate(rest) if line.strip() in _ARGS_HEADERS), None)
+    if start is None or not documented:
+        return rest, documented
+    depth = len(rest[start]) - len(rest[start].lstrip())
+    end = start + 1  # past the section's last line: its lines are blank or indented deeper
+    for i in range(start + 1, len(rest)):
+        line = rest[i]
+        if line.strip() and len(line) - len(line.lstrip()) <= depth:
+            break
+        if line.strip():
+            end = i + 1
+    entries = [line for line in rest[start + 1 : end] if line.strip()]
+    indent = min((len(line) - len(line.lstrip()) for line in entries), default=depth + 4)
+    named = {
+        m.group(1) for line in entries if len(line) - len(line.lstrip()) == indent and (m := _ARG_NAME.match(line))
+    }
+    added = [f"{' ' * indent}{p.py_name}: {_param_words(p)}" for p in documented
+             if p.py_name not in named and p.wire_name not in named]  # fmt: skip
+    return [*rest[:end], *added, *rest[end:]], []
 
 
 def _param_words(p: ParamSpec) -> str:
