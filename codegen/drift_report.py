@@ -25,6 +25,7 @@ FAIL_LEVELS: dict[str, frozenset[Severity]] = {
 }
 _COLOURS = {"breaking": "bold red", "review": "yellow", "compatible": "green"}
 _CUT = 40
+_CONTEXT = 10  # characters shown before the first difference, when it lies past the cut
 
 
 def _where(source: str) -> str:
@@ -60,11 +61,30 @@ def at_or_above(changes: Sequence[Change], fail_on: str) -> list[Change]:
     return [c for c in changes if c.severity in levels]
 
 
-def _cut(value: Any) -> str:
+def _text(value: Any) -> str:
     if value is None:
         return "-"
-    text = one_line(value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False))
-    return text if len(text) <= _CUT else text[: _CUT - 3] + "..."
+    return one_line(value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False))
+
+
+def _window(text: str, start: int) -> str:
+    """At most ``_CUT`` characters of ``text`` from ``start``, "..." marking what is left out."""
+    head = "..." if start > 0 else ""
+    room = _CUT - len(head)
+    return head + (text[start:] if len(text) - start <= room else text[start : start + room - 3] + "...")
+
+
+def _cut_pair(old: Any, new: Any) -> tuple[str, str]:
+    """The old and new values, each cut to ``_CUT`` characters around where they first differ, so
+    a change past the first 40 characters (a long description) shows on both sides."""
+    before, after = _text(old), _text(new)
+    if len(before) <= _CUT and len(after) <= _CUT:
+        return before, after
+    same = next(
+        (i for i, (a, b) in enumerate(zip(before, after, strict=False)) if a != b), min(len(before), len(after))
+    )
+    start = max(0, same - _CONTEXT) if same > _CUT - 3 - _CONTEXT else 0
+    return _window(before, min(start, len(before))), _window(after, min(start, len(after)))
 
 
 def render_json(changes: Sequence[Change], out: TextIO) -> None:
@@ -100,12 +120,13 @@ def _print_tables(changes: Sequence[Change], console: Any, terminal: bool) -> No
             table.add_column(overflow="fold")
         for change in group:
             severity = f"[{_COLOURS[change.severity]}]{change.severity}[/]" if terminal else change.severity
+            old, new = _cut_pair(change.old, change.new)
             table.add_row(
                 severity,
                 escape(one_line(change.message)),
                 escape(change.pointer or "(tool)"),
-                escape(_cut(change.old)),
-                escape("-> " + _cut(change.new)),
+                escape(old),
+                escape("-> " + new),
             )
         console.print(table)
     console.print(summary(changes))
