@@ -48,12 +48,26 @@ def summary(changes: Sequence[Change]) -> str:
     return f"{len(changes)} change(s): {counts}"
 
 
+def first_inference_note(changes: Sequence[Change]) -> list[str]:
+    """A line saying what the breaking changes that are first inferred types mean, when there are any:
+    breaking by the rules, alarming to a new user after their first ``toolgen record``."""
+    from codegen.infer import first_inferences
+
+    count = first_inferences(changes)
+    if not count:
+        return []
+    return [
+        f"{count} of the breaking change(s) are first inferred types: the methods return the type learned "
+        "from the recorded results instead of ToolOutput; expected once after `toolgen record` (docs/samples.md)"
+    ]
+
+
 def summary_lines(changes: Sequence[Change]) -> list[str]:
     """One line per change, most severe first within each tool, then the count per severity
-    (nothing when there are no changes)."""
+    and what first inferred types mean (nothing when there are no changes)."""
     if not changes:
         return []
-    return [describe(c) for c in _ordered(changes)] + [summary(changes)]
+    return [describe(c) for c in _ordered(changes)] + [summary(changes), *first_inference_note(changes)]
 
 
 def at_or_above(changes: Sequence[Change], fail_on: str) -> list[Change]:
@@ -130,3 +144,5 @@ def _print_tables(changes: Sequence[Change], console: Any, terminal: bool) -> No
             )
         console.print(table)
     console.print(summary(changes))
+    for line in first_inference_note(changes):
+        console.print(escape(line))
