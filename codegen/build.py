@@ -36,6 +36,7 @@ from codegen.naming import assign_names, class_name, unique
 from codegen.schemas import Report, SchemaDocument, json_type, pointer, wrapped_key
 from codegen.split import split_models, where_defined
 from codegen.surface import SURFACE_ATTRS, build_surface, prompt_wire_names
+from codegen.testkit import testing_data
 from mas.runtime.contracts._rules import hint_words
 from mas.runtime.contracts.tool_contract import HINT_KEYS
 from mas.runtime.routing import Named, NameTaken, QualifierClash, routed_names
@@ -93,15 +94,18 @@ def build_package(
     cache: Cache | None = None,
     digests: Mapping[int, str | None] | None = None,
     worker: ModelWorker | None = None,
+    samples: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> PackageSpec:
     """``header`` heads every file, ``init_header`` (default: ``header``) the package's ``__init__.py``.
 
     ``inferred`` maps a source name and a wire name to an output type learned from samples
     (``codegen/infer.py``); it stands in for a missing ``outputSchema`` on the same path.
     ``digests``: ``cache.tool_digests(sources)``, when the caller took them already; ``worker``:
-    a ``ModelWorker`` started for this build."""
+    a ``ModelWorker`` started for this build; ``samples``: the newest recorded result of each tool,
+    by source and wire name (``testkit.newest_samples``), the test kit's default answers."""
     builder = _Builder(sources, inferred or {}, cache, package, digests, worker)
     spec = builder.build(package=package, header=header, parallel=parallel)
+    spec = replace(spec, testing_data=testing_data(sources, builder.wire_names, inferred, samples))
     if init_header is not None:
         spec = replace(spec, init_header=init_header)
     builder.save()  # only a build that succeeded stores its parts
