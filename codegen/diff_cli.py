@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from codegen.drift import Change, diff_listings
+from codegen.drift import Change, diff_listings, diff_surface
 from codegen.drift_report import FAIL_LEVELS, at_or_above, render_json, render_table
 from codegen.errors import GenerateError
 from codegen.generate import infer_all
@@ -147,7 +147,10 @@ def compare(args: argparse.Namespace, cwd: Path) -> tuple[Change, ...]:
         raise GenerateError("no servers configured: give --infra, or set `infra` in [tool.toolgen]")
     live = read_live(parse_infra(settings.infra), settings.snapshot)
     # Only the configured servers: a lock may also hold servers another infra file lists.
-    return _with_inferred(lock, {s.name: lock.servers.get(s.name, ()) for s in live}, live, settings)
+    changes = _with_inferred(lock, {s.name: lock.servers.get(s.name, ()) for s in live}, live, settings)
+    for source in live:  # resources, templates and prompts (docs/resources-and-prompts.md)
+        changes += diff_surface(source.name, lock.surface.get(source.name, {}), source.surface)
+    return changes
 
 
 def main(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
