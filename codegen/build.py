@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
@@ -34,6 +36,7 @@ from codegen.naming import assign_names, class_name, unique
 from codegen.schemas import Report, SchemaDocument, json_type, pointer, wrapped_key
 from codegen.split import split_models, where_defined
 from codegen.surface import SURFACE_ATTRS, build_surface, prompt_wire_names
+from codegen.testkit import testing_data
 from mas.runtime.contracts._rules import hint_words
 from mas.runtime.contracts.tool_contract import HINT_KEYS
 from mas.runtime.routing import Named, NameTaken, QualifierClash, routed_names
@@ -91,15 +94,18 @@ def build_package(
     cache: Cache | None = None,
     digests: Mapping[int, str | None] | None = None,
     worker: ModelWorker | None = None,
+    samples: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> PackageSpec:
     """``header`` heads every file, ``init_header`` (default: ``header``) the package's ``__init__.py``.
 
     ``inferred`` maps a source name and a wire name to an output type learned from samples
     (``codegen/infer.py``); it stands in for a missing ``outputSchema`` on the same path.
     ``digests``: ``cache.tool_digests(sources)``, when the caller took them already; ``worker``:
-    a ``ModelWorker`` started for this build."""
+    a ``ModelWorker`` started for this build; ``samples``: the newest recorded result of each tool,
+    by source and wire name (``testkit.newest_samples``), the test kit's default answers."""
     builder = _Builder(sources, inferred or {}, cache, package, digests, worker)
     spec = builder.build(package=package, header=header, parallel=parallel)
+    spec = replace(spec, testing_data=testing_data(sources, builder.wire_names, inferred, samples))
     if init_header is not None:
         spec = replace(spec, init_header=init_header)
     builder.save()  # only a build that succeeded stores its parts
@@ -628,12 +634,18 @@ def _docstring(
     deprecated: bool = False,
 ) -> str:
     lines = []
-    summary = title or (description.strip().splitlines() or [f"Call the {wire!r} tool."])[0]
+    # A Python server's description is often its function's docstring, indented as in its source:
+    # cleandoc dedents it as Python's help does (the first line apart).
+    described = inspect.cleandoc(description).splitlines() if description.strip() else []
+    summary = title or (described or [f"Call the {wire!r} tool."])[0]
     lines.append(summary.strip())
-    rest = description.strip() if title else "\n".join(description.strip().splitlines()[1:]).strip()
-    if rest:
-        lines += ["", rest]
+    rest = described if title else described[1:]
+    while rest and not rest[0].strip():
+        rest = rest[1:]
     documented = [p for p in params if p.description.strip() or p.schema_default is not None]
+    rest, documented = _into_own_args(rest, documented)
+    if rest:
+        lines += ["", *rest]
     if documented:
         lines += ["", "Args:"]
         lines += [f"    {p.py_name}: {_param_words(p)}" for p in documented]
@@ -649,6 +661,35 @@ def _docstring(
         lines += ["", "Deprecated: the server marks this tool deprecated (``deprecated: true``)."]
     lines += ["", f"Wire name: {wire!r}."]
     return "\n".join(lines)
+
+
+_ARGS_HEADERS = frozenset({"Args:", "Arguments:"})
+_ARG_NAME = re.compile(r"\s*\**([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _into_own_args(rest: list[str], documented: list[ParamSpec]) -> tuple[list[str], list[ParamSpec]]:
+    """A description with an ``Args:`` section of its own (a Python server's docstring) keeps it
+    as the one section: the parameters it does not name are added at its end, in its indent, and
+    none is left for a second ``Args:``. Without one, the description and ``documented`` are as given."""
+    start = next((i for i, line in enumerate(rest) if line.strip() in _ARGS_HEADERS), None)
+    if start is None or not documented:
+        return rest, documented
+    depth = len(rest[start]) - len(rest[start].lstrip())
+    end = start + 1  # past the section's last line: its lines are blank or indented deeper
+    for i in range(start + 1, len(rest)):
+        line = rest[i]
+        if line.strip() and len(line) - len(line.lstrip()) <= depth:
+            break
+        if line.strip():
+            end = i + 1
+    entries = [line for line in rest[start + 1 : end] if line.strip()]
+    indent = min((len(line) - len(line.lstrip()) for line in entries), default=depth + 4)
+    named = {
+        m.group(1) for line in entries if len(line) - len(line.lstrip()) == indent and (m := _ARG_NAME.match(line))
+    }
+    added = [f"{' ' * indent}{p.py_name}: {_param_words(p)}" for p in documented
+             if p.py_name not in named and p.wire_name not in named]  # fmt: skip
+    return [*rest[:end], *added, *rest[end:]], []
 
 
 def _param_words(p: ParamSpec) -> str:

@@ -6,6 +6,7 @@ as data (``wire_name``) or as an already-escaped Python literal (``*_literal``),
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -107,6 +108,12 @@ class ToolSpec:
     def kept_params(self) -> tuple[ParamSpec, ...]:
         """The parameters of the overload a caller who passes no deprecated parameter matches."""
         return tuple(p for p in self.params if p.required or not p.deprecated)
+
+    @property
+    def input_class(self) -> str:
+        """The name of the input TypedDict in ``<package>.inputs`` (``input_ref`` without its quotes)."""
+        name = ast.literal_eval(self.input_ref)
+        return name if isinstance(name, str) else ""
 
     @property
     def optional(self) -> tuple[ParamSpec, ...]:
@@ -228,6 +235,8 @@ class PackageSpec:
     code_mode: tuple[CodeModeModule, ...] = ()  # the sandbox API (codegen/emit/code_mode.py)
     #: ``__init__.py``'s header, when it differs (it names the inputs' hash); "": ``header``
     init_header: str = ""
+    #: The test kit's data (``codegen/testkit.py``): each tool's listing, output schema and newest sample
+    testing_data: Mapping[str, Any] | None = None
 
     @property
     def surface_exports(self) -> tuple[str, ...]:

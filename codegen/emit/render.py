@@ -320,8 +320,11 @@ def render_package(
     a file as the last run wrote it, or None), a module formatted before is not formatted again;
     with ``parts``, a tool's formatted parts of ``_tools.py`` are not rendered again."""
     env = _environment()
+    from codegen.testkit import DATA_MODULE, TESTING_MODULE, data_module, testing_context
+
     files = {
         "__init__.py": env.get_template("__init__.py.jinja").render(pkg=pkg),
+        TESTING_MODULE: env.get_template("testing.py.jinja").render(pkg=pkg, **testing_context(pkg)),
         "inputs.py": _module(pkg.header, "Argument types (TypedDicts with the wire keys).", pkg.inputs_code),
         "outputs/__init__.py": env.get_template("outputs__init__.py.jinja").render(pkg=pkg),
     }
@@ -339,6 +342,8 @@ def render_package(
     for path, source in runtime_sources(surface=bool(pkg.surfaces)).items():
         out[path] = f"{pkg.header}\n{source.read_text(encoding='utf-8')}"
     out["py.typed"] = ""
+    # The kit's data is one JSON literal, written as it is: nothing in it for the formatter to lay out.
+    out[DATA_MODULE] = data_module(pkg.header, pkg.testing_data or {"version": 1, "tools": {}})
     out[API_PAGE] = api_page(pkg)
     out.update(_code_mode_files(pkg))
     return dict(sorted(out.items()))
