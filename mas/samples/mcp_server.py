@@ -5,7 +5,7 @@ Run it with::
     python -m mas.samples.mcp_server [--transport stdio|streamable-http|sse] [--host 127.0.0.1]
                                      [--port 8765] [--page-size 3] [--with-crash-tool]
                                      [--with-client-requests] [--with-tasks]
-                                     [--drift param-removed|description-rewritten]
+                                     [--drift param-removed|description-rewritten|upgrade]
 
 The low-level server is used (not FastMCP) because ``tools/list`` must paginate with an opaque
 cursor: the runtime and the code generator are tested against a server that really pages.
@@ -434,14 +434,44 @@ def tool_definitions(*, with_crash_tool: bool = False) -> list[types.Tool]:
     return tools
 
 
-#: ``--drift`` choices: how ``get_weather`` changes.
-DRIFTS = ("param-removed", "description-rewritten")
+#: ``--drift`` choices: how ``get_weather`` changes; ``upgrade`` changes several tools at once, one
+#: way each (docs/drift.md, "Upgrading"): ``whoami`` removed, ``notes.create`` gains a required
+#: ``folder``, ``get_weather``'s ``units`` loses ``fahrenheit``, ``flaky_lookup``'s output key
+#: ``value`` is renamed ``result``, ``notes.delete``'s description is rewritten, and
+#: ``search-docs``'s ``limit`` is marked ``deprecated``.
+DRIFTS = ("param-removed", "description-rewritten", "upgrade")
+
+
+def _upgraded(tool: types.Tool) -> types.Tool | None:
+    """One tool as ``--drift upgrade`` lists it (None: no longer listed)."""
+    schema, output = tool.input_schema, tool.output_schema
+    if tool.name == "whoami":
+        return None
+    if tool.name == "notes.create":
+        props = {**schema["properties"], "folder": {"type": "string"}}
+        return tool.model_copy(update={"input_schema": {**schema, "properties": props,
+                                                        "required": [*schema["required"], "folder"]}})  # fmt: skip
+    if tool.name == "get_weather":
+        props = {**schema["properties"], "units": {"type": "string", "enum": ["celsius"], "default": "celsius"}}
+        return tool.model_copy(update={"input_schema": {**schema, "properties": props}})
+    if tool.name == "flaky_lookup" and output is not None:
+        props = {("result" if k == "value" else k): v for k, v in output["properties"].items()}
+        required = ["result" if k == "value" else k for k in output["required"]]
+        return tool.model_copy(update={"output_schema": {**output, "properties": props, "required": required}})
+    if tool.name == "notes.delete":
+        return tool.model_copy(update={"description": "Delete a note by id (it cannot be restored)."})
+    if tool.name == "search-docs":
+        props = {**schema["properties"], "limit": {**schema["properties"]["limit"], "deprecated": True}}
+        return tool.model_copy(update={"input_schema": {**schema, "properties": props}})
+    return tool
 
 
 def apply_drift(tools: list[types.Tool], drift: str | None) -> list[types.Tool]:
     """The tools with ``get_weather`` changed as ``drift`` says (None: unchanged)."""
     if drift is None:
         return tools
+    if drift == "upgrade":
+        return [changed for tool in tools if (changed := _upgraded(tool)) is not None]
     out = []
     for tool in tools:
         if tool.name == "get_weather" and drift == "param-removed":
