@@ -32,6 +32,7 @@ _OPTIONAL = (
     "max_error_chars",
     "max_progress_lag_seconds",
     "max_client_requests",
+    "max_header_bytes",
     "exit_grace_seconds",
 )
 

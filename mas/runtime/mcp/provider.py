@@ -43,11 +43,12 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 import anyio
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
+from mcp.shared.inbound import mcp_param_headers
 from pydantic import TypeAdapter, ValidationError
 
 from mas.runtime import redact
 from mas.runtime.config import MCPServerConfig
-from mas.runtime.contracts._rules import one_line
+from mas.runtime.contracts._rules import one_line, pointer_token
 from mas.runtime.contracts.tool_contract import ERROR_KIND_KEY, CallOptions, ToolResultEnvelope
 from mas.runtime.mcp._convert import (
     ToolServerError,
@@ -628,6 +629,9 @@ class MCPToolProvider:
                 return await self._run_task_2025(
                     tool_name, call, conn, session, arguments, meta, timeout_seconds, allow_claimed, deadline
                 )
+            oversized = self._oversized_header(session, tool_name, arguments)
+            if oversized is not None:
+                return self._failure(tool_name, f"failed: {oversized}", "invalid_arguments")
             try:
                 result = await session.call_tool(
                     tool_name,
@@ -693,6 +697,29 @@ class MCPToolProvider:
 
         call.work = asyncio.get_running_loop().create_task(run())
         return call
+
+    def _oversized_header(self, session: Any, tool_name: str, arguments: Mapping[str, Any] | None) -> str | None:
+        """Why an ``x-mcp-header`` argument cannot travel as its ``Mcp-Param-*`` header, or None.
+
+        The SDK mirrors such arguments into headers on a 2026 HTTP session; a header past the
+        server's limit is refused by its HTTP layer before the tool runs, which reached the caller
+        as ``tool_error`` or ``unavailable`` (retried by packages). Over ``max_header_bytes`` the
+        call is the caller's mistake instead, and nothing is sent.
+        """
+        if self.config.transport == "stdio" or not arguments:
+            return None
+        header_map = getattr(session, "_x_mcp_header_maps", {}).get(tool_name)  # the SDK's own map
+        limit = self.config.max_header_bytes
+        for path, token in (header_map or {}).items():
+            for name, value in mcp_param_headers({path: token}, arguments).items():
+                size = len(name) + 2 + len(value.encode("utf-8", "surrogatepass"))
+                if size > limit:
+                    where = "/" + "/".join(pointer_token(p) for p in path)
+                    return (
+                        f"argument {where} travels as the HTTP header {name}, {size} bytes, more than "
+                        f"max_header_bytes={limit}; nothing was sent"
+                    )
+        return None
 
     def _follow(
         self,
