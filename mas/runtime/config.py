@@ -127,6 +127,9 @@ class MCPServerConfig:
     #: Longest ``Mcp-Param-*`` header line (name, ``: ``, value) an ``x-mcp-header`` argument may
     #: become; a longer one fails the call as ``invalid_arguments`` before anything is sent.
     max_header_bytes: int = 8192
+    #: The whole of one ``tools/list`` (every page) must arrive within this many seconds; each
+    #: page within ``connect_timeout_seconds`` as well.
+    list_timeout_seconds: float = 120.0
     #: A stdio server's time to exit after its stdin is closed, before SIGTERM (then, 2 s later,
     #: SIGKILL). Some servers never exit on stdin EOF (mcp 1.6's FastMCP, the TypeScript reference
     #: server): each close of one waits this long.

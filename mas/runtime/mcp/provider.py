@@ -268,6 +268,10 @@ class MCPToolProvider:
         problems: list[tuple[str, str]] = []
         hint: CacheHint | None = None
         first = True
+        # Each page within connect_timeout_seconds, and the listing as a whole within
+        # list_timeout_seconds: a server answering every page just in time cannot hold it longer.
+        deadline = time.monotonic() + cfg.list_timeout_seconds
+        page_wait = cfg.connect_timeout_seconds
         try:
             while True:
                 if pages >= cfg.max_pages:
@@ -275,7 +279,10 @@ class MCPToolProvider:
                     raise ToolServerError(self.name, detail)
                 params = types.PaginatedRequestParams(cursor=cursor) if cursor is not None else None
                 # tools/list has no timeout of its own; a hung server must not hang discovery.
-                with anyio.fail_after(cfg.connect_timeout_seconds):
+                page_wait = min(cfg.connect_timeout_seconds, deadline - time.monotonic())
+                if page_wait <= 0:
+                    raise TimeoutError
+                with anyio.fail_after(page_wait):
                     page = await list_page(session, params, self.name)
                 pages += 1
                 # Blanked here, where listings enter: the lock, the generated package and every
@@ -298,7 +305,13 @@ class MCPToolProvider:
         except ToolServerError:
             raise
         except TimeoutError:
-            detail = f"tools/list timed out after {cfg.connect_timeout_seconds} s (page {pages + 1})"
+            if page_wait < cfg.connect_timeout_seconds:  # the whole listing's bound ran out first
+                detail = (
+                    f"tools/list took more than list_timeout_seconds={cfg.list_timeout_seconds:g} s in total "
+                    f"({pages} page(s) so far); stopped paging"
+                )
+            else:
+                detail = f"tools/list timed out after {cfg.connect_timeout_seconds} s (page {pages + 1})"
             raise ToolServerError(self.name, detail) from None
         except Exception as exc:
             conn.note_failure(exc)
