@@ -15,7 +15,7 @@ from codegen.datamodels import (
     input_groups_for,
     model_code,
 )
-from codegen.emit.code_mode import build_code_mode, summary_line
+from codegen.emit.code_mode import build_code_mode, param_constraints, summary_line
 from codegen.errors import Degradation, GenerateError
 from codegen.infer import InferredOutput
 from codegen.literals import docstring_literal, docstring_text, json_default_literal, str_literal, wire_literal
@@ -445,7 +445,7 @@ def _summary(tool: Mapping[str, Any]) -> str:
     annotations = tool.get("annotations") or {}
     hints = {key: annotations.get(mcp) is True for key, mcp in HINT_KEYS.items()}
     title = next((t for t in (tool.get("title"), annotations.get("title")) if isinstance(t, str) and t), None)
-    return summary_line(title, str(tool.get("description") or ""), hints)
+    return summary_line(title, str(tool.get("description") or ""), hints, full=True)
 
 
 def _where(modules: Sequence[ModelModuleSpec]) -> tuple[tuple[str, str], ...]:
@@ -550,8 +550,9 @@ def _param(wire: str, py_name: str, annotation: str, required: bool, prop: Any) 
     header = header_of(prop)
     if header is not None:  # x-mcp-header (2026-07-28): a valid one, or the tool would have been dropped
         description = f"{description.rstrip()} (also sent as the HTTP header {header})".lstrip()
+    bounds = param_constraints(py_name, prop)
     if required:
-        return ParamSpec(wire, py_name, annotation, True, None, None, str(description))
+        return ParamSpec(wire, py_name, annotation, True, None, None, str(description), None, bounds)
     return ParamSpec(
         wire,
         py_name,
@@ -561,6 +562,7 @@ def _param(wire: str, py_name: str, annotation: str, required: bool, prop: Any) 
         _NOT_GIVEN,
         str(description),
         _usable_default(prop),
+        bounds,
     )
 
 

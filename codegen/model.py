@@ -57,6 +57,8 @@ class ParamSpec:
     description: str
     #: The schema's default as a Python literal, for the docstring, when it certainly fits the type
     schema_default: str | None = None
+    #: The schema's bounds the type does not carry, in words (``1 <= limit <= 50``), for the stubs
+    constraints: str = ""
 
     @property
     def key_literal(self) -> str:

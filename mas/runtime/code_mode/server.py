@@ -45,7 +45,9 @@ __all__ = [
 SERVER_NAME = "toolgen-code-mode"
 #: Up to this many characters the whole API goes into run_code's description (about 4,000 tokens).
 WHOLE_API_MAX_CHARS = 16_000
-_SEARCH_LIMIT_MAX = 20
+_SEARCH_LIMIT_MAX = 50
+_NAMES_MAX = 50  # functions get_stubs takes at once
+_READ_ONLY = types.ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 #: A search_tools query longer than this is refused (the search runs off the event loop as well).
 SEARCH_QUERY_MAX_CHARS = 1_000
 
@@ -60,8 +62,14 @@ def _run_description(mode: CodeMode) -> str:
     )
     if len(api) <= WHOLE_API_MAX_CHARS:
         return head + api
-    modules = ", ".join(f"tools.{m} ({len(f)} tools)" for m, f in mode.modules.items())
-    return head + api.split("\n# module", 1)[0] + f"\nModules: {modules}.\nCall search_tools to get the typed stubs.\n"
+    modules = ", ".join(f"tools.{m} ({len(f)} function{'s' * (len(f) != 1)})" for m, f in mode.modules.items())
+    return (
+        head
+        + api.split("\n# module", 1)[0]
+        + f"\nModules: {modules}.\nThe catalog is too big to show here: list_functions gives each function's "
+        "name and one line, get_stubs the typed stubs of the functions you name, search_tools the stubs that "
+        "match a few words.\n"
+    )
 
 
 def _tools(mode: CodeMode) -> list[types.Tool]:
@@ -77,10 +85,38 @@ def _tools(mode: CodeMode) -> list[types.Tool]:
                 "properties": {
                     "query": {"type": "string", "description": "words describing what the tools should do"},
                     "limit": {"type": "integer", "minimum": 1, "maximum": _SEARCH_LIMIT_MAX, "default": 5},
+                    "offset": {"type": "integer", "minimum": 0, "default": 0, "description": "skip the best N"},
                 },
                 "required": ["query"],
             },
-            annotations=types.ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False),
+            annotations=_READ_ONLY,
+        ),
+        types.Tool(
+            name="list_functions",
+            description=(
+                "List the tool modules and, under each, every function's name and one line about it: "
+                "the first step through a big catalog (then get_stubs for the ones you need)."
+            ),
+            input_schema={
+                "type": "object",
+                "properties": {"module": {"type": "string", "description": "one module only (e.g. sample)"}},
+            },
+            annotations=_READ_ONLY,
+        ),
+        types.Tool(
+            name="get_stubs",
+            description=(
+                "The typed Python stubs (TypedDicts, async functions, their full docstrings) of the functions "
+                "named: module.function, function, or module for all of its functions."
+            ),
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "names": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": _NAMES_MAX}
+                },
+                "required": ["names"],
+            },
+            annotations=_READ_ONLY,
         ),
         types.Tool(
             name="run_code",
@@ -136,6 +172,14 @@ INSTRUCTIONS = (
 )
 
 
+def _integer(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _refused(message: str) -> types.CallToolResult:
+    return types.CallToolResult(content=_text(message), is_error=True)
+
+
 def _text(text: str) -> list[types.ContentBlock]:
     return [types.TextContent(type="text", text=text)]
 
@@ -181,9 +225,9 @@ def build_server(mode: CodeMode, **run_limits: Any) -> Server[Any]:
     ) -> types.CallToolResult:
         args = dict(params.arguments or {})
         if params.name == "search_tools":
-            query, limit = args.get("query"), args.get("limit", 5)
-            if not isinstance(query, str) or not isinstance(limit, int) or isinstance(limit, bool):
-                return types.CallToolResult(content=_text("query must be a string and limit an integer"), is_error=True)
+            query, limit, offset = args.get("query"), args.get("limit", 5), args.get("offset", 0)
+            if not isinstance(query, str) or not _integer(limit) or not _integer(offset) or offset < 0:
+                return _refused("query must be a string, limit and offset integers (offset not negative)")
             if len(query) > SEARCH_QUERY_MAX_CHARS:
                 return types.CallToolResult(
                     content=_text(f"the query is {len(query):,} characters; at most {SEARCH_QUERY_MAX_CHARS:,}: "
@@ -191,8 +235,20 @@ def build_server(mode: CodeMode, **run_limits: Any) -> Server[Any]:
                     is_error=True,
                 )  # fmt: skip
             # Off the event loop: another client's request is never held up by a search.
-            found = await anyio.to_thread.run_sync(mode.search, query, max(1, min(limit, _SEARCH_LIMIT_MAX)))
+            found = await anyio.to_thread.run_sync(mode.search, query, max(1, min(limit, _SEARCH_LIMIT_MAX)), offset)
             return types.CallToolResult(content=_text(found))
+        if params.name == "list_functions":
+            module = args.get("module")
+            if module is not None and not isinstance(module, str):
+                return _refused("module must be a string")
+            return types.CallToolResult(content=_text(mode.listing(module)))
+        if params.name == "get_stubs":
+            names = args.get("names")
+            if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+                return _refused("names must be a list of strings: module.function, function or module")
+            if len(names) > _NAMES_MAX or any(len(n) > 200 for n in names):
+                return _refused(f"at most {_NAMES_MAX} names of at most 200 characters")
+            return types.CallToolResult(content=_text(mode.stubs(names)))
         if params.name == "run_code":
             code = args.get("code")
             if not isinstance(code, str):
