@@ -86,6 +86,8 @@ def add_commands(commands: Any, common: argparse.ArgumentParser, epilog: str) ->
                        help=f"runs that may wait for a turn (default {DEFAULT_MAX_QUEUED_RUNS})")  # fmt: skip
     serve.add_argument("--max-parallel-calls", type=int, default=DEFAULT_MAX_PARALLEL_CALLS, metavar="N",
                        help=f"gathered calls in flight per run (default {DEFAULT_MAX_PARALLEL_CALLS})")  # fmt: skip
+    serve.add_argument("--confirm-destructive", action="store_true",
+                       help="ask the client before each destructive tool a run calls")  # fmt: skip
     serve.add_argument("--http", action="store_true", help="streamable HTTP instead of stdio")
     serve.add_argument("--host", default="127.0.0.1", help="HTTP address (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8770, help="HTTP port (default 8770)")
@@ -243,7 +245,7 @@ def serve_command(args: argparse.Namespace, progress: Progress, open_registry: A
             limits = {"timeout_seconds": args.timeout, "max_tool_calls": args.max_tool_calls,
                       "max_memory_bytes": args.max_memory, "max_output_chars": args.max_output,
                       "max_value_chars": args.max_value}  # fmt: skip
-            server = build_server(mode, **limits)
+            server = build_server(mode, confirm_destructive=args.confirm_destructive, **limits)
             if security is not None:
                 print(f"{prog}: {security.describe(args.host, args.port)}; Ctrl-C stops it", file=sys.stderr)
                 serve_http(server, args.host, args.port, security)

@@ -53,6 +53,7 @@ __all__ = [
     "DEFAULT_MAX_VALUE_CHARS",
     "DEFAULT_TIMEOUT_SECONDS",
     "MAX_NESTING",
+    "PlannedCall",
     "SANDBOX_PACKAGE",
     "CodeMode",
     "CodeRun",
@@ -141,6 +142,31 @@ class ToolCall:
 
 
 @dataclass(frozen=True)
+class PlannedCall:
+    """One tool call a snippet can make, found by reading it (nothing runs): where, which tool,
+    what its hints say, and whether it sits inside a loop or comprehension (so it may repeat)."""
+
+    line: int
+    function: str  # tools.<module>.<function>
+    wire_name: str
+    read_only: bool | None
+    destructive: bool | None
+    idempotent: bool | None
+    in_loop: bool
+
+    @property
+    def risky(self) -> bool:
+        """Destructive (or not known to be read-only) and not idempotent: repeating it may harm."""
+        return bool(self.destructive) or (self.read_only is not True and self.idempotent is not True)
+
+    def __str__(self) -> str:
+        said = [w for w, on in (("read-only", self.read_only), ("destructive", self.destructive),
+                                ("idempotent", self.idempotent)) if on]  # fmt: skip
+        loop = ", inside a loop" if self.in_loop else ""
+        return f"line {self.line}: {self.function} ({', '.join(said) or 'no hints'}{loop})"
+
+
+@dataclass(frozen=True)
 class RunError:
     """What stopped a run: ``kind`` is ``check`` (diagnostics; nothing ran), ``busy`` (no turn
     within the queue's bounds; nothing ran), ``cancelled`` (its ``cancel_event``), ``timeout``,
@@ -182,6 +208,7 @@ class _Tool:
     needs: tuple[str, ...]  # the classes of its module it names, in module order
     brief: str = ""  # the signature and the docstring's first line
     line: str = ""  # the docstring's first line
+    hints: tuple[bool | None, bool | None, bool | None] = (None, None, None)  # read-only, destructive, idempotent
 
 
 class _Stopped(Exception):
@@ -211,6 +238,7 @@ class CodeMode:
         max_queued_runs: int = DEFAULT_MAX_QUEUED_RUNS,
         max_parallel_calls: int = DEFAULT_MAX_PARALLEL_CALLS,
         reachable: Callable[[str], bool] | None = None,
+        confirm: Callable[[Any, dict[str, Any]], object] | None = None,
     ) -> None:
         if max_concurrent_runs < 1 or max_parallel_calls < 1 or max_queue_seconds < 0 or max_queued_runs < 0:
             raise ValueError(
@@ -236,8 +264,9 @@ class CodeMode:
             for function, wire in functions.items():
                 info = infos[wire]
                 text, needs, brief, line = defs[function]
+                hints = (info.read_only, info.destructive, info.idempotent)
                 self._tools[f"{module}.{function}"] = _Tool(
-                    module, function, wire, info.title or "", info.description or "", text, needs, brief, line
+                    module, function, wire, info.title or "", info.description or "", text, needs, brief, line, hints
                 )
         self._modules = modules
         self._left_out: tuple[str, ...] = ()
@@ -255,6 +284,9 @@ class CodeMode:
         # max_parallel_calls of them in flight), created at the first call.
         self._calls: ThreadPoolExecutor | None = None
         self._params: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        # The package's confirm= rule for every call from code: asked before a destructive tool
+        # runs; a falsy answer refuses it (the call fails "cancelled", nothing is sent).
+        self._confirm = confirm
         self._pool: Any = None
         self._check_session: Any = None
         self._index: _Index | None = None
@@ -378,6 +410,39 @@ class CodeMode:
             parts.append((typing + "\n\n" if typing else "") + "\n\n".join(body) + "\n")
         return "\n".join(parts)
 
+    # --- the effect plan ---------------------------------------------------------------------
+
+    def plan(self, code: str) -> list[PlannedCall]:
+        """Which tools ``code`` can call, read from its text (nothing runs, nothing is sent): each
+        ``<module>.<function>(...)`` of a module imported from ``tools``, with the tool's hints and
+        whether the call sits inside a loop or comprehension. Code that does not parse has none."""
+        import ast
+
+        try:
+            tree = ast.parse(code)
+        except (SyntaxError, ValueError):
+            return []
+        modules: dict[str, str] = {}  # local name -> sandbox module
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module == SANDBOX_PACKAGE:
+                modules.update({a.asname or a.name: a.name for a in node.names if a.name in self._modules})
+        loops = (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+        found: list[PlannedCall] = []
+
+        def visit(node: ast.AST, in_loop: bool) -> None:
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                target = node.func.value
+                if isinstance(target, ast.Name) and target.id in modules:
+                    tool = self._tools.get(f"{modules[target.id]}.{node.func.attr}")
+                    if tool is not None:
+                        found.append(PlannedCall(node.lineno, f"{SANDBOX_PACKAGE}.{tool.module}.{tool.function}",
+                                                 tool.wire_name, *tool.hints, in_loop))  # fmt: skip
+            for child in ast.iter_child_nodes(node):
+                visit(child, in_loop or isinstance(node, loops))
+
+        visit(tree, False)
+        return found
+
     # --- checking ----------------------------------------------------------------------------
 
     def check(self, code: str) -> list[Diagnostic]:
@@ -419,6 +484,7 @@ class CodeMode:
         max_value_chars: int = DEFAULT_MAX_VALUE_CHARS,
         cancel_event: Any = None,
         progress_callback: Callable[[int, str], Any] | None = None,
+        confirm: Callable[[Any, dict[str, Any]], object] | None = None,
     ) -> CodeRun:
         """Check ``code``, then run it in a fresh sandbox. ``timeout_seconds`` bounds the run from
         the moment it starts executing (the sandbox's own time, its sleeps and the tool calls'; the
@@ -428,6 +494,8 @@ class CodeMode:
         stops the run at once: the sandbox is stopped and the tool calls in flight are cancelled.
         ``progress_callback(count, message)`` hears each progress update of the tool calls (from
         their threads): ``count`` grows by one per update, ``message`` names the function.
+        ``confirm`` (else the one given to ``CodeMode``) is the package's ``confirm=`` rule for
+        this run: asked ``confirm(info, arguments)`` before a destructive tool is sent.
         Nothing is sent when the check fails."""
         if timeout_seconds <= 0 or max_tool_calls < 0 or max_memory_bytes <= 0:
             raise ValueError("timeout_seconds and max_memory_bytes must be positive, max_tool_calls not negative")
@@ -439,7 +507,9 @@ class CodeMode:
             more = f" (and {len(diagnostics) - 1} more)" if len(diagnostics) > 1 else ""
             return CodeRun(error=RunError("check", f"{first}{more}", tuple(diagnostics)))
         limits = _Limits(timeout_seconds, max_tool_calls, max_memory_bytes, max_output_chars, max_value_chars)
-        return _Run(self, code, limits, cancel_event, progress_callback).go()
+        run = _Run(self, code, limits, cancel_event, progress_callback)
+        run.confirm = confirm or self._confirm
+        return run.go()
 
     # --- the sandbox -------------------------------------------------------------------------
 
@@ -711,6 +781,7 @@ class _Run:
     ) -> None:
         self.mode = mode
         self.progress = progress
+        self.confirm: Callable[[Any, dict[str, Any]], object] | None = None
         self.updates = 0
         self.updates_lock = threading.Lock()
         self.code = code
@@ -942,6 +1013,8 @@ class _Run:
                 options: dict[str, Any] = {"timeout_seconds": remaining, "cancel_event": self.stop}
                 if self.progress is not None:
                     options["progress_callback"] = functools.partial(self._progress, function)
+                if self.confirm is not None:
+                    options["confirm"] = self.confirm
                 answer = self.mode._call(recorder, module, function, arguments, options)
             except TypeError as exc:  # the caller's mistake (the typed method refused the arguments)
                 kind, message = "invalid_arguments", f"{function}() was not called: {one_line(str(exc))}"
