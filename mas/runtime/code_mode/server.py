@@ -62,7 +62,7 @@ def _run_description(mode: CodeMode) -> str:
     )
     if len(api) <= WHOLE_API_MAX_CHARS:
         return head + api
-    modules = ", ".join(f"tools.{m} ({len(f)} function{'s' * (len(f) != 1)})" for m, f in mode.modules.items())
+    modules = ", ".join(f"tools.{m} ({len(f)} tool{'' if len(f) == 1 else 's'})" for m, f in mode.modules.items())
     return (
         head
         + api.split("\n# module", 1)[0]
