@@ -528,7 +528,8 @@ def test_a_listing_change_is_refused_by_pinning(installed: dict[str, ModuleType]
     with RuntimeRegistry.from_sources(infra=[infra], mcp_factory=lambda config: fake.source(config.name)) as registry:
         assert st.Tools(registry).sample.get_weather(city="Paris") is not None  # as locked: called
     changed = kit.FakeTools().with_listing_change("get_weather", description="Weather, now with pollen counts.")
-    with RuntimeRegistry.from_sources(infra=[infra], mcp_factory=lambda config: changed.source(config.name)) as registry:
+    served = changed.source("sample")
+    with RuntimeRegistry.from_sources(infra=[infra], mcp_factory=lambda config: served) as registry:
         tools = st.Tools(registry)
         with pytest.raises(st.ToolUnavailableError, match="differs from the lock toolgen.lock.json at /description"):
             tools.sample.get_weather(city="Paris")
