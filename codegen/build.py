@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
@@ -33,6 +35,8 @@ from codegen.model import (
 from codegen.naming import assign_names, class_name, unique
 from codegen.schemas import Report, SchemaDocument, json_type, pointer, wrapped_key
 from codegen.split import split_models, where_defined
+from codegen.surface import SURFACE_ATTRS, build_surface, prompt_wire_names
+from codegen.testkit import testing_data
 from mas.runtime.contracts._rules import hint_words
 from mas.runtime.contracts.tool_contract import HINT_KEYS
 from mas.runtime.routing import Named, NameTaken, QualifierClash, routed_names
@@ -90,15 +94,18 @@ def build_package(
     cache: Cache | None = None,
     digests: Mapping[int, str | None] | None = None,
     worker: ModelWorker | None = None,
+    samples: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> PackageSpec:
     """``header`` heads every file, ``init_header`` (default: ``header``) the package's ``__init__.py``.
 
     ``inferred`` maps a source name and a wire name to an output type learned from samples
     (``codegen/infer.py``); it stands in for a missing ``outputSchema`` on the same path.
     ``digests``: ``cache.tool_digests(sources)``, when the caller took them already; ``worker``:
-    a ``ModelWorker`` started for this build."""
+    a ``ModelWorker`` started for this build; ``samples``: the newest recorded result of each tool,
+    by source and wire name (``testkit.newest_samples``), the test kit's default answers."""
     builder = _Builder(sources, inferred or {}, cache, package, digests, worker)
     spec = builder.build(package=package, header=header, parallel=parallel)
+    spec = replace(spec, testing_data=testing_data(sources, builder.wire_names, inferred, samples))
     if init_header is not None:
         spec = replace(spec, init_header=init_header)
     builder.save()  # only a build that succeeded stores its parts
@@ -155,7 +162,9 @@ class _Builder:
         plans = []
         for source in self._ordered():
             by_name = {t["name"]: (i, t) for i, t in enumerate(source.tools)}
-            methods = assign_names(by_name, prefix="tool", reserved=RESERVED_ATTRS)
+            # A namespace with resources or prompts has those two attributes too (codegen/surface.py).
+            reserved = RESERVED_ATTRS | SURFACE_ATTRS if source.surface else RESERVED_ATTRS
+            methods = assign_names(by_name, prefix="tool", reserved=reserved)
             plans += [self.plan(source, *by_name[wire], methods[wire]) for wire in sorted(by_name)]
         try:
             in_models, out_models, stub_models = self._models(plans, parallel)
@@ -163,10 +172,14 @@ class _Builder:
             plans = [self.untype_failures(p) for p in plans]
             in_models, out_models, stub_models = self._models(plans, parallel)
         namespaces = []
+        prompt_names = prompt_wire_names(self.sources)
         for source in self._ordered():
             attr = self.ns_attrs[source.name]
             tools = tuple(self.known_spec(p, in_models, out_models) for p in plans if p.source is source)
-            namespaces.append(NamespaceSpec(attr, class_name(attr), tools, docstring_text(repr(source.name))))
+            surface = build_surface(source, attr, prompt_names, self.degradations) if source.surface else None
+            namespaces.append(
+                NamespaceSpec(attr, class_name(attr), tools, docstring_text(repr(source.name)), surface=surface)
+            )
         code_mode = build_code_mode(
             namespaces,
             {(p.attr, p.method): _summary(p.tool) for p in plans},
@@ -365,7 +378,13 @@ class _Builder:
         title = next((t for t in (tool.get("title"), annotations.get("title")) if isinstance(t, str) and t), None)
         description = tool.get("description") or ""
         support = (tool.get("execution") or {}).get("taskSupport") if isinstance(tool.get("execution"), dict) else None
-        docstring = _docstring(plan.wire_name, title, description, params, hints, plan.inferred, support)
+        deprecated = schema.get("deprecated") is True  # JSON Schema's annotation, on the tool's input
+        retired = [p for p in params if p.deprecated and not p.required]
+        if deprecated or retired:
+            self.needed["_deprecated"] = ("typing_extensions", "deprecated")
+        if retired and not deprecated:
+            self.needed["_overload"] = ("typing", "overload")
+        docstring = _docstring(plan.wire_name, title, description, params, hints, plan.inferred, support, deprecated)
         return ToolSpec(
             wire_name=plan.wire_name,
             method=plan.method,
@@ -383,6 +402,12 @@ class _Builder:
             hints=hints,
             info_extra=extra,
             any_arguments=not params and _typeless_input(schema),
+            deprecated_literal=str_literal(f"tool {plan.wire_name!r} is deprecated by its server")
+            if deprecated
+            else "",
+            params_deprecated_literal=str_literal(_retired_words(plan.wire_name, retired))
+            if retired and not deprecated
+            else "",
         )
 
     def _result_type(self, plan: ToolPlan, out_models: ModelModule) -> tuple[str, bool, tuple[tuple[str, str], ...]]:
@@ -550,8 +575,11 @@ def _param(wire: str, py_name: str, annotation: str, required: bool, prop: Any) 
     header = header_of(prop)
     if header is not None:  # x-mcp-header (2026-07-28): a valid one, or the tool would have been dropped
         description = f"{description.rstrip()} (also sent as the HTTP header {header})".lstrip()
+    deprecated = isinstance(prop, Mapping) and prop.get("deprecated") is True
+    if deprecated:
+        description = f"{description.rstrip()} (deprecated by the server)".lstrip()
     if required:
-        return ParamSpec(wire, py_name, annotation, True, None, None, str(description))
+        return ParamSpec(wire, py_name, annotation, True, None, None, str(description), deprecated=deprecated)
     return ParamSpec(
         wire,
         py_name,
@@ -561,7 +589,14 @@ def _param(wire: str, py_name: str, annotation: str, required: bool, prop: Any) 
         _NOT_GIVEN,
         str(description),
         _usable_default(prop),
+        deprecated,
     )
+
+
+def _retired_words(wire: str, retired: Sequence[ParamSpec]) -> str:
+    names = ", ".join(repr(p.wire_name) for p in retired)
+    return f"parameter {names} of tool {wire!r} is deprecated by its server" if len(retired) == 1 else (
+        f"parameters {names} of tool {wire!r} are deprecated by their server")  # fmt: skip
 
 
 def _usable_default(prop: Any) -> str | None:
@@ -596,14 +631,21 @@ def _docstring(
     hints: Mapping[str, bool | None],
     inferred: InferredOutput | None = None,
     task_support: object = None,
+    deprecated: bool = False,
 ) -> str:
     lines = []
-    summary = title or (description.strip().splitlines() or [f"Call the {wire!r} tool."])[0]
+    # A Python server's description is often its function's docstring, indented as in its source:
+    # cleandoc dedents it as Python's help does (the first line apart).
+    described = inspect.cleandoc(description).splitlines() if description.strip() else []
+    summary = title or (described or [f"Call the {wire!r} tool."])[0]
     lines.append(summary.strip())
-    rest = description.strip() if title else "\n".join(description.strip().splitlines()[1:]).strip()
-    if rest:
-        lines += ["", rest]
+    rest = described if title else described[1:]
+    while rest and not rest[0].strip():
+        rest = rest[1:]
     documented = [p for p in params if p.description.strip() or p.schema_default is not None]
+    rest, documented = _into_own_args(rest, documented)
+    if rest:
+        lines += ["", *rest]
     if documented:
         lines += ["", "Args:"]
         lines += [f"    {p.py_name}: {_param_words(p)}" for p in documented]
@@ -615,8 +657,39 @@ def _docstring(
     if task_support in ("required", "optional"):
         how = "runs only as a task; this method waits for it" if task_support == "required" else "may run as a task"
         lines += ["", f"Task: the tool {how} (``.tasks`` starts it and returns a ToolTask at once)."]
+    if deprecated:
+        lines += ["", "Deprecated: the server marks this tool deprecated (``deprecated: true``)."]
     lines += ["", f"Wire name: {wire!r}."]
     return "\n".join(lines)
+
+
+_ARGS_HEADERS = frozenset({"Args:", "Arguments:"})
+_ARG_NAME = re.compile(r"\s*\**([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _into_own_args(rest: list[str], documented: list[ParamSpec]) -> tuple[list[str], list[ParamSpec]]:
+    """A description with an ``Args:`` section of its own (a Python server's docstring) keeps it
+    as the one section: the parameters it does not name are added at its end, in its indent, and
+    none is left for a second ``Args:``. Without one, the description and ``documented`` are as given."""
+    start = next((i for i, line in enumerate(rest) if line.strip() in _ARGS_HEADERS), None)
+    if start is None or not documented:
+        return rest, documented
+    depth = len(rest[start]) - len(rest[start].lstrip())
+    end = start + 1  # past the section's last line: its lines are blank or indented deeper
+    for i in range(start + 1, len(rest)):
+        line = rest[i]
+        if line.strip() and len(line) - len(line.lstrip()) <= depth:
+            break
+        if line.strip():
+            end = i + 1
+    entries = [line for line in rest[start + 1 : end] if line.strip()]
+    indent = min((len(line) - len(line.lstrip()) for line in entries), default=depth + 4)
+    named = {
+        m.group(1) for line in entries if len(line) - len(line.lstrip()) == indent and (m := _ARG_NAME.match(line))
+    }
+    added = [f"{' ' * indent}{p.py_name}: {_param_words(p)}" for p in documented
+             if p.py_name not in named and p.wire_name not in named]  # fmt: skip
+    return [*rest[:end], *added, *rest[end:]], []
 
 
 def _param_words(p: ParamSpec) -> str:

@@ -191,9 +191,10 @@ class Cache:
         package: str,
         inferred: Mapping[str, Mapping[str, Any]] | None = None,
         digests: Mapping[int, str | None] | None = None,
+        samples: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> str:
-        """Every input of the files: the sources as given (each tool by its digest, ``tool_digests``)
-        and the output types inferred from samples."""
+        """Every input of the files: the sources as given (each tool by its digest, ``tool_digests``),
+        the output types inferred from samples and the newest sample of each tool (the test kit's data)."""
         digests = tool_digests(sources) if digests is None else digests
         described = [
             [s.name, s.kind, s.origin, s.wire_prefix, [digests[id(t)] or _canonical([t]) for t in s.tools]]
@@ -203,7 +204,10 @@ class Cache:
             source: {tool: vars(found) for tool, found in by_tool.items()}
             for source, by_tool in (inferred or {}).items()
         }
-        return _digest("files", fingerprint(), package, _canonical(described), _canonical(learned))
+        parts = [_canonical(described), _canonical(learned)]
+        if samples:  # a build without samples keys as before
+            parts.append(_canonical(samples))
+        return _digest("files", fingerprint(), package, *parts)
 
     @staticmethod
     def models_key(document: Mapping[str, Any], kind: str) -> str:

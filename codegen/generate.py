@@ -21,8 +21,10 @@ from codegen.infer import InferredOutput, infer_outputs, read_samples
 from codegen.model import SourceTools
 from codegen.settings import Settings
 from codegen.snapshot import (
+    SURFACE_KEYS,
     LockChange,
     Snapshot,
+    SurfaceByServer,
     describe_lock,
     load_snapshot,
     lock_drift,
@@ -31,6 +33,7 @@ from codegen.snapshot import (
     skills_drift,
 )
 from codegen.sources import parse_infra, parse_mcp_json, parse_yaml_tools, read_live, read_snapshot_sources
+from codegen.testkit import newest_samples
 from codegen.versioning import PackageRecord, Release, changelog, next_record, version_module, with_record
 from codegen.write import (
     GENERATED_MARKER,
@@ -43,6 +46,7 @@ from codegen.write import (
 )
 from mas.runtime.lockfile import canonical_tool
 from mas.runtime.progress import Progress
+from mas.runtime.samples import Sample
 
 __all__ = [
     "BUILD_GC_THRESHOLDS",
@@ -55,6 +59,7 @@ __all__ = [
     "file_header",
     "header_for",
     "infer_all",
+    "read_all_samples",
     "release_files",
     "render_files",
     "run",
@@ -107,12 +112,14 @@ class Locking:
     offline: Snapshot | None = None
     #: The task dialect of each server that advertises one (recorded in the lock).
     tasks: Mapping[str, str] = field(default_factory=dict)
+    #: Each server's resources, templates and prompts (recorded in the lock when it has any).
+    surface: SurfaceByServer = field(default_factory=dict)
 
     def text(self, built: Sequence[str], inferred: Mapping[str, Mapping[str, InferredOutput]]) -> str | None:
         """The lock to write; None when there is nothing to write (offline, inferred types unchanged)."""
         if self.offline is not None:
             return relock_inferred(self.offline, built, inferred)
-        return render_snapshot(self.servers, self.skills, inferred, self.tasks)
+        return render_snapshot(self.servers, self.skills, inferred, self.tasks, self.surface)
 
 
 def collect_sources(settings: Settings, progress: Progress | None = None) -> tuple[list[SourceTools], Locking | None]:
@@ -132,8 +139,12 @@ def collect_sources(settings: Settings, progress: Progress | None = None) -> tup
             live = read_live(configs, settings.snapshot, progress)
             skills = yaml_source(sources)
             dialects = {s.name: s.task_dialect for s in live if s.task_dialect is not None}
+            surface = {s.name: s.surface for s in live if s.surface}
             locking = Locking(
-                {s.name: s.tools for s in live}, skills.tools if skills is not None else None, tasks=dialects
+                {s.name: s.tools for s in live},
+                skills.tools if skills is not None else None,
+                tasks=dialects,
+                surface=surface,
             )
         sources += live
     if not sources:
@@ -155,13 +166,20 @@ def yaml_source(sources: Sequence[SourceTools]) -> SourceTools | None:
     return next((s for s in sources if s.kind == "yaml"), None)
 
 
-def infer_all(sources: Sequence[SourceTools], settings: Settings) -> dict[str, dict[str, InferredOutput]]:
-    """Output types learned from the samples files, by source name and wire name."""
-    paths = settings.samples_to_read  # a configured or default file not recorded yet: no samples
-    if not paths:
-        return {}
-    samples = read_samples(paths)
-    return {s.name: found for s in sources if (found := infer_outputs(s, samples))}
+def infer_all(
+    sources: Sequence[SourceTools], settings: Settings, samples: Sequence[Sample] | None = None
+) -> dict[str, dict[str, InferredOutput]]:
+    """Output types learned from the samples files (``samples``, when read already), by source
+    name and wire name."""
+    if samples is None:
+        samples = read_all_samples(settings)
+    return {s.name: found for s in sources if (found := infer_outputs(s, samples))} if samples else {}
+
+
+def read_all_samples(settings: Settings) -> list[Sample]:
+    """The samples of every samples file to read (a configured or default file not recorded yet: none)."""
+    paths = settings.samples_to_read
+    return read_samples(paths) if paths else []
 
 
 def coverage_of(sources: Sequence[SourceTools], inferred: Mapping[str, Mapping[str, InferredOutput]]) -> Coverage:
@@ -200,6 +218,12 @@ def _described(
     }
     if inferred:  # inferred outputs are inputs too; a source without any hashes as before
         described["inferred"] = {name: dict(vars(found)) for name, found in inferred.items()}
+    if source.surface:  # resources, templates, prompts: the same, a source without any as before
+        # In the lock's order (sorted), so a live listing and the lock hash alike.
+        described["surface"] = {
+            key: sorted(items, key=lambda item: str(item.get(SURFACE_KEYS[key])))
+            for key, items in source.surface.items()
+        }
     return described
 
 
@@ -272,14 +296,16 @@ def render_files(
     cache: Cache,
     inferred: Mapping[str, Mapping[str, InferredOutput]] | None = None,
     target: Path | None = None,
+    samples: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> tuple[dict[str, str], tuple[Degradation, ...]]:
     """The package's files and the schema spots typed as ``Any``: from the cache when these exact
     inputs were rendered before by this exact generator, else built and rendered (reusing what
-    the cache holds of earlier builds, and the formatted modules still in ``target``) and then stored."""
+    the cache holds of earlier builds, and the formatted modules still in ``target``) and then stored.
+    ``samples``: the newest recorded result of each tool (``testkit.newest_samples``), the test kit's."""
     # The key covers every input the header digests (and the generator's version), so the header
     # (a canonical walk of every schema, ~0.1 s at 1,000 tools) is computed only on a miss.
     digests = tool_digests(sources)  # one walk of each tool names it in every key below
-    key = cache.files_key(sources, package, inferred, digests)
+    key = cache.files_key(sources, package, inferred, digests, samples)
     cached = cache.get_files(key)
     if cached is not None and _DEGRADATIONS in cached:
         files = dict(cached)
@@ -307,6 +333,7 @@ def render_files(
                 cache=cache,
                 digests=digests,
                 worker=worker,
+                samples=samples,
             )
         finally:
             if worker is not None:
@@ -361,9 +388,13 @@ def run(settings: Settings, out: TextIO = sys.stdout, progress: Progress | None 
     sources, locking = collect_sources(settings, progress)
     if progress is not None:
         progress.detail(f"building {sum(len(s.tools) for s in sources)} tool(s) from {len(sources)} source(s)")
-    inferred = infer_all(sources, settings)
+    samples = read_all_samples(settings)
+    inferred = infer_all(sources, settings, samples)
     snapshot_text = locking.text([s.name for s in sources], inferred) if locking is not None else None
-    files, degradations = render_files(sources, settings.package, Cache(settings.cache), inferred, settings.target)
+    newest = newest_samples(sources, samples)
+    files, degradations = render_files(
+        sources, settings.package, Cache(settings.cache), inferred, settings.target, newest
+    )
     coverage = coverage_of(sources, inferred)
     if settings.strict_schemas and degradations:
         first, more = degradations[0], len(degradations) - 1

@@ -79,15 +79,27 @@ def _docstring_lines(text: str) -> list[str]:
     return lines
 
 
+#: A double quote another one follows: the only quotes that could close a triple-quoted string.
+_QUOTE_BEFORE_QUOTE = re.compile(r'"(?=")')
+
+
+def _in_triple_quotes(line: str) -> str:
+    """``line`` escaped to sit inside ``\"\"\"...\"\"\"``: backslashes doubled, and a double quote
+    escaped only where another follows it (``""`` -> ``\\""``), so ``"quoted"`` words read as
+    written in editors' hovers and source, and no run of three quotes is left to close the string."""
+    return _QUOTE_BEFORE_QUOTE.sub('\\\\"', line.replace("\\", "\\\\"))
+
+
 def docstring_literal(text: str, indent: int) -> str:
     """A triple-quoted docstring whose value is exactly the cleaned ``text``, in black's layout.
 
-    Backslashes and quotes are escaped so no description can close the string early; the result
-    is checked with ``ast.literal_eval`` and falls back to a plain literal if it ever differs.
+    Backslashes, and quotes that another quote follows, are escaped so no description can close
+    the string early; the result is checked with ``ast.literal_eval`` and falls back to a plain
+    literal if it ever differs.
     """
     lines = _docstring_lines(text)
     pad = " " * indent
-    escaped = [line.replace("\\", "\\\\").replace('"', '\\"') for line in lines]
+    escaped = [_in_triple_quotes(line) for line in lines]
     if len(lines) == 1:
         body = escaped[0] + (" " if escaped[0].endswith('"') else "")  # black pads a closing quote
         literal, expected = f'"""{body}"""', lines[0] + (" " if body.endswith(" ") else "")
@@ -104,7 +116,7 @@ def docstring_literal(text: str, indent: int) -> str:
 
 def docstring_text(text: str) -> str:
     """``text`` on one line, escaped to sit inside a triple-quoted string without ever closing it."""
-    return " ".join(clean_text(text).split("\n")).replace("\\", "\\\\").replace('"', '\\"')
+    return _in_triple_quotes(" ".join(clean_text(text).split("\n")))
 
 
 def json_default_literal(value: Any) -> str | None:

@@ -6,8 +6,9 @@ as data (``wire_name``) or as an already-escaped Python literal (``*_literal``),
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from codegen.errors import Degradation
@@ -37,6 +38,9 @@ class SourceTools:
     location: str | None = None
     #: The task dialect the server advertised when listed (docs/tasks.md); None: none, or not a server.
     task_dialect: str | None = None
+    #: What the server serves besides tools (docs/resources-and-prompts.md), as MCP wire objects:
+    #: listing (``resources``, ``resource_templates``, ``prompts``) -> items; only non-empty ones.
+    surface: Mapping[str, tuple[Mapping[str, Any], ...]] = field(default_factory=dict)
 
     @property
     def where(self) -> str:
@@ -60,6 +64,8 @@ class ParamSpec:
     description: str
     #: The schema's default as a Python literal, for the docstring, when it certainly fits the type
     schema_default: str | None = None
+    #: The schema marks the parameter ``deprecated: true`` (an optional one gets a PEP 702 overload)
+    deprecated: bool = False
 
     @property
     def key_literal(self) -> str:
@@ -96,11 +102,71 @@ class ToolSpec:
     #: The ``inputSchema`` says nothing of its arguments: the method takes ``**arguments`` and
     #: sends that dict as it is
     any_arguments: bool = False
+    #: The PEP 702 message (a literal) when the server marks the tool deprecated; "": it is not
+    deprecated_literal: str = ""
+    #: The PEP 702 message (a literal) of the overload that takes the deprecated optional parameters
+    params_deprecated_literal: str = ""
+
+    @property
+    def kept_params(self) -> tuple[ParamSpec, ...]:
+        """The parameters of the overload a caller who passes no deprecated parameter matches."""
+        return tuple(p for p in self.params if p.required or not p.deprecated)
+
+    @property
+    def input_class(self) -> str:
+        """The name of the input TypedDict in ``<package>.inputs`` (``input_ref`` without its quotes)."""
+        name = ast.literal_eval(self.input_ref)
+        return name if isinstance(name, str) else ""
 
     @property
     def optional(self) -> tuple[ParamSpec, ...]:
         """The parameters that may be left out (their omission value drops them from the call)."""
         return tuple(p for p in self.params if not p.required)
+
+
+@dataclass(frozen=True)
+class SurfaceParamSpec:
+    """A keyword-only parameter of a resource template's or a prompt's method."""
+
+    py_name: str
+    key_literal: str  # the variable's or argument's name, as a literal
+    required: bool
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class SurfaceMethodSpec:
+    """One resource, template or prompt: its method (``surface.py.jinja`` lays it out)."""
+
+    method: str
+    docstring: str  # a complete, escaped triple-quoted literal
+    target_literal: str  # the URI, the URI template or the prompt's wire name, as a literal
+    params: tuple[SurfaceParamSpec, ...] = ()
+    #: The contents class a resource or template returns (``TextContents``, ...); "" for a prompt
+    contents: str = ""
+    template: bool = False
+
+
+@dataclass(frozen=True)
+class SurfaceSpec:
+    """A source's resources, templates and prompts (docs/resources-and-prompts.md)."""
+
+    attr: str  # the namespace attribute of ``Tools`` that gets ``.resources`` / ``.prompts``
+    class_prefix: str
+    source_literal: str  # the source's name, as a literal (the registry routes reads by it)
+    source_doc: str
+    resources: tuple[SurfaceMethodSpec, ...]  # resources, then templates
+    prompts: tuple[SurfaceMethodSpec, ...]
+    #: ``complete``'s Literal arguments: the templates and their variables, the prompts and theirs
+    template_literals: tuple[str, ...] = ()
+    variable_literals: tuple[str, ...] = ()
+    prompt_literals: tuple[str, ...] = ()
+    argument_literals: tuple[str, ...] = ()
+
+
+#: The types ``surface.py`` re-exports from the surface runtime (``codegen/shim/_surface_runtime.py``).
+SURFACE_TYPES = ("BlobContents", "JsonContents", "PromptMessage", "PromptResult", "ResourceContent",
+                 "ResourceContents", "TextContents")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -110,6 +176,8 @@ class NamespaceSpec:
     tools: tuple[ToolSpec, ...]
     #: The source's name quoted as in a docstring (``'sample'``), escaped for a triple-quoted string
     source_doc: str = ""
+    #: Its resources and prompts, when its server serves any (``.resources`` / ``.prompts``)
+    surface: SurfaceSpec | None = None
 
 
 @dataclass(frozen=True)
@@ -170,6 +238,25 @@ class PackageSpec:
     code_mode: tuple[CodeModeModule, ...] = ()  # the sandbox API (codegen/emit/code_mode.py)
     #: ``__init__.py``'s header, when it differs (it names the inputs' hash); "": ``header``
     init_header: str = ""
+    #: The test kit's data (``codegen/testkit.py``): each tool's listing, output schema and newest sample
+    testing_data: Mapping[str, Any] | None = None
+
+    @property
+    def surface_exports(self) -> tuple[str, ...]:
+        """``surface.py``'s public names: the contents and prompt types, and every generated class."""
+        names = set(SURFACE_TYPES)
+        for s in self.surfaces:
+            for prefix in ("", "Async"):
+                if s.resources:
+                    names.add(f"{prefix}{s.class_prefix}Resources")
+                if s.prompts:
+                    names.add(f"{prefix}{s.class_prefix}Prompts")
+        return tuple(sorted(names))
+
+    @property
+    def surfaces(self) -> tuple[SurfaceSpec, ...]:
+        """The sources with resources or prompts: ``surface.py`` exists only when there is one."""
+        return tuple(ns.surface for ns in self.namespaces if ns.surface is not None)
 
     @property
     def package_header(self) -> str:

@@ -58,6 +58,12 @@ INFERRED_KEY = "inferred"
 #: The key, in a server's entry, of the task dialect it advertises (docs/tasks.md); absent: none.
 TASKS_KEY = "task_dialect"
 
+#: The keys, in a server's entry, of what it serves besides tools, and the key each item is sorted
+#: by (docs/resources-and-prompts.md). A server without any has none of them: its lock is as it was.
+SURFACE_KEYS: Mapping[str, str] = {"prompts": "name", "resource_templates": "uriTemplate", "resources": "uri"}
+#: server -> listing (a key of SURFACE_KEYS) -> items
+SurfaceByServer = Mapping[str, Mapping[str, Sequence[Mapping[str, Any]]]]
+
 #: source name -> wire name -> the output type inferred from samples
 InferredBySource = Mapping[str, Mapping[str, InferredOutput]]
 
@@ -75,6 +81,8 @@ class Snapshot:
     tasks: Mapping[str, str] = field(default_factory=dict)
     #: The generated package's version and releases (``codegen.versioning``); None: none recorded yet.
     package: PackageRecord | None = field(default=None)
+    #: Each server's resources, templates and prompts (``SURFACE_KEYS``), only the non-empty ones.
+    surface: SurfaceByServer = field(default_factory=dict)
 
     def listings(self) -> dict[str, Sequence[Mapping[str, Any]]]:
         """Every listing by source name, skills under ``skills`` (a name no server may take)."""
@@ -99,6 +107,7 @@ def _entry(
     tools: Sequence[Mapping[str, Any]],
     inferred: Mapping[str, InferredOutput] | None = None,
     task_dialect: str | None = None,
+    surface: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
 ) -> dict[str, Any]:
     # Canonical (mas/runtime/lockfile.py): a server that reorders `required` changes no lock byte.
     ordered = sorted((canonical_tool(t) for t in tools), key=lambda t: str(t.get("name")))
@@ -107,6 +116,9 @@ def _entry(
         entry[INFERRED_KEY] = {name: _inferred_entry(found) for name, found in inferred.items()}
     if task_dialect is not None:  # a server without tasks has no key: its lock stays as it was
         entry[TASKS_KEY] = task_dialect
+    for key, order in SURFACE_KEYS.items():
+        if surface and surface.get(key):  # only what the server has: other locks stay as they were
+            entry[key] = sorted((dict(item) for item in surface[key]), key=lambda item: str(item.get(order)))
     return entry
 
 
@@ -115,18 +127,24 @@ def render_snapshot(
     skills: Sequence[Mapping[str, Any]] | None = None,
     inferred: InferredBySource | None = None,
     tasks: Mapping[str, str] | None = None,
+    surface: SurfaceByServer | None = None,
 ) -> str:
     """The lock text; ``inferred`` (source -> tool -> output) is kept for the sources in the lock,
-    and ``tasks`` (server -> task dialect) for the servers that advertise tasks."""
+    ``tasks`` (server -> task dialect) for the servers that advertise tasks, and ``surface``
+    (server -> resources, templates, prompts) for the servers that serve any."""
     found = inferred or {}
     dialects = tasks or {}
+    served = {name: blank_json(dict(listings)) for name, listings in (surface or {}).items()}
     # The lock is committed: no resolved secret may reach it, whatever a server echoed (the provider
     # blanks listings already; blanked again here, before hashing, so the hashes match the text).
     servers = {name: blank_json(tools) for name, tools in servers.items()}
     skills = blank_json(skills)
     data: dict[str, Any] = {
         VERSION_KEY: SNAPSHOT_VERSION,
-        "servers": {name: _entry(tools, found.get(name), dialects.get(name)) for name, tools in servers.items()},
+        "servers": {
+            name: _entry(tools, found.get(name), dialects.get(name), served.get(name))
+            for name, tools in servers.items()
+        },
     }
     if skills:
         data[SKILLS_KEY] = _entry(skills, found.get(SKILLS_KEY))
@@ -166,8 +184,16 @@ def snapshot_from_data(data: Any, path: Path) -> Snapshot:
     inferred: dict[str, Mapping[str, InferredOutput]] = {}
     entries = {str(name): (entry, f"/servers/{name}") for name, entry in servers.items()}
     tasks: dict[str, str] = {}
+    surface: dict[str, dict[str, Sequence[Mapping[str, Any]]]] = {}
     for name, (entry, pointer) in entries.items():
         out[name] = _checked_tools(entry, path, pointer)
+        for key in SURFACE_KEYS:
+            items = entry.get(key)
+            if items is None:
+                continue
+            if not isinstance(items, list) or not all(isinstance(i, Mapping) for i in items):
+                raise GenerateError(f"'{key}' must be an array of objects", str(path), f"{pointer}/{key}")
+            surface.setdefault(name, {})[key] = items
         dialect = entry.get(TASKS_KEY)
         if dialect is not None:
             if dialect not in DIALECTS:
@@ -185,7 +211,7 @@ def snapshot_from_data(data: Any, path: Path) -> Snapshot:
             inferred[name] = found
     # Formats 1 and 2 recorded no inferred types: unknown, not "none".
     record = record_from_data(data, path)
-    return Snapshot(path, out, skills, inferred if data[VERSION_KEY] >= 3 else None, tasks, record)
+    return Snapshot(path, out, skills, inferred if data[VERSION_KEY] >= 3 else None, tasks, record, surface)
 
 
 def _checked_inferred(value: Any, path: Path, pointer: str) -> dict[str, InferredOutput]:
@@ -274,7 +300,7 @@ def relock_inferred(lock: Snapshot, built: Sequence[str], inferred: InferredBySo
         return None  # a format 1 or 2 lock and nothing to record: leave it as it is
     if lock.inferred is not None and _recorded(lock.inferred) == _recorded(merged):
         return None
-    return render_snapshot(lock.servers, lock.skills, merged, lock.tasks)
+    return render_snapshot(lock.servers, lock.skills, merged, lock.tasks, lock.surface)
 
 
 def _recorded(inferred: InferredBySource) -> dict[str, Any]:

@@ -5,6 +5,7 @@ All three end up as MCP-shaped tool objects, so the build stage has one path.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -13,12 +14,14 @@ from codegen.errors import GenerateError
 from codegen.model import YAML_SOURCE_NAME, SourceTools
 from codegen.snapshot import Snapshot
 from mas.runtime.config import ConfigError, MCPServerConfig
+from mas.runtime.contracts.server_contract import LISTINGS
 from mas.runtime.json_file import read_json
 from mas.runtime.lockfile import keep_locked
 from mas.runtime.progress import Progress
 from mas.runtime.tool_filters import agent_facing
 
 __all__ = [
+    "SURFACE_LISTINGS",
     "from_contract_entry",
     "parse_infra",
     "parse_mcp_json",
@@ -26,6 +29,8 @@ __all__ = [
     "read_live",
     "read_snapshot_sources",
 ]
+
+logger = logging.getLogger(__name__)
 
 
 def from_contract_entry(entry: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -105,13 +110,37 @@ def read_live(
     shown = progress or Progress("toolgen", quiet=True)
     listings = map_side_by_side(lambda config: _list_one(config, snapshot, shown), configs)
     return [
-        _server_source(config, _quieted(config, tools, snapshot), dialect)
-        for config, (tools, dialect) in zip(configs, listings, strict=True)
+        _server_source(config, _quieted(config, tools, snapshot), dialect, surface)
+        for config, (tools, dialect, surface) in zip(configs, listings, strict=True)
     ]
 
 
-def _list_one(config: MCPServerConfig, snapshot: Path, shown: Progress) -> tuple[list[dict[str, Any]], str | None]:
-    """The server's tools, and the task dialect it advertises (recorded in the lock)."""
+#: What a server may serve besides tools, as the lock names each listing (docs/lock.md).
+SURFACE_LISTINGS = tuple(LISTINGS)
+
+
+def _list_surface(provider: Any, config: MCPServerConfig) -> dict[str, tuple[Mapping[str, Any], ...]]:
+    """The server's resources, templates and prompts (only the non-empty listings). A listing that
+    fails is one warning line, and the server's tools are generated as usual."""
+    found: dict[str, tuple[Mapping[str, Any], ...]] = {}
+    if config.tools is not None:  # an explicit tool list: the server is not asked anything
+        return found
+    for which in SURFACE_LISTINGS:
+        try:
+            items = getattr(provider, f"list_{which}")()
+        except Exception as exc:
+            logger.warning("%s; its %s are left out of the lock and the package", exc, which.replace("_", " "))
+            continue
+        if items:
+            found[which] = tuple(items)
+    return found
+
+
+def _list_one(
+    config: MCPServerConfig, snapshot: Path, shown: Progress
+) -> tuple[list[dict[str, Any]], str | None, dict[str, tuple[Mapping[str, Any], ...]]]:
+    """The server's tools, the task dialect it advertises, and its resources, templates and prompts
+    (all recorded in the lock)."""
     from mas.runtime.mcp.provider import MCPToolProvider
 
     provider = MCPToolProvider(config)
@@ -122,7 +151,7 @@ def _list_one(config: MCPServerConfig, snapshot: Path, shown: Progress) -> tuple
             # Explicit infra `tools` skip discovery: no session, so no dialect is known.
             dialect = provider.task_dialect() if config.tools is None else None
             task.done(len(tools))
-        return tools, dialect
+        return tools, dialect, _list_surface(provider, config)
     except Exception as exc:  # any failure to list is one clear line, with the way out
         raise GenerateError(
             f"cannot list MCP server {config.name!r}: {exc}; {_way_out(snapshot)}",
@@ -162,12 +191,16 @@ def read_snapshot_sources(configs: Sequence[MCPServerConfig], snapshot: Snapshot
                 f"the snapshot has no listing for MCP server {config.name!r}; run once without --offline",
                 str(snapshot.path),
             )
-        sources.append(_server_source(config, tools, snapshot.tasks.get(config.name)))
+        surface = {which: tuple(items) for which, items in snapshot.surface.get(config.name, {}).items()}
+        sources.append(_server_source(config, tools, snapshot.tasks.get(config.name), surface))
     return sources
 
 
 def _server_source(
-    config: MCPServerConfig, tools: Sequence[Mapping[str, Any]], task_dialect: str | None = None
+    config: MCPServerConfig,
+    tools: Sequence[Mapping[str, Any]],
+    task_dialect: str | None = None,
+    surface: Mapping[str, tuple[Mapping[str, Any], ...]] | None = None,
 ) -> SourceTools:
     return SourceTools(
         name=config.name,
@@ -177,4 +210,5 @@ def _server_source(
         wire_prefix=config.namespace,
         location=str(config.location) if config.location else None,
         task_dialect=task_dialect,
+        surface=dict(surface or {}),
     )

@@ -47,6 +47,11 @@ def _summary(tool: ToolSpec) -> str:
     text = ast.literal_eval(tool.docstring.strip())  # a literal the build wrote (codegen.literals)
     first = one_line(str(text).strip().splitlines()[0]) if str(text).strip() else ""
     hints = [name for name in _HINTS if tool.hints.get(name) is True]
+    if tool.deprecated_literal:
+        hints.append("deprecated")
+    retired = [p.py_name for p in tool.params if p.deprecated]
+    if retired:
+        hints.append(f"deprecated parameter(s): {', '.join(retired)}")
     tags = f" [{', '.join(hints)}]" if hints else ""
     return f"{first}{tags}"
 

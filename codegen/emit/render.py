@@ -14,7 +14,7 @@ from codegen.emit.formatting import format_files
 from codegen.emit.templates import templates_dir
 from codegen.errors import GenerateError
 from codegen.model import SHARED_MODULE, PackageSpec, ToolSpec
-from mas.runtime.contracts import _rules
+from mas.runtime.contracts import _rules, uri_template
 
 if TYPE_CHECKING:
     import jinja2
@@ -26,6 +26,10 @@ __all__ = ["RULES_PATH", "SHIM_DIR", "render_package", "runtime_sources"]
 _CODEGEN = Path(__file__).resolve().parents[1]
 #: The runtime shim, a package copied verbatim into every generated package as ``_runtime/``.
 SHIM_DIR = _CODEGEN / "shim" / "_runtime"
+#: The runtime of resources and prompts, copied as ``_surface_runtime.py`` into packages that have any.
+SURFACE_RUNTIME_PATH = _CODEGEN / "shim" / "_surface_runtime.py"
+#: The RFC 6570 rule (the runtime's own file), copied as ``_uri_template.py`` beside it.
+URI_TEMPLATE_PATH = Path(uri_template.__file__).resolve()
 #: The contract's shared rules, which the shim imports: the runtime's own file, read at render
 #: time and copied verbatim as the package's ``_rules.py`` (one rules file, no copy in toolgen).
 RULES_PATH = Path(_rules.__file__).resolve()
@@ -71,10 +75,15 @@ def _code_mode_files(pkg: PackageSpec) -> dict[str, str]:
     return files
 
 
-def runtime_sources() -> dict[str, Path]:
-    """What every package carries verbatim below its header: path inside the package -> source file."""
+def runtime_sources(*, surface: bool = False) -> dict[str, Path]:
+    """What every package carries verbatim below its header: path inside the package -> source file.
+    ``surface``: the package has resources or prompts, so it carries their runtime and the RFC 6570
+    rule too (a package of tools alone does not: its files stay as they were)."""
     files = {f"_runtime/{path.name}": path for path in sorted(SHIM_DIR.glob("*.py"))}
     files["_rules.py"] = RULES_PATH
+    if surface:
+        files["_surface_runtime.py"] = SURFACE_RUNTIME_PATH
+        files["_uri_template.py"] = URI_TEMPLATE_PATH
     return files
 
 
@@ -306,23 +315,30 @@ def render_package(
     a file as the last run wrote it, or None), a module formatted before is not formatted again;
     with ``parts``, a tool's formatted parts of ``_tools.py`` are not rendered again."""
     env = _environment()
+    from codegen.testkit import DATA_MODULE, TESTING_MODULE, data_module, testing_context
+
     files = {
         "__init__.py": env.get_template("__init__.py.jinja").render(pkg=pkg),
+        TESTING_MODULE: env.get_template("testing.py.jinja").render(pkg=pkg, **testing_context(pkg)),
         "inputs.py": _module(pkg.header, "Argument types (TypedDicts with the wire keys).", pkg.inputs_code),
         "outputs/__init__.py": env.get_template("outputs__init__.py.jinja").render(pkg=pkg),
     }
     for module in pkg.output_modules:
         doc = _SHARED_DOC if module.name == SHARED_MODULE else _OUTPUT_DOC
         files[f"outputs/{module.name}.py"] = _module(pkg.header, doc, module.code)
+    if pkg.surfaces:  # resources and prompts (codegen/surface.py): only packages with some
+        files["surface.py"] = env.get_template("surface.py.jinja").render(pkg=pkg)
     # Templates and the model generator print statements on one line each: one formatter run
     # lays every module out (black's style), whatever the number of tools.
     headers = {rel: pkg.package_header if rel == "__init__.py" else pkg.header for rel in files}
     out = _format(files, headers, memo, previous)
     out["_tools.py"] = tools_module(pkg, parts, previous("_tools.py") if previous is not None else None)
     # The shim and the rules are copied verbatim below the header: they stay the tested files byte for byte.
-    for path, source in runtime_sources().items():
+    for path, source in runtime_sources(surface=bool(pkg.surfaces)).items():
         out[path] = f"{pkg.header}\n{source.read_text(encoding='utf-8')}"
     out["py.typed"] = ""
+    # The kit's data is one JSON literal, written as it is: nothing in it for the formatter to lay out.
+    out[DATA_MODULE] = data_module(pkg.header, pkg.testing_data or {"version": 1, "tools": {}})
     out[API_PAGE] = api_page(pkg)
     out.update(_code_mode_files(pkg))
     return dict(sorted(out.items()))

@@ -356,7 +356,7 @@ class SampleTools(_ToolsBase):
 
         Args:
             city: City name, e.g. Paris
-            units: (server default: \"celsius\")
+            units: (server default: "celsius")
 
         Hints: read-only, closed-world.
 
@@ -372,7 +372,7 @@ class SampleTools(_ToolsBase):
         """Greet the caller by name, asking for the name first (an MCP input_required round).
 
         Args:
-            greeting: (server default: \"Hello\")
+            greeting: (server default: "Hello")
 
         Hints: read-only, idempotent.
 
@@ -683,7 +683,7 @@ class AsyncSampleTools(_AsyncToolsBase):
 
         Args:
             city: City name, e.g. Paris
-            units: (server default: \"celsius\")
+            units: (server default: "celsius")
 
         Hints: read-only, closed-world.
 
@@ -703,7 +703,7 @@ class AsyncSampleTools(_AsyncToolsBase):
         """Greet the caller by name, asking for the name first (an MCP input_required round).
 
         Args:
-            greeting: (server default: \"Hello\")
+            greeting: (server default: "Hello")
 
         Hints: read-only, idempotent.
 
@@ -979,7 +979,7 @@ class SkillsTools(_ToolsBase):
 
         Args:
             at: An ISO 8601 instant to convert instead of now (no offset means UTC).
-            timezone: IANA time zone name (Europe/Paris), UTC, or a fixed offset such as +05:30. (server default: \"UTC\")
+            timezone: IANA time zone name (Europe/Paris), UTC, or a fixed offset such as +05:30. (server default: "UTC")
 
         Hints: read-only, closed-world.
 
@@ -1269,7 +1269,7 @@ class AsyncSkillsTools(_AsyncToolsBase):
 
         Args:
             at: An ISO 8601 instant to convert instead of now (no offset means UTC).
-            timezone: IANA time zone name (Europe/Paris), UTC, or a fixed offset such as +05:30. (server default: \"UTC\")
+            timezone: IANA time zone name (Europe/Paris), UTC, or a fixed offset such as +05:30. (server default: "UTC")
 
         Hints: read-only, closed-world.
 

@@ -17,7 +17,7 @@ import json
 import os
 import sys
 import traceback
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
@@ -128,10 +128,13 @@ def _reporting_factory(progress: Progress) -> ProviderFactory:
     return build
 
 
-def _open(args: argparse.Namespace, progress: Progress) -> RuntimeRegistry:
+def _open(args: argparse.Namespace, progress: Progress, servers: Collection[str] | None = None) -> RuntimeRegistry:
+    """The registry of the command's sources; ``servers``: start only these infra servers."""
     factory = _reporting_factory(progress) if args.infra else None
     progress.detail(f"sources: infra={args.infra} tools={args.tools} local={args.local}")
-    return RuntimeRegistry.from_sources(infra=args.infra, tools=args.tools, local=args.local, mcp_factory=factory)
+    return RuntimeRegistry.from_sources(
+        infra=args.infra, tools=args.tools, local=args.local, mcp_factory=factory, servers=servers
+    )
 
 
 def list_command(args: argparse.Namespace, progress: Progress) -> int:

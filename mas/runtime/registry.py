@@ -13,7 +13,7 @@ import functools
 import importlib
 import logging
 import types
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -119,14 +119,19 @@ class RuntimeRegistry:
         mcp_factory: ProviderFactory | None = None,
         recorder: SampleRecorder | None = None,
         authorize: Callable[[str], Any] | None = None,
+        servers: Collection[str] | None = None,
     ) -> RuntimeRegistry:
         """Build from infra files, tool YAML files/folders and local tools (``"pkg.mod:Class"`` or classes).
 
         ``mcp_factory`` builds the provider for one infra server (default: ``MCPToolProvider``).
         ``authorize`` is given the authorization URL when an infra server's ``auth:`` needs a person
         to sign in (default: print it and open a browser, on a terminal only; ``docs/infra.md``).
+        ``servers``: start only the infra servers of these names (every file is still loaded and
+        checked); ``None``, the default, starts them all.
         """
         configs = load_infra_files(infra)
+        if servers is not None:
+            configs = [c for c in configs if c.name in servers]
         definitions = load_tool_documents(tools)
         local_tools = [import_tool_class(item) if isinstance(item, str) else item for item in local]
         factory = mcp_factory or functools.partial(_mcp_provider, authorize=authorize)

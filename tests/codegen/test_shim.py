@@ -1001,10 +1001,16 @@ def test_a_provider_without_any_call_method_is_a_type_error() -> None:
 MODULES = sorted(SHIM.glob("*.py"))
 
 
+#: The test kit's engine (``<package>.testing``), which ``import <package>`` never imports.
+KIT = SHIM / "_fake.py"
+
+
 def test_the_package_is_standalone() -> None:
     """Standard library and pydantic only; inside, its own modules and the _rules.py beside it."""
     imported: set[str] = set()
     for path in MODULES:
+        if path == KIT:
+            continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
                 imported.update(alias.name.split(".")[0] for alias in node.names)
@@ -1019,6 +1025,27 @@ def test_the_package_is_standalone() -> None:
     assert third_party == {"pydantic"}
     docstring = ast.get_docstring(ast.parse((SHIM / "__init__.py").read_text(encoding="utf-8"))) or ""
     assert "copied verbatim" in docstring and "codegen/shim/_runtime/" in docstring
+
+
+def test_the_kit_imports_its_libraries_only_when_used() -> None:
+    """The test kit's engine imports the standard library and the shim at its top; pydantic,
+    polyfactory, jsonschema (by name) and the runtime's redaction inside the functions that use them,
+    so importing ``<package>.testing`` costs none of them until an answer needs one."""
+    tree = ast.parse(KIT.read_text(encoding="utf-8"))
+    at_top = {
+        (node.module or "").split(".")[0] if isinstance(node, ast.ImportFrom) and node.level == 0 else ""
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom)
+    } | {alias.name.split(".")[0] for node in tree.body if isinstance(node, ast.Import) for alias in node.names}
+    assert {name for name in at_top if name and name not in sys.stdlib_module_names} == set()
+    inside = {
+        (node.module or "").split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.level == 0
+    }
+    assert inside - set(sys.stdlib_module_names) - {"__future__"} == {"pydantic", "polyfactory", "mas"}
+    rt_init = (SHIM / "__init__.py").read_text(encoding="utf-8")
+    assert "_fake" not in rt_init  # the package's runtime never names the kit
 
 
 def test_only_the_content_module_imports_pydantic_at_its_top() -> None:
@@ -1039,6 +1066,8 @@ def test_all_lists_every_public_name() -> None:
     helpers the modules share are not."""
     classes: set[str] = set()
     for path in MODULES:
+        if path == KIT:  # the test kit's engine: its names are <package>.testing's (test_testkit.py)
+            continue
         module = importlib.import_module(f"{rt.__name__}.{path.stem}") if path.stem != "__init__" else rt
         classes |= {
             name

@@ -37,8 +37,8 @@ CAPTURES = sorted(CAPTURES_DIR.glob("*.json"))
 SAMPLE_TOOLS = REPO / "library-samples" / "tools"
 SCRIPTS = Path(__file__).resolve().parent / "cases" / "typecheck"
 PACKAGES = ("captures", "samples", "one", "two")
-GOOD_SCRIPTS = ("good_captures.py", "good_samples.py", "agent_one.py", "agent_two.py")
-SCRIPT_NAMES = (*GOOD_SCRIPTS, "bad_captures.py", "bad_samples.py")
+GOOD_SCRIPTS = ("good_captures.py", "good_samples.py", "agent_one.py", "agent_two.py", "good_testing.py")
+SCRIPT_NAMES = (*GOOD_SCRIPTS, "bad_captures.py", "bad_samples.py", "bad_testing.py")
 
 # (line, rule, fragment of the message) for every error, sorted. Lines refer to the scripts in
 # cases/typecheck/; the comment at the end of each line there names the mistake.
@@ -111,6 +111,21 @@ PYRIGHT_BAD_SAMPLES = [
     (20, "reportCallIssue", 'No parameter named "limit"'),
     (21, "reportArgumentType", '"None" cannot be assigned to parameter "timezone" of type "str | NotGiven"'),
     (22, "reportAssignmentType", '"list[SkillsWebSearchOutputResult]" is not assignable to declared type "int"'),
+]
+# The test kit (captures.testing): a wrong .returns type, an .answers fn over another tool's
+# arguments, a tool that is not in the package.
+MYPY_BAD_TESTING = [
+    (16, "arg-type", 'Argument 1 to "returns" of "ToolHandle" has incompatible type "str"; expected "TimeGetCurrent'),
+    (17, "arg-type", 'has incompatible type "Callable[[TimeConvertTimeInput], TimeGetCurrentTimeOutput]"; expected '
+                     '"Callable[[TimeGetCurrentTimeInput], TimeGetCurrentTimeOutput]"'),
+    (18, "attr-defined", '"_TimeFakes" has no attribute "get_current_tme"'),
+]  # fmt: skip
+PYRIGHT_BAD_TESTING = [
+    (16, "reportArgumentType", 'parameter "value" of type "TimeGetCurrentTimeOutput" in function "returns"'),
+    (17, "reportArgumentType", 'parameter "fn" of type "(TimeGetCurrentTimeInput) -> TimeGetCurrentTimeOutput"'),
+    (18, "reportUnknownMemberType", 'Type of "get_current_tme" is unknown'),
+    (18, "reportUnknownMemberType", 'Type of "returns" is unknown'),
+    (18, "reportAttributeAccessIssue", 'Cannot access attribute "get_current_tme" for class "_TimeFakes"'),
 ]
 
 _MYPY_LINE = re.compile(
@@ -227,7 +242,8 @@ def test_packages_are_generated(workspace: Path) -> None:
     for package in PACKAGES:
         names = sorted(p.name for p in (workspace / package).iterdir() if p.name != "__pycache__")
         assert names == [
-            "__init__.py", "_rules.py", "_runtime", "_tools.py", "code_mode", "inputs.py", "outputs", "py.typed"
+            "CHANGELOG.md", "__init__.py", "_rules.py", "_runtime", "_testing_data.py", "_tools.py", "_version.py",
+            "api.md", "code_mode", "inputs.py", "outputs", "py.typed", "testing.py",
         ]  # fmt: skip
     tools = (workspace / "captures" / "_tools.py").read_text(encoding="utf-8")
     for attr, cls in [("everything", "Everything"), ("fetch", "Fetch"), ("filesystem", "Filesystem"),
@@ -256,7 +272,12 @@ def test_pyright_strict_accepts_correct_code(pyright_report: Report, script: str
 
 
 @pytest.mark.parametrize(
-    ("script", "expected"), [("bad_captures.py", MYPY_BAD_CAPTURES), ("bad_samples.py", MYPY_BAD_SAMPLES)]
+    ("script", "expected"),
+    [
+        ("bad_captures.py", MYPY_BAD_CAPTURES),
+        ("bad_samples.py", MYPY_BAD_SAMPLES),
+        ("bad_testing.py", MYPY_BAD_TESTING),
+    ],
 )
 def test_mypy_strict_reports_each_mistake(
     mypy_report: Report, script: str, expected: list[tuple[int, str, str]]
@@ -265,7 +286,12 @@ def test_mypy_strict_reports_each_mistake(
 
 
 @pytest.mark.parametrize(
-    ("script", "expected"), [("bad_captures.py", PYRIGHT_BAD_CAPTURES), ("bad_samples.py", PYRIGHT_BAD_SAMPLES)]
+    ("script", "expected"),
+    [
+        ("bad_captures.py", PYRIGHT_BAD_CAPTURES),
+        ("bad_samples.py", PYRIGHT_BAD_SAMPLES),
+        ("bad_testing.py", PYRIGHT_BAD_TESTING),
+    ],
 )
 def test_pyright_strict_reports_each_mistake(
     pyright_report: Report, script: str, expected: list[tuple[int, str, str]]
@@ -276,7 +302,8 @@ def test_pyright_strict_reports_each_mistake(
 def test_every_marked_mistake_is_in_the_snapshots() -> None:
     """Each line of a bad script that ends in a ``# comment`` naming a mistake has a snapshot entry."""
     for script, snapshots in [("bad_captures.py", (MYPY_BAD_CAPTURES, PYRIGHT_BAD_CAPTURES)),
-                              ("bad_samples.py", (MYPY_BAD_SAMPLES, PYRIGHT_BAD_SAMPLES))]:  # fmt: skip
+                              ("bad_samples.py", (MYPY_BAD_SAMPLES, PYRIGHT_BAD_SAMPLES)),
+                              ("bad_testing.py", (MYPY_BAD_TESTING, PYRIGHT_BAD_TESTING))]:  # fmt: skip
         lines = (SCRIPTS / script).read_text(encoding="utf-8").splitlines()
         marked = {n for n, text in enumerate(lines, start=1) if "  # " in text}
         for snapshot in snapshots:

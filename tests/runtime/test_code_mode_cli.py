@@ -239,3 +239,30 @@ def test_the_readme_code_mode_lines_run_as_written(tmp_path: Path) -> None:
         assert done.returncode == 0, (line, done.stderr)
         outputs.append(done.stdout)
     assert outputs == ["", "", "19.4\n"]
+
+
+def test_run_starts_only_the_servers_whose_modules_the_code_imports(tmp_path: Path) -> None:
+    """Issue 30, item 9: ``code run`` started every server of the infra, not only those the code uses."""
+    from gen_helpers import generate
+
+    raw = REPO / "tests" / "servers" / "raw_jsonrpc_server.py"
+    records = {name: tmp_path / f"{name}.jsonl" for name in ("alpha", "beta", "gamma")}
+    servers = [
+        {"name": name, "protocol": "mcp", "transport": "stdio", "command": sys.executable, "connect_mode": "legacy",
+         "args": [str(raw), "--prefix", name, "--record", str(record)]}
+        for name, record in records.items()
+    ]  # fmt: skip
+    infra = tmp_path / "infra.yaml"
+    infra.write_text(json.dumps({"kind": "ToolServerRegistry", "spec": {"servers": servers}}), encoding="utf-8")
+    assert generate(tmp_path, ["--infra", str(infra), "--out", "out", "--package", "three", "-q"]) == 0
+    for record in records.values():
+        record.unlink()  # generating listed them all
+    snippet = tmp_path / "snippet.py"
+    snippet.write_text('from tools import beta\nr = await beta.beta_echo(text="hi")\nr\n', encoding="utf-8")
+    done = mas_runtime("code", "run", str(snippet), "--package", str(tmp_path / "out" / "three"), "--infra", str(infra))
+    assert done.returncode == 0, done.stderr
+    assert [name for name, record in records.items() if record.exists()] == ["beta"]
+    snippet.write_text("import tools.gamma\nfrom tools import alpha\n1\n", encoding="utf-8")
+    done = mas_runtime("code", "run", str(snippet), "--package", str(tmp_path / "out" / "three"), "--infra", str(infra))
+    assert done.returncode == 0, done.stderr
+    assert [name for name, record in records.items() if record.exists()] == ["alpha", "beta", "gamma"]

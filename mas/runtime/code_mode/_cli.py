@@ -13,10 +13,12 @@ usage (no such file or package, a package without code-mode stubs).
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib
 import json
 import sys
 import threading
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -31,6 +33,7 @@ from mas.runtime.code_mode.core import (
     DEFAULT_MAX_TOOL_CALLS,
     DEFAULT_MAX_VALUE_CHARS,
     DEFAULT_TIMEOUT_SECONDS,
+    SANDBOX_PACKAGE,
     CodeMode,
     CodeRun,
 )
@@ -154,6 +157,36 @@ class _Lazy:
             self._registry.close()
 
 
+def sources_imported(text: str, modules: Mapping[str, Mapping[str, str]], tools: Mapping[str, Any]) -> set[str] | None:
+    """The sources (infra server names, ``skills``...) whose modules the code imports from
+    ``tools`` (``from tools import a, b``, ``import tools.a``); ``None`` when it may reach any
+    (``import tools``, ``from tools import *``, or code that does not parse)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    imported: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            parts = node.module.split(".")
+            if parts[0] != SANDBOX_PACKAGE:
+                continue
+            if len(parts) > 1:
+                imported.add(parts[1])
+            elif any(alias.name == "*" for alias in node.names):
+                return None
+            else:
+                imported.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                parts = alias.name.split(".")
+                if parts[0] == SANDBOX_PACKAGE:
+                    if len(parts) == 1:
+                        return None
+                    imported.add(parts[1])
+    return {tools[wire].namespace for module in imported for wire in modules.get(module, {}).values()}
+
+
 def code_command(args: argparse.Namespace, progress: Progress, open_registry: Any, prog: str) -> int:
     try:
         name, text = _read(args.file)
@@ -163,10 +196,13 @@ def code_command(args: argparse.Namespace, progress: Progress, open_registry: An
             for d in diagnostics:
                 print(f"{name}:{d}")
             return EXIT_FAILED if diagnostics else EXIT_OK
-        registry = _Lazy(lambda: open_registry(args, progress))
+        # Only the servers of the sources the code imports are started (all when that cannot be told).
+        servers: dict[str, Collection[str] | None] = {"servers": None}
+        registry = _Lazy(lambda: open_registry(args, progress, **servers))
         try:
             with _mode(registry, args.package) as mode:
                 if not mode.check(text):  # clean: start the servers now, so no call's time includes it
+                    servers["servers"] = sources_imported(text, mode.modules, load_package(args.package).TOOLS)
                     registry.open()
                 run = mode.run(
                     text,

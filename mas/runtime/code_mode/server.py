@@ -60,7 +60,7 @@ def _run_description(mode: CodeMode) -> str:
     )
     if len(api) <= WHOLE_API_MAX_CHARS:
         return head + api
-    modules = ", ".join(f"tools.{m} ({len(f)} tools)" for m, f in mode.modules.items())
+    modules = ", ".join(f"tools.{m} ({len(f)} tool{'' if len(f) == 1 else 's'})" for m, f in mode.modules.items())
     return head + api.split("\n# module", 1)[0] + f"\nModules: {modules}.\nCall search_tools to get the typed stubs.\n"
 
 

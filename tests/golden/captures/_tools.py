@@ -1142,7 +1142,7 @@ class EverythingTools(_ToolsBase):
 
         Args:
             resource_id: ID of the text resource to fetch (server default: 1)
-            resource_type: (server default: \"Text\")
+            resource_type: (server default: "Text")
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -1221,9 +1221,9 @@ class EverythingTools(_ToolsBase):
         Compresses a single file using gzip compression. Depending upon the selected output type, returns either the compressed data as a gzipped resource or a resource link, allowing it to be downloaded in a subsequent request during the current session.
 
         Args:
-            data: URL or data URI of the file content to compress (server default: \"https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md\")
-            name: Name of the output file (server default: \"README.md.gz\")
-            output_type: How the resulting gzipped file should be returned. 'resourceLink' returns a link to a resource that can be read later, 'resource' returns a full resource object. (server default: \"resourceLink\")
+            data: URL or data URI of the file content to compress (server default: "https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md")
+            name: Name of the output file (server default: "README.md.gz")
+            output_type: How the resulting gzipped file should be returned. 'resourceLink' returns a link to a resource that can be read later, 'resource' returns a full resource object. (server default: "resourceLink")
 
         Hints: not read-only, not destructive, idempotent, open-world.
 
@@ -1352,7 +1352,7 @@ class EverythingTools(_ToolsBase):
             url: The URL the user should open
             elicitation_id: Optional explicit elicitation ID. Defaults to a random UUID.
             error_path: Controls which elicitation mechanism is used. When false (default), sends an elicitation/create request (request path). When true, throws a UrlElicitationRequiredError (MCP error code -32042) so the client handles the URL elicitation via the error path rather than waiting for a response. To clear the error, satisfy the prerequisite and retry this call with the same arguments; the retry ignores errorPath and proceeds, so the client does not loop on the same error. (server default: False)
-            message: Message shown to the user before opening the URL (server default: \"Please open the link to complete this action.\")
+            message: Message shown to the user before opening the URL (server default: "Please open the link to complete this action.")
 
         Hints: not read-only, not destructive, not idempotent, open-world.
 
@@ -1748,7 +1748,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Args:
             resource_id: ID of the text resource to fetch (server default: 1)
-            resource_type: (server default: \"Text\")
+            resource_type: (server default: "Text")
 
         Hints: read-only, not destructive, idempotent, closed-world.
 
@@ -1831,9 +1831,9 @@ class AsyncEverythingTools(_AsyncToolsBase):
         Compresses a single file using gzip compression. Depending upon the selected output type, returns either the compressed data as a gzipped resource or a resource link, allowing it to be downloaded in a subsequent request during the current session.
 
         Args:
-            data: URL or data URI of the file content to compress (server default: \"https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md\")
-            name: Name of the output file (server default: \"README.md.gz\")
-            output_type: How the resulting gzipped file should be returned. 'resourceLink' returns a link to a resource that can be read later, 'resource' returns a full resource object. (server default: \"resourceLink\")
+            data: URL or data URI of the file content to compress (server default: "https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md")
+            name: Name of the output file (server default: "README.md.gz")
+            output_type: How the resulting gzipped file should be returned. 'resourceLink' returns a link to a resource that can be read later, 'resource' returns a full resource object. (server default: "resourceLink")
 
         Hints: not read-only, not destructive, idempotent, open-world.
 
@@ -1976,7 +1976,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
             url: The URL the user should open
             elicitation_id: Optional explicit elicitation ID. Defaults to a random UUID.
             error_path: Controls which elicitation mechanism is used. When false (default), sends an elicitation/create request (request path). When true, throws a UrlElicitationRequiredError (MCP error code -32042) so the client handles the URL elicitation via the error path rather than waiting for a response. To clear the error, satisfy the prerequisite and retry this call with the same arguments; the retry ignores errorPath and proceeds, so the client does not loop on the same error. (server default: False)
-            message: Message shown to the user before opening the URL (server default: \"Please open the link to complete this action.\")
+            message: Message shown to the user before opening the URL (server default: "Please open the link to complete this action.")
 
         Hints: not read-only, not destructive, not idempotent, open-world.
 
@@ -2572,7 +2572,7 @@ class FilesystemTools(_ToolsBase):
         Get a detailed listing of all files and directories in a specified path, including sizes. Results clearly distinguish between files and directories with [FILE] and [DIR] prefixes. This tool is useful for understanding directory structure and finding specific files within a directory. Only works within allowed directories.
 
         Args:
-            sort_by: Sort entries by name or size (server default: \"name\")
+            sort_by: Sort entries by name or size (server default: "name")
 
         Hints: read-only, closed-world.
 
@@ -3073,7 +3073,7 @@ class AsyncFilesystemTools(_AsyncToolsBase):
         Get a detailed listing of all files and directories in a specified path, including sizes. Results clearly distinguish between files and directories with [FILE] and [DIR] prefixes. This tool is useful for understanding directory structure and finding specific files within a directory. Only works within allowed directories.
 
         Args:
-            sort_by: Sort entries by name or size (server default: \"name\")
+            sort_by: Sort entries by name or size (server default: "name")
 
         Hints: read-only, closed-world.
 

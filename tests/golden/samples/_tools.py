@@ -148,7 +148,7 @@ class SkillsTools(_ToolsBase):
 
         Args:
             at: An ISO 8601 instant to convert instead of now (no offset means UTC).
-            timezone: IANA time zone name (Europe/Paris), UTC, or a fixed offset such as +05:30. (server default: \"UTC\")
+            timezone: IANA time zone name (Europe/Paris), UTC, or a fixed offset such as +05:30. (server default: "UTC")
 
         Hints: read-only, closed-world.
 
@@ -438,7 +438,7 @@ class AsyncSkillsTools(_AsyncToolsBase):
 
         Args:
             at: An ISO 8601 instant to convert instead of now (no offset means UTC).
-            timezone: IANA time zone name (Europe/Paris), UTC, or a fixed offset such as +05:30. (server default: \"UTC\")
+            timezone: IANA time zone name (Europe/Paris), UTC, or a fixed offset such as +05:30. (server default: "UTC")
 
         Hints: read-only, closed-world.
 

@@ -1,0 +1,175 @@
+"""The intermediate form of a source's resources, resource templates and prompts.
+
+A server that serves any gets, under its namespace, ``tools.<source>.resources`` (one method per
+listed resource, one keyword-only method per template, ``complete(...)``) and
+``tools.<source>.prompts`` (one method per prompt, ``complete(...)``); ``surface.py.jinja`` lays
+them out and ``codegen/shim/_surface_runtime.py`` runs them. Guide: docs/resources-and-prompts.md.
+
+Decided here, once:
+
+* A listed resource is a method without arguments (not a constant plus ``read(uri)``): an IDE
+  completes it, a type checker flags a misspelt one, and it returns the contents class of its
+  MIME type; a constant would type the URI but not what reading it returns.
+* The contents class comes from the declared MIME type (:func:`contents_class`): JSON
+  (``application/json``, ``*+json``) -> ``JsonContents`` (parsed), text (``text/*``, XML, YAML,
+  JavaScript) -> ``TextContents``, any other -> ``BlobContents`` (bytes), none -> ``ResourceContents``.
+* A template variable is required (``str``) when it fills the path (``{var}``, ``{+var}``,
+  ``{.var}``, ``{/var}``), optional (``str | None = None``, left out when None) in a query, a
+  fragment or path parameters (``{?var}``, ``{&var}``, ``{#var}``, ``{;var}``). A template that does
+  not parse is left out, with a warning.
+* A prompt's required arguments are required keyword-only ``str`` parameters, the others
+  ``str | None = None``; prompts are called by the registry's name for them (``mas/runtime/routing.py``).
+* Items are sorted (resources by URI, templates by URI template, prompts by name) before names
+  are given: a live listing and the lock give the same package.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from codegen.errors import Degradation
+from codegen.literals import docstring_literal, docstring_text, wire_literal
+from codegen.model import SourceTools, SurfaceMethodSpec, SurfaceParamSpec, SurfaceSpec
+from codegen.naming import assign_names, class_name, to_identifier, unique
+from mas.runtime.contracts.uri_template import TemplateError, parse
+from mas.runtime.routing import Named, NameTaken, qualified, routed_names
+
+__all__ = ["SURFACE_ATTRS", "build_surface", "contents_class", "prompt_wire_names"]
+
+#: The attributes a namespace with a surface gets; its tools' methods may not take these names.
+SURFACE_ATTRS = frozenset({"resources", "prompts"})
+#: Names the generated resources and prompts classes use themselves.
+_RESERVED = frozenset({"complete"})
+_REQUIRED_OPERATORS = ("", "+", ".", "/")
+_TEXT_TYPES = frozenset({"application/xml", "application/javascript", "application/yaml", "application/x-yaml",
+                         "application/toml", "application/sql", "application/graphql"})  # fmt: skip
+_METHOD_INDENT = 8
+
+
+def contents_class(mime_type: Any) -> str:
+    """The contents class a resource of ``mime_type`` is read into."""
+    if not isinstance(mime_type, str) or not mime_type.strip():
+        return "ResourceContents"
+    base = mime_type.split(";", 1)[0].strip().lower()
+    if base == "application/json" or base.endswith("+json"):
+        return "JsonContents"
+    if base.startswith("text/") or base in _TEXT_TYPES or base.endswith("+xml"):
+        return "TextContents"
+    return "BlobContents"
+
+
+def prompt_wire_names(sources: Sequence[SourceTools]) -> dict[tuple[str, str], str]:
+    """(source, prompt) -> the name the registry lists the prompt by (the tools' naming rule)."""
+    keys = [Named(s.name, str(p.get("name")), s.wire_prefix) for s in sources for p in s.surface.get("prompts", ())]
+    try:
+        names, _ = routed_names(keys)
+    except NameTaken:  # as the registry: every prompt by its qualified name
+        names = [qualified(k.provider, k.tool) for k in keys]
+    return {(k.provider, k.tool): name for k, name in zip(keys, names, strict=True)}
+
+
+def _sorted(items: Sequence[Mapping[str, Any]], key: str) -> list[Mapping[str, Any]]:
+    return sorted(items, key=lambda item: str(item.get(key)))
+
+
+def _docstring(lines: list[str]) -> str:
+    return docstring_literal("\n".join(lines), _METHOD_INDENT)
+
+
+def _described(item: Mapping[str, Any], first: str) -> list[str]:
+    title, description = item.get("title"), item.get("description")
+    summary = str(title or item.get("name") or first).strip() or first
+    lines = [summary]
+    if isinstance(description, str) and description.strip() and description.strip() != summary:
+        lines += ["", description.strip()]
+    return lines
+
+
+def build_surface(
+    source: SourceTools,
+    attr: str,
+    prompt_names: Mapping[tuple[str, str], str],
+    degradations: list[Degradation],
+) -> SurfaceSpec | None:
+    """The source's surface, or None when its server serves no resources, templates or prompts."""
+    if not source.surface:
+        return None
+    used: set[str] = set(_RESERVED)
+    resources: list[SurfaceMethodSpec] = []
+    for item in _sorted(source.surface.get("resources", ()), "uri"):
+        uri = str(item.get("uri"))
+        method = unique(to_identifier(str(item.get("name") or uri), prefix="resource", reserved=_RESERVED), used)
+        mime = item.get("mimeType")
+        lines = [*_described(item, uri), "", f"URI: {uri!r}" + (f" ({mime})." if isinstance(mime, str) else ".")]
+        resources.append(SurfaceMethodSpec(method, _docstring(lines), wire_literal(uri), (), contents_class(mime)))
+    templates = _sorted(source.surface.get("resource_templates", ()), "uriTemplate")
+    variables: set[str] = set()
+    kept_templates: list[str] = []
+    for index, item in enumerate(templates):
+        text = str(item.get("uriTemplate"))
+        try:
+            parsed = parse(text)
+        except TemplateError as exc:
+            what = f"resource template {text!r} does not parse ({exc}); left out of the package"
+            degradations.append(Degradation(source.origin, text, f"/resource_templates/{index}", "template", what))
+            continue
+        required: dict[str, bool] = {}
+        for part in parsed.parts:
+            if not isinstance(part, str):
+                for name, _, _ in part.variables:
+                    required[name] = required.get(name, False) or part.operator in _REQUIRED_OPERATORS
+        py_names = assign_names(required, prefix="var", reserved={"self"}, builtins_ok=True)
+        params = tuple(
+            SurfaceParamSpec(py_names[name], wire_literal(name), required[name])
+            for name in sorted(required, key=lambda n: (not required[n], list(required).index(n)))
+        )
+        method = unique(to_identifier(str(item.get("name") or text), prefix="resource", reserved=_RESERVED), used)
+        mime = item.get("mimeType")
+        lines = [
+            *_described(item, text),
+            "",
+            f"URI template: {text!r}" + (f" ({mime})." if isinstance(mime, str) else "."),
+        ]
+        spec = SurfaceMethodSpec(method, _docstring(lines), wire_literal(text), params, contents_class(mime), True)
+        resources.append(spec)
+        variables.update(required)
+        kept_templates.append(text)
+    prompts: list[SurfaceMethodSpec] = []
+    arguments: set[str] = set()
+    used = set(_RESERVED)
+    for item in _sorted(source.surface.get("prompts", ()), "name"):
+        name = str(item.get("name"))
+        args = [a for a in item.get("arguments") or () if isinstance(a, Mapping) and isinstance(a.get("name"), str)]
+        py_names = assign_names([a["name"] for a in args], prefix="arg", reserved={"self"}, builtins_ok=True)
+        ordered = sorted(args, key=lambda a: not a.get("required"))  # required first, each group as listed
+        params = tuple(
+            SurfaceParamSpec(py_names[a["name"]], wire_literal(a["name"]), bool(a.get("required")),
+                             docstring_text(str(a.get("description") or "")))
+            for a in ordered
+        )  # fmt: skip
+        lines = _described(item, name)
+        documented = [(p, a) for p, a in zip(params, ordered, strict=True) if a.get("description")]
+        if documented:
+            lines += ["", "Args:"] + [
+                f"    {p.py_name}: {' '.join(str(a['description']).split())}" for p, a in documented
+            ]
+        lines += ["", f"Prompt: {name!r}."]
+        method = unique(to_identifier(name, prefix="prompt", reserved=_RESERVED), used)
+        wire = prompt_names.get((source.name, name), name)
+        prompts.append(SurfaceMethodSpec(method, _docstring(lines), wire_literal(wire), params))
+        arguments.update(a["name"] for a in args)
+    if not resources and not prompts:
+        return None
+    return SurfaceSpec(
+        attr=attr,
+        class_prefix=class_name(attr),
+        source_literal=wire_literal(source.name),
+        source_doc=docstring_text(repr(source.name)),
+        resources=tuple(resources),
+        prompts=tuple(prompts),
+        template_literals=tuple(wire_literal(t) for t in kept_templates),
+        variable_literals=tuple(wire_literal(v) for v in sorted(variables)),
+        prompt_literals=tuple(p.target_literal for p in prompts),
+        argument_literals=tuple(wire_literal(a) for a in sorted(arguments)),
+    )

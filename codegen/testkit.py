@@ -1,0 +1,102 @@
+"""The test kit's data: what ``<package>.testing.FakeTools`` knows about each tool (docs/testing.md).
+
+Every generated package carries ``_testing_data.py``: per tool (by the wire name ``call_tool``
+receives) its source, its ``list_tools`` entry as the runtime lists it, its MCP tool object as the
+lock holds it, the output schema its answers are checked against (declared, else inferred from
+samples) and its newest recorded result. The module is one JSON string, canonical (keys sorted,
+ASCII), imported by ``testing`` alone: ``import <package>`` never reads it. The typed handles are
+``testing.py``, rendered from ``templates/testing.py.jinja`` over the intermediate form.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from codegen.infer import InferredOutput
+from codegen.literals import wire_literal
+from codegen.model import ImportSpec, PackageSpec, SourceTools
+from mas.runtime.lockfile import canonical_tool
+from mas.runtime.samples import Sample
+
+__all__ = ["DATA_MODULE", "TESTING_MODULE", "data_module", "newest_samples", "testing_context", "testing_data"]
+
+#: The kit's modules in a package: the typed fakes, and the data they are built from.
+TESTING_MODULE = "testing.py"
+DATA_MODULE = "_testing_data.py"
+#: The data's format, for the engine (``_runtime/_fake.py``) to refuse one it does not know.
+DATA_VERSION = 1
+
+_DOC = "The test kit's data: each tool's listing, output schema and newest recorded result (JSON)."
+
+
+def newest_samples(sources: Sequence[SourceTools], samples: Sequence[Sample]) -> dict[str, dict[str, Any]]:
+    """The newest recorded (non-error) result of each tool, by source name and wire name; a samples
+    file keeps each tool's samples oldest first, so the last one read wins."""
+    names = {s.name: {str(t.get("name")) for t in s.tools} for s in sources}
+    newest: dict[str, dict[str, Any]] = {}
+    for sample in samples:
+        if sample.tool in names.get(sample.source, ()) and not sample.result.get("isError"):
+            newest.setdefault(sample.source, {})[sample.tool] = dict(sample.result)
+    return newest
+
+
+def testing_data(
+    sources: Sequence[SourceTools],
+    wire_names: Mapping[tuple[str, str], str],
+    inferred: Mapping[str, Mapping[str, InferredOutput]] | None,
+    newest: Mapping[str, Mapping[str, Any]] | None,
+) -> dict[str, Any]:
+    """The kit's data for these sources (see the module docstring); ``wire_names``: the name each
+    tool is called by, by source and tool name (the build's, ``TOOLS``' keys)."""
+    # Here: generate.py imports this module on the cached path, which reads no listing.
+    from mas.runtime.contracts.tool_contract import tool_entry_from_mcp
+
+    tools: dict[str, Any] = {}
+    for source in sources:
+        learned = (inferred or {}).get(source.name, {})
+        recorded = (newest or {}).get(source.name, {})
+        for tool in source.tools:
+            name = str(tool.get("name"))
+            wire = wire_names[(source.name, name)]
+            locked = canonical_tool(dict(tool))
+            output: Any = locked.get("outputSchema")
+            found = learned.get(name)
+            if output is None and found is not None and found.kind == "model":
+                output = found.schema
+            tools[wire] = {
+                "source": source.name,
+                "entry": tool_entry_from_mcp({**locked, "name": wire}),
+                "mcp": locked,
+                "output": output,
+                "sample": recorded.get(name),
+            }
+    return {"version": DATA_VERSION, "tools": tools}
+
+
+def data_module(header: str, data: Mapping[str, Any]) -> str:
+    """``_testing_data.py``: the header, a docstring and ``DATA``, the JSON as one literal."""
+    text = json.dumps(data, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+    return f'{header}\n"""{_DOC}"""\n\nDATA = {wire_literal(text)}\n'
+
+
+def testing_context(pkg: PackageSpec) -> dict[str, Any]:
+    """What ``testing.py.jinja`` needs beyond the package: the typing imports its annotations use
+    (those of ``_tools.py`` that the value types name) and which model modules they name."""
+    tools = pkg.all_tools
+    values = " ".join(t.value_annotation for t in tools)
+    words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", values))
+    imports = []
+    for imp in pkg.tools_imports:
+        names = tuple(n for n in imp.names if n.split(" as ")[-1] in words)
+        if names:
+            imports.append(ImportSpec(imp.module, names))
+    uses = {
+        "any": any(t.any_arguments for t in tools),
+        "inputs": any(not t.any_arguments for t in tools),
+        "outputs": "_o." in values,
+        "tool_output": "_ToolOutput" in words,
+    }
+    return {"imports": imports, "uses": uses}

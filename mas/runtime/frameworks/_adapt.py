@@ -1,0 +1,429 @@
+"""What every framework adapter shares, and no framework is imported here: which tools a model is
+given (filtering), under which names, and what one call comes to (``docs/frameworks.md``).
+
+Every call goes through the provider's one ``call_tool(name, arguments)`` path (``acall_tool``
+when it has one, by the contract's dispatch rule), so pinning, secret blanking, timeouts and the
+typed failure kinds of the registry hold unchanged. An adapter only decides what the framework
+sees: a value, a retry, a tool error, an approval to ask, or an input round to answer.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import inspect
+import re
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+from mas.runtime.contracts._rules import one_line
+from mas.runtime.contracts.tool_contract import (
+    ToolResultEnvelope,
+    ainvoke_call_tool,
+    invoke_call_tool,
+    validate_arguments,
+)
+
+__all__ = [
+    "MAX_INPUT_ROUNDS",
+    "MAX_NAME_LENGTH",
+    "RETRY_KINDS",
+    "AgentTool",
+    "CodeTool",
+    "InputHandler",
+    "InputRequest",
+    "Outcome",
+    "call",
+    "code_tool",
+    "select_tools",
+]
+
+#: The longest tool name every framework here (and the model APIs behind them) accepts: OpenAI's
+#: function names are ``^[a-zA-Z0-9_-]{1,64}$``; pydantic-ai and LangChain pass names through.
+MAX_NAME_LENGTH = 64
+#: Input rounds one call may take (the generated package's ``MAX_INPUT_ROUNDS``).
+MAX_INPUT_ROUNDS = 8
+#: Failure kinds worth a model retry when the tool is safe to send again (read-only and idempotent):
+#: the generated package's ``retries`` rule. ``invalid_arguments`` is always a retry: nothing ran,
+#: and the model can fix its arguments.
+RETRY_KINDS = frozenset({"timeout", "unavailable"})
+_NOT_NAME = re.compile(r"[^A-Za-z0-9_-]")
+
+
+@dataclass(frozen=True)
+class InputRequest:
+    """One request of an MCP ``input_required`` round; answer it under ``key``.
+
+    ``method`` is the MCP method (``elicitation/create``, ``sampling/createMessage``,
+    ``roots/list``) and ``params`` its parameters with the wire keys: the generated package's
+    ``InputRequest`` shape, so one ``on_input`` answers both."""
+
+    key: str
+    method: str
+    params: dict[str, Any]
+
+
+#: Answers an input round: gets the requests, returns ``{key: response}`` (or an awaitable of it).
+InputHandler = Callable[[list[InputRequest]], "Mapping[str, Any] | Awaitable[Mapping[str, Any]]"]
+
+
+@dataclass(frozen=True)
+class AgentTool:
+    """One tool as a framework is given it.
+
+    ``name`` is the framework's name for it (the wire name, made to fit the frameworks' rules:
+    see :func:`select_tools`); ``wire_name`` is what ``call_tool`` receives. ``input_schema`` and
+    ``description`` are the listing's, unchanged; ``output_schema`` is the tool's, or None."""
+
+    name: str
+    wire_name: str
+    description: str
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any] | None = None
+    title: str | None = None
+    source: str | None = None
+    read_only: bool | None = None
+    destructive: bool | None = None
+    idempotent: bool | None = None
+    open_world: bool | None = None
+
+    @property
+    def needs_approval(self) -> bool:
+        """MCP's defaults, as the generated package's ``confirm``: a tool is destructive unless it
+        says it is read-only or not destructive."""
+        if self.destructive is not None:
+            return self.destructive and self.read_only is not True
+        return self.read_only is not True
+
+    @property
+    def retry_safe(self) -> bool:
+        """Only a tool that says it is both read-only and idempotent may run twice."""
+        return self.read_only is True and self.idempotent is True and self.destructive is not True
+
+    def retryable(self, kind: str | None) -> bool:
+        """Whether a failure of ``kind`` becomes the framework's retry rather than a tool error."""
+        return kind == "invalid_arguments" or (kind in RETRY_KINDS and self.retry_safe)
+
+    @property
+    def hints(self) -> dict[str, bool]:
+        """The declared hints (those that are set), by the contract's keys."""
+        found = {
+            "read_only": self.read_only,
+            "destructive": self.destructive,
+            "idempotent": self.idempotent,
+            "open_world": self.open_world,
+        }
+        return {key: value for key, value in found.items() if value is not None}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one call came to: a value, a failure (``kind``), or an input round nobody answered."""
+
+    value: Any = None
+    structured: Any = None
+    text: str = ""
+    kind: str | None = None
+    input_requests: list[InputRequest] = field(default_factory=list[InputRequest])
+    request_state: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.kind is None and not self.needs_input
+
+    @property
+    def needs_input(self) -> bool:
+        return self.kind is None and (bool(self.input_requests) or self.request_state is not None)
+
+    @property
+    def message(self) -> str:
+        """The failure as the model reads it: ``<kind>: <what the tool said>``."""
+        return f"{self.kind}: {self.text}" if self.kind is not None else self.text
+
+
+# --- which tools, under which names ------------------------------------------------------------
+
+
+def _hint(entry: Mapping[str, Any], key: str, annotation: str) -> bool | None:
+    value = entry.get(key)
+    if isinstance(value, bool):
+        return value
+    annotations = entry.get("annotations")
+    found = annotations.get(annotation) if isinstance(annotations, Mapping) else None
+    return found if isinstance(found, bool) else None
+
+
+def _source(provider: Any, wire_name: str) -> str | None:
+    owner = getattr(provider, "owner_of", None)
+    if callable(owner):
+        found = owner(wire_name)
+        return found if isinstance(found, str) else None
+    name = getattr(provider, "name", None)
+    return name if isinstance(name, str) and name else None
+
+
+def _matches(patterns: Iterable[str], tool: AgentTool) -> bool:
+    keys = [tool.wire_name]
+    if tool.source is not None:
+        keys.append(f"{tool.source}.{tool.wire_name}")
+        keys.append(f"{tool.source}:{tool.wire_name}")
+    return any(fnmatch.fnmatchcase(key, pattern) for pattern in patterns for key in keys)
+
+
+def _patterns(value: str | Iterable[str] | None, option: str) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    found = (value,) if isinstance(value, str) else tuple(value)
+    for pattern in found:
+        if not isinstance(pattern, str):
+            raise TypeError(f"{option}= takes name patterns (str), not {type(pattern).__name__}")
+    return found
+
+
+def framework_names(wire_names: list[str]) -> list[str]:
+    """Each wire name as a name every framework accepts, in order, unique and stable.
+
+    A name that fits (``[A-Za-z0-9_-]``, at most :data:`MAX_NAME_LENGTH` characters) is kept as is.
+    Otherwise each other character becomes ``_``; when that is too long or meets another tool's
+    name, it is cut and ends in ``_`` and 8 hex digits of the wire name's SHA-256, so it depends on
+    the wire name alone (a name that fits is never the one renamed).
+    """
+    fitted = [_NOT_NAME.sub("_", wire) or "tool" for wire in wire_names]
+    taken = {wire for wire, fit in zip(wire_names, fitted, strict=True) if wire == fit and len(fit) <= MAX_NAME_LENGTH}
+    out: list[str] = []
+    seen: set[str] = set()
+    for wire, fit in zip(wire_names, fitted, strict=True):
+        if fit != wire or len(fit) > MAX_NAME_LENGTH:
+            if len(fit) > MAX_NAME_LENGTH or fit in taken or fit in seen:
+                digest = hashlib.sha256(wire.encode("utf-8")).hexdigest()[:8]
+                fit = f"{fit[: MAX_NAME_LENGTH - 9]}_{digest}"
+        seen.add(fit)
+        out.append(fit)
+    return out
+
+
+def select_tools(
+    provider: Any,
+    *,
+    include: str | Iterable[str] | None = None,
+    exclude: str | Iterable[str] | None = None,
+    read_only: bool = False,
+    destructive: bool = True,
+) -> list[AgentTool]:
+    """The tools of ``provider`` (its ``list_tools()``, in order) a model is given.
+
+    ``include``/``exclude``: glob patterns (``fnmatch``, case-sensitive) matched against a tool's
+    wire name and against ``<source>.<wire name>`` (the source is the registry's provider: an infra
+    server's name, ``skills`` or ``local``): ``"sample.*"`` is every tool of the server ``sample``,
+    ``"notes.*"`` every tool whose name starts ``notes.``. A tool is kept when ``include`` is None
+    or one of its patterns matches, and none of ``exclude`` matches. ``read_only=True`` keeps only
+    tools that say they are read-only; ``destructive=False`` drops every tool that would need
+    approval (:attr:`AgentTool.needs_approval`, MCP's defaults).
+    """
+    listing = provider.list_tools()
+    kept_in = _patterns(include, "include")
+    kept_out = _patterns(exclude, "exclude") or ()
+    entries: list[Mapping[str, Any]] = [e for e in listing if isinstance(e, Mapping) and isinstance(e.get("name"), str)]
+    names = framework_names([str(e["name"]) for e in entries])
+    tools: list[AgentTool] = []
+    for entry, name in zip(entries, names, strict=True):
+        wire = str(entry["name"])
+        schema = entry.get("parameters", entry.get("inputSchema"))
+        output = entry.get("output_schema", entry.get("outputSchema"))
+        title = entry.get("title")
+        tool = AgentTool(
+            name=name,
+            wire_name=wire,
+            description=str(entry.get("description") or ""),
+            input_schema=dict(schema) if isinstance(schema, Mapping) else {"type": "object", "properties": {}},
+            output_schema=dict(output) if isinstance(output, Mapping) else None,
+            title=title if isinstance(title, str) else None,
+            source=_source(provider, wire),
+            read_only=_hint(entry, "read_only", "readOnlyHint"),
+            destructive=_hint(entry, "destructive", "destructiveHint"),
+            idempotent=_hint(entry, "idempotent", "idempotentHint"),
+            open_world=_hint(entry, "open_world", "openWorldHint"),
+        )
+        if kept_in is not None and not _matches(kept_in, tool):
+            continue
+        if _matches(kept_out, tool):
+            continue
+        if read_only and tool.read_only is not True:
+            continue
+        if not destructive and tool.needs_approval:
+            continue
+        tools.append(tool)
+    return tools
+
+
+# --- one call ----------------------------------------------------------------------------------
+
+
+def _input_round(envelope: ToolResultEnvelope) -> tuple[list[InputRequest], str | None] | None:
+    """The requests and state of an ``input_required`` envelope (the package's ``input_round``)."""
+    if envelope.result_type != "input_required" or envelope.is_error:
+        return None
+    wire = envelope.result if isinstance(envelope.result, Mapping) else {}
+    raw = wire.get("inputRequests") or {}
+    requests: list[InputRequest] = []
+    if isinstance(raw, Mapping):
+        for key, request in raw.items():
+            body = request if isinstance(request, Mapping) else {}
+            method = body.get("method")
+            params = body.get("params")
+            requests.append(
+                InputRequest(str(key), method if isinstance(method, str) else "", dict(params or {}))
+            )  # fmt: skip
+    state = wire.get("requestState")
+    if not requests and not isinstance(state, str):
+        return None
+    return requests, state if isinstance(state, str) else None
+
+
+def _value(envelope: ToolResultEnvelope) -> tuple[Any, Any, str]:
+    """The value a model is given (structured content, else the text, else the plain result), the
+    structured content, and the text."""
+    texts = [b.get("text", "") for b in envelope.content or () if b.get("type") == "text"]
+    text = "\n".join(texts)
+    if envelope.structured_content is not None:
+        return envelope.structured_content, envelope.structured_content, text
+    if texts or envelope.result is None or isinstance(envelope.result, str):
+        return text or envelope.text, None, text or envelope.text
+    return envelope.result, None, envelope.text
+
+
+def _outcome(envelope: ToolResultEnvelope) -> Outcome:
+    pending = _input_round(envelope)
+    if pending is not None:
+        return Outcome(input_requests=pending[0], request_state=pending[1])
+    if envelope.is_error:
+        kind = envelope.error_kind or "tool_error"
+        return Outcome(text=envelope.text or "the tool reported an error", kind=kind)
+    value, structured, text = _value(envelope)
+    return Outcome(value=value, structured=structured, text=text)
+
+
+async def call(
+    provider: Any,
+    tool: AgentTool,
+    arguments: Mapping[str, Any],
+    *,
+    on_input: InputHandler | None = None,
+    input_responses: Mapping[str, Any] | None = None,
+    request_state: str | None = None,
+    timeout_seconds: float | None = None,
+) -> Outcome:
+    """Call ``tool`` with ``arguments`` through ``provider``'s one ``call_tool`` path.
+
+    Arguments that do not match the tool's input schema are refused here (``invalid_arguments``,
+    nothing sent: the contract's ``validate_arguments``). An input round is answered by
+    ``on_input`` and sent again (at most :data:`MAX_INPUT_ROUNDS`); without it the outcome carries
+    the requests, and the caller sends ``input_responses`` and ``request_state`` in a new call.
+    ``timeout_seconds`` is the contract's call option (each send's limit).
+    """
+    problem = validate_arguments(tool.input_schema, arguments)
+    if problem is not None:
+        return Outcome(text=f"invalid arguments for tool {tool.wire_name!r}: {problem}", kind="invalid_arguments")
+    options: dict[str, Any] = {}
+    if timeout_seconds is not None:
+        options["timeout_seconds"] = timeout_seconds
+    if input_responses is not None:
+        options["input_responses"] = dict(input_responses)
+    if request_state is not None:
+        options["request_state"] = request_state
+    rounds = 0
+    while True:
+        try:
+            raw = await ainvoke_call_tool(provider, tool.wire_name, dict(arguments), **options)
+        except Exception as exc:  # a provider that raised: a tool error never crashes the agent
+            return Outcome(text=one_line(f"{type(exc).__name__}: {exc}"), kind="tool_error")
+        outcome = _outcome(ToolResultEnvelope.coerce(raw))
+        if not outcome.needs_input or on_input is None:
+            return outcome
+        rounds += 1
+        if rounds > MAX_INPUT_ROUNDS:
+            return Outcome(text=f"still input_required after {MAX_INPUT_ROUNDS} input rounds", kind="protocol")
+        answer = on_input(list(outcome.input_requests))
+        responses = await answer if inspect.isawaitable(answer) else answer
+        if not isinstance(responses, Mapping):
+            raise TypeError(f"on_input must return a dict of responses by request key, not {type(responses).__name__}")
+        options["input_responses"] = dict(responses)
+        options["request_state"] = outcome.request_state
+
+
+# --- code mode as one tool ---------------------------------------------------------------------
+
+
+class _Selected:
+    """The provider as code mode sees it: only the selected tools answer; any other is refused
+    (``unknown_tool``) before anything is sent."""
+
+    def __init__(self, provider: Any, wire_names: Iterable[str]) -> None:
+        self._provider = provider
+        self._allowed = frozenset(wire_names)
+
+    def call_tool(self, tool_name: str, arguments: dict[str, Any], **kwargs: Any) -> Any:
+        if tool_name not in self._allowed:
+            return ToolResultEnvelope.failure(
+                f"tool {tool_name!r} is not among the tools given to this agent", kind="unknown_tool"
+            )
+        return invoke_call_tool(self._provider, tool_name, arguments, **kwargs)
+
+
+@dataclass
+class CodeTool:
+    """Code mode over the selected tools, as one ``run_code`` tool (``docs/code-mode.md``).
+
+    ``description`` is the MCP face's ``run_code`` description (how to write the code and, while it
+    is small enough, the whole API); :meth:`run` checks and runs a snippet in a worker thread.
+    ``needs_approval`` is True when any selected tool needs approval: the person approves the
+    snippet, which may call it."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    needs_approval: bool
+    _mode: Any
+
+    async def run(self, code: str) -> Outcome:
+        """The run as an outcome: the model reads the MCP face's reply text (the value and what the
+        code printed, or what stopped it); ``structured`` has the value, the output, the calls and
+        the error for the program. A snippet that does not type-check is ``invalid_arguments`` (the
+        model fixes it; nothing ran), a run that stopped is ``tool_error``."""
+        import asyncio
+
+        from mas.runtime.code_mode.server import run_reply
+
+        run = await asyncio.to_thread(self._mode.run, code)
+        reply = run_reply(run)
+        text = "\n".join(getattr(block, "text", "") for block in reply.content)
+        structured = {"value": run.value, "output": run.output, **(reply.structured_content or {})}
+        if reply.is_error:
+            kind = "invalid_arguments" if run.error is not None and run.error.kind == "check" else "tool_error"
+            return Outcome(text=text, kind=kind, structured=structured)
+        return Outcome(value=text, structured=structured, text=text)
+
+
+def code_tool(provider: Any, package: str | ModuleType | None, tools: list[AgentTool]) -> CodeTool:
+    """The single code-mode tool over ``tools`` (the selection) of the generated ``package``."""
+    if package is None:
+        raise TypeError("code_mode=True needs package= (the generated package: its import name or module)")
+    from mas.runtime.code_mode import CodeMode
+    from mas.runtime.code_mode.server import _run_description
+
+    mode = CodeMode(_Selected(provider, [t.wire_name for t in tools]), package=package)
+    schema = {
+        "type": "object",
+        "properties": {"code": {"type": "string", "description": "the Python code to check and run"}},
+        "required": ["code"],
+        "additionalProperties": False,
+    }
+    return CodeTool(
+        name="run_code",
+        description=_run_description(mode),
+        input_schema=schema,
+        needs_approval=any(t.needs_approval for t in tools),
+        _mode=mode,
+    )

@@ -1,0 +1,160 @@
+"""The LangChain adapter against the real ``langchain_core`` and the repo's sample server over
+stdio: a fake chat model (``GenericFakeChatModel``, no network) emits the tool calls, and a loop
+runs them as an agent's tool node does (``tool.ainvoke(tool_call)`` gives the ``ToolMessage``);
+the recorder in front of the registry shows exactly what reached ``call_tool``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+pytest.importorskip("langchain_core")
+
+from framework_helpers import REPO, Recording, sample_registry  # noqa: E402
+from gen_helpers import import_fresh  # noqa: E402
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel  # noqa: E402
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage  # noqa: E402
+from langchain_core.tools import BaseTool, ToolException  # noqa: E402
+from langchain_core.utils.function_calling import convert_to_openai_tool  # noqa: E402
+
+from mas.runtime.frameworks.langchain import tools  # noqa: E402
+
+
+def agent(steps: list[list[tuple[str, dict[str, Any]]] | str], given: list[BaseTool]) -> list[BaseMessage]:
+    """The conversation a fake model and a tool loop make: each step is one AI message's tool
+    calls, or its final text."""
+    replies = [
+        AIMessage(content=step) if isinstance(step, str) else AIMessage(
+            content="", tool_calls=[{"name": n, "args": a, "id": f"call{i}_{j}"} for j, (n, a) in enumerate(step)]
+        )
+        for i, step in enumerate(steps)
+    ]  # fmt: skip
+    model = GenericFakeChatModel(messages=iter(replies))
+    by_name = {t.name: t for t in given}
+
+    async def loop() -> list[BaseMessage]:
+        history: list[BaseMessage] = [HumanMessage("go")]
+        while True:
+            reply = await model.ainvoke(history)
+            history.append(reply)
+            if not isinstance(reply, AIMessage) or not reply.tool_calls:
+                return history
+            for tool_call in reply.tool_calls:
+                history.append(await by_name[tool_call["name"]].ainvoke({**tool_call, "type": "tool_call"}))
+
+    return asyncio.run(loop())
+
+
+def tool_messages(history: list[BaseMessage], name: str) -> list[ToolMessage]:
+    return [m for m in history if isinstance(m, ToolMessage) and m.name == name]
+
+
+@pytest.fixture(scope="module")
+def registry() -> Iterator[Recording]:
+    with sample_registry() as recording:
+        yield recording
+
+
+@pytest.fixture
+def recording(registry: Recording) -> Recording:
+    registry.calls.clear()
+    registry.options.clear()
+    return registry
+
+
+def test_args_schema_is_the_exact_schema_and_calls_reach_the_registry_by_wire_name(recording: Recording) -> None:
+    given = {t.name: t for t in tools(recording)}
+    listed = {entry["name"]: entry for entry in recording.list_tools()}
+    sent = convert_to_openai_tool(given["get_weather"])["function"]
+    assert sent["parameters"] == listed["get_weather"]["parameters"]
+    assert sent["description"] == listed["get_weather"]["description"]
+    assert given["notes_create"].metadata == {
+        "wire_name": "notes.create",
+        "source": "sample",
+        "output_schema": listed["notes.create"]["output_schema"],
+        "needs_approval": False,
+        "idempotent": False,
+        "destructive": False,
+    }
+    agent(
+        [[("get_weather", {"city": "Paris"}), ("notes_create", {"title": "t", "body": "b"})], "ok"],
+        list(given.values()),
+    )
+    assert recording.calls == [("get_weather", {"city": "Paris"}), ("notes.create", {"title": "t", "body": "b"})]
+
+
+def test_a_structured_result_is_the_content_and_the_artifact(recording: Recording) -> None:
+    expected = recording.inner.call_tool("get_weather", {"city": "Osaka"}).structured_content
+    (message,) = tool_messages(agent([[("get_weather", {"city": "Osaka"})], "ok"], tools(recording)), "get_weather")
+    assert message.status == "success" and message.artifact == expected and json.loads(str(message.content)) == expected
+
+
+def test_a_text_result_has_no_artifact(recording: Recording) -> None:
+    history = agent([[("list_cities", {"country": "FR"})], "ok"], tools(recording))
+    (message,) = tool_messages(history, "list_cities")
+    assert message.artifact is None and "Paris" in str(message.content)
+
+
+def test_a_tool_error_is_an_error_tool_message(recording: Recording) -> None:
+    given = tools(recording, require_approval=False)
+    (message,) = tool_messages(agent([[("notes_delete", {"id": "missing"})], "ok"], given), "notes_delete")
+    assert message.status == "error" and message.content == "tool_error: note missing not found"
+    assert recording.calls == [("notes.delete", {"id": "missing"})]
+    # handle_tool_error=False: the failure reaches the caller instead of the model.
+    raw = {t.name: t for t in tools(recording, require_approval=False, handle_tool_error=False)}["notes_delete"]
+    with pytest.raises(ToolException, match="tool_error: note missing not found"):
+        raw.invoke({"id": "missing"})
+
+
+def test_a_retryable_failure_says_so_and_the_model_sends_it_again(recording: Recording) -> None:
+    args = {"key": "lc-retry", "slow_calls": 1, "delay_seconds": 3}
+    history = agent([[("flaky_lookup", args)], [("flaky_lookup", args)], "ok"], tools(recording, timeout_seconds=0.5))
+    first, second = tool_messages(history, "flaky_lookup")
+    assert first.status == "error" and str(first.content).startswith("timeout: ")
+    assert str(first.content).endswith("(the call may succeed if sent again)")
+    assert second.status == "success" and second.artifact["attempt"] == 2
+
+
+def test_a_destructive_tool_asks_confirm_and_refuses_without_it(recording: Recording) -> None:
+    created = recording.inner.call_tool("notes.create", {"title": "t", "body": "b"}).structured_content
+    recording.calls.clear()
+    given = {t.name: t for t in tools(recording)}
+    assert "destructive" in (given["notes_delete"].tags or []) and given["notes_delete"].metadata["needs_approval"]
+    (refused,) = tool_messages(agent([[("notes_delete", {"id": created["id"]})], "ok"], list(given.values())),
+                               "notes_delete")  # fmt: skip
+    assert refused.status == "error" and str(refused.content).startswith("cancelled: ")
+    asked: list[tuple[str, dict[str, Any]]] = []
+
+    def confirm(tool: Any, arguments: dict[str, Any]) -> bool:
+        asked.append((tool.wire_name, arguments))
+        return tool.wire_name == "notes.delete"
+
+    history = agent([[("notes_delete", {"id": created["id"]})], "ok"], tools(recording, confirm=confirm))
+    (done,) = tool_messages(history, "notes_delete")
+    assert done.status == "success" and done.content == f"deleted note {created['id']}"
+    assert asked == [("notes.delete", {"id": created["id"]})]
+    assert recording.calls == [("notes.delete", {"id": created["id"]})]
+
+
+def test_an_input_round_is_answered_by_on_input(recording: Recording) -> None:
+    def on_input(requests: list[Any]) -> dict[str, Any]:
+        return {r.key: {"action": "accept", "content": {"name": "Grace"}} for r in requests}
+
+    (message,) = tool_messages(agent([[("greet", {})], "ok"], tools(recording, on_input=on_input)), "greet")
+    assert message.artifact == {"message": "Hello, Grace!"}
+    (unanswered,) = tool_messages(agent([[("greet", {})], "ok"], tools(recording)), "greet")
+    assert unanswered.status == "error" and str(unanswered.content).startswith("input_required: ")
+
+
+def test_code_mode_is_one_run_code_tool(recording: Recording) -> None:
+    package = import_fresh(REPO / "generated", "sample_tools")
+    given = tools(recording, package, code_mode=True, read_only=True)
+    assert [t.name for t in given] == ["run_code"] and "async def get_weather" in given[0].description
+    code = 'from tools import sample\nw = await sample.get_weather(city="Osaka")\nw["city"]\n'
+    (message,) = tool_messages(agent([[("run_code", {"code": code})], "ok"], given), "run_code")
+    assert message.status == "success" and message.artifact["value"] == "Osaka"
+    assert recording.calls == [("get_weather", {"city": "Osaka"})]

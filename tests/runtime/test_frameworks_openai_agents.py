@@ -1,0 +1,190 @@
+"""The OpenAI Agents SDK adapter against the real SDK and the repo's sample server over stdio: a
+minimal ``Model`` subclass driven by a script (no network) makes the tool calls, and the recorder
+in front of the registry shows exactly what reached ``call_tool``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+
+pytest.importorskip("agents")
+
+from agents import Agent, FunctionTool, Model, ModelResponse, Runner, Usage  # noqa: E402
+from agents.run_config import RunConfig  # noqa: E402
+from framework_helpers import REPO, Recording, sample_registry  # noqa: E402
+from gen_helpers import import_fresh  # noqa: E402
+from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText  # noqa: E402
+
+from mas.runtime.frameworks.openai_agents import function_tools, strict_schema  # noqa: E402
+
+Step = list[tuple[str, dict[str, Any]]] | str
+
+
+class Script(Model):
+    """A model that answers from a script: each step is the tool calls of one response, or the
+    final text. ``outputs`` keeps every tool output the model was sent, by tool name."""
+
+    def __init__(self, steps: list[Step]) -> None:
+        self.steps = steps
+        self.turn = 0
+        self.outputs: list[tuple[str, str]] = []
+        self.tools: list[Any] = []
+        self._names: dict[str, str] = {}
+
+    async def get_response(self, system_instructions: Any, input: Any, model_settings: Any, tools: Any,
+                           *args: Any, **kwargs: Any) -> ModelResponse:  # fmt: skip
+        self.tools = list(tools)
+        for item in input if isinstance(input, list) else []:
+            if isinstance(item, dict) and item.get("type") == "function_call_output":
+                entry = (self._names[item["call_id"]], str(item["output"]))
+                if entry not in self.outputs:
+                    self.outputs.append(entry)
+        step = self.steps[self.turn]
+        self.turn += 1
+        if isinstance(step, str):
+            text = ResponseOutputText(annotations=[], text=step, type="output_text")
+            message = ResponseOutputMessage(
+                id="m", content=[text], role="assistant", status="completed", type="message"
+            )
+            return ModelResponse(output=[message], usage=Usage(), response_id=None)
+        calls = []
+        for i, (name, args) in enumerate(step):
+            call_id = f"call{self.turn}_{i}"
+            self._names[call_id] = name
+            calls.append(ResponseFunctionToolCall(arguments=json.dumps(args), call_id=call_id, name=name,
+                                                  type="function_call", id=f"fc{self.turn}_{i}"))  # fmt: skip
+        return ModelResponse(output=calls, usage=Usage(), response_id=None)
+
+    def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        raise NotImplementedError
+
+    def output(self, tool_name: str) -> str:
+        found = [text for name, text in self.outputs if name == tool_name]
+        assert found, f"the model saw nothing of {tool_name}: {self.outputs}"
+        return found[-1]
+
+
+@pytest.fixture(scope="module")
+def registry() -> Iterator[Recording]:
+    with sample_registry() as recording:
+        yield recording
+
+
+@pytest.fixture
+def recording(registry: Recording) -> Recording:
+    registry.calls.clear()
+    registry.options.clear()
+    return registry
+
+
+def run(script: Script, tools: list[FunctionTool], start: Any = "go") -> Any:
+    agent = Agent(name="test", model=script, tools=list(tools))
+    config = RunConfig(tracing_disabled=True)
+    return asyncio.run(Runner.run(agent, start, run_config=config))
+
+
+def test_tools_carry_exact_schemas_and_calls_reach_the_registry_by_wire_name(recording: Recording) -> None:
+    tools = {t.name: t for t in function_tools(recording)}
+    listed = {entry["name"]: entry for entry in recording.list_tools()}
+    weather = tools["get_weather"]
+    assert weather.params_json_schema == listed["get_weather"]["parameters"] and not weather.strict_json_schema
+    assert weather.description == listed["get_weather"]["description"]
+    assert weather.output_json_schema is None  # the SDK's is for hosted programmatic callers only
+    calls = [("get_weather", {"city": "Paris", "units": "fahrenheit"}), ("notes_create", {"title": "t", "body": "b"})]
+    script = Script([calls, "ok"])
+    result = run(script, list(tools.values()))
+    assert result.final_output == "ok"
+    assert recording.calls == [("get_weather", {"city": "Paris", "units": "fahrenheit"}),
+                               ("notes.create", {"title": "t", "body": "b"})]  # fmt: skip
+
+
+def test_a_structured_result_reaches_the_model_as_its_json(recording: Recording) -> None:
+    expected = recording.inner.call_tool("get_weather", {"city": "Osaka"}).structured_content
+    script = Script([[("get_weather", {"city": "Osaka"})], "ok"])
+    run(script, function_tools(recording))
+    assert json.loads(script.output("get_weather")) == expected
+
+
+def test_a_schema_is_strict_only_when_strict_mode_accepts_the_same_arguments(recording: Recording) -> None:
+    tools = {t.name: t for t in function_tools(recording)}
+    # notes.delete: one required property, nothing optional: strict, with the SDK's closed form.
+    assert tools["notes_delete"].strict_json_schema
+    assert tools["notes_delete"].params_json_schema["additionalProperties"] is False
+    assert tools["notes_delete"].params_json_schema["required"] == ["id"]
+    # An optional parameter would become required under strict mode: the schema goes as it is.
+    assert not tools["get_weather"].strict_json_schema
+    assert strict_schema({"type": "object", "properties": {"a": {"type": "object"}}, "required": ["a"]}) is None
+    assert strict_schema({"type": "object", "properties": {}, "additionalProperties": True}) is None
+    assert all(not t.strict_json_schema for t in function_tools(recording, strict=False))
+
+
+def test_a_tool_error_is_the_output_the_model_reads(recording: Recording) -> None:
+    script = Script([[("notes_delete", {"id": "missing"})], "ok"])
+    run(script, function_tools(recording, require_approval=False))
+    assert script.output("notes_delete") == "tool_error: note missing not found"
+    assert recording.calls == [("notes.delete", {"id": "missing"})]
+
+
+def test_a_retryable_failure_says_so_and_the_model_sends_it_again(recording: Recording) -> None:
+    args = {"key": "agents-retry", "slow_calls": 1, "delay_seconds": 3}
+    script = Script([[("flaky_lookup", args)], [("flaky_lookup", args)], "ok"])
+    run(script, function_tools(recording, timeout_seconds=0.5))
+    first, second = [text for name, text in script.outputs if name == "flaky_lookup"]
+    assert first.startswith("timeout: ") and first.endswith("(the call may succeed if sent again)")
+    assert json.loads(second)["attempt"] == 2
+    assert recording.calls == [("flaky_lookup", args)] * 2
+
+
+def test_bad_arguments_are_refused_before_anything_is_sent(recording: Recording) -> None:
+    script = Script([[("get_weather", {"town": "Paris"})], "ok"])
+    run(script, function_tools(recording))
+    assert script.output("get_weather").startswith("invalid_arguments: ")
+    assert recording.calls == []
+
+
+def test_a_destructive_tool_needs_approval_and_runs_once_approved(recording: Recording) -> None:
+    created = recording.inner.call_tool("notes.create", {"title": "t", "body": "b"}).structured_content
+    recording.calls.clear()
+    tools = function_tools(recording)
+    assert {t.name for t in tools if t.needs_approval} >= {"notes_delete", "count_slowly"}
+    assert not any(t.needs_approval for t in tools if t.name in ("get_weather", "notes_create"))
+    script = Script([[("notes_delete", {"id": created["id"]})], "deleted"])
+    agent = Agent(name="test", model=script, tools=tools)
+    config = RunConfig(tracing_disabled=True)
+    first = asyncio.run(Runner.run(agent, "go", run_config=config))
+    (asked,) = first.interruptions
+    assert asked.name == "notes_delete" and recording.calls == []
+    state = first.to_state()
+    state.approve(asked)
+    second = asyncio.run(Runner.run(agent, state, run_config=config))
+    assert second.final_output == "deleted"
+    assert recording.calls == [("notes.delete", {"id": created["id"]})]
+    assert script.output("notes_delete") == f"deleted note {created['id']}"
+
+
+def test_an_input_round_is_answered_by_on_input(recording: Recording) -> None:
+    def on_input(requests: list[Any]) -> dict[str, Any]:
+        return {r.key: {"action": "accept", "content": {"name": "Ada"}} for r in requests}
+
+    script = Script([[("greet", {})], "ok"])
+    run(script, function_tools(recording, on_input=on_input))
+    assert json.loads(script.output("greet")) == {"message": "Hello, Ada!"}
+    script = Script([[("greet", {})], "ok"])
+    run(script, function_tools(recording))
+    assert script.output("greet").startswith("input_required: ")
+
+
+def test_code_mode_is_one_run_code_tool(recording: Recording) -> None:
+    package = import_fresh(REPO / "generated", "sample_tools")
+    tools = function_tools(recording, package, code_mode=True, include="sample.*", destructive=False)
+    assert [t.name for t in tools] == ["run_code"] and not tools[0].needs_approval
+    assert tools[0].strict_json_schema and "async def get_weather" in tools[0].description
+    code = 'from tools import sample\nw = await sample.get_weather(city="Berlin")\nw["city"]\n'
+    script = Script([[("run_code", {"code": code})], "ok"])
+    run(script, tools)
+    assert script.output("run_code").startswith('value: "Berlin"')
+    assert recording.calls == [("get_weather", {"city": "Berlin"})]

@@ -1,0 +1,235 @@
+"""The pydantic-ai toolset against the real framework and the repo's sample server over stdio: a
+scripted model (pydantic-ai's ``FunctionModel``, no network) makes the tool calls, and the
+recorder in front of the registry shows exactly what reached ``call_tool``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+pytest.importorskip("pydantic_ai")
+
+from framework_helpers import REPO, Recording, sample_registry  # noqa: E402
+from gen_helpers import import_fresh  # noqa: E402
+from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults  # noqa: E402
+from pydantic_ai.messages import (  # noqa: E402
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
+from pydantic_ai.models.function import AgentInfo, FunctionModel  # noqa: E402
+
+from mas.runtime.frameworks.pydantic_ai import toolset  # noqa: E402
+
+Step = list[tuple[str, dict[str, Any]]] | str
+
+
+class Script:
+    """A model that answers from a script: each step is the tool calls of one response, or the
+    final text. ``seen`` keeps the parts of every request the model was sent after the first."""
+
+    def __init__(self, steps: list[Step]) -> None:
+        self.steps = steps
+        self.seen: list[Any] = []
+        self.tools: list[Any] = []
+
+    def __call__(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        self.tools = list(info.function_tools)
+        last = messages[-1]
+        if isinstance(last, ModelRequest):
+            self.seen.extend(p for p in last.parts if isinstance(p, ToolReturnPart))
+        index = sum(isinstance(m, ModelResponse) for m in messages)
+        step = self.steps[index]
+        if isinstance(step, str):
+            return ModelResponse(parts=[TextPart(step)])
+        calls = [ToolCallPart(name, args, tool_call_id=f"call{index}_{i}") for i, (name, args) in enumerate(step)]
+        return ModelResponse(parts=calls)
+
+    def part(self, tool_name: str) -> Any:
+        found = [p for p in self.seen if p.tool_name == tool_name]
+        assert found, f"the model saw nothing of {tool_name}: {self.seen}"
+        return found[-1]
+
+
+@pytest.fixture(scope="module")
+def registry() -> Iterator[Recording]:
+    with sample_registry() as recording:
+        yield recording
+
+
+@pytest.fixture
+def recording(registry: Recording) -> Recording:
+    registry.calls.clear()
+    registry.options.clear()
+    return registry
+
+
+def run(script: Script, tools: Any, **kwargs: Any) -> Any:
+    agent = Agent(FunctionModel(script), toolsets=[tools], output_type=[str, DeferredToolRequests])
+    return agent.run_sync("go", **kwargs)
+
+
+def test_tools_carry_their_exact_schemas_and_calls_reach_the_registry_by_wire_name(recording: Recording) -> None:
+    tools = toolset(recording)
+    script = Script(
+        [[("get_weather", {"city": "Paris", "units": "fahrenheit"}), ("search-docs", {"query": "x"})], "ok"]
+    )
+    result = run(script, tools)
+    assert result.output == "ok"
+    assert recording.calls == [
+        ("get_weather", {"city": "Paris", "units": "fahrenheit"}),
+        ("search-docs", {"query": "x"}),
+    ]
+    listed = {entry["name"]: entry for entry in recording.list_tools()}
+    weather = tools._definition(tools.tools["get_weather"])
+    assert weather.parameters_json_schema == listed["get_weather"]["parameters"]
+    assert weather.description == listed["get_weather"]["description"]
+    assert weather.return_schema == listed["get_weather"]["output_schema"] and weather.include_return_schema
+    assert weather.metadata is not None and weather.metadata["wire_name"] == "get_weather"
+    # What the model got: the exact schema, and the output schema (a FunctionModel takes no native
+    # return schema, so pydantic-ai appends it to the description).
+    sent = {d.name: d for d in script.tools}["get_weather"]
+    assert sent.parameters_json_schema == listed["get_weather"]["parameters"]
+    assert sent.description.startswith(listed["get_weather"]["description"]) and '"humidity"' in sent.description
+
+
+def test_a_structured_result_is_the_structured_content(recording: Recording) -> None:
+    expected = recording.inner.call_tool("get_weather", {"city": "Osaka"}).structured_content
+    recording.calls.clear()
+    script = Script([[("get_weather", {"city": "Osaka"})], "ok"])
+    run(script, toolset(recording))
+    assert script.part("get_weather").content == expected
+    assert isinstance(expected, dict) and set(expected) == {"city", "temperature", "conditions", "humidity"}
+
+
+def test_names_fit_every_framework_and_map_back_to_wire_names(recording: Recording) -> None:
+    tools = toolset(recording)
+    assert tools.tools["notes_create"].wire_name == "notes.create"
+    assert tools.tools["search-docs"].wire_name == "search-docs"
+    script = Script([[("notes_create", {"title": "t", "body": "b"})], "ok"])
+    run(script, tools)
+    assert recording.calls == [("notes.create", {"title": "t", "body": "b"})]
+
+
+def test_a_tool_error_is_a_failed_tool_result_the_model_sees_not_a_retry(recording: Recording) -> None:
+    script = Script([[("notes_delete", {"id": "missing"})], "ok"])
+    result = run(script, toolset(recording, require_approval=False))
+    assert result.output == "ok"
+    seen = script.part("notes_delete")
+    assert seen.outcome == "failed"
+    assert "tool_error: note missing not found" in str(seen.content)
+    assert recording.calls == [("notes.delete", {"id": "missing"})]
+
+
+def test_a_timeout_of_a_read_only_idempotent_tool_is_a_model_retry(recording: Recording) -> None:
+    args = {"key": "retry-me", "slow_calls": 1, "delay_seconds": 3}
+    script = Script([[("flaky_lookup", args)], [("flaky_lookup", args)], "ok"])
+    result = run(script, toolset(recording, timeout_seconds=0.5))
+    assert result.output == "ok"
+    retry = script.seen[0]
+    assert retry.outcome == "retried" and str(retry.content).startswith("timeout:")
+    final = script.part("flaky_lookup")
+    assert final.outcome == "success" and final.content["attempt"] == 2
+    assert recording.calls == [("flaky_lookup", args), ("flaky_lookup", args)]
+
+
+def test_bad_arguments_are_a_retry_and_nothing_is_sent(recording: Recording) -> None:
+    script = Script([[("get_weather", {"town": "Paris"})], [("get_weather", {"city": "Paris"})], "ok"])
+    run(script, toolset(recording))
+    retry = script.seen[0]
+    assert retry.outcome == "retried" and str(retry.content).startswith("invalid_arguments:")
+    assert "missing required argument 'city'" in str(retry.content)
+    assert recording.calls == [("get_weather", {"city": "Paris"})]
+
+
+def test_a_destructive_tool_waits_for_approval_and_runs_once_approved(recording: Recording) -> None:
+    created = recording.inner.call_tool("notes.create", {"title": "t", "body": "b"}).structured_content
+    recording.calls.clear()
+    script = Script([[("notes_delete", {"id": created["id"]})], "deleted"])
+    agent = Agent(FunctionModel(script), toolsets=[toolset(recording)], output_type=[str, DeferredToolRequests])
+    first = agent.run_sync("go")
+    assert isinstance(first.output, DeferredToolRequests)
+    (asked,) = first.output.approvals
+    assert asked.tool_name == "notes_delete" and first.output.metadata[asked.tool_call_id]["reason"] == "destructive"
+    assert recording.calls == []  # nothing was sent before approval
+    second = agent.run_sync(
+        message_history=first.all_messages(),
+        deferred_tool_results=DeferredToolResults(approvals={asked.tool_call_id: True}),
+    )
+    assert second.output == "deleted"
+    assert recording.calls == [("notes.delete", {"id": created["id"]})]
+
+
+def test_an_input_round_is_answered_by_on_input(recording: Recording) -> None:
+    asked: list[Any] = []
+
+    def on_input(requests: list[Any]) -> dict[str, Any]:
+        asked.extend(requests)
+        return {"name": {"action": "accept", "content": {"name": "Ada"}}}
+
+    script = Script([[("greet", {"greeting": "Hi"})], "ok"])
+    run(script, toolset(recording, on_input=on_input))
+    assert [(r.key, r.method) for r in asked] == [("name", "elicitation/create")]
+    assert script.part("greet").content == {"message": "Hi, Ada!"}
+    assert recording.calls == [("greet", {"greeting": "Hi"})] * 2
+    assert recording.options[1]["request_state"] == "greet:v1"
+
+
+def test_an_input_round_without_on_input_is_deferred_and_resumed_with_the_answers(recording: Recording) -> None:
+    script = Script([[("greet", {})], "ok"])
+    agent = Agent(FunctionModel(script), toolsets=[toolset(recording)], output_type=[str, DeferredToolRequests])
+    first = agent.run_sync("go")
+    assert isinstance(first.output, DeferredToolRequests)
+    (asked,) = first.output.approvals
+    metadata = first.output.metadata[asked.tool_call_id]
+    assert metadata["reason"] == "input_required" and metadata["input_requests"][0]["key"] == "name"
+    answers = {"input_responses": {"name": {"action": "accept", "content": {"name": "Lin"}}},
+               "request_state": metadata["request_state"]}  # fmt: skip
+    results = DeferredToolResults(approvals={asked.tool_call_id: True}, metadata={asked.tool_call_id: answers})
+    second = agent.run_sync(message_history=first.all_messages(), deferred_tool_results=results)
+    assert second.output == "ok"
+    assert script.part("greet").content == {"message": "Hello, Lin!"}
+    assert recording.options[-1]["input_responses"] == answers["input_responses"]
+
+
+def test_filters_choose_by_source_pattern_and_hints(recording: Recording) -> None:
+    assert set(toolset(recording, include="skills.*").tools) == {
+        "current_time", "unit_convert", "web_search", "summarize_text"
+    }  # fmt: skip
+    assert set(toolset(recording, include="notes.*").tools) == {"notes_create", "notes_delete"}
+    assert "get_weather" not in toolset(recording, exclude=["get_*"]).tools
+    read_only = toolset(recording, read_only=True).tools
+    assert read_only and all(t.read_only is True for t in read_only.values())
+    safe = toolset(recording, destructive=False).tools
+    assert "notes_delete" not in safe and "get_weather" in safe and all(not t.needs_approval for t in safe.values())
+
+
+def test_code_mode_is_one_run_code_tool_whose_calls_reach_the_registry(recording: Recording) -> None:
+    package = import_fresh(REPO / "generated", "sample_tools")
+    tools = toolset(recording, package, code_mode=True, include="sample.*", destructive=False)
+    code = 'from tools import sample\nw = await sample.get_weather(city="Paris")\nw["city"]\n'
+    script = Script([[("run_code", {"code": code})], "ok"])
+    run(script, tools)
+    assert [d.name for d in script.tools] == ["run_code"]
+    assert "async def get_weather" in script.tools[0].description
+    seen = script.part("run_code")
+    assert isinstance(seen, ToolReturnPart) and seen.content == 'value: "Paris"'
+    assert recording.calls == [("get_weather", {"city": "Paris"})]
+
+
+def test_code_mode_refuses_a_tool_left_out_and_a_bad_snippet_is_a_retry(recording: Recording) -> None:
+    package = import_fresh(REPO / "generated", "sample_tools")
+    tools = toolset(recording, package, code_mode=True, read_only=True)
+    left_out = 'from tools import sample\nawait sample.notes_delete(id="x")\n'
+    bad = 'from tools import sample\nw = await sample.get_weather(town="Paris")\n'
+    script = Script([[("run_code", {"code": left_out})], [("run_code", {"code": bad})], "ok"])
+    run(script, tools)
+    failed, retry = script.seen
+    assert failed.outcome == "failed" and "unknown_tool" in str(failed.content)
+    assert retry.outcome == "retried" and "did not type-check" in str(retry.content)
+    assert recording.calls == []
