@@ -390,3 +390,53 @@ def test_a_name_addressed_to_a_provider_reaches_that_provider_or_none(
     for key, name in zip(keys, wire, strict=True):
         envelope = registry.call_tool(name, {})
         assert envelope.is_error or envelope.result == [key.provider, key.tool], (key, name, envelope.result)
+
+
+# --- code mode: what crosses the sandbox is JSON, to a bounded depth (issue 31, item 10) -------------
+
+
+def _depth(value: Any) -> int:
+    if isinstance(value, list):
+        return 1 + max((_depth(v) for v in value), default=0)
+    if isinstance(value, dict):
+        return 1 + max((_depth(v) for v in value.values()), default=0)
+    return 0
+
+
+@SETTINGS
+@given(nested(max_depth=300))
+def test_code_mode_passes_json_within_max_nesting_unchanged_and_refuses_deeper(value: Any) -> None:
+    from mas.runtime.code_mode.core import _RECURSIVE, MAX_NESTING, _json_data, _NotJson
+
+    def plain(v: Any) -> bool:  # NaN, infinities and the recursion marker are refused at any depth
+        if isinstance(v, float):
+            return v == v and v not in (float("inf"), float("-inf"))
+        if isinstance(v, list):
+            return all(plain(x) for x in v)
+        if isinstance(v, dict):
+            return all(plain(x) and not (isinstance(x, str) and x in _RECURSIVE) for x in v.values())
+        return True
+
+    try:
+        out = _json_data(value, "the value")
+    except _NotJson:
+        assert (
+            _depth(value) > MAX_NESTING
+            or not plain(value)
+            or "[...]" in json.dumps(value)
+            or "{...}" in (json.dumps(value))
+        )
+    else:
+        assert _depth(value) <= MAX_NESTING and out == value
+
+
+@SETTINGS
+@given(st.text(max_size=5_000))
+def test_a_code_mode_search_takes_any_query(query: str) -> None:
+    from mas.runtime.code_mode.core import _Index, _Tool
+
+    tools = [
+        _Tool("m", f"f{i}", f"f{i}", f"title {i}", "a description of weather and cities", "", ()) for i in range(50)
+    ]
+    found = _Index(tools).search(query, 5)
+    assert len(found) <= 5

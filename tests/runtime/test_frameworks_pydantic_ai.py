@@ -233,3 +233,21 @@ def test_code_mode_refuses_a_tool_left_out_and_a_bad_snippet_is_a_retry(recordin
     assert failed.outcome == "failed" and "unknown_tool" in str(failed.content)
     assert retry.outcome == "retried" and "did not type-check" in str(retry.content)
     assert recording.calls == []
+
+
+def test_code_mode_over_an_api_too_large_to_describe_adds_search_tools(
+    recording: Recording, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mas.runtime.code_mode import server
+
+    monkeypatch.setattr(server, "WHOLE_API_MAX_CHARS", 200)  # the sample package's API is larger
+    package = import_fresh(REPO / "generated", "sample_tools")
+    tools = toolset(recording, package, code_mode=True, read_only=True)
+    script = Script([[("search_tools", {"query": "weather in a city", "limit": 1})], "ok"])
+    run(script, tools)
+    assert [d.name for d in script.tools] == ["run_code", "search_tools"]
+    run_code = script.tools[0]
+    assert "Call search_tools" in run_code.description and "async def get_weather" not in run_code.description
+    found = script.part("search_tools")
+    assert found.outcome == "success" and "async def get_weather(" in found.content
+    assert recording.calls == []

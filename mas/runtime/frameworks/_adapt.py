@@ -12,6 +12,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import inspect
+import json
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -36,7 +37,7 @@ __all__ = [
     "InputRequest",
     "Outcome",
     "call",
-    "code_tool",
+    "code_tools",
     "select_tools",
 ]
 
@@ -141,6 +142,23 @@ class Outcome:
     def message(self) -> str:
         """The failure as the model reads it: ``<kind>: <what the tool said>``."""
         return f"{self.kind}: {self.text}" if self.kind is not None else self.text
+
+    def told(self, *, retryable: bool) -> str:
+        """The failure, or the unanswered input round, as the text a framework without a retry or
+        a way to ask a person gives the model: a retryable failure (but for arguments, which the
+        model fixes anyway) says the call may pass when sent again."""
+        if self.needs_input:
+            asked = ", ".join(f"{r.key} ({r.method})" for r in self.input_requests) or "state only"
+            return f"input_required: the tool needs input nobody here can give: {asked}"
+        again = " (the call may succeed if sent again)" if retryable and self.kind != "invalid_arguments" else ""
+        return self.message + again
+
+    def model_text(self) -> str:
+        """A successful value as the model reads it: the structured value (or any value that is not
+        text) as JSON, else the text."""
+        if self.structured is not None or not isinstance(self.value, str):
+            return json.dumps(self.value, ensure_ascii=False, default=str)
+        return self.value
 
 
 # --- which tools, under which names ------------------------------------------------------------
@@ -372,31 +390,40 @@ class _Selected:
         return invoke_call_tool(self._provider, tool_name, arguments, **kwargs)
 
 
-@dataclass
+@dataclass(frozen=True)
 class CodeTool:
-    """Code mode over the selected tools, as one ``run_code`` tool (``docs/code-mode.md``).
+    """One code-mode tool (``docs/code-mode.md``): ``run_code``, and ``search_tools`` when the API is
+    too large to go whole into ``run_code``'s description (the MCP face's rule and texts).
 
-    ``description`` is the MCP face's ``run_code`` description (how to write the code and, while it
-    is small enough, the whole API); :meth:`run` checks and runs a snippet in a worker thread.
-    ``needs_approval`` is True when any selected tool needs approval: the person approves the
-    snippet, which may call it."""
+    ``needs_approval`` (``run_code`` only) is True when any selected tool needs approval: the person
+    approves the snippet, which may call it. :meth:`run` gives the outcome of one call: the model
+    reads the MCP face's reply text; ``structured`` has the value, the output, the calls and the
+    error for the program. A snippet that does not type-check, or arguments that do not match the
+    schema, are ``invalid_arguments`` (the model fixes them; nothing ran); a run that stopped is
+    ``tool_error``."""
 
     name: str
     description: str
     input_schema: dict[str, Any]
     needs_approval: bool
-    _mode: Any
+    _mode: Any = field(repr=False)
 
-    async def run(self, code: str) -> Outcome:
-        """The run as an outcome: the model reads the MCP face's reply text (the value and what the
-        code printed, or what stopped it); ``structured`` has the value, the output, the calls and
-        the error for the program. A snippet that does not type-check is ``invalid_arguments`` (the
-        model fixes it; nothing ran), a run that stopped is ``tool_error``."""
+    async def run(self, arguments: Mapping[str, Any]) -> Outcome:
         import asyncio
 
-        from mas.runtime.code_mode.server import run_reply
+        from mas.runtime.code_mode.server import SEARCH_QUERY_MAX_CHARS, run_reply
 
-        run = await asyncio.to_thread(self._mode.run, code)
+        problem = validate_arguments(self.input_schema, arguments)
+        if problem is not None:
+            return Outcome(text=f"invalid arguments for tool {self.name!r}: {problem}", kind="invalid_arguments")
+        if self.name == "search_tools":
+            query = str(arguments["query"])
+            if len(query) > SEARCH_QUERY_MAX_CHARS:
+                message = f"the query is {len(query):,} characters; at most {SEARCH_QUERY_MAX_CHARS:,}"
+                return Outcome(text=message, kind="invalid_arguments")
+            found = await asyncio.to_thread(self._mode.search, query, int(arguments.get("limit", 5)))
+            return Outcome(value=found, text=found)
+        run = await asyncio.to_thread(self._mode.run, str(arguments["code"]))
         reply = run_reply(run)
         text = "\n".join(getattr(block, "text", "") for block in reply.content)
         structured = {"value": run.value, "output": run.output, **(reply.structured_content or {})}
@@ -406,24 +433,34 @@ class CodeTool:
         return Outcome(value=text, structured=structured, text=text)
 
 
-def code_tool(provider: Any, package: str | ModuleType | None, tools: list[AgentTool]) -> CodeTool:
-    """The single code-mode tool over ``tools`` (the selection) of the generated ``package``."""
+def code_tools(provider: Any, package: str | ModuleType | None, tools: list[AgentTool]) -> list[CodeTool]:
+    """Code mode over ``tools`` (the selection) of the generated ``package``: ``run_code``, and
+    ``search_tools`` when the whole API is longer than the MCP face's ``WHOLE_API_MAX_CHARS``."""
     if package is None:
         raise TypeError("code_mode=True needs package= (the generated package: its import name or module)")
-    from mas.runtime.code_mode import CodeMode
-    from mas.runtime.code_mode.server import _run_description
+    from mas.runtime.code_mode import CodeMode, server
 
     mode = CodeMode(_Selected(provider, [t.wire_name for t in tools]), package=package)
-    schema = {
-        "type": "object",
-        "properties": {"code": {"type": "string", "description": "the Python code to check and run"}},
-        "required": ["code"],
-        "additionalProperties": False,
-    }
-    return CodeTool(
-        name="run_code",
-        description=_run_description(mode),
-        input_schema=schema,
-        needs_approval=any(t.needs_approval for t in tools),
-        _mode=mode,
-    )
+    listed = {tool.name: tool for tool in server._tools(mode)}
+    run = listed["run_code"]
+    out = [
+        CodeTool(
+            name="run_code",
+            description=run.description or "",
+            input_schema={**run.input_schema, "additionalProperties": False},
+            needs_approval=any(t.needs_approval for t in tools),
+            _mode=mode,
+        )
+    ]
+    if len(mode.api()) > server.WHOLE_API_MAX_CHARS:
+        search = listed["search_tools"]
+        out.append(
+            CodeTool(
+                name="search_tools",
+                description=search.description or "",
+                input_schema=dict(search.input_schema),
+                needs_approval=False,
+                _mode=mode,
+            )
+        )
+    return out

@@ -21,7 +21,6 @@ arguments)`` before anything is sent; without ``confirm=`` it refuses (``cancell
 from __future__ import annotations
 
 import inspect
-import json
 from collections.abc import Awaitable, Callable, Iterable
 from types import ModuleType
 from typing import Any, cast
@@ -33,9 +32,8 @@ from mas.runtime.frameworks._adapt import (
     AgentTool,
     CodeTool,
     InputHandler,
-    Outcome,
     call,
-    code_tool,
+    code_tools,
     select_tools,
 )
 
@@ -43,16 +41,6 @@ __all__ = ["Confirm", "tools"]
 
 #: Asked ``confirm(tool, arguments)`` before a tool that needs approval runs; falsy refuses.
 Confirm = Callable[[AgentTool, dict[str, Any]], "bool | Awaitable[bool]"]
-
-
-def _content(outcome: Outcome, *, retryable: bool) -> tuple[str, Any]:
-    """The ``(content, artifact)`` pair, or the failure as a ``ToolException``."""
-    if outcome.kind is not None:
-        again = " (the call may succeed if sent again)" if retryable and outcome.kind != "invalid_arguments" else ""
-        raise ToolException(outcome.message + again)
-    if outcome.structured is not None or not isinstance(outcome.value, str):
-        return json.dumps(outcome.value, ensure_ascii=False, default=str), outcome.structured
-    return outcome.value, None
 
 
 def _sync(coroutine: Callable[..., Awaitable[tuple[str, Any]]]) -> Callable[..., tuple[str, Any]]:
@@ -83,23 +71,21 @@ def _tool_coroutine(
             if not (await answer if inspect.isawaitable(answer) else answer):
                 raise ToolException(f"cancelled: approval of tool {tool.wire_name!r} was refused; nothing was sent")
         outcome = await call(provider, tool, arguments, on_input=on_input, timeout_seconds=timeout_seconds)
-        if outcome.needs_input:
-            asked = ", ".join(f"{r.key} ({r.method})" for r in outcome.input_requests) or "state only"
-            raise ToolException(f"input_required: the tool needs input nobody here can give: {asked}")
-        return _content(outcome, retryable=tool.retryable(outcome.kind))
+        if not outcome.ok:
+            raise ToolException(outcome.told(retryable=tool.retryable(outcome.kind)))
+        return outcome.model_text(), outcome.structured
 
     return run
 
 
 def _code_coroutine(code: CodeTool, confirm: Confirm | None, require_approval: bool) -> Callable[..., Any]:
     async def run(**arguments: Any) -> tuple[str, Any]:
-        snippet = str(arguments.get("code", ""))
         if require_approval and code.needs_approval:
             spec = AgentTool(name=code.name, wire_name=code.name, description="", input_schema=code.input_schema)
-            answer = None if confirm is None else confirm(spec, {"code": snippet})
+            answer = None if confirm is None else confirm(spec, dict(arguments))
             if not (await answer if inspect.isawaitable(answer) else answer):
                 raise ToolException("cancelled: run_code may call tools that need approval, and it was not given")
-        ran = await code.run(snippet)
+        ran = await code.run(arguments)
         if ran.kind is not None:
             raise ToolException(ran.message)
         return ran.text, ran.structured
@@ -125,26 +111,29 @@ def tools(
     """``StructuredTool`` s of ``provider``'s tools (a ``RuntimeRegistry`` or any ToolContract provider).
 
     ``include``/``exclude``/``read_only``/``destructive`` choose the tools (``_adapt.select_tools``);
-    ``code_mode=True`` gives the single ``run_code`` tool over them instead (needs ``package``).
+    ``code_mode=True`` gives the single ``run_code`` tool over them instead (needs ``package``; with
+    ``search_tools`` beside it when the API is too large for its description).
     ``handle_tool_error=False`` lets a failure's ``ToolException`` reach the caller instead of the model.
     """
     selected = select_tools(provider, include=include, exclude=exclude, read_only=read_only, destructive=destructive)
     if code_mode:
-        code = code_tool(provider, package, selected)
-        run = _code_coroutine(code, confirm, require_approval)
-        return [
-            StructuredTool(
-                name=code.name,
-                description=code.description,
-                args_schema=code.input_schema,
-                coroutine=run,
-                func=_sync(run),
-                response_format="content_and_artifact",
-                handle_tool_error=handle_tool_error,
-                metadata={"needs_approval": code.needs_approval},
-                tags=["destructive"] if code.needs_approval else [],
+        given = []
+        for code in code_tools(provider, package, selected):
+            run = _code_coroutine(code, confirm, require_approval)
+            given.append(
+                StructuredTool(
+                    name=code.name,
+                    description=code.description,
+                    args_schema=dict(code.input_schema),
+                    coroutine=run,
+                    func=_sync(run),
+                    response_format="content_and_artifact",
+                    handle_tool_error=handle_tool_error,
+                    metadata={"needs_approval": code.needs_approval},
+                    tags=["destructive"] if code.needs_approval else [],
+                )
             )
-        ]
+        return given
     out: list[StructuredTool] = []
     for tool in selected:
         run = _tool_coroutine(

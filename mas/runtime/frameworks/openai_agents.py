@@ -36,9 +36,8 @@ from mas.runtime.frameworks._adapt import (
     AgentTool,
     CodeTool,
     InputHandler,
-    Outcome,
     call,
-    code_tool,
+    code_tools,
     select_tools,
 )
 
@@ -83,16 +82,6 @@ def strict_schema(schema: Mapping[str, Any]) -> dict[str, Any] | None:
         return None
 
 
-def _output(outcome: Outcome, *, retryable: bool) -> str:
-    """What the model reads: the structured value as JSON, the text, or the failure."""
-    if outcome.kind is not None:
-        again = " (the call may succeed if sent again)" if retryable and outcome.kind != "invalid_arguments" else ""
-        return outcome.message + again
-    if outcome.structured is not None or not isinstance(outcome.value, str):
-        return json.dumps(outcome.value, ensure_ascii=False, default=str)
-    return outcome.value
-
-
 def _arguments(tool_name: str, raw: str) -> dict[str, Any] | str:
     """The model's JSON arguments as an object, or the failure the model reads."""
     try:
@@ -112,10 +101,9 @@ def _invoker(
         if isinstance(arguments, str):
             return arguments
         outcome = await call(provider, tool, arguments, on_input=on_input, timeout_seconds=timeout_seconds)
-        if outcome.needs_input:
-            asked = ", ".join(f"{r.key} ({r.method})" for r in outcome.input_requests) or "state only"
-            return f"input_required: the tool needs input nobody here can give: {asked}"
-        return _output(outcome, retryable=tool.retryable(outcome.kind))
+        if outcome.ok:
+            return outcome.model_text()
+        return outcome.told(retryable=tool.retryable(outcome.kind))
 
     return invoke
 
@@ -125,7 +113,7 @@ def _code_invoker(code: CodeTool) -> Callable[[ToolContext[Any], str], Awaitable
         arguments = _arguments(code.name, raw)
         if isinstance(arguments, str):
             return arguments
-        ran = await code.run(str(arguments.get("code", "")))
+        ran = await code.run(arguments)
         return ran.message if ran.kind is not None else ran.text
 
     return invoke
@@ -148,24 +136,28 @@ def function_tools(
     """``FunctionTool`` s of ``provider``'s tools (a ``RuntimeRegistry`` or any ToolContract provider).
 
     ``include``/``exclude``/``read_only``/``destructive`` choose the tools (``_adapt.select_tools``);
-    ``code_mode=True`` gives the single ``run_code`` tool over them instead (needs ``package``).
+    ``code_mode=True`` gives the single ``run_code`` tool over them instead (needs ``package``; with
+    ``search_tools`` beside it when the API is too large for its description).
     ``require_approval=False`` runs destructive tools without asking; ``strict=False`` never sends
     a strict schema; ``timeout_seconds`` is each call's limit.
     """
     tools = select_tools(provider, include=include, exclude=exclude, read_only=read_only, destructive=destructive)
     if code_mode:
-        code = code_tool(provider, package, tools)
-        return [
-            FunctionTool(
-                name=code.name,
-                description=code.description,
-                params_json_schema=strict_schema(code.input_schema) or code.input_schema,
-                on_invoke_tool=_code_invoker(code),
-                strict_json_schema=strict,
-                needs_approval=require_approval and code.needs_approval,
+        out = []
+        for code in code_tools(provider, package, tools):
+            closed = strict_schema(code.input_schema) if strict else None
+            out.append(
+                FunctionTool(
+                    name=code.name,
+                    description=code.description,
+                    params_json_schema=closed if closed is not None else dict(code.input_schema),
+                    on_invoke_tool=_code_invoker(code),
+                    strict_json_schema=closed is not None,
+                    needs_approval=require_approval and code.needs_approval,
+                )
             )
-        ]
-    out: list[FunctionTool] = []
+        return out
+    out = []
     for tool in tools:
         converted = strict_schema(tool.input_schema) if strict else None
         out.append(

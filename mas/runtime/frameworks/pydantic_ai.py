@@ -26,7 +26,7 @@ from pydantic_ai.tools import AgentDepsT
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 from pydantic_core import SchemaValidator, core_schema
 
-from mas.runtime.frameworks._adapt import AgentTool, CodeTool, InputHandler, Outcome, call, code_tool, select_tools
+from mas.runtime.frameworks._adapt import AgentTool, CodeTool, InputHandler, Outcome, call, code_tools, select_tools
 
 __all__ = ["ToolgenToolset", "toolset"]
 
@@ -42,7 +42,7 @@ class ToolgenToolset(AbstractToolset[AgentDepsT]):
         provider: Any,
         tools: list[AgentTool],
         *,
-        code: CodeTool | None = None,
+        code: list[CodeTool] | None = None,
         on_input: InputHandler | None = None,
         require_approval: bool = True,
         max_retries: int = 1,
@@ -52,7 +52,7 @@ class ToolgenToolset(AbstractToolset[AgentDepsT]):
     ) -> None:
         self._provider = provider
         self._tools = {tool.name: tool for tool in tools}
-        self._code = code
+        self._code = {tool.name: tool for tool in code or ()}
         self._on_input = on_input
         self._require_approval = require_approval
         self._max_retries = max_retries
@@ -80,12 +80,13 @@ class ToolgenToolset(AbstractToolset[AgentDepsT]):
         )
 
     async def get_tools(self, ctx: RunContext[AgentDepsT]) -> dict[str, ToolsetTool[AgentDepsT]]:
-        if self._code is not None:
-            code = self._code
-            definition = ToolDefinition(
-                name=code.name, parameters_json_schema=code.input_schema, description=code.description
-            )
-            return {code.name: self._toolset_tool(definition)}
+        if self._code:
+            return {
+                name: self._toolset_tool(
+                    ToolDefinition(name=name, parameters_json_schema=code.input_schema, description=code.description)
+                )
+                for name, code in self._code.items()
+            }
         return {name: self._toolset_tool(self._definition(tool)) for name, tool in self._tools.items()}
 
     def _toolset_tool(self, definition: ToolDefinition) -> ToolsetTool[AgentDepsT]:
@@ -96,10 +97,11 @@ class ToolgenToolset(AbstractToolset[AgentDepsT]):
     async def call_tool(
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[AgentDepsT], tool: ToolsetTool[AgentDepsT]
     ) -> Any:
-        if self._code is not None:
-            if self._require_approval and self._code.needs_approval and not ctx.tool_call_approved:
-                raise ApprovalRequired({"reason": "destructive", "tool": self._code.name})
-            ran = await self._code.run(str(tool_args.get("code", "")))
+        code = self._code.get(name)
+        if code is not None:
+            if self._require_approval and code.needs_approval and not ctx.tool_call_approved:
+                raise ApprovalRequired({"reason": "destructive", "tool": code.name})
+            ran = await code.run(tool_args)
             return _value(ran, retryable=ran.kind == "invalid_arguments")
         spec = self._tools.get(name)
         if spec is None:  # the framework only calls what get_tools listed
@@ -160,13 +162,14 @@ def toolset(
 
     ``include``/``exclude``/``read_only``/``destructive`` choose the tools (``_adapt.select_tools``);
     ``code_mode=True`` gives the single ``run_code`` tool over them instead (needs ``package``, the
-    generated package). ``require_approval=False`` runs destructive tools without asking.
+    generated package), and ``search_tools`` beside it when the API is too large for its description.
+    ``require_approval=False`` runs destructive tools without asking.
     ``max_retries`` is each tool's ``ModelRetry`` budget; ``timeout_seconds`` each call's limit.
     ``return_schemas=False`` keeps the tools' output schemas from the model (pydantic-ai sends a
     ``return_schema`` natively where the model takes one, else appends it to the description).
     """
     tools = select_tools(provider, include=include, exclude=exclude, read_only=read_only, destructive=destructive)
-    code = code_tool(provider, package, tools) if code_mode else None
+    code = code_tools(provider, package, tools) if code_mode else None
     return ToolgenToolset(
         provider,
         [] if code is not None else tools,
