@@ -21,17 +21,17 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from codegen.drift import Change, diff_listings
+from codegen.drift import Change, diff_listings, diff_surface
 from codegen.drift_report import FAIL_LEVELS, at_or_above, render_json, render_table
 from codegen.errors import GenerateError
 from codegen.generate import infer_all
 from codegen.impact import CHECKERS, SavedListings, impact
 from codegen.infer import inferred_changes
-from codegen.model import SourceTools
+from codegen.model import YAML_SOURCE_NAME, SourceTools
 from codegen.settings import Settings, load_settings
 from codegen.snapshot import Snapshot, is_lock, load_snapshot, snapshot_changes, snapshot_from_data
-from codegen.sources import YAML_SOURCE_NAME, parse_infra, parse_mcp_json, parse_yaml_tools, read_live
-from mas.runtime._json_file import read_json
+from codegen.sources import parse_infra, parse_mcp_json, parse_yaml_tools, read_live
+from mas.runtime.json_file import read_json
 
 __all__ = [
     "DESCRIPTION",
@@ -166,7 +166,10 @@ def compare(args: argparse.Namespace, cwd: Path) -> tuple[Change, ...]:
         raise GenerateError("no servers configured: give --infra, or set `infra` in [tool.toolgen]")
     live = read_live(parse_infra(settings.infra), settings.snapshot)
     # Only the configured servers: a lock may also hold servers another infra file lists.
-    return _with_inferred(lock, {s.name: lock.servers.get(s.name, ()) for s in live}, live, settings)
+    changes = _with_inferred(lock, {s.name: lock.servers.get(s.name, ()) for s in live}, live, settings)
+    for source in live:  # resources, templates and prompts (docs/resources-and-prompts.md)
+        changes += diff_surface(source.name, lock.surface.get(source.name, {}), source.surface)
+    return changes
 
 
 def _impact(args: argparse.Namespace, stdout: TextIO) -> int:

@@ -30,7 +30,8 @@ a server-to-client request during the call (``ask_profile``: ``elicitation/creat
 guide, a JSON list of cities, a PNG blob, an MCP Apps ``ui://`` panel), a resource template
 (``sample://weather/{city}{?units}``), a prompt (``review_city``) and completions for the template's
 ``city`` and the prompt's arguments; ``--fail-resources`` declares resources but fails
-``resources/list`` (a server the runtime must still list the tools of).
+``resources/list`` (a server the runtime must still list the tools of); ``--prompt-drift`` makes
+``review_city``'s optional ``style`` argument required (drift and pinning tests).
 Every tool is offline and deterministic.
 """
 
@@ -989,8 +990,13 @@ def _complete(params: types.CompleteRequestParams) -> types.CompleteResult:
     return types.CompleteResult(completion=types.Completion(values=values, total=len(values), has_more=False))
 
 
-def add_server_surface(server: Server[Any], *, fail_resources: bool = False) -> None:
-    """Resources, a template, a prompt and completions on ``server`` (``--with-resources``)."""
+def add_server_surface(server: Server[Any], *, fail_resources: bool = False, prompt_drift: bool = False) -> None:
+    """Resources, a template, a prompt and completions on ``server`` (``--with-resources``);
+    ``prompt_drift`` makes ``review_city``'s optional ``style`` argument required (drift tests)."""
+    prompts = list(SAMPLE_PROMPTS)
+    if prompt_drift:
+        arguments = [a.model_copy(update={"required": True}) for a in prompts[0].arguments or ()]
+        prompts[0] = prompts[0].model_copy(update={"arguments": arguments})
 
     async def list_resources(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -1015,7 +1021,7 @@ def add_server_surface(server: Server[Any], *, fail_resources: bool = False) -> 
     async def list_prompts(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
-        return types.ListPromptsResult(prompts=list(SAMPLE_PROMPTS))
+        return types.ListPromptsResult(prompts=prompts)
 
     async def get_prompt(
         ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
@@ -1104,6 +1110,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--fail-resources", action="store_true", help="with --with-resources: declare resources, fail resources/list"
     )
+    parser.add_argument(
+        "--prompt-drift", action="store_true", help="with --with-resources: review_city's style becomes required"
+    )
     parser.add_argument("--list-ttl-ms", type=int, help="ttlMs of tools/list results (2026 sessions)")
     parser.add_argument("--list-cache-scope", choices=["public", "private"], help="cacheScope of tools/list results")
     ns = parser.parse_args(argv)
@@ -1123,7 +1132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     state = SampleState(tools=tools, page_size=ns.page_size, list_hints=hints)
     server = build_server(state)
     if ns.with_resources:
-        add_server_surface(server, fail_resources=ns.fail_resources)
+        add_server_surface(server, fail_resources=ns.fail_resources, prompt_drift=ns.prompt_drift)
     if ns.transport == "stdio":
         asyncio.run(_serve_stdio(server))
         return 0
