@@ -49,7 +49,7 @@ from pydantic import TypeAdapter, ValidationError
 from mas.runtime import redact
 from mas.runtime.config import MCPServerConfig
 from mas.runtime.contracts._rules import one_line, pointer_token
-from mas.runtime.contracts.tool_contract import ERROR_KIND_KEY, CallOptions, ToolResultEnvelope
+from mas.runtime.contracts.tool_contract import ERROR_KIND_KEY, CallOptions, ToolResultEnvelope, tool_entry_from_mcp
 from mas.runtime.mcp._convert import (
     ToolServerError,
     clip,
@@ -57,7 +57,6 @@ from mas.runtime.mcp._convert import (
     envelope_from_result,
     scrub_envelope,
     server_identity,
-    tool_entry_from_mcp,
 )
 from mas.runtime.mcp._error_kinds import (
     kind_of_error_code,
