@@ -13,6 +13,7 @@ import argparse
 import sys
 import traceback
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TypeAlias
 
@@ -21,7 +22,7 @@ from codegen.drift_report import summary_lines
 from codegen.errors import GenerateError, one_line
 from codegen.generate import Outcome, run, shown
 from codegen.settings import Settings, load_settings
-from mas.runtime._logs import routed_logging
+from mas.runtime.logs import routed_logging
 from mas.runtime.progress import Progress
 from mas.runtime.redact import blank, blanked_output
 
@@ -85,7 +86,14 @@ def _add_generate(
         metavar="FILE",
         help=f"recorded results to infer types from (default: {_DEFAULTS.samples[0]}, when it exists)",
     )
+    gen.add_argument(
+        "--cassette",
+        action="append",
+        metavar="PATH",
+        help="a test kit cassette, or a folder of them, that --check checks against the package (repeatable)",
+    )
     gen.add_argument("--no-cache", action="store_true", help="neither read nor write .toolgen-cache/")
+    diff_cli.add_impact_arguments(gen)  # with --check: also which call sites of your code the change breaks
 
 
 def generate_command(args: argparse.Namespace, progress: Progress) -> int:
@@ -101,9 +109,12 @@ def generate_command(args: argparse.Namespace, progress: Progress) -> int:
         "diff": args.diff or None,
         "strict_schemas": args.strict_schemas or None,
         "samples": args.samples,
+        "cassettes": args.cassette,
         "no_cache": args.no_cache,
     }
     settings = load_settings(Path.cwd(), overrides)
+    if args.impact and not settings.check:
+        raise GenerateError("--impact goes with --check (or use `toolgen diff --impact`)")
     if settings.config_file is None and args.out is None and args.package is None:
         progress.note(
             f"no [tool.toolgen] in a pyproject.toml here or above: writing to {shown(settings.target)}/ "
@@ -115,7 +126,13 @@ def generate_command(args: argparse.Namespace, progress: Progress) -> int:
     for degradation in outcome.degradations:
         print(f"{PROG}: warning: {degradation}", file=sys.stderr)
     if settings.check:
-        return _report_check(settings, outcome)
+        code = _report_check(settings, outcome)
+        if args.impact:  # the live change against your code (docs/drift.md, "Upgrading")
+            from codegen.impact import impact
+
+            broke = impact(replace(settings, check=False, diff=False), args.impact, args.checker, sys.stdout)[0]
+            return broke or code
+        return code
     _report_lock(outcome)
     _report_package(settings, outcome, progress)
     print(f"{PROG}: typed results: {outcome.coverage}")
@@ -151,14 +168,20 @@ def _report_check(settings: Settings, outcome: Outcome) -> int:
     if not outcome.stale:
         print(f"{PROG}: {target} is up to date")
         return EXIT_OK
-    print(f"{PROG}: {target} is stale; these files would change:")
+    if outcome.changes or outcome.snapshot_changed:
+        print(f"{PROG}: {target} is stale; these files would change:")
     for change in outcome.changes:
         print(f"  {change}")
     if outcome.snapshot_changed:
         print(f"  changed  {shown(settings.snapshot)} (lock)")
     for line in summary_lines(outcome.drift):  # what the servers changed, classified
         print(f"{PROG}: {line}")
-    print(f"{PROG}: run `{PROG} generate` to update")
+    for line in outcome.cassettes:  # recorded calls that no longer fit the package (the test kit's)
+        print(f"{PROG}: cassette {line}")
+    if outcome.changes or outcome.snapshot_changed:
+        print(f"{PROG}: run `{PROG} generate` to update")
+    else:
+        print(f"{PROG}: record the cassettes again (the package's testing.Recorder) or edit them")
     return EXIT_STALE
 
 

@@ -12,7 +12,7 @@ from itertools import groupby
 from typing import Any, TextIO
 
 from codegen.drift import SEVERITIES, Change, Severity
-from codegen.sources import YAML_SOURCE_NAME
+from codegen.model import YAML_SOURCE_NAME
 from mas.runtime.contracts._rules import one_line
 
 __all__ = ["FAIL_LEVELS", "at_or_above", "describe", "render_json", "render_table", "summary", "summary_lines"]
@@ -33,14 +33,21 @@ def _where(source: str) -> str:
     return "YAML skills" if source == YAML_SOURCE_NAME else f"server {one_line(source)!r}"
 
 
+def _item(change: Change) -> str:
+    """What changed: ``tool`` (its name), or a ``resource``/``template``/``prompt`` (its URI or name)."""
+    word = change.kind.split("-", 1)[0]
+    return word if word in ("resource", "template", "prompt") else "tool"
+
+
 def describe(change: Change) -> str:
     """``server 'files': tool 'list_dir': parameter 'recursive' removed (breaking)``."""
-    return f"{_where(change.source)}: tool {one_line(change.tool)!r}: {one_line(change.message)} ({change.severity})"
+    what = f"{_item(change)} {one_line(change.tool)!r}"
+    return f"{_where(change.source)}: {what}: {one_line(change.message)} ({change.severity})"
 
 
 def _ordered(changes: Sequence[Change]) -> list[Change]:
     rank = {s: i for i, s in enumerate(SEVERITIES)}
-    return sorted(changes, key=lambda c: (c.source, c.tool, rank[c.severity], c.pointer, c.kind))
+    return sorted(changes, key=lambda c: (c.source, _item(c), c.tool, rank[c.severity], c.pointer, c.kind))
 
 
 def summary(changes: Sequence[Change]) -> str:
@@ -126,8 +133,8 @@ def _print_tables(changes: Sequence[Change], console: Any, terminal: bool) -> No
     if not changes:
         console.print("no changes")
         return
-    for (source, tool), group in groupby(_ordered(changes), key=lambda c: (c.source, c.tool)):
-        heading = f"{escape(_where(source))}: tool {escape(repr(one_line(tool)))}"
+    for (source, tool, item), group in groupby(_ordered(changes), key=lambda c: (c.source, c.tool, _item(c))):
+        heading = f"{escape(_where(source))}: {item} {escape(repr(one_line(tool)))}"
         console.print(heading, style="bold" if terminal else None)
         table = Table(box=None, show_header=False, padding=(0, 2, 0, 2), show_edge=False)
         for _ in range(5):
@@ -138,7 +145,7 @@ def _print_tables(changes: Sequence[Change], console: Any, terminal: bool) -> No
             table.add_row(
                 severity,
                 escape(one_line(change.message)),
-                escape(change.pointer or "(tool)"),
+                escape(change.pointer or f"({_item(change)})"),
                 escape(old),
                 escape("-> " + new),
             )
