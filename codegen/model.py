@@ -16,6 +16,9 @@ from codegen.literals import wire_literal
 
 SourceKind = Literal["yaml", "mcp-json", "mcp-live"]
 
+#: All ``--tools`` paths form one source, as they form one skills provider in the runtime registry.
+YAML_SOURCE_NAME = "skills"
+
 
 @dataclass(frozen=True)
 class SourceTools:
@@ -63,6 +66,8 @@ class ParamSpec:
     schema_default: str | None = None
     #: The schema marks the parameter ``deprecated: true`` (an optional one gets a PEP 702 overload)
     deprecated: bool = False
+    #: The schema's bounds the type does not carry, in words (``1 <= limit <= 50``), for the stubs
+    constraints: str = ""
 
     @property
     def key_literal(self) -> str:
