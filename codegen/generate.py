@@ -19,6 +19,7 @@ from codegen.drift import Change as DriftChange
 from codegen.errors import Degradation, GenerateError
 from codegen.infer import InferredOutput, infer_outputs, read_samples
 from codegen.model import SourceTools
+from codegen.schemas import constrains_nothing
 from codegen.settings import Settings
 from codegen.snapshot import (
     SURFACE_KEYS,
@@ -44,7 +45,7 @@ from codegen.write import (
     recover,
     write_package,
 )
-from mas.runtime.lockfile import canonical_tool
+from mas.runtime.lockfile import canonical_json, tool_hash
 from mas.runtime.progress import Progress
 from mas.runtime.samples import Sample
 
@@ -79,9 +80,14 @@ class Coverage:
     declared: int
     inferred: int
     untyped: int
+    #: Of the untyped, those whose output schema constrains nothing and no samples typed: a mapping.
+    mappings: int = 0
 
     def __str__(self) -> str:
-        return f"declared {self.declared}, inferred {self.inferred}, untyped {self.untyped}"
+        text = f"declared {self.declared}, inferred {self.inferred}, untyped {self.untyped}"
+        if self.mappings:
+            text += f" ({self.mappings} with an output schema that constrains nothing: dict[str, Any])"
+        return text
 
 
 @dataclass(frozen=True)
@@ -187,20 +193,21 @@ def read_all_samples(settings: Settings) -> list[Sample]:
 
 def coverage_of(sources: Sequence[SourceTools], inferred: Mapping[str, Mapping[str, InferredOutput]]) -> Coverage:
     total = sum(len(s.tools) for s in sources)
-    declared = sum(1 for s in sources for t in s.tools if "outputSchema" in t)
+    generic = [(s.name, t.get("name")) for s in sources for t in s.tools if constrains_nothing(t.get("outputSchema"))]
+    declared = sum(1 for s in sources for t in s.tools if "outputSchema" in t) - len(generic)
     learned = sum(len(found) for found in inferred.values())
-    return Coverage(declared, learned, total - declared - learned)
+    mappings = sum(1 for source, name in generic if name not in inferred.get(source, {}))
+    return Coverage(declared, learned, total - declared - learned, mappings)
 
 
 def _canonical_digest(tool: Mapping[str, Any], memo: Memo | None, digest: str | None = None) -> str:
-    """The SHA-256 of the tool's canonical form (``canonical_tool``, the lock's), kept in ``memo``
+    """The lock's per-tool hash (``tool_hash``, without its ``sha256:`` prefix), kept in ``memo``
     under the tool as given (``digest``: its ``Memo.key``): a rerun walks only the schemas of the
     tools that changed."""
     key = Memo.key("canonical", digest or tool) if memo is not None else None
     found = memo.get(key) if memo is not None else None
     if not isinstance(found, str):
-        text = json.dumps(canonical_tool(tool), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-        found = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        found = tool_hash(tool).removeprefix("sha256:")  # the lock's per-tool hash
         if memo is not None:
             memo.put(key, found)
     return found
@@ -244,12 +251,7 @@ def header_for(
     described = [_described(s, (inferred or {}).get(s.name), memo, digests) for s in sources]
     # Compact and sorted: the same digest for the same inputs, from json's C encoder (an indented
     # dump would take the pure-Python one, seconds at 1,000 tools).
-    payload = json.dumps(
-        {"package": package, "sources": sorted(described, key=lambda s: str(s["name"]))},
-        sort_keys=True,
-        ensure_ascii=False,
-        separators=(",", ":"),
-    )
+    payload = canonical_json({"package": package, "sources": sorted(described, key=lambda s: str(s["name"]))})
     digest = hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
     return f"# {GENERATED_MARKER} {__version__} from inputs sha256:{digest}. Do not edit.\n{_REGENERATE}"
 
