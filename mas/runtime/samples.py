@@ -29,7 +29,7 @@ from typing import Any
 from mas.runtime import redact
 from mas.runtime.config import MCPServerConfig
 from mas.runtime.json_file import read_json
-from mas.runtime.mcp._convert import ToolServerError, resolve_headers
+from mas.runtime.mcp._convert import ToolServerError, resolve_env, resolve_headers
 
 __all__ = [
     "MAX_SAMPLE_BYTES",
@@ -112,7 +112,7 @@ def provider_secrets(providers: Iterable[Any]) -> set[str]:
         config = getattr(provider, "config", None)
         if isinstance(config, MCPServerConfig):
             try:
-                secrets |= resolve_headers(config)[1]
+                secrets |= resolve_headers(config)[1] | resolve_env(config)[1]
             except ToolServerError:
                 pass
     return secrets
