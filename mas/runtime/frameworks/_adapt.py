@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from mas.runtime.contracts._rules import one_line
+from mas.runtime.contracts._rules import is_destructive, one_line, retry_safe
 from mas.runtime.contracts.tool_contract import (
     ToolResultEnvelope,
     ainvoke_call_tool,
@@ -92,16 +92,14 @@ class AgentTool:
 
     @property
     def needs_approval(self) -> bool:
-        """MCP's defaults, as the generated package's ``confirm``: a tool is destructive unless it
-        says it is read-only or not destructive."""
-        if self.destructive is not None:
-            return self.destructive and self.read_only is not True
-        return self.read_only is not True
+        """MCP's defaults, the generated package's ``confirm`` rule (``_rules.is_destructive``): a
+        tool is destructive unless it says it is read-only or not destructive."""
+        return is_destructive(self.read_only, self.destructive)
 
     @property
     def retry_safe(self) -> bool:
-        """Only a tool that says it is both read-only and idempotent may run twice."""
-        return self.read_only is True and self.idempotent is True and self.destructive is not True
+        """Only a tool that says it is both read-only and idempotent may run twice (``_rules.retry_safe``)."""
+        return retry_safe(self.read_only, self.idempotent, self.destructive)
 
     def retryable(self, kind: str | None) -> bool:
         """Whether a failure of ``kind`` becomes the framework's retry rather than a tool error."""
