@@ -199,6 +199,8 @@ class Cache:
         digests = tool_digests(sources) if digests is None else digests
         described = [
             [s.name, s.kind, s.origin, s.wire_prefix, [digests[id(t)] or _canonical([t]) for t in s.tools]]
+            # Resources, templates and prompts (codegen/surface.py) too; a source without any as before.
+            + ([_canonical({k: list(v) for k, v in s.surface.items()})] if s.surface else [])
             for s in sources
         ]
         learned = {

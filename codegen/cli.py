@@ -13,6 +13,7 @@ import argparse
 import sys
 import traceback
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TypeAlias
 
@@ -86,6 +87,7 @@ def _add_generate(
         help=f"recorded results to infer types from (default: {_DEFAULTS.samples[0]}, when it exists)",
     )
     gen.add_argument("--no-cache", action="store_true", help="neither read nor write .toolgen-cache/")
+    diff_cli.add_impact_arguments(gen)  # with --check: also which call sites of your code the change breaks
 
 
 def generate_command(args: argparse.Namespace, progress: Progress) -> int:
@@ -104,6 +106,8 @@ def generate_command(args: argparse.Namespace, progress: Progress) -> int:
         "no_cache": args.no_cache,
     }
     settings = load_settings(Path.cwd(), overrides)
+    if args.impact and not settings.check:
+        raise GenerateError("--impact goes with --check (or use `toolgen diff --impact`)")
     if settings.config_file is None and args.out is None and args.package is None:
         progress.note(
             f"no [tool.toolgen] in a pyproject.toml here or above: writing to {shown(settings.target)}/ "
@@ -115,7 +119,13 @@ def generate_command(args: argparse.Namespace, progress: Progress) -> int:
     for degradation in outcome.degradations:
         print(f"{PROG}: warning: {degradation}", file=sys.stderr)
     if settings.check:
-        return _report_check(settings, outcome)
+        code = _report_check(settings, outcome)
+        if args.impact:  # the live change against your code (docs/drift.md, "Upgrading")
+            from codegen.impact import impact
+
+            broke = impact(replace(settings, check=False, diff=False), args.impact, args.checker, sys.stdout)[0]
+            return broke or code
+        return code
     _report_lock(outcome)
     _report_package(settings, outcome, progress)
     print(f"{PROG}: typed results: {outcome.coverage}")

@@ -21,10 +21,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from codegen.drift import Change, diff_listings
+from codegen.drift import Change, diff_listings, diff_surface
 from codegen.drift_report import FAIL_LEVELS, at_or_above, render_json, render_table
 from codegen.errors import GenerateError
 from codegen.generate import infer_all
+from codegen.impact import CHECKERS, impact
 from codegen.infer import inferred_changes
 from codegen.model import SourceTools
 from codegen.settings import Settings, load_settings
@@ -39,6 +40,7 @@ __all__ = [
     "EXIT_FAILING",
     "EXIT_SAME",
     "add_arguments",
+    "add_impact_arguments",
     "compare",
     "main",
 ]
@@ -65,6 +67,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help='print {"changes": [...]} instead of a table')
     parser.add_argument(
         "--fail-on", choices=sorted(FAIL_LEVELS), default="breaking", help="lowest severity that exits 3"
+    )
+    add_impact_arguments(parser)
+
+
+def add_impact_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--impact PATH...`` and ``--checker``: shared by ``diff`` and ``generate --check``."""
+    parser.add_argument(
+        "--impact",
+        nargs="+",
+        metavar="PATH",
+        help="type-check your code at PATH against the new package and the current one; report only the call "
+        "sites the change breaks (exit 3), else exit 0",
+    )
+    parser.add_argument(
+        "--checker",
+        choices=sorted(CHECKERS),
+        help="the type checker for --impact (default: what the project configures)",
     )
 
 
@@ -147,12 +166,27 @@ def compare(args: argparse.Namespace, cwd: Path) -> tuple[Change, ...]:
         raise GenerateError("no servers configured: give --infra, or set `infra` in [tool.toolgen]")
     live = read_live(parse_infra(settings.infra), settings.snapshot)
     # Only the configured servers: a lock may also hold servers another infra file lists.
-    return _with_inferred(lock, {s.name: lock.servers.get(s.name, ()) for s in live}, live, settings)
+    changes = _with_inferred(lock, {s.name: lock.servers.get(s.name, ()) for s in live}, live, settings)
+    for source in live:  # resources, templates and prompts (docs/resources-and-prompts.md)
+        changes += diff_surface(source.name, lock.surface.get(source.name, {}), source.surface)
+    return changes
+
+
+def _impact(args: argparse.Namespace, stdout: TextIO) -> int:
+    if args.files or args.tools:
+        raise GenerateError("--impact compares the live servers with the lock: give neither OLD NEW nor --tools")
+    overrides = {"infra": args.infra, "snapshot": args.snapshot, "samples": args.samples}
+    settings = load_settings(Path.cwd(), overrides)
+    if not settings.infra:
+        raise GenerateError("no servers configured: give --infra, or set `infra` in [tool.toolgen]")
+    return impact(settings, args.impact, args.checker, stdout)[0]
 
 
 def main(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
     stdout, stderr = out or sys.stdout, err or sys.stderr  # looked up per call: tests capture them
     try:
+        if getattr(args, "impact", None):
+            return _impact(args, stdout)
         changes = compare(args, Path.cwd())
     except GenerateError as exc:
         print(f"toolgen: error: {exc}", file=stderr)

@@ -21,12 +21,14 @@ from mas.runtime.lockfile import canonical_tool
 
 __all__ = [
     "KINDS",
+    "SURFACE_IDS",
     "SEVERITIES",
     "Change",
     "Severity",
     "diff_input_schema",
     "diff_listings",
     "diff_output_schema",
+    "diff_surface",
     "diff_tool",
     "diff_tools",
 ]
@@ -114,6 +116,31 @@ KINDS: dict[str, tuple[Severity, str]] = {
     "output-schema-description-changed": ("compatible", "an output description changed (docstrings only)"),
     "output-schema-title-changed": ("compatible", "an output title changed (docstrings only)"),
     "output-default-changed": ("compatible", "an output default changed"),
+    # resources, resource templates and prompts (docs/resources-and-prompts.md); ``tool`` holds the
+    # resource's URI, the template's URI template or the prompt's name
+    "resource-removed": ("breaking", "a resource is no longer listed: its method is gone"),
+    "resource-added": ("compatible", "a new resource is listed"),
+    "resource-renamed": ("breaking", "a resource's or template's name changed: its method is renamed"),
+    "resource-type-changed": ("breaking", "a resource's or template's MIME type changed: its contents class "
+                              "may change"),
+    "resource-description-changed": ("review", "a resource's or template's title or description changed"),
+    "resource-other-changed": ("compatible", "another field of a resource or template changed (size, "
+                               "annotations, _meta)"),
+    "template-removed": ("breaking", "a resource template is no longer listed (or its URI template changed)"),
+    "template-added": ("compatible", "a new resource template is listed"),
+    "template-variable-removed": ("breaking", "a template variable was removed: calls that pass it fail"),
+    "template-variable-added-required": ("breaking", "a path variable was added: it is a required argument"),
+    "template-variable-added-optional": ("compatible", "a query or fragment variable was added (optional)"),
+    "prompt-removed": ("breaking", "a prompt is no longer listed"),
+    "prompt-added": ("compatible", "a new prompt is listed"),
+    "prompt-argument-added-required": ("breaking", "a prompt argument was added as required"),
+    "prompt-argument-added-optional": ("compatible", "a prompt argument was added as optional"),
+    "prompt-argument-removed": ("breaking", "a prompt argument was removed"),
+    "prompt-argument-now-required": ("breaking", "an optional prompt argument became required"),
+    "prompt-argument-now-optional": ("compatible", "a required prompt argument became optional"),
+    "prompt-description-changed": ("review", "a prompt's or its arguments' title or description changed "
+                                   "(it reaches the model)"),
+    "prompt-other-changed": ("compatible", "another field of a prompt changed (icons, _meta)"),
 }  # fmt: skip
 
 
@@ -608,3 +635,127 @@ class _Walk:
                 if added:
                     self.add("compatible", "variant-added", where, None, added,
                              f"{self.what(label)}: {len(added)} {key} variant(s) added")  # fmt: skip
+
+
+# --- resources, resource templates and prompts ---------------------------------------------------
+#: What a server serves besides tools: listing -> the key each item is known by.
+SURFACE_IDS = {"resources": "uri", "resource_templates": "uriTemplate", "prompts": "name"}
+_WORDS = {
+    "resources": ("resource", "resource"),
+    "resource_templates": ("template", "resource"),
+    "prompts": ("prompt", "prompt"),
+}
+
+
+def diff_surface(
+    source: str, old: Mapping[str, Sequence[Mapping[str, Any]]], new: Mapping[str, Sequence[Mapping[str, Any]]]
+) -> tuple[Change, ...]:
+    """Every change between two ``{listing: items}`` maps of one server (``SURFACE_IDS``'s listings)."""
+    out: list[Change] = []
+    for listing, key in SURFACE_IDS.items():
+        word, family = _WORDS[listing]
+        old_by = {str(i.get(key)): i for i in old.get(listing, ()) if isinstance(i, Mapping)}
+        new_by = {str(i.get(key)): i for i in new.get(listing, ()) if isinstance(i, Mapping)}
+        for ident in sorted(set(old_by) | set(new_by)):
+            if ident not in new_by:
+                out.append(Change(source, ident, "breaking", f"{word}-removed", "", ident, None, f"{word} removed"))
+            elif ident not in old_by:
+                out.append(Change(source, ident, "compatible", f"{word}-added", "", None, ident, f"{word} added"))
+            elif family == "prompt":
+                out += _diff_prompt(source, ident, old_by[ident], new_by[ident])
+            else:
+                out += _diff_resource(source, ident, word, old_by[ident], new_by[ident])
+    return tuple(out)
+
+
+def _diff_resource(source: str, ident: str, word: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Change]:
+    out: list[Change] = []
+
+    def add(kind: str, key: str, message: str) -> None:
+        out.append(
+            Change(source, ident, KINDS[kind][0], kind, f"/{pointer_token(key)}", old.get(key), new.get(key), message)
+        )
+
+    if word == "template":
+        out += _diff_template_variables(source, ident, old, new)
+    for key in sorted((set(old) | set(new)) - {"uri", "uriTemplate"}):
+        if _same(old.get(key), new.get(key)):
+            continue
+        if key == "name":
+            add("resource-renamed", key, f"{word} name changed (its method is renamed)")
+        elif key == "mimeType":
+            add("resource-type-changed", key, f"{word} MIME type changed")
+        elif key in ("title", "description"):
+            add("resource-description-changed", key, f"{word} {key} changed")
+        else:
+            add("resource-other-changed", key, f"{word} {key!r} changed")
+    return out
+
+
+def _template_variables(template: Any) -> dict[str, bool]:
+    """Variable -> required (a path variable), by the generator's rule (codegen/surface.py)."""
+    from mas.runtime.contracts.uri_template import TemplateError, parse
+
+    try:
+        parsed = parse(str(template))
+    except TemplateError:
+        return {}
+    found: dict[str, bool] = {}
+    for part in parsed.parts:
+        if not isinstance(part, str):
+            for name, _, _ in part.variables:
+                found[name] = found.get(name, False) or part.operator in ("", "+", ".", "/")
+    return found
+
+
+def _diff_template_variables(source: str, ident: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Change]:
+    # The same URI template has the same variables; this runs for a template kept under another key.
+    a, b = _template_variables(old.get("uriTemplate")), _template_variables(new.get("uriTemplate"))
+    out: list[Change] = []
+    for name in sorted(set(a) - set(b)):
+        out.append(Change(source, ident, "breaking", "template-variable-removed", "/uriTemplate", name, None,
+                          f"template variable {name!r} removed"))  # fmt: skip
+    for name in sorted(set(b) - set(a)):
+        kind = "template-variable-added-required" if b[name] else "template-variable-added-optional"
+        out.append(Change(source, ident, KINDS[kind][0], kind, "/uriTemplate", None, name,
+                          f"template variable {name!r} added"))  # fmt: skip
+    return out
+
+
+def _diff_prompt(source: str, ident: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Change]:
+    out: list[Change] = []
+
+    def add(kind: str, pointer: str, a: Any, b: Any, message: str) -> None:
+        out.append(Change(source, ident, KINDS[kind][0], kind, pointer, a, b, message))
+
+    def arguments(prompt: Mapping[str, Any]) -> dict[str, tuple[int, Mapping[str, Any]]]:
+        items = prompt.get("arguments") or []
+        return {str(a.get("name")): (i, a) for i, a in enumerate(items) if isinstance(a, Mapping)}
+
+    old_args, new_args = arguments(old), arguments(new)
+    for name in sorted(set(old_args) | set(new_args)):
+        if name not in new_args:
+            at, arg = old_args[name]
+            add("prompt-argument-removed", f"/arguments/{at}", arg, None, f"prompt argument {name!r} removed")
+            continue
+        at, arg = new_args[name]
+        required = bool(arg.get("required"))
+        if name not in old_args:
+            kind = "prompt-argument-added-required" if required else "prompt-argument-added-optional"
+            add(kind, f"/arguments/{at}", None, arg, f"prompt argument {name!r} added")
+            continue
+        before = old_args[name][1]
+        if bool(before.get("required")) != required:
+            kind = "prompt-argument-now-required" if required else "prompt-argument-now-optional"
+            add(kind, f"/arguments/{at}/required", before.get("required"), arg.get("required"),
+                f"prompt argument {name!r} is now {'required' if required else 'optional'}")  # fmt: skip
+        for key in ("title", "description"):
+            if not _same(before.get(key), arg.get(key)):
+                add("prompt-description-changed", f"/arguments/{at}/{key}", before.get(key), arg.get(key),
+                    f"prompt argument {name!r} {key} changed")  # fmt: skip
+    for key in sorted((set(old) | set(new)) - {"name", "arguments"}):
+        if _same(old.get(key), new.get(key)):
+            continue
+        kind = "prompt-description-changed" if key in ("title", "description") else "prompt-other-changed"
+        add(kind, f"/{pointer_token(key)}", old.get(key), new.get(key), f"prompt {key} changed")
+    return out

@@ -34,6 +34,7 @@ __all__ = [
     "infer_outputs",
     "infer_schema",
     "inferred_changes",
+    "first_inferences",
     "inferred_output_changes",
     "read_samples",
 ]
@@ -181,9 +182,21 @@ def _as_schema(inferred: InferredOutput | None) -> Mapping[str, Any] | None:
     return inferred.schema if inferred.kind == "model" else {"type": "string"}
 
 
+#: The message of a tool's first inferred type: breaking by the rules (the method returned
+#: ToolOutput and now returns the type), but expected once after ``toolgen record``, and said so.
+FIRST_INFERENCE = "inferred output type added (first recorded results: the method returns it instead of ToolOutput)"
+
+
 def _tagged(change: Change) -> Change:
     # Every output message starts "output ..." (codegen/drift.py): say this one was inferred.
+    if change.kind == "output-schema-added":
+        return replace(change, message=FIRST_INFERENCE)
     return replace(change, message=f"inferred {change.message}")
+
+
+def first_inferences(changes: Sequence[Change]) -> int:
+    """How many of ``changes`` are tools' first inferred types."""
+    return sum(c.kind == "output-schema-added" and c.pointer == INFERRED_POINTER for c in changes)
 
 
 def inferred_output_changes(

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from codegen.drift import KINDS, Change, diff_listings
+from codegen.drift import KINDS, Change, diff_listings, diff_surface
 from codegen.errors import GenerateError
 from codegen.infer import InferredOutput, inferred_changes
 from codegen.versioning import PackageRecord, record_from_data
@@ -260,10 +260,18 @@ def _checked_tools(entry: Any, path: Path, pointer: str) -> Sequence[Mapping[str
 def snapshot_changes(old: Snapshot, new: Snapshot) -> tuple[Change, ...]:
     """Every classified change from ``old`` to ``new``: the listings, and the inferred output types
     when both locks recorded them (format 3)."""
-    changes = diff_listings(old.listings(), new.listings()) + dialect_changes(old, new)
+    changes = diff_listings(old.listings(), new.listings()) + dialect_changes(old, new) + surface_changes(old, new)
     if old.inferred is not None and new.inferred is not None:
         changes += inferred_changes(old.listings(), old.inferred, new.listings(), new.inferred)
     return changes
+
+
+def surface_changes(old: Snapshot, new: Snapshot) -> tuple[Change, ...]:
+    """What changed in each server's resources, templates and prompts (``codegen.drift.diff_surface``)."""
+    out: tuple[Change, ...] = ()
+    for name in sorted(set(old.servers) | set(new.servers)):
+        out += diff_surface(name, old.surface.get(name, {}), new.surface.get(name, {}))
+    return out
 
 
 def dialect_changes(old: Snapshot, new: Snapshot) -> tuple[Change, ...]:

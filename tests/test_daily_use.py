@@ -141,7 +141,9 @@ def test_generate_reports_progress_the_lock_and_the_package(tmp_path: Path) -> N
         "toolgen: sample: 10 tool(s) in N s\n"
     )
     # One output module per tool with an output schema (6 of the 10), beside the shared ones.
-    files = [*PACKAGE_FILES[:-2], *CODE_MODE_FILES, "inputs.py", *MODEL_FILES, "py.typed"]
+    # And the pages and the version (docs/drift.md, "Upgrading").
+    files = ["CHANGELOG.md", *PACKAGE_FILES[:-2], "_version.py", "api.md", *CODE_MODE_FILES, "inputs.py", *MODEL_FILES,
+             "py.typed"]  # fmt: skip
     assert first.stdout == (
         "toolgen: toolgen.lock.json: created; locked sample (10 tool(s))\n"
         f"toolgen: out/pkg: {len(files)} written, 0 unchanged, 0 removed\n"
@@ -159,8 +161,10 @@ def test_generate_reports_progress_the_lock_and_the_package(tmp_path: Path) -> N
     (tmp_path / "infra.yaml").write_text(SAMPLE_INFRA)
     updated = run("toolgen", "console script", tmp_path, *args, "-v")
     assert updated.returncode == 0, updated.stderr
-    # __init__.py names the inputs' hash; the files the removal does not reach keep their bytes.
-    changed = ["__init__.py", "_tools.py", "code_mode/__init__.py", "code_mode/sample.pyi", "inputs.py"]
+    # __init__.py names the inputs' hash; the files the removal does not reach keep their bytes. A
+    # breaking change moves the version to 1.0.0 (_version.py, CHANGELOG.md), and api.md loses the tool.
+    changed = ["CHANGELOG.md", "__init__.py", "_tools.py", "_version.py", "api.md", "code_mode/__init__.py",
+               "code_mode/sample.pyi", "inputs.py"]  # fmt: skip
     assert updated.stdout == (
         "toolgen: server 'sample': tool 'crash': tool removed (breaking)\n"
         "toolgen: 1 change(s): 1 breaking, 0 review, 0 compatible\n"
@@ -284,8 +288,9 @@ def test_a_bare_generate_outside_a_project_says_where_it_writes(tmp_path: Path) 
     proc = run("toolgen", "console script", tmp_path, "generate", "--mcp-json", "x.json")
     assert proc.returncode == 0, proc.stderr
     assert "writing to generated/toolgen_tools/" in proc.stderr
-    # 2 tools: 2 output modules; 2 code-mode files (the stub of the one source and its manifest); the shim
-    assert proc.stdout.startswith(f"toolgen: generated/toolgen_tools: {10 + len(RUNTIME_FILES)} written")
+    # 2 tools: 2 output modules; 2 code-mode files (the stub of the one source and its manifest); the shim;
+    # CHANGELOG.md, api.md and _version.py
+    assert proc.stdout.startswith(f"toolgen: generated/toolgen_tools: {13 + len(RUNTIME_FILES)} written")
     quiet = run("toolgen", "console script", tmp_path, "generate", "--mcp-json", "x.json", "-q")
     assert (quiet.returncode, quiet.stderr) == (0, "")
 

@@ -65,7 +65,10 @@ def _row(entry: Mapping[str, Any], provider: str) -> tuple[str, ...]:
 
 
 def format_table(rows: Sequence[Sequence[str]], header: Sequence[str] = _COLUMNS) -> str:
-    """A plain left-aligned text table; columns are separated by two spaces."""
+    """A plain left-aligned text table; columns are separated by two spaces. Every cell is one
+    visible line (``one_line``): a server's names and titles may carry terminal escapes (a window
+    title, OSC 52 clipboard writes, erase-line) and line breaks that would forge or hide rows."""
+    rows = [tuple(one_line(str(cell)) for cell in row) for row in rows]
     widths = [max(len(str(r[i])) for r in (header, *rows)) for i in range(len(header))]
     lines = [
         "  ".join(str(cell).ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in (header, *rows)

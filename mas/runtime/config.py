@@ -121,6 +121,9 @@ class MCPServerConfig:
     #: Progress older than this is skipped when newer progress waits, and the relay gives up this
     #: long after the call ended: a slow progress callback never delays or fails the result.
     max_progress_lag_seconds: float = 2.0
+    #: Server-to-client requests (elicitation, sampling, roots) one tools/call may make; later ones
+    #: are refused at once, so a flood can neither grow memory nor the caller's input round.
+    max_client_requests: int = 64
     #: A stdio server's time to exit after its stdin is closed, before SIGTERM (then, 2 s later,
     #: SIGKILL). Some servers never exit on stdin EOF (mcp 1.6's FastMCP, the TypeScript reference
     #: server): each close of one waits this long.

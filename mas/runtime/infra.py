@@ -31,6 +31,7 @@ _OPTIONAL = (
     "max_json_depth",
     "max_error_chars",
     "max_progress_lag_seconds",
+    "max_client_requests",
     "exit_grace_seconds",
 )
 

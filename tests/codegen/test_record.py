@@ -220,3 +220,27 @@ def test_a_package_whose_only_untyped_tool_was_inferred_as_text_passes_strict_py
     assert "_info_old__greet: _ToolInfo[str]" in (tmp_path / "out" / "texts" / "_tools.py").read_text()
     report = pyright_strict(tmp_path / "out", ["texts"])
     assert [d["message"] for d in report["generalDiagnostics"] if d["severity"] in ("error", "warning")] == []
+
+
+def test_a_first_inferred_type_is_breaking_and_says_what_it_means(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 30, item 11: after a user's first ``record``, the same run's drift said "1 breaking" and nothing more."""
+    args = ["generate", "--infra", str(INFRA), "--out", "out", "--package", "firsts"]
+    assert _toolgen(tmp_path, [*args, "-q"], capsys)[0] == 0  # the lock, with no samples yet
+    (tmp_path / "examples.yaml").write_text("- tool: list_cities\n", encoding="utf-8")
+    assert _toolgen(tmp_path, ["record", "--examples", "examples.yaml", "--infra", str(INFRA), "-q"], capsys)[0] == 0
+    code, out, err = _toolgen(tmp_path, args, capsys)
+    assert code == 0, err
+    lines = [
+        line
+        for line in out.splitlines()
+        if line.startswith("toolgen: ") and ("list_cities" in line or "change(s)" in line)
+    ]
+    assert lines == [
+        "toolgen: server 'sample': tool 'list_cities': inferred output type added (first recorded results: "
+        "the method returns it instead of ToolOutput) (breaking)",
+        "toolgen: 1 change(s): 1 breaking, 0 review, 0 compatible",
+        "toolgen: 1 of the breaking change(s) are first inferred types: the methods return the type learned from "
+        "the recorded results instead of ToolOutput; expected once after `toolgen record` (docs/samples.md)",
+    ]

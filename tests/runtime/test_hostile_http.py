@@ -7,9 +7,11 @@ mcp 2.3.0 reads a JSON answer whole without a bound; ``mas/runtime/mcp/_http_lim
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -125,3 +127,37 @@ def test_max_json_depth_is_the_infra_setting_over_http(url: str, sse: bool) -> N
             refused.result
         )
         assert timed(provider, "echo", {"text": "next", "sse": sse})[0].result == {"text": "next"}
+
+
+#: Runs a command as its only child and writes the child's peak resident memory (KiB) to argv[1].
+MEASURED = (
+    "import resource, subprocess, sys; code = subprocess.call(sys.argv[2:]); "
+    "open(sys.argv[1], 'w').write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)); sys.exit(code)"
+)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="ru_maxrss is in KiB on Linux")
+def test_token_exchange_discovery_is_bounded_like_the_connection(url: str, tmp_path: Path) -> None:
+    """Issue 31, defect 4: `grant: token_exchange` without `issuer` reads the server's protected
+    resource metadata itself; a gzip bomb there (256 MiB of JSON in ~250 KiB) is stopped at
+    `max_result_bytes` like any answer, in a child whose peak memory is measured."""
+    entry = {
+        "name": "xaa", "protocol": "mcp", "transport": "streamable-http", "url": url,
+        "auth": {"grant": "token_exchange", "client_id": "c", "client_secret": "env:XAA_SECRET",
+                 "idp_token_endpoint": "http://127.0.0.1:9/token", "idp_client_id": "i", "id_token": "env:XAA_ID"},
+    }  # fmt: skip
+    infra = tmp_path / "infra.yaml"
+    infra.write_text(json.dumps({"kind": "ToolServerRegistry", "spec": {"servers": [entry]}}), encoding="utf-8")
+    env = {**os.environ, "XAA_SECRET": "s" * 16, "XAA_ID": "i" * 16, "TOOLGEN_TOKEN_DIR": str(tmp_path / "t")}
+    peak_file = tmp_path / "peak"
+    proc = subprocess.run(
+        [sys.executable, "-c", MEASURED, str(peak_file), sys.executable, "-m", "mas.runtime", "list", "-q",
+         "--infra", str(infra)],
+        env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=120, check=False,
+    )  # fmt: skip
+    err = proc.stderr
+    peak = int(peak_file.read_text()) // 1024  # KiB on Linux
+    assert proc.returncode == 2, err
+    assert b"max_result_bytes" in err and len(err.decode().strip().splitlines()) == 1, err
+    # Unbounded, the client held the 256 MiB body (and more while parsing it); bounded, ~16 MiB.
+    assert peak < 200, f"peak {peak} MiB"

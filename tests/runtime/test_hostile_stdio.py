@@ -203,3 +203,85 @@ def test_a_10_mb_error_message_is_cut_to_max_error_chars() -> None:
     with MCPToolProvider(raw(max_error_chars=100)) as provider:
         short = provider.call_tool("huge_error", {"size": 5000}, timeout_seconds=5)
     assert len(str(short.result)) < 180 and str(short.result).endswith("max_error_chars=100)")
+
+
+# --- issue 31: what a server may ask during one call (defect 5; concurrent callers) -------------------
+def asker(**overrides: Any) -> MCPServerConfig:
+    return raw(client_capabilities=("elicitation",), **overrides)
+
+
+def test_a_flood_of_questions_during_one_call_is_cut_at_max_client_requests() -> None:
+    """Defect 5: the questions of one call all reached the caller
+    (40,000 added ~550 MB). The first `max_client_requests` reach the caller; the rest are
+    refused at once, and the server still finishes the call."""
+    with MCPToolProvider(asker(max_client_requests=50)) as provider:
+        envelope, asked, rounds = provider.call_tool("ask", {"count": 500}, timeout_seconds=30), 0, 0
+        while envelope.result_type == "input_required" and rounds < 100:  # questions arrive as they come
+            rounds += 1
+            questions = envelope.result["inputRequests"]
+            asked += len(questions)
+            envelope = provider.call_tool(
+                "ask", {"count": 500}, timeout_seconds=30, request_state=envelope.result["requestState"],
+                input_responses={key: {"action": "decline"} for key in questions},
+            )  # fmt: skip
+    assert asked == 50
+    assert envelope.structured_content == {"accepted": 0, "declined": 50, "refused": 450}, envelope.to_dict()
+
+
+def test_max_client_requests_defaults_to_64_and_is_an_infra_key(tmp_path: Path) -> None:
+    from mas.runtime.config import ConfigError
+    from mas.runtime.infra import load_infra
+
+    assert MCPServerConfig(name="s", transport="stdio", command="x").max_client_requests == 64
+    entry = '{"name": "s", "protocol": "mcp", "transport": "stdio", "command": "x", "max_client_requests": %s}'
+    path = tmp_path / "infra.yaml"
+    path.write_text('{"kind": "ToolServerRegistry", "spec": {"servers": [%s]}}' % (entry % 5), encoding="utf-8")
+    assert load_infra(path)[0].max_client_requests == 5
+    path.write_text('{"kind": "ToolServerRegistry", "spec": {"servers": [%s]}}' % (entry % 0), encoding="utf-8")
+    with pytest.raises(ConfigError, match="max_client_requests"):
+        load_infra(path)
+
+
+def test_a_question_asked_while_several_calls_are_in_flight_reaches_no_caller() -> None:
+    """Also seen in issue 31: a server's question went to the first call in flight on its
+    connection, so with concurrent callers (a shared code-mode server) one caller's `on_input`
+    answered another caller's question. MCP does not say which call asks: with two in flight,
+    the question is refused and neither caller sees it."""
+    with MCPToolProvider(asker()) as provider:
+        assert provider.call_tool("echo", {"text": "up"}, timeout_seconds=10).result == {"text": "up"}
+
+        async def two() -> list[Any]:
+            # The server asks once both calls have reached it: both are in flight on this connection.
+            calls = [provider.acall_tool("ask", {"count": 1, "together": 2}, timeout_seconds=20) for _ in range(2)]
+            return list(await asyncio.wait_for(asyncio.gather(*calls), 30))
+
+        envelopes = asyncio.run(two())
+        assert [e.structured_content for e in envelopes] == [{"accepted": 0, "declined": 0, "refused": 1}] * 2
+        # One call alone is asked as before.
+        alone = provider.call_tool("ask", {"count": 1, "together": 3}, timeout_seconds=20)
+        assert alone.result_type == "input_required" and len(alone.result["inputRequests"]) == 1
+
+
+def test_mas_runtime_list_shows_a_servers_escapes_and_line_breaks_as_text(tmp_path: Path) -> None:
+    """Issue 31, defect 11: names and titles went to the terminal raw, so a server's escapes
+    (erase-line, OSC 52 clipboard, window title) and line breaks forged or hid rows. Each cell is
+    now one visible line, escapes shown as `\\x1b`."""
+    import json
+    import subprocess
+    import sys
+
+    entry = {"name": "raw", "protocol": "mcp", "transport": "stdio", "command": "python",
+             "args": [str(SERVER), "--hostile-names"], "connect_timeout_seconds": 20}  # fmt: skip
+    infra = tmp_path / "infra.yaml"
+    infra.write_text(json.dumps({"kind": "ToolServerRegistry", "spec": {"servers": [entry]}}), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "mas.runtime", "list", "-q", "--infra", str(infra)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert not [c for c in done.stdout if not c.isprintable() and c != "\n"], repr(done.stdout)
+    lines = done.stdout.splitlines()
+    assert len(lines) == 1 + 9 + 2  # the header, the nine tools, the two hostile ones: one line each
+    evil = next(line for line in lines if line.startswith("evil"))
+    assert evil.startswith(r"evil\x1b[2K forged") and r"\x1b]52;c;cHduZWQ=\x07clip second row" in evil
+    assert r"bell\x07" in done.stdout and r"\x1b]0;window title\x07\u202eesrever" in done.stdout

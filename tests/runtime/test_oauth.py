@@ -31,7 +31,7 @@ from prefork import python_command
 from mas.runtime import redact
 from mas.runtime.config import ConfigError
 from mas.runtime.infra import load_infra
-from mas.runtime.mcp._oauth import TOKEN_DIR_ENV, LoopbackReceiver, token_dir
+from mas.runtime.mcp._oauth import TOKEN_DIR_ENV, LoopbackReceiver, token_dir, token_store_path
 from mas.runtime.registry import RuntimeRegistry
 from mas.runtime.samples import SampleRecorder
 
@@ -48,12 +48,16 @@ def free_port() -> int:
 
 
 @contextmanager
-def oauth_server(tmp_path: Path, *, lifetime: int = 3600) -> Iterator[tuple[str, Path]]:
+def oauth_server(
+    tmp_path: Path, *extra: str, lifetime: int = 3600, port: int | None = None, log: str = "grants.jsonl"
+) -> Iterator[tuple[str, Path]]:
     """Run the OAuth-protected sample server; yield its MCP URL and its grants log."""
-    port = free_port()
-    grants = tmp_path / "grants.jsonl"
+    port = port or free_port()
+    grants = tmp_path / log
     proc = subprocess.Popen(
-        python_command(str(SERVER), "--port", str(port), "--token-lifetime", str(lifetime), "--grants", str(grants)),
+        python_command(
+            str(SERVER), "--port", str(port), "--token-lifetime", str(lifetime), "--grants", str(grants), *extra
+        ),
         cwd=REPO,
         env={**os.environ, "PYTHONPATH": str(REPO)},
         stdout=subprocess.DEVNULL,
@@ -238,6 +242,7 @@ def test_loopback_receiver_takes_one_redirect_then_stops_listening() -> None:
     async def scenario() -> None:
         port = free_port()
         receiver = LoopbackReceiver(f"http://127.0.0.1:{port}/callback")
+        receiver.state = "xyz"  # the authorization request's state
         await receiver.start()
         async with httpx2.AsyncClient() as client:
             other = await client.get(f"http://127.0.0.1:{port}/favicon.ico")
@@ -251,11 +256,16 @@ def test_loopback_receiver_takes_one_redirect_then_stops_listening() -> None:
                 await client.get(f"http://127.0.0.1:{port}/callback?code=again")
 
         refused = LoopbackReceiver(f"http://127.0.0.1:{free_port()}/cb")
+        refused.state = "s1"
         await refused.start()
         async with httpx2.AsyncClient() as client:
             waiting = asyncio.ensure_future(refused.wait(5))
-            await client.get(f"http://127.0.0.1:{refused.port}/cb?error=access_denied&error_description=no+thanks")
-            with pytest.raises(OAuthFlowError, match="refused: no thanks"):
+            forged = await client.get(f"http://127.0.0.1:{refused.port}/cb?error=access_denied&error_description=x")
+            assert forged.status_code == 404 and refused.foreign == 1  # no state: not this sign-in
+            await client.get(
+                f"http://127.0.0.1:{refused.port}/cb?error=access_denied&state=s1&error_description=no+%1b]0;thanks"
+            )
+            with pytest.raises(OAuthFlowError, match="refused: no ]0;thanks$"):  # the escape blanked
                 await waiting
 
         silent = LoopbackReceiver(f"http://127.0.0.1:{free_port()}/cb")
@@ -405,3 +415,164 @@ def test_the_printed_url_stays_on_one_line_under_live_progress(monkeypatch: Any)
     url = "http://127.0.0.1:1/authorize?" + "&".join(f"k{i}=v{i}" for i in range(30))
     _oauth._show(f"to sign in, open:\n  {url}")
     assert url in screen.getvalue().splitlines()[1]
+
+
+# --- issue 31: the client keeps its secrets (defects 2, 3, 8, 9) -------------------------------------
+def recorded(log: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()] if log.exists() else []
+
+
+def basic(client_id: str, secret: str) -> str:
+    import base64
+
+    return "Basic " + base64.b64encode(f"{client_id}:{secret}".encode()).decode()
+
+
+def test_a_configured_issuer_keeps_the_sign_in_and_the_client_secret_at_that_authorization_server(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """Defect 2: with `issuer` on an `authorization_code` entry, an MCP server whose metadata names
+    another authorization server (another process: another origin) gets neither the person's sign-in
+    nor the pre-registered client secret; the flow stops on the issuer mismatch."""
+    monkeypatch.setenv(TOKEN_DIR_ENV, str(tmp_path / "tokens"))
+    monkeypatch.setenv("PREREGISTERED_SECRET", "pre-registered-" + os.urandom(8).hex())
+    evil_port, record = free_port(), tmp_path / "evil.jsonl"
+    evil_base = f"http://127.0.0.1:{evil_port}"
+    with (
+        oauth_server(tmp_path, "--any-client", "--record", str(record), port=evil_port, log="evil-grants.jsonl"),
+        oauth_server(tmp_path, "--issuer", evil_base) as (url, _log),
+    ):
+        honest = url.removesuffix("/mcp")
+        auth = {"client_id": "toolgen-ci", "client_secret": "env:PREREGISTERED_SECRET", "issuer": honest}
+        infra = write_infra(tmp_path, url, auth)
+        visits: list[str] = []
+        with pytest.raises(ConfigError) as caught:
+            RuntimeRegistry.from_sources(infra=[infra], authorize=browser(visits))
+    assert "issuer mismatch" in str(caught.value), caught.value
+    assert visits == [], "the person is never sent to another authorization server"
+    secret = basic("toolgen-ci", os.environ["PREREGISTERED_SECRET"])
+    assert [r for r in recorded(record) if r["path"] in ("/authorize", "/token") or r["authorization"] == secret] == []
+
+
+def test_a_token_folder_others_can_write_is_refused_and_a_planted_token_file_never_refreshes(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """Defect 3: `TOOLGEN_TOKEN_DIR` on a folder others can write (a shared runner's /tmp): a token
+    file planted there, naming the planter's token endpoint, would receive the client secret at the
+    next refresh. Such a folder is refused in one line; nothing is sent anywhere."""
+    monkeypatch.setenv("PREREGISTERED_SECRET", "pre-registered-" + os.urandom(8).hex())
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    monkeypatch.setenv(TOKEN_DIR_ENV, str(shared))
+    evil_port, record = free_port(), tmp_path / "evil.jsonl"
+    evil_base = f"http://127.0.0.1:{evil_port}"
+    with (
+        oauth_server(tmp_path, "--any-client", "--record", str(record), port=evil_port, log="evil-grants.jsonl"),
+        oauth_server(tmp_path) as (url, _log),
+    ):
+        infra = write_infra(tmp_path, url, {"client_id": "toolgen-ci", "client_secret": "env:PREREGISTERED_SECRET"})
+        (config,) = load_infra(infra)
+        planted = {
+            "tokens": {"access_token": "planted", "token_type": "Bearer", "refresh_token": "planted-refresh"},
+            "expires_at": 1,
+            "server_metadata": {
+                "issuer": evil_base,
+                "authorization_endpoint": f"{evil_base}/authorize",
+                "token_endpoint": f"{evil_base}/token",
+                "response_types_supported": ["code"],
+            },
+        }
+        store = token_store_path(config)
+        assert store is not None and store.parent == shared
+        store.write_text(json.dumps(planted), encoding="utf-8")
+        with pytest.raises(ConfigError) as caught:
+            RuntimeRegistry.from_sources(infra=[infra], authorize=browser([]))
+    assert f"the token folder {shared} is mode 0777: others may read or write it" in str(caught.value)
+    assert "\n" not in str(caught.value)
+    # (the test's own start-up probe reads the well-known metadata; the client sends nothing)
+    assert [r for r in recorded(record) if not r["path"].startswith("/.well-known/")] == []
+
+
+def test_a_loosened_token_file_is_not_trusted_and_a_planted_tmp_symlink_is_not_followed(
+    tmp_path: Path, monkeypatch: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Defect 3, inside a folder of our own: a token file others may write is ignored (one
+    warning; the person signs in afresh), and the store's temporary file is a fresh one created
+    exclusively, so a symlink planted at `<file>.tmp` receives no token."""
+    tokens = tmp_path / "tokens"
+    tokens.mkdir(mode=0o700)
+    monkeypatch.setenv(TOKEN_DIR_ENV, str(tokens))
+    outside = tmp_path / "outside.json"
+    outside.write_text("", encoding="utf-8")
+    with oauth_server(tmp_path) as (url, log):
+        infra = write_infra(tmp_path, url)
+        (config,) = load_infra(infra)
+        store = token_store_path(config)
+        assert store is not None
+        store.write_text(json.dumps({"tokens": {"access_token": "planted", "token_type": "Bearer"}}), encoding="utf-8")
+        store.chmod(0o666)
+        store.with_name(store.name + ".tmp").symlink_to(outside)
+        visits: list[str] = []
+        with RuntimeRegistry.from_sources(infra=[infra], authorize=browser(visits)) as registry:
+            assert not registry.call_tool("get_weather", {"city": "Paris"}).is_error
+        assert len(visits) == 1 and [g["grant"] for g in grants(log)] == ["register", "authorization_code"]
+    assert outside.read_text(encoding="utf-8") == ""
+    assert stat.S_IMODE(store.stat().st_mode) == 0o600 and "planted" not in store.read_text(encoding="utf-8")
+    assert any("is not trusted (mode 0666" in r.getMessage() for r in caplog.records)
+
+
+def forging_browser(visits: list[str], port: int) -> Any:
+    """A browser beside another local process that hits the loopback port first, with a code and
+    an error of its own (no valid `state`), before the person finishes signing in."""
+    real = browser(visits)
+
+    def visit(url: str) -> None:
+        forged = [
+            f"http://127.0.0.1:{port}/callback?code=forged&state=guessed",
+            f"http://127.0.0.1:{port}/callback?code=forged",
+            f"http://127.0.0.1:{port}/callback?error=access_denied&error_description=Unlock+it+at+http://evil.example",
+        ]
+        for attempt in forged:
+            assert httpx2.get(attempt, timeout=5).status_code == 404
+        real(url)
+
+    return visit
+
+
+def test_the_loopback_receiver_ends_the_sign_in_only_with_its_own_state(tmp_path: Path, monkeypatch: Any) -> None:
+    """Defect 8: any local process or web page can reach the loopback port; a redirect without
+    this sign-in's `state` is answered 404 and ignored, and the person's own redirect completes it."""
+    monkeypatch.setenv(TOKEN_DIR_ENV, str(tmp_path / "tokens"))
+    port = free_port()
+    with oauth_server(tmp_path) as (url, log):
+        infra = write_infra(tmp_path, url, {"redirect_uri": f"http://127.0.0.1:{port}/callback"})
+        visits: list[str] = []
+        with RuntimeRegistry.from_sources(infra=[infra], authorize=forging_browser(visits, port)) as registry:
+            assert not registry.call_tool("get_weather", {"city": "Paris"}).is_error
+    assert len(visits) == 1 and [g["grant"] for g in grants(log)] == ["register", "authorization_code"]
+
+
+def test_a_failed_authorize_callback_frees_the_loopback_port_for_the_next_sign_in(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """Defect 9: an `authorize` callback that fails must not leave the listener open: with a
+    fixed redirect port, every later sign-in would fail "address already in use"."""
+    import socket
+
+    monkeypatch.setenv(TOKEN_DIR_ENV, str(tmp_path / "tokens"))
+    port = free_port()
+
+    def failing(url: str) -> None:
+        raise RuntimeError("the browser could not be started")
+
+    with oauth_server(tmp_path) as (url, log):
+        infra = write_infra(tmp_path, url, {"redirect_uri": f"http://127.0.0.1:{port}/callback"})
+        with pytest.raises(ConfigError, match="the browser could not be started"):
+            RuntimeRegistry.from_sources(infra=[infra], authorize=failing)
+        with socket.socket() as probe:
+            assert probe.connect_ex(("127.0.0.1", port)) != 0, "nothing listens on the port any more"
+        visits: list[str] = []
+        with RuntimeRegistry.from_sources(infra=[infra], authorize=browser(visits)) as registry:
+            assert not registry.call_tool("get_weather", {"city": "Paris"}).is_error
+    assert len(visits) == 1 and [g["grant"] for g in grants(log)][-1] == "authorization_code"

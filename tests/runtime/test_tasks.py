@@ -426,3 +426,18 @@ LOST_KINDS = [
 def test_other_failed_tasks_requests_end_the_task_by_kind(code: int, kind: str) -> None:
     lost = _mcp_tasks.Tasks(None, "2025-11-25")._lost("t1", MCPError(code, "no"))  # type: ignore[arg-type]
     assert isinstance(lost, _mcp_tasks.TaskEnded) and lost.kind == kind
+
+
+def test_a_tasks_get_answer_about_another_task_is_never_followed() -> None:
+    """Issue 31, defect 13: tests/servers/other_task_server.py answers `tasks/get` about a new
+    task with an older task's completed state. The call used to return the older task's result
+    while its envelope named the new task; now it is a `protocol` error naming both ids."""
+    server = Path(__file__).resolve().parents[1] / "servers" / "other_task_server.py"
+    with MCPToolProvider(stdio_config("liar", "--with-tasks", script=server)) as provider:
+        first = provider.call_tool(REPORT, {"topic": "tides", "steps": 1}, timeout_seconds=30)
+        assert first.structured_content == {"topic": "tides", "steps": 1, "audience": None}, first.to_dict()
+        second = provider.call_tool(REPORT, {"topic": "storms", "steps": 1}, timeout_seconds=30)
+    assert second.is_error and second.error_kind == "protocol", second.to_dict()
+    assert second.structured_content is None
+    old, new = first.metadata["task_id"], second.metadata["task_id"]  # type: ignore[index]
+    assert f"tasks/get about task {new!r} was answered about another task, {old!r}" in str(second.result)

@@ -2,6 +2,7 @@
 resource server in one process on 127.0.0.1 (tests only).
 
     python tests/servers/oauth_server.py --port PORT [--token-lifetime SECONDS] [--grants FILE]
+        [--issuer URL] [--any-client] [--record FILE]
 
 The SDK provides discovery metadata, dynamic registration, the authorize and token endpoints
 (PKCE, refresh) and bearer checking; this file only adds an in-memory store that approves every
@@ -9,6 +10,12 @@ authorization request at once (no login page) and appends each grant it serves t
 (one JSON line: grant type, client and the secrets it handed out), so tests can see a refresh
 happen and look for every token and client secret in what the client wrote. Tokens are random
 per run and short-lived with ``--token-lifetime``.
+
+For attacks on the client (issue 31): ``--issuer URL`` makes the server's protected resource
+metadata name another authorization server (another process, another port: another origin);
+``--any-client`` approves any client ID and any redirect URI (an authorization server that takes
+whatever it is sent); ``--record FILE`` appends one JSON line per HTTP request received (method,
+path, and the ``Authorization`` header: a client secret sent with ``client_secret_basic`` shows).
 """
 
 from __future__ import annotations
@@ -38,12 +45,20 @@ from mas.samples.mcp_server import SampleState, build_server, tool_definitions
 SCOPE = "tools"
 
 
+class AnyRedirect(OAuthClientInformationFull):
+    """A client that accepts whatever redirect URI it is given (``--any-client``)."""
+
+    def validate_redirect_uri(self, redirect_uri: Any) -> Any:
+        return redirect_uri
+
+
 class ApprovingProvider:
     """An ``OAuthAuthorizationServerProvider`` in memory that approves every request."""
 
-    def __init__(self, lifetime: int, grants: Path | None) -> None:
+    def __init__(self, lifetime: int, grants: Path | None, any_client: bool = False) -> None:
         self.lifetime = lifetime
         self.grants = grants
+        self.any_client = any_client
         self.clients: dict[str, OAuthClientInformationFull] = {}
         self.codes: dict[str, AuthorizationCode] = {}
         self.access: dict[str, AccessToken] = {}
@@ -56,6 +71,8 @@ class ApprovingProvider:
                 handle.write(json.dumps(line) + "\n")
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
+        if self.any_client and client_id not in self.clients:
+            return AnyRedirect(client_id=client_id, redirect_uris=None, token_endpoint_auth_method="none")
         return self.clients.get(client_id)
 
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
@@ -119,27 +136,51 @@ class ApprovingProvider:
         self.refresh.pop(getattr(token, "token", ""), None)
 
 
+def recording(app: Any, log: Path) -> Any:
+    """The ASGI app, with one JSON line appended to ``log`` per HTTP request it receives."""
+
+    async def wrapped(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            headers = dict(scope.get("headers") or [])
+            line = {
+                "method": scope["method"],
+                "path": scope["path"],
+                "authorization": headers.get(b"authorization", b"").decode("latin-1"),
+            }
+            with log.open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps(line) + "\n")
+        await app(scope, receive, send)
+
+    return wrapped
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--token-lifetime", type=int, default=3600)
     parser.add_argument("--grants", type=Path)
+    parser.add_argument("--issuer")
+    parser.add_argument("--any-client", action="store_true")
+    parser.add_argument("--record", type=Path)
     ns = parser.parse_args()
     base = f"http://127.0.0.1:{ns.port}"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the SDK's deprecation note on validate_token_resource
         settings = AuthSettings(
-            issuer_url=base,  # type: ignore[arg-type]
+            issuer_url=ns.issuer or base,  # type: ignore[arg-type]
             resource_server_url=f"{base}/mcp",  # type: ignore[arg-type]
             client_registration_options=ClientRegistrationOptions(enabled=True, valid_scopes=[SCOPE]),
             required_scopes=[SCOPE],
             validate_token_resource=True,
         )
     server = build_server(SampleState(tools=tool_definitions(), page_size=3))
-    provider = ApprovingProvider(ns.token_lifetime, ns.grants)
+    provider = ApprovingProvider(ns.token_lifetime, ns.grants, ns.any_client)
     app = server.streamable_http_app(
         auth=settings, auth_server_provider=provider, token_verifier=ProviderTokenVerifier(provider)
     )
+
+    if ns.record is not None:
+        app = recording(app, ns.record)
 
     import uvicorn
 

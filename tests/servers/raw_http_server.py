@@ -10,6 +10,9 @@ answer cut into pieces of 64 KiB, as a slow network delivers it):
 * ``big``: a text block of ``size`` bytes;
 * ``deep``: structured content nested ``depth`` levels deep;
 * ``bomb``: ``big``'s answer gzip-compressed (``content-encoding: gzip``): a few KiB on the wire.
+
+A ``GET`` of the protected resource metadata (``/.well-known/oauth-protected-resource...``, what
+an OAuth client reads first) answers a gzip bomb: 256 MiB of JSON in about 250 KiB.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import gzip
 import json
 import sys
+import zlib
 from typing import Any
 
 import uvicorn
@@ -60,8 +64,24 @@ def answer(ident: Any, method: str, params: dict[str, Any]) -> bytes:
     return json.dumps({"jsonrpc": "2.0", "id": ident, "result": result}, separators=(",", ":")).encode()
 
 
+def metadata_bomb(inflated: int = 256 * 1024 * 1024) -> list[bytes]:
+    """Protected resource metadata padded to ``inflated`` bytes, gzip-compressed piece by piece."""
+    packer = zlib.compressobj(6, zlib.DEFLATED, 31)  # 31: the gzip container
+    head = b'{"resource":"http://127.0.0.1/mcp","authorization_servers":["http://127.0.0.1/"],"pad":"'
+    pieces, block = [packer.compress(head)], b"a" * (1024 * 1024)
+    pieces += [packer.compress(block) for _ in range(inflated // len(block))]
+    return [*pieces, packer.compress(b'"}'), packer.flush()]
+
+
 async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     if scope["type"] != "http":
+        return
+    if scope["method"] == "GET" and scope["path"].startswith("/.well-known/oauth-protected-resource"):
+        head = [(b"content-type", b"application/json"), (b"content-encoding", b"gzip")]
+        await send({"type": "http.response.start", "status": 200, "headers": head})
+        for piece in metadata_bomb():
+            await send({"type": "http.response.body", "body": piece, "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
         return
     if scope["method"] != "POST":  # no GET stream, nothing to delete
         await send({"type": "http.response.start", "status": 405, "headers": []})

@@ -11,6 +11,13 @@ client falls back to ``initialize``), then each tool misbehaves in one way:
 * ``flood``: progress notifications for ``seconds`` (one per millisecond), then a result;
 * ``huge_error``: a JSON-RPC error whose message is ``size`` characters long;
 * ``never``: never answers.
+* ``ask``: once ``together`` calls of ``ask`` have arrived (default 1; at most 15 s), sends the
+  client ``count`` ``elicitation/create`` requests at once (the 2025-11-25 way, during the
+  call), waits up to 30 s for all their answers, then answers
+  ``{"accepted": A, "declined": D, "refused": R}`` (R: error responses).
+
+``--hostile-names`` also lists tools whose name and title carry terminal escapes (erase-line,
+carriage return, an OSC 52 clipboard write, a window title) and line breaks.
 
 ``--latin1-banner`` prints a Latin-1 line (not UTF-8, not JSON-RPC) before anything else;
 ``--banner-only`` prints it and then never speaks JSON-RPC. Calls run in threads, one write
@@ -30,7 +37,20 @@ LOCK = threading.Lock()
 _ANY: dict[str, Any] = {"type": "object"}
 TOOLS = [
     {"name": name, "description": f"Misbehaves: {name}.", "inputSchema": _ANY}
-    for name in ("echo", "latin1", "deep", "big", "half_then_stall", "flood", "huge_error", "never")
+    for name in ("echo", "latin1", "deep", "big", "half_then_stall", "flood", "huge_error", "never", "ask")
+]
+
+
+#: Answers to this server's own requests, by request id (``ask``).
+ANSWERS: dict[str, dict[str, Any]] = {}
+ANSWERED = threading.Condition()
+#: The ``ask`` calls received so far (``together``).
+ARRIVED: list[Any] = []
+
+
+HOSTILE = [
+    {"name": "evil\x1b[2K\rforged", "title": "\x1b]52;c;cHduZWQ=\x07clip\nsecond row", "inputSchema": _ANY},
+    {"name": "bell\x07", "title": "\x1b]0;window title\x07\u202eesrever", "inputSchema": _ANY},
 ]
 
 
@@ -85,6 +105,22 @@ def call(ident: Any, params: dict[str, Any]) -> None:
         send({"jsonrpc": "2.0", "id": ident, "error": {"code": -32603, "message": "E" * int(args["size"])}})
     elif name == "never":
         return
+    elif name == "ask":
+        with ANSWERED:
+            ARRIVED.append(ident)
+            ANSWERED.notify_all()
+            ANSWERED.wait_for(lambda: len(ARRIVED) >= int(args.get("together", 1)), timeout=15)
+        ids = [f"ask-{ident}-{n}" for n in range(int(args["count"]))]
+        form = {"message": "Your name?", "requestedSchema": {"type": "object", "properties": {"n": {"type": "string"}}}}
+        for request_id in ids:
+            send({"jsonrpc": "2.0", "id": request_id, "method": "elicitation/create", "params": form})
+        with ANSWERED:
+            ANSWERED.wait_for(lambda: all(i in ANSWERS for i in ids), timeout=30)
+            got = [ANSWERS.get(i, {}) for i in ids]
+        actions = [(a.get("result") or {}).get("action") for a in got]
+        counts = {"accepted": actions.count("accept"), "declined": actions.count("decline"),
+                  "refused": sum("error" in a for a in got)}  # fmt: skip
+        result(ident, {**text_result(json.dumps(counts)), "structuredContent": counts})
     else:
         send({"jsonrpc": "2.0", "id": ident, "error": {"code": -32602, "message": f"Unknown tool: {name}"}})
 
@@ -98,6 +134,11 @@ def main() -> None:
     for raw in sys.stdin.buffer:
         message = json.loads(raw)
         method, ident = message.get("method"), message.get("id")
+        if method is None and ident is not None:  # an answer to one of our requests (``ask``)
+            with ANSWERED:
+                ANSWERS[str(ident)] = message
+                ANSWERED.notify_all()
+            continue
         if ident is None:
             continue  # notifications: initialized, cancelled
         if method == "initialize":
@@ -105,7 +146,7 @@ def main() -> None:
             version = message["params"]["protocolVersion"]
             result(ident, {"protocolVersion": version, "capabilities": {"tools": {}}, "serverInfo": info})
         elif method == "tools/list":
-            result(ident, {"tools": TOOLS})
+            result(ident, {"tools": TOOLS + (HOSTILE if "--hostile-names" in sys.argv else [])})
         elif method == "tools/call":
             threading.Thread(target=call, args=(ident, message.get("params") or {}), daemon=True).start()
         elif method == "ping":

@@ -24,6 +24,15 @@ request of a kind not declared there is refused by the SDK (-32600, "Elicitation
 supported", ...). A suspended call nobody resumes is given up after :data:`ANSWER_TIMEOUT`
 seconds (or the call's own timeout): the server's requests are refused with a message saying
 so, and the call is cancelled. Everything here runs on the provider's loop.
+
+Two bounds keep a server's questions with the caller they belong to, and small:
+
+* MCP gives the client no way to tell which ``tools/call`` a server-to-client request is for. A
+  request is put to a caller only when exactly one call is in flight on that connection; with
+  several, it is refused (the server gets an error), so one caller's ``on_input`` never answers
+  another caller's question. A task's question is the task's call's, always.
+* One call may ask at most ``max_client_requests`` (infra, default 64) questions; later ones are
+  refused at once with one warning, so a flood neither grows memory nor the caller's round.
 """
 
 from __future__ import annotations
@@ -123,6 +132,8 @@ class PendingCall:
     expiry: asyncio.TimerHandle | None = None
     #: The server task the call is following (``_mcp_tasks``), for the caller's failure envelope.
     task_id: str | None = None
+    #: Server-to-client requests refused because the call reached ``max_client_requests``.
+    over_limit: int = 0
 
     def unanswered(self) -> list[Ask]:
         return [ask for ask in self.asks if not ask.answer.done()]
@@ -177,9 +188,11 @@ _REMEMBERED_ROUNDS = 256
 class InputBridge:
     """The calls in flight on one provider and the server-to-client requests routed to them."""
 
-    def __init__(self, server: str, capabilities: Iterable[str]) -> None:
+    def __init__(self, server: str, capabilities: Iterable[str], max_requests: int = 64) -> None:
         self.server = server
         self.capabilities = frozenset(capabilities)
+        #: Infra ``max_client_requests``: questions one call may ask; later ones are refused.
+        self.max_requests = max_requests
         self._calls: list[PendingCall] = []
         self._suspended: dict[str, PendingCall] = {}
         self._counter = 0
@@ -245,16 +258,42 @@ class InputBridge:
     ) -> BaseModel | types.ErrorData:
         return await self.ask(conn, method, request)
 
-    async def ask(self, conn: object, method: str, request: types.InputRequest) -> BaseModel | types.ErrorData:
+    async def ask(
+        self, conn: object, method: str, request: types.InputRequest, call: PendingCall | None = None
+    ) -> BaseModel | types.ErrorData:
         """Put one server question to the caller of the ``tools/call`` in flight on ``conn``.
 
-        For a request the server sent during the call, and for a question a 2026 task carries in
-        ``inputRequests`` (``_mcp_tasks``): either way the caller sees one ``input_required`` round.
+        For a request the server sent during the call (``call`` None: the one call in flight on
+        ``conn``, if there is exactly one), and for a question a 2026 task carries in
+        ``inputRequests`` (``_mcp_tasks``, with its own ``call``): either way the caller sees one
+        ``input_required`` round.
         """
-        call = next((c for c in self._calls if c.conn is conn and c.work is not None and not c.work.done()), None)
         if call is None:
-            # MCP lets a server ask only while serving one of our requests; none is a tools/call here.
-            message = f"{method} refused: no tools/call of this client is in flight to ask for"
+            flying = [c for c in self._calls if c.conn is conn and c.work is not None and not c.work.done()]
+            if not flying:
+                # MCP lets a server ask only while serving one of our requests; none is a tools/call here.
+                message = f"{method} refused: no tools/call of this client is in flight to ask for"
+                return types.ErrorData(code=types.INVALID_REQUEST, message=message)
+            if len(flying) > 1:
+                # Which call asks is not said on the wire: guessing would put one caller's question
+                # to another caller (a shared code-mode server's clients), so nobody is asked.
+                logger.info("MCP server %r: %s refused: %d calls in flight ask", self.server, method, len(flying))
+                message = (
+                    f"{method} refused: {len(flying)} tools/call of this client are in flight on this connection "
+                    "and MCP does not say which one asks"
+                )
+                return types.ErrorData(code=types.INVALID_REQUEST, message=message)
+            call = flying[0]
+        if len(call.asks) >= self.max_requests:
+            call.over_limit += 1
+            if call.over_limit == 1:
+                logger.warning(
+                    "%s: the server asked more than max_client_requests=%d questions during one call; "
+                    "refusing the rest",
+                    call.label,
+                    self.max_requests,
+                )
+            message = f"{method} refused: more than max_client_requests={self.max_requests} requests during one call"
             return types.ErrorData(code=types.INVALID_REQUEST, message=message)
         self._counter += 1
         params = request.model_dump(mode="json", by_alias=True, exclude_none=True).get("params") or {}

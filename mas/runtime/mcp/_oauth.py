@@ -16,13 +16,17 @@ provider's ``on_secret`` so it is blanked out of every message, log line and res
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import inspect
 import json
 import logging
 import os
+import secrets
 import socket
+import stat
 import sys
+import tempfile
 import time
 import warnings
 import webbrowser
@@ -45,6 +49,7 @@ from mcp.client.auth.utils import (
     build_protected_resource_metadata_discovery_urls,
     create_oauth_metadata_request,
     handle_protected_resource_response,
+    issuers_match,
 )
 from mcp.shared.auth import (
     AuthorizationCodeResult,
@@ -59,6 +64,8 @@ from pydantic import ValidationError
 
 from mas.runtime.config import MCPServerConfig, OAuthConfig
 from mas.runtime.mcp._convert import ToolServerError
+from mas.runtime.mcp._http_limits import ACCEPT_ENCODING, HttpState, limit_responses
+from mas.runtime.mcp._stdio import StdioLimits
 
 __all__ = [
     "TOKEN_DIR_ENV",
@@ -120,6 +127,41 @@ def token_store_path(config: MCPServerConfig) -> Path | None:
     return token_dir() / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.json"
 
 
+#: A token file is a few KiB; one larger than this is not read.
+_MAX_STORE_BYTES = 1024 * 1024
+
+
+class UntrustedTokenFolder(OAuthFlowError):
+    """The token folder is not this user's alone: a planted file there could redirect secrets."""
+
+
+def _untrusted(info: os.stat_result, *, want_dir: bool) -> str | None:
+    """Why a token folder or file is not this user's alone, or None."""
+    if want_dir != stat.S_ISDIR(info.st_mode) or (not want_dir and not stat.S_ISREG(info.st_mode)):
+        return "not a folder" if want_dir else "not a plain file"
+    if hasattr(os, "getuid") and info.st_uid != os.getuid():
+        return f"owned by uid {info.st_uid}, not {os.getuid()}"
+    if info.st_mode & 0o077:
+        return f"mode {stat.S_IMODE(info.st_mode):04o}: others may read or write it"
+    return None
+
+
+def _check_folder(folder: Path) -> None:
+    """Refuse a token folder that is a symlink, not ours, or open to others (``TOOLGEN_TOKEN_DIR``
+    on a shared runner): anyone who can write there could plant a token file naming their own
+    token endpoint, which would then receive the client secret at the next refresh."""
+    try:
+        info = os.lstat(folder)
+    except FileNotFoundError:
+        return
+    problem = "a symlink" if stat.S_ISLNK(info.st_mode) else _untrusted(info, want_dir=True)
+    if problem:
+        raise UntrustedTokenFolder(
+            f"the token folder {folder} is {problem}; use a folder only this user can read and write "
+            f"(mode 0700), or unset {TOKEN_DIR_ENV}"
+        )
+
+
 class TokenStore:
     """The SDK's ``TokenStorage`` over one JSON file (mode 0600, folder 0700) or memory.
 
@@ -134,25 +176,49 @@ class TokenStore:
         self._data: dict[str, Any] = self._read()
 
     def _read(self) -> dict[str, Any]:
-        if self.path is None or not self.path.exists():
+        if self.path is None:
             return {}
+        _check_folder(self.path.parent)
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            logger.warning("token store %s is unreadable (%s); starting afresh", self.path, type(exc).__name__)
+            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+        except FileNotFoundError:
             return {}
+        except OSError as exc:  # a symlink (ELOOP) among them: never followed
+            logger.warning("token store %s is not a plain file (%s); starting afresh", self.path, type(exc).__name__)
+            return {}
+        with os.fdopen(fd, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            untrusted = _untrusted(info, want_dir=False)
+            if untrusted:
+                # Planted or loosened: its metadata could name any token endpoint, so nothing in it is used.
+                logger.warning("token store %s is not trusted (%s); starting afresh", self.path, untrusted)
+                return {}
+            try:
+                raw = handle.read(_MAX_STORE_BYTES + 1)
+                if len(raw) > _MAX_STORE_BYTES:
+                    raise ValueError("larger than 1 MiB")
+                data = json.loads(raw)
+            except (OSError, ValueError) as exc:
+                logger.warning("token store %s is unreadable (%s); starting afresh", self.path, type(exc).__name__)
+                return {}
         return data if isinstance(data, dict) else {}
 
     def _write(self) -> None:
         if self.path is None:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(self._data, handle, indent=1, sort_keys=True)
-        os.chmod(tmp, 0o600)  # an old .tmp left with other bits keeps them through O_CREAT
-        os.replace(tmp, self.path)
+        folder = self.path.parent
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        _check_folder(folder)
+        # A fresh name, created exclusively (O_EXCL, never through a symlink), then renamed over the file.
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{self.path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(self._data, handle, indent=1, sort_keys=True)
+            os.replace(tmp, self.path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
 
     def _model(self, key: str, model: Any) -> Any:
         raw = self._data.get(key)
@@ -240,11 +306,23 @@ class _Restoring(OAuthClientProvider):
 
     _store: TokenStore
 
+    def _configured_issuer(self) -> str | None:
+        """The infra ``issuer`` (the SDK's client credentials providers keep it as ``_issuer``)."""
+        issuer = getattr(self, "_issuer", None)
+        return issuer if isinstance(issuer, str) else None
+
     async def _initialize(self) -> None:
         await super()._initialize()
         ctx = self.context
         ctx.token_expiry_time = self._store.expires_at if ctx.current_tokens is not None else None
         server, resource = self._store.metadata()
+        issuer = self._configured_issuer()
+        if issuer is not None and (server is None or not issuers_match(str(server.issuer), issuer)):
+            # Refreshing without the configured issuer's metadata would send the refresh token and
+            # client secret to an endpoint nobody configured (the MCP server's /token): sign in afresh.
+            server = None
+            if ctx.current_tokens is not None and ctx.current_tokens.refresh_token:
+                ctx.clear_tokens()
         if ctx.oauth_metadata is None and server is not None:
             ctx.oauth_metadata = server
         if ctx.protected_resource_metadata is None and resource is not None:
@@ -270,39 +348,61 @@ class _AuthorizationCode(_Restoring):
     runs once more expecting that same-origin issuer. An issuer on any other origin still stops it.
     """
 
-    def __init__(self, *args: Any, store: TokenStore, fixed_client: OAuthClientInformationFull | None, **kw: Any):
+    def __init__(
+        self,
+        *args: Any,
+        store: TokenStore,
+        fixed_client: OAuthClientInformationFull | None,
+        issuer: str | None = None,
+        person: PersonAuthorizer | None = None,
+        **kw: Any,
+    ):
         super().__init__(*args, **kw)
         self._store = store
         self._fixed_client = fixed_client
         self._legacy_issuer: str | None = None
+        #: The infra ``issuer``: metadata, the person's sign-in and every token request must be its.
+        self._issuer = issuer
+        self._person = person
 
     async def _initialize(self) -> None:
         await super()._initialize()
         if self._fixed_client is not None:
             self.context.client_info = self._fixed_client
 
+    def _select_authorization_server(self, advertised: list[str]) -> str:
+        if self._issuer is None:
+            return super()._select_authorization_server(advertised)
+        return next((server for server in advertised if issuers_match(server, self._issuer)), advertised[0])
+
     def _expected_issuer(self) -> str:
+        if self._issuer is not None:  # whatever the server advertises, its metadata must name this issuer
+            return self._issuer
         if self.context.auth_server_url is None and self._legacy_issuer is not None:
             return self._legacy_issuer
         return super()._expected_issuer()
 
     async def _auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
-        for attempt in (1, 2):
-            flow = super()._auth_flow(request)
-            seen: str | None = None
-            try:
-                outgoing = await flow.__anext__()
-                while True:
-                    response = yield outgoing
-                    seen = await self._same_origin_legacy_issuer(outgoing, response) or seen
-                    outgoing = await flow.asend(response)
-            except StopAsyncIteration:
-                return
-            except OAuthFlowError:
-                if attempt == 2 or seen is None or self._legacy_issuer is not None:
-                    raise
-                self._legacy_issuer = seen
-                logger.debug("authorization server issuer %s is on the server's origin; accepting it", seen)
+        try:
+            for attempt in (1, 2):
+                flow = super()._auth_flow(request)
+                seen: str | None = None
+                try:
+                    outgoing = await flow.__anext__()
+                    while True:
+                        response = yield outgoing
+                        seen = await self._same_origin_legacy_issuer(outgoing, response) or seen
+                        outgoing = await flow.asend(response)
+                except StopAsyncIteration:
+                    return
+                except OAuthFlowError:
+                    if attempt == 2 or seen is None or self._legacy_issuer is not None or self._issuer is not None:
+                        raise
+                    self._legacy_issuer = seen
+                    logger.debug("authorization server issuer %s is on the server's origin; accepting it", seen)
+        finally:
+            if self._person is not None:  # a flow that failed between redirect and callback
+                await self._person.close()
 
     async def _same_origin_legacy_issuer(self, sent: httpx2.Request, response: httpx2.Response) -> str | None:
         """The issuer of legacy root metadata when it is on the MCP server's origin but not the origin."""
@@ -350,6 +450,10 @@ class LoopbackReceiver:
         self.path = parts.path or "/"
         self._result: asyncio.Future[AuthorizationCodeResult] | None = None
         self._server: asyncio.Server | None = None
+        #: The ``state`` of the authorization request: only a redirect carrying it ends the sign-in.
+        self.state: str | None = None
+        #: Requests that carried a code or an error but not this sign-in's state (ignored).
+        self.foreign = 0
 
     async def start(self) -> None:
         self._result = asyncio.get_running_loop().create_future()
@@ -382,9 +486,15 @@ class LoopbackReceiver:
             if target.path != self.path or not ({"code", "error"} & query.keys()):
                 await self._reply(writer, 404, "Not the authorization redirect.")
                 return
+            if not _same_state(query.get("state"), self.state):
+                # Any local process or web page can reach this port; only the authorization server
+                # knows the state, so anything else is ignored and the sign-in goes on.
+                self.foreign += 1
+                await self._reply(writer, 404, "Not this sign-in.")
+                return
             if self._result is not None and not self._result.done():
                 if "error" in query:
-                    reason = " ".join(query.get("error_description", query["error"]).split())[:200]
+                    reason = _printable(query.get("error_description", query["error"]))[:200]
                     self._result.set_exception(OAuthFlowError(f"authorization was refused: {reason}"))
                 else:
                     self._result.set_result(
@@ -403,6 +513,17 @@ class LoopbackReceiver:
         head = f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/html; charset=utf-8\r\n"
         writer.write(f"{head}Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode() + body)
         await writer.drain()
+
+
+def _same_state(got: str | None, expected: str | None) -> bool:
+    if got is None or expected is None:
+        return got is expected
+    return secrets.compare_digest(got.encode(), expected.encode())
+
+
+def _printable(text: str) -> str:
+    """One line of printable characters: no terminal escapes or line breaks from the redirect."""
+    return " ".join("".join(c if c.isprintable() else " " for c in text).split())
 
 
 class PersonAuthorizer:
@@ -437,20 +558,32 @@ class PersonAuthorizer:
                 "or a token header in CI"
             )
         receiver = LoopbackReceiver(self.redirect_uri)
+        states = parse_qs(urlsplit(authorization_url).query).get("state")
+        receiver.state = states[0] if states else None
         await receiver.start()
         self._receiver = receiver
-        if self._authorize is not None:
-            with self._person_wait():
-                if inspect.iscoroutinefunction(self._authorize):
-                    await self._authorize(authorization_url)
-                else:  # a sync callback may block (a headless browser, a prompt): keep the loop free
-                    outcome = await asyncio.to_thread(self._authorize, authorization_url)
-                    if isinstance(outcome, Awaitable):
-                        await outcome
-            return
-        _show(f"MCP server {self.server!r}: to sign in, open this URL in a browser:\n  {authorization_url}")
-        if _has_browser():
-            await asyncio.to_thread(_open_quietly, authorization_url)
+        try:
+            if self._authorize is not None:
+                with self._person_wait():
+                    if inspect.iscoroutinefunction(self._authorize):
+                        await self._authorize(authorization_url)
+                    else:  # a sync callback may block (a headless browser, a prompt): keep the loop free
+                        outcome = await asyncio.to_thread(self._authorize, authorization_url)
+                        if isinstance(outcome, Awaitable):
+                            await outcome
+                return
+            _show(f"MCP server {self.server!r}: to sign in, open this URL in a browser:\n  {authorization_url}")
+            if _has_browser():
+                await asyncio.to_thread(_open_quietly, authorization_url)
+        except BaseException:
+            await self.close()  # a failed callback must not keep the port: the next sign-in needs it
+            raise
+
+    async def close(self) -> None:
+        """Stop listening, if a redirect is still awaited (the flow failed or was cancelled)."""
+        receiver, self._receiver = self._receiver, None
+        if receiver is not None:
+            await receiver.close()
 
     async def callback(self) -> AuthorizationCodeResult:
         receiver, self._receiver = self._receiver, None
@@ -581,8 +714,8 @@ async def build_auth(
 
     if auth.grant == "token_exchange":
         assert client_id is not None and client_secret is not None
-        issuer = auth.issuer or await _discover_issuer(url)
-        exchange = _IdentityProviderExchange(name, auth, on_secret)
+        issuer = auth.issuer or await _discover_issuer(config)
+        exchange = _IdentityProviderExchange(config, on_secret)
         method = auth.token_endpoint_auth_method or "client_secret_basic"
         if method not in ("client_secret_basic", "client_secret_post"):
             raise OAuthFlowError(f"token exchange authenticates with client_secret_basic or _post, not {method}")
@@ -627,19 +760,48 @@ async def build_auth(
         client_metadata_url=auth.client_metadata_url,
         store=store,
         fixed_client=fixed_client,
+        issuer=auth.issuer,
+        person=person,
     )
 
 
-async def _discover_issuer(server_url: str) -> str:
+class _OneRequest(HttpState):
+    """The limits' state for a request of this module's own: the refusal is its error, no warning."""
+
+    def trip(self, reason: str) -> None:
+        self.fault = reason
+
+
+def _refusal(exc: httpx2.StreamError) -> str:
+    return str(exc).removesuffix("; the connection is replaced")
+
+
+def _bounded_client(config: MCPServerConfig) -> httpx2.AsyncClient:
+    """An HTTP client for the requests this module sends itself, bounded as the MCP connection's:
+    every body within ``max_result_bytes`` and ``max_json_depth`` (gzip inflated in bounded
+    pieces; ``mas/runtime/mcp/_http_limits.py``), each request within the HTTP timeout."""
+    limits = StdioLimits(max_message_bytes=config.max_result_bytes, max_json_depth=config.max_json_depth)
+    return httpx2.AsyncClient(
+        timeout=_HTTP_TIMEOUT,
+        headers={"Accept-Encoding": ACCEPT_ENCODING},
+        event_hooks={"response": [limit_responses(_OneRequest(config.name), limits)]},
+    )
+
+
+async def _discover_issuer(config: MCPServerConfig) -> str:
     """The authorization server a resource names in its protected resource metadata (RFC 9728).
 
     Used for cross-app access when ``issuer`` is not configured. The metadata's ``resource`` must
     match the server, as in the SDK's own discovery.
     """
-    async with httpx2.AsyncClient(timeout=_HTTP_TIMEOUT) as client:
+    server_url = config.url or ""
+    async with _bounded_client(config) as client:
         for url in build_protected_resource_metadata_discovery_urls(None, server_url):
-            response = await client.send(create_oauth_metadata_request(url))
-            prm = await handle_protected_resource_response(response)
+            try:
+                response = await client.send(create_oauth_metadata_request(url))
+                prm = await handle_protected_resource_response(response)
+            except httpx2.StreamError as exc:  # over max_result_bytes (AnswerRefused), or cut short
+                raise OAuthFlowError(f"protected resource metadata at {url} was refused: {_refusal(exc)}") from None
             if prm is None:
                 continue
             expected = resource_url_from_server_url(server_url)
@@ -657,9 +819,11 @@ class _IdentityProviderExchange:
     callback; obtaining it is deployment-specific there, so this is the standard exchange.
     """
 
-    def __init__(self, server: str, auth: OAuthConfig, on_secret: Callable[[str], None]) -> None:
-        self._server = server
-        self._auth = auth
+    def __init__(self, config: MCPServerConfig, on_secret: Callable[[str], None]) -> None:
+        assert config.auth is not None
+        self._config = config
+        self._server = config.name
+        self._auth = config.auth
         self._on_secret = on_secret
 
     async def id_jag(self, audience: str, resource: str) -> str:
@@ -678,8 +842,11 @@ class _IdentityProviderExchange:
         secret = _resolve(self._server, "idp_client_secret", auth.idp_client_secret, self._on_secret, secret=True)
         if secret:
             data["client_secret"] = secret
-        async with httpx2.AsyncClient(timeout=_HTTP_TIMEOUT) as client:
-            response = await client.post(auth.idp_token_endpoint, data=data)
+        try:
+            async with _bounded_client(self._config) as client:
+                response = await client.post(auth.idp_token_endpoint, data=data)
+        except httpx2.StreamError as exc:  # over max_result_bytes (AnswerRefused), or cut short
+            raise OAuthTokenError(f"identity provider token exchange answer was refused: {_refusal(exc)}") from None
         try:
             body = response.json()
         except ValueError:

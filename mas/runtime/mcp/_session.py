@@ -148,7 +148,7 @@ class SessionKeeper:
         self._authorize = authorize
         self._conn: Connection | None = None
         #: The calls in flight and the server-to-client requests routed to them (``_mcp_input``).
-        self.inputs = InputBridge(config.name, config.client_capabilities)
+        self.inputs = InputBridge(config.name, config.client_capabilities, config.max_client_requests)
         #: Lines the current connection's server(s) wrote on stderr, reported when it ends.
         self._stderr_lines = 0
         self._lock: asyncio.Lock | None = None  # created lazily on the provider's loop

@@ -305,13 +305,23 @@ class Tasks:
             if self.dialect == "2025-11-25":
                 request = types.GetTaskRequest(params=types.GetTaskRequestParams(task_id=task_id))
                 got = await self.session.send_request(request, types.GetTaskResult, timeout)
-                return _state_2025(got), None
+                return self._about(task_id, _state_2025(got)), None
             detailed = await self.session.send_request(
                 _TaskGet(params=TaskIdParams(task_id=task_id)), DetailedTask, timeout
             )
         except MCPError as exc:
             raise self._lost(task_id, exc) from None
-        return _state_2026(detailed), detailed
+        return self._about(task_id, _state_2026(detailed)), detailed
+
+    @staticmethod
+    def _about(task_id: str, state: TaskState) -> TaskState:
+        """The answer must be about the task asked for: another task's state (and result) is never
+        followed, or the call would return that task's result under this one's name."""
+        if state.task_id != task_id:
+            raise TaskEnded(
+                "protocol", f"tasks/get about task {task_id!r} was answered about another task, {state.task_id!r}"
+            )
+        return state
 
     async def payload(self, task_id: str, timeout: float | None) -> types.CallToolResult:
         """2025-11-25 ``tasks/result``: blocks until the task ends; the server's questions arrive meanwhile."""

@@ -871,7 +871,7 @@ class MCPToolProvider:
         call.task_id = state.task_id  # a cancel_event's envelope names the task it cancelled
 
         async def ask(method: str, request: types.InputRequest) -> Any:
-            return await inputs.ask(conn, method, request)
+            return await inputs.ask(conn, method, request, call)  # the task's own call: no guess
 
         try:
             result = await tasks.follow(state, deadline, ask)

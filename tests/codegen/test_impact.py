@@ -1,0 +1,177 @@
+"""``toolgen diff --impact``: exactly the call sites of a user's code a server change breaks.
+
+A small project locks the real sample server (stdio) and generates its package; its agent code
+calls the tools. The server then lists with ``--drift upgrade``: a tool removed (``whoami``), a new
+required argument (``notes.create``'s ``folder``), a narrowed enum (``get_weather``'s ``units``),
+an output key renamed (``flaky_lookup``'s ``value`` -> ``result``), a description rewritten
+(``notes.delete``) and a parameter deprecated (``search-docs``'s ``limit``). Real mypy and real
+pyright must name the broken lines, each with its tool and drift rule, and nothing else; with
+only a description rewritten, nothing breaks and the exit code is 0.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from gen_helpers import forked_python, generate
+
+from codegen.cli import main as toolgen_main
+from codegen.drift import Change
+from codegen.impact import Diagnostic, attribute, detect_checker, new_diagnostics, tool_names
+
+AGENT = """\
+from sample_tools import Tools
+
+
+def run(tools: Tools) -> None:
+    tools.sample.get_weather(city="Paris", units="fahrenheit")
+    tools.sample.get_weather(city="Paris", units="celsius")
+    tools.sample.notes_create(title="t", body="b")
+    tools.sample.whoami()
+    print(tools.sample.flaky_lookup(key="k").value)
+    looked = tools.sample.flaky_lookup(key="k")
+    print(looked.attempt, looked.value)
+    tools.sample.notes_delete(id="x")
+    tools.sample.search_docs(query="q", limit=3)
+    tools.sample.count_slowly(steps=2)
+"""
+# (line, tool, rule) of every call site the upgrade breaks, in order.
+BROKEN = [
+    (5, "sample/get_weather", "enum-value-removed"),
+    (7, "sample/notes.create", "param-added-required"),
+    (8, "sample/whoami", "tool-removed"),
+    (9, "sample/flaky_lookup", "output-field-removed"),
+    (11, "sample/flaky_lookup", "output-field-removed"),
+]
+
+
+def _infra(path: Path, *flags: str) -> None:
+    server = forked_python("-m", "mas.samples.mcp_server", *flags)
+    path.write_text(
+        "kind: ToolServerRegistry\nspec:\n  servers:\n"
+        "    - name: sample\n      protocol: mcp\n      transport: stdio\n"
+        + "".join(f"      {key}: {json.dumps(value)}\n" for key, value in server.items())
+        + "      connect_timeout_seconds: 20\n",
+        encoding="utf-8",
+    )
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("impact")
+    _infra(root / "sample.yaml")
+    _infra(root / "upgrade.yaml", "--drift", "upgrade")
+    _infra(root / "described.yaml", "--drift", "description-rewritten")
+    (root / "pyproject.toml").write_text(
+        '[tool.toolgen]\ninfra = ["sample.yaml"]\nout = "gen"\npackage = "sample_tools"\n', encoding="utf-8"
+    )
+    mp = pytest.MonkeyPatch()
+    try:
+        assert generate(root, [], mp) == 0
+    finally:
+        mp.undo()
+    (root / "agent").mkdir()
+    (root / "agent" / "agent.py").write_text(AGENT, encoding="utf-8")
+    return root
+
+
+def _impact(
+    root: Path, argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> tuple[int, str, str]:
+    monkeypatch.chdir(root)
+    code = toolgen_main(argv)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def _found(out: str) -> list[tuple[int, str, str]]:
+    found = []
+    for line in out.splitlines():
+        if line.startswith("agent/agent.py:"):
+            where, tool_part = line.split(": ", 2)[:2]
+            tool, rule = tool_part.removeprefix("tool ").split(" (")
+            found.append((int(where.split(":")[1]), tool, rule.split(",")[0]))
+    return found
+
+
+@pytest.mark.parametrize("checker", ["mypy", "pyright"])
+def test_impact_lists_exactly_the_broken_call_sites(
+    checker: str, project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = {p: p.read_bytes() for p in [project / "toolgen.lock.json", *(project / "gen").rglob("*.py")]}
+    argv = ["diff", "--impact", "agent", "--infra", "upgrade.yaml", "--checker", checker]
+    code, out, err = _impact(project, argv, monkeypatch, capsys)
+    assert code == 3, (out, err)
+    assert _found(out) == BROKEN, out
+    assert out.splitlines()[-1].startswith(f"toolgen: 5 call site(s) break ({checker}); the servers: ")
+    # The project's lock and package are as they were: the new package was built elsewhere.
+    assert {p: p.read_bytes() for p in before} == before
+
+
+def test_a_change_that_breaks_no_call_site_exits_0(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = _impact(project, ["diff", "--impact", "agent", "--infra", "described.yaml"], monkeypatch, capsys)
+    assert code == 0, out
+    assert out.splitlines() == [
+        "toolgen: no call site breaks (mypy); the servers: 1 change(s): 0 breaking, 1 review, 0 compatible"
+    ]
+
+
+def test_generate_check_reports_the_impact_when_asked(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["generate", "--check", "--infra", "upgrade.yaml", "--impact", "agent/agent.py", "--checker", "mypy"]
+    code, out, _ = _impact(project, argv, monkeypatch, capsys)
+    assert code == 3
+    assert "is stale" in out and _found(out) == BROKEN
+
+
+def test_bad_input_is_one_line(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, _, err = _impact(project, ["diff", "--impact", "agent", "missing.py"], monkeypatch, capsys)
+    assert code == 2 and err.splitlines() == ["toolgen: error: --impact: missing.py: no such file or folder"]
+    # A checker that is not installed: no pyright on PATH, none beside the interpreter.
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setattr("sys.executable", str(tmp_path / "python"))
+    code, _, err = _impact(project, ["diff", "--impact", "agent", "--checker", "pyright"], monkeypatch, capsys)
+    assert code == 2 and err.splitlines() == [
+        "toolgen: error: --checker: pyright is not installed; install it with `pip install pyright`"
+    ]
+    code, _, err = _impact(project, ["generate", "--impact", "agent"], monkeypatch, capsys)
+    assert code == 2 and err.splitlines() == [
+        "toolgen: error: --impact goes with --check (or use `toolgen diff --impact`)"
+    ]
+
+
+def test_the_checker_is_the_one_the_project_configures(tmp_path: Path) -> None:
+    assert detect_checker(tmp_path) == "mypy"
+    (tmp_path / "pyrightconfig.json").write_text("{}")
+    assert detect_checker(tmp_path) == "pyright"
+    (tmp_path / "pyproject.toml").write_text("[tool.mypy]\nstrict = true\n")
+    assert detect_checker(tmp_path) == "mypy"
+    (tmp_path / "pyproject.toml").write_text("[tool.pyright]\n[tool.mypy]\n")
+    assert detect_checker(tmp_path) == "pyright"
+
+
+def test_only_new_diagnostics_count_each_as_often_as_it_appears() -> None:
+    a = Diagnostic("a.py", 3, 1, "x", "m")
+    b = Diagnostic("a.py", 4, 1, "x", "m")
+    assert new_diagnostics([a], [a, a, b]) == [a, b]
+    assert new_diagnostics([a, b], [b]) == []
+
+
+def test_the_rule_is_the_change_the_message_names(project: Path) -> None:
+    tools = tool_names(project / "gen" / "sample_tools")
+    units = Change("sample", "get_weather", "breaking", "enum-value-removed", "/inputSchema/properties/units/enum",
+                   "fahrenheit", None, "parameter 'units': enum value \"fahrenheit\" removed")  # fmt: skip
+    text = Change("sample", "get_weather", "review", "description-changed", "/description", "a", "b", "changed")
+    other = Change("sample", "greet", "breaking", "tool-removed", "", "greet", None, "tool removed")
+    line = '    tools.sample.get_weather(city="Paris", units="fahrenheit")'
+    message = 'Argument "units" to "get_weather" of "SampleTools" has incompatible type'
+    assert attribute(Diagnostic("a.py", 1, 1, "", message), line, [text, other, units], tools) == units
+    assert attribute(Diagnostic("a.py", 1, 1, "", "something"), line, [text, other], tools) == text
+    assert attribute(Diagnostic("a.py", 1, 1, "", "something"), "x = 1", [text, other, units], tools) is None
