@@ -440,6 +440,16 @@ def bench_code_mode(root: Path, work: Path, n: int, repeat: int) -> list[Row]:
                             "<= 0.5", floor))  # fmt: skip
             rows.append(Row(f"code mode one `search()` (5 tools) tokens, {label}",
                             [float(_tokens(mode.search(query)))], [raw], "tokens", "<= 0.05", floor))  # fmt: skip
+            # Discovery in steps: the brief listing, then whole stubs by name; and what the whole
+            # docstrings (descriptions, parameters, bounds) of every function cost, kept for on demand.
+            rows.append(Row(f"code mode `listing()` (one line per function) tokens, {label}",
+                            [float(_tokens(mode.listing()))], [raw], "tokens", "<= 0.5", floor))  # fmt: skip
+            first = next(f"{m}.{f}" for m, functions in mode.modules.items() for f in functions)
+            rows.append(Row(f"code mode `stubs()` of one function tokens, {label}",
+                            [float(_tokens(mode.stubs([first])))], [raw], "tokens", "<= 0.05", floor))  # fmt: skip
+            whole = mode.stubs(list(mode.modules))
+            rows.append(Row(f"code mode whole stubs of every function (not sent at once) tokens, {label}",
+                            [float(_tokens(whole))], [raw], "tokens", "", floor))  # fmt: skip
     rows += _bench_check_run(work, n, repeat)
     return rows
 

@@ -17,7 +17,7 @@ from codegen.datamodels import (
     input_groups_for,
     model_code,
 )
-from codegen.emit.code_mode import build_code_mode, summary_line
+from codegen.emit.code_mode import build_code_mode, param_constraints, summary_line
 from codegen.errors import Degradation, GenerateError
 from codegen.infer import InferredOutput
 from codegen.literals import docstring_literal, docstring_text, json_default_literal, str_literal, wire_literal
@@ -470,7 +470,7 @@ def _summary(tool: Mapping[str, Any]) -> str:
     annotations = tool.get("annotations") or {}
     hints = {key: annotations.get(mcp) is True for key, mcp in HINT_KEYS.items()}
     title = next((t for t in (tool.get("title"), annotations.get("title")) if isinstance(t, str) and t), None)
-    return summary_line(title, str(tool.get("description") or ""), hints)
+    return summary_line(title, str(tool.get("description") or ""), hints, full=True)
 
 
 def _where(modules: Sequence[ModelModuleSpec]) -> tuple[tuple[str, str], ...]:
@@ -578,8 +578,11 @@ def _param(wire: str, py_name: str, annotation: str, required: bool, prop: Any) 
     deprecated = isinstance(prop, Mapping) and prop.get("deprecated") is True
     if deprecated:
         description = f"{description.rstrip()} (deprecated by the server)".lstrip()
+    bounds = param_constraints(py_name, prop)
     if required:
-        return ParamSpec(wire, py_name, annotation, True, None, None, str(description), deprecated=deprecated)
+        return ParamSpec(
+            wire, py_name, annotation, True, None, None, str(description), deprecated=deprecated, constraints=bounds
+        )
     return ParamSpec(
         wire,
         py_name,
@@ -590,6 +593,7 @@ def _param(wire: str, py_name: str, annotation: str, required: bool, prop: Any) 
         str(description),
         _usable_default(prop),
         deprecated,
+        bounds,
     )
 
 

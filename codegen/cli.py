@@ -86,6 +86,12 @@ def _add_generate(
         metavar="FILE",
         help=f"recorded results to infer types from (default: {_DEFAULTS.samples[0]}, when it exists)",
     )
+    gen.add_argument(
+        "--cassette",
+        action="append",
+        metavar="PATH",
+        help="a test kit cassette, or a folder of them, that --check checks against the package (repeatable)",
+    )
     gen.add_argument("--no-cache", action="store_true", help="neither read nor write .toolgen-cache/")
     diff_cli.add_impact_arguments(gen)  # with --check: also which call sites of your code the change breaks
 
@@ -103,6 +109,7 @@ def generate_command(args: argparse.Namespace, progress: Progress) -> int:
         "diff": args.diff or None,
         "strict_schemas": args.strict_schemas or None,
         "samples": args.samples,
+        "cassettes": args.cassette,
         "no_cache": args.no_cache,
     }
     settings = load_settings(Path.cwd(), overrides)
@@ -161,14 +168,20 @@ def _report_check(settings: Settings, outcome: Outcome) -> int:
     if not outcome.stale:
         print(f"{PROG}: {target} is up to date")
         return EXIT_OK
-    print(f"{PROG}: {target} is stale; these files would change:")
+    if outcome.changes or outcome.snapshot_changed:
+        print(f"{PROG}: {target} is stale; these files would change:")
     for change in outcome.changes:
         print(f"  {change}")
     if outcome.snapshot_changed:
         print(f"  changed  {shown(settings.snapshot)} (lock)")
     for line in summary_lines(outcome.drift):  # what the servers changed, classified
         print(f"{PROG}: {line}")
-    print(f"{PROG}: run `{PROG} generate` to update")
+    for line in outcome.cassettes:  # recorded calls that no longer fit the package (the test kit's)
+        print(f"{PROG}: cassette {line}")
+    if outcome.changes or outcome.snapshot_changed:
+        print(f"{PROG}: run `{PROG} generate` to update")
+    else:
+        print(f"{PROG}: record the cassettes again (the package's testing.Recorder) or edit them")
     return EXIT_STALE
 
 

@@ -33,7 +33,7 @@ from codegen.snapshot import (
     skills_drift,
 )
 from codegen.sources import parse_infra, parse_mcp_json, parse_yaml_tools, read_live, read_snapshot_sources
-from codegen.testkit import newest_samples
+from codegen.testkit import DATA_MODULE, cassette_problems, newest_samples
 from codegen.versioning import PackageRecord, Release, changelog, next_record, version_module, with_record
 from codegen.write import (
     GENERATED_MARKER,
@@ -96,10 +96,13 @@ class Outcome:
     files: tuple[str, ...] = ()  # every file of the package, relative to it
     #: None: no lock was written (no server listed live, nor an offline change of inferred types)
     lock: LockChange | None = None
+    #: With ``--check``: each recorded call of a cassette that no longer fits the package, one line
+    #: each (``FILE: POINTER: what``; codegen/testkit.py)
+    cassettes: tuple[str, ...] = ()
 
     @property
     def stale(self) -> bool:
-        return bool(self.changes) or self.snapshot_changed
+        return bool(self.changes) or self.snapshot_changed or bool(self.cassettes)
 
 
 @dataclass(frozen=True)
@@ -423,6 +426,9 @@ def run(settings: Settings, out: TextIO = sys.stdout, progress: Progress | None 
     except OSError as exc:  # an --out that is a file, a folder we may not write: one line, exit 2
         where = exc.filename if isinstance(exc.filename, str) else str(settings.target)
         raise GenerateError(f"cannot write the package: {exc.strerror or exc}", shown(Path(where))) from exc
+    cassettes: tuple[str, ...] = ()
+    if settings.check and settings.cassettes:
+        cassettes = cassette_problems(settings.cassettes, files[DATA_MODULE], shown)
     return Outcome(
         tuple(changes),
         snapshot_changed,
@@ -431,4 +437,5 @@ def run(settings: Settings, out: TextIO = sys.stdout, progress: Progress | None 
         degradations=degradations,
         files=names,
         lock=lock,
+        cassettes=cassettes,
     )

@@ -63,6 +63,8 @@ class ParamSpec:
     schema_default: str | None = None
     #: The schema marks the parameter ``deprecated: true`` (an optional one gets a PEP 702 overload)
     deprecated: bool = False
+    #: The schema's bounds the type does not carry, in words (``1 <= limit <= 50``), for the stubs
+    constraints: str = ""
 
     @property
     def key_literal(self) -> str:

@@ -26,7 +26,8 @@ DEFAULT_SAMPLES = Path("toolgen.samples.json")
 #: so a file whose name has an ``=`` in it is still given as ``./a=b.json``.
 _NAMED = re.compile(r"([A-Za-z0-9_-][A-Za-z0-9_.-]{0,63})=(.+)", re.DOTALL)
 _LIST_KEYS = ("tools", "infra", "mcp_json")
-_PATH_LISTS = (*_LIST_KEYS, "samples")  # samples are not a source: naming one keeps the sources
+#: samples and cassettes are not sources: naming one keeps the sources
+_PATH_LISTS = (*_LIST_KEYS, "samples", "cassettes")
 #: Settings of the package's version and upgrades (docs/drift.md, "Upgrading"), with their types.
 _UPGRADE_KEYS: dict[str, type] = {"start_version": str, "keep_zero_major": bool, "keep_removed_tools": int}
 _KEYS = {*_PATH_LISTS, "snapshot", "out", "package", *_UPGRADE_KEYS}
@@ -43,6 +44,9 @@ class Settings:
     #: it was named on the command line (``samples_given``): then it is an error.
     samples: tuple[Path, ...] = (DEFAULT_SAMPLES,)
     samples_given: bool = False
+    #: The test kit's cassettes (``Recorder``), files or folders of ``*.json``: ``--check`` reports
+    #: a recorded call whose tool, arguments or result no longer fit the package (docs/testing.md).
+    cassettes: tuple[Path, ...] = ()
     snapshot: Path = Path("toolgen.lock.json")
     out: Path = Path("generated")
     package: str = DEFAULT_PACKAGE
@@ -203,6 +207,7 @@ def _relative_to(settings: Settings, cwd: Path) -> Settings:
         infra=tuple(map(rel, settings.infra)),
         mcp_json=tuple(map(rel, settings.mcp_json)),
         samples=tuple(map(rel, settings.samples)),
+        cassettes=tuple(map(rel, settings.cassettes)),
         snapshot=rel(settings.snapshot),
         out=rel(settings.out),
         cache=None if settings.cache is None else rel(settings.cache),

@@ -10,18 +10,29 @@ ASCII), imported by ``testing`` alone: ``import <package>`` never reads it. The 
 
 from __future__ import annotations
 
+import ast
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
+from codegen.errors import GenerateError
 from codegen.infer import InferredOutput
 from codegen.literals import wire_literal
 from codegen.model import ImportSpec, PackageSpec, SourceTools
 from mas.runtime.lockfile import canonical_tool
 from mas.runtime.samples import Sample
 
-__all__ = ["DATA_MODULE", "TESTING_MODULE", "data_module", "newest_samples", "testing_context", "testing_data"]
+__all__ = [
+    "DATA_MODULE",
+    "TESTING_MODULE",
+    "cassette_problems",
+    "data_module",
+    "newest_samples",
+    "testing_context",
+    "testing_data",
+]
 
 #: The kit's modules in a package: the typed fakes, and the data they are built from.
 TESTING_MODULE = "testing.py"
@@ -100,3 +111,68 @@ def testing_context(pkg: PackageSpec) -> dict[str, Any]:
         "tool_output": "_ToolOutput" in words,
     }
     return {"imports": imports, "uses": uses}
+
+
+def _data_of(module: str) -> dict[str, Any]:
+    """The kit's data back from the text of ``_testing_data.py`` (its ``DATA`` literal)."""
+    for node in ast.parse(module).body:
+        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["DATA"]:
+            data: dict[str, Any] = json.loads(ast.literal_eval(node.value))
+            return data
+    raise GenerateError(f"{DATA_MODULE} has no DATA")  # never: this module wrote it
+
+
+def cassette_files(paths: Sequence[Path]) -> list[Path]:
+    """Each cassette named: a file, or every ``*.json`` below a folder (sorted)."""
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found += sorted(path.rglob("*.json"))
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise GenerateError(
+                "no such cassette file or folder (--cassette, or cassettes in [tool.toolgen])", str(path)
+            )
+    return found
+
+
+def cassette_problems(paths: Sequence[Path], data_module_text: str, shown: Callable[[Path], str]) -> tuple[str, ...]:
+    """Each recorded call of the cassettes at ``paths`` that no longer fits the package, one line
+    each (``FILE: /calls/N/...: what``): a tool that is gone, arguments its input schema refuses,
+    a result its output schema refuses. A cassette that is not one is bad input (``GenerateError``)."""
+    # The rules are the kit's own (the shim's _fake.py): what replay checks, --check checks.
+    from codegen.shim._runtime._decode import inferred_candidate
+    from codegen.shim._runtime._fake import cassette_problem, schema_problem
+    from mas.runtime.contracts._rules import to_envelope
+
+    tools = _data_of(data_module_text)["tools"]
+    out: list[str] = []
+    for file in cassette_files(paths):
+        try:
+            doc = json.loads(file.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise GenerateError(f"cannot read the cassette: {exc}", shown(file)) from exc
+        problem = cassette_problem(doc)
+        if problem is not None:
+            raise GenerateError(problem, shown(file))
+        for index, call in enumerate(doc["calls"]):
+            where = f"{shown(file)}: /calls/{index}"
+            tool = tools.get(call["tool"])
+            if tool is None:
+                out.append(f"{where}/tool: tool {call['tool']!r} is not in the package (gone, or renamed, since)")
+                continue
+            pointer, message = schema_problem(tool["entry"].get("parameters") or {}, call["arguments"])
+            if message is not None:
+                out.append(f"{where}/arguments{pointer}: {message}")
+            try:
+                envelope = to_envelope(call["envelope"])
+            except ValueError as exc:
+                raise GenerateError(f"/calls/{index}/envelope: {exc}", shown(file)) from exc
+            if tool["output"] is not None and not envelope.get("is_error") and envelope.get("result_mode") != "session":
+                pointer, message = schema_problem(tool["output"], inferred_candidate(envelope))
+                if message is not None:
+                    out.append(
+                        f"{where}/envelope: the result does not fit the output schema at {pointer or '/'}: {message}"
+                    )
+    return tuple(out)

@@ -34,7 +34,7 @@ from mas.runtime.contracts._rules import HINT_WORDS
 if TYPE_CHECKING:  # datamodels imports the model generator: a cached run, which renders nothing, never loads it
     from codegen.datamodels import Chunk, ModelModule
 
-__all__ = ["CODE_MODE_DIR", "CodeModeModule", "build_code_mode", "summary_line"]
+__all__ = ["CODE_MODE_DIR", "CodeModeModule", "build_code_mode", "param_constraints", "summary_line"]
 
 #: The folder of the package that holds the stubs and their manifest.
 CODE_MODE_DIR = "code_mode"
@@ -43,18 +43,63 @@ _SUMMARY_MAX = 160  # characters of a docstring's summary; the rest of a long de
 _SENTENCE = re.compile(r"(?<=[.!?])\s")
 
 
-def summary_line(title: str | None, description: str, hints: Mapping[str, bool | None]) -> str:
-    """The one docstring line: the title or the description's first sentence, then the hints set."""
+def summary_line(title: str | None, description: str, hints: Mapping[str, bool | None], *, full: bool = False) -> str:
+    """The docstring's first line: the title or the description's first sentence, then the hints
+    set. ``full``: then, after a blank line, the description's first paragraph (at most
+    ``_PARAGRAPH_MAX`` characters) when it says more than that line."""
     text = " ".join(clean_text(title or "").split())
+    paragraph = " ".join(clean_text(description).strip().split("\n\n", 1)[0].split())
     if not text:
-        first = " ".join(clean_text(description).split())
-        text = _SENTENCE.split(first, maxsplit=1)[0] if first else ""
-    if len(text) > _SUMMARY_MAX:
-        text = text[: _SUMMARY_MAX - 3].rstrip() + "..."
+        text = _SENTENCE.split(paragraph, maxsplit=1)[0] if paragraph else ""
+        paragraph = paragraph[len(text) :].strip()  # the rest of it: the first sentence is the line
+    line = _cut(text, _SUMMARY_MAX)
     words = [word for key, word, _ in HINT_WORDS if key in _SUMMARY_HINTS and hints.get(key)]
     if words:
-        text = f"{text} [{', '.join(words)}]" if text else f"[{', '.join(words)}]"
-    return text or "(no description)"
+        line = f"{line} [{', '.join(words)}]" if line else f"[{', '.join(words)}]"
+    line = line or "(no description)"
+    if full and paragraph and paragraph.rstrip(".") != text.rstrip("."):
+        return f"{line}\n\n{_cut(paragraph, _PARAGRAPH_MAX)}"
+    return line
+
+
+def _cut(text: str, most: int) -> str:
+    return text if len(text) <= most else text[: most - 3].rstrip() + "..."
+
+
+#: Characters of a description's first paragraph in a stub's docstring, and of one parameter's line.
+_PARAGRAPH_MAX = 600
+_PARAM_MAX = 240
+#: JSON Schema bounds a parameter's type does not carry, in the words of its stub line.
+_BOUNDS = (
+    ("minLength", "length >= {}"), ("maxLength", "length <= {}"), ("minItems", "at least {} items"),
+    ("maxItems", "at most {} items"), ("multipleOf", "a multiple of {}"), ("pattern", "matches {}"),
+    ("format", "format {}"),
+)  # fmt: skip
+
+
+def param_constraints(name: str, prop: Any) -> str:
+    """What the schema bounds about a parameter and its type does not say, as one phrase
+    (``1 <= limit <= 50``, ``length <= 100``, ``matches ^[A-Z]{2}$``); "" when nothing. The
+    values are the schema's own JSON (a pattern quoted), so no text of a server becomes code."""
+    if not isinstance(prop, Mapping):
+        return ""
+    parts = []
+    low = next(((k, prop[k]) for k in ("minimum", "exclusiveMinimum") if _number(prop.get(k))), None)
+    high = next(((k, prop[k]) for k in ("maximum", "exclusiveMaximum") if _number(prop.get(k))), None)
+    if low or high:
+        left = f"{low[1]} {'<' if low[0] == 'exclusiveMinimum' else '<='} " if low else ""
+        right = f" {'<' if high[0] == 'exclusiveMaximum' else '<='} {high[1]}" if high else ""
+        parts.append(f"{left}{name}{right}")
+    for key, words in _BOUNDS:
+        value = prop.get(key)
+        text = key in ("pattern", "format")
+        if (isinstance(value, str) and value) if text else _number(value):
+            parts.append(words.format(repr(value) if key == "pattern" else value))
+    return _cut(" ".join(clean_text("; ".join(parts)).split()), _PARAM_MAX)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 #: The hints a summary line names, when set (open-world is the common case: it would be noise).
@@ -249,7 +294,10 @@ class _Stubs:
             rewrite = self.rewrite(renames)
             return {"text": _function(tool, summary, returns, rewrite), "used": sorted(rewrite.used)}
 
-        params = [[p.py_name, p.value_annotation, p.required, p.schema_default] for p in tool.params]
+        params = [
+            [p.py_name, p.value_annotation, p.required, p.schema_default, p.description, p.constraints]
+            for p in tool.params
+        ]
         spelled = sorted([list(k), v] for k, v in renames.items())
         key = Memo.key("function", tool.method, params, summary, returns, spelled, self.foreign, self.aliases)
         found = self._memo(key, make)
@@ -316,12 +364,17 @@ def _module_stub(ns: NamespaceSpec, summaries: Mapping[str, str], stubs: _Stubs)
 
 def _function(tool: ToolSpec, summary: str, returns: str, rewrite: _Rewrite) -> str:
     params = []
+    args = []
     for p in tool.params:
         annotation = _annotation(p.value_annotation, rewrite)  # the sandbox has no NOT_GIVEN: "= ..." says optional
         params.append(f"{p.py_name}: {annotation}" if p.required else f"{p.py_name}: {annotation} = {_default(p)}")
+        said = "; ".join(x for x in (" ".join(clean_text(p.description).split()), p.constraints) if x)
+        if said:
+            args.append(f"    {p.py_name}: {_cut(said, _PARAM_MAX)}")
     signature = f"*, {', '.join(params)}" if params else ""
     result = _annotation(returns, rewrite)
-    return f"async def {tool.method}({signature}) -> {result}:\n    {docstring_literal(summary, 4)}"
+    doc = summary + ("\n\nArgs:\n" + "\n".join(args) if args else "")
+    return f"async def {tool.method}({signature}) -> {result}:\n    {docstring_literal(doc, 4)}"
 
 
 def _default(p: ParamSpec) -> str:

@@ -127,8 +127,9 @@ def _inodes(root: Path) -> dict[str, int]:
 
 
 def test_an_edit_rewrites_only_the_files_it_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``__init__.py`` alone names the inputs' hash, so a description edit changes two files (that
-    header, the method's docstring and ToolInfo; the stub's summary is the tool's title); the rest
+    """``__init__.py`` alone names the inputs' hash, so a description edit changes three files (that
+    header, the method's docstring and ToolInfo, and the code-mode stub, which keeps the
+    description after the tool's title; stubs are not formatted); the rest
     keep their bytes and their very inode (staged as hard links, not written again), and only the
     changed modules are formatted."""
     project = _project(tmp_path, monkeypatch)
@@ -151,7 +152,7 @@ def test_an_edit_rewrites_only_the_files_it_changes(tmp_path: Path, monkeypatch:
     after = tree(package)
     changed = sorted(name for name in after if after[name] != before.get(name))
     # The test kit's data holds the listing (the description too): written as it is, never formatted.
-    assert changed == ["__init__.py", "_testing_data.py", "_tools.py"]
+    assert changed == ["__init__.py", "_testing_data.py", "_tools.py", "code_mode/tools.pyi"]
     # __init__.py differs in its header only, which is not formatted. Of _tools.py, the module
     # around the tools' parts and the edited tool's parts alone: its constant and six methods.
     assert formatted == ["_tools.py", "parts_0.py"]

@@ -381,3 +381,159 @@ def test_importing_the_package_imports_no_part_of_the_kit(site: Path) -> None:
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=site, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+# --- record and replay ----------------------------------------------------------------------------------
+
+SECRET = "kit-secret-7f3a9c"  # a secret the runtime knows: never in a cassette
+
+
+@pytest.fixture(scope="module")
+def cassette(installed: dict[str, ModuleType], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Calls recorded through the real registry and the repository's sample server over stdio."""
+    from mas.runtime import redact
+    from mas.runtime.registry import RuntimeRegistry
+
+    redact.remember([SECRET])  # as the registry does with an infra entry's header values
+    path = tmp_path_factory.mktemp("cassettes") / "run.json"
+    infra, tools = REPO / "library-samples" / "infra" / "sample-stdio.yaml", REPO / "library-samples" / "tools"
+    st = installed["sample_tools"]
+    with RuntimeRegistry.from_sources(infra=[infra], tools=[tools]) as registry:
+        with installed["sample_tools.testing"].Recorder(registry, path) as recorder:
+            typed = st.Tools(recorder)
+            typed.sample.get_weather(city="Paris")
+            typed.sample.get_weather(city=SECRET)
+            typed.sample.list_cities(country="FR")
+            typed.skills.unit_convert(value=3, from_unit="km", to_unit="mi")
+    return path
+
+
+def test_a_recorder_keeps_every_exchange_with_secrets_blanked(cassette: Path) -> None:
+    text = cassette.read_text(encoding="utf-8")
+    doc = json.loads(text)
+    assert SECRET not in text and "***" in text
+    assert doc["package"] == "sample_tools" and doc["version"] == 1
+    assert [(c["tool"], c["arguments"]) for c in doc["calls"]] == [
+        ("get_weather", {"city": "Paris"}), ("get_weather", {"city": "***"}), ("list_cities", {"country": "FR"}),
+        ("unit_convert", {"value": 3, "from_unit": "km", "to_unit": "mi"}),
+    ]  # fmt: skip
+    assert doc["calls"][0]["envelope"]["structured_content"]["city"] == "Paris"
+    assert text == json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"  # canonical
+
+
+def test_replay_answers_the_same_calls_in_order(installed: dict[str, ModuleType], cassette: Path) -> None:
+    st, kit = installed["sample_tools"], installed["sample_tools.testing"]
+    fake = kit.FakeTools.replay(cassette)
+    tools = st.Tools(fake)
+    assert tools.sample.get_weather(city="Paris").city == "Paris"
+    assert tools.sample.get_weather(city="***").city == "***"
+    cities = tools.sample.list_cities(country="FR")
+    assert not isinstance(cities, st.ToolOutput) and {c.country for c in cities.cities} == {"FR"}
+    assert tools.skills.unit_convert(value=3, from_unit="km", to_unit="mi").value == pytest.approx(1.864, 0.01)
+    fake.assert_replayed()
+    assert [c.tool for c in fake.calls] == ["get_weather", "get_weather", "list_cities", "unit_convert"]
+
+
+def test_replay_fails_with_one_line_at_the_first_unexpected_call(
+    installed: dict[str, ModuleType], cassette: Path
+) -> None:
+    st, kit = installed["sample_tools"], installed["sample_tools.testing"]
+    tools = st.Tools(kit.FakeTools.replay(cassette))
+    tools.sample.get_weather(city="Paris")
+    with pytest.raises(kit.FakeToolsError) as caught:
+        tools.sample.get_weather(city="Berlin")
+    assert str(caught.value) == 'replay: call 2 (get_weather): arguments /city: expected "***", got "Berlin"'
+    tools = st.Tools(kit.FakeTools.replay(cassette))
+    with pytest.raises(kit.FakeToolsError, match=r"^replay: call 1: expected tool 'get_weather', got 'list_cities'$"):
+        tools.sample.list_cities(country="FR")
+    fake = kit.FakeTools.replay(cassette)
+    st.Tools(fake).sample.get_weather(city="Paris")
+    with pytest.raises(kit.FakeToolsError, match=r"^replay: call 2 of 4 \('get_weather'\) was never made$"):
+        fake.assert_replayed()
+    # Not strict: a call that was not recorded is answered as usual.
+    loose = kit.FakeTools.replay(cassette, strict=False)
+    assert st.Tools(loose).sample.list_cities(country="JP") is not None
+
+
+def _project(tmp_path: Path, cassettes: dict[str, Any]) -> Path:
+    time_json = REPO / "tests" / "fixtures" / "mcp-tools-list" / "time.json"
+    (tmp_path / "pyproject.toml").write_text(
+        f'[tool.toolgen]\nmcp_json = ["{time_json.as_posix()}"]\nout = "gen"\npackage = "clock"\n'
+        'cassettes = ["cassettes"]\n',
+        encoding="utf-8",
+    )
+    (tmp_path / "cassettes").mkdir()
+    for name, doc in cassettes.items():
+        (tmp_path / "cassettes" / name).write_text(json.dumps(doc), encoding="utf-8")
+    return tmp_path
+
+
+_NOW = {"timezone": "UTC", "datetime": "2026-01-01T00:00:00Z", "day_of_week": "Thursday", "is_dst": False}
+
+
+def _call(tool: str, arguments: dict[str, Any], structured: Any) -> dict[str, Any]:
+    envelope = {"status": "success", "result": structured, "is_error": False, "structured_content": structured}
+    return {"tool": tool, "arguments": arguments, "options": {}, "envelope": envelope}
+
+
+def test_generate_check_reports_a_cassette_whose_tools_drifted(tmp_path: Path) -> None:
+    from gen_helpers import toolgen_in_process
+
+    good = {"version": 1, "calls": [_call("get_current_time", {"timezone": "UTC"}, _NOW)]}
+    project = _project(tmp_path, {"good.json": good})
+    assert toolgen_in_process(project, "-q").returncode == 0
+    done = toolgen_in_process(project, "--offline", "--check")
+    assert done.returncode == 0, done.stdout + done.stderr
+    drifted = {"version": 1, "calls": [
+        _call("get_current_time", {"timezone": "UTC"}, _NOW),
+        _call("get_current_time", {"timezone": 3}, _NOW),
+        _call("get_current_time", {"timezone": "UTC"}, {**_NOW, "is_dst": "no"}),
+        _call("get_time", {}, _NOW),
+    ]}  # fmt: skip
+    (project / "cassettes" / "old.json").write_text(json.dumps(drifted), encoding="utf-8")
+    done = toolgen_in_process(project, "--offline", "--check")
+    assert done.returncode == 1
+    assert done.stdout.splitlines() == [
+        "toolgen: cassette cassettes/old.json: /calls/1/arguments/timezone: 3 is not of type 'string'",
+        "toolgen: cassette cassettes/old.json: /calls/2/envelope: the result does not fit the output schema at "
+        "/is_dst: 'no' is not of type 'boolean'",
+        "toolgen: cassette cassettes/old.json: /calls/3/tool: tool 'get_time' is not in the package (gone, or "
+        "renamed, since)",
+        "toolgen: record the cassettes again (the package's testing.Recorder) or edit them",
+    ]
+    (project / "cassettes" / "bad.json").write_text('{"version": 1, "calls": [{"tool": 3}]}', encoding="utf-8")
+    done = toolgen_in_process(project, "--offline", "--check")
+    assert done.returncode == 2 and done.stderr.strip() == (
+        "toolgen: error: cassettes/bad.json: /calls/0/tool: expected the tool's wire name"
+    ), done.stderr
+
+
+# --- drift and pinning -------------------------------------------------------------------------------------
+
+
+def _pinned_infra(tmp_path: Path) -> Path:
+    shutil.copyfile(REPO / "toolgen.lock.json", tmp_path / "toolgen.lock.json")
+    text = (REPO / "library-samples" / "infra" / "sample-stdio.yaml").read_text(encoding="utf-8")
+    text += "      pin: refuse\n      lock: toolgen.lock.json\n"
+    (tmp_path / "infra.yaml").write_text(text, encoding="utf-8")
+    return tmp_path / "infra.yaml"
+
+
+def test_a_listing_change_is_refused_by_pinning(installed: dict[str, ModuleType], tmp_path: Path) -> None:
+    from mas.runtime.registry import RuntimeRegistry
+
+    st, kit = installed["sample_tools"], installed["sample_tools.testing"]
+    infra = _pinned_infra(tmp_path)
+    fake = kit.FakeTools()
+    with RuntimeRegistry.from_sources(infra=[infra], mcp_factory=lambda config: fake.source(config.name)) as registry:
+        assert st.Tools(registry).sample.get_weather(city="Paris") is not None  # as locked: called
+    changed = kit.FakeTools().with_listing_change("get_weather", description="Weather, now with pollen counts.")
+    served = changed.source("sample")
+    with RuntimeRegistry.from_sources(infra=[infra], mcp_factory=lambda config: served) as registry:
+        tools = st.Tools(registry)
+        with pytest.raises(st.ToolUnavailableError, match="differs from the lock toolgen.lock.json at /description"):
+            tools.sample.get_weather(city="Paris")
+        assert changed.sample.get_weather.calls == []  # refused before anything reached the tool
+        assert tools.sample.list_cities(country="FR") is not None  # the other tools still answer
+    gone = kit.FakeTools().with_listing_change("get_weather", remove=True)
+    assert "get_weather" not in {t["name"] for t in gone.list_tools()}

@@ -191,7 +191,7 @@ def test_the_mcp_face_answers_a_real_sdk_client(face: str) -> None:
     async def talk() -> None:
         async with FACES[face]() as session:
             listed = await session.list_tools()
-            assert sorted(t.name for t in listed.tools) == ["run_code", "search_tools"]
+            assert sorted(t.name for t in listed.tools) == ["get_stubs", "list_functions", "run_code", "search_tools"]
             run_code = next(t for t in listed.tools if t.name == "run_code")
             assert "async def get_weather(" in (run_code.description or "")  # a small catalog: the whole API
 

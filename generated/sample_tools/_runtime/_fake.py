@@ -46,11 +46,16 @@ __all__ = [
     "Call",
     "CallList",
     "FailureKind",
+    "FakeSource",
     "FakeToolsBase",
     "FakeToolsError",
     "Recorder",
     "TaskState",
     "ToolHandle",
+    "cassette_problem",
+    "first_difference",
+    "read_cassette",
+    "schema_problem",
 ]
 
 A = TypeVar("A")  # a tool's arguments: its input TypedDict
@@ -540,7 +545,7 @@ class FakeToolsBase:
         from ._decode import inferred_candidate
 
         candidate = inferred_candidate(envelope)
-        pointer_, message = _schema_problem(cast("Mapping[str, Any]", schema), candidate)
+        pointer_, message = schema_problem(cast("Mapping[str, Any]", schema), candidate)
         if message is not None:
             raise FakeToolsError(
                 f"tool {tool!r}: {what} does not fit the output schema of the lock at {pointer_ or '/'}: {message}",
@@ -552,8 +557,27 @@ class FakeToolsBase:
         schema: object = self._listed[tool]["entry"].get("parameters")
         if not isinstance(schema, Mapping):
             return None
-        where, message = _schema_problem(cast("Mapping[str, Any]", schema), dict(arguments))
+        where, message = schema_problem(cast("Mapping[str, Any]", schema), dict(arguments))
         return None if message is None else f"{where or '/'}: {message}"
+
+    # --- sources, as their servers ------------------------------------------------------------------
+    def source(self, name: str) -> FakeSource:
+        """The tools of the source ``name`` alone, under the names its server gives them: a provider
+        for one infra entry (``RuntimeRegistry.from_sources(infra=..., mcp_factory=lambda config:
+        fake.source(config.name))``), so the registry's routing and pinning run as with the server."""
+        if not any(entry["source"] == name for entry in self._data["tools"].values()):
+            raise KeyError(f"{self.package} has no source {name!r}")
+        return FakeSource(self, name)
+
+    def source_tools(self, name: str, *, listed: bool = True) -> dict[str, str]:
+        """The tools of the source ``name``: the server's name of each -> its wire name here; with
+        ``listed``, only those the listing still shows (``with_listing_change``)."""
+        tools: dict[str, dict[str, Any]] = self._listed if listed else self._data["tools"]
+        return {str(entry["mcp"]["name"]): wire for wire, entry in sorted(tools.items()) if entry["source"] == name}
+
+    def mcp_tool(self, tool: str) -> dict[str, Any]:
+        """The MCP tool object of ``tool`` (its wire name) as the listing shows it now."""
+        return copy.deepcopy(self._listed[tool]["mcp"])
 
     # --- drift ----------------------------------------------------------------------------------
     def with_listing_change(
@@ -634,6 +658,42 @@ class FakeToolsBase:
             )
 
 
+class FakeSource:
+    """One source of a fake, served as its server would: ``list_mcp_tools`` (what pinning compares
+    with the lock), ``list_tools`` and ``call_tool`` under the server's own tool names."""
+
+    def __init__(self, fake: FakeToolsBase, name: str) -> None:
+        self.fake = fake
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"FakeSource({self.name!r})"
+
+    def list_mcp_tools(self) -> list[dict[str, Any]]:
+        return [self.fake.mcp_tool(wire) for wire in self.fake.source_tools(self.name).values()]
+
+    def list_tools(self) -> list[dict[str, Any]]:
+        entries = {entry["name"]: entry for entry in self.fake.list_tools()}
+        out: list[dict[str, Any]] = []
+        for inner, wire in self.fake.source_tools(self.name).items():
+            out.append({**entries[wire], "name": inner})
+        return out
+
+    def call_tool(self, tool_name: str, arguments: Mapping[str, Any] | None, **options: Any) -> dict[str, Any]:
+        wire = self.fake.source_tools(self.name, listed=False).get(tool_name)
+        if wire is None:
+            return _rules.failure_dict(
+                f"unknown tool {tool_name!r} (source {self.name!r} has no such tool)", "unknown_tool"
+            )
+        return self.fake.call_tool(wire, arguments, **options)
+
+    async def acall_tool(self, tool_name: str, arguments: Mapping[str, Any] | None, **options: Any) -> dict[str, Any]:
+        return self.call_tool(tool_name, arguments, **options)
+
+    def close(self) -> None:
+        """Nothing to close: a registry closes its providers."""
+
+
 # --------------------------------------------------------------------------------------------
 # Envelopes
 # --------------------------------------------------------------------------------------------
@@ -706,7 +766,7 @@ def _envelope_of(info: ToolInfo[Any], value: object) -> dict[str, Any]:
     )
 
 
-def _schema_problem(schema: Mapping[str, Any], value: object) -> tuple[str, str | None]:
+def schema_problem(schema: Mapping[str, Any], value: object) -> tuple[str, str | None]:
     """The JSON pointer and message of the first way ``value`` breaks ``schema`` (jsonschema's best
     match), or ``("", None)`` when it fits."""
     # Imported by name and used as Any: the kit runs where toolgen is installed (jsonschema is

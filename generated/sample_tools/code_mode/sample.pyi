@@ -48,19 +48,41 @@ class SampleWhoamiOutput(TypedDict):
     header_sha256: str | None
 
 async def count_slowly(*, delay_seconds: float = 0.2, steps: int = 3) -> str:
-    """Count to `steps`, sleeping `delay_seconds` per step and reporting progress."""
+    """Count to `steps`, sleeping `delay_seconds` per step and reporting progress.
+
+    Args:
+        delay_seconds: 0 <= delay_seconds
+        steps: 0 <= steps
+    """
 
 async def flaky_lookup(*, key: str, delay_seconds: float = 2, slow_calls: int = 1) -> SampleFlakyLookupOutput:
-    """Look up a key. [read-only, idempotent]"""
+    """Look up a key. [read-only, idempotent]
+
+    The first `slow_calls` calls for each key take `delay_seconds` (so a short timeout fails them): a transient failure for testing retries.
+
+    Args:
+        delay_seconds: 0 <= delay_seconds
+        slow_calls: 0 <= slow_calls
+    """
 
 async def get_weather(*, city: str, units: Literal['celsius', 'fahrenheit'] = "celsius") -> SampleGetWeatherOutput:
-    """Current weather [read-only]"""
+    """Current weather [read-only]
+
+    Get the current weather for a city (fake, deterministic data).
+
+    Args:
+        city: City name, e.g. Paris
+    """
 
 async def greet(*, greeting: str = "Hello") -> SampleGreetOutput:
     """Greet the caller by name, asking for the name first (an MCP input_required round). [read-only, idempotent]"""
 
 async def list_cities(*, country: str = ...) -> SampleListCitiesOutput | str:
-    """List known cities, optionally of one country, as JSON text (no output schema). [read-only]"""
+    """List known cities, optionally of one country, as JSON text (no output schema). [read-only]
+
+    Args:
+        country: ISO country code, e.g. FR
+    """
 
 async def notes_create(*, body: str, title: str, tags: list[str] = ...) -> SampleNotesCreateOutput:
     """Create a note in the server's memory and return its id."""
@@ -69,7 +91,11 @@ async def notes_delete(*, id: str) -> str:
     """Delete a note by id. [destructive]"""
 
 async def search_docs(*, query: str, filters: SampleSearchDocsInputFilters = ..., limit: int = 5) -> SampleSearchDocsOutput:
-    """Search the documentation and return the best matching pages. [read-only]"""
+    """Search the documentation and return the best matching pages. [read-only]
+
+    Args:
+        limit: 1 <= limit <= 50
+    """
 
 async def whoami() -> SampleWhoamiOutput:
     """Report whether the HTTP Authorization header matches the server token (never echoes it). [read-only]"""

@@ -89,6 +89,8 @@ def add_commands(commands: Any, common: argparse.ArgumentParser, epilog: str) ->
                        help=f"runs that may wait for a turn (default {DEFAULT_MAX_QUEUED_RUNS})")  # fmt: skip
     serve.add_argument("--max-parallel-calls", type=int, default=DEFAULT_MAX_PARALLEL_CALLS, metavar="N",
                        help=f"gathered calls in flight per run (default {DEFAULT_MAX_PARALLEL_CALLS})")  # fmt: skip
+    serve.add_argument("--confirm-destructive", action="store_true",
+                       help="ask the client before each destructive tool a run calls")  # fmt: skip
     serve.add_argument("--http", action="store_true", help="streamable HTTP instead of stdio")
     serve.add_argument("--host", default="127.0.0.1", help="HTTP address (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8770, help="HTTP port (default 8770)")
@@ -239,6 +241,17 @@ def _report(run: CodeRun, name: str, as_json: bool, prog: str) -> int:
     return EXIT_OK
 
 
+def _routes(registry: Any) -> Any:
+    """Whether the registry routes a wire name to a provider (its one routing rule); None (serve
+    everything) for a provider without that rule."""
+    route = getattr(registry, "_route", None)
+    if route is None:
+        return None
+    from mas.runtime.contracts.tool_contract import ToolResultEnvelope
+
+    return lambda wire: not isinstance(route(wire), ToolResultEnvelope)
+
+
 def serve_command(args: argparse.Namespace, progress: Progress, open_registry: Any, prog: str) -> int:
     from mas.runtime.code_mode.server import HttpSecurityError, build_server, http_security, serve_http, serve_stdio
 
@@ -258,11 +271,17 @@ def serve_command(args: argparse.Namespace, progress: Progress, open_registry: A
             "max_queued_runs": args.max_queued_runs,
             "max_parallel_calls": args.max_parallel_calls,
         }
-        with open_registry(args, progress) as registry, _mode(registry, args.package, **shared) as mode:
+        with (
+            open_registry(args, progress) as registry,
+            _mode(registry, args.package, reachable=_routes(registry), **shared) as mode,
+        ):
+            for module in mode.left_out:  # serve what can be called
+                print(f"{prog}: warning: tools.{module} is left out: no server or tool directory of the "
+                      "registry answers its tools", file=sys.stderr)  # fmt: skip
             limits = {"timeout_seconds": args.timeout, "max_tool_calls": args.max_tool_calls,
                       "max_memory_bytes": args.max_memory, "max_output_chars": args.max_output,
                       "max_value_chars": args.max_value}  # fmt: skip
-            server = build_server(mode, **limits)
+            server = build_server(mode, confirm_destructive=args.confirm_destructive, **limits)
             if security is not None:
                 print(f"{prog}: {security.describe(args.host, args.port)}; Ctrl-C stops it", file=sys.stderr)
                 serve_http(server, args.host, args.port, security)

@@ -45,7 +45,9 @@ __all__ = [
 SERVER_NAME = "toolgen-code-mode"
 #: Up to this many characters the whole API goes into run_code's description (about 4,000 tokens).
 WHOLE_API_MAX_CHARS = 16_000
-_SEARCH_LIMIT_MAX = 20
+_SEARCH_LIMIT_MAX = 50
+_NAMES_MAX = 50  # functions get_stubs takes at once
+_READ_ONLY = types.ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 #: A search_tools query longer than this is refused (the search runs off the event loop as well).
 SEARCH_QUERY_MAX_CHARS = 1_000
 
@@ -61,7 +63,13 @@ def _run_description(mode: CodeMode) -> str:
     if len(api) <= WHOLE_API_MAX_CHARS:
         return head + api
     modules = ", ".join(f"tools.{m} ({len(f)} tool{'' if len(f) == 1 else 's'})" for m, f in mode.modules.items())
-    return head + api.split("\n# module", 1)[0] + f"\nModules: {modules}.\nCall search_tools to get the typed stubs.\n"
+    return (
+        head
+        + api.split("\n# module", 1)[0]
+        + f"\nModules: {modules}.\nThe catalog is too big to show here: list_functions gives each function's "
+        "name and one line, get_stubs the typed stubs of the functions you name, search_tools the stubs that "
+        "match a few words.\n"
+    )
 
 
 def _tools(mode: CodeMode) -> list[types.Tool]:
@@ -77,17 +85,53 @@ def _tools(mode: CodeMode) -> list[types.Tool]:
                 "properties": {
                     "query": {"type": "string", "description": "words describing what the tools should do"},
                     "limit": {"type": "integer", "minimum": 1, "maximum": _SEARCH_LIMIT_MAX, "default": 5},
+                    "offset": {"type": "integer", "minimum": 0, "default": 0, "description": "skip the best N"},
                 },
                 "required": ["query"],
             },
-            annotations=types.ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False),
+            annotations=_READ_ONLY,
+        ),
+        types.Tool(
+            name="list_functions",
+            description=(
+                "List the tool modules and, under each, every function's name and one line about it: "
+                "the first step through a big catalog (then get_stubs for the ones you need)."
+            ),
+            input_schema={
+                "type": "object",
+                "properties": {"module": {"type": "string", "description": "one module only (e.g. sample)"}},
+            },
+            annotations=_READ_ONLY,
+        ),
+        types.Tool(
+            name="get_stubs",
+            description=(
+                "The typed Python stubs (TypedDicts, async functions, their full docstrings) of the functions "
+                "named: module.function, function, or module for all of its functions."
+            ),
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "names": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": _NAMES_MAX}
+                },
+                "required": ["names"],
+            },
+            annotations=_READ_ONLY,
         ),
         types.Tool(
             name="run_code",
             description=_run_description(mode),
             input_schema={
                 "type": "object",
-                "properties": {"code": {"type": "string", "description": "the Python code to check and run"}},
+                "properties": {
+                    "code": {"type": "string", "description": "the Python code to check and run"},
+                    "plan": {
+                        "type": "boolean",
+                        "default": False,
+                        "description": "only check the code and list the tool calls it can make (which are "
+                        "destructive or not idempotent, which sit in a loop); nothing runs",
+                    },
+                },
                 "required": ["code"],
             },
             output_schema=RUN_OUTPUT_SCHEMA,
@@ -118,6 +162,11 @@ RUN_OUTPUT_SCHEMA: dict[str, Any] = {
                 "required": ["tool", "arguments", "seconds", "error"],
             },
         },
+        "plan": {
+            "type": "array",
+            "description": "with plan=true only: each tool call the code can make (nothing ran)",
+            "items": {"type": "object"},
+        },
         "error": {
             "type": ["object", "null"],
             "description": "what stopped the run: kind and message",
@@ -134,6 +183,14 @@ INSTRUCTIONS = (
     "out is the tools. Use search_tools to find the stubs you need. `await` every tool call; "
     "asyncio.gather runs several side by side. The last expression is the value; keep it small."
 )
+
+
+def _integer(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _refused(message: str) -> types.CallToolResult:
+    return types.CallToolResult(content=_text(message), is_error=True)
 
 
 def _text(text: str) -> list[types.ContentBlock]:
@@ -164,8 +221,10 @@ def run_reply(run: CodeRun) -> types.CallToolResult:
     return types.CallToolResult(content=_text(text), structured_content=structured)
 
 
-def build_server(mode: CodeMode, **run_limits: Any) -> Server[Any]:
-    """A low-level Server with the two code-mode tools; ``run_limits`` go to every ``mode.run``."""
+def build_server(mode: CodeMode, *, confirm_destructive: bool = False, **run_limits: Any) -> Server[Any]:
+    """A low-level Server with the code-mode tools; ``run_limits`` go to every ``mode.run``.
+    ``confirm_destructive``: a destructive tool called from code is sent only when the client's
+    user accepts it (an MCP elicitation to the client that sent the code)."""
     listing = _tools(mode)
     # Threads for runs: every run CodeMode lets execute or wait, and one more, so a request past
     # the queue's bound reaches CodeMode and hears "busy" at once instead of waiting for a thread.
@@ -181,9 +240,9 @@ def build_server(mode: CodeMode, **run_limits: Any) -> Server[Any]:
     ) -> types.CallToolResult:
         args = dict(params.arguments or {})
         if params.name == "search_tools":
-            query, limit = args.get("query"), args.get("limit", 5)
-            if not isinstance(query, str) or not isinstance(limit, int) or isinstance(limit, bool):
-                return types.CallToolResult(content=_text("query must be a string and limit an integer"), is_error=True)
+            query, limit, offset = args.get("query"), args.get("limit", 5), args.get("offset", 0)
+            if not isinstance(query, str) or not _integer(limit) or not _integer(offset) or offset < 0:
+                return _refused("query must be a string, limit and offset integers (offset not negative)")
             if len(query) > SEARCH_QUERY_MAX_CHARS:
                 return types.CallToolResult(
                     content=_text(f"the query is {len(query):,} characters; at most {SEARCH_QUERY_MAX_CHARS:,}: "
@@ -191,12 +250,26 @@ def build_server(mode: CodeMode, **run_limits: Any) -> Server[Any]:
                     is_error=True,
                 )  # fmt: skip
             # Off the event loop: another client's request is never held up by a search.
-            found = await anyio.to_thread.run_sync(mode.search, query, max(1, min(limit, _SEARCH_LIMIT_MAX)))
+            found = await anyio.to_thread.run_sync(mode.search, query, max(1, min(limit, _SEARCH_LIMIT_MAX)), offset)
             return types.CallToolResult(content=_text(found))
+        if params.name == "list_functions":
+            module = args.get("module")
+            if module is not None and not isinstance(module, str):
+                return _refused("module must be a string")
+            return types.CallToolResult(content=_text(mode.listing(module)))
+        if params.name == "get_stubs":
+            names = args.get("names")
+            if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+                return _refused("names must be a list of strings: module.function, function or module")
+            if len(names) > _NAMES_MAX or any(len(n) > 200 for n in names):
+                return _refused(f"at most {_NAMES_MAX} names of at most 200 characters")
+            return types.CallToolResult(content=_text(mode.stubs(names)))
         if params.name == "run_code":
-            code = args.get("code")
-            if not isinstance(code, str):
-                return types.CallToolResult(content=_text("code must be a string"), is_error=True)
+            code, planned = args.get("code"), args.get("plan", False)
+            if not isinstance(code, str) or not isinstance(planned, bool):
+                return _run_refused("invalid_arguments", "code must be a string and plan a boolean")
+            if planned:
+                return await anyio.to_thread.run_sync(_plan_reply, mode, code)
             # CodeMode.run blocks (the sandbox and the registry are synchronous): off the event loop,
             # in threads of our own (CodeMode bounds how many run and wait). A request the client
             # cancels, or abandons, sets the run's cancel event: its sandbox and calls stop at once.
@@ -204,7 +277,14 @@ def build_server(mode: CodeMode, **run_limits: Any) -> Server[Any]:
             progress = _progress_relay(ctx, asyncio.get_running_loop())
             try:
                 run = await anyio.to_thread.run_sync(
-                    functools.partial(mode.run, code, cancel_event=cancel, progress_callback=progress, **run_limits),
+                    functools.partial(
+                        mode.run,
+                        code,
+                        cancel_event=cancel,
+                        progress_callback=progress,
+                        confirm=_asker(ctx, asyncio.get_running_loop()) if confirm_destructive else None,
+                        **run_limits,
+                    ),  # fmt: skip
                     abandon_on_cancel=True,
                     limiter=runs,
                 )
@@ -216,6 +296,61 @@ def build_server(mode: CodeMode, **run_limits: Any) -> Server[Any]:
     return Server(
         SERVER_NAME, version="1.0.0", instructions=INSTRUCTIONS, on_list_tools=list_tools, on_call_tool=call_tool
     )
+
+
+#: Seconds a confirmation waits for the client's answer; no answer refuses the call.
+CONFIRM_TIMEOUT_SECONDS = 120.0
+
+
+def _asker(ctx: ServerRequestContext[Any, Any], loop: asyncio.AbstractEventLoop) -> Any:
+    """The package's ``confirm=`` rule for one run_code request: ask the client that sent the code
+    (an elicitation, related to its request) whether the destructive tool may run; anything but an
+    accept, a client that cannot be asked, or no answer in time, refuses it."""
+
+    def confirm(info: Any, arguments: dict[str, Any]) -> bool:
+        shown = json.dumps(arguments, ensure_ascii=False)
+        shown = shown if len(shown) <= 500 else shown[:497] + "..."
+        message = f"The code wants to call the destructive tool {info.name!r} with {shown}. Allow it?"
+        ask = ctx.session.elicit_form(message, {"type": "object", "properties": {}}, related_request_id=ctx.request_id)
+        try:
+            answer = asyncio.run_coroutine_threadsafe(ask, loop).result(CONFIRM_TIMEOUT_SECONDS)
+        except Exception:  # no back channel, a refusal, no answer in time: not confirmed
+            return False
+        return getattr(answer, "action", None) == "accept"
+
+    return confirm
+
+
+def _plan_reply(mode: CodeMode, code: str) -> types.CallToolResult:
+    """run_code(plan=true): the check's diagnostics, or the calls the code can make; nothing runs."""
+    diagnostics = mode.check(code)
+    if diagnostics:
+        lines = [f"line {d.line}, column {d.column}: {d.code}: {d.message}" for d in diagnostics]
+        return _run_refused("check", "The code did not type-check:\n" + "\n".join(lines))
+    calls = mode.plan(code)
+    planned = [
+        {"line": c.line, "function": c.function, "tool": c.wire_name, "read_only": c.read_only,
+         "destructive": c.destructive, "idempotent": c.idempotent, "in_loop": c.in_loop}
+        for c in calls
+    ]  # fmt: skip
+    structured = {"ok": True, "calls": [], "error": None, "plan": planned}
+    if not calls:
+        text = "The code checks clean and calls no tool; nothing ran."
+        return types.CallToolResult(content=_text(text), structured_content=structured)
+    risky = [c for c in calls if c.risky]
+    head = f"The code checks clean; nothing ran. It can call {len(calls)} tool(s) at {len(calls)} place(s)"
+    head += f", {len(risky)} of them destructive or not idempotent" if risky else ""
+    lines = [f"{'! ' if c.risky and c.in_loop else '  '}{c}" for c in calls]
+    note = ("\n! marks a destructive or not idempotent call inside a loop: it may run many times."
+            if any(c.risky and c.in_loop for c in calls) else "")  # fmt: skip
+    text = head + ":\n" + "\n".join(lines) + note
+    return types.CallToolResult(content=_text(text), structured_content=structured)
+
+
+def _run_refused(kind: str, message: str) -> types.CallToolResult:
+    """A run_code that did not run, in the shape of its output schema."""
+    structured = {"ok": False, "calls": [], "error": {"kind": kind, "message": message}}
+    return types.CallToolResult(content=_text(message), structured_content=structured, is_error=True)
 
 
 def _progress_relay(ctx: ServerRequestContext[Any, Any], loop: asyncio.AbstractEventLoop) -> Any:

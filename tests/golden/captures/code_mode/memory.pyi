@@ -85,28 +85,67 @@ class MemorySearchNodesOutput(TypedDict):
     relations: list[MemorySearchNodesOutputRelation]
 
 async def add_observations(*, observations: list[MemoryAddObservationsInputObservation]) -> MemoryAddObservationsOutput:
-    """Add Observations"""
+    """Add Observations
+
+    Add new observations to existing entities in the knowledge graph
+    """
 
 async def create_entities(*, entities: list[MemoryCreateEntitiesInputEntity]) -> MemoryCreateEntitiesOutput:
-    """Create Entities"""
+    """Create Entities
+
+    Create multiple new entities in the knowledge graph
+    """
 
 async def create_relations(*, relations: list[MemoryCreateRelationsInputRelation]) -> MemoryCreateRelationsOutput:
-    """Create Relations"""
+    """Create Relations
+
+    Create multiple new relations between entities in the knowledge graph. Relations should be in active voice
+    """
 
 async def delete_entities(*, entity_names: list[str]) -> MemoryDeleteEntitiesOutput:
-    """Delete Entities [destructive, idempotent]"""
+    """Delete Entities [destructive, idempotent]
+
+    Delete multiple entities and their associated relations from the knowledge graph
+
+    Args:
+        entity_names: An array of entity names to delete
+    """
 
 async def delete_observations(*, deletions: list[MemoryDeleteObservationsInputDeletion]) -> MemoryDeleteObservationsOutput:
-    """Delete Observations [destructive, idempotent]"""
+    """Delete Observations [destructive, idempotent]
+
+    Delete specific observations from entities in the knowledge graph
+    """
 
 async def delete_relations(*, relations: list[MemoryDeleteRelationsInputRelation]) -> MemoryDeleteRelationsOutput:
-    """Delete Relations [destructive, idempotent]"""
+    """Delete Relations [destructive, idempotent]
+
+    Delete multiple relations from the knowledge graph
+
+    Args:
+        relations: An array of relations to delete
+    """
 
 async def open_nodes(*, names: list[str]) -> MemoryOpenNodesOutput:
-    """Open Nodes [read-only, idempotent]"""
+    """Open Nodes [read-only, idempotent]
+
+    Open specific nodes in the knowledge graph by their names
+
+    Args:
+        names: An array of entity names to retrieve
+    """
 
 async def read_graph() -> MemoryReadGraphOutput:
-    """Read Graph [read-only, idempotent]"""
+    """Read Graph [read-only, idempotent]
+
+    Read the entire knowledge graph
+    """
 
 async def search_nodes(*, query: str) -> MemorySearchNodesOutput:
-    """Search Nodes [read-only, idempotent]"""
+    """Search Nodes [read-only, idempotent]
+
+    Search for nodes in the knowledge graph based on a query
+
+    Args:
+        query: The search query to match against entity names, types, and observation content
+    """

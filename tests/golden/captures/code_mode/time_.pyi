@@ -20,7 +20,17 @@ class TimeGetCurrentTimeOutput(TypedDict):
     timezone: str
 
 async def convert_time(*, source_timezone: str, target_timezone: str, time: str) -> TimeConvertTimeOutput:
-    """Convert time between timezones [read-only, idempotent]"""
+    """Convert time between timezones [read-only, idempotent]
+
+    Args:
+        source_timezone: Source IANA timezone name (e.g., 'America/New_York', 'Europe/London'). Use 'UTC' as local timezone if no source timezone provided by the user.
+        target_timezone: Target IANA timezone name (e.g., 'Asia/Tokyo', 'America/San_Francisco'). Use 'UTC' as local timezone if no target timezone provided by the user.
+        time: Time to convert in 24-hour format (HH:MM)
+    """
 
 async def get_current_time(*, timezone: str) -> TimeGetCurrentTimeOutput:
-    """Get current time in a specific timezone [read-only, idempotent]"""
+    """Get current time in a specific timezone [read-only, idempotent]
+
+    Args:
+        timezone: IANA timezone name (e.g., 'America/New_York', 'Europe/London'). Use 'UTC' as local timezone if no timezone provided by the user.
+    """

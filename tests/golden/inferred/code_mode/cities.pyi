@@ -13,4 +13,8 @@ class CitiesListCitiesOutput(TypedDict):
     total: int
 
 async def list_cities(*, country: str = ...) -> CitiesListCitiesOutput | str:
-    """List known cities, optionally of one country, as JSON text (no output schema). [read-only]"""
+    """List known cities, optionally of one country, as JSON text (no output schema). [read-only]
+
+    Args:
+        country: ISO country code, e.g. FR
+    """

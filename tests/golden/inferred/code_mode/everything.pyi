@@ -8,52 +8,146 @@ class EverythingGetStructuredContentOutput(TypedDict):
     temperature: float
 
 async def echo(*, message: str) -> str:
-    """Echo Tool [read-only, idempotent]"""
+    """Echo Tool [read-only, idempotent]
+
+    Echoes back the input string
+
+    Args:
+        message: Message to echo
+    """
 
 async def get_annotated_message(*, message_type: Literal['error', 'success', 'debug'], include_image: bool = False) -> str:
-    """Get Annotated Message Tool [read-only, idempotent]"""
+    """Get Annotated Message Tool [read-only, idempotent]
+
+    Demonstrates how annotations can be used to provide metadata about content.
+
+    Args:
+        message_type: Type of message to demonstrate different annotation patterns
+        include_image: Whether to include an example image
+    """
 
 async def get_env() -> str:
-    """Print Environment Tool [read-only, idempotent]"""
+    """Print Environment Tool [read-only, idempotent]
+
+    Returns all environment variables, helpful for debugging MCP server configuration
+    """
 
 async def get_resource_links(*, count: float = 3) -> str:
-    """Get Resource Links Tool [read-only, idempotent]"""
+    """Get Resource Links Tool [read-only, idempotent]
+
+    Returns up to ten resource links that reference different types of resources
+
+    Args:
+        count: Number of resource links to return (1-10); 1 <= count <= 10
+    """
 
 async def get_resource_reference(*, resource_id: float = 1, resource_type: Literal['Text', 'Blob'] = "Text") -> str:
-    """Get Resource Reference Tool [read-only, idempotent]"""
+    """Get Resource Reference Tool [read-only, idempotent]
+
+    Returns a resource reference that can be used by MCP clients
+
+    Args:
+        resource_id: ID of the text resource to fetch
+    """
 
 async def get_roots_list() -> str:
-    """Get Roots List Tool [read-only, idempotent]"""
+    """Get Roots List Tool [read-only, idempotent]
+
+    Lists the current MCP roots provided by the client. Demonstrates the roots protocol capability even though this server doesn't access files.
+    """
 
 async def get_structured_content(*, location: Literal['New York', 'Chicago', 'Los Angeles']) -> EverythingGetStructuredContentOutput:
-    """Get Structured Content Tool [read-only, idempotent]"""
+    """Get Structured Content Tool [read-only, idempotent]
+
+    Returns structured content along with an output schema for client data validation
+
+    Args:
+        location: Choose city
+    """
 
 async def get_sum(*, a: float, b: float) -> str:
-    """Get Sum Tool [read-only, idempotent]"""
+    """Get Sum Tool [read-only, idempotent]
+
+    Returns the sum of two numbers
+
+    Args:
+        a: First number
+        b: Second number
+    """
 
 async def get_tiny_image() -> str:
-    """Get Tiny Image Tool [read-only, idempotent]"""
+    """Get Tiny Image Tool [read-only, idempotent]
+
+    Returns a tiny MCP logo image.
+    """
 
 async def gzip_file_as_resource(*, data: str = "https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md", name: str = "README.md.gz", output_type: Literal['resourceLink', 'resource'] = "resourceLink") -> str:
-    """GZip File as Resource Tool [idempotent]"""
+    """GZip File as Resource Tool [idempotent]
+
+    Compresses a single file using gzip compression. Depending upon the selected output type, returns either the compressed data as a gzipped resource or a resource link, allowing it to be downloaded in a subsequent request during the current session.
+
+    Args:
+        data: URL or data URI of the file content to compress; format uri
+        name: Name of the output file
+        output_type: How the resulting gzipped file should be returned. 'resourceLink' returns a link to a resource that can be read later, 'resource' returns a full resource object.
+    """
 
 async def simulate_research_query(*, topic: str, ambiguous: bool = False) -> str:
-    """Simulate Research Query"""
+    """Simulate Research Query
+
+    Simulates a deep research operation that gathers, analyzes, and synthesizes information. Demonstrates MCP task-based operations with progress through multiple stages. If 'ambiguous' is true and client supports elicitation, sends an elicitation request for clarification.
+
+    Args:
+        topic: The research topic to investigate
+        ambiguous: Simulate an ambiguous query that requires clarification (triggers input_required status)
+    """
 
 async def toggle_simulated_logging() -> str:
-    """Toggle Simulated Logging"""
+    """Toggle Simulated Logging
+
+    Toggles simulated, random-leveled logging on or off.
+    """
 
 async def toggle_subscriber_updates() -> str:
-    """Toggle Subscriber Updates"""
+    """Toggle Subscriber Updates
+
+    Toggles simulated resource subscription updates on or off.
+    """
 
 async def trigger_elicitation_request() -> str:
-    """Trigger Elicitation Request Tool"""
+    """Trigger Elicitation Request Tool
+
+    Trigger a Request from the Server for User Elicitation
+    """
 
 async def trigger_long_running_operation(*, duration: float = 10, steps: float = 5) -> str:
-    """Trigger Long Running Operation Tool [read-only, idempotent]"""
+    """Trigger Long Running Operation Tool [read-only, idempotent]
+
+    Demonstrates a long running operation with progress updates.
+
+    Args:
+        duration: Duration of the operation in seconds
+        steps: Number of steps in the operation
+    """
 
 async def trigger_sampling_request(*, prompt: str, max_tokens: float = 100) -> str:
-    """Trigger Sampling Request Tool"""
+    """Trigger Sampling Request Tool
+
+    Trigger a Request from the Server for LLM Sampling
+
+    Args:
+        prompt: The prompt to send to the LLM
+        max_tokens: Maximum number of tokens to generate
+    """
 
 async def trigger_url_elicitation(*, url: str, elicitation_id: str = ..., error_path: bool = False, message: str = "Please open the link to complete this action.") -> str:
-    """Trigger URL Elicitation Tool"""
+    """Trigger URL Elicitation Tool
+
+    Trigger a URL elicitation so the client can direct the user to a browser flow. Supports two mechanisms: the request path (elicitation/create, default) which awaits the user's response, and the error path (UrlElicitationRequiredError, -32042) which signals the client to handle URL elicitation via the error response. Set errorPath=true to use the error path.
+
+    Args:
+        url: The URL the user should open; format uri
+        elicitation_id: Optional explicit elicitation ID. Defaults to a random UUID.
+        error_path: Controls which elicitation mechanism is used. When false (default), sends an elicitation/create request (request path). When true, throws a UrlElicitationRequiredError (MCP error code -32042) so the client handles the URL elicitation via...
+        message: Message shown to the user before opening the URL
+    """

@@ -24,13 +24,40 @@ class SkillsWebSearchOutput(TypedDict):
     results: list[SkillsWebSearchOutputResult]
 
 async def current_time(*, at: str = ..., timezone: str = "UTC") -> SkillsCurrentTimeOutput:
-    """Current time [read-only]"""
+    """Current time [read-only]
+
+    The current date and time in a time zone, or the local time at a given instant.
+
+    Args:
+        at: An ISO 8601 instant to convert instead of now (no offset means UTC).
+        timezone: IANA time zone name (Europe/Paris), UTC, or a fixed offset such as +05:30.
+    """
 
 async def summarize_text(*, text: str, max_sentences: int = 2) -> str:
-    """Summarize text [read-only, idempotent]"""
+    """Summarize text [read-only, idempotent]
+
+    Shorten a text to its most informative sentences, kept in their original order.
+
+    Args:
+        text: The text to summarize.
+        max_sentences: Longest summary, in sentences.; 1 <= max_sentences
+    """
 
 async def unit_convert(*, from_unit: Literal['mm', 'cm', 'm', 'km', 'in', 'ft', 'mi', 'g', 'kg', 'lb', 'oz', 'ml', 'l', 'gal', 'C', 'F', 'K'], to_unit: Literal['mm', 'cm', 'm', 'km', 'in', 'ft', 'mi', 'g', 'kg', 'lb', 'oz', 'ml', 'l', 'gal', 'C', 'F', 'K'], value: float) -> SkillsUnitConvertOutput:
-    """Unit converter [read-only, idempotent]"""
+    """Unit converter [read-only, idempotent]
+
+    Convert a quantity between units of length (mm, cm, m, km, in, ft, mi), mass (g, kg, lb, oz), volume (ml, l, gal) or temperature (C, F, K).
+
+    Args:
+        value: The quantity to convert.
+    """
 
 async def web_search(*, query: str, max_results: int = 3) -> SkillsWebSearchOutput:
-    """Web search [read-only, idempotent]"""
+    """Web search [read-only, idempotent]
+
+    Search the web and return the best matching pages with a short snippet each.
+
+    Args:
+        query: What to search for.; length >= 1
+        max_results: How many results to return.; 1 <= max_results <= 10
+    """
