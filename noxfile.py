@@ -101,7 +101,8 @@ def fuzz(session: nox.Session) -> None:
         "TOOLGEN_FUZZ_REPORT": str(FUZZ_REPORT),
         "TOOLGEN_FUZZ_SAVE_REFUSED": str(FUZZ_REFUSED),
     }
-    # The runtime's boundary properties (stdio lines, depth, secrets, pins) run with the same count.
+    # The runtime's boundary properties (stdio lines, depth, secrets, pins, routing names, floods of
+    # server-to-client requests) run with the same count.
     session.run("pytest", "--import-mode=importlib", "-p", "no:cacheprovider", "tests/codegen/test_fuzz.py",
                 "tests/runtime/test_boundary_fuzz.py", *session.posargs, env=env)  # fmt: skip
     session.log(FUZZ_REPORT.read_text(encoding="utf-8"))

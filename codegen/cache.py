@@ -48,6 +48,7 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
+from codegen.emit.templates import templates_dir
 from codegen.model import SourceTools
 
 __all__ = ["CACHE_DIR_NAME", "Cache", "Memo", "fingerprint", "runtime_files", "tool_digests"]
@@ -63,8 +64,6 @@ _README = "toolgen's cache: safe to delete; never commit it.\n"
 @cache
 def fingerprint() -> str:
     """A digest of everything besides the inputs that shapes the output."""
-    from codegen.emit.render import templates_dir
-
     digest = hashlib.sha256(f"format {_FORMAT}; python {sys.version_info[:2]}".encode())
     for dist in ("datamodel-code-generator", "ruff", "toolgen"):
         try:

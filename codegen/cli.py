@@ -22,7 +22,7 @@ from codegen.drift_report import summary_lines
 from codegen.errors import GenerateError, one_line
 from codegen.generate import Outcome, run, shown
 from codegen.settings import Settings, load_settings
-from mas.runtime._logs import routed_logging
+from mas.runtime.logs import routed_logging
 from mas.runtime.progress import Progress
 from mas.runtime.redact import blank, blanked_output
 

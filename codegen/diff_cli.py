@@ -27,11 +27,11 @@ from codegen.errors import GenerateError
 from codegen.generate import infer_all
 from codegen.impact import CHECKERS, impact
 from codegen.infer import inferred_changes
-from codegen.model import SourceTools
+from codegen.model import YAML_SOURCE_NAME, SourceTools
 from codegen.settings import Settings, load_settings
 from codegen.snapshot import Snapshot, is_lock, load_snapshot, snapshot_changes, snapshot_from_data
-from codegen.sources import YAML_SOURCE_NAME, parse_infra, parse_mcp_json, parse_yaml_tools, read_live
-from mas.runtime._json_file import read_json
+from codegen.sources import parse_infra, parse_mcp_json, parse_yaml_tools, read_live
+from mas.runtime.json_file import read_json
 
 __all__ = [
     "DESCRIPTION",

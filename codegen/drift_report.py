@@ -12,7 +12,7 @@ from itertools import groupby
 from typing import Any, TextIO
 
 from codegen.drift import SEVERITIES, Change, Severity
-from codegen.sources import YAML_SOURCE_NAME
+from codegen.model import YAML_SOURCE_NAME
 from mas.runtime.contracts._rules import one_line
 
 __all__ = ["FAIL_LEVELS", "at_or_above", "describe", "render_json", "render_table", "summary", "summary_lines"]

@@ -16,6 +16,9 @@ from codegen.literals import wire_literal
 
 SourceKind = Literal["yaml", "mcp-json", "mcp-live"]
 
+#: All ``--tools`` paths form one source, as they form one skills provider in the runtime registry.
+YAML_SOURCE_NAME = "skills"
+
 
 @dataclass(frozen=True)
 class SourceTools:

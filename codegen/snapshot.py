@@ -18,8 +18,8 @@ from codegen.drift import KINDS, Change, diff_listings, diff_surface
 from codegen.errors import GenerateError
 from codegen.infer import InferredOutput, inferred_changes
 from codegen.versioning import PackageRecord, record_from_data
-from mas.runtime._json_file import read_json
 from mas.runtime.contracts._rules import pointer_token
+from mas.runtime.json_file import read_json
 from mas.runtime.lockfile import (
     LOCK_VERSION,
     VERSION_KEY,

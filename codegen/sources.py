@@ -11,18 +11,17 @@ from pathlib import Path
 from typing import Any
 
 from codegen.errors import GenerateError
-from codegen.model import SourceTools
+from codegen.model import YAML_SOURCE_NAME, SourceTools
 from codegen.snapshot import Snapshot
-from mas.runtime._json_file import read_json
 from mas.runtime.config import ConfigError, MCPServerConfig
 from mas.runtime.contracts.server_contract import LISTINGS
+from mas.runtime.json_file import read_json
 from mas.runtime.lockfile import keep_locked
 from mas.runtime.progress import Progress
 from mas.runtime.tool_filters import agent_facing
 
 __all__ = [
     "SURFACE_LISTINGS",
-    "YAML_SOURCE_NAME",
     "from_contract_entry",
     "parse_infra",
     "parse_mcp_json",
@@ -32,9 +31,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-#: All ``--tools`` paths form one source, as they form one skills provider in the runtime registry.
-YAML_SOURCE_NAME = "skills"
 
 
 def from_contract_entry(entry: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -11,6 +11,7 @@ package's formatting pass lays them out), and each module imports exactly the na
 from __future__ import annotations
 
 import ast
+import hashlib
 import re
 from collections.abc import Mapping, Sequence
 
@@ -25,8 +26,15 @@ def import_lines(module: str, names: Sequence[str]) -> list[str]:
     return [f"from {module} import {', '.join(names)}"]
 
 
+#: Longest module name made from a model name: with ``.py`` (and a ``_N`` suffix) a file name
+#: stays far below the 255 bytes most file systems allow, whatever a server names its tools.
+MAX_MODULE_NAME = 100
+
+
 def _module_name(root: str, taken: set[str]) -> str:
     snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", root).lower()
+    if len(snake) > MAX_MODULE_NAME:  # cut, and told apart from other cuts by a hash of the whole
+        snake = f"{snake[: MAX_MODULE_NAME - 9]}_{hashlib.sha256(snake.encode()).hexdigest()[:8]}"
     name, n = snake, 2
     while name in taken:  # distinct even on a case-insensitive file system
         name, n = f"{snake}_{n}", n + 1

@@ -63,7 +63,7 @@ def testing_data(
     """The kit's data for these sources (see the module docstring); ``wire_names``: the name each
     tool is called by, by source and tool name (the build's, ``TOOLS``' keys)."""
     # Here: generate.py imports this module on the cached path, which reads no listing.
-    from mas.runtime.mcp._convert import tool_entry_from_mcp
+    from mas.runtime.contracts.tool_contract import tool_entry_from_mcp
 
     tools: dict[str, Any] = {}
     for source in sources:

@@ -182,7 +182,7 @@ def md_text(text: str) -> str:
 
 
 def _where(source: str) -> str:
-    from codegen.sources import YAML_SOURCE_NAME
+    from codegen.model import YAML_SOURCE_NAME
 
     return "YAML skills" if source == YAML_SOURCE_NAME else f"server {md_text(source)}"
 

@@ -35,8 +35,8 @@ SAMPLE_INFRA = (
     "    - {name: sample, protocol: mcp, transport: stdio, command: python, args: [-m, mas.samples.mcp_server]}\n"
 )
 #: The runtime shim, a package of its own inside every generated package (codegen/shim/_runtime/).
-RUNTIME_MODULES = ("__init__", "_base", "_content", "_decode", "_envelope", "_errors", "_info", "_omit", "_options",
-                   "_plan", "_task", "_text")  # fmt: skip
+RUNTIME_MODULES = ("__init__", "_base", "_content", "_decode", "_envelope", "_errors", "_info", "_input", "_omit",
+                   "_options", "_plan", "_task", "_text")  # fmt: skip
 RUNTIME_FILES = [f"_runtime/{name}.py" for name in RUNTIME_MODULES]
 PACKAGE_FILES = ["__init__.py", "_rules.py", *RUNTIME_FILES, "_tools.py", "inputs.py", "py.typed"]
 CODE_MODE_FILES = ["code_mode/__init__.py", "code_mode/sample.pyi"]  # the code-mode stubs (docs/code-mode.md)

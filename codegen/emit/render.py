@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from codegen.emit.api_page import API_PAGE, api_page
 from codegen.emit.formatting import format_files
+from codegen.emit.templates import templates_dir
 from codegen.errors import GenerateError
 from codegen.model import SHARED_MODULE, PackageSpec, ToolSpec
 from mas.runtime.contracts import _rules, uri_template
@@ -18,9 +19,9 @@ from mas.runtime.contracts import _rules, uri_template
 if TYPE_CHECKING:
     import jinja2
 
-    from codegen.cache import Memo  # the cache's fingerprint reads this module: no import at run time
+    from codegen.cache import Memo
 
-__all__ = ["RULES_PATH", "SHIM_DIR", "render_package", "runtime_sources", "templates_dir"]
+__all__ = ["RULES_PATH", "SHIM_DIR", "render_package", "runtime_sources"]
 
 _CODEGEN = Path(__file__).resolve().parents[1]
 #: The runtime shim, a package copied verbatim into every generated package as ``_runtime/``.
@@ -32,12 +33,6 @@ URI_TEMPLATE_PATH = Path(uri_template.__file__).resolve()
 #: The contract's shared rules, which the shim imports: the runtime's own file, read at render
 #: time and copied verbatim as the package's ``_rules.py`` (one rules file, no copy in toolgen).
 RULES_PATH = Path(_rules.__file__).resolve()
-
-
-def templates_dir() -> Path:
-    """Inside the wheel the templates sit in the package; in a checkout, at the top level."""
-    packaged = _CODEGEN / "templates"
-    return packaged if packaged.is_dir() else _CODEGEN.parent / "templates"
 
 
 @cache
@@ -71,7 +66,7 @@ _CODE_MODE_DOC = (
 
 
 def _code_mode_files(pkg: PackageSpec) -> dict[str, str]:
-    # Imported here: the cache's fingerprint imports this module, and a cached run renders nothing.
+    # Imported here: a cached run renders nothing, so it never loads the stubs' module.
     from codegen.emit.code_mode import CODE_MODE_DIR, manifest_lines
 
     files = {f"{CODE_MODE_DIR}/{m.name}.pyi": f"{pkg.header}\n{m.stub}" for m in pkg.code_mode}

@@ -21,11 +21,11 @@ from collections.abc import Collection, Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from mas.runtime._logs import routed_logging
 from mas.runtime.code_mode import _cli as _code_cli
 from mas.runtime.config import ConfigError, MCPServerConfig, positive_seconds
 from mas.runtime.contracts._rules import one_line
 from mas.runtime.contracts.tool_contract import HINT_KEYS
+from mas.runtime.logs import routed_logging
 from mas.runtime.progress import Progress
 from mas.runtime.redact import blank, blanked_output
 from mas.runtime.registry import ProviderFactory, RuntimeRegistry

@@ -124,6 +124,12 @@ class MCPServerConfig:
     #: Server-to-client requests (elicitation, sampling, roots) one tools/call may make; later ones
     #: are refused at once, so a flood can neither grow memory nor the caller's input round.
     max_client_requests: int = 64
+    #: Longest ``Mcp-Param-*`` header line (name, ``: ``, value) an ``x-mcp-header`` argument may
+    #: become; a longer one fails the call as ``invalid_arguments`` before anything is sent.
+    max_header_bytes: int = 8192
+    #: The whole of one ``tools/list`` (every page) must arrive within this many seconds; each
+    #: page within ``connect_timeout_seconds`` as well.
+    list_timeout_seconds: float = 120.0
     #: A stdio server's time to exit after its stdin is closed, before SIGTERM (then, 2 s later,
     #: SIGKILL). Some servers never exit on stdin EOF (mcp 1.6's FastMCP, the TypeScript reference
     #: server): each close of one waits this long.

@@ -32,6 +32,8 @@ _OPTIONAL = (
     "max_error_chars",
     "max_progress_lag_seconds",
     "max_client_requests",
+    "max_header_bytes",
+    "list_timeout_seconds",
     "exit_grace_seconds",
 )
 

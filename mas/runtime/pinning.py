@@ -232,7 +232,7 @@ class PinGuard:
         if provider_name not in self._pins:
             entries: list[dict[str, Any]] = provider.list_tools()
             return entries
-        from mas.runtime.mcp._convert import tool_entry_from_mcp
+        from mas.runtime.contracts.tool_contract import tool_entry_from_mcp
 
         if not hasattr(provider, "list_mcp_tools"):
             raise TypeError(f"pinning needs an MCP provider with list_mcp_tools(), not {type(provider).__name__}")

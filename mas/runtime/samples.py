@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from mas.runtime import redact
-from mas.runtime._json_file import read_json
 from mas.runtime.config import MCPServerConfig
+from mas.runtime.json_file import read_json
 from mas.runtime.mcp._convert import ToolServerError, resolve_headers
 
 __all__ = [

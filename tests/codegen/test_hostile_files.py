@@ -225,3 +225,29 @@ def test_sample_keys_that_shadow_imports_type_check_and_import_without_warnings(
                          timeout=120)  # fmt: skip
     assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines() == [json.dumps(_SHADOWING, sort_keys=True), "1 d 3 i 4"]
+
+
+def test_a_250_character_tool_name_generates_a_package_whose_files_fit_the_file_system(tmp_path: Path) -> None:
+    """Issue 31, defect 12: one ~250-character tool name failed the whole package ("internal
+    error: File name too long"): its output model's module was named after it. Module names made
+    from model names are cut at 100 characters, told apart by a hash of the whole name."""
+    from gen_helpers import RecordingProvider, import_fresh
+
+    long_names = ["t" + "x" * 249, "t" + "x" * 248 + "y"]  # two, alike up to the cut
+    tools = [
+        {"name": name, "inputSchema": {"type": "object", "properties": {"a": {"type": "string"}}},
+         "outputSchema": {"type": "object", "properties": {"b": {"type": "string"}}}}
+        for name in long_names
+    ]  # fmt: skip
+    (tmp_path / "long.json").write_text(json.dumps({"tools": tools}), encoding="utf-8")
+    done = toolgen_in_process(tmp_path, "--mcp-json", "long.json", "--out", "out", "--package", "long_names", "-q")
+    assert done.returncode == 0, done.stderr
+    files = [p for p in (tmp_path / "out" / "long_names").rglob("*") if p.is_file()]
+    outputs = sorted(p.name for p in (tmp_path / "out" / "long_names" / "outputs").glob("*.py"))
+    assert max(len(p.name) for p in files) <= 103 and len(outputs) == 3  # __init__ and one module each
+    pkg = import_fresh(tmp_path / "out", "long_names")
+    provider = RecordingProvider(default={"is_error": False, "result": {"b": "v"}, "structured_content": {"b": "v"}})
+    for name in long_names:
+        method = getattr(pkg.Tools(provider).long, pkg.TOOLS[name].method)
+        assert method(a="x").b == "v"
+    assert [c[0] for c in provider.calls] == long_names

@@ -90,6 +90,11 @@ def test_the_package_reads_fills_gets_and_completes_typed(generated: Path) -> No
             "Write a detailed review of the weather in Lyon."
         )
         assert review.messages[1].type == "resource" and '"city": "Lyon"' in (review.messages[1].text or "")
+        # An optional argument left out is not sent (the server's default applies).
+        assert (
+            tools.sample.prompts.review_city(city="Nice").messages[0].text
+            == "Write a brief review of the weather in Nice."
+        )
         assert tools.sample.prompts.complete("review_city", "style", "b") == ["brief"]
         assert tools.sample.resources.complete("sample://weather/{city}{?units}", "city", "pa") == ["Paris"]
         assert tools.sample.get_weather(city="Paris").city == "Paris"  # the tools are unchanged
@@ -241,3 +246,17 @@ def test_names_variables_and_a_template_that_does_not_parse() -> None:
     ]
     assert [(d.tool, d.kind) for d in found] == [("x://{bad", "template")]
     assert "never closed" in found[0].what
+
+
+def test_a_tool_named_resources_or_prompts_keeps_a_method_of_its_own() -> None:
+    from codegen.build import build_package
+
+    tools = tuple({"name": name, "inputSchema": {"type": "object"}} for name in ("resources", "prompts", "get"))
+    surface = {"prompts": ({"name": "ask"},), "resources": ({"uri": "x://a", "name": "a"},)}
+    with_surface = SourceTools("srv", "mcp-live", "MCP server 'srv'", tools, surface=surface)
+    spec = build_package([with_surface], package="p", header="# h")
+    [namespace] = spec.namespaces
+    assert sorted(t.method for t in namespace.tools) == ["get", "prompts_", "resources_"]
+    assert namespace.surface is not None and [m.method for m in namespace.surface.resources] == ["a"]
+    plain = build_package([SourceTools("srv", "mcp-live", "MCP server 'srv'", tools)], package="p", header="# h")
+    assert sorted(t.method for t in plain.namespaces[0].tools) == ["get", "prompts", "resources"]  # as before

@@ -119,8 +119,8 @@ def _samples() -> dict[tuple[str, str], dict[str, Any]]:
 
 
 def test_list_tools_is_the_listing_as_locked(installed: dict[str, ModuleType]) -> None:
+    from mas.runtime.contracts.tool_contract import tool_entry_from_mcp
     from mas.runtime.lockfile import canonical_tool
-    from mas.runtime.mcp._convert import tool_entry_from_mcp
 
     fake = installed["captures.testing"].FakeTools()
     listed = {t["name"]: t for path in CAPTURES for t in json.loads(path.read_text(encoding="utf-8"))["tools"]}

@@ -127,7 +127,7 @@ TARGETS = {
             ("_text", ("block_tag", "joined_text", "as_list", "json_or_none", "json_from_text")),
             ("_decode", ("normalize_envelope", "_is_str_root", "decode_result", "decode_envelope")),
             ("_content", ("tool_output",)),
-            ("_plan", ("input_round",)),
+            ("_input", ("input_round",)),
             ("_errors", ("raise_failure",)),
         )
         for name in names

@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import quote, quote_plus, unquote_plus
 
 import httpx2
+import mcp_types
 import pytest
 from fuzz_strategies import chunked, json_values, line_bytes, listings, nested, with_secret
 from hypothesis import HealthCheck, given, settings
@@ -32,6 +33,7 @@ from mas.runtime.config import ConfigError, MCPServerConfig
 from mas.runtime.contracts.tool_contract import build_tool_entry
 from mas.runtime.lockfile import tool_hash
 from mas.runtime.mcp._http_limits import AnswerRefused, HttpLimits, HttpState, limit_responses
+from mas.runtime.mcp._input import InputBridge
 from mas.runtime.mcp._stdio import REFUSED, LineBuffer, StdioLimits, StdioState, _Fault, _LineParser, json_depth
 from mas.runtime.pinning import ServerPin
 from mas.runtime.registry import RuntimeRegistry
@@ -390,3 +392,84 @@ def test_a_name_addressed_to_a_provider_reaches_that_provider_or_none(
     for key, name in zip(keys, wire, strict=True):
         envelope = registry.call_tool(name, {})
         assert envelope.is_error or envelope.result == [key.provider, key.tool], (key, name, envelope.result)
+
+
+# --- request floods: what a server may ask during one call (issue 31, defect 5) -----------------------
+@SETTINGS
+@given(st.integers(1, 40), st.integers(0, 120), st.integers(1, 3))
+def test_a_call_is_asked_at_most_max_client_requests_questions_and_only_when_alone(
+    limit: int, count: int, flying: int
+) -> None:
+    """However many requests a server sends, a call holds at most ``limit`` questions, the rest are
+    refused at once; with several calls in flight on the connection, none is asked at all."""
+    request = mcp_types.ElicitRequest(
+        params=mcp_types.ElicitRequestFormParams(message="m", requested_schema={"type": "object", "properties": {}})
+    )
+
+    async def scenario() -> None:
+        bridge = InputBridge("s", ["elicitation"], limit)
+        conn, loop = object(), asyncio.get_running_loop()
+        calls = [bridge.begin(f"call {i}") for i in range(flying)]
+        for call in calls:
+            call.conn, call.work = conn, loop.create_future()
+        asked = [asyncio.ensure_future(bridge.ask(conn, "elicitation/create", request)) for _ in range(count)]
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        refused = [task for task in asked if task.done()]
+        assert all(isinstance(task.result(), mcp_types.ErrorData) for task in refused)
+        held = sum(len(call.asks) for call in calls)
+        assert held == (0 if flying > 1 else min(count, limit)) and len(refused) == count - held
+        bridge.close()  # the held ones are refused now: nothing waits for ever
+        await asyncio.gather(*asked)
+
+    asyncio.run(scenario())
+
+
+# --- code mode: what crosses the sandbox is JSON, to a bounded depth (issue 31, item 10) -------------
+
+
+def _depth(value: Any) -> int:
+    if isinstance(value, list):
+        return 1 + max((_depth(v) for v in value), default=0)
+    if isinstance(value, dict):
+        return 1 + max((_depth(v) for v in value.values()), default=0)
+    return 0
+
+
+@SETTINGS
+@given(nested(max_depth=300))
+def test_code_mode_passes_json_within_max_nesting_unchanged_and_refuses_deeper(value: Any) -> None:
+    from mas.runtime.code_mode.core import _RECURSIVE, MAX_NESTING, _json_data, _NotJson
+
+    def plain(v: Any) -> bool:  # NaN, infinities and the recursion marker are refused at any depth
+        if isinstance(v, float):
+            return v == v and v not in (float("inf"), float("-inf"))
+        if isinstance(v, list):
+            return all(plain(x) for x in v)
+        if isinstance(v, dict):
+            return all(plain(x) and not (isinstance(x, str) and x in _RECURSIVE) for x in v.values())
+        return True
+
+    try:
+        out = _json_data(value, "the value")
+    except _NotJson:
+        assert (
+            _depth(value) > MAX_NESTING
+            or not plain(value)
+            or "[...]" in json.dumps(value)
+            or "{...}" in (json.dumps(value))
+        )
+    else:
+        assert _depth(value) <= MAX_NESTING and out == value
+
+
+@SETTINGS
+@given(st.text(max_size=5_000))
+def test_a_code_mode_search_takes_any_query(query: str) -> None:
+    from mas.runtime.code_mode.core import _Index, _Tool
+
+    tools = [
+        _Tool("m", f"f{i}", f"f{i}", f"title {i}", "a description of weather and cities", "", ()) for i in range(50)
+    ]
+    found = _Index(tools).search(query, 5)
+    assert len(found) <= 5

@@ -70,3 +70,23 @@ def test_max_pages_is_exact(max_pages: int, listed: int | None) -> None:
             provider.on_page = lambda page, tools: progress.append((page, tools))
             assert len(provider.list_tools()) == listed
             assert progress == [(1, 2), (2, 4), (3, 6), (4, 8), (5, 9)]  # pages read, tools so far
+
+
+def test_a_listing_whose_pages_each_come_just_in_time_is_bounded_in_total() -> None:
+    """Issue 31 (also seen): each page was bounded by connect_timeout_seconds, the listing not at
+    all: a server answering every page just in time held a listing for 100 pages x 30 s (50
+    minutes) by default. `list_timeout_seconds` bounds the whole listing."""
+    import time
+
+    config = stdio_config(
+        "trickle", "--slow-pages", "0.4", script=SERVER, connect_timeout_seconds=10, list_timeout_seconds=3
+    )
+    with MCPToolProvider(config) as provider:
+        provider.call_tool("echo", {}, timeout_seconds=20)  # connected (the call path lists first)
+        started = time.monotonic()
+        with pytest.raises(ToolServerError) as info:
+            provider.list_tools()
+        took = time.monotonic() - started
+    assert took < 8, took  # 3 s and the time to say so; unbounded, 100 pages took 40 s
+    assert str(info.value).startswith("MCP server 'trickle': tools/list took more than list_timeout_seconds=3 s")
+    assert str(info.value).endswith("page(s) so far); stopped paging")

@@ -234,3 +234,30 @@ def test_each_error_code_has_its_failure_kind(code: int, kind: str, name: str | 
         assert links == [{**sign_in, "elicitationId": "sample-1"}]
     else:
         assert links is None
+
+
+def test_an_x_mcp_header_argument_past_max_header_bytes_is_the_callers_mistake_and_is_not_sent() -> None:
+    """Issue 31, defect 14: an `x-mcp-header` argument past the server's header limit was sent
+    anyway; the server's HTTP layer refused it before the tool ran, and the caller got `tool_error`
+    or `unavailable` (which packages retry). Past `max_header_bytes` (default 8192) the call fails
+    as `invalid_arguments` naming the argument, and nothing is sent."""
+    port = free_port()
+    with (
+        http_sample_server(port, "tok", REVISION),
+        MCPToolProvider(http_config("rev", f"http://127.0.0.1:{port}/mcp")) as provider,
+    ):
+        fits = provider.call_tool("route_query", {"region": "r" * 8000, "query": "q"}, timeout_seconds=10)
+        assert not fits.is_error and fits.result["header"] == "r" * 8000, fits.result
+        refused = provider.call_tool("route_query", {"region": "r" * 20000, "query": "q"}, timeout_seconds=10)
+        # This server would have taken it (its limit is higher): the answer above proves nothing was sent.
+        assert refused.is_error and refused.error_kind == "invalid_arguments", refused.result
+        assert refused.result == (
+            "MCP server 'rev': tools/call 'route_query' failed: argument /region travels as the HTTP header "
+            "Mcp-Param-Region, 20018 bytes, more than max_header_bytes=8192; nothing was sent"
+        )
+    with (
+        http_sample_server(port, "tok", REVISION),
+        MCPToolProvider(http_config("rev", f"http://127.0.0.1:{port}/mcp", max_header_bytes=1024)) as provider,
+    ):
+        small = provider.call_tool("route_query", {"region": "r" * 2000, "query": "q"}, timeout_seconds=10)
+    assert small.error_kind == "invalid_arguments" and "max_header_bytes=1024" in str(small.result)

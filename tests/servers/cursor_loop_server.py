@@ -4,6 +4,8 @@
 * ``--cycle N``: the cursors go round a cycle of N, ``c1`` -> ``c2`` -> ... -> ``cN`` -> ``c1``;
 * ``--hang-page-2``: page 1 returns cursor ``c1``; asked for it the first time, the server never
   answers (later, page 2 is the last, empty).
+* ``--slow-pages S``: every page comes S seconds late, always with a new cursor (``p1``, ``p2``,
+  ...): each page in time, the listing as a whole never done.
 
 Clients that follow nextCursor blindly never stop; the provider must cut this off.
 """
@@ -35,6 +37,10 @@ async def list_tools(
         return types.ListToolsResult(tools=[])
     if "--hang-page-2" in sys.argv:
         return types.ListToolsResult(tools=[_TOOL], next_cursor="c1")
+    if "--slow-pages" in sys.argv:
+        await asyncio.sleep(float(sys.argv[sys.argv.index("--slow-pages") + 1]))
+        at = int(params.cursor[1:]) if params is not None and params.cursor else 0
+        return types.ListToolsResult(tools=[_TOOL], next_cursor=f"p{at + 1}")
     if _CYCLE == 0:
         return types.ListToolsResult(tools=[_TOOL], next_cursor="same-cursor")
     at = int(params.cursor[1:]) if params is not None and params.cursor else 0

@@ -34,6 +34,7 @@ One concern per module:
 - ``_content``: the content blocks and ``ToolOutput`` (pydantic; imported on first use, and
   named here lazily).
 - ``_errors``: the error tree (``ToolError``; ``ToolFailedError`` and one class per failure kind).
+- ``_input``: the requests of an input round (MCP ``input_required``).
 - ``_plan``: one call's plan: input rounds, retries, confirmation.
 - ``_decode``: ``ToolResult``, and decoding an envelope into one.
 - ``_base``: the base classes of ``Tools`` and ``AsyncTools``.
@@ -69,6 +70,7 @@ from ._errors import (
     ToolUnavailableError,
 )
 from ._info import ToolInfo, lazy_models
+from ._input import ElicitationRequest, InputRequest, RootsRequest, SamplingRequest
 from ._omit import NOT_GIVEN, NotGiven
 from ._options import (
     CALL_OPTION_NAMES,
@@ -78,7 +80,6 @@ from ._options import (
     SupportsAsyncCallTool,
     SupportsCallTool,
 )
-from ._plan import ElicitationRequest, InputRequest, RootsRequest, SamplingRequest
 from ._task import AsyncToolTask, TaskStatus, ToolTask
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from .. import _rules
 
 if TYPE_CHECKING:
     from ._info import ToolInfo
-    from ._plan import InputRequest
+    from ._input import InputRequest
 
 __all__ = [
     "CALL_OPTION_NAMES",

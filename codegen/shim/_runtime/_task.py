@@ -31,7 +31,7 @@ AFollow = Callable[["ToolInfo[Any]", "CallOptions"], Awaitable[object]]
 
 T = TypeVar("T")
 
-#: The runtime's ``request_state`` prefixes that name a task (``mas.runtime._mcp_tasks``).
+#: The runtime's ``request_state`` prefixes that name a task (``mas.runtime.mcp._tasks``).
 TASK_PREFIX = "toolgen-task:"
 TASK_CANCEL_PREFIX = "toolgen-task-cancel:"
 #: Options a follow-up request never repeats: the arguments' answers and the question of consent

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 from .. import _rules
 from ._envelope import ToolEnvelope, as_envelope
 from ._errors import ToolInputRequiredError, ToolOutputValidationError, raise_failure
-from ._plan import input_round
+from ._input import input_round
 from ._text import as_list, block_tag, joined_text, json_from_text, json_or_none
 
 if TYPE_CHECKING:

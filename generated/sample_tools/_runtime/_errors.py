@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from ._envelope import ToolEnvelope
-    from ._plan import InputRequest
+    from ._input import InputRequest
 
 __all__ = [
     "ERRORS_BY_KIND",

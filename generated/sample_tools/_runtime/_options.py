@@ -11,7 +11,7 @@ from .. import _rules
 
 if TYPE_CHECKING:
     from ._info import ToolInfo
-    from ._plan import InputRequest
+    from ._input import InputRequest
 
 __all__ = [
     "CALL_OPTION_NAMES",

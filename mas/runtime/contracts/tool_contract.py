@@ -45,6 +45,7 @@ __all__ = [
     "ainvoke_call_tool",
     "bound_failure",
     "build_tool_entry",
+    "tool_entry_from_mcp",
     "call_with_options",
     "describe_argument_error",
     "invoke_call_tool",
@@ -200,6 +201,26 @@ def build_tool_entry(name: str, description: str, parameters: Mapping[str, Any],
     if annotations:
         entry["annotations"] = annotations
     return entry
+
+
+def tool_entry_from_mcp(tool: Mapping[str, Any]) -> dict[str, Any]:
+    """One contract ``list_tools`` entry from an MCP tool object (wire keys): the MCP client's
+    listings, the pin's locked tools and the generated testing kit's fakes all read tools this way."""
+    annotations: Mapping[str, Any] = tool.get("annotations") or {}
+    execution: Mapping[str, Any] = tool.get("execution") or {}
+    hints = {key: annotations.get(wire) for key, wire in HINT_KEYS.items()}
+    return build_tool_entry(
+        tool["name"],
+        tool.get("description") or "",
+        tool.get("inputSchema") or {"type": "object", "properties": {}},
+        # MCP display precedence: the tool's title, then annotations.title.
+        title=tool.get("title") or annotations.get("title"),
+        output_schema=tool.get("outputSchema"),
+        icons=tool.get("icons"),
+        task_support=execution.get("taskSupport"),
+        meta=tool.get("_meta"),
+        **hints,
+    )
 
 
 @functools.lru_cache(maxsize=1024)

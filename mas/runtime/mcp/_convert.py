@@ -7,13 +7,13 @@ connection machinery.
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING, Any
 
 from mas.runtime import redact
 from mas.runtime.config import MCPServerConfig
 from mas.runtime.contracts._rules import one_line
-from mas.runtime.contracts.tool_contract import HINT_KEYS, ToolResultEnvelope, build_tool_entry
+from mas.runtime.contracts.tool_contract import ToolResultEnvelope
 
 if TYPE_CHECKING:
     import mcp_types as types
@@ -27,7 +27,6 @@ __all__ = [
     "resolve_headers",
     "scrub_envelope",
     "server_identity",
-    "tool_entry_from_mcp",
 ]
 
 _ENV_PREFIX = "env:"
@@ -71,25 +70,6 @@ def server_identity(config: MCPServerConfig) -> tuple[Any, ...]:
         target = (config.url,)
     # follow_pagination changes what a listing contains, so it is part of the key.
     return (config.name, config.transport, *target, config.follow_pagination)
-
-
-def tool_entry_from_mcp(tool: Mapping[str, Any]) -> dict[str, Any]:
-    """One contract ``list_tools`` entry from an MCP tool object (wire keys)."""
-    annotations: Mapping[str, Any] = tool.get("annotations") or {}
-    execution: Mapping[str, Any] = tool.get("execution") or {}
-    hints = {key: annotations.get(wire) for key, wire in HINT_KEYS.items()}
-    return build_tool_entry(
-        tool["name"],
-        tool.get("description") or "",
-        tool.get("inputSchema") or {"type": "object", "properties": {}},
-        # MCP display precedence: the tool's title, then annotations.title.
-        title=tool.get("title") or annotations.get("title"),
-        output_schema=tool.get("outputSchema"),
-        icons=tool.get("icons"),
-        task_support=execution.get("taskSupport"),
-        meta=tool.get("_meta"),
-        **hints,
-    )
 
 
 def envelope_from_result(result: types.Result) -> ToolResultEnvelope:

@@ -43,12 +43,13 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 import anyio
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
+from mcp.shared.inbound import mcp_param_headers
 from pydantic import TypeAdapter, ValidationError
 
 from mas.runtime import redact
 from mas.runtime.config import MCPServerConfig
-from mas.runtime.contracts._rules import one_line
-from mas.runtime.contracts.tool_contract import ERROR_KIND_KEY, CallOptions, ToolResultEnvelope
+from mas.runtime.contracts._rules import one_line, pointer_token
+from mas.runtime.contracts.tool_contract import ERROR_KIND_KEY, CallOptions, ToolResultEnvelope, tool_entry_from_mcp
 from mas.runtime.mcp._convert import (
     ToolServerError,
     clip,
@@ -56,7 +57,6 @@ from mas.runtime.mcp._convert import (
     envelope_from_result,
     scrub_envelope,
     server_identity,
-    tool_entry_from_mcp,
 )
 from mas.runtime.mcp._error_kinds import (
     kind_of_error_code,
@@ -267,6 +267,10 @@ class MCPToolProvider:
         problems: list[tuple[str, str]] = []
         hint: CacheHint | None = None
         first = True
+        # Each page within connect_timeout_seconds, and the listing as a whole within
+        # list_timeout_seconds: a server answering every page just in time cannot hold it longer.
+        deadline = time.monotonic() + cfg.list_timeout_seconds
+        page_wait = cfg.connect_timeout_seconds
         try:
             while True:
                 if pages >= cfg.max_pages:
@@ -274,7 +278,10 @@ class MCPToolProvider:
                     raise ToolServerError(self.name, detail)
                 params = types.PaginatedRequestParams(cursor=cursor) if cursor is not None else None
                 # tools/list has no timeout of its own; a hung server must not hang discovery.
-                with anyio.fail_after(cfg.connect_timeout_seconds):
+                page_wait = min(cfg.connect_timeout_seconds, deadline - time.monotonic())
+                if page_wait <= 0:
+                    raise TimeoutError
+                with anyio.fail_after(page_wait):
                     page = await list_page(session, params, self.name)
                 pages += 1
                 # Blanked here, where listings enter: the lock, the generated package and every
@@ -297,7 +304,13 @@ class MCPToolProvider:
         except ToolServerError:
             raise
         except TimeoutError:
-            detail = f"tools/list timed out after {cfg.connect_timeout_seconds} s (page {pages + 1})"
+            if page_wait < cfg.connect_timeout_seconds:  # the whole listing's bound ran out first
+                detail = (
+                    f"tools/list took more than list_timeout_seconds={cfg.list_timeout_seconds:g} s in total "
+                    f"({pages} page(s) so far); stopped paging"
+                )
+            else:
+                detail = f"tools/list timed out after {cfg.connect_timeout_seconds} s (page {pages + 1})"
             raise ToolServerError(self.name, detail) from None
         except Exception as exc:
             conn.note_failure(exc)
@@ -628,6 +641,9 @@ class MCPToolProvider:
                 return await self._run_task_2025(
                     tool_name, call, conn, session, arguments, meta, timeout_seconds, allow_claimed, deadline
                 )
+            oversized = self._oversized_header(session, tool_name, arguments)
+            if oversized is not None:
+                return self._failure(tool_name, f"failed: {oversized}", "invalid_arguments")
             try:
                 result = await session.call_tool(
                     tool_name,
@@ -693,6 +709,29 @@ class MCPToolProvider:
 
         call.work = asyncio.get_running_loop().create_task(run())
         return call
+
+    def _oversized_header(self, session: Any, tool_name: str, arguments: Mapping[str, Any] | None) -> str | None:
+        """Why an ``x-mcp-header`` argument cannot travel as its ``Mcp-Param-*`` header, or None.
+
+        The SDK mirrors such arguments into headers on a 2026 HTTP session; a header past the
+        server's limit is refused by its HTTP layer before the tool runs, which reached the caller
+        as ``tool_error`` or ``unavailable`` (retried by packages). Over ``max_header_bytes`` the
+        call is the caller's mistake instead, and nothing is sent.
+        """
+        if self.config.transport == "stdio" or not arguments:
+            return None
+        header_map = getattr(session, "_x_mcp_header_maps", {}).get(tool_name)  # the SDK's own map
+        limit = self.config.max_header_bytes
+        for path, token in (header_map or {}).items():
+            for name, value in mcp_param_headers({path: token}, arguments).items():
+                size = len(name) + 2 + len(value.encode("utf-8", "surrogatepass"))
+                if size > limit:
+                    where = "/" + "/".join(pointer_token(p) for p in path)
+                    return (
+                        f"argument {where} travels as the HTTP header {name}, {size} bytes, more than "
+                        f"max_header_bytes={limit}; nothing was sent"
+                    )
+        return None
 
     def _follow(
         self,
