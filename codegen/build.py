@@ -33,7 +33,15 @@ from codegen.model import (
     ToolSpec,
 )
 from codegen.naming import assign_names, class_name, unique
-from codegen.schemas import Report, SchemaDocument, json_type, pointer, wrapped_key
+from codegen.schemas import (
+    MAPPING_SCHEMA,
+    Report,
+    SchemaDocument,
+    constrains_nothing,
+    json_type,
+    pointer,
+    wrapped_key,
+)
 from codegen.split import split_models, where_defined
 from codegen.surface import SURFACE_ATTRS, build_surface, prompt_wire_names
 from codegen.testkit import testing_data
@@ -270,8 +278,19 @@ class _Builder:
         )
         output_def: str | None = None
         output_names: tuple[str, ...] = ()
-        learned = None if "outputSchema" in tool else self.inferred.get(source.name, {}).get(wire)
-        if _typed_output(tool, (*at, "outputSchema"), report):
+        # An output schema that constrains nothing ({"type": "object"}) is undeclared for typing:
+        # learned from samples when there are some, else a mapping (docs/generator.md).
+        generic = constrains_nothing(tool.get("outputSchema"))
+        declared = "outputSchema" in tool and not generic
+        learned = None if declared else self.inferred.get(source.name, {}).get(wire)
+        if generic and (learned is None or learned.schema is None):
+            learned = None
+            output_def = unique(base + "Output", self.used_defs)
+            output_names = self.outputs.add(
+                output_def, MAPPING_SCHEMA, where=source.origin, used=self.used_defs, memo=self.schemas,
+                digest=Memo.key(MAPPING_SCHEMA),
+            )  # fmt: skip
+        elif declared and _typed_output(tool, (*at, "outputSchema"), report):
             output_def = unique(base + "Output", self.used_defs)
             output_names = self.outputs.add(
                 output_def,
@@ -425,9 +444,9 @@ class _Builder:
             is_root = root is not None
             annotation = out_models.qualify(root, self.needed) if root is not None else f"_o.{plan.output_def}"
             declared = plan.tool.get("outputSchema") if plan.inferred is None else plan.inferred.schema
-            key = wrapped_key(declared)
+            key = wrapped_key(declared, str(plan.tool.get("name")) if plan.inferred is None else None)
             field = out_models.fields_of(plan.output_def).get(key) if key is not None and not is_root else None
-            if field is not None:  # FastMCP's wrapped plain value: the method returns the value itself
+            if field is not None:  # a wrapped plain value (fastmcp, the mcp SDK): the method returns the value
                 annotation = out_models.qualify(field, self.needed)
                 extra = (("output_key", str_literal(key)),)
         if plan.inferred is not None:

@@ -19,6 +19,7 @@ from codegen.drift import Change as DriftChange
 from codegen.errors import Degradation, GenerateError
 from codegen.infer import InferredOutput, infer_outputs, read_samples
 from codegen.model import SourceTools
+from codegen.schemas import constrains_nothing
 from codegen.settings import Settings
 from codegen.snapshot import (
     SURFACE_KEYS,
@@ -79,9 +80,14 @@ class Coverage:
     declared: int
     inferred: int
     untyped: int
+    #: Of the untyped, those whose output schema constrains nothing and no samples typed: a mapping.
+    mappings: int = 0
 
     def __str__(self) -> str:
-        return f"declared {self.declared}, inferred {self.inferred}, untyped {self.untyped}"
+        text = f"declared {self.declared}, inferred {self.inferred}, untyped {self.untyped}"
+        if self.mappings:
+            text += f" ({self.mappings} with an output schema that constrains nothing: dict[str, Any])"
+        return text
 
 
 @dataclass(frozen=True)
@@ -187,9 +193,11 @@ def read_all_samples(settings: Settings) -> list[Sample]:
 
 def coverage_of(sources: Sequence[SourceTools], inferred: Mapping[str, Mapping[str, InferredOutput]]) -> Coverage:
     total = sum(len(s.tools) for s in sources)
-    declared = sum(1 for s in sources for t in s.tools if "outputSchema" in t)
+    generic = [(s.name, t.get("name")) for s in sources for t in s.tools if constrains_nothing(t.get("outputSchema"))]
+    declared = sum(1 for s in sources for t in s.tools if "outputSchema" in t) - len(generic)
     learned = sum(len(found) for found in inferred.values())
-    return Coverage(declared, learned, total - declared - learned)
+    mappings = sum(1 for source, name in generic if name not in inferred.get(source, {}))
+    return Coverage(declared, learned, total - declared - learned, mappings)
 
 
 def _canonical_digest(tool: Mapping[str, Any], memo: Memo | None, digest: str | None = None) -> str:

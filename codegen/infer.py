@@ -25,7 +25,7 @@ from genson import SchemaBuilder  # type: ignore[import-untyped]
 from codegen.drift import Change, diff_output_schema
 from codegen.errors import GenerateError
 from codegen.model import SourceTools
-from codegen.schemas import WRAP_MARKER
+from codegen.schemas import WRAP_MARKER, constrains_nothing
 from mas.runtime.samples import Sample, SamplesError, load_samples
 
 __all__ = [
@@ -151,6 +151,11 @@ def infer_output(results: Sequence[Mapping[str, Any]]) -> InferredOutput | None:
     return None
 
 
+def _undeclared_output(tool: Mapping[str, Any]) -> bool:
+    """No output schema, or one that constrains nothing (``{"type": "object"}``): the type is learned."""
+    return "outputSchema" not in tool or constrains_nothing(tool["outputSchema"])
+
+
 def infer_outputs(source: SourceTools, samples: Sequence[Sample]) -> dict[str, InferredOutput]:
     """Inferred outputs of ``source``'s tools that declare no ``outputSchema``, by wire name."""
     by_tool: dict[str, list[Mapping[str, Any]]] = {}
@@ -160,7 +165,7 @@ def infer_outputs(source: SourceTools, samples: Sequence[Sample]) -> dict[str, I
     out: dict[str, InferredOutput] = {}
     for tool in source.tools:
         name = tool.get("name") if isinstance(tool, Mapping) else None
-        if isinstance(name, str) and "outputSchema" not in tool and name in by_tool:
+        if isinstance(name, str) and _undeclared_output(tool) and name in by_tool:
             inferred = infer_output(by_tool[name])
             if inferred is not None:
                 out[name] = inferred
@@ -220,7 +225,7 @@ Inferred = Mapping[str, Mapping[str, InferredOutput]]
 
 
 def _undeclared(tools: Sequence[Mapping[str, Any]]) -> set[str]:
-    return {str(t.get("name")) for t in tools if isinstance(t, Mapping) and "outputSchema" not in t}
+    return {str(t.get("name")) for t in tools if isinstance(t, Mapping) and _undeclared_output(t)}
 
 
 def inferred_changes(

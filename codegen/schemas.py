@@ -29,12 +29,14 @@ from mas.runtime.lockfile import SCHEMA_LISTS, SCHEMA_MAPS, SCHEMA_VALUES
 
 __all__ = [
     "MAX_DEPTH",
+    "MAPPING_SCHEMA",
     "WRAP_MARKER",
     "Report",
     "SchemaDocument",
     "json_type",
     "pointer",
     "prepare_schema",
+    "constrains_nothing",
     "wrapped_key",
 ]
 
@@ -320,13 +322,52 @@ WRAP_MARKER = "x-fastmcp-wrap-result"
 _WRAP_KEY = "result"
 
 
-def wrapped_key(schema: Any) -> str | None:
-    """``"result"`` when ``schema`` is FastMCP's wrapper of a plain value, else None: an object
-    schema marked ``"x-fastmcp-wrap-result": true`` whose only property is ``result``. Declared
-    and inferred output schemas alike (``codegen/infer.py`` marks a result recorded in that shape)."""
-    if not isinstance(schema, Mapping) or schema.get(WRAP_MARKER) is not True:
+#: The keys an output schema may have and still constrain nothing (the rest only document it).
+_UNCONSTRAINING = frozenset({"type", "additionalProperties", "title", "description", "$schema"})
+#: What an output schema that constrains nothing is typed as when no samples tell more: a mapping.
+MAPPING_SCHEMA: Mapping[str, Any] = {"type": "object", "additionalProperties": {}}
+
+
+def constrains_nothing(schema: Any) -> bool:
+    """Whether an output schema says no more than "an object": ``{"type": "object"}``, with
+    ``additionalProperties`` absent, ``true`` or ``{}``, and nothing else but documentation
+    (fastmcp's ``{"type": "object", "additionalProperties": true}``, for a function typed ``dict``).
+    Such a schema is undeclared for typing: the type is learned from samples, else a mapping."""
+    if not isinstance(schema, Mapping) or schema.get("type") != "object" or not set(schema) <= _UNCONSTRAINING:
+        return False
+    extra = schema.get("additionalProperties", True)
+    return extra is True or (isinstance(extra, Mapping) and not extra)
+
+
+#: The only keys the mcp SDK's own wrapper schema has (``$defs`` when the value's type has models).
+_SDK_WRAP_KEYS = frozenset({"type", "properties", "required", "title", "$defs"})
+
+
+def wrapped_key(schema: Any, tool_name: str | None = None) -> str | None:
+    """``"result"`` when ``schema`` wraps a plain value, else None. Two conventions:
+
+    * fastmcp's: an object schema marked ``"x-fastmcp-wrap-result": true`` whose only property is
+      ``result`` (declared and inferred schemas alike: ``codegen/infer.py`` marks a result recorded
+      in that shape);
+    * the mcp Python SDK's own (FastMCP in 1.x, MCPServer in 2.x), which has no marker: the model it
+      wraps a plain return value in, named after the function. Recognised only when the schema is
+      exactly ``{"type": "object", "properties": {"result": ...}, "required": ["result"],
+      "title": "<tool name>Output"}`` (plus ``$defs``), with nothing else: a server's own one-field
+      object has another title, another key (``description``, ``additionalProperties``...) or
+      ``result`` not required, and stays an object. ``tool_name`` is the tool's wire name: a tool
+      renamed away from its function's name is not recognised (its value stays one field).
+    """
+    if not isinstance(schema, Mapping):
         return None
     properties = schema.get("properties")
     if schema.get("type") != "object" or not isinstance(properties, Mapping) or list(properties) != [_WRAP_KEY]:
         return None
-    return _WRAP_KEY
+    if schema.get(WRAP_MARKER) is True:
+        return _WRAP_KEY
+    sdk = (
+        tool_name is not None
+        and set(schema) <= _SDK_WRAP_KEYS
+        and schema.get("required") == [_WRAP_KEY]
+        and schema.get("title") == f"{tool_name}Output"
+    )
+    return _WRAP_KEY if sdk else None

@@ -488,7 +488,7 @@ def test_a_token_folder_others_can_write_is_refused_and_a_planted_token_file_nev
         store.write_text(json.dumps(planted), encoding="utf-8")
         with pytest.raises(ConfigError) as caught:
             RuntimeRegistry.from_sources(infra=[infra], authorize=browser([]))
-    assert f"the token folder {shared} is mode 0777: others may read or write it" in str(caught.value)
+    assert f"the token folder {shared} is mode 0777: others may write to it" in str(caught.value)
     assert "\n" not in str(caught.value)
     # (the test's own start-up probe reads the well-known metadata; the client sends nothing)
     assert [r for r in recorded(record) if not r["path"].startswith("/.well-known/")] == []

@@ -9,6 +9,7 @@ parameter named ``result`` (item 1) and declares the output schema
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -19,6 +20,7 @@ import pytest
 from gen_helpers import generate, import_fresh, pyright_strict
 from old_sdk import published_python
 
+from codegen.cli import main as toolgen
 from mas.runtime.registry import RuntimeRegistry
 
 USE_MATH = """\
@@ -48,8 +50,52 @@ def math_package(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
     root = tmp_path_factory.mktemp("math")
     (root / "home").mkdir()
     _infra(root, "math", python.parent / "math-mcp-learning-server", root / "home")
-    assert generate(root, ["--infra", "infra.yaml", "--out", "out", "--package", "math_tools", "-q"]) == 0
+    with pytest.MonkeyPatch.context() as mp:
+        out = io.StringIO()
+        mp.setattr(sys, "stdout", out)
+        assert generate(root, ["--infra", "infra.yaml", "--out", "out", "--package", "math_tools", "-q"]) == 0
+    (root / "coverage.txt").write_text(out.getvalue(), encoding="utf-8")
     return root, import_fresh(root / "out", "math_tools")
+
+
+def test_an_output_schema_that_constrains_nothing_is_a_mapping_and_counted_as_untyped(
+    math_package: tuple[Path, Any],
+) -> None:
+    """Item 4: ``{"type": "object", "additionalProperties": true}`` became a model with no fields,
+    counted as declared; only ``.model_extra`` reached the data."""
+    root, pkg = math_package
+    assert (root / "coverage.txt").read_text().splitlines()[-1] == (
+        "toolgen: typed results: declared 0, inferred 0, untyped 17 "
+        "(17 with an output schema that constrains nothing: dict[str, Any])"
+    )
+    assert (
+        "def calculate(self, *, expression: str) -> dict[str, Any]:"
+        in (root / "out" / "math_tools" / "_tools.py").read_text()
+    )
+    with RuntimeRegistry.from_sources(infra=[root / "infra.yaml"]) as registry:
+        answer = pkg.Tools(registry).math.calculate(expression="2 + 3 * 4")
+    assert type(answer) is dict and "= 14.0" in answer["content"][0]["text"], answer
+
+
+@pytest.mark.slow  # records from the server, then generates again
+def test_samples_type_an_output_schema_that_constrains_nothing(math_package: tuple[Path, Any]) -> None:
+    """Item 4: ``toolgen record`` could not improve such a tool: inference skipped every tool that declares a schema."""
+    root, _ = math_package
+    (root / "examples.yaml").write_text("- tool: calculate\n  arguments: {expression: '2 + 3'}\n", encoding="utf-8")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(root)
+        assert toolgen(["record", "--examples", "examples.yaml", "--infra", "infra.yaml", "-q"]) == 0
+        out = io.StringIO()
+        mp.setattr(sys, "stdout", out)
+        assert generate(root, ["--infra", "infra.yaml", "--out", "learned", "--package", "math_tools", "-q"]) == 0
+    assert out.getvalue().splitlines()[-1] == (
+        "toolgen: typed results: declared 0, inferred 1, untyped 16 "
+        "(16 with an output schema that constrains nothing: dict[str, Any])"
+    )
+    pkg = import_fresh(root / "learned", "math_tools")
+    with RuntimeRegistry.from_sources(infra=[root / "infra.yaml"]) as registry:
+        answer = pkg.Tools(registry).math.calculate(expression="6 * 7")
+    assert "= 42" in answer.content[0].text, answer  # a model learned from the recorded result
 
 
 @pytest.mark.slow  # installs the server once, generates live, runs mypy and pyright

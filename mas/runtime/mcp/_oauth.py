@@ -141,8 +141,8 @@ def _untrusted(info: os.stat_result, *, want_dir: bool) -> str | None:
         return "not a folder" if want_dir else "not a plain file"
     if hasattr(os, "getuid") and info.st_uid != os.getuid():
         return f"owned by uid {info.st_uid}, not {os.getuid()}"
-    if info.st_mode & 0o077:
-        return f"mode {stat.S_IMODE(info.st_mode):04o}: others may read or write it"
+    if info.st_mode & 0o022:  # group or others could plant or change it
+        return f"mode {stat.S_IMODE(info.st_mode):04o}: others may write to it"
     return None
 
 
