@@ -17,13 +17,22 @@ from gen_helpers import REPO
 def test_readme_snippet_runs_against_the_sample_server() -> None:
     readme = (REPO / "README.md").read_text()
     snippets = re.findall(r"```python\n(.*?)```", readme, flags=re.S)
-    assert len(snippets) == 1
+    assert len(snippets) == 2  # this one, and the test kit's (below)
     code = snippets[0]
     assert len([line for line in code.splitlines() if line.strip() and not line.startswith("#")]) <= 6
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, ["generated", os.environ.get("PYTHONPATH")]))}
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert float(proc.stdout.strip()) == 19.4  # the sample server's deterministic weather for Paris
+
+
+def test_readme_test_kit_snippet_runs_without_a_server() -> None:
+    """The README's test kit lines (docs/testing.md) run as written against the committed package."""
+    code = re.findall(r"```python\n(.*?)```", (REPO / "README.md").read_text(), flags=re.S)[1]
+    assert "from sample_tools.testing import FakeTools" in code
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, ["generated", os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
 
 
 def test_readme_ci_and_drift_lines_pass_in_a_copy_of_the_checkout(tmp_path: Path) -> None:

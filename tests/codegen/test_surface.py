@@ -156,6 +156,8 @@ PYRIGHT_SNAPSHOT = [  # sorted by line, then message
 ]
 
 
+@pytest.mark.slow  # one mypy --strict and one pyright run over a whole package: tens of seconds
+@pytest.mark.timeout(600)
 def test_the_package_is_strictly_typed_and_mistakes_are_reported_by_both_checkers(generated: Path) -> None:
     work = generated / "out"
     (work / "use_surface.py").write_text(USER_SCRIPT, encoding="utf-8")

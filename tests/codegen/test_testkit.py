@@ -537,3 +537,130 @@ def test_a_listing_change_is_refused_by_pinning(installed: dict[str, ModuleType]
         assert tools.sample.list_cities(country="FR") is not None  # the other tools still answer
     gone = kit.FakeTools().with_listing_change("get_weather", remove=True)
     assert "get_weather" not in {t["name"] for t in gone.list_tools()}
+
+
+# --- the pytest plugin ------------------------------------------------------------------------------------
+
+_USER_TESTS = """
+import pytest
+from captures import Tools as CaptureTools
+from sample_tools import Tools
+from sample_tools.outputs import SampleGetWeatherOutput
+
+PARIS = SampleGetWeatherOutput(city="Paris", conditions="clear", humidity=40, temperature=21.5)
+
+
+def test_the_ini_package(fake_tools):
+    fake_tools.sample.get_weather.returns(PARIS)
+    assert Tools(fake_tools).sample.get_weather(city="Paris") == PARIS
+
+
+@pytest.mark.toolgen(package="captures", strict=True)
+def test_the_marker_names_package_and_options(fake_tools):
+    CaptureTools(fake_tools).time.get_current_time(timezone="UTC")
+
+
+def test_a_wrong_answer_fails_where_it_is_set(fake_tools):
+    fake_tools.sample.get_weather.returns(SampleGetWeatherOutput.model_construct(city="Paris", conditions="x",
+                                                                                  humidity="lots", temperature=1))
+
+
+def test_a_swallowed_failure_fails_the_test_when_it_ends(make_fake_tools):
+    fake = make_fake_tools("sample_tools", strict=True)
+    try:
+        Tools(fake).sample.get_weather(city="Paris")
+    except AssertionError:
+        pass  # agent code that swallows everything
+
+
+def test_a_call_assertion_names_the_first_difference(fake_tools):
+    Tools(fake_tools).sample.get_weather(city="Paris")
+    fake_tools.sample.get_weather.calls.assert_calls({"city": "Rome"})
+"""
+
+
+def test_the_pytest_plugin_builds_fakes_and_reports_their_failures_readably(site: Path, tmp_path: Path) -> None:
+    (tmp_path / "test_agent.py").write_text(_USER_TESTS, encoding="utf-8")
+    (tmp_path / "pytest.ini").write_text("[pytest]\ntoolgen_package = sample_tools\n", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--tb=short", "-p", "no:xdist",
+         "test_agent.py"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+        env={**_env_without_pythonpath(), "PYTHONPATH": str(site)},
+    )  # fmt: skip
+    report = done.stdout
+    assert done.returncode == 1, report + done.stderr
+    assert "3 failed, 2 passed, 1 error" in report, report
+    assert ("E   captures._runtime._fake.FakeToolsError: tool 'get_current_time' was called but the test set nothing "
+            "for it (FakeTools(strict=True))") in report  # fmt: skip
+    assert ("E   sample_tools._runtime._fake.FakeToolsError: tool 'get_weather': the answer does not fit the output "
+            "schema of the lock at /humidity: 'lots' is not of type 'integer'") in report  # fmt: skip
+    assert (
+        'E   sample_tools._runtime._fake.FakeToolsError: get_weather: call 1 of 1: /city: expected "Rome", got "Paris"'
+        in report
+    )
+    assert "ERROR at teardown of test_a_swallowed_failure_fails_the_test_when_it_ends" in report
+    assert "_fake.py" not in report  # the kit's own frames are hidden: the test's lines show
+
+
+def _env_without_pythonpath() -> dict[str, str]:
+    import os
+
+    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTEST_ADDOPTS")}
+
+
+def test_the_kit_imports_no_pytest(site: Path) -> None:
+    probe = "import sys, sample_tools.testing, captures.testing\nprint('pytest' in sys.modules)\n"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=site, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
+
+
+# --- code mode on fakes ------------------------------------------------------------------------------------
+
+_WARMEST = """
+from tools import sample
+
+warmest = None
+for city in ["Paris", "Berlin", "Osaka"]:
+    w = await sample.get_weather(city=city)
+    if warmest is None or w["temperature"] > warmest["temperature"]:
+        warmest = w
+warmest["city"]
+"""
+
+
+_CAUGHT = """
+from tools import sample
+
+message = ""
+try:
+    await sample.list_cities()
+except RuntimeError as e:
+    message = str(e)
+message
+"""
+
+
+def test_code_mode_runs_agent_snippets_against_fakes(installed: dict[str, ModuleType]) -> None:
+    from mas.runtime.code_mode import CodeMode
+
+    out, kit = installed["sample_tools.outputs"], installed["sample_tools.testing"]
+    degrees = {"Paris": 21.5, "Berlin": 18.0, "Osaka": 27.0}
+    fake = kit.FakeTools(strict=True)
+    fake.sample.get_weather.answers(
+        lambda args: out.SampleGetWeatherOutput(
+            city=args["city"], conditions="clear", humidity=50, temperature=degrees[args["city"]]
+        )  # fmt: skip
+    )
+    fake.sample.list_cities.fails("timeout", message="too slow")
+    with CodeMode(fake, package="sample_tools") as mode:
+        run = mode.run(_WARMEST)
+        assert run.ok and run.value == "Osaka", run.error
+        assert [c.arguments for c in run.calls] == [{"city": c} for c in degrees]
+        fake.sample.get_weather.calls.assert_calls({"city": "Paris"}, {"city": "Berlin"}, {"city": "Osaka"})
+        caught = mode.run(_CAUGHT)
+        assert caught.ok and caught.value.startswith("timeout: tool 'list_cities' timed out: too slow"), caught
+        checked = mode.run(_WARMEST.replace('w["temperature"]', 'w["temp"]'))
+        assert checked.error is not None and checked.error.kind == "check" and checked.calls == []
+    assert len(fake.sample.get_weather.calls) == 3  # the failed check sent nothing

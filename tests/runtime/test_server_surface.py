@@ -340,6 +340,7 @@ def everything_server() -> Path:
     return entry
 
 
+@pytest.mark.timeout(600)  # a cold cache installs the server from npm first
 def test_the_everything_server_lists_reads_fills_gets_and_completes(everything_server: Path) -> None:
     config = stdio_config("everything", "stdio", script=everything_server, command="node", env={})
     with MCPToolProvider(config) as provider:
@@ -364,6 +365,7 @@ def test_the_everything_server_lists_reads_fills_gets_and_completes(everything_s
 # --- mcp 1.x FastMCP in its own venv --------------------------------------------------------------
 
 
+@pytest.mark.timeout(600)  # a cold cache builds the old SDK's venv first
 @pytest.mark.parametrize("version", ["1.6.0", "1.30.0"])
 def test_an_old_sdk_server_lists_reads_fills_and_gets(version: str) -> None:
     from old_sdk import old_sdk_python

@@ -154,6 +154,7 @@ class CallList(list[Call[A]]):
     def assert_calls(self, *expected: A) -> None:
         """The calls had exactly these arguments, in this order; else one line naming the first
         difference (``get_weather: call 2 of 3: /city: expected 'Berlin', got 'Osaka'``)."""
+        __tracebackhide__ = True
         for index, (want, call) in enumerate(zip(expected, self, strict=False), start=1):
             found = first_difference(want, call.arguments)
             if found is not None:
@@ -167,6 +168,7 @@ class CallList(list[Call[A]]):
 
     def assert_called_once_with(self, arguments: A) -> None:
         """Exactly one call, with these arguments."""
+        __tracebackhide__ = True
         self.assert_calls(arguments)
 
 
@@ -226,6 +228,7 @@ class ToolHandle(Generic[A, T]):
 
     def returns(self, value: T) -> Self:
         """Answer every call with ``value`` (checked against the tool's output schema now)."""
+        __tracebackhide__ = True  # pytest shows the test's line, not the kit's
         envelope = self._fake.envelope_for(self._info, value)
         self.behaviour.answer = lambda arguments: envelope
         return self
@@ -235,6 +238,7 @@ class ToolHandle(Generic[A, T]):
         ``ToolFailedError`` classes, which the caller then gets as from a real failure."""
 
         def answer(arguments: dict[str, Any]) -> dict[str, Any]:
+            __tracebackhide__ = True
             try:
                 value = fn(cast("A", arguments))
             except ToolFailedError as exc:  # the class says the kind when its envelope does not
@@ -348,6 +352,7 @@ class FakeToolsBase:
     def check(self) -> None:
         """Raise the first ``FakeToolsError`` a call raised, also when its caller swallowed it (the
         pytest fixture calls this when the test ends)."""
+        __tracebackhide__ = True
         if self.failures:
             raise self.failures[0]
 
@@ -362,6 +367,7 @@ class FakeToolsBase:
 
     def call_tool(self, tool_name: str, arguments: Mapping[str, Any] | None, **options: Any) -> dict[str, Any]:
         """One call, answered as the handle says (the envelope in the contract's dict form)."""
+        __tracebackhide__ = True
         try:
             return self._call(tool_name, dict(arguments or {}), options)
         except FakeToolsError as exc:
@@ -373,6 +379,7 @@ class FakeToolsBase:
         return self.call_tool(tool_name, arguments, **options)
 
     def _call(self, tool_name: str, arguments: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+        __tracebackhide__ = True
         state = options.get("request_state")
         if isinstance(state, str) and state.startswith((TASK_PREFIX, TASK_CANCEL_PREFIX)):
             return self._task_request(tool_name, state, options)
@@ -407,6 +414,7 @@ class FakeToolsBase:
         self, call: Call[Any], handle: ToolHandle[Any, Any], done: int, options: Mapping[str, Any]
     ) -> dict[str, Any]:
         """The next input round of ``call``, else its answer (or its task)."""
+        __tracebackhide__ = True
         if done < len(handle.behaviour.asks):
             return self._round(call, handle, done)
         if handle.behaviour.task_states is not None:
@@ -424,6 +432,7 @@ class FakeToolsBase:
 
     # --- tasks --------------------------------------------------------------------------------
     def _start_task(self, call: Call[Any], handle: ToolHandle[Any, Any], options: Mapping[str, Any]) -> dict[str, Any]:
+        __tracebackhide__ = True
         states = list(handle.behaviour.task_states or ())
         task = _Task(f"{_TASK_ID_PREFIX}{len(self._tasks) + 1}", call, states[1:], states[0])
         self._tasks[task.task_id] = task
@@ -451,6 +460,7 @@ class FakeToolsBase:
     def _follow(self, task: _Task, handle: ToolHandle[Any, Any], options: Mapping[str, Any]) -> dict[str, Any]:
         """Follow ``task`` to its end: an ``input_required`` state on the way asks ``on_input``
         once (answered when the request comes back with ``input_responses``)."""
+        __tracebackhide__ = True
         answered = options.get("input_responses") is not None
         while True:
             if task.state == "input_required":
@@ -478,6 +488,7 @@ class FakeToolsBase:
 
     # --- answers --------------------------------------------------------------------------------
     def _respond(self, handle: ToolHandle[Any, Any], call: Call[Any]) -> dict[str, Any]:
+        __tracebackhide__ = True
         answer = handle.behaviour.answer
         if answer is not None:
             return answer(dict(cast("Mapping[str, Any]", call.arguments)))
@@ -486,12 +497,14 @@ class FakeToolsBase:
     def envelope_for(self, info: ToolInfo[Any], value: object) -> dict[str, Any]:
         """The envelope a server would send for ``value`` (the tool's typed value), checked against
         the tool's output schema in the lock: a value that does not fit raises ``FakeToolsError``."""
+        __tracebackhide__ = True
         envelope = _envelope_of(info, value)
         self._checked(info.name, envelope, "the answer")
         return envelope
 
     def default_envelope(self, info: ToolInfo[Any]) -> dict[str, Any]:
         """A tool nobody set: its newest recorded result, else a schema-valid example."""
+        __tracebackhide__ = True
         listed = self._listed[info.name]
         sample: object = listed.get("sample")
         if isinstance(sample, Mapping):
@@ -504,6 +517,7 @@ class FakeToolsBase:
         return copy.deepcopy(found)
 
     def _example(self, info: ToolInfo[Any]) -> dict[str, Any]:
+        __tracebackhide__ = True
         model = info.output_model
         if info.output_is_text or model is None:
             return _text_envelope(f"{info.name} (fake)")
@@ -537,6 +551,7 @@ class FakeToolsBase:
 
     def _checked(self, tool: str, envelope: Mapping[str, Any], what: str) -> None:
         """Raise when ``envelope`` (a success) does not fit the tool's output schema in the lock."""
+        __tracebackhide__ = True
         schema: object = self._listed[tool].get("output")
         if not isinstance(schema, Mapping) or envelope.get("is_error"):
             return
@@ -615,6 +630,7 @@ class FakeToolsBase:
         return self
 
     def _replayed_call(self, tool_name: str, arguments: dict[str, Any], options: Mapping[str, Any]) -> dict[str, Any]:
+        __tracebackhide__ = True
         replay = self._replay or []
         index = self._replayed
         expected = replay[index] if index < len(replay) else None
@@ -647,6 +663,7 @@ class FakeToolsBase:
 
     def assert_replayed(self) -> None:
         """Every call of the cassette was made; else one line naming the first one that was not."""
+        __tracebackhide__ = True
         replay = self._replay or []
         if self._replayed < len(replay):
             missing = replay[self._replayed]
@@ -722,6 +739,7 @@ def _session(task: _Task) -> dict[str, Any]:
 def _envelope_of(info: ToolInfo[Any], value: object) -> dict[str, Any]:
     """The envelope a server sends for ``value``: structured content (and its JSON as text) for a
     model, one text block for a text value, the blocks of a ``ToolOutput``."""
+    __tracebackhide__ = True
     from pydantic import BaseModel, ValidationError
 
     from ._content import ToolOutput
