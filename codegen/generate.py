@@ -45,7 +45,7 @@ from codegen.write import (
     recover,
     write_package,
 )
-from mas.runtime.lockfile import canonical_tool
+from mas.runtime.lockfile import canonical_json, tool_hash
 from mas.runtime.progress import Progress
 from mas.runtime.samples import Sample
 
@@ -201,14 +201,13 @@ def coverage_of(sources: Sequence[SourceTools], inferred: Mapping[str, Mapping[s
 
 
 def _canonical_digest(tool: Mapping[str, Any], memo: Memo | None, digest: str | None = None) -> str:
-    """The SHA-256 of the tool's canonical form (``canonical_tool``, the lock's), kept in ``memo``
+    """The lock's per-tool hash (``tool_hash``, without its ``sha256:`` prefix), kept in ``memo``
     under the tool as given (``digest``: its ``Memo.key``): a rerun walks only the schemas of the
     tools that changed."""
     key = Memo.key("canonical", digest or tool) if memo is not None else None
     found = memo.get(key) if memo is not None else None
     if not isinstance(found, str):
-        text = json.dumps(canonical_tool(tool), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-        found = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        found = tool_hash(tool).removeprefix("sha256:")  # the lock's per-tool hash
         if memo is not None:
             memo.put(key, found)
     return found
@@ -252,12 +251,7 @@ def header_for(
     described = [_described(s, (inferred or {}).get(s.name), memo, digests) for s in sources]
     # Compact and sorted: the same digest for the same inputs, from json's C encoder (an indented
     # dump would take the pure-Python one, seconds at 1,000 tools).
-    payload = json.dumps(
-        {"package": package, "sources": sorted(described, key=lambda s: str(s["name"]))},
-        sort_keys=True,
-        ensure_ascii=False,
-        separators=(",", ":"),
-    )
+    payload = canonical_json({"package": package, "sources": sorted(described, key=lambda s: str(s["name"]))})
     digest = hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
     return f"# {GENERATED_MARKER} {__version__} from inputs sha256:{digest}. Do not edit.\n{_REGENERATE}"
 
