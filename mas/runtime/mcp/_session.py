@@ -248,14 +248,7 @@ class SessionKeeper:
                 # without exiting a cancel scope out of order.
                 scope.deadline = anyio.current_time() + timeout
                 self._clock = _ConnectClock(scope, timer, timeout, expire)
-                if not self._auth_built and self.config.auth is not None and self.config.transport != "stdio":
-                    self._auth = await build_auth(
-                        self.config,
-                        on_secret=self.remember_secret,
-                        authorize=self._authorize,
-                        person_wait=self.person_wait,
-                    )
-                    self._auth_built = True
+                await self._ensure_auth()
                 for mode in self._modes():
                     async with AsyncExitStack() as stack:
                         read, write = await stack.enter_async_context(self._transport(stack, conn))
@@ -283,11 +276,7 @@ class SessionKeeper:
                         self._clock = None
                         logger.debug("MCP server %r: connected over %s (%s)", self.name, self.config.transport, mode)
                         conn.ready.set_result(session)
-                        async with anyio.create_task_group() as watchers:
-                            if self.watch_tools:
-                                watchers.start_soon(self._watch_tools, conn, session)
-                            await conn.stop.wait()
-                            watchers.cancel_scope.cancel()
+                        await self._hold(conn, session)
                         break
             if scope.cancelled_caught and not conn.ready.done():
                 conn.ready.set_exception(ToolServerError(self.name, self._timed_out(conn, timeout)))
@@ -313,6 +302,25 @@ class SessionKeeper:
             # Nobody may be waiting on `ready` any more; mark its exception as retrieved.
             if not conn.ready.cancelled():
                 conn.ready.exception()
+
+    async def _ensure_auth(self) -> None:
+        """Build the OAuth provider of an HTTP server with ``auth:`` once, on its first connect."""
+        if not self._auth_built and self.config.auth is not None and self.config.transport != "stdio":
+            self._auth = await build_auth(
+                self.config,
+                on_secret=self.remember_secret,
+                authorize=self._authorize,
+                person_wait=self.person_wait,
+            )
+            self._auth_built = True
+
+    async def _hold(self, conn: Connection, session: ClientSession) -> None:
+        """Keep a negotiated session open (watching its tool list, if asked) until asked to stop."""
+        async with anyio.create_task_group() as watchers:
+            if self.watch_tools:
+                watchers.start_soon(self._watch_tools, conn, session)
+            await conn.stop.wait()
+            watchers.cancel_scope.cancel()
 
     def _modes(self) -> tuple[str, ...]:
         """The handshakes to try, in order: ``auto`` ends with ``legacy`` on a fresh connection."""
