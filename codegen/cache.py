@@ -193,6 +193,7 @@ class Cache:
         inferred: Mapping[str, Mapping[str, Any]] | None = None,
         digests: Mapping[int, str | None] | None = None,
         samples: Mapping[str, Mapping[str, Any]] | None = None,
+        removed: Mapping[tuple[str, str], str] | None = None,
     ) -> str:
         """Every input of the files: the sources as given (each tool by its digest, ``tool_digests``),
         the output types inferred from samples and the newest sample of each tool (the test kit's data)."""
@@ -210,6 +211,8 @@ class Cache:
         parts = [_canonical(described), _canonical(learned)]
         if samples:  # a build without samples keys as before
             parts.append(_canonical(samples))
+        if removed:  # removed tools kept as deprecated methods (docs/drift.md, "Upgrading")
+            parts.append(_canonical(sorted([*key, message] for key, message in removed.items())))
         return _digest("files", fingerprint(), package, *parts)
 
     @staticmethod

@@ -30,7 +30,7 @@ from mas.runtime import redact
 from mas.runtime.config import MCPServerConfig
 from mas.runtime.json_file import read_json
 from mas.runtime.lockfile import canonical_json
-from mas.runtime.mcp._convert import ToolServerError, resolve_headers
+from mas.runtime.mcp._convert import ToolServerError, resolve_env, resolve_headers
 
 __all__ = [
     "MAX_SAMPLE_BYTES",
@@ -109,7 +109,7 @@ def provider_secrets(providers: Iterable[Any]) -> set[str]:
         config = getattr(provider, "config", None)
         if isinstance(config, MCPServerConfig):
             try:
-                secrets |= resolve_headers(config)[1]
+                secrets |= resolve_headers(config)[1] | resolve_env(config)[1]
             except ToolServerError:
                 pass
     return secrets
