@@ -73,9 +73,11 @@ def _met(row: Row) -> str:
     return "yes" if (ratio <= float(bound) if op == "<=" else ratio >= float(bound)) else "no"
 
 
-def _timed(cmd: Sequence[str], cwd: Path, env: dict[str, str] | None = None) -> float:
+def _timed(cmd: Sequence[str], cwd: Path, env: dict[str, str] | None = None, accept: Sequence[int] = (0,)) -> float:
     start = time.perf_counter()
-    subprocess.run(cmd, cwd=cwd, env=env or ENV, check=True, capture_output=True)
+    proc = subprocess.run(cmd, cwd=cwd, env=env or ENV, capture_output=True)
+    if proc.returncode not in accept:
+        raise subprocess.CalledProcessError(proc.returncode, cmd, proc.stdout, proc.stderr)
     return time.perf_counter() - start
 
 
@@ -425,6 +427,87 @@ def bench_checkers(work: Path, n: int) -> list[Row]:
     return rows
 
 
+def _value_for(schema: Any) -> str | None:
+    """A literal a call site passes for a required parameter of this schema (None: no simple one)."""
+    if not isinstance(schema, dict):
+        return None
+    if isinstance(schema.get("enum"), list) and schema["enum"] and isinstance(schema["enum"][0], str):
+        return repr(schema["enum"][0])
+    return {"string": "'x'", "integer": "1", "number": "1.5", "boolean": "True"}.get(schema.get("type"))
+
+
+def _impact_project(work: Path, tools: Sequence[dict[str, Any]], sites: int) -> list[str]:
+    """A user project of ``sites`` call sites, each calling one tool with its required arguments,
+    in files of 50; returns the wire names it calls, in order."""
+    import pkg
+
+    called: list[str] = []
+    lines: list[str] = []
+    for tool in tools:
+        schema = tool.get("inputSchema") or {}
+        props = schema.get("properties") or {}
+        values = {name: _value_for(props.get(name)) for name in schema.get("required") or []}
+        if any(v is None for v in values.values()) or tool["name"] not in pkg.TOOLS:
+            continue
+        method = pkg.TOOLS[tool["name"]].method
+        args = ", ".join(f"{name}={value}" for name, value in values.items())
+        lines.append(f"    tools.cat.{method}({args})")
+        called.append(tool["name"])
+        if len(called) == sites:
+            break
+    project = work / "project"
+    project.mkdir(exist_ok=True)
+    for start in range(0, len(lines), 50):
+        body = "\n".join(lines[start : start + 50])
+        (project / f"agent_{start // 50}.py").write_text(
+            f"from pkg import Tools\n\n\ndef use(tools: Tools) -> None:\n{body}\n", encoding="utf-8"
+        )
+    return called
+
+
+def bench_impact(work: Path, n: int, sites: int = 200) -> list[Row]:
+    """``toolgen diff OLD NEW --impact`` on a 200-call-site project against one plain checker run
+    over it: the price of knowing which call sites a server change breaks."""
+    tools = json.loads((work / "cat.json").read_text(encoding="utf-8"))["tools"]
+    sys.path.insert(0, str(work / "out"))
+    called = _impact_project(work, tools, sites)
+    # The new listing: the first tool called is gone, the second needs one more argument, the
+    # third's description is rewritten; everything else as it was.
+    changed = []
+    for tool in tools:
+        if tool["name"] == called[0]:
+            continue
+        if tool["name"] == called[1]:
+            schema = tool["inputSchema"]
+            props = {**schema["properties"], "region": {"type": "string"}}
+            tool = {**tool, "inputSchema": {**schema, "properties": props, "required": [*schema["required"], "region"]}}
+        if tool["name"] == called[2]:
+            tool = {**tool, "description": "Rewritten."}
+        changed.append(tool)
+    (work / "cat_new.json").write_text(json.dumps({"tools": changed}), encoding="utf-8")
+    (work / "pyproject.toml").write_text('[tool.toolgen]\nout = "out"\npackage = "pkg"\n', encoding="utf-8")
+    rows = []
+    for checker in ("mypy", "pyright"):
+        if checker == "mypy":
+            cache = work / "plain-mypy-cache"
+            shutil.rmtree(cache, ignore_errors=True)
+            plain = [sys.executable, "-m", "mypy", "--cache-dir", str(cache), "project"]
+            env = {**ENV, "MYPYPATH": str(work / "out")}
+        else:
+            (work / "pyrightconfig.json").write_text(json.dumps({"extraPaths": ["out"]}), encoding="utf-8")
+            plain = [str(Path(sys.executable).parent / "pyright"), "project"]
+            env = ENV
+        floor = _timed(plain, work, env, accept=(0, 1))  # 1: the project has errors (it should have none)
+        impact = [sys.executable, "-m", "codegen", "diff", "cat.json", "cat_new.json", "--server", "cat",
+                  "--impact", "project", "--checker", checker]  # fmt: skip
+        ours = _timed(impact, work, accept=(3,))
+        figure = f"diff --impact ({checker}): {n}-tool package, {len(called)} call sites"
+        rows.append(Row(figure, [ours], [floor], "s", "", f"one plain {checker} run over the project"))
+    (work / "pyrightconfig.json").unlink(missing_ok=True)
+    (work / "pyproject.toml").unlink()
+    return rows
+
+
 # --------------------------------------------------------------------------------------------
 # Code mode
 # --------------------------------------------------------------------------------------------
@@ -582,7 +665,7 @@ def table(rows: Sequence[Row]) -> str:
 
 #: The groups of rows ``--only`` selects. The rows that read the N-tool package (edits, import,
 #: checkers, code-mode) run its cold generation first, as the whole run does.
-GROUPS = ("generation", "edits", "import", "calls", "mcp", "checkers", "code-mode", "kit")
+GROUPS = ("generation", "edits", "import", "calls", "mcp", "checkers", "code-mode", "impact", "kit")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -622,7 +705,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="toolgen-bench-") as tmp:
         root = Path(tmp)
-        if only & {"generation", "edits", "import", "checkers", "code-mode"}:  # they use its output and cache
+        if only & {"generation", "edits", "import", "checkers", "code-mode", "impact"}:  # they use its output, cache
             cold, work = bench_cold(root, big, big_repeat)
             rows.append(cold)
         if "generation" in only:  # a folder of its own: with --tools 300 the two cold rows would share gen300
@@ -639,6 +722,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             rows += bench_checkers(work, big)
         if "code-mode" in only:
             rows += bench_code_mode(root, work, big, repeat)
+        if "impact" in only:
+            rows += bench_impact(work, big)
         if "kit" in only:
             rows.append(bench_kit(root, big, big_repeat))
     elapsed = time.perf_counter() - started

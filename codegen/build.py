@@ -103,6 +103,7 @@ def build_package(
     digests: Mapping[int, str | None] | None = None,
     worker: ModelWorker | None = None,
     samples: Mapping[str, Mapping[str, Any]] | None = None,
+    removed: Mapping[tuple[str, str], str] | None = None,
 ) -> PackageSpec:
     """``header`` heads every file, ``init_header`` (default: ``header``) the package's ``__init__.py``.
 
@@ -111,7 +112,7 @@ def build_package(
     ``digests``: ``cache.tool_digests(sources)``, when the caller took them already; ``worker``:
     a ``ModelWorker`` started for this build; ``samples``: the newest recorded result of each tool,
     by source and wire name (``testkit.newest_samples``), the test kit's default answers."""
-    builder = _Builder(sources, inferred or {}, cache, package, digests, worker)
+    builder = _Builder(sources, inferred or {}, cache, package, digests, worker, removed)
     spec = builder.build(package=package, header=header, parallel=parallel)
     spec = replace(spec, testing_data=testing_data(sources, builder.wire_names, inferred, samples))
     if init_header is not None:
@@ -135,7 +136,10 @@ class _Builder:
         package: str = "",
         digests: Mapping[int, str | None] | None = None,
         worker: ModelWorker | None = None,
+        removed: Mapping[tuple[str, str], str] | None = None,
     ) -> None:
+        #: (source, wire name) -> the message of a removed tool kept as a method that raises
+        self.removed = dict(removed or {})
         for source in sources:
             check_tools(source)
         self.sources = sources
@@ -344,7 +348,8 @@ class _Builder:
         constant's name depends on the tools before it, so it is given here, in order."""
         output = out_models.chunk_of(plan.output_def).digest if plan.output_def in out_models.defined else None
         inferred = dict(vars(plan.inferred)) if plan.inferred is not None else None
-        names = [plan.source.name, plan.attr, plan.method, plan.wire_name, plan.input_def, plan.output_def]
+        names = [plan.source.name, plan.attr, plan.method, plan.wire_name, plan.input_def, plan.output_def,
+                 self.removed.get((plan.source.name, plan.wire_name))]  # fmt: skip
         chunk = in_models.chunk_of(plan.input_def).digest if plan.input_def in in_models.defined else None
         digest = self.digests.get(id(plan.tool))
         key = Memo.key("spec", digest, names, inferred, chunk, output) if digest else None
@@ -397,13 +402,25 @@ class _Builder:
         title = next((t for t in (tool.get("title"), annotations.get("title")) if isinstance(t, str) and t), None)
         description = tool.get("description") or ""
         support = (tool.get("execution") or {}).get("taskSupport") if isinstance(tool.get("execution"), dict) else None
-        deprecated = schema.get("deprecated") is True  # JSON Schema's annotation, on the tool's input
+        gone = self.removed.get((plan.source.name, plan.wire_name))
+        deprecated = schema.get("deprecated") is True or gone is not None  # JSON Schema's, on the tool's input
+        if gone is not None:
+            self.shim_names.add("ToolNotFoundError")
         retired = [p for p in params if p.deprecated and not p.required]
         if deprecated or retired:
             self.needed["_deprecated"] = ("typing_extensions", "deprecated")
         if retired and not deprecated:
             self.needed["_overload"] = ("typing", "overload")
-        docstring = _docstring(plan.wire_name, title, description, params, hints, plan.inferred, support, deprecated)
+        docstring = _docstring(
+            plan.wire_name,
+            title,
+            description,
+            params,
+            hints,
+            plan.inferred,
+            support,
+            _deprecation_words(deprecated, gone),
+        )
         return ToolSpec(
             wire_name=plan.wire_name,
             method=plan.method,
@@ -421,9 +438,10 @@ class _Builder:
             hints=hints,
             info_extra=extra,
             any_arguments=not params and _typeless_input(schema),
-            deprecated_literal=str_literal(f"tool {plan.wire_name!r} is deprecated by its server")
+            deprecated_literal=str_literal(gone or f"tool {plan.wire_name!r} is deprecated by its server")
             if deprecated
             else "",
+            removed_envelope=_removed_envelope(gone) if gone is not None else "",
             params_deprecated_literal=str_literal(_retired_words(plan.wire_name, retired))
             if retired and not deprecated
             else "",
@@ -616,6 +634,20 @@ def _param(wire: str, py_name: str, annotation: str, required: bool, prop: Any) 
     )
 
 
+def _deprecation_words(deprecated: bool, gone: str | None) -> str | None:
+    """The docstring's line for a deprecated tool, or a removed one kept a while."""
+    if gone is not None:
+        return f"Removed: {gone}; calling it raises ToolNotFoundError (kept by keep_removed_tools)."
+    return "Deprecated: the server marks this tool deprecated (``deprecated: true``)." if deprecated else None
+
+
+def _removed_envelope(message: str) -> str:
+    """The envelope a kept removed tool's method raises ``ToolNotFoundError`` with, as a literal."""
+    text = str_literal(message)
+    return (f'{{"status": "error", "result": None, "content": [{{"type": "text", "text": {text}}}], '
+            '"metadata": {"error_kind": "unknown_tool", "reason": "removed"}}')  # fmt: skip
+
+
 def _retired_words(wire: str, retired: Sequence[ParamSpec]) -> str:
     names = ", ".join(repr(p.wire_name) for p in retired)
     return f"parameter {names} of tool {wire!r} is deprecated by its server" if len(retired) == 1 else (
@@ -654,7 +686,7 @@ def _docstring(
     hints: Mapping[str, bool | None],
     inferred: InferredOutput | None = None,
     task_support: object = None,
-    deprecated: bool = False,
+    deprecated: str | None = None,
 ) -> str:
     lines = []
     # A Python server's description is often its function's docstring, indented as in its source:
@@ -681,7 +713,7 @@ def _docstring(
         how = "runs only as a task; this method waits for it" if task_support == "required" else "may run as a task"
         lines += ["", f"Task: the tool {how} (``.tasks`` starts it and returns a ToolTask at once)."]
     if deprecated:
-        lines += ["", "Deprecated: the server marks this tool deprecated (``deprecated: true``)."]
+        lines += ["", deprecated]
     lines += ["", f"Wire name: {wire!r}."]
     return "\n".join(lines)
 

@@ -50,6 +50,7 @@ from typing import Any
 
 from codegen.emit.templates import templates_dir
 from codegen.model import SourceTools
+from mas.runtime.lockfile import canonical_json
 
 __all__ = ["CACHE_DIR_NAME", "Cache", "Memo", "fingerprint", "runtime_files", "tool_digests"]
 
@@ -163,7 +164,7 @@ def _entry_data(key: str, text: str) -> tuple[str, str] | None:
 
 def _canonical(data: Any) -> str:
     """Inputs as one text; ``default=repr`` keeps YAML values JSON lacks (dates) distinct."""
-    return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=repr)
+    return canonical_json(data, default=repr)
 
 
 def tool_digests(sources: Sequence[SourceTools]) -> dict[int, str | None]:
@@ -192,6 +193,7 @@ class Cache:
         inferred: Mapping[str, Mapping[str, Any]] | None = None,
         digests: Mapping[int, str | None] | None = None,
         samples: Mapping[str, Mapping[str, Any]] | None = None,
+        removed: Mapping[tuple[str, str], str] | None = None,
     ) -> str:
         """Every input of the files: the sources as given (each tool by its digest, ``tool_digests``),
         the output types inferred from samples and the newest sample of each tool (the test kit's data)."""
@@ -209,6 +211,8 @@ class Cache:
         parts = [_canonical(described), _canonical(learned)]
         if samples:  # a build without samples keys as before
             parts.append(_canonical(samples))
+        if removed:  # removed tools kept as deprecated methods (docs/drift.md, "Upgrading")
+            parts.append(_canonical(sorted([*key, message] for key, message in removed.items())))
         return _digest("files", fingerprint(), package, *parts)
 
     @staticmethod
@@ -357,7 +361,7 @@ class Memo:
     def key(*parts: Any) -> str | None:
         """The digest of ``parts`` (strict JSON: None when a part has no exact JSON spelling)."""
         try:
-            text = json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+            text = canonical_json(parts, allow_nan=False)
         except (TypeError, ValueError):
             return None
         return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

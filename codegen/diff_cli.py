@@ -25,7 +25,7 @@ from codegen.drift import Change, diff_listings, diff_surface
 from codegen.drift_report import FAIL_LEVELS, at_or_above, render_json, render_table
 from codegen.errors import GenerateError
 from codegen.generate import infer_all
-from codegen.impact import CHECKERS, impact
+from codegen.impact import CHECKERS, SavedListings, impact
 from codegen.infer import inferred_changes
 from codegen.model import YAML_SOURCE_NAME, SourceTools
 from codegen.settings import Settings, load_settings
@@ -173,10 +173,20 @@ def compare(args: argparse.Namespace, cwd: Path) -> tuple[Change, ...]:
 
 
 def _impact(args: argparse.Namespace, stdout: TextIO) -> int:
-    if args.files or args.tools:
-        raise GenerateError("--impact compares the live servers with the lock: give neither OLD NEW nor --tools")
+    if args.tools:
+        raise GenerateError("--impact compares servers: the live ones with the lock, or two saved listings")
     overrides = {"infra": args.infra, "snapshot": args.snapshot, "samples": args.samples}
     settings = load_settings(Path.cwd(), overrides)
+    if args.files:  # two saved tools/list results of one source (a lock is read by the live form)
+        if len(args.files) != 2:
+            raise GenerateError("give two files, OLD and NEW (or none to compare the lock with the live servers)")
+        old, new = Path(args.files[0]), Path(args.files[1])
+        for path in (old, new):
+            if is_lock(read_json(path, GenerateError)):
+                raise GenerateError("--impact with OLD NEW takes two saved tools/list results, not a lock", str(path))
+        changes = _compare_files(old, new, args.server)
+        saved = SavedListings(old, new, args.server or new.stem, changes)
+        return impact(settings, args.impact, args.checker, stdout, saved=saved)[0]
     if not settings.infra:
         raise GenerateError("no servers configured: give --infra, or set `infra` in [tool.toolgen]")
     return impact(settings, args.impact, args.checker, stdout)[0]

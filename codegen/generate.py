@@ -45,7 +45,7 @@ from codegen.write import (
     recover,
     write_package,
 )
-from mas.runtime.lockfile import canonical_tool
+from mas.runtime.lockfile import canonical_json, tool_hash
 from mas.runtime.progress import Progress
 from mas.runtime.samples import Sample
 
@@ -201,14 +201,13 @@ def coverage_of(sources: Sequence[SourceTools], inferred: Mapping[str, Mapping[s
 
 
 def _canonical_digest(tool: Mapping[str, Any], memo: Memo | None, digest: str | None = None) -> str:
-    """The SHA-256 of the tool's canonical form (``canonical_tool``, the lock's), kept in ``memo``
+    """The lock's per-tool hash (``tool_hash``, without its ``sha256:`` prefix), kept in ``memo``
     under the tool as given (``digest``: its ``Memo.key``): a rerun walks only the schemas of the
     tools that changed."""
     key = Memo.key("canonical", digest or tool) if memo is not None else None
     found = memo.get(key) if memo is not None else None
     if not isinstance(found, str):
-        text = json.dumps(canonical_tool(tool), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-        found = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        found = tool_hash(tool).removeprefix("sha256:")  # the lock's per-tool hash
         if memo is not None:
             memo.put(key, found)
     return found
@@ -252,12 +251,7 @@ def header_for(
     described = [_described(s, (inferred or {}).get(s.name), memo, digests) for s in sources]
     # Compact and sorted: the same digest for the same inputs, from json's C encoder (an indented
     # dump would take the pure-Python one, seconds at 1,000 tools).
-    payload = json.dumps(
-        {"package": package, "sources": sorted(described, key=lambda s: str(s["name"]))},
-        sort_keys=True,
-        ensure_ascii=False,
-        separators=(",", ":"),
-    )
+    payload = canonical_json({"package": package, "sources": sorted(described, key=lambda s: str(s["name"]))})
     digest = hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
     return f"# {GENERATED_MARKER} {__version__} from inputs sha256:{digest}. Do not edit.\n{_REGENERATE}"
 
@@ -308,6 +302,7 @@ def render_files(
     inferred: Mapping[str, Mapping[str, InferredOutput]] | None = None,
     target: Path | None = None,
     samples: Mapping[str, Mapping[str, Any]] | None = None,
+    removed: Mapping[tuple[str, str], str] | None = None,
 ) -> tuple[dict[str, str], tuple[Degradation, ...]]:
     """The package's files and the schema spots typed as ``Any``: from the cache when these exact
     inputs were rendered before by this exact generator, else built and rendered (reusing what
@@ -316,7 +311,7 @@ def render_files(
     # The key covers every input the header digests (and the generator's version), so the header
     # (a canonical walk of every schema, ~0.1 s at 1,000 tools) is computed only on a miss.
     digests = tool_digests(sources)  # one walk of each tool names it in every key below
-    key = cache.files_key(sources, package, inferred, digests, samples)
+    key = cache.files_key(sources, package, inferred, digests, samples, removed)
     cached = cache.get_files(key)
     if cached is not None and _DEGRADATIONS in cached:
         files = dict(cached)
@@ -345,6 +340,7 @@ def render_files(
                 digests=digests,
                 worker=worker,
                 samples=samples,
+                removed=removed,
             )
         finally:
             if worker is not None:
@@ -375,8 +371,37 @@ def _released(
     if old is None or settings.snapshot.read_text(encoding="utf-8") == unchanged:
         return unchanged, previous or start, ()
     drift = lock_drift(settings.snapshot, text, old)
-    record = next_record(previous, drift, start=settings.start_version, keep_zero_major=settings.keep_zero_major)
+    record = next_record(
+        previous,
+        drift,
+        start=settings.start_version,
+        keep_zero_major=settings.keep_zero_major,
+        keep_removed=settings.keep_removed_tools,
+        old_listings=old.listings(),
+    )
     return with_record(text, record), record, drift
+
+
+def with_kept(
+    sources: Sequence[SourceTools], record: PackageRecord | None
+) -> tuple[list[SourceTools], dict[tuple[str, str], str]]:
+    """The sources with the removed tools the record keeps (``keep_removed_tools``) listed again,
+    and for each of those (source, wire name) what its method says when called."""
+    if record is None or not record.kept:
+        return list(sources), {}
+    out, removed = [], {}
+    for source in sources:
+        kept = record.kept.get(source.name, {})
+        listed = {str(t.get("name")) for t in source.tools}
+        extra = [k.tool for name, k in sorted(kept.items()) if name not in listed]
+        if extra:
+            source = dataclasses.replace(source, tools=(*source.tools, *extra))
+            prefix = source.wire_prefix or ""
+            removed.update(
+                {(source.name, prefix + str(t["name"])): record.removal(source.name, str(t["name"])) for t in extra}
+            )
+        out.append(source)
+    return out, removed
 
 
 def release_files(settings: Settings, record: PackageRecord | None) -> dict[str, str]:
@@ -402,15 +427,16 @@ def run(settings: Settings, out: TextIO = sys.stdout, progress: Progress | None 
     samples = read_all_samples(settings)
     inferred = infer_all(sources, settings, samples)
     snapshot_text = locking.text([s.name for s in sources], inferred) if locking is not None else None
+    snapshot_text, record, drift = _released(settings, locking, snapshot_text)
+    built, removed = with_kept(sources, record)  # removed tools kept a while: deprecated, raising
     newest = newest_samples(sources, samples)
     files, degradations = render_files(
-        sources, settings.package, Cache(settings.cache), inferred, settings.target, newest
+        built, settings.package, Cache(settings.cache), inferred, settings.target, newest, removed
     )
     coverage = coverage_of(sources, inferred)
     if settings.strict_schemas and degradations:
         first, more = degradations[0], len(degradations) - 1
         raise GenerateError(f"{first} (--strict-schemas; {more} more)" if more else f"{first} (--strict-schemas)")
-    snapshot_text, record, drift = _released(settings, locking, snapshot_text)
     files.update(release_files(settings, record))
     snapshot_changed = snapshot_text is not None and (
         not settings.snapshot.is_file() or settings.snapshot.read_text(encoding="utf-8") != snapshot_text

@@ -279,6 +279,24 @@ def _place(package: Path, work: Path, name: str) -> None:
     shutil.copytree(package, target, ignore=shutil.ignore_patterns("__pycache__"))
 
 
+@dataclass(frozen=True)
+class SavedListings:
+    """The two-file form: two saved ``tools/list`` results of one source, and what changed."""
+
+    old: Path
+    new: Path
+    source: str
+    changes: tuple[Change, ...]
+
+
+def _from_listing(settings: Settings, listing: Path, source: str, out: Path) -> Path:
+    from codegen.generate import run
+
+    run(replace(settings, tools=(), infra=(), mcp_json=(listing,), mcp_json_names=(source,), out=out,
+                snapshot=out.parent / f"{out.name}.lock.json", offline=False, check=False, diff=False))  # fmt: skip
+    return out / settings.package
+
+
 def impact(
     settings: Settings,
     paths: Sequence[str],
@@ -286,9 +304,11 @@ def impact(
     out: TextIO,
     *,
     root: Path | None = None,
+    saved: SavedListings | None = None,
 ) -> tuple[int, list[Broken]]:
     """Generate the new package, check ``paths`` against it and the current one, report the new
-    diagnostics. Returns the exit code (3 when a call site breaks, else 0) and what broke."""
+    diagnostics. Returns the exit code (3 when a call site breaks, else 0) and what broke. With
+    ``saved``, both packages come from the two saved listings instead of the lock and the servers."""
     from codegen.generate import run
 
     root = root or Path.cwd()
@@ -297,32 +317,35 @@ def impact(
     command = _command(checker)
     with tempfile.TemporaryDirectory(prefix="toolgen-impact-") as tmp_name:
         tmp = Path(tmp_name)
-        lock = tmp / "lock.json"
-        if settings.snapshot.is_file():
-            shutil.copyfile(settings.snapshot, lock)
-        # The new package, from the live listings: the project's lock and package stay as they are.
-        outcome = run(replace(settings, out=tmp / "new", snapshot=lock, offline=False, check=False, diff=False))
-        changes = outcome.drift
-        current = settings.target
-        if not (current / "__init__.py").is_file():
-            if not settings.snapshot.is_file():
-                raise GenerateError("no current package and no lock to generate it from", str(current))
-            shutil.copyfile(settings.snapshot, tmp / "old.lock.json")
-            run(
-                replace(
-                    settings, out=tmp / "old", snapshot=tmp / "old.lock.json", offline=True, check=False, diff=False
-                )
-            )
-            current = tmp / "old" / settings.package
+        if saved is not None:
+            current = _from_listing(settings, saved.old, saved.source, tmp / "old")
+            fresh_package = _from_listing(settings, saved.new, saved.source, tmp / "new")
+            changes = saved.changes
+        else:
+            lock = tmp / "lock.json"
+            if settings.snapshot.is_file():
+                shutil.copyfile(settings.snapshot, lock)
+            # The new package, from the live listings: the project's lock and package stay as they are.
+            outcome = run(replace(settings, out=tmp / "new", snapshot=lock, offline=False, check=False, diff=False))
+            changes, fresh_package = outcome.drift, tmp / "new" / settings.package
+            current = settings.target
+            if not (current / "__init__.py").is_file():
+                if not settings.snapshot.is_file():
+                    raise GenerateError("no current package and no lock to generate it from", str(current))
+                shutil.copyfile(settings.snapshot, tmp / "old.lock.json")
+                old = replace(settings, out=tmp / "old", snapshot=tmp / "old.lock.json", offline=True, check=False,
+                              diff=False)  # fmt: skip
+                run(old)
+                current = tmp / "old" / settings.package
         work, cache = tmp / "work", tmp / "checker-cache"
         work.mkdir()
         _copy_code(root, rel_paths, work, settings.package)
         _place(current, work, settings.package)
         before = run_checker(checker, command, work, rel_paths, cache)
-        _place(tmp / "new" / settings.package, work, settings.package)
+        _place(fresh_package, work, settings.package)
         after = run_checker(checker, command, work, rel_paths, cache)
         fresh = [d for d in new_diagnostics(before, after) if not d.file.startswith(f"{settings.package}/")]
-        tools = tool_names(current) + tool_names(tmp / "new" / settings.package)
+        tools = tool_names(current) + tool_names(fresh_package)
         broken = []
         for d in fresh:
             lines = _lines(work / d.file)

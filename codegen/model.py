@@ -108,6 +108,9 @@ class ToolSpec:
     deprecated_literal: str = ""
     #: The PEP 702 message (a literal) of the overload that takes the deprecated optional parameters
     params_deprecated_literal: str = ""
+    #: A tool the server removed, kept a while (``keep_removed_tools``): the envelope literal its
+    #: method raises ``ToolNotFoundError`` with, instead of calling; "": a listed tool
+    removed_envelope: str = ""
 
     @property
     def kept_params(self) -> tuple[ParamSpec, ...]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -23,6 +23,7 @@ from codegen.errors import GenerateError, one_line
 __all__ = [
     "DEFAULT_START",
     "PACKAGE_KEY",
+    "KeptTool",
     "PackageRecord",
     "Release",
     "bump",
@@ -81,15 +82,39 @@ class Release:
 
 
 @dataclass(frozen=True)
+class KeptTool:
+    """A tool the server removed, kept in the package as a deprecated method that raises
+    ``ToolNotFoundError`` (``[tool.toolgen] keep_removed_tools``): the version that removed it
+    and the tool as last listed."""
+
+    removed_in: str
+    tool: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
 class PackageRecord:
-    """The lock's ``package`` entry: the current version and every release, newest first."""
+    """The lock's ``package`` entry: the current version and every release, newest first, and
+    the removed tools kept for a while (source -> wire name -> ``KeptTool``)."""
 
     version: str
     history: tuple[Release, ...]
+    kept: Mapping[str, Mapping[str, KeptTool]] = field(default_factory=dict)
 
     def to_data(self) -> dict[str, Any]:
         releases = [{"changes": [dict(c) for c in r.changes], "version": r.version} for r in self.history]
-        return {"history": releases, "version": self.version}
+        data: dict[str, Any] = {"history": releases, "version": self.version}
+        if self.kept:  # a record without kept tools stays as it was
+            data["kept"] = {
+                source: {name: {"removed_in": k.removed_in, "tool": dict(k.tool)} for name, k in tools.items()}
+                for source, tools in self.kept.items()
+            }
+        return data
+
+    def removal(self, source: str, tool: str) -> str:
+        """What a kept tool's method says: which version removed it."""
+        return (
+            f"tool {tool!r} was removed by its server in version {self.kept[source][tool].removed_in} of this package"
+        )
 
 
 def _change_entry(change: Change) -> dict[str, str]:
@@ -107,16 +132,35 @@ def next_record(
     *,
     start: str = DEFAULT_START,
     keep_zero_major: bool = False,
+    keep_removed: int = 0,
+    old_listings: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
 ) -> PackageRecord:
     """The record after a generate whose lock changed by ``drift`` (against the lock on disk):
-    unchanged when nothing is classified, else one release more, bumped by the worst class."""
+    unchanged when nothing is classified, else one release more, bumped by the worst class.
+
+    With ``keep_removed`` N > 0, a tool the drift removes is kept (as ``old_listings`` had it) for
+    the release that removed it and the N - 1 after it; a tool listed again is no longer kept."""
     if previous is None:
         previous = PackageRecord(start, (Release(start),))
     if not drift:
-        return previous
+        return previous if keep_removed or not previous.kept else replace(previous, kept={})
     version = bump(previous.version, [c.severity for c in drift], keep_zero_major=keep_zero_major)
     release = Release(version, tuple(_change_entry(c) for c in _ordered(drift)))
-    return PackageRecord(version, (release, *previous.history))
+    history = (release, *previous.history)
+    kept = {source: dict(tools) for source, tools in previous.kept.items()} if keep_removed else {}
+    for change in drift:
+        if change.kind == "tool-added":
+            kept.get(change.source, {}).pop(change.tool, None)
+        elif change.kind == "tool-removed" and keep_removed:
+            found = [t for t in (old_listings or {}).get(change.source, ()) if t.get("name") == change.tool]
+            if found:
+                kept.setdefault(change.source, {})[change.tool] = KeptTool(version, found[0])
+    position = {r.version: i for i, r in enumerate(history)}
+    kept = {
+        source: {name: k for name, k in tools.items() if position.get(k.removed_in, keep_removed) < keep_removed}
+        for source, tools in kept.items()
+    }
+    return PackageRecord(version, history, {source: tools for source, tools in kept.items() if tools})
 
 
 def _bad(path: Path, pointer: str, message: str) -> GenerateError:
@@ -155,7 +199,24 @@ def record_from_data(data: Any, path: Path) -> PackageRecord | None:
             raise _bad(path, f"{at}/changes", f"'changes' must be an array of objects with {', '.join(_CHANGE_KEYS)}")
         kept = tuple({k: str(c[k]) for k in _CHANGE_KEYS} for c in changes)
         releases.append(Release(_version_at(item.get("version"), path, f"{at}/version"), kept))
-    return PackageRecord(version, tuple(releases))
+    return PackageRecord(version, tuple(releases), _kept_from(entry.get("kept"), path, f"{where}/kept"))
+
+
+def _kept_from(value: Any, path: Path, where: str) -> dict[str, dict[str, KeptTool]]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping) or not all(isinstance(v, Mapping) for v in value.values()):
+        raise _bad(path, where, "'kept' must be an object of objects (source -> tool -> entry)")
+    out: dict[str, dict[str, KeptTool]] = {}
+    for source, tools in value.items():
+        for name, entry in tools.items():
+            at = f"{where}/{source}/{name}"
+            tool = entry.get("tool") if isinstance(entry, Mapping) else None
+            if not isinstance(tool, Mapping) or tool.get("name") != name:
+                raise _bad(path, f"{at}/tool", "must be the tool object as it was last listed, of the same name")
+            removed_in = _version_at(entry.get("removed_in"), path, f"{at}/removed_in")
+            out.setdefault(str(source), {})[str(name)] = KeptTool(removed_in, tool)
+    return out
 
 
 def record_json(record: PackageRecord) -> str:

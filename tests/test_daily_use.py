@@ -35,8 +35,8 @@ SAMPLE_INFRA = (
     "    - {name: sample, protocol: mcp, transport: stdio, command: python, args: [-m, mas.samples.mcp_server]}\n"
 )
 #: The runtime shim, a package of its own inside every generated package (codegen/shim/_runtime/).
-RUNTIME_MODULES = ("__init__", "_base", "_content", "_decode", "_envelope", "_errors", "_info", "_input", "_omit",
-                   "_options", "_plan", "_task", "_text")  # fmt: skip
+RUNTIME_MODULES = ("__init__", "_base", "_content", "_decode", "_envelope", "_errors", "_fake", "_info", "_input",
+                   "_omit", "_options", "_plan", "_task", "_text")  # fmt: skip
 RUNTIME_FILES = [f"_runtime/{name}.py" for name in RUNTIME_MODULES]
 PACKAGE_FILES = ["__init__.py", "_rules.py", *RUNTIME_FILES, "_tools.py", "inputs.py", "py.typed"]
 CODE_MODE_FILES = ["code_mode/__init__.py", "code_mode/sample.pyi"]  # the code-mode stubs (docs/code-mode.md)
@@ -142,8 +142,9 @@ def test_generate_reports_progress_the_lock_and_the_package(tmp_path: Path) -> N
     )
     # One output module per tool with an output schema (6 of the 10), beside the shared ones.
     # And the pages and the version (docs/drift.md, "Upgrading").
-    files = ["CHANGELOG.md", *PACKAGE_FILES[:-2], "_version.py", "api.md", *CODE_MODE_FILES, "inputs.py", *MODEL_FILES,
-             "py.typed"]  # fmt: skip
+    # And the test kit (testing.py, _testing_data.py).
+    files = ["CHANGELOG.md", *PACKAGE_FILES[:-3], "_testing_data.py", "_tools.py", "_version.py", "api.md",
+             *CODE_MODE_FILES, "inputs.py", *MODEL_FILES, "py.typed", "testing.py"]  # fmt: skip
     assert first.stdout == (
         "toolgen: toolgen.lock.json: created; locked sample (10 tool(s))\n"
         f"toolgen: out/pkg: {len(files)} written, 0 unchanged, 0 removed\n"
@@ -163,8 +164,8 @@ def test_generate_reports_progress_the_lock_and_the_package(tmp_path: Path) -> N
     assert updated.returncode == 0, updated.stderr
     # __init__.py names the inputs' hash; the files the removal does not reach keep their bytes. A
     # breaking change moves the version to 1.0.0 (_version.py, CHANGELOG.md), and api.md loses the tool.
-    changed = ["CHANGELOG.md", "__init__.py", "_tools.py", "_version.py", "api.md", "code_mode/__init__.py",
-               "code_mode/sample.pyi", "inputs.py"]  # fmt: skip
+    changed = ["CHANGELOG.md", "__init__.py", "_testing_data.py", "_tools.py", "_version.py", "api.md",
+               "code_mode/__init__.py", "code_mode/sample.pyi", "inputs.py", "testing.py"]  # fmt: skip
     assert updated.stdout == (
         "toolgen: server 'sample': tool 'crash': tool removed (breaking)\n"
         "toolgen: 1 change(s): 1 breaking, 0 review, 0 compatible\n"
@@ -289,8 +290,8 @@ def test_a_bare_generate_outside_a_project_says_where_it_writes(tmp_path: Path) 
     assert proc.returncode == 0, proc.stderr
     assert "writing to generated/toolgen_tools/" in proc.stderr
     # 2 tools: 2 output modules; 2 code-mode files (the stub of the one source and its manifest); the shim;
-    # CHANGELOG.md, api.md and _version.py
-    assert proc.stdout.startswith(f"toolgen: generated/toolgen_tools: {13 + len(RUNTIME_FILES)} written")
+    # CHANGELOG.md, api.md and _version.py; testing.py and _testing_data.py
+    assert proc.stdout.startswith(f"toolgen: generated/toolgen_tools: {15 + len(RUNTIME_FILES)} written")
     quiet = run("toolgen", "console script", tmp_path, "generate", "--mcp-json", "x.json", "-q")
     assert (quiet.returncode, quiet.stderr) == (0, "")
 

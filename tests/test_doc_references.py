@@ -110,3 +110,32 @@ def test_every_codegen_module_has_its_tests_named() -> None:
         and path.relative_to(REPO).as_posix() not in rows
     ]
     assert unfound == [], "docs/tests.md: name where the tests of these modules are"
+
+
+#: Each module map: the doc, the section it starts at, the folder it maps, and what it leaves out.
+MODULE_MAPS = [
+    ("generator.md", "## How it is built", REPO / "codegen", REPO / "codegen" / "shim"),
+    ("runtime.md", "## Module map", REPO / "mas" / "runtime", None),
+]
+
+
+def _section(doc: str, start: str) -> str:
+    text = (REPO / "docs" / doc).read_text(encoding="utf-8")
+    assert start in text, (doc, start)
+    begin = text.index(start)
+    end = text.find("\n## ", begin + 1)
+    return text[begin : end if end != -1 else None]
+
+
+def test_the_module_maps_name_every_module() -> None:
+    """docs/generator.md maps every module of codegen (the shim aside), docs/runtime.md every module
+    of mas/runtime: each named in backquotes by its path inside the folder, and no name is stale."""
+    for doc, start, folder, left_out in MODULE_MAPS:
+        named = set(re.findall(r"^\| `([\w/]+\.py)` \|", _section(doc, start), flags=re.MULTILINE))
+        modules = {
+            path.relative_to(folder).as_posix()
+            for path in folder.rglob("*.py")
+            if path.name != "__init__.py" and (left_out is None or left_out not in path.parents)
+        }
+        assert sorted(modules - named) == [], f"docs/{doc}: map these modules"
+        assert sorted(named - modules) == [], f"docs/{doc}: these modules are gone"

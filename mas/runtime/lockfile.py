@@ -24,6 +24,7 @@ __all__ = [
     "SCHEMA_VALUES",
     "SET_KEYWORDS",
     "TASK_DIALECTS",
+    "canonical_json",
     "canonical_schema",
     "canonical_tool",
     "first_difference",
@@ -136,10 +137,18 @@ def keep_locked(live: Mapping[str, Any], locked: Mapping[str, Any] | None, point
     return out
 
 
+def canonical_json(value: Any, *, default: Any = None, allow_nan: bool = True) -> str:
+    """``value`` as canonical JSON: compact, keys sorted, UTF-8 text as itself (not ``\\u`` escapes).
+    The one spelling every hash and identity of JSON data is taken of (the lock's per-tool hash, the
+    cache's keys, a sample's identity); ``default`` and ``allow_nan`` as for ``json.dumps``."""
+    return json.dumps(
+        value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=default, allow_nan=allow_nan
+    )
+
+
 def tool_hash(tool: Mapping[str, Any]) -> str:
     """``sha256:<hex>`` of the tool's canonical, compact JSON (UTF-8, keys sorted)."""
-    text = json.dumps(canonical_tool(tool), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return "sha256:" + hashlib.sha256(canonical_json(canonical_tool(tool)).encode("utf-8")).hexdigest()
 
 
 def lock_version_problem(data: Any) -> str | None:

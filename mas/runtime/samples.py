@@ -29,7 +29,8 @@ from typing import Any
 from mas.runtime import redact
 from mas.runtime.config import MCPServerConfig
 from mas.runtime.json_file import read_json
-from mas.runtime.mcp._convert import ToolServerError, resolve_headers
+from mas.runtime.lockfile import canonical_json
+from mas.runtime.mcp._convert import ToolServerError, resolve_env, resolve_headers
 
 __all__ = [
     "MAX_SAMPLE_BYTES",
@@ -70,11 +71,7 @@ class Sample:
 
     def key(self) -> str:
         """Identity for dropping duplicates: the whole sample as canonical JSON."""
-        return _canonical({"source": self.source, "tool": self.tool, "result": self.result})
-
-
-def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        return canonical_json({"source": self.source, "tool": self.tool, "result": self.result})
 
 
 def wire_result(raw: Any) -> dict[str, Any]:
@@ -87,7 +84,7 @@ def wire_result(raw: Any) -> dict[str, Any]:
     content = data.get("content")
     if not isinstance(content, list):
         result = data.get("result")
-        text = result if isinstance(result, str) else _canonical(result) if result is not None else None
+        text = result if isinstance(result, str) else canonical_json(result) if result is not None else None
         content = [] if text is None else [{"type": "text", "text": text}]
     structured = data.get("structuredContent", data.get("structured_content"))
     out: dict[str, Any] = {"content": list(content), "isError": bool(data.get("isError", data.get("is_error")))}
@@ -112,7 +109,7 @@ def provider_secrets(providers: Iterable[Any]) -> set[str]:
         config = getattr(provider, "config", None)
         if isinstance(config, MCPServerConfig):
             try:
-                secrets |= resolve_headers(config)[1]
+                secrets |= resolve_headers(config)[1] | resolve_env(config)[1]
             except ToolServerError:
                 pass
     return secrets

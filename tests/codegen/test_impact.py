@@ -175,3 +175,21 @@ def test_the_rule_is_the_change_the_message_names(project: Path) -> None:
     assert attribute(Diagnostic("a.py", 1, 1, "", message), line, [text, other, units], tools) == units
     assert attribute(Diagnostic("a.py", 1, 1, "", "something"), line, [text, other], tools) == text
     assert attribute(Diagnostic("a.py", 1, 1, "", "something"), "x = 1", [text, other, units], tools) is None
+
+
+def test_two_saved_listings_are_compared_the_same_way(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``toolgen diff OLD NEW --impact``: both packages from saved tools/list results (how CI
+    compares a listing it saved with a new one, and how the benchmark measures the cost)."""
+    from mas.samples.mcp_server import apply_drift, tool_definitions
+
+    for name, drift in (("old", None), ("new", "upgrade")):
+        tools = [t.model_dump(by_alias=True, exclude_none=True) for t in apply_drift(tool_definitions(), drift)]
+        (project / f"{name}.json").write_text(json.dumps({"tools": tools}), encoding="utf-8")
+    argv = ["diff", "old.json", "new.json", "--server", "sample", "--impact", "agent", "--checker", "mypy"]
+    code, out, err = _impact(project, argv, monkeypatch, capsys)
+    assert code == 3, (out, err)
+    assert _found(out) == BROKEN, out
+    code, _, err = _impact(project, ["diff", "toolgen.lock.json", "new.json", "--impact", "agent"], monkeypatch, capsys)
+    assert code == 2 and "takes two saved tools/list results, not a lock" in err

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -203,3 +204,50 @@ def test_a_version_in_the_lock_that_is_not_one_is_one_line(
     assert generate(tmp_path, [*_args("good.yaml"), "--offline"], monkeypatch) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and f"lock.json: {pointer}: {what}" in err[0], err
+
+
+def _kept(root: Path) -> list[str]:
+    lock = json.loads((root / "lock.json").read_text(encoding="utf-8"))
+    return sorted(lock["package"].get("kept", {}).get("sample", {}))
+
+
+class _Refusing:
+    """A provider no call may reach."""
+
+    def call_tool(self, tool_name: str, arguments: Any, **_: Any) -> Any:
+        raise AssertionError(f"a removed tool is never sent ({tool_name})")
+
+
+def _calls_whoami_of(out: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(out))
+    for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
+        monkeypatch.delitem(sys.modules, name)
+    from pkg import ToolNotFoundError, Tools  # type: ignore[import-not-found]
+
+    with pytest.warns(DeprecationWarning, match="removed by its server in version 1.0.0"):
+        with pytest.raises(ToolNotFoundError) as raised:
+            Tools(_Refusing()).sample.whoami()
+    assert "tool 'whoami' was removed by its server in version 1.0.0 of this package" in str(raised.value)
+    assert raised.value.kind == "unknown_tool"
+
+
+def test_a_removed_tool_is_kept_for_n_versions_and_raises_naming_the_removal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``keep_removed_tools = 2``: ``whoami``, removed in 1.0.0 (``--drift upgrade``), stays a
+    deprecated method through 1.0.1 and is gone in 2.0.0, when ``crash`` is removed and kept."""
+    _infra(tmp_path / "good.yaml")
+    _infra(tmp_path / "upgrade.yaml", "--drift", "upgrade")
+    _infra(tmp_path / "upgrade-crash.yaml", "--drift", "upgrade", "--with-crash-tool")
+    (tmp_path / "pyproject.toml").write_text("[tool.toolgen]\nkeep_removed_tools = 2\n", encoding="utf-8")
+    steps = [("good.yaml", "0.1.0", []), ("upgrade.yaml", "1.0.0", ["whoami"]),
+             ("upgrade-crash.yaml", "1.0.1", ["whoami"]), ("upgrade.yaml", "2.0.0", ["crash"])]  # fmt: skip
+    for infra, version, kept in steps:
+        assert generate(tmp_path, _args(infra), monkeypatch) == 0
+        assert (_version(tmp_path), _kept(tmp_path)) == (version, kept)
+        if infra == "upgrade.yaml" and version == "1.0.0":
+            tools = (tmp_path / "out/pkg/_tools.py").read_text(encoding="utf-8")
+            _calls_whoami_of(tmp_path / "out", monkeypatch)
+            assert "Removed: tool 'whoami' was removed by its server in version 1.0.0" in tools
+    api = (tmp_path / "out/pkg/api.md").read_text(encoding="utf-8")
+    assert "def crash(" in api and "def whoami(" not in api

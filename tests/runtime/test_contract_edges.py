@@ -188,7 +188,8 @@ def test_headers_on_a_stdio_server_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as caught:
         load_infra(tmp_path / "i.yaml")
     assert str(caught.value).endswith(
-        "i.yaml:7: spec.servers[0]: `headers` are HTTP headers; a stdio server cannot send them (use `env`)"
+        "i.yaml:7: spec.servers[0]: `headers` are HTTP headers; a stdio server cannot send them "
+        "(use `env`, with `env:VAR` for a secret)"
     )
 
 

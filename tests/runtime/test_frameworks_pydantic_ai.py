@@ -235,7 +235,7 @@ def test_code_mode_refuses_a_tool_left_out_and_a_bad_snippet_is_a_retry(recordin
     assert recording.calls == []
 
 
-def test_code_mode_over_an_api_too_large_to_describe_adds_search_tools(
+def test_code_mode_over_an_api_too_large_to_describe_adds_the_discovery_tools(
     recording: Recording, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from mas.runtime.code_mode import server
@@ -243,11 +243,28 @@ def test_code_mode_over_an_api_too_large_to_describe_adds_search_tools(
     monkeypatch.setattr(server, "WHOLE_API_MAX_CHARS", 200)  # the sample package's API is larger
     package = import_fresh(REPO / "generated", "sample_tools")
     tools = toolset(recording, package, code_mode=True, read_only=True)
-    script = Script([[("search_tools", {"query": "weather in a city", "limit": 1})], "ok"])
+    steps: list[Step] = [
+        [("search_tools", {"query": "weather in a city", "limit": 1}), ("list_functions", {"module": "sample"})],
+        [("get_stubs", {"names": ["sample.get_weather"]})],
+        "ok",
+    ]
+    script = Script(steps)
     run(script, tools)
-    assert [d.name for d in script.tools] == ["run_code", "search_tools"]
+    assert [d.name for d in script.tools] == ["run_code", "search_tools", "list_functions", "get_stubs"]
     run_code = script.tools[0]
-    assert "Call search_tools" in run_code.description and "async def get_weather" not in run_code.description
-    found = script.part("search_tools")
-    assert found.outcome == "success" and "async def get_weather(" in found.content
+    assert "get_stubs" in run_code.description and "async def get_weather" not in run_code.description
+    assert "async def get_weather(" in script.part("search_tools").content
+    assert "get_weather" in script.part("list_functions").content
+    assert "async def get_weather(" in script.part("get_stubs").content
+    assert recording.calls == []
+
+
+def test_code_mode_plan_checks_and_lists_the_calls_and_runs_nothing(recording: Recording) -> None:
+    package = import_fresh(REPO / "generated", "sample_tools")
+    tools = toolset(recording, package, code_mode=True, read_only=True)
+    code = 'from tools import sample\nw = await sample.get_weather(city="Paris")\nw["city"]\n'
+    script = Script([[("run_code", {"code": code, "plan": True})], "ok"])
+    run(script, tools)
+    seen = script.part("run_code")
+    assert seen.outcome == "success" and "get_weather" in str(seen.content)
     assert recording.calls == []

@@ -13,6 +13,8 @@ It speaks the ``initialize`` handshake and serves ``tools/list`` and ``tools/cal
 * ``--delay S``: wait S seconds before reading anything, as a server that is slow to start;
   with ``--record`` a ``started`` line (and each request's line) carries the time.
 * ``--prefix P``: its tools are named ``P_echo`` and ``P_shout``.
+* ``--echo-env VAR``: every call answers ``VAR=<its value>`` (and ``--record`` gets an ``env``
+  line at start), so a test sees what the runtime put in the server's environment.
 * ``--linger S``: once stdin closes, stay S seconds more before exiting, as a server slow to shut
   down; with ``--record`` an ``eof`` line, and a ``sigterm`` line if SIGTERM ends it first.
 """
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import time
@@ -62,9 +65,12 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=0.0)
     parser.add_argument("--prefix", default="")
     parser.add_argument("--linger", type=float, default=0.0)
+    parser.add_argument("--echo-env")
     args = parser.parse_args()
     prefix = f"{args.prefix}_" if args.prefix else ""
     _record(args.record, {"started": True})
+    if args.echo_env:
+        _record(args.record, {"env": os.environ.get(args.echo_env)})
     time.sleep(args.delay)
     for n in range(args.stderr):
         print(f"raw server: log line {n + 1}", file=sys.stderr, flush=True)
@@ -101,6 +107,8 @@ def main() -> None:
             text = str((params.get("arguments") or {}).get("text", ""))
             if str(params.get("name")).endswith("shout"):
                 text = text.upper()
+            if args.echo_env:
+                text = f"{args.echo_env}={os.environ.get(args.echo_env, '')}"
             content = [{"type": "text", "text": text}]
             _send({"jsonrpc": "2.0", "id": ident, "result": {"content": content, "isError": False}})
         else:

@@ -28,15 +28,13 @@ __all__ = ["CallPlan"]
 
 
 def _retry_safe(info: ToolInfo[Any]) -> bool:
-    """Only a tool that says it is both read-only and idempotent may run twice."""
-    return info.read_only is True and info.idempotent is True and info.destructive is not True
+    """Only a tool that says it is both read-only and idempotent may run twice (``_rules.retry_safe``)."""
+    return _rules.retry_safe(info.read_only, info.idempotent, info.destructive)
 
 
 def _is_destructive(info: ToolInfo[Any]) -> bool:
-    """MCP's defaults: a tool is destructive unless it says it is read-only or not destructive."""
-    if info.destructive is not None:
-        return info.destructive and info.read_only is not True
-    return info.read_only is not True
+    """MCP's defaults: destructive unless it says it is read-only or not destructive (``_rules.is_destructive``)."""
+    return _rules.is_destructive(info.read_only, info.destructive)
 
 
 def _backoff(attempt: int) -> float:

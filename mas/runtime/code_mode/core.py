@@ -278,6 +278,7 @@ class CodeMode:
         )
         self._lock = threading.Lock()
         self._gate = _Gate(max_concurrent_runs, max_queued_runs)
+        self._watchdog = _Watchdog()
         self._max_queue_seconds = max_queue_seconds
         self._max_parallel_calls = max_parallel_calls
         # One bounded host pool for the tool calls of every run (each run keeps at most
@@ -382,8 +383,8 @@ class CodeMode:
 
     def search(self, query: str, limit: int = 5, offset: int = 0) -> str:
         """The stubs of the ``limit`` tools that best match ``query`` (words of their names, titles
-        and descriptions; BM25), from the ``offset``-th best on (paging), best first within each
-        module; a line saying how many more match, or that none does."""
+        and descriptions; BM25), brief as in ``api()``, from the ``offset``-th best on (paging),
+        best first within each module; a line saying more match, or that none does."""
         if self._index is None:
             self._index = _Index(self._tools.values())
         ranked = self._index.search(query, offset + limit + 1)
@@ -391,12 +392,12 @@ class CodeMode:
         if not found:
             more = f" past the first {offset}" if offset else ""
             return f"# no tool matches {query!r}{more}; try other words: what the tool does, or part of its name\n"
-        text = self._render(found)
+        text = self._render(found, brief=True)
         if len(ranked) > offset + limit:
             text += f"# more tools match: search again with offset={offset + limit}\n"
-        return text
+        return text + "# stubs by name (get_stubs) give each one's whole docstring: description, parameters\n"
 
-    def _render(self, found: Sequence[_Tool]) -> str:
+    def _render(self, found: Sequence[_Tool], *, brief: bool = False) -> str:
         parts = []
         by_module: dict[str, list[_Tool]] = {}
         for tool in found:
@@ -405,7 +406,7 @@ class CodeMode:
             classes = self._classes[module]
             needed = {n for t in tools for n in t.needs}
             parts.append(f"# module {SANDBOX_PACKAGE}.{module}: from {SANDBOX_PACKAGE} import {module}\n")
-            body = [classes[n] for n in classes if n in needed] + [t.stub for t in tools]
+            body = [classes[n] for n in classes if n in needed] + [t.brief if brief else t.stub for t in tools]
             typing = _typing_line(self._stubs[module], "\n".join(body))
             parts.append((typing + "\n\n" if typing else "") + "\n\n".join(body) + "\n")
         return "\n".join(parts)
@@ -692,6 +693,39 @@ class _Gate:
             self.cond.notify_all()
 
 
+class _Watchdog:
+    """One thread per ``CodeMode`` that looks at every executing run each ``CANCEL_POLL_SECONDS``
+    (``_Run.watch``); started with the first run, it ends when no run is left to watch."""
+
+    def __init__(self) -> None:
+        self.runs: set[_Run] = set()
+        self.lock = threading.Lock()
+        self.thread: threading.Thread | None = None
+
+    def add(self, run: _Run) -> None:
+        with self.lock:
+            self.runs.add(run)
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._loop, name="code-mode-watchdog", daemon=True)
+                self.thread.start()
+
+    def discard(self, run: _Run) -> None:
+        with self.lock:
+            self.runs.discard(run)
+
+    def _loop(self) -> None:
+        while True:
+            time.sleep(CANCEL_POLL_SECONDS)
+            with self.lock:
+                runs = list(self.runs)
+                if not runs:
+                    self.thread = None
+                    return
+            now = time.monotonic()
+            for run in runs:
+                run.watch(now)
+
+
 class _Output:
     """The sandbox's print callback: the first ``limit`` characters are kept, the rest counted."""
 
@@ -799,6 +833,7 @@ class _Run:
         self.stopped_at = math.inf
         self.done = threading.Event()
         self.in_sandbox = False
+        self.killed = False
         self.pid: int | None = None
 
     def go(self) -> CodeRun:
@@ -813,6 +848,7 @@ class _Run:
             self._execute(run, output)
         finally:
             self.done.set()
+            self.mode._watchdog.discard(self)
             self.stop.set()  # calls still in flight (a stopped run) give up at once
             self.mode._gate.leave()
         run.output = output.text()
@@ -837,7 +873,7 @@ class _Run:
                 self.pid = session.worker_pid
                 # The run has its turn and its worker: its time starts now.
                 self.deadline = time.monotonic() + self.limits.timeout
-                threading.Thread(target=self._watch, name="code-mode-watch", daemon=True).start()
+                self.mode._watchdog.add(self)
                 snap = self._sandbox(lambda: session.feed_start(self.code, print_callback=output, skip_type_check=True))
                 run.value = self._value(self._drive(snap))
         except _Stopped as stop:
@@ -850,27 +886,25 @@ class _Run:
         except monty.MontyError as exc:  # the worker crashed, or the watchdog killed it
             run.error = self.reason or RunError("sandbox", one_line(str(exc)))
 
-    def _watch(self) -> None:
-        """Stops the run at its deadline or when ``cancel_event`` is set: the calls in flight get
-        the stop, and a sandbox still executing is killed (at once when cancelled; after a short
-        grace at the deadline, which the sandbox's own time limit normally beats)."""
-        killed = False
-        while not self.done.wait(CANCEL_POLL_SECONDS):
-            now = time.monotonic()
-            if self.reason is None:
-                if self.cancel_event is not None and self.cancel_event.is_set():
-                    self.reason = RunError("cancelled", "the run was cancelled by its caller; it was stopped")
-                elif now >= self.deadline:
-                    self.reason = _timeout(self.limits.timeout)
-                if self.reason is not None:
-                    self.stopped_at = now
-                    self.stop.set()
-            if self.reason is None or killed or not self.in_sandbox or self.pid is None:
-                continue
-            if self.reason.kind == "cancelled" or now >= self.stopped_at + _KILL_GRACE_SECONDS:
-                killed = True
-                with contextlib.suppress(OSError):
-                    os.kill(self.pid, getattr(signal, "SIGKILL", signal.SIGTERM))
+    def watch(self, now: float) -> None:
+        """One look by the watchdog (every ``CANCEL_POLL_SECONDS``): stops the run at its deadline
+        or when ``cancel_event`` is set: the calls in flight get the stop, and a sandbox still
+        executing is killed (at once when cancelled; after a short grace at the deadline, which the
+        sandbox's own time limit normally beats)."""
+        if self.reason is None:
+            if self.cancel_event is not None and self.cancel_event.is_set():
+                self.reason = RunError("cancelled", "the run was cancelled by its caller; it was stopped")
+            elif now >= self.deadline:
+                self.reason = _timeout(self.limits.timeout)
+            if self.reason is not None:
+                self.stopped_at = now
+                self.stop.set()
+        if self.reason is None or self.killed or not self.in_sandbox or self.pid is None:
+            return
+        if self.reason.kind == "cancelled" or now >= self.stopped_at + _KILL_GRACE_SECONDS:
+            self.killed = True
+            with contextlib.suppress(OSError):
+                os.kill(self.pid, getattr(signal, "SIGKILL", signal.SIGTERM))
 
     def _sandbox(self, step: Callable[..., Any], *args: Any) -> Any:
         """One step of the sandbox (feed or resume), marked so the watchdog knows it executes."""
@@ -972,6 +1006,16 @@ class _Run:
         """The awaited calls: sent side by side on the shared host pool, at most
         ``max_parallel_calls`` of this run in flight; answered as they finish (a gathered result
         goes into the sandbox, where its memory counts, rather than waiting on the host)."""
+        if len(ids) == 1 and not self.inflight and ids[0] in self.pending:
+            # One call awaited alone: made on this thread (no hop to the pool); its time limit and
+            # the run's cancel_event bound it as they bound a pooled one.
+            module, function, arguments = self.pending.pop(ids[0])
+            answer = self._answer(module, function, arguments)
+            if self.reason is not None:
+                raise _Stopped(self.reason)
+            if time.monotonic() >= self.deadline:
+                raise _Stopped(_timeout(self.limits.timeout))
+            return {ids[0]: answer}
         pool = self.mode._call_pool()
         for i in ids:
             if len(self.inflight) >= self.mode._max_parallel_calls:

@@ -77,8 +77,9 @@ def _tools(mode: CodeMode) -> list[types.Tool]:
         types.Tool(
             name="search_tools",
             description=(
-                "Find tools for a task: the typed Python stubs (TypedDicts and async functions) of the "
-                "tools whose names, titles and descriptions best match the query, to use in run_code."
+                "Find tools for a task: the typed Python stubs (TypedDicts and async functions, one "
+                "docstring line each) of the tools whose names, titles and descriptions best match the "
+                "query, to use in run_code; get_stubs gives their whole docstrings."
             ),
             input_schema={
                 "type": "object",

@@ -46,11 +46,13 @@ __all__ = [
     "forward_target",
     "forwarded",
     "hint_words",
+    "is_destructive",
     "is_envelope",
     "one_line",
     "pointer",
     "pointer_token",
     "pointer_tokens",
+    "retry_safe",
     "run_sync",
     "to_envelope",
     "unescape_token",
@@ -530,3 +532,18 @@ def hint_words(hints: Mapping[str, bool | None]) -> tuple[str, ...]:
         if value is not None:
             words.append(if_true if value else if_false)
     return tuple(words)
+
+
+def is_destructive(read_only: bool | None, destructive: bool | None) -> bool:
+    """MCP's defaults: a tool is destructive unless it says it is read-only or not destructive. The
+    one rule of who asks first: a generated package's ``confirm`` and the framework adapters'
+    approval (``mas/runtime/frameworks``)."""
+    if destructive is not None:
+        return destructive and read_only is not True
+    return read_only is not True
+
+
+def retry_safe(read_only: bool | None, idempotent: bool | None, destructive: bool | None) -> bool:
+    """Only a tool that says it is both read-only and idempotent may run twice: a generated
+    package's ``retries`` and the framework adapters' retry of a transient failure."""
+    return read_only is True and idempotent is True and destructive is not True

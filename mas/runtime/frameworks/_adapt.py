@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from mas.runtime.contracts._rules import one_line
+from mas.runtime.contracts._rules import is_destructive, one_line, retry_safe
 from mas.runtime.contracts.tool_contract import (
     ToolResultEnvelope,
     ainvoke_call_tool,
@@ -92,16 +92,14 @@ class AgentTool:
 
     @property
     def needs_approval(self) -> bool:
-        """MCP's defaults, as the generated package's ``confirm``: a tool is destructive unless it
-        says it is read-only or not destructive."""
-        if self.destructive is not None:
-            return self.destructive and self.read_only is not True
-        return self.read_only is not True
+        """MCP's defaults, the generated package's ``confirm`` rule (``_rules.is_destructive``): a
+        tool is destructive unless it says it is read-only or not destructive."""
+        return is_destructive(self.read_only, self.destructive)
 
     @property
     def retry_safe(self) -> bool:
-        """Only a tool that says it is both read-only and idempotent may run twice."""
-        return self.read_only is True and self.idempotent is True and self.destructive is not True
+        """Only a tool that says it is both read-only and idempotent may run twice (``_rules.retry_safe``)."""
+        return retry_safe(self.read_only, self.idempotent, self.destructive)
 
     def retryable(self, kind: str | None) -> bool:
         """Whether a failure of ``kind`` becomes the framework's retry rather than a tool error."""
@@ -390,17 +388,23 @@ class _Selected:
         return invoke_call_tool(self._provider, tool_name, arguments, **kwargs)
 
 
+#: The MCP face's discovery tools, given beside run_code when the API is too large for its description.
+DISCOVERY_TOOLS = ("search_tools", "list_functions", "get_stubs")
+
+
 @dataclass(frozen=True)
 class CodeTool:
-    """One code-mode tool (``docs/code-mode.md``): ``run_code``, and ``search_tools`` when the API is
-    too large to go whole into ``run_code``'s description (the MCP face's rule and texts).
+    """One code-mode tool, the MCP face's own (``docs/code-mode.md``, ``code_mode/server.py``): its
+    name, description and input schema. ``run_code``, and the discovery tools (``search_tools``,
+    ``list_functions``, ``get_stubs``) when the API is too large to go whole into ``run_code``'s
+    description, which then names them.
 
     ``needs_approval`` (``run_code`` only) is True when any selected tool needs approval: the person
     approves the snippet, which may call it. :meth:`run` gives the outcome of one call: the model
-    reads the MCP face's reply text; ``structured`` has the value, the output, the calls and the
-    error for the program. A snippet that does not type-check, or arguments that do not match the
-    schema, are ``invalid_arguments`` (the model fixes them; nothing ran); a run that stopped is
-    ``tool_error``."""
+    reads the MCP face's reply text; for ``run_code``, ``structured`` has the value, the output,
+    the calls and the error for the program. Arguments that do not match the schema, or a snippet
+    that does not type-check, are ``invalid_arguments`` (the model fixes them; nothing ran); a run
+    that stopped is ``tool_error``."""
 
     name: str
     description: str
@@ -411,56 +415,63 @@ class CodeTool:
     async def run(self, arguments: Mapping[str, Any]) -> Outcome:
         import asyncio
 
-        from mas.runtime.code_mode.server import SEARCH_QUERY_MAX_CHARS, run_reply
+        from mas.runtime.code_mode import server
 
         problem = validate_arguments(self.input_schema, arguments)
         if problem is not None:
             return Outcome(text=f"invalid arguments for tool {self.name!r}: {problem}", kind="invalid_arguments")
+        mode = self._mode
         if self.name == "search_tools":
             query = str(arguments["query"])
-            if len(query) > SEARCH_QUERY_MAX_CHARS:
-                message = f"the query is {len(query):,} characters; at most {SEARCH_QUERY_MAX_CHARS:,}"
+            if len(query) > server.SEARCH_QUERY_MAX_CHARS:
+                message = f"the query is {len(query):,} characters; at most {server.SEARCH_QUERY_MAX_CHARS:,}"
                 return Outcome(text=message, kind="invalid_arguments")
-            found = await asyncio.to_thread(self._mode.search, query, int(arguments.get("limit", 5)))
+            limit, offset = int(arguments.get("limit", 5)), int(arguments.get("offset", 0))
+            found = await asyncio.to_thread(mode.search, query, limit, offset)
             return Outcome(value=found, text=found)
-        run = await asyncio.to_thread(self._mode.run, str(arguments["code"]))
-        reply = run_reply(run)
+        if self.name == "list_functions":
+            listed = await asyncio.to_thread(mode.listing, arguments.get("module"))
+            return Outcome(value=listed, text=listed)
+        if self.name == "get_stubs":
+            stubs = await asyncio.to_thread(mode.stubs, list(arguments["names"]))
+            return Outcome(value=stubs, text=stubs)
+        code = str(arguments["code"])
+        if arguments.get("plan") is True:
+            reply = await asyncio.to_thread(server._plan_reply, mode, code)
+            run = None
+        else:
+            run = await asyncio.to_thread(mode.run, code)
+            reply = server.run_reply(run)
         text = "\n".join(getattr(block, "text", "") for block in reply.content)
-        structured = {"value": run.value, "output": run.output, **(reply.structured_content or {})}
+        structured = dict(reply.structured_content or {})
+        if run is not None:
+            structured = {"value": run.value, "output": run.output, **structured}
         if reply.is_error:
-            kind = "invalid_arguments" if run.error is not None and run.error.kind == "check" else "tool_error"
-            return Outcome(text=text, kind=kind, structured=structured)
+            error = structured.get("error")
+            checked = isinstance(error, Mapping) and error.get("kind") in ("check", "invalid_arguments")
+            return Outcome(text=text, kind="invalid_arguments" if checked else "tool_error", structured=structured)
         return Outcome(value=text, structured=structured, text=text)
 
 
 def code_tools(provider: Any, package: str | ModuleType | None, tools: list[AgentTool]) -> list[CodeTool]:
-    """Code mode over ``tools`` (the selection) of the generated ``package``: ``run_code``, and
-    ``search_tools`` when the whole API is longer than the MCP face's ``WHOLE_API_MAX_CHARS``."""
+    """Code mode over ``tools`` (the selection) of the generated ``package``: ``run_code``, and the
+    discovery tools when the whole API is longer than the MCP face's ``WHOLE_API_MAX_CHARS``."""
     if package is None:
         raise TypeError("code_mode=True needs package= (the generated package: its import name or module)")
     from mas.runtime.code_mode import CodeMode, server
 
     mode = CodeMode(_Selected(provider, [t.wire_name for t in tools]), package=package)
     listed = {tool.name: tool for tool in server._tools(mode)}
-    run = listed["run_code"]
-    out = [
+    names = ["run_code"]
+    if len(mode.api()) > server.WHOLE_API_MAX_CHARS:
+        names += [name for name in DISCOVERY_TOOLS if name in listed]
+    return [
         CodeTool(
-            name="run_code",
-            description=run.description or "",
-            input_schema={**run.input_schema, "additionalProperties": False},
-            needs_approval=any(t.needs_approval for t in tools),
+            name=name,
+            description=listed[name].description or "",
+            input_schema=dict(listed[name].input_schema),
+            needs_approval=name == "run_code" and any(t.needs_approval for t in tools),
             _mode=mode,
         )
+        for name in names
     ]
-    if len(mode.api()) > server.WHOLE_API_MAX_CHARS:
-        search = listed["search_tools"]
-        out.append(
-            CodeTool(
-                name="search_tools",
-                description=search.description or "",
-                input_schema=dict(search.input_schema),
-                needs_approval=False,
-                _mode=mode,
-            )
-        )
-    return out

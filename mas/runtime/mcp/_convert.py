@@ -24,6 +24,7 @@ __all__ = [
     "dump_wire",
     "envelope_from_result",
     "exception_text",
+    "resolve_env",
     "resolve_headers",
     "scrub_envelope",
     "server_identity",
@@ -129,6 +130,31 @@ def resolve_headers(config: MCPServerConfig) -> tuple[dict[str, str], set[str]]:
         headers[key] = value
     redact.remember(secrets)  # blanked from every output of the process from now on
     return headers, secrets
+
+
+def resolve_env(config: MCPServerConfig) -> tuple[dict[str, str], set[str]]:
+    """Resolve a stdio server's ``env``, as :func:`resolve_headers` does headers: a value that is
+    ``env:VAR`` as a whole comes from ``$VAR`` (a missing or empty variable raises
+    :class:`ToolServerError` naming it and the entry, never a value) and is a secret; so is a literal
+    value of a variable whose name says it holds one (``API_KEY``, ``GITHUB_TOKEN``...)."""
+    env: dict[str, str] = {}
+    secrets: set[str] = set()
+    for key, raw in config.env.items():
+        if raw.startswith(_ENV_PREFIX) and " " not in raw:
+            var = raw[len(_ENV_PREFIX) :]
+            value = os.environ.get(var)
+            if not value:
+                raise ToolServerError(
+                    config.name, f"env {key!r} needs environment variable {var}, which is not set (or empty)"
+                )
+            secrets.add(value)
+        else:
+            value = raw
+            if any(word in key.lower() for word in _SENSITIVE_HEADER_WORDS) and len(value) >= 4:
+                secrets.add(value)
+        env[key] = value
+    redact.remember(secrets)
+    return env, secrets
 
 
 def leaf_exception(exc: BaseException) -> BaseException:

@@ -34,7 +34,7 @@ from mcp.shared.exceptions import MCPError
 
 from mas.runtime import redact
 from mas.runtime.config import MCPServerConfig
-from mas.runtime.mcp._convert import ToolServerError, clip, exception_text, resolve_headers, scrub
+from mas.runtime.mcp._convert import ToolServerError, clip, exception_text, resolve_env, resolve_headers, scrub
 from mas.runtime.mcp._http_limits import ACCEPT_ENCODING, HttpState, limit_responses
 from mas.runtime.mcp._input import InputBridge
 from mas.runtime.mcp._oauth import AuthorizeCallback, build_auth
@@ -359,7 +359,9 @@ class SessionKeeper:
                 raise ToolServerError(self.name, "stdio transport needs a command")
             # A bare "python" would run whatever interpreter PATH finds, not the runtime's venv.
             command = sys.executable if cfg.command in ("python", "python3") else cfg.command
-            params = StdioServerParameters(command=command, args=list(cfg.args), env=dict(cfg.env) or None, cwd=cfg.cwd)
+            env, secrets = resolve_env(cfg)  # env:VAR values, read now and blanked like header secrets
+            self.secrets |= secrets
+            params = StdioServerParameters(command=command, args=list(cfg.args), env=env or None, cwd=cfg.cwd)
             # The server's stderr goes to a sink, never straight into the caller's stderr (docs:
             # tool-server-registry.md, "Server stderr"); registered first, so it drains last.
             sink = StderrSink(self.name, self.scrub)
