@@ -457,7 +457,7 @@ def test_the_error_tree_keeps_every_old_name_and_adds_the_parents() -> None:
         assert getattr(rt, name).__mro__[1:3] == (rt.ToolFailedError, rt.ToolError), name
     for name in ("ToolInputRequiredError", "ToolOutputValidationError"):
         assert getattr(rt, name).__mro__[1] is rt.ToolError  # not a failed call: the call succeeded
-    assert rt._errors._FailedCall is rt.ToolFailedError  # the old private name still catches
+    assert not hasattr(rt._errors, "_FailedCall")  # the old private alias is gone (issue 34): ToolFailedError
     assert {cls.kind for cls in rt._errors.ERRORS_BY_KIND.values()} == set(KINDS)
 
 

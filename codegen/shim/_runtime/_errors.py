@@ -98,10 +98,6 @@ class ToolFailedError(ToolError):
         self.kind = _rules.error_kind(envelope) or type(self).kind
 
 
-#: The old private name of :class:`ToolFailedError`, kept so code that caught it still works.
-_FailedCall = ToolFailedError
-
-
 class ToolCallError(ToolFailedError):
     """The tool itself reported an error (error kind ``tool_error``)."""
 
