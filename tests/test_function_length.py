@@ -16,7 +16,6 @@ DATA_TABLES = {("mas/samples/mcp_server.py", "tool_definitions")}
 #: Over the limit today, to be split (issue 34): path, function -> its length now (a ceiling).
 NOT_YET_SPLIT = {
     ("mas/runtime/mcp/provider.py", "_launch"): 138,
-    ("mas/runtime/mcp/_oauth.py", "build_auth"): 94,
     ("mas/runtime/mcp/_stdio.py", "stdio_transport"): 93,
     ("codegen/surface.py", "build_surface"): 87,
 }
