@@ -34,6 +34,7 @@ ROWS = (
     "code mode `run()` cold, 20 tools, one call",
     "code mode `run()` warm, 20 tools, one call",
     "one tool call from the sandbox",
+    "test kit's part of cold generation, 20 tools",
 )
 
 
