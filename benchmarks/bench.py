@@ -150,6 +150,53 @@ def bench_cold(root: Path, n: int, repeat: int) -> tuple[Row, Path]:
     ), work
 
 
+#: A cold generation in which the test kit's steps (codegen/testkit.py: its data, the template's
+#: context and the testing module's render) are timed, then testing.py is formatted alone (in the
+#: run it is formatted with the other modules, in the one batched formatter run): the kit's share.
+_KIT_SHARE = """
+import sys, time
+import codegen.build, codegen.testkit, codegen.emit.render as render
+from codegen.cli import main
+spent = [0.0]
+def timed(f):
+    def g(*a, **k):
+        t = time.perf_counter()
+        try:
+            return f(*a, **k)
+        finally:
+            spent[0] += time.perf_counter() - t
+    return g
+codegen.build.testing_data = timed(codegen.build.testing_data)
+codegen.testkit.data_module = timed(codegen.testkit.data_module)
+codegen.testkit.testing_context = timed(codegen.testkit.testing_context)
+environment = render._environment()
+template = environment.get_template("testing.py.jinja")
+template.render = timed(template.render)
+start = time.perf_counter()
+assert main(["generate", "-q", "--no-cache", "--mcp-json", "cat.json", "--out", "out", "--package", "pkg"]) == 0
+total = time.perf_counter() - start
+text = open("out/pkg/testing.py", encoding="utf-8").read()
+t = time.perf_counter()
+render.format_files({"testing.py": text})
+spent[0] += time.perf_counter() - t
+print(spent[0], total)
+"""
+
+
+def bench_kit(root: Path, n: int, repeat: int) -> Row:
+    """The test kit's share of a cold generation at ``n`` tools (goal: at most 5%)."""
+    work = _catalog_dir(root / "kit", n)
+    kit, total = [], []
+    for _ in range(repeat):
+        shutil.rmtree(work / "out", ignore_errors=True)
+        done = subprocess.run([sys.executable, "-c", _KIT_SHARE], cwd=work, env=ENV, check=True, capture_output=True,
+                              text=True)  # fmt: skip
+        spent, whole = map(float, done.stdout.split()[-2:])
+        kit.append(spent)
+        total.append(whole)
+    return Row(f"test kit's part of cold generation, {n} tools", kit, total, "s", "<= 0.05", "the whole cold run")
+
+
 def bench_reruns(work: Path, cold: Row, repeat: int, slow_repeat: int) -> list[Row]:
     """Cached reruns against the cold run of the same catalog (its median as the floor); the
     cold runs left the cache filled."""
@@ -618,7 +665,7 @@ def table(rows: Sequence[Row]) -> str:
 
 #: The groups of rows ``--only`` selects. The rows that read the N-tool package (edits, import,
 #: checkers, code-mode) run its cold generation first, as the whole run does.
-GROUPS = ("generation", "edits", "import", "calls", "mcp", "checkers", "code-mode", "impact")
+GROUPS = ("generation", "edits", "import", "calls", "mcp", "checkers", "code-mode", "impact", "kit")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -677,6 +724,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             rows += bench_code_mode(root, work, big, repeat)
         if "impact" in only:
             rows += bench_impact(work, big)
+        if "kit" in only:
+            rows.append(bench_kit(root, big, big_repeat))
     elapsed = time.perf_counter() - started
     given = [*(["--quick"] if args.quick else []), *([f"--only {args.only}"] if args.only else [])]
     flags = f" -- {' '.join(given)}" if given else ""

@@ -27,13 +27,22 @@ ROWS = (
     "mypy on a script using the 20-tool package",
     "code mode `api()` tokens, shared captures",
     "code mode one `search()` (5 tools) tokens, shared captures",
+    "code mode `listing()` (one line per function) tokens, shared captures",
+    "code mode `stubs()` of one function tokens, shared captures",
+    "code mode whole stubs of every function (not sent at once) tokens, shared captures",
     "code mode `api()` tokens, 20-tool corpus",
     "code mode one `search()` (5 tools) tokens, 20-tool corpus",
+    "code mode `listing()` (one line per function) tokens, 20-tool corpus",
+    "code mode `stubs()` of one function tokens, 20-tool corpus",
+    "code mode whole stubs of every function (not sent at once) tokens, 20-tool corpus",
     "code mode `check()` cold, 20 tools (pool start, stubs loaded)",
     "code mode `check()` warm, 20 tools",
     "code mode `run()` cold, 20 tools, one call",
     "code mode `run()` warm, 20 tools, one call",
     "one tool call from the sandbox",
+    "diff --impact (mypy): 20-tool package, 20 call sites",
+    "diff --impact (pyright): 20-tool package, 20 call sites",
+    "test kit's part of cold generation, 20 tools",
 )
 
 

@@ -30,6 +30,17 @@ CASES = {
     "captures": ["--package", "captures", *[a for p in CAPTURES for a in ("--mcp-json", str(p))]],
     "samples": ["--package", "samples", "--tools", str(REPO / "library-samples" / "tools")],
     "time_tools": ["--package", "time_tools", "--mcp-json", str(TIME)],
+    # Servers on the Python SDKs (issue 30): the SDK's own {"result": ...} wrapper, an output schema that
+    # constrains nothing, a parameter named result, a docstring with its own Args: section.
+    "sdk_outputs": [
+        "--package",
+        "sdk_outputs",
+        *[
+            a
+            for p in sorted((REPO / "tests" / "fixtures" / "sdk-outputs").glob("*.json"))
+            for a in ("--mcp-json", f"{p.stem}={p}")
+        ],
+    ],  # fmt: skip
     # Result types inferred from recorded calls (the sample server's list_cities; real text results).
     "inferred": [
         "--package",

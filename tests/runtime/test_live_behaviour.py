@@ -10,6 +10,7 @@ import json
 import logging
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -85,7 +86,9 @@ def test_the_registry_lists_and_calls_a_typeless_server_and_the_cli_says_one_lin
 # --- server noise (issue 16 item 9) ----------------------------------------------------------------
 
 
-def test_server_stderr_is_one_summary_line_per_server_and_the_lines_under_v(tmp_path: Path) -> None:
+def test_server_stderr_is_no_warning_and_the_lines_and_their_count_show_under_v(tmp_path: Path) -> None:
+    """Issue 30, item 7: a server logging to stderr is normal, so it is said at INFO only (it was one
+    warning per server on every run, even with -q, and in users' own programs)."""
     _write_infra(
         tmp_path,
         [
@@ -96,18 +99,34 @@ def test_server_stderr_is_one_summary_line_per_server_and_the_lines_under_v(tmp_
     quiet = _runtime_cli(tmp_path, "list", "--infra", "infra.yaml")
     assert quiet.returncode == 0, quiet.stderr
     noise = sorted(line for line in quiet.stderr.splitlines() if "warning" in line)
-    assert noise == [  # one line a server, whatever it wrote (a stray stdout line: mas/runtime/mcp/_stdio.py)
-        "mas-runtime: warning: mas.runtime.server_stderr: MCP server 'noisy' wrote 40 line(s) on stderr; "
-        "-v shows them (logger mas.runtime.server_stderr at INFO)",
+    assert noise == [  # a stray stdout line is still one warning (mas/runtime/mcp/_stdio.py); stderr is none
         "mas-runtime: warning: mas.runtime.stdio: MCP server 'banner': stdout line 1 is not JSON-RPC, ignored: "
         "'Banner Server v1.0 starting... (this line is not JSON-RPC)'",
     ]
     assert "raw server: log line" not in quiet.stderr and "Traceback" not in quiet.stderr
+    assert "on stderr" not in quiet.stderr
     verbose = _runtime_cli(tmp_path, "list", "--infra", "infra.yaml", "-v")
     assert verbose.returncode == 0, verbose.stderr
     shown = [line for line in verbose.stderr.splitlines() if "MCP server 'noisy' stderr: raw server: log line" in line]
     assert len(shown) == 40 and shown[0].endswith("log line 1") and shown[-1].endswith("log line 40")
-    assert "wrote 40 line(s)" not in verbose.stderr  # shown, so not summed up
+    assert "MCP server 'noisy' wrote 40 line(s) on stderr" in verbose.stderr  # the count, at INFO
+
+
+def test_a_server_that_dies_importing_its_code_is_named_with_its_last_stderr_line_and_where_to_read(
+    tmp_path: Path,
+) -> None:
+    """Issue 30, item 13: a published server on mcp 1.x crashes at import on mcp 2.x; the error said only
+    "Connection closed". It now quotes the server's last stderr line and points to per-server environments."""
+    said = "ImportError: cannot import name FastMCP from mcp.server.fastmcp"
+    crash = f"import sys; print({said!r}, file=sys.stderr); sys.exit(1)"
+    _write_infra(tmp_path, [{"name": "crashy", "protocol": "mcp", "transport": "stdio", "command": sys.executable,
+                             "args": ["-c", crash], "connect_mode": "legacy"}])  # fmt: skip
+    listed = _runtime_cli(tmp_path, "list", "--infra", "infra.yaml", "-q")
+    assert listed.returncode == 2, listed.stderr
+    (line,) = listed.stderr.splitlines()
+    assert "could not connect: " in line
+    assert "its last stderr line: 'ImportError: cannot import name FastMCP from mcp.server.fastmcp'" in line
+    assert line.endswith('(docs/infra.md, "A server in its own environment")'), line
 
 
 def test_a_server_that_writes_nothing_on_stderr_gets_no_summary(tmp_path: Path) -> None:

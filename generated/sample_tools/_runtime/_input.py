@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
+from .. import _rules
+
 __all__ = ["ElicitationRequest", "InputRequest", "RootsRequest", "SamplingRequest", "input_round"]
 
 
@@ -62,22 +64,10 @@ _REQUEST_TYPES: dict[str, type[InputRequest]] = {
 
 
 def input_round(envelope: Mapping[str, Any]) -> tuple[list[InputRequest], str | None] | None:
-    """The requests and state of an ``input_required`` envelope; None for any other envelope."""
-    if envelope.get("result_type") != "input_required" or envelope.get("is_error"):
+    """The requests and state of an ``input_required`` envelope; None for any other envelope
+    (the one reading of a round: ``_rules.input_requests``)."""
+    found = _rules.input_requests(envelope)
+    if found is None:
         return None
-    result: object = envelope.get("result")
-    wire: Mapping[str, object] = cast("Mapping[str, object]", result) if isinstance(result, Mapping) else {}
-    raw_requests: object = wire.get("inputRequests") or {}
-    requests: list[InputRequest] = []
-    if isinstance(raw_requests, Mapping):
-        for key, request in cast("Mapping[str, object]", raw_requests).items():
-            body: Mapping[str, object] = cast("Mapping[str, object]", request) if isinstance(request, Mapping) else {}
-            method = body.get("method")
-            params = body.get("params")
-            method_name = method if isinstance(method, str) else ""
-            kind = _REQUEST_TYPES.get(method_name, InputRequest)
-            requests.append(kind(str(key), method_name, dict(cast("Mapping[str, Any]", params or {}))))
-    state = wire.get("requestState")
-    if not requests and not isinstance(state, str):
-        return None  # MCP requires one of the two: without either there is nothing to answer
-    return requests, state if isinstance(state, str) else None
+    requests, state = found
+    return [_REQUEST_TYPES.get(method, InputRequest)(key, method, params) for key, method, params in requests], state

@@ -46,6 +46,7 @@ __all__ = [
     "forward_target",
     "forwarded",
     "hint_words",
+    "input_requests",
     "is_destructive",
     "is_envelope",
     "one_line",
@@ -547,3 +548,30 @@ def retry_safe(read_only: bool | None, idempotent: bool | None, destructive: boo
     """Only a tool that says it is both read-only and idempotent may run twice: a generated
     package's ``retries`` and the framework adapters' retry of a transient failure."""
     return read_only is True and idempotent is True and destructive is not True
+
+
+# --------------------------------------------------------------------------------------------
+# Input rounds
+
+
+def input_requests(envelope: Mapping[str, Any]) -> tuple[list[tuple[str, str, dict[str, Any]]], str | None] | None:
+    """The requests (``key``, MCP ``method``, ``params`` with wire keys) and the state of an
+    ``input_required`` envelope (dict form); None for any other envelope. The one reading of an
+    input round: a generated package's ``input_round`` and the framework adapters'."""
+    if envelope.get("result_type") != "input_required" or envelope.get("is_error"):
+        return None
+    result: object = envelope.get("result")
+    wire: Mapping[str, object] = cast("Mapping[str, object]", result) if isinstance(result, Mapping) else {}
+    raw_requests: object = wire.get("inputRequests") or {}
+    requests: list[tuple[str, str, dict[str, Any]]] = []
+    if isinstance(raw_requests, Mapping):
+        for key, request in cast("Mapping[str, object]", raw_requests).items():
+            body: Mapping[str, object] = cast("Mapping[str, object]", request) if isinstance(request, Mapping) else {}
+            method = body.get("method")
+            params = body.get("params")
+            method_name = method if isinstance(method, str) else ""
+            requests.append((str(key), method_name, dict(cast("Mapping[str, Any]", params or {}))))
+    state = wire.get("requestState")
+    if not requests and not isinstance(state, str):
+        return None  # MCP requires one of the two: without either there is nothing to answer
+    return requests, state if isinstance(state, str) else None

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from mas.runtime.contracts._rules import is_destructive, one_line, retry_safe
+from mas.runtime.contracts._rules import input_requests, is_destructive, one_line, retry_safe
 from mas.runtime.contracts.tool_contract import (
     ToolResultEnvelope,
     ainvoke_call_tool,
@@ -278,24 +278,12 @@ def select_tools(
 
 
 def _input_round(envelope: ToolResultEnvelope) -> tuple[list[InputRequest], str | None] | None:
-    """The requests and state of an ``input_required`` envelope (the package's ``input_round``)."""
-    if envelope.result_type != "input_required" or envelope.is_error:
+    """The requests and state of an ``input_required`` envelope (``_rules.input_requests``)."""
+    found = input_requests(envelope.to_dict())
+    if found is None:
         return None
-    wire = envelope.result if isinstance(envelope.result, Mapping) else {}
-    raw = wire.get("inputRequests") or {}
-    requests: list[InputRequest] = []
-    if isinstance(raw, Mapping):
-        for key, request in raw.items():
-            body = request if isinstance(request, Mapping) else {}
-            method = body.get("method")
-            params = body.get("params")
-            requests.append(
-                InputRequest(str(key), method if isinstance(method, str) else "", dict(params or {}))
-            )  # fmt: skip
-    state = wire.get("requestState")
-    if not requests and not isinstance(state, str):
-        return None
-    return requests, state if isinstance(state, str) else None
+    requests, state = found
+    return [InputRequest(key, method, params) for key, method, params in requests], state
 
 
 def _value(envelope: ToolResultEnvelope) -> tuple[Any, Any, str]:

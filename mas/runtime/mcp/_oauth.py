@@ -686,31 +686,7 @@ async def build_auth(
     client_secret = _resolve(name, "client_secret", auth.client_secret, on_secret, secret=True)
 
     if auth.grant == "client_credentials":
-        assert client_id is not None  # the schema requires it
-        with warnings.catch_warnings():
-            # Without `issuer` the SDK warns (once, with a stack); docs/infra.md recommends setting it.
-            warnings.simplefilter("ignore")
-            key = _private_key(name, auth, on_secret)
-            if key is not None:
-                params = SignedJWTParameters(
-                    issuer=client_id, subject=client_id, signing_key=key, signing_algorithm=auth.signing_algorithm
-                )
-                return _PrivateKeyJWT(
-                    url, store, client_id, params.create_assertion_provider(), issuer=auth.issuer, store=store
-                )
-            method = auth.token_endpoint_auth_method or "client_secret_basic"
-            if method not in ("client_secret_basic", "client_secret_post"):
-                raise OAuthFlowError(f"client credentials with a secret use client_secret_basic or _post, not {method}")
-            assert client_secret is not None
-            return _ClientCredentials(
-                url,
-                store,
-                client_id,
-                client_secret,
-                method,
-                issuer=auth.issuer,
-                store=store,
-            )
+        return _client_credentials(config, store, client_id, client_secret, on_secret)
 
     if auth.grant == "token_exchange":
         assert client_id is not None and client_secret is not None
@@ -729,7 +705,56 @@ async def build_auth(
             token_endpoint_auth_method=method,  # type: ignore[arg-type]
         )
 
-    # authorization_code: a person signs in once; refresh tokens keep it going.
+    return _authorization_code(config, store, client_id, client_secret, authorize, person_wait)
+
+
+def _client_credentials(
+    config: MCPServerConfig,
+    store: TokenStore,
+    client_id: str | None,
+    client_secret: str | None,
+    on_secret: Callable[[str], None],
+) -> httpx2.Auth:
+    """``grant: client_credentials``: a signed JWT when a private key is set, else the client secret."""
+    auth, name, url = config.auth, config.name, config.url
+    assert auth is not None and url is not None and client_id is not None  # the schema requires them
+    with warnings.catch_warnings():
+        # Without `issuer` the SDK warns (once, with a stack); docs/infra.md recommends setting it.
+        warnings.simplefilter("ignore")
+        key = _private_key(name, auth, on_secret)
+        if key is not None:
+            params = SignedJWTParameters(
+                issuer=client_id, subject=client_id, signing_key=key, signing_algorithm=auth.signing_algorithm
+            )
+            return _PrivateKeyJWT(
+                url, store, client_id, params.create_assertion_provider(), issuer=auth.issuer, store=store
+            )
+        method = auth.token_endpoint_auth_method or "client_secret_basic"
+        if method not in ("client_secret_basic", "client_secret_post"):
+            raise OAuthFlowError(f"client credentials with a secret use client_secret_basic or _post, not {method}")
+        assert client_secret is not None
+        return _ClientCredentials(
+            url,
+            store,
+            client_id,
+            client_secret,
+            method,
+            issuer=auth.issuer,
+            store=store,
+        )
+
+
+def _authorization_code(
+    config: MCPServerConfig,
+    store: TokenStore,
+    client_id: str | None,
+    client_secret: str | None,
+    authorize: AuthorizeCallback | None,
+    person_wait: PersonWait,
+) -> httpx2.Auth:
+    """``grant: authorization_code``: a person signs in once; refresh tokens keep it going."""
+    auth, name, url = config.auth, config.name, config.url
+    assert auth is not None and url is not None
     redirect_uri = auth.redirect_uri or store.registered_redirect_uri()
     if redirect_uri is None:
         redirect_uri = f"http://127.0.0.1:{_free_loopback_port()}/callback"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import re
 import sys
 import time
 from collections import deque
@@ -61,6 +62,14 @@ ProgressCallback = Callable[[float, float | None, str | None], Any]
 CLOSE_TIMEOUT = 15.0
 #: A failed probe that took this long was waited out, not refused: worth a hint to skip it.
 _SLOW_PROBE_SECONDS = 3.0
+#: A Python server that died importing its own code (often a published server built on the mcp
+#: 1.x SDK, run in an environment with mcp 2.x): the last stderr line of its traceback.
+_IMPORT_CRASH = re.compile(r"^(?:ImportError|ModuleNotFoundError|AttributeError: module )|cannot import name ")
+IMPORT_CRASH_HINT = (
+    "a Python server that cannot import its own code usually needs an environment of its own "
+    "(one built on the mcp 1.x SDK cannot share toolgen's mcp 2.x): set its `command` to that "
+    'environment\'s interpreter or script (docs/infra.md, "A server in its own environment")'
+)
 
 
 def _limits(cfg: MCPServerConfig) -> StdioLimits:
@@ -151,6 +160,7 @@ class SessionKeeper:
         self.inputs = InputBridge(config.name, config.client_capabilities, config.max_client_requests)
         #: Lines the current connection's server(s) wrote on stderr, reported when it ends.
         self._stderr_lines = 0
+        self._stderr_last: str | None = None  # the last stderr line of the latest stdio process
         self._lock: asyncio.Lock | None = None  # created lazily on the provider's loop
         self._clock: _ConnectClock | None = None
         # One OAuth provider per keeper: a reconnect keeps its tokens and discovered metadata.
@@ -238,14 +248,7 @@ class SessionKeeper:
                 # without exiting a cancel scope out of order.
                 scope.deadline = anyio.current_time() + timeout
                 self._clock = _ConnectClock(scope, timer, timeout, expire)
-                if not self._auth_built and self.config.auth is not None and self.config.transport != "stdio":
-                    self._auth = await build_auth(
-                        self.config,
-                        on_secret=self.remember_secret,
-                        authorize=self._authorize,
-                        person_wait=self.person_wait,
-                    )
-                    self._auth_built = True
+                await self._ensure_auth()
                 for mode in self._modes():
                     async with AsyncExitStack() as stack:
                         read, write = await stack.enter_async_context(self._transport(stack, conn))
@@ -273,11 +276,7 @@ class SessionKeeper:
                         self._clock = None
                         logger.debug("MCP server %r: connected over %s (%s)", self.name, self.config.transport, mode)
                         conn.ready.set_result(session)
-                        async with anyio.create_task_group() as watchers:
-                            if self.watch_tools:
-                                watchers.start_soon(self._watch_tools, conn, session)
-                            await conn.stop.wait()
-                            watchers.cancel_scope.cancel()
+                        await self._hold(conn, session)
                         break
             if scope.cancelled_caught and not conn.ready.done():
                 conn.ready.set_exception(ToolServerError(self.name, self._timed_out(conn, timeout)))
@@ -286,7 +285,7 @@ class SessionKeeper:
                 conn.ready.set_exception(exc)
         except Exception as exc:
             if not conn.ready.done():
-                conn.ready.set_exception(ToolServerError(self.name, f"could not connect: {self.text(exc)}"))
+                conn.ready.set_exception(ToolServerError(self.name, self._could_not_connect(exc)))
             else:
                 logger.debug("MCP server %r: session ended: %s", self.name, self.text(exc))
         finally:
@@ -303,6 +302,25 @@ class SessionKeeper:
             # Nobody may be waiting on `ready` any more; mark its exception as retrieved.
             if not conn.ready.cancelled():
                 conn.ready.exception()
+
+    async def _ensure_auth(self) -> None:
+        """Build the OAuth provider of an HTTP server with ``auth:`` once, on its first connect."""
+        if not self._auth_built and self.config.auth is not None and self.config.transport != "stdio":
+            self._auth = await build_auth(
+                self.config,
+                on_secret=self.remember_secret,
+                authorize=self._authorize,
+                person_wait=self.person_wait,
+            )
+            self._auth_built = True
+
+    async def _hold(self, conn: Connection, session: ClientSession) -> None:
+        """Keep a negotiated session open (watching its tool list, if asked) until asked to stop."""
+        async with anyio.create_task_group() as watchers:
+            if self.watch_tools:
+                watchers.start_soon(self._watch_tools, conn, session)
+            await conn.stop.wait()
+            watchers.cancel_scope.cancel()
 
     def _modes(self) -> tuple[str, ...]:
         """The handshakes to try, in order: ``auto`` ends with ``legacy`` on a fresh connection."""
@@ -425,6 +443,19 @@ class SessionKeeper:
 
     def _stderr_done(self, sink: StderrSink) -> None:
         self._stderr_lines += sink.finish()
+        self._stderr_last = sink.last_line or self._stderr_last
+
+    def _could_not_connect(self, exc: BaseException) -> str:
+        """Why a connection failed; for a stdio server that wrote on stderr, its last line, and for
+        one that died importing its own code, where to read about giving it its own environment."""
+        message = f"could not connect: {self.text(exc)}"
+        last, self._stderr_last = self._stderr_last, None
+        if last is None:
+            return message
+        message += f"; its last stderr line: {last!r}"
+        if _IMPORT_CRASH.search(last):
+            message += f"; {IMPORT_CRASH_HINT}"
+        return message
 
     @contextmanager
     def person_wait(self) -> Iterator[None]:

@@ -38,6 +38,7 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 import mcp_types as types
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.client._transport import TransportStreams
 from mcp.client.stdio import StdioServerParameters, get_default_environment
 from mcp.shared.message import SessionMessage
@@ -308,27 +309,9 @@ async def stdio_transport(
             # (ends at EOF, or when the shutdown closes stdout).
             await _discard(process)
 
-    async def writer() -> None:
-        assert process.stdin is not None
-        try:
-            async with write_reader:
-                async for outgoing in write_reader:
-                    try:
-                        line = outgoing.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
-                        data = line.encode("utf-8")
-                    except ValueError as exc:  # e.g. a lone surrogate in an argument
-                        await _refuse_outgoing(outgoing, exc, read_writer)
-                        continue
-                    await process.stdin.send(data)
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
-            # The server stopped reading: end the read side too, so no request waits forever.
-            await read_writer.aclose()
-        finally:
-            writer_done.set()
-
     async with anyio.create_task_group() as group:
         group.start_soon(reader)
-        group.start_soon(writer)
+        group.start_soon(_write_lines, process, write_reader, read_writer, writer_done)
         try:
             yield read_stream, write_stream
         finally:
@@ -342,6 +325,32 @@ async def stdio_transport(
                     await stream.aclose()
                 await anyio.lowlevel.checkpoint()
             group.cancel_scope.cancel()
+
+
+async def _write_lines(
+    process: anyio.abc.Process,
+    write_reader: MemoryObjectReceiveStream[SessionMessage],
+    read_writer: MemoryObjectSendStream[SessionMessage | Exception],
+    done: anyio.Event,
+) -> None:
+    """The session's outgoing messages to the server's stdin, one JSON line each; a message that
+    cannot be encoded is refused to its caller, not sent."""
+    assert process.stdin is not None
+    try:
+        async with write_reader:
+            async for outgoing in write_reader:
+                try:
+                    line = outgoing.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
+                    data = line.encode("utf-8")
+                except ValueError as exc:  # e.g. a lone surrogate in an argument
+                    await _refuse_outgoing(outgoing, exc, read_writer)
+                    continue
+                await process.stdin.send(data)
+    except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+        # The server stopped reading: end the read side too, so no request waits forever.
+        await read_writer.aclose()
+    finally:
+        done.set()
 
 
 def too_deep(depth: int, limit: int) -> str:
