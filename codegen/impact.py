@@ -289,9 +289,17 @@ class SavedListings:
     changes: tuple[Change, ...]
 
 
-def _from_listing(settings: Settings, listing: Path, source: str, out: Path) -> Path:
+def _seeded(out: Path, package: str, previous: Path | None) -> None:
+    """Start ``out/package`` as a copy of ``previous``: the build then formats only the modules
+    that change and takes every unchanged tool's part of ``_tools.py`` as it is (codegen/cache.py)."""
+    if previous is not None and (previous / "__init__.py").is_file():
+        shutil.copytree(previous, out / package, ignore=shutil.ignore_patterns("__pycache__"))
+
+
+def _from_listing(settings: Settings, listing: Path, source: str, out: Path, previous: Path | None = None) -> Path:
     from codegen.generate import run
 
+    _seeded(out, settings.package, previous)
     run(replace(settings, tools=(), infra=(), mcp_json=(listing,), mcp_json_names=(source,), out=out,
                 snapshot=out.parent / f"{out.name}.lock.json", offline=False, check=False, diff=False))  # fmt: skip
     return out / settings.package
@@ -319,13 +327,14 @@ def impact(
         tmp = Path(tmp_name)
         if saved is not None:
             current = _from_listing(settings, saved.old, saved.source, tmp / "old")
-            fresh_package = _from_listing(settings, saved.new, saved.source, tmp / "new")
+            fresh_package = _from_listing(settings, saved.new, saved.source, tmp / "new", current)
             changes = saved.changes
         else:
             lock = tmp / "lock.json"
             if settings.snapshot.is_file():
                 shutil.copyfile(settings.snapshot, lock)
             # The new package, from the live listings: the project's lock and package stay as they are.
+            _seeded(tmp / "new", settings.package, settings.target)
             outcome = run(replace(settings, out=tmp / "new", snapshot=lock, offline=False, check=False, diff=False))
             changes, fresh_package = outcome.drift, tmp / "new" / settings.package
             current = settings.target
