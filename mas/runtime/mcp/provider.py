@@ -580,12 +580,8 @@ class MCPToolProvider:
     ) -> PendingCall | ToolResultEnvelope:
         """The call in flight (begun here, or suspended earlier and answered now), or the envelope
         that refuses it."""
-        timeout_seconds, meta = options.timeout_seconds, options.meta
-        input_responses, request_state, allow_claimed = (
-            options.input_responses,
-            options.request_state,
-            options.allow_claimed,
-        )
+        timeout_seconds = options.timeout_seconds
+        input_responses, request_state = options.input_responses, options.request_state
         inputs = self._keeper.inputs
         if request_state is not None and request_state.startswith(TOKEN_PREFIX):
             # The caller answers requests the server sent during a call still in flight.
@@ -620,83 +616,12 @@ class MCPToolProvider:
         # A task is followed until this (``timeout_seconds``, else the bound every task wait has).
         deadline = time.monotonic() + (MAX_WAIT_SECONDS if timeout_seconds is None else timeout_seconds)
 
-        async def send() -> ToolResultEnvelope:
-            if self._pin is not None and self.config.tools is not None:
-                # An explicit list is never re-listed: decide before connecting.
-                refused = self._pin.refusal(tool_name)
-                if refused is not None:
-                    return refused
-            conn, session = await self._keeper.acquire()
-            refused = await self._check_pin(conn, session, tool_name)
-            if refused is not None:
-                return refused
-            call.conn = conn  # server requests arriving on this connection are this call's to answer
-            await self._prefetch_listing(conn)
-            dialect = dialect_of(session)
-            if request_state is not None and request_state.startswith(TASK_PREFIXES):
-                return await self._resume_task(
-                    tool_name, call, conn, session, dialect, request_state, allow_claimed, deadline
-                )
-            if dialect == "2025-11-25" and self._wants_task(conn, tool_name, allow_claimed):
-                return await self._run_task_2025(
-                    tool_name, call, conn, session, arguments, meta, timeout_seconds, allow_claimed, deadline
-                )
-            oversized = self._oversized_header(session, tool_name, arguments)
-            if oversized is not None:
-                return self._failure(tool_name, f"failed: {oversized}", "invalid_arguments")
-            try:
-                result = await session.call_tool(
-                    tool_name,
-                    dict(arguments or {}),
-                    read_timeout_seconds=timeout_seconds,
-                    progress_callback=relay,
-                    input_responses=responses,
-                    request_state=request_state,
-                    meta=cast(Any, dict(meta)) if meta is not None else None,
-                    # Always received: the envelope says input_required and the caller answers it
-                    # (generated packages do so with on_input); only an explicit False refuses it.
-                    allow_input_required=options.allow_input_required is not False,
-                    # A 2026 task is a claimed result the provider follows itself (_mcp_tasks).
-                    allow_claimed=True,
-                )
-            except Exception as exc:
-                conn.note_failure(exc)
-                if conn.mid_answer():
-                    # The reader is inside an answer nobody waits for any more: a fresh connection
-                    # serves the next call at once instead of after the rest of it (item 3).
-                    conn.broken = True
-                if conn.fault is not None:  # the transport ended the connection, and says why
-                    return self._failure(tool_name, f"failed: {conn.fault}", "protocol")
-                if dialect == "2025-11-25" and _asks_for_task(exc):
-                    # Not listed on this session (follow_pagination off): the server says it.
-                    return await self._run_task_2025(
-                        tool_name, call, conn, session, arguments, meta, timeout_seconds, allow_claimed, deadline
-                    )
-                return self._call_error(tool_name, exc, timeout_seconds)
-            if dialect == "2025-11-25" and tool_name not in (conn.task_support or {}) and _asks_for_task(result):
-                return await self._run_task_2025(
-                    tool_name, call, conn, session, arguments, meta, timeout_seconds, allow_claimed, deadline
-                )
-            if isinstance(result, CreatedTask):
-                tasks = Tasks(session, "2026-07-28")
-                return await self._task_outcome(
-                    tool_name, call, conn, tasks, state_of_created(result), allow_claimed, deadline
-                )
-            if not isinstance(result, types.CallToolResult | types.InputRequiredResult) and not allow_claimed:
-                detail = (
-                    f"the server answered with a claimed result ({type(result).__name__}) this client does not handle"
-                )
-                return self._failure(tool_name, f"failed: {detail}", "protocol")
-            if isinstance(result, types.InputRequiredResult):
-                inputs.remember_forms(result)
-            return scrub_envelope(with_error_kind(envelope_from_result(result)), self._keeper.secrets)
-
         async def run() -> ToolResultEnvelope:
             # The relay lives as long as the request, across the input rounds it may be suspended in.
             if relay is not None:
                 relay.start()
             try:
-                envelope = await send()
+                envelope = await self._send(tool_name, arguments, options, call, relay, responses, deadline)
             except ToolServerError as exc:
                 envelope = self._failure(tool_name, f"failed: {exc.detail}", "unavailable")
             except Exception as exc:
@@ -709,6 +634,87 @@ class MCPToolProvider:
 
         call.work = asyncio.get_running_loop().create_task(run())
         return call
+
+    async def _send(
+        self,
+        tool_name: str,
+        arguments: Mapping[str, Any] | None,
+        options: CallOptions,
+        call: PendingCall,
+        relay: ProgressRelay | None,
+        responses: Any,
+        deadline: float,
+    ) -> ToolResultEnvelope:
+        """One call on a connection: pinned, resumed, run as a task, or sent and its result read."""
+        timeout_seconds, meta = options.timeout_seconds, options.meta
+        request_state, allow_claimed = options.request_state, options.allow_claimed
+        if self._pin is not None and self.config.tools is not None:
+            # An explicit list is never re-listed: decide before connecting.
+            refused = self._pin.refusal(tool_name)
+            if refused is not None:
+                return refused
+        conn, session = await self._keeper.acquire()
+        refused = await self._check_pin(conn, session, tool_name)
+        if refused is not None:
+            return refused
+        call.conn = conn  # server requests arriving on this connection are this call's to answer
+        await self._prefetch_listing(conn)
+        dialect = dialect_of(session)
+        if request_state is not None and request_state.startswith(TASK_PREFIXES):
+            return await self._resume_task(
+                tool_name, call, conn, session, dialect, request_state, allow_claimed, deadline
+            )
+        if dialect == "2025-11-25" and self._wants_task(conn, tool_name, allow_claimed):
+            return await self._run_task_2025(
+                tool_name, call, conn, session, arguments, meta, timeout_seconds, allow_claimed, deadline
+            )
+        oversized = self._oversized_header(session, tool_name, arguments)
+        if oversized is not None:
+            return self._failure(tool_name, f"failed: {oversized}", "invalid_arguments")
+        try:
+            result = await session.call_tool(
+                tool_name,
+                dict(arguments or {}),
+                read_timeout_seconds=timeout_seconds,
+                progress_callback=relay,
+                input_responses=responses,
+                request_state=request_state,
+                meta=cast(Any, dict(meta)) if meta is not None else None,
+                # Always received: the envelope says input_required and the caller answers it
+                # (generated packages do so with on_input); only an explicit False refuses it.
+                allow_input_required=options.allow_input_required is not False,
+                # A 2026 task is a claimed result the provider follows itself (_mcp_tasks).
+                allow_claimed=True,
+            )
+        except Exception as exc:
+            conn.note_failure(exc)
+            if conn.mid_answer():
+                # The reader is inside an answer nobody waits for any more: a fresh connection
+                # serves the next call at once instead of after the rest of it (item 3).
+                conn.broken = True
+            if conn.fault is not None:  # the transport ended the connection, and says why
+                return self._failure(tool_name, f"failed: {conn.fault}", "protocol")
+            if dialect == "2025-11-25" and _asks_for_task(exc):
+                # Not listed on this session (follow_pagination off): the server says it.
+                return await self._run_task_2025(
+                    tool_name, call, conn, session, arguments, meta, timeout_seconds, allow_claimed, deadline
+                )
+            return self._call_error(tool_name, exc, timeout_seconds)
+        if dialect == "2025-11-25" and tool_name not in (conn.task_support or {}) and _asks_for_task(result):
+            return await self._run_task_2025(
+                tool_name, call, conn, session, arguments, meta, timeout_seconds, allow_claimed, deadline
+            )
+        if isinstance(result, CreatedTask):
+            tasks = Tasks(session, "2026-07-28")
+            return await self._task_outcome(
+                tool_name, call, conn, tasks, state_of_created(result), allow_claimed, deadline
+            )
+        if not isinstance(result, types.CallToolResult | types.InputRequiredResult) and not allow_claimed:
+            detail = f"the server answered with a claimed result ({type(result).__name__}) this client does not handle"
+            return self._failure(tool_name, f"failed: {detail}", "protocol")
+        if isinstance(result, types.InputRequiredResult):
+            self._keeper.inputs.remember_forms(result)
+        return scrub_envelope(with_error_kind(envelope_from_result(result)), self._keeper.secrets)
 
     def _oversized_header(self, session: Any, tool_name: str, arguments: Mapping[str, Any] | None) -> str | None:
         """Why an ``x-mcp-header`` argument cannot travel as its ``Mcp-Param-*`` header, or None.
