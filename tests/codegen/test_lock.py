@@ -9,6 +9,7 @@ from typing import Any
 from gen_helpers import REPO
 
 from codegen.snapshot import load_snapshot, render_snapshot
+from codegen.versioning import with_record
 
 LOCK = REPO / "toolgen.lock.json"
 
@@ -30,7 +31,8 @@ def test_repository_lock_follows_the_documented_format() -> None:
     text = LOCK.read_text(encoding="utf-8")
     data = json.loads(text)
     assert data["toolgen_snapshot"] == 3
-    assert set(data) == {"toolgen_snapshot", "servers", "skills"}
+    assert set(data) == {"toolgen_snapshot", "servers", "skills", "package"}
+    assert data["package"]["version"] == data["package"]["history"][0]["version"]
     for entry in [*data["servers"].values(), data["skills"]]:
         assert set(entry) <= {"tools", "hashes", "inferred"}
         names = [t["name"] for t in entry["tools"]]
@@ -46,7 +48,8 @@ def test_repository_lock_follows_the_documented_format() -> None:
     assert declared and not declared & set(inferred)
     # Canonical: rendering what was read gives the same bytes.
     lock = load_snapshot(LOCK)
-    assert render_snapshot(lock.servers, lock.skills, lock.inferred) == text
+    assert lock.package is not None
+    assert with_record(render_snapshot(lock.servers, lock.skills, lock.inferred), lock.package) == text
 
 
 def test_lock_holds_no_url_command_or_secret() -> None:
