@@ -181,6 +181,12 @@ def hostile_listing(marker: Path) -> dict[str, Any]:
 YAML_METHODS = {"weather.get": "weather_get_2", "weather-get": "weather_get", "class": "class_", "_call": "tool_call"}
 
 
+def _called(source: str, wire: str) -> str:
+    """The name a package sends for a tool: a dotted name goes with its source's name in front, so
+    no other source can claim it (docs/tool-server-registry.md, issue 31); the registry strips it."""
+    return f"{source}.{wire}" if "." in wire else wire
+
+
 def hostile_yaml(marker: Path) -> str:
     texts = payloads(marker)
     props: dict[str, Any] = {text: {"type": "string", "description": text, "title": text} for text in texts}
@@ -283,7 +289,8 @@ def _text(workspace: Path, name: str, pkg: str = PACKAGE) -> str:
 def test_generation_writes_the_package(workspace: Path, pkg: str) -> None:
     names = sorted(p.name for p in (workspace / pkg).iterdir() if p.name != "__pycache__")
     assert names == [
-        "__init__.py", "_rules.py", "_runtime", "_tools.py", "code_mode", "inputs.py", "outputs", "py.typed"
+        "CHANGELOG.md", "__init__.py", "_rules.py", "_runtime", "_testing_data.py", "_tools.py", "_version.py",
+        "api.md", "code_mode", "inputs.py", "outputs", "py.typed", "testing.py",
     ]  # fmt: skip
 
 
@@ -426,14 +433,16 @@ def test_no_control_or_bidi_characters_reach_a_file(workspace: Path, name: str, 
 
 
 def test_every_wire_name_round_trips(package: ModuleType, listing: dict[str, Any]) -> None:
-    wire_names = [t["name"] for t in listing["tools"]]
+    wire_names = [_called("hostile", t["name"]) for t in listing["tools"]]
     assert sorted(package.TOOLS) == sorted(wire_names)
     for wire in wire_names:
         assert package.TOOLS[wire].name == wire
 
 
 def test_method_names_follow_the_documented_rules(package: ModuleType) -> None:
-    assert {wire: info.method for wire, info in package.TOOLS.items()} == METHODS
+    assert {wire: info.method for wire, info in package.TOOLS.items()} == {
+        _called("hostile", wire): method for wire, method in METHODS.items()
+    }
 
 
 def test_method_names_are_unique_identifiers_defined_on_every_class(package: ModuleType) -> None:
@@ -501,11 +510,11 @@ def test_sync_calls_send_exact_wire_names_and_keys(package: ModuleType, listing:
     provider = RecordingProvider()
     tools = package.Tools(provider).hostile
     for tool in listing["tools"]:
-        method = getattr(tools, package.TOOLS[tool["name"]].method)
+        method = getattr(tools, package.TOOLS[_called("hostile", tool["name"])].method)
         kwargs = _arguments_for(method)
         method(**kwargs)
         sent_name, sent_args = provider.calls[-1]
-        assert sent_name == tool["name"]
+        assert sent_name == _called("hostile", tool["name"])
         assert sorted(sent_args) == sorted(tool["inputSchema"].get("properties", {})), tool["name"]
         # One parameter per wire key, each value sent under exactly one key.
         assert sorted(_sent_by(kwargs, sent_args).values()) == sorted(kwargs), tool["name"]
@@ -522,10 +531,10 @@ def test_colliding_names_reach_their_own_tools(package: ModuleType) -> None:
     tools.tools()
     tools.tools_2()
     assert provider.calls == [
-        ("weather.get", {"q": "weather.get"}),
+        ("hostile.weather.get", {"q": "weather.get"}),
         ("weather-get", {"q": "weather-get"}),
         ("weather_get", {"q": "weather_get"}),
-        ("Weather.Get", {"q": "Weather.Get"}),
+        ("hostile.Weather.Get", {"q": "Weather.Get"}),
         ("_call", {}),
         ("tool_call", {}),
         ("TOOLS", {}),
@@ -573,22 +582,22 @@ def test_async_calls_send_exact_wire_names(package: ModuleType, listing: dict[st
 
     async def call_all() -> None:
         for tool in listing["tools"]:
-            method = getattr(tools.results, package.TOOLS[tool["name"]].method)
+            method = getattr(tools.results, package.TOOLS[_called("hostile", tool["name"])].method)
             result = await method(**_arguments_for(method))
             assert result.text == "ok"
 
     asyncio.run(call_all())
-    assert [name for name, _ in provider.calls] == [t["name"] for t in listing["tools"]]
+    assert [name for name, _ in provider.calls] == [_called("hostile", t["name"]) for t in listing["tools"]]
 
 
 def test_docstrings_and_literals_keep_the_text_inert(package: ModuleType) -> None:
-    evil = package.TOOLS[EVIL_TOOL]
+    evil = package.TOOLS[_called("hostile", EVIL_TOOL)]
     doc = inspect.getdoc(getattr(package._tools.HostileTools, evil.method)) or ""
     assert "import os" in doc  # present as text ...
     assert evil.description.endswith("\\")  # ... and a trailing backslash did not eat the closing quote
-    bidi = package.TOOLS[BIDI_TOOL]
+    bidi = package.TOOLS[_called("hostile", BIDI_TOOL)]
     assert "\u202e" not in (bidi.title or "") and "\x00" not in bidi.description
-    assert bidi.name == BIDI_TOOL  # the wire name itself is data and stays exact
+    assert bidi.name == _called("hostile", BIDI_TOOL)  # the wire name itself is data and stays exact
 
 
 @pytest.mark.parametrize("pkg", BOTH)
@@ -601,7 +610,9 @@ def test_the_payloads_reached_the_files_as_data(workspace: Path, pkg: str) -> No
 
 
 def test_yaml_tools_send_exact_wire_names_and_keys(yaml_package: ModuleType, workspace: Path) -> None:
-    assert {wire: info.method for wire, info in yaml_package.TOOLS.items()} == YAML_METHODS
+    assert {wire: info.method for wire, info in yaml_package.TOOLS.items()} == {
+        _called("skills", wire): method for wire, method in YAML_METHODS.items()
+    }
     provider = RecordingProvider()
     tools = yaml_package.Tools(provider).skills
     for wire, method_name in YAML_METHODS.items():
@@ -609,7 +620,7 @@ def test_yaml_tools_send_exact_wire_names_and_keys(yaml_package: ModuleType, wor
         kwargs = _arguments_for(method)
         method(**kwargs)
         sent_name, sent = provider.calls[-1]
-        assert sent_name == wire
+        assert sent_name == _called("skills", wire)
         mapping = _sent_by(kwargs, sent)
         assert {key: mapping[key] for key in ("a-b", "a_b")} == {"a-b": "a_b", "a_b": "a_b_2"}
         assert sorted(sent) == sorted([*payloads(workspace / "pwned"), "a-b", "a_b", "lit"])
