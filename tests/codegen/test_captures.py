@@ -190,7 +190,13 @@ print(json.dumps([before, after, type(value).__name__, pkg.TOOLS["get_current_ti
     # The shim without its content-block models (``_runtime._content``, pydantic): no model is built.
     shim = [f"all_captures._runtime.{name}" for name in ("_base", "_decode", "_envelope", "_errors", "_info", "_input",
                                                           "_omit", "_options", "_plan", "_task", "_text")]  # fmt: skip
-    assert before == ["all_captures._rules", "all_captures._runtime", *shim, "all_captures._tools", "all_captures._version"]
+    assert before == [
+        "all_captures._rules",
+        "all_captures._runtime",
+        *shim,
+        "all_captures._tools",
+        "all_captures._version",
+    ]
     # Only the called tool's model module, not every tool's: a call builds its own models.
     assert after == [
         *before,

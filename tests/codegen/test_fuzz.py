@@ -228,13 +228,15 @@ def _check_example(
     provider = RecordingProvider()
     tools = module.Tools(provider).tools  # the source is named after tools.json
     for tool in listing["tools"]:
-        info = module.TOOLS[tool["name"]]
+        # A dotted name is sent with its source in front, so no other source can claim it (issue 31).
+        called = f"tools.{tool['name']}" if "." in tool["name"] else tool["name"]
+        info = module.TOOLS[called]
         method = getattr(tools, info.method)
         signature = inspect.signature(method).parameters.values()
         if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature):  # an inputSchema without "type"
             with contextlib.suppress(module.ToolError):
                 method(**{"fuzz key": [0, "fuzz"]})
-            assert provider.calls[-1][:2] == (tool["name"], {"fuzz key": [0, "fuzz"]})
+            assert provider.calls[-1][:2] == (called, {"fuzz key": [0, "fuzz"]})
             continue
         params = [p.name for p in signature]
         values = {p: [i, "fuzz"] for i, p in enumerate(params)}  # a list is never an omit marker
@@ -243,7 +245,7 @@ def _check_example(
         except module.ToolError:
             pass  # no structured content for an output model: a typed error, never a crash
         sent_name, sent, _ = provider.calls[-1]
-        assert sent_name == tool["name"]
+        assert sent_name == called
         assert sorted(sent) == sorted(tool["inputSchema"].get("properties", {}))
         assert sorted(map(tuple, sent.values())) == sorted(map(tuple, values.values()))
     assert not (case / CANARY_NAME).exists() and not Path(CANARY_NAME).exists()
