@@ -46,7 +46,7 @@ from typing import Any, cast
 
 from mas.runtime.contracts import _rules
 from mas.runtime.contracts._rules import one_line, run_sync
-from mas.runtime.contracts.tool_contract import CANCEL_POLL_SECONDS, invoke_call_tool
+from mas.runtime.contracts.tool_contract import CANCEL_POLL_SECONDS, invoke_call_tool, validate_arguments
 
 __all__ = [
     "DEFAULT_MAX_CONCURRENT_RUNS",
@@ -311,6 +311,8 @@ class CodeMode:
         # max_parallel_calls of them in flight), created at the first call.
         self._calls: ThreadPoolExecutor | None = None
         self._params: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        # Each tool's input schema by wire name, read at the first call (None: not read yet).
+        self._input_schemas: dict[str, Any] | None = None
         # The package's confirm= rule for every call from code: asked before a destructive tool
         # runs; a falsy answer refuses it (the call fails "cancelled", nothing is sent).
         self._confirm = confirm
@@ -648,6 +650,42 @@ class CodeMode:
             return _served(kind, getattr(getattr(getattr(tools, self._attrs[module]), attr), method)(**arguments))
         result = getattr(getattr(tools.results, self._attrs[module]), function)(**arguments)
         return _plain(result.value, self._package.ToolOutput)
+
+    def _refusal(self, module: str, function: str, kwargs: dict[str, Any]) -> str | None:
+        """Why the tool's input schema refuses these arguments (one line naming the parameter and
+        the rule), checked on the host before anything is sent; None when they fit, or when the
+        schema cannot be used (unresolvable ``$ref``, a schema jsonschema refuses: the server judges)."""
+        tool = self._tools[f"{module}.{function}"]
+        schema = self._input_schema(tool.wire_name)
+        if schema is None:
+            return None
+        # The wire arguments exactly as the typed method builds them (its names, omitted ones
+        # dropped): the method is run against a provider that keeps them and sends nothing.
+        capture = _Capture()
+        try:
+            getattr(getattr(self._package.Tools(capture, {}).results, self._attrs[module]), function)(**kwargs)
+        except _Captured:
+            pass
+        except TypeError:
+            return None  # the typed method refuses them itself when the call is made
+        if capture.arguments is None:
+            return None
+        try:
+            return validate_arguments(schema, capture.arguments)
+        except Exception:  # an unresolvable $ref (nothing is fetched), a schema jsonschema refuses
+            return None
+
+    def _input_schema(self, wire: str) -> Mapping[str, Any] | None:
+        """The tool's ``inputSchema`` as listed, from the package's data (``_testing_data``: every
+        generated package carries each tool's listing there); None for a package without it."""
+        schemas = self._input_schemas
+        if schemas is None:
+            with self._lock:
+                if self._input_schemas is None:
+                    self._input_schemas = _input_schemas(self._package.__name__)
+                schemas = self._input_schemas
+        found = schemas.get(wire)
+        return found if isinstance(found, Mapping) else None
 
     def _parameters(self, module: str, function: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """A stub function's keyword parameters and the required ones (parsed once, when first called)."""
@@ -1021,6 +1059,9 @@ class _Run:
         except (_NotJson, RecursionError) as exc:
             problem = str(exc) if isinstance(exc, _NotJson) else f"the arguments nest deeper than {MAX_NESTING} levels"
             return {"exception": RuntimeError(f"invalid_arguments: {function}() was not called: {problem}")}
+        refused = self.mode._refusal(module, function, arguments)
+        if refused is not None:
+            return {"exception": RuntimeError(f"invalid_arguments: {function}() was not called: {refused}")}
         if self.made >= self.limits.max_calls:
             raise _Stopped(
                 RunError(
@@ -1221,6 +1262,30 @@ def _served(kind: str, value: Any) -> Any:
                     for m in value.messages]  # fmt: skip
         return {"description": value.description, "messages": messages}
     return value.text
+
+
+class _Captured(Exception):
+    """Raised by ``_Capture``: the arguments are kept, nothing is sent."""
+
+
+class _Capture:
+    """A provider that keeps the wire arguments a typed method would send, and sends nothing."""
+
+    arguments: dict[str, Any] | None = None
+
+    def call_tool(self, tool_name: str, arguments: dict[str, Any]) -> Any:
+        self.arguments = dict(arguments)
+        raise _Captured
+
+
+def _input_schemas(package: str) -> dict[str, Any]:
+    """Each tool's listed ``inputSchema`` by wire name, from ``<package>._testing_data``."""
+    try:
+        data = importlib.import_module(f"{package}._testing_data").DATA
+        tools = json.loads(data)["tools"]
+        return {wire: (entry.get("mcp") or {}).get("inputSchema") for wire, entry in tools.items()}
+    except (ImportError, AttributeError, KeyError, TypeError, ValueError):
+        return {}
 
 
 def _sync_provider(provider: Any) -> Any:
