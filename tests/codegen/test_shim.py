@@ -1142,3 +1142,30 @@ def test_pyright_strict(typed_package: Path, pyright_batch: Batch) -> None:
     flagged = {d["range"]["start"]["line"] + 1 for d in diagnostics}
     assert flagged == _expected_error_lines(TYPING_CASES / "bad_usage.py"), json.dumps(diagnostics, indent=1)
     assert len(report["checked"]) == 5 + len(MODULES)  # __init__, _rules, the shim, three cases
+
+
+def test_the_shims_input_round_reads_the_runtimes_own_rules() -> None:
+    """The shim's reading of an input round is ``_rules.input_requests`` of the runtime's own
+    _rules.py (the file every package ships; a package's tests use its copy): typed requests by
+    method, the state, and None for anything that is not a round."""
+    from codegen.shim import _rules as shim_rules
+    from codegen.shim._runtime._input import input_round
+    from mas.runtime.contracts import _rules
+
+    assert shim_rules is _rules
+    ask = {"method": "elicitation/create", "params": {"message": "Name?", "requestedSchema": {"type": "object"}}}
+    wire = {"inputRequests": {"name": ask, "llm": {"method": "sampling/createMessage", "params": {}},
+                              "where": {"method": "roots/list"}}, "requestState": "s1"}  # fmt: skip
+    envelope = {"status": "success", "result_type": "input_required", "result": wire, "is_error": False}
+    found = input_round(envelope)
+    assert found is not None
+    requests, state = found
+    assert state == "s1"
+    assert [(type(r).__name__, r.key, r.method) for r in requests] == [
+        ("ElicitationRequest", "name", "elicitation/create"),
+        ("SamplingRequest", "llm", "sampling/createMessage"),
+        ("RootsRequest", "where", "roots/list"),
+    ]
+    assert isinstance(requests[0], rt.ElicitationRequest) and requests[0].message == "Name?"
+    assert input_round({**envelope, "result": {}}) is None
+    assert input_round({**envelope, "result_type": "complete"}) is None

@@ -145,3 +145,51 @@ def test_the_readme_adapter_lines_build_an_agent_over_the_sample_server() -> Non
     assert proc.returncode == 0, proc.stderr
     names = proc.stdout.strip().splitlines()[-1]
     assert "'get_weather'" in names and "notes_delete" not in names
+
+
+class _Asks:
+    """A provider whose one tool asks for a name (an MCP input round) and then greets: the round is
+    read by the runtime's own ``_rules.input_requests``, as in every framework adapter."""
+
+    def __init__(self) -> None:
+        self.options: list[dict[str, Any]] = []
+
+    def list_tools(self) -> list[dict[str, Any]]:
+        return [{"name": "greet", "description": "Greet.", "parameters": {"type": "object", "properties": {}},
+                 "read_only": True, "idempotent": True}]  # fmt: skip
+
+    def call_tool(self, tool_name: str, arguments: Any, **kwargs: Any) -> Any:
+        self.options.append(kwargs)
+        answer = (kwargs.get("input_responses") or {}).get("name")
+        if answer is None or kwargs.get("request_state") != "greet:1":
+            ask = {"method": "elicitation/create", "params": {"message": "Your name?"}}
+            wire = {"inputRequests": {"name": ask}, "requestState": "greet:1"}
+            return {"status": "success", "result_type": "input_required", "result": wire, "is_error": False}
+        return {"status": "success", "result": f"Hello, {answer['content']['name']}!", "is_error": False}
+
+
+def test_the_adapters_input_round_reads_the_shipped_rule_and_answers_it() -> None:
+    import asyncio
+
+    from mas.runtime.frameworks._adapt import call
+
+    provider = _Asks()
+    (tool,) = select_tools(provider)
+    pending = asyncio.run(call(provider, tool, {}))
+    assert pending.needs_input and not pending.ok and pending.kind is None
+    assert [(r.key, r.method, r.params) for r in pending.input_requests] == [
+        ("name", "elicitation/create", {"message": "Your name?"})
+    ]
+    assert pending.request_state == "greet:1"
+    told = pending.told(retryable=False)
+    assert told == "input_required: the tool needs input nobody here can give: name (elicitation/create)"
+    asked: list[Any] = []
+
+    def on_input(requests: list[Any]) -> dict[str, Any]:
+        asked.extend(requests)
+        return {"name": {"action": "accept", "content": {"name": "Ada"}}}
+
+    done = asyncio.run(call(provider, tool, {}, on_input=on_input))
+    assert done.ok and done.value == "Hello, Ada!" and [r.key for r in asked] == ["name"]
+    assert provider.options[-1] == {"input_responses": {"name": {"action": "accept", "content": {"name": "Ada"}}},
+                                    "request_state": "greet:1"}  # fmt: skip

@@ -309,3 +309,79 @@ def test_every_envelope_key_at_once_in_wire_spelling_is_an_envelope() -> None:
     data["resultType"] = "input_required"
     data.update({"inputRequests": {}, "requestState": "s"})
     assert _rules.is_envelope(data)
+
+
+# --- who asks first, what may run twice, what an input round asks (the rules every package copies) --
+# These call the runtime's own _rules.py, the file every generated package ships byte for byte
+# (tests/codegen/test_golden.py holds the copies equal); the packages' tests use their copy.
+@pytest.mark.parametrize(
+    ("read_only", "destructive", "expected"),
+    [
+        (None, None, True),  # MCP's defaults: destructive unless it says otherwise
+        (True, None, False),
+        (False, None, True),
+        (None, False, False),
+        (None, True, True),
+        (True, True, False),  # read-only wins over a contradicting destructive hint
+        (False, False, False),
+    ],
+)
+def test_is_destructive_follows_mcps_defaults(read_only: bool | None, destructive: bool | None, expected: bool) -> None:
+    assert _rules.is_destructive(read_only, destructive) is expected
+
+
+@pytest.mark.parametrize(
+    ("read_only", "idempotent", "destructive", "expected"),
+    [
+        (True, True, None, True),
+        (True, True, False, True),
+        (True, True, True, False),
+        (True, None, None, False),
+        (None, True, None, False),
+        (False, True, None, False),
+    ],
+)
+def test_retry_safe_needs_read_only_and_idempotent(
+    read_only: bool | None, idempotent: bool | None, destructive: bool | None, expected: bool
+) -> None:
+    assert _rules.retry_safe(read_only, idempotent, destructive) is expected
+
+
+def _round(result: Any, **extra: Any) -> dict[str, Any]:
+    return {"status": "success", "result_type": "input_required", "result": result, "is_error": False, **extra}
+
+
+def test_input_requests_reads_each_request_and_the_state() -> None:
+    ask = {"method": "elicitation/create", "params": {"message": "Name?", "requestedSchema": {"type": "object"}}}
+    roots = {"method": "roots/list"}
+    found = _rules.input_requests(_round({"inputRequests": {"name": ask, "where": roots}, "requestState": "s1"}))
+    assert found == (
+        [("name", "elicitation/create", {"message": "Name?", "requestedSchema": {"type": "object"}}),
+         ("where", "roots/list", {})],
+        "s1",
+    )  # fmt: skip
+    # Either one alone is a round (MCP requires one of the two).
+    assert _rules.input_requests(_round({"requestState": "only"})) == ([], "only")
+    assert _rules.input_requests(_round({"inputRequests": {"k": ask}})) == (
+        [("k", "elicitation/create", ask["params"])], None
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "envelope",
+    [
+        _round({}),  # neither requests nor state: nothing to answer
+        _round({"inputRequests": {}, "requestState": 7}),
+        _round({"requestState": "s"}, is_error=True),  # a failure is never a round
+        {"status": "success", "result_type": "complete", "result": {"requestState": "s"}, "is_error": False},
+        {"status": "success", "result": "plain", "is_error": False},
+        _round("not an object"),
+    ],
+)
+def test_input_requests_is_none_for_anything_but_a_round(envelope: dict[str, Any]) -> None:
+    assert _rules.input_requests(envelope) is None
+
+
+def test_input_requests_keeps_a_malformed_request_as_an_empty_one() -> None:
+    found = _rules.input_requests(_round({"inputRequests": {"a": "junk", 3: {"method": 5}}, "requestState": "s"}))
+    assert found == ([("a", "", {}), ("3", "", {})], "s")

@@ -15,7 +15,11 @@ the rest to Monty's error). Each stub function is a host function that calls the
 method (``Tools(provider).results.<module>.<function>``), so the call goes through
 ``provider.call_tool(wire_name, arguments)`` exactly as the generated methods do: pinning,
 retries, confirmation, timeouts and secret blanking apply unchanged, and secrets never enter the
-sandbox (it only ever sees results). ``docs/code-mode.md`` describes the whole.
+sandbox (it only ever sees results). A source's resources, templates and prompts come the same
+way, as a second, closed kind of host function (``tools.<module>.resources.<method>``,
+``tools.<module>.prompts.<method>``, listed by the manifest's ``SURFACE``): each calls the package's
+typed method, whose one path out is the provider's ``read_resource`` / ``get_prompt``.
+``docs/code-mode.md`` describes the whole.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import math
 import os
 import re
 import signal
+import textwrap
 import threading
 import time
 import weakref
@@ -39,8 +44,9 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, cast
 
+from mas.runtime.contracts import _rules
 from mas.runtime.contracts._rules import one_line, run_sync
-from mas.runtime.contracts.tool_contract import CANCEL_POLL_SECONDS, invoke_call_tool
+from mas.runtime.contracts.tool_contract import CANCEL_POLL_SECONDS, invoke_call_tool, validate_arguments
 
 __all__ = [
     "DEFAULT_MAX_CONCURRENT_RUNS",
@@ -115,6 +121,14 @@ _PREAMBLE = """\
 # input_required, invalid_output. A result typed `str` is the tool's text. No files, network,
 # processes or environment variables.
 """
+#: Added to the preamble when some module serves resources or prompts (the others' API is unchanged).
+_SURFACE_PREAMBLE = """\
+# `<module>.resources.<name>(...)` reads a resource (a template's variables are its keyword
+# arguments; text comes back as str, JSON as its value, a blob as bytes) and
+# `<module>.prompts.<name>(...)` gets a prompt; each counts as one call, and fails as tool calls do.
+"""
+#: The attributes of a sandbox module that hold its resources and prompts (the manifest's ``SURFACE``).
+_SURFACE_ATTRS = ("resources", "prompts")
 
 
 @dataclass(frozen=True)
@@ -209,6 +223,8 @@ class _Tool:
     brief: str = ""  # the signature and the docstring's first line
     line: str = ""  # the docstring's first line
     hints: tuple[bool | None, bool | None, bool | None] = (None, None, None)  # read-only, destructive, idempotent
+    #: "tool", or how a resource's or prompt's value is handed over ("text", "json", "blob", "prompt")
+    kind: str = "tool"
 
 
 class _Stopped(Exception):
@@ -256,17 +272,27 @@ class CodeMode:
         folder = importlib.resources.files(f"{name}.code_mode")
         self._stubs = {m: _strip_header(folder.joinpath(f"{m}.pyi").read_text(encoding="utf-8")) for m in modules}
         infos = self._package.TOOLS
+        # The second kind of host function: a closed table written by the generator (never a
+        # name a server sends at run time), module -> "resources.<method>" -> how its value is handed over.
+        surface: Mapping[str, Mapping[str, str]] = getattr(manifest, "SURFACE", {})
         self._tools: dict[str, _Tool] = {}
         self._classes: dict[str, dict[str, str]] = {}
+        self._holders: dict[str, dict[str, str]] = {}  # module -> "resources" -> its class in the stub
         for module, functions in modules.items():
-            classes, defs = _split_stub(self._stubs[module])
+            classes, defs, holders = _split_stub(self._stubs[module])
             self._classes[module] = classes
+            self._holders[module] = holders
             for function, wire in functions.items():
                 info = infos[wire]
                 text, needs, brief, line = defs[function]
                 hints = (info.read_only, info.destructive, info.idempotent)
                 self._tools[f"{module}.{function}"] = _Tool(
                     module, function, wire, info.title or "", info.description or "", text, needs, brief, line, hints
+                )
+            for function, kind in surface.get(module, {}).items():
+                text, needs, brief, line = defs[function]
+                self._tools[f"{module}.{function}"] = _Tool(
+                    module, function, "", "", _docstring_of(text), text, needs, brief, line, (True, False, True), kind
                 )
         self._modules = modules
         self._left_out: tuple[str, ...] = ()
@@ -285,6 +311,8 @@ class CodeMode:
         # max_parallel_calls of them in flight), created at the first call.
         self._calls: ThreadPoolExecutor | None = None
         self._params: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        # Each tool's input schema by wire name, read at the first call (None: not read yet).
+        self._input_schemas: dict[str, Any] | None = None
         # The package's confirm= rule for every call from code: asked before a destructive tool
         # runs; a falsy answer refuses it (the call fails "cancelled", nothing is sent).
         self._confirm = confirm
@@ -308,6 +336,9 @@ class CodeMode:
             for function in functions:
                 if function not in mine:
                     del self._tools[f"{module}.{function}"]
+            if not mine:  # its resources and prompts go with it
+                for key in [k for k, t in self._tools.items() if t.module == module]:
+                    del self._tools[key]
         self._modules = kept
         self._left_out = tuple(left)
         for module in left:
@@ -338,7 +369,7 @@ class CodeMode:
     def api(self) -> str:
         """Every module's stub, brief: each function's signature and its docstring's first line
         (``stubs()`` and ``search()`` give the whole docstrings), for the model's context."""
-        parts = [_PREAMBLE]
+        parts = [_PREAMBLE + (_SURFACE_PREAMBLE if any(t.kind != "tool" for t in self._tools.values()) else "")]
         for module in self._modules:
             parts.append(f"\n# module {SANDBOX_PACKAGE}.{module}: from {SANDBOX_PACKAGE} import {module}\n")
             parts.append(self._brief_stub(module))
@@ -346,10 +377,13 @@ class CodeMode:
 
     def _brief_stub(self, module: str) -> str:
         text = self._stubs[module]
-        for function in self._modules[module]:
-            tool = self._tools[f"{module}.{function}"]
+        for tool in self._functions(module):
             text = text.replace(tool.stub, tool.brief, 1)
         return text
+
+    def _functions(self, module: str) -> list[_Tool]:
+        """A module's functions: its tools, then its resources and prompts."""
+        return [t for t in self._tools.values() if t.module == module]
 
     def listing(self, module: str | None = None) -> str:
         """Step one of discovery: each module (``tools.<module>: N functions``) and, under it, each
@@ -360,8 +394,11 @@ class CodeMode:
         for name, functions in self._modules.items():
             if module is not None and name != module:
                 continue
-            lines.append(f"{SANDBOX_PACKAGE}.{name}: {len(functions)} function(s)")
-            lines += [f"  {f}: {self._tools[f'{name}.{f}'].line}" for f in functions]
+            mine = self._functions(name)
+            served = sum(t.kind != "tool" for t in mine)
+            also = f", {served} resource(s) and prompt(s)" if served else ""
+            lines.append(f"{SANDBOX_PACKAGE}.{name}: {len(functions)} function(s){also}")
+            lines += [f"  {t.function}: {t.line}" for t in mine]
         return "\n".join(lines) + "\n"
 
     def stubs(self, names: Sequence[str]) -> str:
@@ -372,7 +409,7 @@ class CodeMode:
         missing = []
         for name in names:
             name = name.removeprefix(f"{SANDBOX_PACKAGE}.")
-            hits = [t for key, t in self._tools.items() if name in (key, t.function, t.module)]
+            hits = [t for key, t in self._tools.items() if name in _stub_names(key, t)]
             found += [t for t in hits if t not in found]
             if not hits:
                 missing.append(name)
@@ -406,7 +443,17 @@ class CodeMode:
             classes = self._classes[module]
             needed = {n for t in tools for n in t.needs}
             parts.append(f"# module {SANDBOX_PACKAGE}.{module}: from {SANDBOX_PACKAGE} import {module}\n")
-            body = [classes[n] for n in classes if n in needed] + [t.brief if brief else t.stub for t in tools]
+            body = [classes[n] for n in classes if n in needed]
+            body += [t.brief if brief else t.stub for t in tools if t.kind == "tool"]
+            for attr in _SURFACE_ATTRS:  # a resource or prompt inside its class, then the attribute
+                served = [
+                    t.brief if brief else t.stub
+                    for t in tools
+                    if t.kind != "tool" and t.function.startswith(f"{attr}.")
+                ]
+                if served:
+                    holder = self._holders[module][attr]
+                    body.append(f"class {holder}:\n" + "\n\n".join(served) + f"\n\n{attr}: {holder}")
             typing = _typing_line(self._stubs[module], "\n".join(body))
             parts.append((typing + "\n\n" if typing else "") + "\n\n".join(body) + "\n")
         return "\n".join(parts)
@@ -432,9 +479,12 @@ class CodeMode:
 
         def visit(node: ast.AST, in_loop: bool) -> None:
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-                target = node.func.value
+                target, function = node.func.value, node.func.attr
+                if isinstance(target, ast.Attribute) and target.attr in _SURFACE_ATTRS:  # sample.resources.guide
+                    function = f"{target.attr}.{function}"
+                    target = target.value
                 if isinstance(target, ast.Name) and target.id in modules:
-                    tool = self._tools.get(f"{modules[target.id]}.{node.func.attr}")
+                    tool = self._tools.get(f"{modules[target.id]}.{function}")
                     if tool is not None:
                         found.append(PlannedCall(node.lineno, f"{SANDBOX_PACKAGE}.{tool.module}.{tool.function}",
                                                  tool.wire_name, *tool.hints, in_loop))  # fmt: skip
@@ -522,6 +572,11 @@ class CodeMode:
         subs: dict[str, Any] = {}
         for module, functions in self._modules.items():
             attrs: dict[str, Any] = {f: calls(module, f) for f in functions} if calls is not None else {}
+            if calls is not None:
+                for attr in _SURFACE_ATTRS:  # host functions named tools.<module>.<attr>.<method>
+                    served = [t.function for t in self._functions(module) if t.function.startswith(f"{attr}.")]
+                    if served:
+                        attrs[attr] = monty.ExternalModule({f.partition(".")[2]: calls(module, f) for f in served})
             attrs["FUNCTIONS"] = list(functions)  # the names, for code that wants to see them
             subs[module] = monty.ExternalModule(attrs, stubs=self._stubs[module] + _NAMES_STUB)
         subs["MODULES"] = list(self._modules)
@@ -589,8 +644,48 @@ class CodeMode:
         """One tool call through the package's typed method (with the contract's call options:
         what is left of the run's time, its cancel event); the value as plain data."""
         tools = self._package.Tools(recorder, options)
+        kind = self._tools[f"{module}.{function}"].kind
+        if kind != "tool":  # tools.<attr>.resources.<method>: the package's typed read or prompt
+            attr, _, method = function.partition(".")
+            return _served(kind, getattr(getattr(getattr(tools, self._attrs[module]), attr), method)(**arguments))
         result = getattr(getattr(tools.results, self._attrs[module]), function)(**arguments)
         return _plain(result.value, self._package.ToolOutput)
+
+    def _refusal(self, module: str, function: str, kwargs: dict[str, Any]) -> str | None:
+        """Why the tool's input schema refuses these arguments (one line naming the parameter and
+        the rule), checked on the host before anything is sent; None when they fit, or when the
+        schema cannot be used (unresolvable ``$ref``, a schema jsonschema refuses: the server judges)."""
+        tool = self._tools[f"{module}.{function}"]
+        schema = self._input_schema(tool.wire_name)
+        if schema is None:
+            return None
+        # The wire arguments exactly as the typed method builds them (its names, omitted ones
+        # dropped): the method is run against a provider that keeps them and sends nothing.
+        capture = _Capture()
+        try:
+            getattr(getattr(self._package.Tools(capture, {}).results, self._attrs[module]), function)(**kwargs)
+        except _Captured:
+            pass
+        except TypeError:
+            return None  # the typed method refuses them itself when the call is made
+        if capture.arguments is None:
+            return None
+        try:
+            return validate_arguments(schema, capture.arguments)
+        except Exception:  # an unresolvable $ref (nothing is fetched), a schema jsonschema refuses
+            return None
+
+    def _input_schema(self, wire: str) -> Mapping[str, Any] | None:
+        """The tool's ``inputSchema`` as listed, from the package's data (``_testing_data``: every
+        generated package carries each tool's listing there); None for a package without it."""
+        schemas = self._input_schemas
+        if schemas is None:
+            with self._lock:
+                if self._input_schemas is None:
+                    self._input_schemas = _input_schemas(self._package.__name__)
+                schemas = self._input_schemas
+        found = schemas.get(wire)
+        return found if isinstance(found, Mapping) else None
 
     def _parameters(self, module: str, function: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """A stub function's keyword parameters and the required ones (parsed once, when first called)."""
@@ -599,7 +694,7 @@ class CodeMode:
         if found is None:
             import ast
 
-            tree = ast.parse(self._tools[key].stub).body[0]
+            tree = ast.parse(textwrap.dedent(self._tools[key].stub)).body[0]
             args = tree.args if isinstance(tree, ast.AsyncFunctionDef) else None
             names = tuple(a.arg for a in args.kwonlyargs) if args else ()
             required = (
@@ -964,11 +1059,15 @@ class _Run:
         except (_NotJson, RecursionError) as exc:
             problem = str(exc) if isinstance(exc, _NotJson) else f"the arguments nest deeper than {MAX_NESTING} levels"
             return {"exception": RuntimeError(f"invalid_arguments: {function}() was not called: {problem}")}
+        refused = self.mode._refusal(module, function, arguments)
+        if refused is not None:
+            return {"exception": RuntimeError(f"invalid_arguments: {function}() was not called: {refused}")}
         if self.made >= self.limits.max_calls:
             raise _Stopped(
                 RunError(
                     "tool_calls",
-                    f"the code made more than {self.limits.max_calls} tool calls (max_tool_calls); call "
+                    f"the code made more than {self.limits.max_calls} tool calls (max_tool_calls; a resource read or a "
+                    f"prompt counts as one); call "
                     f"{self.made + 1}, {SANDBOX_PACKAGE}.{module}.{function}, was not sent and the run stopped. "
                     "Make fewer calls: a tool that takes a list, or fewer items.",
                 )
@@ -1129,6 +1228,65 @@ class _Recorder:
         self.sent.append((tool_name, dict(arguments)))
         return invoke_call_tool(self.provider, tool_name, arguments, **options)
 
+    # The package's resources and prompts classes call these (read_resource(uri), get_prompt(name,
+    # arguments)): kept as the URI read or the prompt's name, forwarded with the options declared.
+    def read_resource(self, uri: str, **options: Any) -> Any:
+        self.sent.append((uri, {}))
+        return _surface_call(self.provider, "read_resource", (uri,), options)
+
+    def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None, **options: Any) -> Any:
+        self.sent.append((name, dict(arguments or {})))
+        return _surface_call(self.provider, "get_prompt", (name, dict(arguments or {})), options)
+
+
+def _surface_call(provider: Any, method: str, args: tuple[Any, ...], options: Mapping[str, Any]) -> Any:
+    """``provider.<method>(*args)`` with the options it declares; a provider without the method
+    answers an error envelope (``unavailable``), which the package raises as its error."""
+    func = getattr(provider, method, None)
+    if not callable(func):
+        what = f"the provider ({type(provider).__name__}) has no {method}(); use the runtime registry"
+        return {"status": "error", "is_error": True, "result": what, "metadata": {"error_kind": "unavailable"}}
+    accepted = _rules.accepted_options(func)
+    given = {k: v for k, v in options.items() if v is not None and (accepted is None or k in accepted)}
+    return run_sync(func(*args, **given))
+
+
+def _served(kind: str, value: Any) -> Any:
+    """A read's or prompt's value as the stub promises it: text, the JSON value, bytes, a dict."""
+    if kind == "json":
+        return value.value
+    if kind == "blob":
+        return value.data
+    if kind == "prompt":
+        messages = [{"role": m.role, "type": m.type, "text": m.text, "content": dict(m.content)}
+                    for m in value.messages]  # fmt: skip
+        return {"description": value.description, "messages": messages}
+    return value.text
+
+
+class _Captured(Exception):
+    """Raised by ``_Capture``: the arguments are kept, nothing is sent."""
+
+
+class _Capture:
+    """A provider that keeps the wire arguments a typed method would send, and sends nothing."""
+
+    arguments: dict[str, Any] | None = None
+
+    def call_tool(self, tool_name: str, arguments: dict[str, Any]) -> Any:
+        self.arguments = dict(arguments)
+        raise _Captured
+
+
+def _input_schemas(package: str) -> dict[str, Any]:
+    """Each tool's listed ``inputSchema`` by wire name, from ``<package>._testing_data``."""
+    try:
+        data = importlib.import_module(f"{package}._testing_data").DATA
+        tools = json.loads(data)["tools"]
+        return {wire: (entry.get("mcp") or {}).get("inputSchema") for wire, entry in tools.items()}
+    except (ImportError, AttributeError, KeyError, TypeError, ValueError):
+        return {}
+
 
 def _sync_provider(provider: Any) -> Any:
     """The provider for the package's sync ``Tools``: itself, or an adapter over ``acall_tool``."""
@@ -1146,6 +1304,22 @@ class _AsyncAdapter:
     def call_tool(self, tool_name: str, arguments: dict[str, Any], **kwargs: Any) -> Any:
         # The one running-loop policy (``_rules.run_sync``): works from a thread that runs a loop too.
         return run_sync(self._provider.acall_tool(tool_name, arguments, **kwargs))
+
+    def read_resource(self, uri: str, **kwargs: Any) -> Any:
+        return _surface_call(_Awaited(self._provider, "aread_resource"), "read_resource", (uri,), kwargs)
+
+    def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None, **kwargs: Any) -> Any:
+        return _surface_call(_Awaited(self._provider, "aget_prompt"), "get_prompt", (name, arguments), kwargs)
+
+
+class _Awaited:
+    """An async provider's ``a<method>`` (else its sync one) under the sync name; ``_surface_call``
+    runs what it returns by the one running-loop policy."""
+
+    def __init__(self, provider: Any, method: str) -> None:
+        found = getattr(provider, method, None) or getattr(provider, method[1:], None)
+        if callable(found):
+            setattr(self, method[1:], found)
 
 
 def _plain(value: Any, tool_output: type) -> Any:
@@ -1252,9 +1426,13 @@ def _typing_line(stub: str, body: str) -> str:
     return f"from typing import {', '.join(names)}" if names else ""
 
 
-def _split_stub(stub: str) -> tuple[dict[str, str], dict[str, tuple[str, tuple[str, ...], str, str]]]:
-    """A stub module's classes (name -> text) and functions (name -> text, the classes it needs,
-    the brief text: the signature and the docstring's first line, and that line)."""
+def _split_stub(
+    stub: str,
+) -> tuple[dict[str, str], dict[str, tuple[str, tuple[str, ...], str, str]], dict[str, str]]:
+    """A stub module's classes (name -> text), functions (name -> text, the classes it needs,
+    the brief text: the signature and the docstring's first line, and that line), and the classes
+    that hold its resources and prompts (``resources: SampleResources`` -> "resources" ->
+    "SampleResources"), whose methods are functions named ``resources.<method>``."""
     import ast
 
     tree = ast.parse(stub)
@@ -1263,7 +1441,20 @@ def _split_stub(stub: str) -> tuple[dict[str, str], dict[str, tuple[str, tuple[s
     refs: dict[str, set[str]] = {}
     functions: dict[str, tuple[str, set[str]]] = {}
     briefs: dict[str, tuple[str, str]] = {}
+    holders = {
+        stmt.target.id: stmt.annotation.id
+        for stmt in tree.body
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id in _SURFACE_ATTRS
+        and isinstance(stmt.annotation, ast.Name)
+    }  # fmt: skip
+    held = {cls: attr for attr, cls in holders.items()}
+    body: list[tuple[str, ast.stmt]] = []
     for stmt in tree.body:
+        if isinstance(stmt, ast.ClassDef) and stmt.name in held:
+            body += [(f"{held[stmt.name]}.", m) for m in stmt.body if isinstance(m, ast.AsyncFunctionDef)]
+        elif not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id in holders):
+            body.append(("", stmt))
+    for prefix, stmt in body:
         # Whole lines (top-level statements): ast.get_source_segment splits the text on every call.
         text = "\n".join(lines[stmt.lineno - 1 : stmt.end_lineno])
         names = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name)}
@@ -1277,11 +1468,13 @@ def _split_stub(stub: str) -> tuple[dict[str, str], dict[str, tuple[str, tuple[s
         elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
             classes[stmt.target.id], refs[stmt.target.id] = text, names
         elif isinstance(stmt, ast.AsyncFunctionDef):
-            functions[stmt.name] = (text, names)
+            name = prefix + stmt.name
+            functions[name] = (text, names)
             first = (ast.get_docstring(stmt) or "").split("\n", 1)[0]
             header = "\n".join(lines[stmt.lineno - 1 : stmt.body[0].lineno - 1])
             escaped = first.replace("\\", "\\\\").replace('"', '\\"') + (" " if first.endswith('"') else "")
-            briefs[stmt.name] = (f'{header}\n    """{escaped}"""', first)
+            pad = " " * (stmt.col_offset + 4)
+            briefs[name] = (f'{header}\n{pad}"""{escaped}"""', first)
     out = {}
     for name, (text, names) in functions.items():
         seen: set[str] = set()
@@ -1292,7 +1485,24 @@ def _split_stub(stub: str) -> tuple[dict[str, str], dict[str, tuple[str, tuple[s
                 seen.add(n)
                 todo += [m for m in refs[n] if m in classes and m not in seen]
         out[name] = (text, tuple(n for n in classes if n in seen), *briefs[name])
-    return classes, out
+    return classes, out, holders
+
+
+def _docstring_of(text: str) -> str:
+    """A stub function's docstring (a resource's or prompt's words, for the search index)."""
+    import ast
+
+    tree = ast.parse(textwrap.dedent(text)).body[0]
+    return (ast.get_docstring(tree) if isinstance(tree, ast.AsyncFunctionDef) else None) or ""
+
+
+def _stub_names(key: str, tool: _Tool) -> tuple[str, ...]:
+    """The names ``stubs()`` finds a function by: ``module.function``, ``function``, ``module``;
+    a resource or prompt also by its method's name and ``module.resources`` / ``module.prompts``."""
+    if tool.kind == "tool":
+        return (key, tool.function, tool.module)
+    attr, _, method = tool.function.partition(".")
+    return (key, tool.function, tool.module, method, f"{tool.module}.{attr}")
 
 
 #: Distinct words of a search query that count; the rest are ignored.
