@@ -97,7 +97,10 @@ def test_discovery_shows_the_resources_and_prompts(mode: CodeMode) -> None:
     assert "class PromptResult(TypedDict):" in prompt and "prompts: SamplePrompts" in prompt
     assert "city: The city to review." in prompt  # the whole docstring
     found = mode.search("review a city", limit=1)
-    assert "async def review_city(self, *, city: str, style: str | None = None) -> PromptResult:" in found
+    assert (
+        'async def review_city(self, *, city: str, style: Literal["brief", "detailed"] | None = None) -> PromptResult:'
+        in found
+    )
     api = mode.api()
     assert "`<module>.resources.<name>(...)` reads a resource" in api
     assert '    async def logo(self) -> bytes:\n        """logo"""' in api  # brief: the first line only
