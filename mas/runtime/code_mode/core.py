@@ -296,7 +296,8 @@ class CodeMode:
 
     def _keep(self, reachable: Callable[[str], bool]) -> None:
         """Serve only what can be called: a module none of whose wire names ``reachable`` routes
-        is left out (``left_out`` names it), and so is each function it does not route."""
+        is left out (``left_out`` names it), and so is each function it does not route (from the
+        stub too: the API text and the check know only the kept functions)."""
         kept: dict[str, Mapping[str, str]] = {}
         left = []
         for module, functions in self._modules.items():
@@ -305,6 +306,15 @@ class CodeMode:
                 kept[module] = mine
             else:
                 left.append(module)
+            if mine and len(mine) < len(functions):
+                # The stub the checker and the API text use keeps only what can be called: the
+                # kept functions and the classes they need (with the typing names those use).
+                tools = [self._tools[f"{module}.{f}"] for f in mine]
+                classes = self._classes[module]
+                needed = {n for t in tools for n in t.needs}
+                body = "\n\n".join([classes[n] for n in classes if n in needed] + [t.stub for t in tools])
+                typing = _typing_line(self._stubs[module], body)
+                self._stubs[module] = (typing + "\n\n" if typing else "") + body + "\n"
             for function in functions:
                 if function not in mine:
                     del self._tools[f"{module}.{function}"]
