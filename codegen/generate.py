@@ -52,6 +52,7 @@ from mas.runtime.samples import Sample
 __all__ = [
     "BUILD_GC_THRESHOLDS",
     "Coverage",
+    "Inputs",
     "Locking",
     "Outcome",
     "collect_sources",
@@ -60,11 +61,14 @@ __all__ = [
     "file_header",
     "header_for",
     "infer_all",
+    "package_files",
+    "read_inputs",
     "read_all_samples",
     "release_files",
     "render_files",
     "run",
     "shown",
+    "write_or_compare",
     "yaml_source",
 ]
 
@@ -414,38 +418,59 @@ def release_files(settings: Settings, record: PackageRecord | None) -> dict[str,
     }
 
 
-def run(settings: Settings, out: TextIO = sys.stdout, progress: Progress | None = None) -> Outcome:
-    """Generate, or with ``settings.check`` only compare. Raises GenerateError on bad input, before
-    anything is written."""
-    # A run killed mid-write left a journal: finish it first, so the lock read below and the
-    # package compared or replaced are one pair again (codegen/write.py).
-    if recover(settings.target, settings.snapshot) and progress is not None:
-        progress.note(f"finished the write of {shown(settings.target)} that an interrupted run had committed")
+@dataclass(frozen=True)
+class Inputs:
+    """What a package is built from, read once: the sources as listed and as built (with the
+    removed tools the record keeps), the inferred output types, the newest sample of each tool,
+    and the lock to write with the package's record and the drift it was bumped by."""
+
+    sources: list[SourceTools]
+    built: list[SourceTools]
+    removed: dict[tuple[str, str], str]
+    inferred: dict[str, dict[str, InferredOutput]]
+    newest: dict[str, dict[str, Any]]
+    #: None: no lock to write (no server listed live, nor an offline change of inferred types)
+    lock_text: str | None
+    record: PackageRecord | None
+    drift: tuple[DriftChange, ...]
+
+
+def read_inputs(settings: Settings, progress: Progress | None = None) -> Inputs:
+    """Stage 1: the sources, samples, inferred types and the lock with its release record."""
     sources, locking = collect_sources(settings, progress)
     if progress is not None:
         progress.detail(f"building {sum(len(s.tools) for s in sources)} tool(s) from {len(sources)} source(s)")
     samples = read_all_samples(settings)
     inferred = infer_all(sources, settings, samples)
-    snapshot_text = locking.text([s.name for s in sources], inferred) if locking is not None else None
-    snapshot_text, record, drift = _released(settings, locking, snapshot_text)
+    lock_text = locking.text([s.name for s in sources], inferred) if locking is not None else None
+    lock_text, record, drift = _released(settings, locking, lock_text)
     built, removed = with_kept(sources, record)  # removed tools kept a while: deprecated, raising
     newest = newest_samples(sources, samples)
+    return Inputs(sources, built, removed, inferred, newest, lock_text, record, drift)
+
+
+def package_files(settings: Settings, inputs: Inputs) -> tuple[dict[str, str], tuple[Degradation, ...]]:
+    """Stage 2: every file of the package (the rendered ones and the release files), and the schema
+    spots typed as ``Any``. Raises GenerateError on those with ``--strict-schemas``."""
     files, degradations = render_files(
-        built, settings.package, Cache(settings.cache), inferred, settings.target, newest, removed
+        inputs.built,
+        settings.package,
+        Cache(settings.cache),
+        inputs.inferred,
+        settings.target,
+        inputs.newest,
+        inputs.removed,
     )
-    coverage = coverage_of(sources, inferred)
     if settings.strict_schemas and degradations:
         first, more = degradations[0], len(degradations) - 1
         raise GenerateError(f"{first} (--strict-schemas; {more} more)" if more else f"{first} (--strict-schemas)")
-    files.update(release_files(settings, record))
-    snapshot_changed = snapshot_text is not None and (
-        not settings.snapshot.is_file() or settings.snapshot.read_text(encoding="utf-8") != snapshot_text
-    )
-    skills = yaml_source(sources)
-    if settings.check and settings.offline and skills is not None:  # no live listing: the YAML against the lock
-        drift += skills_drift(settings.snapshot, skills.tools)  # with the inferred types' drift
-    lock = describe_lock(settings.snapshot, snapshot_text) if snapshot_text is not None else None
-    names = tuple(sorted(files))
+    files.update(release_files(settings, inputs.record))
+    return files, degradations
+
+
+def write_or_compare(settings: Settings, files: Mapping[str, str], lock_text: str | None, out: TextIO) -> list[Change]:
+    """Stage 3: with ``--check`` the changes a write would make (and their diff on ``out`` with
+    ``--diff``), else the package and its lock written as one journaled pair."""
     for folder in (settings.target.parent, *settings.target.parent.parents):
         if folder.exists() and not folder.is_dir():
             raise GenerateError("is a file, not a folder (--out names the folder the package goes in)", str(folder))
@@ -454,22 +479,48 @@ def run(settings: Settings, out: TextIO = sys.stdout, progress: Progress | None 
             changes = plan_changes(settings.target, files)
             if settings.diff:
                 out.write(diff_changes(settings.target, files, changes))
-        else:
-            lock_pair = (settings.snapshot, snapshot_text) if snapshot_text is not None else None
-            changes = write_package(settings.target, files, lock=lock_pair)
+            return changes
+        lock_pair = (settings.snapshot, lock_text) if lock_text is not None else None
+        return write_package(settings.target, files, lock=lock_pair)
     except OSError as exc:  # an --out that is a file, a folder we may not write: one line, exit 2
         where = exc.filename if isinstance(exc.filename, str) else str(settings.target)
         raise GenerateError(f"cannot write the package: {exc.strerror or exc}", shown(Path(where))) from exc
+
+
+def _lock_state(settings: Settings, inputs: Inputs) -> tuple[bool, tuple[DriftChange, ...], LockChange | None]:
+    """Read before anything is written: whether the lock on disk differs from the one to write, the
+    drift (offline, with --check, the tool YAML's against the lock's skills added), and the lock's change."""
+    text, drift = inputs.lock_text, inputs.drift
+    changed = text is not None and (
+        not settings.snapshot.is_file() or settings.snapshot.read_text(encoding="utf-8") != text
+    )
+    skills = yaml_source(inputs.sources)
+    if settings.check and settings.offline and skills is not None:  # no live listing: the YAML against the lock
+        drift += skills_drift(settings.snapshot, skills.tools)  # with the inferred types' drift
+    return changed, drift, describe_lock(settings.snapshot, text) if text is not None else None
+
+
+def run(settings: Settings, out: TextIO = sys.stdout, progress: Progress | None = None) -> Outcome:
+    """Generate, or with ``settings.check`` only compare. Raises GenerateError on bad input, before
+    anything is written. The stages: ``read_inputs``, ``package_files``, ``write_or_compare``."""
+    # A run killed mid-write left a journal: finish it first, so the lock read below and the
+    # package compared or replaced are one pair again (codegen/write.py).
+    if recover(settings.target, settings.snapshot) and progress is not None:
+        progress.note(f"finished the write of {shown(settings.target)} that an interrupted run had committed")
+    inputs = read_inputs(settings, progress)
+    files, degradations = package_files(settings, inputs)
+    lock_changed, drift, lock = _lock_state(settings, inputs)
+    changes = write_or_compare(settings, files, inputs.lock_text, out)
     cassettes: tuple[str, ...] = ()
     if settings.check and settings.cassettes:
         cassettes = cassette_problems(settings.cassettes, files[DATA_MODULE], shown)
     return Outcome(
         tuple(changes),
-        snapshot_changed,
+        lock_changed,
         drift,
-        coverage=coverage,
+        coverage=coverage_of(inputs.sources, inputs.inferred),
         degradations=degradations,
-        files=names,
+        files=tuple(sorted(files)),
         lock=lock,
         cassettes=cassettes,
     )

@@ -216,6 +216,9 @@ class CodeModeModule:
     attr: str  # the namespace attribute of Tools whose methods its functions are
     stub: str  # the .pyi text, without the header
     functions: tuple[tuple[str, str], ...]
+    #: Its resources, templates and prompts: ("resources.guide", how the value is handed over)
+    #: (``text``, ``json``, ``blob``, ``prompt``); empty for a server that serves none
+    surface: tuple[tuple[str, str], ...] = ()
 
 
 #: Shim names that are pydantic classes: the wrappers name them in annotations only, so they are

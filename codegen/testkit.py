@@ -4,7 +4,8 @@ Every generated package carries ``_testing_data.py``: per tool (by the wire name
 receives) its source, its ``list_tools`` entry as the runtime lists it, its MCP tool object as the
 lock holds it, the output schema its answers are checked against (declared, else inferred from
 samples) and its newest recorded result. The module is one JSON string, canonical (keys sorted,
-ASCII), imported by ``testing`` alone: ``import <package>`` never reads it. The typed handles are
+ASCII), imported by ``testing`` and by code mode (each tool's ``inputSchema``, against which it
+checks arguments before sending): ``import <package>`` never reads it. The typed handles are
 ``testing.py``, rendered from ``templates/testing.py.jinja`` over the intermediate form.
 """
 

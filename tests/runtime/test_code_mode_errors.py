@@ -114,6 +114,44 @@ def test_a_recursive_argument_is_refused_not_sent_as_text(recorded: tuple[CodeMo
     assert provider.calls == []
 
 
+@pytest.mark.parametrize(
+    ("call", "problem"),
+    [
+        (
+            "sample.search_docs(query='a', limit=500)",
+            "search_docs() was not called: /limit: 500 is greater than the maximum of 50",
+        ),
+        ("sample.count_slowly(steps=-1)", "count_slowly() was not called: /steps: -1 is less than the minimum of 0"),
+        (
+            "call(sample.get_weather, city='Paris', units='kelvin')",
+            "get_weather() was not called: /units: 'kelvin' is not one of ['celsius', 'fahrenheit']",
+        ),
+        ("call(sample.get_weather, city=3)", "get_weather() was not called: /city: 3 is not of type 'string'"),
+        (
+            "call(sample.search_docs, query='a', filters={'since': 3})",
+            "search_docs() was not called: /filters/since: 3 is not of type 'string'",
+        ),
+    ],
+    ids=["maximum", "minimum", "enum", "type", "nested-type"],
+)
+def test_arguments_that_break_the_input_schema_are_refused_on_the_host_and_never_sent(
+    recorded: tuple[CodeMode, Recording], call: str, problem: str
+) -> None:
+    """Past the checker (bounds it cannot see, values through ``**kw``), the tool's listed input
+    schema still holds: the call fails ``invalid_arguments`` naming the parameter and the rule,
+    and nothing reaches the server (the recording provider sits in front of the registry)."""
+    mode, provider = recorded
+    code = f"from tools import sample\ndef call(f, **kw):\n    return f(**kw)\nawait {call}\n"
+    run = mode.run(code)
+    assert run.error is not None and run.error.kind == "exception", run.error
+    assert f"RuntimeError: invalid_arguments: {problem}" in run.error.message
+    assert run.calls == [] and provider.calls == []
+    # The same call with arguments that fit is sent.
+    fine = mode.run("from tools import sample\nawait sample.search_docs(query='a', limit=50)\n")
+    assert fine.ok, fine.error
+    assert [name for name, _ in provider.calls] == ["search-docs"]
+
+
 def test_a_100_mb_value_is_memory_with_advice(recorded: tuple[CodeMode, Recording]) -> None:
     mode, _ = recorded
     run = mode.run("'x' * 100_000_000\n")

@@ -19,10 +19,11 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from mas.runtime.contracts._rules import input_requests, is_destructive, one_line, retry_safe
+from mas.runtime.contracts._rules import input_requests, is_destructive, joined_text, one_line, retry_safe
 from mas.runtime.contracts.tool_contract import (
     ToolResultEnvelope,
     ainvoke_call_tool,
+    entry_hints,
     invoke_call_tool,
     validate_arguments,
 )
@@ -162,15 +163,6 @@ class Outcome:
 # --- which tools, under which names ------------------------------------------------------------
 
 
-def _hint(entry: Mapping[str, Any], key: str, annotation: str) -> bool | None:
-    value = entry.get(key)
-    if isinstance(value, bool):
-        return value
-    annotations = entry.get("annotations")
-    found = annotations.get(annotation) if isinstance(annotations, Mapping) else None
-    return found if isinstance(found, bool) else None
-
-
 def _source(provider: Any, wire_name: str) -> str | None:
     owner = getattr(provider, "owner_of", None)
     if callable(owner):
@@ -257,10 +249,7 @@ def select_tools(
             output_schema=dict(output) if isinstance(output, Mapping) else None,
             title=title if isinstance(title, str) else None,
             source=_source(provider, wire),
-            read_only=_hint(entry, "read_only", "readOnlyHint"),
-            destructive=_hint(entry, "destructive", "destructiveHint"),
-            idempotent=_hint(entry, "idempotent", "idempotentHint"),
-            open_world=_hint(entry, "open_world", "openWorldHint"),
+            **entry_hints(entry),
         )
         if kept_in is not None and not _matches(kept_in, tool):
             continue
@@ -289,11 +278,11 @@ def _input_round(envelope: ToolResultEnvelope) -> tuple[list[InputRequest], str 
 def _value(envelope: ToolResultEnvelope) -> tuple[Any, Any, str]:
     """The value a model is given (structured content, else the text, else the plain result), the
     structured content, and the text."""
-    texts = [b.get("text", "") for b in envelope.content or () if b.get("type") == "text"]
-    text = "\n".join(texts)
+    joined = joined_text(list(envelope.content or ()))
+    text = joined or ""
     if envelope.structured_content is not None:
         return envelope.structured_content, envelope.structured_content, text
-    if texts or envelope.result is None or isinstance(envelope.result, str):
+    if joined is not None or envelope.result is None or isinstance(envelope.result, str):
         return text or envelope.text, None, text or envelope.text
     return envelope.result, None, envelope.text
 
