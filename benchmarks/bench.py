@@ -77,7 +77,8 @@ def _timed(cmd: Sequence[str], cwd: Path, env: dict[str, str] | None = None, acc
     start = time.perf_counter()
     proc = subprocess.run(cmd, cwd=cwd, env=env or ENV, capture_output=True)
     if proc.returncode not in accept:
-        raise subprocess.CalledProcessError(proc.returncode, cmd, proc.stdout, proc.stderr)
+        tail = (proc.stderr or proc.stdout).decode(errors="replace")[-2000:]  # why, in the traceback
+        raise RuntimeError(f"{' '.join(map(str, cmd))} exited {proc.returncode}: {tail}")
     return time.perf_counter() - start
 
 
