@@ -137,6 +137,14 @@ class SurfaceParamSpec:
     key_literal: str  # the variable's or argument's name, as a literal
     required: bool
     description: str = ""
+    #: The values of its closed completion set, as literals (its type is their ``Literal``); () -> ``str``
+    values: tuple[str, ...] = ()
+
+    def declared(self, literal: str = "Literal") -> str:
+        """The parameter as a signature declares it (``style: Literal["brief", "detailed"] | None =
+        None``), ``literal`` being how the module spells ``typing.Literal``."""
+        base = f"{literal}[{', '.join(self.values)}]" if self.values else "str"
+        return f"{self.py_name}: {base}" if self.required else f"{self.py_name}: {base} | None = None"
 
 
 @dataclass(frozen=True)

@@ -359,7 +359,8 @@ def _surface_stub(surface: SurfaceSpec, taken: set[str]) -> tuple[list[str], set
         lines = [f"class {holder}:", f'    """{what} of the {surface.source_doc} source: each one call."""']
         for m in methods:
             kind = SURFACE_KINDS.get(m.contents, "text") if attr == "resources" else "prompt"
-            params = [f"{p.py_name}: str" if p.required else f"{p.py_name}: str | None = None" for p in m.params]
+            params = [p.declared() for p in m.params]
+            used.update({"Literal"} if any(p.values for p in m.params) else set())
             signature = ", ".join(["self", *(["*", *params] if params else [])])
             returns = _SURFACE_RETURNS[kind]
             returns = names.get(returns, returns)

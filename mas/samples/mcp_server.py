@@ -991,14 +991,16 @@ def _prompt(params: types.GetPromptRequestParams) -> types.GetPromptResult:
 
 
 def _complete(params: types.CompleteRequestParams) -> types.CompleteResult:
+    """``style``: a closed set (its type is a ``Literal``); ``city``: the known cities, an open set
+    (``hasMore``: any city is accepted), which stays ``str``."""
     name, value = params.argument.name, params.argument.value.lower()
     if name == "style":
         values = [s for s in _STYLES if s.startswith(value)]
-    elif name == "city":
+        return types.CompleteResult(completion=types.Completion(values=values, total=len(values), has_more=False))
+    if name == "city":
         values = [c["name"] for c in _CITIES if c["name"].lower().startswith(value)]
-    else:
-        values = []
-    return types.CompleteResult(completion=types.Completion(values=values, total=len(values), has_more=False))
+        return types.CompleteResult(completion=types.Completion(values=values, has_more=True))
+    return types.CompleteResult(completion=types.Completion(values=[], total=0, has_more=False))
 
 
 def add_server_surface(server: Server[Any], *, fail_resources: bool = False, prompt_drift: bool = False) -> None:
