@@ -111,7 +111,7 @@ def build_package(
     (``cache.Layer``) the build reuses what earlier builds of the package computed."""
     builder = _Builder(sources, inferred or {}, removed)
     spec = builder.build(package=package, header=header, parallel=parallel)
-    spec = replace(spec, testing_data=testing_data(sources, builder.wire_names, inferred, samples))
+    spec = replace(spec, testing_data=testing_data(sources, builder.wire_names, inferred, samples, builder.removed))
     if init_header is not None:
         spec = replace(spec, init_header=init_header)
     return spec
