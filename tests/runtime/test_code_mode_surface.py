@@ -264,3 +264,20 @@ def test_a_module_no_server_answers_leaves_with_its_resources_and_prompts(folder
     gone = CodeMode(Recording(None), package=package, reachable=lambda wire: False)
     assert gone.left_out == ("sample",) and gone.stubs(["resources.guide"]).startswith("# no function")
     assert "resources" not in gone.api()
+
+
+def test_a_module_cut_to_some_tools_keeps_its_resources_and_prompts(folder: Path) -> None:
+    """``reachable`` keeping one tool of the module (the framework adapters' filters): the other
+    tools leave the stub, its resources and prompts stay, checked as before."""
+    package = import_fresh(folder / "out", "cms")
+    with (
+        RuntimeRegistry.from_sources(infra=[folder / "infra.yaml"]) as registry,
+        CodeMode(registry, package=package, reachable={"get_weather"}.__contains__) as mode,
+    ):
+        api = mode.api()
+        assert "async def get_weather(" in api and "list_cities" not in api and "notes_" not in api
+        assert "async def guide(" in api and "async def review_city(" in api
+        assert mode.check("from tools import sample\nawait sample.resources.guide()\n") == []
+        assert mode.check('from tools import sample\nawait sample.prompts.review_city(city="Nice")\n') == []
+        (problem,) = mode.check("from tools import sample\nawait sample.list_cities()\n")
+        assert "list_cities" in problem.message

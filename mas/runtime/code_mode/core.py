@@ -311,7 +311,8 @@ class CodeMode:
 
     def _keep(self, reachable: Callable[[str], bool]) -> None:
         """Serve only what can be called: a module none of whose wire names ``reachable`` routes
-        is left out (``left_out`` names it), and so is each function it does not route."""
+        is left out (``left_out`` names it), and so is each function it does not route (from the
+        stub too: the API text and the check know only the kept functions)."""
         kept: dict[str, Mapping[str, str]] = {}
         left = []
         for module, functions in self._modules.items():
@@ -320,9 +321,9 @@ class CodeMode:
                 kept[module] = mine
             else:
                 left.append(module)
-            for function in functions:
-                if function not in mine:
-                    del self._tools[f"{module}.{function}"]
+            dropped = [self._tools.pop(f"{module}.{f}") for f in functions if f not in mine]
+            if mine and dropped:
+                self._stubs[module] = self._cut(module, dropped)
             if not mine:  # its resources and prompts go with it
                 for key in [k for k, t in self._tools.items() if t.module == module]:
                     del self._tools[key]
@@ -330,6 +331,23 @@ class CodeMode:
         self._left_out = tuple(left)
         for module in left:
             del self._stubs[module]
+
+    def _cut(self, module: str, dropped: Sequence[_Tool]) -> str:
+        """``module``'s stub without the ``dropped`` functions and the classes only they need (and
+        the typing names nothing else uses): the checker and the API text know what can be called."""
+        needed = {n for t in self._tools.values() if t.module == module for n in t.needs}
+        classes = self._classes[module]
+        gone = [t.stub for t in dropped]
+        gone += [classes[n] for n in classes if n not in needed and any(n in t.needs for t in dropped)]
+        text = self._stubs[module]
+        for segment in gone:
+            text = text.replace(f"\n{segment}\n", "\n", 1)
+        text = re.sub(r"\n{3,}", "\n\n", text).rstrip("\n") + "\n"
+        first, _, rest = text.partition("\n")
+        if first.startswith("from typing import "):
+            typing = _typing_line(text, rest)
+            text = f"{typing}\n{rest}" if typing else rest.lstrip("\n")
+        return text
 
     @property
     def left_out(self) -> tuple[str, ...]:
