@@ -114,7 +114,7 @@ def build_package(
     by source and wire name (``testkit.newest_samples``), the test kit's default answers."""
     builder = _Builder(sources, inferred or {}, cache, package, digests, worker, removed)
     spec = builder.build(package=package, header=header, parallel=parallel)
-    spec = replace(spec, testing_data=testing_data(sources, builder.wire_names, inferred, samples))
+    spec = replace(spec, testing_data=testing_data(sources, builder.wire_names, inferred, samples, builder.removed))
     if init_header is not None:
         spec = replace(spec, init_header=init_header)
     builder.save()  # only a build that succeeded stores its parts
