@@ -513,7 +513,13 @@ def bench_impact(work: Path, n: int, sites: int = 200) -> list[Row]:
 # --------------------------------------------------------------------------------------------
 
 #: A task's words, as an agent would search for a tool (the synthetic tools list records by owner).
-_SEARCH = {"captures": "read the contents of a file", "corpus": "list the open issues of an owner"}
+_SEARCH = {
+    "captures": "read the contents of a file",
+    "atlassian": "search Jira issues with JQL",
+    "corpus": "list the open issues of an owner",
+}
+#: The 98-tool capture of a published server (mcp-atlassian's ``tools/list``; benchmarks/atlassian.py).
+ATLASSIAN = HERE / "captures" / "mcp-atlassian.json"
 
 
 def _tokens(text: str) -> int:
@@ -557,10 +563,14 @@ def bench_code_mode(root: Path, work: Path, n: int, repeat: int) -> list[Row]:
     args = [a for p in sorted(CAPTURES.glob("*.json")) for a in ("--mcp-json", str(p))]
     subprocess.run([sys.executable, "-m", "codegen", "generate", *args, "--out", "out", "--package", "caps"],
                    cwd=cap, env=ENV, check=True, capture_output=True)  # fmt: skip
+    atlassian = json.loads(ATLASSIAN.read_text(encoding="utf-8"))["tools"]
+    subprocess.run([sys.executable, "-m", "codegen", "generate", "--mcp-json", str(ATLASSIAN), "--out", "atl",
+                    "--package", "atl"], cwd=cap, env=ENV, check=True, capture_output=True)  # fmt: skip
     corpus = json.loads((work / "cat.json").read_text(encoding="utf-8"))["tools"]
     rows = []
     for label, out, package, tools, query in (
         ("shared captures", cap / "out", "caps", captures, _SEARCH["captures"]),
+        (f"{len(atlassian)}-tool capture (mcp-atlassian)", cap / "atl", "atl", atlassian, _SEARCH["atlassian"]),
         (f"{n}-tool corpus", work / "out", "pkg", corpus, _SEARCH["corpus"]),
     ):
         with _code_mode(out, package, _Answers({})) as mode:
