@@ -13,7 +13,9 @@ against the cold run; import and import + first call against ``import pydantic``
 one hand-written pydantic model's first validation, pydantic's own share of a first call); a typed call
 against a direct ``call_tool`` on an in-process tool; MCP calls over stdio through the runtime
 against the raw SDK ``ClientSession.call_tool``; and pyright's and mypy's time on a script using
-the package.
+the package. Code mode's tokens (shared captures, the 98-tool mcp-atlassian capture, the corpus),
+its check and run; and (group ``side-by-side``, ``side_by_side.py``, not with ``--quick``) its run and
+failed check against pydantic-ai-harness's and FastMCP's code modes, installed from PyPI.
 """
 
 from __future__ import annotations
@@ -675,7 +677,7 @@ def table(rows: Sequence[Row]) -> str:
 
 #: The groups of rows ``--only`` selects. The rows that read the N-tool package (edits, import,
 #: checkers, code-mode) run its cold generation first, as the whole run does.
-GROUPS = ("generation", "edits", "import", "calls", "mcp", "checkers", "code-mode", "impact", "kit")
+GROUPS = ("generation", "edits", "import", "calls", "mcp", "checkers", "code-mode", "side-by-side", "impact", "kit")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -713,6 +715,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.perf_counter()
     load_before = os.getloadavg()[0]
     rows: list[Row] = []
+    notes: list[str] = []
     with tempfile.TemporaryDirectory(prefix="toolgen-bench-") as tmp:
         root = Path(tmp)
         if only & {"generation", "edits", "import", "checkers", "code-mode", "impact"}:  # they use its output, cache
@@ -732,6 +735,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             rows += bench_checkers(work, big)
         if "code-mode" in only:
             rows += bench_code_mode(root, work, big, repeat)
+        if "side-by-side" in only:
+            if args.quick:  # a smoke test installs nothing: say so rather than leave the rows out silently
+                notes.append("side by side: not run with --quick (it installs two peers from PyPI); "
+                             "run `nox -s bench -- --only side-by-side`")  # fmt: skip
+            else:
+                import side_by_side
+
+                found, said = side_by_side.rows(max(repeat, 15))
+                rows += found
+                notes += said
         if "impact" in only:
             rows += bench_impact(work, big)
         if "kit" in only:
@@ -747,7 +760,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "the end. Each cell is the median (min–max) of the runs it names; each ratio is ours over the "
         "floor measured in the same run, interleaved, and the ratio column is the median (min–max) "
         "of those per-run ratios. The typed-call row counts CPU time of the process. Shared or busy "
-        "machines move the seconds; the ratios move less.\n\n" + table(rows)
+        "machines move the seconds; the ratios move less.\n\n" + table(rows) + "".join(f"\n{note}\n" for note in notes)
     )
     out = args.out or (None if args.only else HERE / "results.md")  # a subset never replaces the whole table
     if out is not None:
