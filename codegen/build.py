@@ -46,7 +46,7 @@ from codegen.split import split_models, where_defined
 from codegen.surface import SURFACE_ATTRS, build_surface, prompt_wire_names
 from codegen.testkit import testing_data
 from mas.runtime.contracts._rules import hint_words
-from mas.runtime.contracts.tool_contract import HINT_KEYS
+from mas.runtime.contracts.tool_contract import declared_hints, tool_title
 from mas.runtime.routing import Named, NameTaken, QualifierClash, routed_names
 from mas.runtime.tool_checks import tool_problems
 from mas.runtime.tool_filters import header_of
@@ -394,12 +394,8 @@ class _Builder:
             raise GenerateError(f"no model was generated for {plan.input_def}", plan.source.origin)
 
         value_annotation, is_root, extra = self._result_type(plan, out_models)
-        annotations = tool.get("annotations") or {}
-        hints = {
-            key: annotations.get(mcp) if isinstance(annotations.get(mcp), bool) else None
-            for key, mcp in HINT_KEYS.items()
-        }
-        title = next((t for t in (tool.get("title"), annotations.get("title")) if isinstance(t, str) and t), None)
+        hints = declared_hints(tool)
+        title = tool_title(tool)
         description = tool.get("description") or ""
         support = (tool.get("execution") or {}).get("taskSupport") if isinstance(tool.get("execution"), dict) else None
         gone = self.removed.get((plan.source.name, plan.wire_name))
@@ -504,10 +500,7 @@ def _spec_from(data: Mapping[str, Any]) -> ToolSpec:
 
 def _summary(tool: Mapping[str, Any]) -> str:
     """A tool's one code-mode docstring line, from its title (or description) and hints."""
-    annotations = tool.get("annotations") or {}
-    hints = {key: annotations.get(mcp) is True for key, mcp in HINT_KEYS.items()}
-    title = next((t for t in (tool.get("title"), annotations.get("title")) if isinstance(t, str) and t), None)
-    return summary_line(title, str(tool.get("description") or ""), hints, full=True)
+    return summary_line(tool_title(tool), str(tool.get("description") or ""), declared_hints(tool), full=True)
 
 
 def _where(modules: Sequence[ModelModuleSpec]) -> tuple[tuple[str, str], ...]:

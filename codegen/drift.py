@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from mas.runtime.contracts._rules import pointer_token, pointer_tokens
+from mas.runtime.contracts.tool_contract import HINT_KEYS
 from mas.runtime.lockfile import canonical_tool
 
 __all__ = [
@@ -38,12 +39,7 @@ Severity = Literal["breaking", "review", "compatible"]
 SEVERITIES: tuple[Severity, ...] = ("breaking", "review", "compatible")
 
 # MCP annotation hints that a model or a caller's policy reads (destructive, read-only, ...).
-_HINTS = {
-    "readOnlyHint": "read_only",
-    "destructiveHint": "destructive",
-    "idempotentHint": "idempotent",
-    "openWorldHint": "open_world",
-}
+_HINTS = {wire: key for key, wire in HINT_KEYS.items()}
 # Lower bounds tighten when they grow; upper bounds when they shrink.
 _LOWER = ("minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties")
 _UPPER = ("maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties")

@@ -140,6 +140,14 @@ class SurfaceParamSpec:
     key_literal: str  # the variable's or argument's name, as a literal
     required: bool
     description: str = ""
+    #: The values of its closed completion set, as literals (its type is their ``Literal``); () -> ``str``
+    values: tuple[str, ...] = ()
+
+    def declared(self, literal: str = "Literal") -> str:
+        """The parameter as a signature declares it (``style: Literal["brief", "detailed"] | None =
+        None``), ``literal`` being how the module spells ``typing.Literal``."""
+        base = f"{literal}[{', '.join(self.values)}]" if self.values else "str"
+        return f"{self.py_name}: {base}" if self.required else f"{self.py_name}: {base} | None = None"
 
 
 @dataclass(frozen=True)
@@ -219,6 +227,9 @@ class CodeModeModule:
     attr: str  # the namespace attribute of Tools whose methods its functions are
     stub: str  # the .pyi text, without the header
     functions: tuple[tuple[str, str], ...]
+    #: Its resources, templates and prompts: ("resources.guide", how the value is handed over)
+    #: (``text``, ``json``, ``blob``, ``prompt``); empty for a server that serves none
+    surface: tuple[tuple[str, str], ...] = ()
 
 
 #: Shim names that are pydantic classes: the wrappers name them in annotations only, so they are

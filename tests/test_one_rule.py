@@ -4,9 +4,14 @@ spelling it again."""
 from __future__ import annotations
 
 import ast
+import functools
+import re
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from codegen.generate import _canonical_digest
+from mas.runtime.contracts._rules import joined_text
+from mas.runtime.contracts.tool_contract import HINT_KEYS, declared_hints, entry_hints, tool_title
 from mas.runtime.lockfile import canonical_json, tool_hash
 
 REPO = Path(__file__).resolve().parents[1]
@@ -50,3 +55,121 @@ def test_the_header_hashes_each_tool_by_the_locks_hash() -> None:
     assert "sha256:" + _canonical_digest(tool, None) == tool_hash(tool)
     reordered = {"inputSchema": {"required": ["a", "b"], "type": "object"}, "name": "t"}
     assert _canonical_digest(reordered, None) == _canonical_digest(tool, None)  # canonical: sets sorted
+
+
+# --------------------------------------------------------------------------------------------
+# Where a rule is spelled: every function (``path:function``) of mas/ and codegen/ (the shim that
+# every package ships included, the sample server left out: it is a server, not a reader).
+
+
+@functools.cache
+def _trees() -> tuple[tuple[str, ast.Module], ...]:
+    """Every module of mas/ and codegen/ but the sample server's, parsed once."""
+    found = []
+    for root in ("mas", "codegen"):
+        for path in sorted((REPO / root).rglob("*.py")):
+            rel = path.relative_to(REPO).as_posix()
+            if not rel.startswith("mas/samples/"):
+                found.append((rel, ast.parse(path.read_text(encoding="utf-8"))))
+    return tuple(found)
+
+
+def _functions() -> Iterator[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    for rel, tree in _trees():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                yield f"{rel}:{node.name}", node
+
+
+def _spelled(test: Callable[[ast.AST], bool]) -> list[str]:
+    """The functions with a node for which ``test`` holds (a nested function counts for its own)."""
+    found = set()
+    for where, func in _functions():
+        inner = [n for n in ast.walk(func) if n is not func and isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+        skip = {id(n) for f in inner for n in ast.walk(f)}
+        if any(test(node) for node in ast.walk(func) if id(node) not in skip):
+            found.add(where)
+    return sorted(found)
+
+
+def _is_text_join(node: ast.AST) -> bool:
+    """``"\\n".join(...)`` in a function that also compares something with ``"text"`` (a block's type)."""
+    return isinstance(node, ast.Call) and ast.unparse(node.func) == "'\\n'.join"
+
+
+def _compares_text_type(node: ast.AST) -> bool:
+    return isinstance(node, ast.Compare) and any(
+        isinstance(c, ast.Constant) and c.value == "text" for c in (node.left, *node.comparators)
+    )
+
+
+def test_content_text_is_joined_in_one_place() -> None:
+    joins = set(_spelled(_is_text_join))
+    typed = set(_spelled(_compares_text_type))
+    assert sorted(joins & typed) == ["mas/runtime/contracts/_rules.py:joined_text"]
+
+
+def test_joined_text_takes_text_blocks_of_dicts_and_models() -> None:
+    class Block:
+        type, text = "text", "b"
+
+    blocks: list[object] = [{"type": "text", "text": "a"}, {"type": "image"}, Block(), {"type": "text", "text": 1}]
+    assert joined_text(blocks) == "a\nb"
+    assert joined_text([{"type": "image"}]) is None
+
+
+def test_hints_are_read_in_one_module() -> None:
+    """The MCP annotation names of the hints are written in ``HINT_KEYS`` alone; every reader goes
+    through ``declared_hints``/``entry_hints`` (or inverts ``HINT_KEYS``)."""
+    names = set(HINT_KEYS.values())
+    found = [
+        rel for rel, tree in _trees() if any(isinstance(n, ast.Constant) and n.value in names for n in ast.walk(tree))
+    ]
+    assert found == ["mas/runtime/contracts/tool_contract.py"]
+
+
+def test_hints_have_their_three_meanings() -> None:
+    tool = {"annotations": {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": "yes"}}
+    assert declared_hints(tool) == {"idempotent": None, "read_only": True, "destructive": False, "open_world": None}
+    entry = {"read_only": False, **tool}  # an entry's own key wins over its mirrored annotation
+    assert entry_hints(entry)["read_only"] is False
+    assert entry_hints(entry)["destructive"] is False
+
+
+def _gets_title(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "get"
+        and [ast.unparse(a) for a in node.args[:1]] == ["'title'"]
+    )
+
+
+def _names_annotations(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value == "annotations"
+
+
+def test_a_tools_title_is_read_in_one_place() -> None:
+    both = set(_spelled(_gets_title)) & set(_spelled(_names_annotations))
+    assert sorted(both) == ["mas/runtime/contracts/tool_contract.py:tool_title"]
+    assert tool_title({"title": "", "annotations": {"title": "Shown"}}) == "Shown"
+    assert tool_title({"title": "Own", "annotations": {"title": "Shown"}}) == "Own"
+    assert tool_title({"annotations": {"title": 3}}) is None
+
+
+def _maps_error_classes(node: ast.AST) -> bool:
+    return isinstance(node, ast.Dict) and any(
+        isinstance(k, ast.Constant) and isinstance(k.value, str) and re.fullmatch(r"Tool\w*Error", k.value)
+        for k in node.keys
+    )
+
+
+def test_error_kinds_come_from_the_classes() -> None:
+    """No table maps the package's error class names to kinds: each class carries ``.kind``."""
+    assert [rel for rel, tree in _trees() if any(_maps_error_classes(n) for n in ast.walk(tree))] == []
+    from codegen.shim._runtime import _errors
+
+    for name in _errors.__all__:
+        cls = getattr(_errors, name)
+        if isinstance(cls, type) and issubclass(cls, _errors.ToolError) and cls is not _errors.ToolError:
+            assert isinstance(cls.__dict__.get("kind", getattr(cls, "kind", None)), str), name

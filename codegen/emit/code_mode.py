@@ -12,6 +12,14 @@ cannot import pydantic). Everything comes from the intermediate form the package
   schema document through datamodel-code-generator's TypedDict output) and ``ToolOutput``, the
   untyped result, as its text (``str``).
 
+A source whose server serves resources, templates or prompts gets, after its functions, one class
+each holding them as methods and a module attribute of that class (``resources: SampleResources``,
+``prompts: SamplePrompts``): the snippet writes ``await sample.resources.guide()``, ``await
+sample.resources.weather(city="Paris")``, ``await sample.prompts.review_city(city="Lyon")``, as in
+the package, and the checker sees bound methods with the template's variables and the prompt's
+arguments. What a read gives is plain data: a text resource its text (``str``), a JSON one its value,
+a blob its bytes, a prompt a ``PromptResult`` ``TypedDict``.
+
 The text is laid out by ``ast.unparse`` (deterministic, and no formatter run: a 1,000-tool catalog's
 stubs would cost it seconds). ``docs/code-mode.md`` describes the result.
 """
@@ -26,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from codegen.cache import Memo
 from codegen.literals import clean_text, docstring_literal, wire_literal
-from codegen.model import CodeModeModule, NamespaceSpec, ParamSpec, ToolSpec
+from codegen.model import CodeModeModule, NamespaceSpec, ParamSpec, SurfaceSpec, ToolSpec
 from codegen.naming import sandbox_modules, unique
 from codegen.syntax import Copying
 from mas.runtime.contracts._rules import HINT_WORDS
@@ -317,7 +325,55 @@ def _reached(module: ModelModule, chunk: Chunk, roots: Sequence[str]) -> list[st
     return sorted(seen, key=order.__getitem__)
 
 
-def _module_stub(module: str, ns: NamespaceSpec, summaries: Mapping[str, str], stubs: _Stubs) -> str:
+#: How a read's value reaches the sandbox, by the package's contents class, and the stub's type of it.
+SURFACE_KINDS = {"TextContents": "text", "ResourceContents": "text", "JsonContents": "json", "BlobContents": "blob"}
+_SURFACE_RETURNS = {"text": "str", "json": "Any", "blob": "bytes", "prompt": "PromptResult"}
+#: The prompt's value in the sandbox (the package's ``PromptResult`` as plain data).
+_PROMPT_TYPES = (
+    (
+        "PromptMessage",
+        "class {}(TypedDict):\n    role: str\n    type: str\n    text: str | None\n    content: dict[str, Any]",
+    ),
+    ("PromptResult", "class {}(TypedDict):\n    description: str | None\n    messages: list[{}]"),
+)
+
+
+def _surface_stub(surface: SurfaceSpec, taken: set[str]) -> tuple[list[str], set[str], tuple[tuple[str, str], ...]]:
+    """The stub text of a source's resources and prompts (the types they need, a class each and
+    its attribute), the typing names it uses, and the manifest's entries (function, kind)."""
+    blocks: list[str] = []
+    entries: list[tuple[str, str]] = []
+    used: set[str] = set()
+    names: dict[str, str] = {}
+    if surface.prompts:
+        for name, text in _PROMPT_TYPES:
+            names[name] = unique(name, taken)
+            blocks.append(text.format(names[name], names.get("PromptMessage")))
+        used |= {"TypedDict", "Any"}
+    for attr, methods, what in (("resources", surface.resources, "Resources and resource templates"),
+                                ("prompts", surface.prompts, "Prompts")):  # fmt: skip
+        if not methods:
+            continue
+        holder = unique(f"{surface.class_prefix}{attr.capitalize()}", taken)
+        lines = [f"class {holder}:", f'    """{what} of the {surface.source_doc} source: each one call."""']
+        for m in methods:
+            kind = SURFACE_KINDS.get(m.contents, "text") if attr == "resources" else "prompt"
+            params = [p.declared() for p in m.params]
+            used.update({"Literal"} if any(p.values for p in m.params) else set())
+            signature = ", ".join(["self", *(["*", *params] if params else [])])
+            returns = _SURFACE_RETURNS[kind]
+            returns = names.get(returns, returns)
+            used.update({"Any"} & {returns})
+            lines += ["", f"    async def {m.method}({signature}) -> {returns}:", f"        {m.docstring}"]
+            entries.append((f"{attr}.{m.method}", kind))
+        blocks.append("\n".join(lines))
+        blocks.append(f"{attr}: {holder}")
+    return blocks, used, tuple(entries)
+
+
+def _module_stub(
+    module: str, ns: NamespaceSpec, summaries: Mapping[str, str], stubs: _Stubs
+) -> tuple[str, tuple[tuple[str, str], ...]]:
     in_roots: set[str] = set()
     out_roots: set[str] = set()
     returns: dict[str, str] = {}
@@ -354,12 +410,17 @@ def _module_stub(module: str, ns: NamespaceSpec, summaries: Mapping[str, str], s
         text, also = stubs.function(module, tool, summaries[tool.method], returns[tool.method], renames)
         blocks.append(text)
         used |= also
+    entries: tuple[tuple[str, str], ...] = ()
+    if ns.surface is not None:
+        more, also, entries = _surface_stub(ns.surface, taken | set(renames.values()))
+        blocks += more
+        used |= also
     body = "\n\n".join(blocks)
     # Names only, not strings: a Literal["Any"] value is no use of typing.Any (strict pyright says so).
     used = used if body else set()
     typing = [n for n in _TYPING if n in used and n != "Annotated"]
     head = f"from typing import {', '.join(typing)}\n\n" if typing else ""
-    return f"{head}{body}\n"
+    return f"{head}{body}\n", entries
 
 
 def example_call(module: str, tool: ToolSpec) -> str:
@@ -429,9 +490,9 @@ def build_code_mode(
     modules = []
     for ns in namespaces:
         own = {t.method: summaries[(ns.attr, t.method)] for t in ns.tools}
-        stub = _module_stub(names[ns.attr], ns, own, stubs)
+        stub, surface = _module_stub(names[ns.attr], ns, own, stubs)
         functions = tuple((t.method, t.wire_name) for t in ns.tools)
-        modules.append(CodeModeModule(names[ns.attr], ns.attr, stub, functions))
+        modules.append(CodeModeModule(names[ns.attr], ns.attr, stub, functions, surface))
     return tuple(modules)
 
 
@@ -447,4 +508,12 @@ def manifest_lines(modules: Sequence[CodeModeModule]) -> list[str]:
     lines.append("NAMESPACES: dict[str, str] = {")
     lines += [f'    "{module.name}": "{module.attr}",' for module in modules]
     lines.append("}")
+    if any(module.surface for module in modules):  # only packages whose servers serve resources or prompts
+        lines.append("SURFACE: dict[str, dict[str, str]] = {")
+        for module in modules:
+            if module.surface:
+                lines.append(f'    "{module.name}": {{')
+                lines += [f'        "{function}": "{kind}",' for function, kind in module.surface]
+                lines.append("    },")
+        lines.append("}")
     return lines

@@ -24,7 +24,7 @@ from typing import Any
 from mas.runtime.code_mode import _cli as _code_cli
 from mas.runtime.config import ConfigError, MCPServerConfig, positive_seconds
 from mas.runtime.contracts._rules import one_line
-from mas.runtime.contracts.tool_contract import HINT_KEYS
+from mas.runtime.contracts.tool_contract import entry_hints
 from mas.runtime.logs import routed_logging
 from mas.runtime.progress import Progress
 from mas.runtime.redact import blank, blanked_output
@@ -53,8 +53,7 @@ def _version() -> str:
 
 
 def _hints(entry: Mapping[str, Any]) -> str:
-    annotations = entry.get("annotations") or {}
-    on = [key.replace("_", "-") for key, hint in HINT_KEYS.items() if entry.get(key, annotations.get(hint)) is True]
+    on = [key.replace("_", "-") for key, said in entry_hints(entry).items() if said is True]
     return ", ".join(on)
 
 

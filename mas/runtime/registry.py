@@ -19,7 +19,13 @@ from typing import Any
 
 from mas.runtime.config import ConfigError, MCPServerConfig, SourceLocation
 from mas.runtime.contracts import _rules
-from mas.runtime.contracts.server_contract import PROMPT_REF, RESOURCE_REF, ServerProvider, completion_ref
+from mas.runtime.contracts.server_contract import (
+    PROMPT_REF,
+    RESOURCE_REF,
+    ServerProvider,
+    SubscribingProvider,
+    completion_ref,
+)
 from mas.runtime.contracts.tool_contract import (
     ERROR_KINDS,
     CallOptions,
@@ -37,6 +43,7 @@ from mas.runtime.routing import Named, NameTaken, QualifierClash, qualified, rou
 from mas.runtime.samples import SampleRecorder, provider_secrets
 from mas.runtime.side_by_side import map_side_by_side
 from mas.runtime.skills import SkillToolProvider
+from mas.runtime.subscriptions import DEFAULT_MAX_QUEUED, ResourceSubscription, SubscriptionError, UpdateCallback
 from mas.runtime.yaml_source import load_tool_documents
 
 __all__ = ["LOCAL_PROVIDER", "SKILLS_PROVIDER", "RuntimeRegistry"]
@@ -507,6 +514,45 @@ class RuntimeRegistry:
             provider_name,
             lambda p: p.acomplete(inner_ref, argument, value, context=context, timeout_seconds=timeout_seconds),
         )
+
+    def subscribe_resource(
+        self,
+        uri: str,
+        *,
+        server: str | None = None,
+        on_update: UpdateCallback | None = None,
+        max_queued: int = DEFAULT_MAX_QUEUED,
+        timeout_seconds: float | None = None,
+    ) -> ResourceSubscription:
+        """Subscribe to ``uri`` at the server that serves it (routed as ``read_resource`` is).
+        Raises :class:`SubscriptionError` (with ``kind``) when it cannot subscribe."""
+        provider = self._subscriber(uri, server, self._resource_owner(uri, server))
+        return provider.subscribe_resource(
+            uri, on_update=on_update, max_queued=max_queued, timeout_seconds=timeout_seconds
+        )
+
+    async def asubscribe_resource(
+        self,
+        uri: str,
+        *,
+        server: str | None = None,
+        on_update: UpdateCallback | None = None,
+        max_queued: int = DEFAULT_MAX_QUEUED,
+        timeout_seconds: float | None = None,
+    ) -> ResourceSubscription:
+        owner = await asyncio.to_thread(self._resource_owner, uri, server)
+        provider = self._subscriber(uri, server, owner)
+        return await provider.asubscribe_resource(
+            uri, on_update=on_update, max_queued=max_queued, timeout_seconds=timeout_seconds
+        )
+
+    def _subscriber(self, uri: str, server: str | None, owner: str | ToolResultEnvelope) -> SubscribingProvider:
+        if isinstance(owner, ToolResultEnvelope):
+            raise SubscriptionError(f"subscribe: {owner.text}", owner.error_kind or "unknown_tool")
+        provider = self._providers[owner]
+        if not isinstance(provider, SubscribingProvider):
+            raise SubscriptionError(f"subscribe to {uri!r}: provider {owner!r} serves no subscriptions", "protocol")
+        return provider
 
     def _surface_call(self, provider_name: str, send: Callable[[Any], Any]) -> ToolResultEnvelope:
         try:

@@ -36,7 +36,7 @@ TARGETS = {
             "_is_block_list",
             "is_envelope",
             "_checked",
-            "_joined_text",
+            "joined_text",
             "_from_mapping",
             "_plain",
             "to_envelope",
@@ -124,7 +124,7 @@ TARGETS = {
     "shim decoding": [
         f"{_SHIM}{module}.x_{name}__*"
         for module, names in (
-            ("_text", ("block_tag", "joined_text", "as_list", "json_or_none", "json_from_text")),
+            ("_text", ("block_tag", "as_list", "json_or_none", "json_from_text")),
             ("_decode", ("normalize_envelope", "_is_str_root", "decode_result", "decode_envelope")),
             ("_content", ("tool_output",)),
             ("_input", ("input_round",)),

@@ -181,6 +181,9 @@ class ToolInputRequiredError(ToolError):
     ``with_options(input_responses={key: response, ...}, request_state=error.request_state)``.
     """
 
+    #: Why the call stopped (what code mode reports for it).
+    kind: str = "input_required"
+
     def __init__(
         self, tool_name: str, envelope: Mapping[str, Any], requests: list[InputRequest], request_state: str | None
     ) -> None:
@@ -201,6 +204,9 @@ class ToolOutputValidationError(ToolError):
     ``errors`` is pydantic's error list; ``raw`` is the value that was validated (None when the
     result carried nothing to validate).
     """
+
+    #: Why the call failed (what code mode reports for it).
+    kind: str = "invalid_output"
 
     def __init__(
         self,

@@ -31,18 +31,8 @@ def block_tag(block: object) -> str:
     return kind if isinstance(kind, str) and kind in KNOWN_BLOCK_TYPES else "unknown"
 
 
-def joined_text(blocks: list[object]) -> str | None:
-    """Texts of the ``text`` blocks (models or dicts) joined with newlines; None when there are none."""
-    texts: list[str] = []
-    for block in blocks:
-        if isinstance(block, Mapping):
-            fields = cast("Mapping[str, object]", block)
-            kind, text = fields.get("type"), fields.get("text")
-        else:  # a TextContent model (duck-typed: this module never imports the models)
-            kind, text = getattr(block, "type", None), getattr(block, "text", None)
-        if kind == "text" and isinstance(text, str):
-            texts.append(text)
-    return "\n".join(texts) if texts else None
+#: Texts of the ``text`` blocks joined with newlines, None when there are none: the shared rule.
+joined_text = _rules.joined_text
 
 
 def json_or_none(text: str) -> object:

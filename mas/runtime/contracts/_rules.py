@@ -49,6 +49,7 @@ __all__ = [
     "input_requests",
     "is_destructive",
     "is_envelope",
+    "joined_text",
     "one_line",
     "pointer",
     "pointer_token",
@@ -207,14 +208,19 @@ def _checked(key: str, value: object, allowed: tuple[str, ...]) -> str:
     return str(value)
 
 
-def _joined_text(blocks: list[object]) -> str:
+def joined_text(blocks: list[object]) -> str | None:
+    """The texts of the ``text`` blocks (dicts, or models read by duck typing) joined with
+    newlines; None when there are none. The one joining of a result's text."""
     texts: list[str] = []
     for block in blocks:
-        fields: Mapping[str, object] = cast("Mapping[str, object]", block) if isinstance(block, Mapping) else {}
-        text = fields.get("text")
-        if fields.get("type") == "text" and isinstance(text, str):
+        if isinstance(block, Mapping):
+            fields = cast("Mapping[str, object]", block)
+            kind, text = fields.get("type"), fields.get("text")
+        else:  # a TextContent model (duck-typed: this module imports no models)
+            kind, text = getattr(block, "type", None), getattr(block, "text", None)
+        if kind == "text" and isinstance(text, str):
             texts.append(text)
-    return "\n".join(texts)
+    return "\n".join(texts) if texts else None
 
 
 def _from_mapping(data: Mapping[str, Any]) -> dict[str, Any]:
@@ -256,7 +262,7 @@ def _from_mapping(data: Mapping[str, Any]) -> dict[str, Any]:
     elif fields.get("structured_content") is not None:
         result = fields["structured_content"]
     elif blocks:
-        result = _joined_text(blocks)
+        result = joined_text(blocks) or ""
     else:
         result = None
     result_mode = fields.get("result_mode", "inline")

@@ -45,7 +45,10 @@ __all__ = [
     "ainvoke_call_tool",
     "bound_failure",
     "build_tool_entry",
+    "declared_hints",
+    "entry_hints",
     "tool_entry_from_mcp",
+    "tool_title",
     "call_with_options",
     "describe_argument_error",
     "invoke_call_tool",
@@ -80,6 +83,41 @@ HINT_KEYS: dict[str, str] = {
     "destructive": "destructiveHint",
     "open_world": "openWorldHint",
 }
+
+# Reading a tool's behaviour hints. A hint means one of three things, each read in one place:
+# * declared: what the tool says, ``True``/``False``, or ``None`` when it says nothing (or not a
+#   boolean): ``declared_hints`` for an MCP tool (wire form), ``entry_hints`` for a ``list_tools``
+#   entry (its own keys, else its mirrored annotations); docstrings word these (``_rules.hint_words``);
+# * said: a hint declared true (``hints.get(key) is True``), what a listing's column and code
+#   mode's summary line name;
+# * policy: what an undeclared hint defaults to under MCP's rules (``_rules.is_destructive``,
+#   ``_rules.retry_safe``), who asks first and what may run twice.
+
+
+def _flag(value: object) -> bool | None:
+    return value if isinstance(value, bool) else None
+
+
+def declared_hints(tool: Mapping[str, Any]) -> dict[str, bool | None]:
+    """Each behaviour hint (contract key) as an MCP tool (wire form) declares it in ``annotations``."""
+    annotations = tool.get("annotations")
+    found: Mapping[str, Any] = annotations if isinstance(annotations, Mapping) else {}
+    return {key: _flag(found.get(wire)) for key, wire in HINT_KEYS.items()}
+
+
+def entry_hints(entry: Mapping[str, Any]) -> dict[str, bool | None]:
+    """Each behaviour hint as a ``list_tools`` entry declares it: its own key, else its annotation."""
+    mirrored = declared_hints(entry)
+    return {key: flag if (flag := _flag(entry.get(key))) is not None else mirrored[key] for key in HINT_KEYS}
+
+
+def tool_title(tool: Mapping[str, Any]) -> str | None:
+    """An MCP tool's (wire form) display title, by MCP's precedence: its ``title``, then
+    ``annotations.title``; the first that is a non-empty string."""
+    annotations = tool.get("annotations")
+    found: Mapping[str, Any] = annotations if isinstance(annotations, Mapping) else {}
+    return next((t for t in (tool.get("title"), found.get("title")) if isinstance(t, str) and t), None)
+
 
 ResultMode = Literal["inline", "stream", "session"]
 
@@ -138,9 +176,9 @@ class ToolResultEnvelope:
     @property
     def text(self) -> str:
         """Concatenated text blocks of ``content`` (or ``str(result)`` when there are none)."""
-        texts = [b.get("text", "") for b in self.content or () if b.get("type") == "text"]
-        if texts:
-            return "\n".join(texts)
+        joined = _rules.joined_text(list(self.content or ()))
+        if joined is not None:
+            return joined
         return "" if self.result is None else str(self.result)
 
     def to_dict(self) -> dict[str, Any]:
@@ -206,20 +244,17 @@ def build_tool_entry(name: str, description: str, parameters: Mapping[str, Any],
 def tool_entry_from_mcp(tool: Mapping[str, Any]) -> dict[str, Any]:
     """One contract ``list_tools`` entry from an MCP tool object (wire keys): the MCP client's
     listings, the pin's locked tools and the generated testing kit's fakes all read tools this way."""
-    annotations: Mapping[str, Any] = tool.get("annotations") or {}
     execution: Mapping[str, Any] = tool.get("execution") or {}
-    hints = {key: annotations.get(wire) for key, wire in HINT_KEYS.items()}
     return build_tool_entry(
         tool["name"],
         tool.get("description") or "",
         tool.get("inputSchema") or {"type": "object", "properties": {}},
-        # MCP display precedence: the tool's title, then annotations.title.
-        title=tool.get("title") or annotations.get("title"),
+        title=tool_title(tool),
         output_schema=tool.get("outputSchema"),
         icons=tool.get("icons"),
         task_support=execution.get("taskSupport"),
         meta=tool.get("_meta"),
-        **hints,
+        **declared_hints(tool),
     )
 
 

@@ -19,10 +19,11 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from mas.runtime.contracts._rules import input_requests, is_destructive, one_line, retry_safe
+from mas.runtime.contracts._rules import input_requests, is_destructive, joined_text, one_line, retry_safe
 from mas.runtime.contracts.tool_contract import (
     ToolResultEnvelope,
     ainvoke_call_tool,
+    entry_hints,
     invoke_call_tool,
     validate_arguments,
 )
@@ -162,15 +163,6 @@ class Outcome:
 # --- which tools, under which names ------------------------------------------------------------
 
 
-def _hint(entry: Mapping[str, Any], key: str, annotation: str) -> bool | None:
-    value = entry.get(key)
-    if isinstance(value, bool):
-        return value
-    annotations = entry.get("annotations")
-    found = annotations.get(annotation) if isinstance(annotations, Mapping) else None
-    return found if isinstance(found, bool) else None
-
-
 def _source(provider: Any, wire_name: str) -> str | None:
     owner = getattr(provider, "owner_of", None)
     if callable(owner):
@@ -257,10 +249,7 @@ def select_tools(
             output_schema=dict(output) if isinstance(output, Mapping) else None,
             title=title if isinstance(title, str) else None,
             source=_source(provider, wire),
-            read_only=_hint(entry, "read_only", "readOnlyHint"),
-            destructive=_hint(entry, "destructive", "destructiveHint"),
-            idempotent=_hint(entry, "idempotent", "idempotentHint"),
-            open_world=_hint(entry, "open_world", "openWorldHint"),
+            **entry_hints(entry),
         )
         if kept_in is not None and not _matches(kept_in, tool):
             continue
@@ -289,11 +278,11 @@ def _input_round(envelope: ToolResultEnvelope) -> tuple[list[InputRequest], str 
 def _value(envelope: ToolResultEnvelope) -> tuple[Any, Any, str]:
     """The value a model is given (structured content, else the text, else the plain result), the
     structured content, and the text."""
-    texts = [b.get("text", "") for b in envelope.content or () if b.get("type") == "text"]
-    text = "\n".join(texts)
+    joined = joined_text(list(envelope.content or ()))
+    text = joined or ""
     if envelope.structured_content is not None:
         return envelope.structured_content, envelope.structured_content, text
-    if texts or envelope.result is None or isinstance(envelope.result, str):
+    if joined is not None or envelope.result is None or isinstance(envelope.result, str):
         return text or envelope.text, None, text or envelope.text
     return envelope.result, None, envelope.text
 
@@ -360,13 +349,23 @@ async def call(
 # --- code mode as one tool ---------------------------------------------------------------------
 
 
+def _addresses(tools: Iterable[AgentTool]) -> frozenset[str]:
+    """The names the selected tools answer to: the wire name, and ``<source>.<wire name>`` (the
+    registry's qualified name, which a generated package calls for a dotted name: routing.py)."""
+    from mas.runtime.routing import qualified
+
+    names = {tool.wire_name for tool in tools}
+    names |= {qualified(tool.source, tool.wire_name) for tool in tools if tool.source is not None}
+    return frozenset(names)
+
+
 class _Selected:
     """The provider as code mode sees it: only the selected tools answer; any other is refused
     (``unknown_tool``) before anything is sent."""
 
-    def __init__(self, provider: Any, wire_names: Iterable[str]) -> None:
+    def __init__(self, provider: Any, allowed: frozenset[str]) -> None:
         self._provider = provider
-        self._allowed = frozenset(wire_names)
+        self._allowed = allowed
 
     def call_tool(self, tool_name: str, arguments: dict[str, Any], **kwargs: Any) -> Any:
         if tool_name not in self._allowed:
@@ -385,14 +384,16 @@ class CodeTool:
     """One code-mode tool, the MCP face's own (``docs/code-mode.md``, ``code_mode/server.py``): its
     name, description and input schema. ``run_code``, and the discovery tools (``search_tools``,
     ``list_functions``, ``get_stubs``) when the API is too large to go whole into ``run_code``'s
-    description, which then names them.
+    description, which then names them. The API, the description and the discovery tools show
+    only the selected tools (``CodeMode(reachable=...)``).
 
     ``needs_approval`` (``run_code`` only) is True when any selected tool needs approval: the person
-    approves the snippet, which may call it. :meth:`run` gives the outcome of one call: the model
-    reads the MCP face's reply text; for ``run_code``, ``structured`` has the value, the output,
-    the calls and the error for the program. Arguments that do not match the schema, or a snippet
-    that does not type-check, are ``invalid_arguments`` (the model fixes them; nothing ran); a run
-    that stopped is ``tool_error``."""
+    approves the snippet, which may call it. :meth:`run` gives the outcome of one call (the MCP
+    face's own dispatch, ``server.call_code_tool``): the model reads the MCP face's reply text;
+    for ``run_code``, ``structured`` has the value, the output, the calls and the error for the
+    program. Arguments that do not match the schema, or a snippet that does not type-check, are
+    ``invalid_arguments`` (the model fixes them; nothing ran); a run that stopped is ``tool_error``
+    (``cancelled`` when ``cancel_event`` stopped it)."""
 
     name: str
     description: str
@@ -400,56 +401,52 @@ class CodeTool:
     needs_approval: bool
     _mode: Any = field(repr=False)
 
-    async def run(self, arguments: Mapping[str, Any]) -> Outcome:
-        import asyncio
-
+    async def run(
+        self,
+        arguments: Mapping[str, Any],
+        *,
+        cancel_event: Any = None,
+        progress_callback: Callable[[int, str], Any] | None = None,
+        timeout_seconds: float | None = None,
+    ) -> Outcome:
+        """One call. ``cancel_event`` (anything with ``is_set()``) stops a run at once, as does
+        cancelling the awaiting task; ``progress_callback(count, message)`` hears the progress of
+        the run's tool calls; ``timeout_seconds`` is the run's limit (else code mode's default)."""
         from mas.runtime.code_mode import server
 
         problem = validate_arguments(self.input_schema, arguments)
         if problem is not None:
             return Outcome(text=f"invalid arguments for tool {self.name!r}: {problem}", kind="invalid_arguments")
-        mode = self._mode
-        if self.name == "search_tools":
-            query = str(arguments["query"])
-            if len(query) > server.SEARCH_QUERY_MAX_CHARS:
-                message = f"the query is {len(query):,} characters; at most {server.SEARCH_QUERY_MAX_CHARS:,}"
-                return Outcome(text=message, kind="invalid_arguments")
-            limit, offset = int(arguments.get("limit", 5)), int(arguments.get("offset", 0))
-            found = await asyncio.to_thread(mode.search, query, limit, offset)
-            return Outcome(value=found, text=found)
-        if self.name == "list_functions":
-            listed = await asyncio.to_thread(mode.listing, arguments.get("module"))
-            return Outcome(value=listed, text=listed)
-        if self.name == "get_stubs":
-            stubs = await asyncio.to_thread(mode.stubs, list(arguments["names"]))
-            return Outcome(value=stubs, text=stubs)
-        code = str(arguments["code"])
-        if arguments.get("plan") is True:
-            reply = await asyncio.to_thread(server._plan_reply, mode, code)
-            run = None
-        else:
-            run = await asyncio.to_thread(mode.run, code)
-            reply = server.run_reply(run)
-        text = "\n".join(getattr(block, "text", "") for block in reply.content)
-        structured = dict(reply.structured_content or {})
-        if run is not None:
-            structured = {"value": run.value, "output": run.output, **structured}
-        if reply.is_error:
-            error = structured.get("error")
-            checked = isinstance(error, Mapping) and error.get("kind") in ("check", "invalid_arguments")
-            return Outcome(text=text, kind="invalid_arguments" if checked else "tool_error", structured=structured)
-        return Outcome(value=text, structured=structured, text=text)
+        limits: dict[str, Any] = {} if timeout_seconds is None else {"timeout_seconds": timeout_seconds}
+        reply = await server.call_code_tool(
+            self._mode, self.name, arguments, cancel_event=cancel_event, progress_callback=progress_callback, **limits
+        )
+        result = reply.result
+        text = "\n".join(getattr(block, "text", "") for block in result.content)
+        structured = dict(result.structured_content or {})
+        if reply.run is not None:
+            structured = {"value": reply.run.value, "output": reply.run.output, **structured}
+        if not result.is_error:
+            return Outcome(value=text, structured=structured or None, text=text)
+        error = structured.get("error")
+        kind = error.get("kind") if isinstance(error, Mapping) else "invalid_arguments"  # discovery: arguments only
+        if kind in ("check", "invalid_arguments"):
+            return Outcome(text=text, kind="invalid_arguments", structured=structured or None)
+        return Outcome(text=text, kind="cancelled" if kind == "cancelled" else "tool_error", structured=structured)
 
 
 def code_tools(provider: Any, package: str | ModuleType | None, tools: list[AgentTool]) -> list[CodeTool]:
     """Code mode over ``tools`` (the selection) of the generated ``package``: ``run_code``, and the
-    discovery tools when the whole API is longer than the MCP face's ``WHOLE_API_MAX_CHARS``."""
+    discovery tools when the API of the selected tools is longer than the MCP face's
+    ``WHOLE_API_MAX_CHARS``. The package's functions of tools the selection left out are not in
+    the API, the descriptions or the discovery tools' answers, and are refused if called."""
     if package is None:
         raise TypeError("code_mode=True needs package= (the generated package: its import name or module)")
     from mas.runtime.code_mode import CodeMode, server
 
-    mode = CodeMode(_Selected(provider, [t.wire_name for t in tools]), package=package)
-    listed = {tool.name: tool for tool in server._tools(mode)}
+    allowed = _addresses(tools)
+    mode = CodeMode(_Selected(provider, allowed), package=package, reachable=allowed.__contains__)
+    listed = {tool.name: tool for tool in server.code_mode_tools(mode)}
     names = ["run_code"]
     if len(mode.api()) > server.WHOLE_API_MAX_CHARS:
         names += [name for name in DISCOVERY_TOOLS if name in listed]
