@@ -195,6 +195,12 @@ class NamespaceSpec:
     #: Its resources and prompts, when its server serves any (``.resources`` / ``.prompts``)
     surface: SurfaceSpec | None = None
 
+    @property
+    def callable_tools(self) -> tuple[ToolSpec, ...]:
+        """The tools a call can reach: all but the removed ones kept a while (``keep_removed_tools``),
+        whose methods only raise; they stay out of ``TOOLS``, the code-mode API and the test kit."""
+        return tuple(t for t in self.tools if not t.removed_envelope)
+
 
 @dataclass(frozen=True)
 class ImportSpec:
@@ -284,6 +290,11 @@ class PackageSpec:
     @property
     def all_tools(self) -> tuple[ToolSpec, ...]:
         return tuple(t for ns in self.namespaces for t in ns.tools)
+
+    @property
+    def callable_tools(self) -> tuple[ToolSpec, ...]:
+        """``all_tools`` but the removed ones kept a while (``NamespaceSpec.callable_tools``)."""
+        return tuple(t for ns in self.namespaces for t in ns.callable_tools)
 
     # The model modules the annotations name are imported for type checkers only (at run time
     # ToolInfo imports them on first use), and not at all when no annotation names one.

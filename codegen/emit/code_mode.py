@@ -29,6 +29,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -489,6 +490,7 @@ def build_code_mode(
     names = sandbox_modules(ns.attr for ns in namespaces)
     modules = []
     for ns in namespaces:
+        ns = replace(ns, tools=ns.callable_tools)  # a removed tool kept a while is no function here
         own = {t.method: summaries[(ns.attr, t.method)] for t in ns.tools}
         stub, surface = _module_stub(names[ns.attr], ns, own, stubs)
         functions = tuple((t.method, t.wire_name) for t in ns.tools)
