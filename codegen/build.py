@@ -175,16 +175,19 @@ class _Builder:
         for source in self._ordered():
             attr = self.ns_attrs[source.name]
             tools = tuple(self.known_spec(p, in_models, out_models) for p in plans if p.source is source)
-            surface = build_surface(source, attr, prompt_names, self.degradations) if source.surface else None
+            learned = self.inferred.get(source.name, {})
+            surface = build_surface(source, attr, prompt_names, self.degradations, learned) if source.surface else None
             namespaces.append(
                 NamespaceSpec(attr, class_name(attr), tools, docstring_text(repr(source.name)), surface=surface)
             )
+        contents_code = _contents_code(namespaces)
         code_mode = build_code_mode(
             namespaces,
             {(p.attr, p.method): _summary(p.tool) for p in plans},
             in_models,
             stub_models,
             self.stubs,
+            contents_code=contents_code,
         )
         by_module: dict[str, set[str]] = {}
         for local, (module, original) in self.needed.items():
@@ -206,6 +209,7 @@ class _Builder:
             tools_exports=_import_order(_TOOLS_EXPORTS),
             degradations=tuple(sorted(set(self.degradations))),
             code_mode=code_mode,
+            contents_code=contents_code,
         )
 
     def _ordered(self) -> list[SourceTools]:
@@ -482,6 +486,15 @@ def _spec_from(data: Mapping[str, Any]) -> ToolSpec:
             "info_extra": tuple((key, value) for key, value in data["info_extra"]),
         }
     )
+
+
+def _contents_code(namespaces: Sequence[NamespaceSpec]) -> str:
+    """``_contents.py``'s code: the TypedDicts of every resource's contents learned from recorded
+    reads (one datamodel-code-generator run, as for the inputs); "" when none was learned."""
+    import json
+
+    defs = {value: json.loads(schema) for ns in namespaces if ns.surface for _, value, _, schema in ns.surface.learned}
+    return model_code({"$defs": dict(sorted(defs.items()))}, kind="inputs") if defs else ""
 
 
 def _summary(tool: Mapping[str, Any]) -> str:

@@ -339,13 +339,47 @@ _PROMPT_TYPES = (
 )
 
 
-def _surface_stub(surface: SurfaceSpec, taken: set[str]) -> tuple[list[str], set[str], tuple[tuple[str, str], ...]]:
+def _learned_blocks(contents_code: str, roots: set[str], taken: set[str]) -> tuple[list[str], set[str]]:
+    """The learned contents' TypedDicts ``roots`` reach, in stub form (``_contents.py``'s code, whose
+    classes are named after their source and resource), and the names they use."""
+    if not roots or not contents_code:
+        return [], set()
+    tree = ast.parse(contents_code)
+    defs: dict[str, ast.stmt] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ClassDef):
+            defs[stmt.name] = stmt
+        elif isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name):
+            defs[stmt.targets[0].id] = stmt
+    seen: set[str] = set()
+    todo = sorted(roots)
+    while todo:
+        name = todo.pop()
+        if name in defs and name not in seen:
+            seen.add(name)
+            todo += sorted(n for n in _names(defs[name]) if n in defs)
+    blocks = []
+    used: set[str] = set()
+    for name, stmt in defs.items():
+        if name in seen and name not in taken:
+            rewrite = _Rewrite({}, set())
+            blocks.append(ast.unparse(rewrite.visit(stmt)))
+            used |= rewrite.used
+    return blocks, used
+
+
+def _surface_stub(
+    surface: SurfaceSpec, taken: set[str], contents_code: str = ""
+) -> tuple[list[str], set[str], tuple[tuple[str, str], ...]]:
     """The stub text of a source's resources and prompts (the types they need, a class each and
     its attribute), the typing names it uses, and the manifest's entries (function, kind)."""
     blocks: list[str] = []
     entries: list[tuple[str, str]] = []
     used: set[str] = set()
     names: dict[str, str] = {}
+    roots = {m.value_type for m in surface.resources if m.value_type and m.value_type not in taken}
+    blocks, used = _learned_blocks(contents_code, roots, taken)
+    taken |= roots
     if surface.prompts:
         for name, text in _PROMPT_TYPES:
             names[name] = unique(name, taken)
@@ -358,11 +392,13 @@ def _surface_stub(surface: SurfaceSpec, taken: set[str]) -> tuple[list[str], set
         holder = unique(f"{surface.class_prefix}{attr.capitalize()}", taken)
         lines = [f"class {holder}:", f'    """{what} of the {surface.source_doc} source: each one call."""']
         for m in methods:
-            kind = SURFACE_KINDS.get(m.contents, "text") if attr == "resources" else "prompt"
+            kind = (
+                SURFACE_KINDS.get(m.contents, "json" if m.value_type else "text") if attr == "resources" else "prompt"
+            )
             params = [p.declared() for p in m.params]
             used.update({"Literal"} if any(p.values for p in m.params) else set())
             signature = ", ".join(["self", *(["*", *params] if params else [])])
-            returns = _SURFACE_RETURNS[kind]
+            returns = m.value_type if m.value_type in roots else _SURFACE_RETURNS[kind]
             returns = names.get(returns, returns)
             used.update({"Any"} & {returns})
             lines += ["", f"    async def {m.method}({signature}) -> {returns}:", f"        {m.docstring}"]
@@ -373,7 +409,7 @@ def _surface_stub(surface: SurfaceSpec, taken: set[str]) -> tuple[list[str], set
 
 
 def _module_stub(
-    module: str, ns: NamespaceSpec, summaries: Mapping[str, str], stubs: _Stubs
+    module: str, ns: NamespaceSpec, summaries: Mapping[str, str], stubs: _Stubs, contents_code: str = ""
 ) -> tuple[str, tuple[tuple[str, str], ...]]:
     in_roots: set[str] = set()
     out_roots: set[str] = set()
@@ -413,7 +449,7 @@ def _module_stub(
         used |= also
     entries: tuple[tuple[str, str], ...] = ()
     if ns.surface is not None:
-        more, also, entries = _surface_stub(ns.surface, taken | set(renames.values()))
+        more, also, entries = _surface_stub(ns.surface, taken | set(renames.values()), contents_code)
         blocks += more
         used |= also
     body = "\n\n".join(blocks)
@@ -484,6 +520,8 @@ def build_code_mode(
     in_models: ModelModule,
     out_models: ModelModule | None,
     memo: Memo | None = None,
+    *,
+    contents_code: str = "",
 ) -> tuple[CodeModeModule, ...]:
     """The stub module of every namespace; ``summaries`` maps (namespace attr, method) to its docstring line."""
     stubs = _Stubs(in_models, out_models, memo)
@@ -492,7 +530,7 @@ def build_code_mode(
     for ns in namespaces:
         ns = replace(ns, tools=ns.callable_tools)  # a removed tool kept a while is no function here
         own = {t.method: summaries[(ns.attr, t.method)] for t in ns.tools}
-        stub, surface = _module_stub(names[ns.attr], ns, own, stubs)
+        stub, surface = _module_stub(names[ns.attr], ns, own, stubs, contents_code)
         functions = tuple((t.method, t.wire_name) for t in ns.tools)
         modules.append(CodeModeModule(names[ns.attr], ns.attr, stub, functions, surface))
     return tuple(modules)

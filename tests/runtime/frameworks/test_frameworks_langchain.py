@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("langchain_core")
 
-from framework_helpers import REPO, Recording  # noqa: E402
+from framework_helpers import REPO, Recording, Tampered  # noqa: E402
 from gen_helpers import import_fresh  # noqa: E402
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel  # noqa: E402
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage  # noqa: E402
@@ -169,3 +169,29 @@ def test_code_mode_shows_and_reaches_only_the_tools_left_in(
     stubs = str(tool_messages(history, "get_stubs")[0].content)
     assert "async def notes_" not in stubs and "no function or module named 'sample.notes_delete'" in stubs
     assert recording.calls == []
+
+
+def test_with_the_package_the_artifact_is_the_output_model_and_a_misfit_is_invalid_output(
+    recording: Recording,
+) -> None:
+    package = import_fresh(REPO / "generated", "sample_tools")
+    given = tools(recording, package)
+    model = package.TOOLS["list_cities"].output_model
+    by_name = {t.name: t for t in given}
+    assert by_name["list_cities"].metadata is not None
+    assert by_name["list_cities"].metadata["output_schema"] == model.model_json_schema(
+        mode="serialization", by_alias=True
+    )
+    history = agent([[("get_weather", {"city": "Osaka"}), ("list_cities", {})], "ok"], given)
+    (weather,) = tool_messages(history, "get_weather")
+    assert isinstance(weather.artifact, package.TOOLS["get_weather"].output_model) and weather.artifact.city == "Osaka"
+    assert json.loads(str(weather.content))["city"] == "Osaka"
+    (cities,) = tool_messages(history, "list_cities")
+    assert isinstance(cities.artifact, model) and cities.artifact.total > 0
+    (untyped,) = tool_messages(agent([[("list_cities", {})], "ok"], tools(recording)), "list_cities")
+    assert untyped.artifact is None  # without the package: the server's JSON text only
+    broken = Tampered(recording, "get_weather", {"city": "Osaka", "temperature": "hot"})
+    (failed,) = tool_messages(
+        agent([[("get_weather", {"city": "Osaka"})], "ok"], tools(broken, package)), "get_weather"
+    )
+    assert failed.status == "error" and str(failed.content).startswith("invalid_output: ")

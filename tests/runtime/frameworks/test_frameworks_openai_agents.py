@@ -15,7 +15,7 @@ pytest.importorskip("agents")
 
 from agents import Agent, FunctionTool, Model, ModelResponse, Runner, Usage  # noqa: E402
 from agents.run_config import RunConfig  # noqa: E402
-from framework_helpers import REPO, Recording  # noqa: E402
+from framework_helpers import REPO, Recording, Tampered  # noqa: E402
 from gen_helpers import import_fresh  # noqa: E402
 from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText  # noqa: E402
 
@@ -205,3 +205,19 @@ def test_code_mode_shows_and_reaches_only_the_tools_left_in(
     assert "async def notes_" not in stubs and "no function or module named 'sample.notes_delete'" in stubs
     assert "notes_" not in tools[0].description
     assert recording.calls == []
+
+
+def test_with_the_package_a_result_is_its_output_models_data_and_a_misfit_is_invalid_output(
+    recording: Recording,
+) -> None:
+    package = import_fresh(REPO / "generated", "sample_tools")
+    script = Script([[("get_weather", {"city": "Osaka"}), ("list_cities", {"country": "JP"})], "ok"])
+    run(script, function_tools(recording, package))
+    weather = package.TOOLS["get_weather"].output_model.model_validate_json(script.output("get_weather"))
+    assert weather.city == "Osaka"
+    cities = json.loads(script.output("list_cities"))  # the inferred model's data
+    assert set(cities) == {"cities", "total"} and all(c["country"] == "JP" for c in cities["cities"])
+    broken = Tampered(recording, "get_weather", {"city": "Osaka", "temperature": "hot"})
+    script = Script([[("get_weather", {"city": "Osaka"})], "ok"])
+    run(script, function_tools(broken, package))
+    assert script.output("get_weather").startswith("invalid_output: ")

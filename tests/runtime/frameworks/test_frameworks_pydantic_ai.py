@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("pydantic_ai")
 
-from framework_helpers import REPO, Recording  # noqa: E402
+from framework_helpers import REPO, Recording, Tampered  # noqa: E402
 from gen_helpers import import_fresh  # noqa: E402
 from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults  # noqa: E402
 from pydantic_ai.messages import (  # noqa: E402
@@ -269,3 +269,38 @@ def test_code_mode_plan_checks_and_lists_the_calls_and_runs_nothing(recording: R
     seen = script.part("run_code")
     assert seen.outcome == "success" and "get_weather" in str(seen.content)
     assert recording.calls == []
+
+
+def test_with_the_package_a_result_is_its_output_model_and_an_inferred_schema_is_given(recording: Recording) -> None:
+    package = import_fresh(REPO / "generated", "sample_tools")
+    tools = toolset(recording, package)
+    script = Script([[("get_weather", {"city": "Osaka"}), ("list_cities", {})], "ok"])
+    run(script, tools)
+    weather = script.part("get_weather").content
+    assert isinstance(weather, package.TOOLS["get_weather"].output_model) and weather.city == "Osaka"
+    cities = script.part("list_cities").content  # JSON text from the server: typed by the inferred model
+    model = package.TOOLS["list_cities"].output_model
+    assert isinstance(cities, model) and cities.total == len(cities.cities) > 0
+    # list_cities declares no output schema: the package's (inferred) one is the return schema.
+    listed = {entry["name"]: entry for entry in recording.list_tools()}
+    assert (
+        listed["list_cities"].get("output_schema") is None
+        and toolset(recording).tools["list_cities"].output_schema is None
+    )
+    schema = model.model_json_schema(mode="serialization", by_alias=True)
+    assert tools._definition(tools.tools["list_cities"]).return_schema == schema
+    assert tools.tools["get_weather"].output_schema == listed["get_weather"]["output_schema"]  # declared: as listed
+    assert recording.calls == [("get_weather", {"city": "Osaka"}), ("list_cities", {})]
+
+
+def test_with_the_package_an_output_that_breaks_its_model_is_invalid_output(recording: Recording) -> None:
+    package = import_fresh(REPO / "generated", "sample_tools")
+    broken = Tampered(recording, "get_weather", {"city": "Osaka", "temperature": "hot"})
+    script = Script([[("get_weather", {"city": "Osaka"})], "ok"])
+    run(script, toolset(broken, package))
+    seen = script.part("get_weather")
+    assert seen.outcome == "failed" and str(seen.content).startswith("invalid_output: ")
+    assert "does not match SampleGetWeatherOutput" in str(seen.content)
+    script = Script([[("get_weather", {"city": "Osaka"})], "ok"])
+    run(script, toolset(broken))  # without the package: the structured content as the server sent it
+    assert script.part("get_weather").content == {"city": "Osaka", "temperature": "hot"}
