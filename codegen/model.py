@@ -68,6 +68,9 @@ class ParamSpec:
     deprecated: bool = False
     #: The schema's bounds the type does not carry, in words (``1 <= limit <= 50``), for the stubs
     constraints: str = ""
+    #: The first of the schema's ``examples`` that is a scalar and fits the type, as a Python
+    #: literal: the value of this parameter in the stub's example call
+    example: str | None = None
 
     @property
     def key_literal(self) -> str:
