@@ -431,6 +431,7 @@ class _Builder:
             params_deprecated_literal=str_literal(_retired_words(plan.wire_name, retired))
             if retired and not deprecated
             else "",
+            output_deprecated=", ".join(_deprecated_fields(tool.get("outputSchema"))),
         )
 
     def _result_type(self, plan: ToolPlan, out_models: ModelModule) -> tuple[str, bool, tuple[tuple[str, str], ...]]:
@@ -609,10 +610,12 @@ def _param(wire: str, py_name: str, annotation: str, required: bool, prop: Any) 
     if deprecated:
         description = f"{description.rstrip()} (deprecated by the server)".lstrip()
     bounds = param_constraints(py_name, prop)
+    example = _example(prop)
     if required:
         return ParamSpec(
-            wire, py_name, annotation, True, None, None, str(description), deprecated=deprecated, constraints=bounds
-        )
+            wire, py_name, annotation, True, None, None, str(description), deprecated=deprecated, constraints=bounds,
+            example=example,
+        )  # fmt: skip
     return ParamSpec(
         wire,
         py_name,
@@ -624,6 +627,7 @@ def _param(wire: str, py_name: str, annotation: str, required: bool, prop: Any) 
         _usable_default(prop),
         deprecated,
         bounds,
+        example,
     )
 
 
@@ -632,6 +636,14 @@ def _deprecation_words(deprecated: bool, gone: str | None) -> str | None:
     if gone is not None:
         return f"Removed: {gone}; calling it raises ToolNotFoundError (kept by keep_removed_tools)."
     return "Deprecated: the server marks this tool deprecated (``deprecated: true``)." if deprecated else None
+
+
+def _deprecated_fields(schema: Any) -> list[str]:
+    """The top-level output fields marked ``deprecated: true``, sorted."""
+    props = schema.get("properties") if isinstance(schema, Mapping) else None
+    if not isinstance(props, Mapping):
+        return []
+    return sorted(str(k) for k, prop in props.items() if isinstance(prop, Mapping) and prop.get("deprecated") is True)
 
 
 def _removed_envelope(message: str) -> str:
@@ -651,7 +663,23 @@ def _usable_default(prop: Any) -> str | None:
     """The schema default as a literal, only when it certainly fits the parameter's type."""
     if not isinstance(prop, Mapping) or "default" not in prop:
         return None
-    value = prop["default"]
+    return _fitting_literal(prop, prop["default"])
+
+
+def _example(prop: Any) -> str | None:
+    """The first of the schema's ``examples`` (a list, JSON Schema 2019-09 on) that is a scalar
+    literal fitting the parameter's type, as the default must, and one line of plain text when it is
+    a string; None when there is none."""
+    examples = prop.get("examples") if isinstance(prop, Mapping) else None
+    if not isinstance(examples, list):
+        return None
+    # One line of plain text: a value with a line break or a backslash would read as escapes.
+    plain = [v for v in examples if not (isinstance(v, str) and ("\n" in v or "\\" in v or "\r" in v))]
+    return next((found for value in plain if (found := _fitting_literal(prop, value)) is not None), None)
+
+
+def _fitting_literal(prop: Mapping[str, Any], value: Any) -> str | None:
+    """``value`` as a literal when it certainly fits the parameter's schema (enum, const, type)."""
     literal = json_default_literal(value)
     if literal is None:
         return None

@@ -68,6 +68,9 @@ class ParamSpec:
     deprecated: bool = False
     #: The schema's bounds the type does not carry, in words (``1 <= limit <= 50``), for the stubs
     constraints: str = ""
+    #: The first of the schema's ``examples`` that is a scalar and fits the type, as a Python
+    #: literal: the value of this parameter in the stub's example call
+    example: str | None = None
 
     @property
     def key_literal(self) -> str:
@@ -111,6 +114,8 @@ class ToolSpec:
     #: A tool the server removed, kept a while (``keep_removed_tools``): the envelope literal its
     #: method raises ``ToolNotFoundError`` with, instead of calling; "": a listed tool
     removed_envelope: str = ""
+    #: The output's top-level fields the server marks ``deprecated: true``, comma-separated (api.md)
+    output_deprecated: str = ""
 
     @property
     def kept_params(self) -> tuple[ParamSpec, ...]:

@@ -297,18 +297,18 @@ class _Stubs:
         return texts, used
 
     def function(
-        self, tool: ToolSpec, summary: str, returns: str, renames: Mapping[tuple[str, str], str]
+        self, module: str, tool: ToolSpec, summary: str, returns: str, renames: Mapping[tuple[str, str], str]
     ) -> tuple[str, set[str]]:
         def make() -> dict[str, Any]:
             rewrite = self.rewrite(renames)
-            return {"text": _function(tool, summary, returns, rewrite), "used": sorted(rewrite.used)}
+            return {"text": _function(module, tool, summary, returns, rewrite), "used": sorted(rewrite.used)}
 
         params = [
-            [p.py_name, p.value_annotation, p.required, p.schema_default, p.description, p.constraints]
+            [p.py_name, p.value_annotation, p.required, p.schema_default, p.description, p.constraints, p.example]
             for p in tool.params
         ]
         spelled = sorted([list(k), v] for k, v in renames.items())
-        key = Memo.key("function", tool.method, params, summary, returns, spelled, self.foreign, self.aliases)
+        key = Memo.key("function", module, tool.method, params, summary, returns, spelled, self.foreign, self.aliases)
         found = self._memo(key, make)
         return found["text"], set(found["used"])
 
@@ -409,7 +409,7 @@ def _surface_stub(
 
 
 def _module_stub(
-    ns: NamespaceSpec, summaries: Mapping[str, str], stubs: _Stubs, contents_code: str = ""
+    module: str, ns: NamespaceSpec, summaries: Mapping[str, str], stubs: _Stubs, contents_code: str = ""
 ) -> tuple[str, tuple[tuple[str, str], ...]]:
     in_roots: set[str] = set()
     out_roots: set[str] = set()
@@ -444,7 +444,7 @@ def _module_stub(
         blocks += more
         used |= also
     for tool in ns.tools:
-        text, also = stubs.function(tool, summaries[tool.method], returns[tool.method], renames)
+        text, also = stubs.function(module, tool, summaries[tool.method], returns[tool.method], renames)
         blocks.append(text)
         used |= also
     entries: tuple[tuple[str, str], ...] = ()
@@ -460,7 +460,33 @@ def _module_stub(
     return f"{head}{body}\n", entries
 
 
-def _function(tool: ToolSpec, summary: str, returns: str, rewrite: _Rewrite) -> str:
+def example_call(module: str, tool: ToolSpec) -> str:
+    """``await module.function(a='x', n=3)`` from the schema's ``examples`` (each parameter's first
+    fitting scalar; a required one without an example takes its usable default), or "" when no
+    parameter has one, a required one has neither, or the call would be over ``_EXAMPLE_MAX``
+    characters even with the optional examples left out. The values are literals of JSON scalars
+    (``json_default_literal``): no text of a server becomes code, and the line is deterministic."""
+    if not any(p.example is not None for p in tool.params):
+        return ""
+    required = [(p.py_name, p.example or p.schema_default) for p in tool.params if p.required]
+    if any(value is None for _, value in required):
+        return ""
+    optional = [(p.py_name, p.example) for p in tool.params if not p.required and p.example is not None]
+    tries = [required + optional]
+    if optional and any(p.required and p.example is not None for p in tool.params):
+        tries.append(required)  # shorter, and still an example of its own
+    for chosen in tries:
+        call = f"await {module}.{tool.method}({', '.join(f'{name}={value}' for name, value in chosen)})"
+        if len(call) <= _EXAMPLE_MAX:
+            return call
+    return ""
+
+
+#: Characters of a stub's example call at most (the call whole, or no example).
+_EXAMPLE_MAX = 200
+
+
+def _function(module: str, tool: ToolSpec, summary: str, returns: str, rewrite: _Rewrite) -> str:
     params = []
     args = []
     for p in tool.params:
@@ -472,6 +498,9 @@ def _function(tool: ToolSpec, summary: str, returns: str, rewrite: _Rewrite) -> 
     signature = f"*, {', '.join(params)}" if params else ""
     result = _annotation(returns, rewrite)
     doc = summary + ("\n\nArgs:\n" + "\n".join(args) if args else "")
+    example = example_call(module, tool)
+    if example:
+        doc += f"\n\nExample:\n    {example}"
     return f"async def {tool.method}({signature}) -> {result}:\n    {docstring_literal(doc, 4)}"
 
 
@@ -501,7 +530,7 @@ def build_code_mode(
     for ns in namespaces:
         ns = replace(ns, tools=ns.callable_tools)  # a removed tool kept a while is no function here
         own = {t.method: summaries[(ns.attr, t.method)] for t in ns.tools}
-        stub, surface = _module_stub(ns, own, stubs, contents_code)
+        stub, surface = _module_stub(names[ns.attr], ns, own, stubs, contents_code)
         functions = tuple((t.method, t.wire_name) for t in ns.tools)
         modules.append(CodeModeModule(names[ns.attr], ns.attr, stub, functions, surface))
     return tuple(modules)
