@@ -60,7 +60,6 @@ class ParamSpec:
     annotation: str  # a type expression, names already qualified (``_i.Filters``)
     required: bool
     default_literal: str | None  # the signature default (the omission sentinel); None when required
-    omit_literal: str | None  # value that means "not passed" (dropped from arguments)
     description: str
     #: The schema's default as a Python literal, for the docstring, when it certainly fits the type
     schema_default: str | None = None
@@ -122,11 +121,6 @@ class ToolSpec:
         """The name of the input TypedDict in ``<package>.inputs`` (``input_ref`` without its quotes)."""
         name = ast.literal_eval(self.input_ref)
         return name if isinstance(name, str) else ""
-
-    @property
-    def optional(self) -> tuple[ParamSpec, ...]:
-        """The parameters that may be left out (their omission value drops them from the call)."""
-        return tuple(p for p in self.params if not p.required)
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, cast
 
 __all__ = [
@@ -52,6 +52,8 @@ __all__ = [
     "is_destructive",
     "is_envelope",
     "joined_text",
+    "json_equal",
+    "json_type",
     "one_line",
     "pointer",
     "pointer_token",
@@ -518,6 +520,47 @@ def unescape_token(token: str) -> str:
 def pointer_tokens(text: str) -> list[str]:
     """The unescaped tokens of a JSON pointer (``"/a~1b/0"`` -> ``["a/b", "0"]``)."""
     return [unescape_token(token) for token in text.split("/")[1:]]
+
+
+# --------------------------------------------------------------------------------------------
+# JSON values: the name of a value's type, and strict equality
+
+
+def json_type(value: object) -> str:
+    """The JSON Schema name of a JSON value's type (``integer`` apart from ``number``, a bool is a
+    ``boolean``), else the Python type's name: the one wording of "got ..." in messages and the
+    one reading of a value's type against a schema's ``type``."""
+    if value is None:
+        return "null"
+    for kind, name in _JSON_TYPE_NAMES:
+        if isinstance(value, kind):
+            return name
+    return type(value).__name__
+
+
+_JSON_TYPE_NAMES: tuple[tuple[type, str], ...] = (
+    (bool, "boolean"),  # before int: a bool is an int to Python
+    (str, "string"),
+    (int, "integer"),
+    (float, "number"),
+    (list, "array"),
+    (tuple, "array"),
+    (Mapping, "object"),
+)
+
+
+def json_equal(left: object, right: object) -> bool:
+    """JSON equality that tells ``1`` from ``true`` and from ``1.0`` (``==`` does not), at every
+    depth; an object's keys in any order."""
+    if type(left) is not type(right):
+        return False
+    if isinstance(left, dict):
+        a, b = cast("dict[object, object]", left), cast("dict[object, object]", right)
+        return a.keys() == b.keys() and all(json_equal(a[key], b[key]) for key in a)
+    if isinstance(left, list | tuple):
+        x, y = cast("Sequence[object]", left), cast("Sequence[object]", right)
+        return len(x) == len(y) and all(json_equal(i, j) for i, j in zip(x, y, strict=True))
+    return bool(left == right)
 
 
 # --------------------------------------------------------------------------------------------
