@@ -95,18 +95,11 @@ def build_surface(
     """The source's surface, or None when its server serves no resources, templates or prompts."""
     if not source.surface:
         return None
-    used: set[str] = set(_RESERVED)
-    resources: list[SurfaceMethodSpec] = []
-    for item in _sorted(source.surface.get("resources", ()), "uri"):
-        uri = str(item.get("uri"))
-        method = unique(to_identifier(str(item.get("name") or uri), prefix="resource", reserved=_RESERVED), used)
-        mime = item.get("mimeType")
-        lines = [*_described(item, uri), "", f"URI: {uri!r}" + (f" ({mime})." if isinstance(mime, str) else ".")]
-        resources.append(SurfaceMethodSpec(method, _docstring(lines), wire_literal(uri), (), contents_class(mime)))
-    templates = _sorted(source.surface.get("resource_templates", ()), "uriTemplate")
+    used: set[str] = set(_RESERVED)  # resources and templates share one class: one set of names
+    resources = [_resource(item, used) for item in _sorted(source.surface.get("resources", ()), "uri")]
     variables: set[str] = set()
     kept_templates: list[str] = []
-    for index, item in enumerate(templates):
+    for index, item in enumerate(_sorted(source.surface.get("resource_templates", ()), "uriTemplate")):
         text = str(item.get("uriTemplate"))
         try:
             parsed = parse(text)
@@ -114,24 +107,7 @@ def build_surface(
             what = f"resource template {text!r} does not parse ({exc}); left out of the package"
             degradations.append(Degradation(source.origin, text, f"/resource_templates/{index}", "template", what))
             continue
-        required: dict[str, bool] = {}
-        for part in parsed.parts:
-            if not isinstance(part, str):
-                for name, _, _ in part.variables:
-                    required[name] = required.get(name, False) or part.operator in _REQUIRED_OPERATORS
-        py_names = assign_names(required, prefix="var", reserved={"self"}, builtins_ok=True)
-        params = tuple(
-            SurfaceParamSpec(py_names[name], wire_literal(name), required[name])
-            for name in sorted(required, key=lambda n: (not required[n], list(required).index(n)))
-        )
-        method = unique(to_identifier(str(item.get("name") or text), prefix="resource", reserved=_RESERVED), used)
-        mime = item.get("mimeType")
-        lines = [
-            *_described(item, text),
-            "",
-            f"URI template: {text!r}" + (f" ({mime})." if isinstance(mime, str) else "."),
-        ]
-        spec = SurfaceMethodSpec(method, _docstring(lines), wire_literal(text), params, contents_class(mime), True)
+        spec, required = _template(item, text, parsed, used)
         resources.append(spec)
         variables.update(required)
         kept_templates.append(text)
@@ -139,26 +115,9 @@ def build_surface(
     arguments: set[str] = set()
     used = set(_RESERVED)
     for item in _sorted(source.surface.get("prompts", ()), "name"):
-        name = str(item.get("name"))
-        args = [a for a in item.get("arguments") or () if isinstance(a, Mapping) and isinstance(a.get("name"), str)]
-        py_names = assign_names([a["name"] for a in args], prefix="arg", reserved={"self"}, builtins_ok=True)
-        ordered = sorted(args, key=lambda a: not a.get("required"))  # required first, each group as listed
-        params = tuple(
-            SurfaceParamSpec(py_names[a["name"]], wire_literal(a["name"]), bool(a.get("required")),
-                             docstring_text(str(a.get("description") or "")))
-            for a in ordered
-        )  # fmt: skip
-        lines = _described(item, name)
-        documented = [(p, a) for p, a in zip(params, ordered, strict=True) if a.get("description")]
-        if documented:
-            lines += ["", "Args:"] + [
-                f"    {p.py_name}: {' '.join(str(a['description']).split())}" for p, a in documented
-            ]
-        lines += ["", f"Prompt: {name!r}."]
-        method = unique(to_identifier(name, prefix="prompt", reserved=_RESERVED), used)
-        wire = prompt_names.get((source.name, name), name)
-        prompts.append(SurfaceMethodSpec(method, _docstring(lines), wire_literal(wire), params))
-        arguments.update(a["name"] for a in args)
+        spec, names = _prompt(item, source.name, prompt_names, used)
+        prompts.append(spec)
+        arguments.update(names)
     if not resources and not prompts:
         return None
     return SurfaceSpec(
@@ -173,3 +132,61 @@ def build_surface(
         prompt_literals=tuple(p.target_literal for p in prompts),
         argument_literals=tuple(wire_literal(a) for a in sorted(arguments)),
     )
+
+
+def _resource(item: Mapping[str, Any], used: set[str]) -> SurfaceMethodSpec:
+    """A fixed resource's method."""
+    uri = str(item.get("uri"))
+    method = unique(to_identifier(str(item.get("name") or uri), prefix="resource", reserved=_RESERVED), used)
+    mime = item.get("mimeType")
+    lines = [*_described(item, uri), "", f"URI: {uri!r}" + (f" ({mime})." if isinstance(mime, str) else ".")]
+    return SurfaceMethodSpec(method, _docstring(lines), wire_literal(uri), (), contents_class(mime))
+
+
+def _template(
+    item: Mapping[str, Any], text: str, parsed: Any, used: set[str]
+) -> tuple[SurfaceMethodSpec, dict[str, bool]]:
+    """A resource template's method (its variables keyword-only, the required ones first), and
+    its variables, each with whether it is required."""
+    required: dict[str, bool] = {}
+    for part in parsed.parts:
+        if not isinstance(part, str):
+            for name, _, _ in part.variables:
+                required[name] = required.get(name, False) or part.operator in _REQUIRED_OPERATORS
+    py_names = assign_names(required, prefix="var", reserved={"self"}, builtins_ok=True)
+    params = tuple(
+        SurfaceParamSpec(py_names[name], wire_literal(name), required[name])
+        for name in sorted(required, key=lambda n: (not required[n], list(required).index(n)))
+    )
+    method = unique(to_identifier(str(item.get("name") or text), prefix="resource", reserved=_RESERVED), used)
+    mime = item.get("mimeType")
+    lines = [
+        *_described(item, text),
+        "",
+        f"URI template: {text!r}" + (f" ({mime})." if isinstance(mime, str) else "."),
+    ]
+    spec = SurfaceMethodSpec(method, _docstring(lines), wire_literal(text), params, contents_class(mime), True)
+    return spec, required
+
+
+def _prompt(
+    item: Mapping[str, Any], source: str, prompt_names: Mapping[tuple[str, str], str], used: set[str]
+) -> tuple[SurfaceMethodSpec, list[str]]:
+    """A prompt's method (required arguments first), and its arguments' wire names."""
+    name = str(item.get("name"))
+    args = [a for a in item.get("arguments") or () if isinstance(a, Mapping) and isinstance(a.get("name"), str)]
+    py_names = assign_names([a["name"] for a in args], prefix="arg", reserved={"self"}, builtins_ok=True)
+    ordered = sorted(args, key=lambda a: not a.get("required"))  # required first, each group as listed
+    params = tuple(
+        SurfaceParamSpec(py_names[a["name"]], wire_literal(a["name"]), bool(a.get("required")),
+                         docstring_text(str(a.get("description") or "")))
+        for a in ordered
+    )  # fmt: skip
+    lines = _described(item, name)
+    documented = [(p, a) for p, a in zip(params, ordered, strict=True) if a.get("description")]
+    if documented:
+        lines += ["", "Args:"] + [f"    {p.py_name}: {' '.join(str(a['description']).split())}" for p, a in documented]
+    lines += ["", f"Prompt: {name!r}."]
+    method = unique(to_identifier(name, prefix="prompt", reserved=_RESERVED), used)
+    wire = prompt_names.get((source, name), name)
+    return SurfaceMethodSpec(method, _docstring(lines), wire_literal(wire), params), [a["name"] for a in args]
