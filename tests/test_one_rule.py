@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from codegen.generate import _canonical_digest
-from mas.runtime.contracts._rules import joined_text, json_equal, json_type
+from mas.runtime.contracts._rules import joined_text, json_equal, json_type, keywords_taken, options_for
 from mas.runtime.contracts.tool_contract import HINT_KEYS, declared_hints, entry_hints, tool_title
 from mas.runtime.lockfile import canonical_json, tool_hash
 
@@ -215,3 +215,22 @@ def test_json_type_names_are_written_once() -> None:
     assert [json_type(v) for v in (True, 1, 1.0, "", [], {}, None)] == [
         "boolean", "integer", "number", "string", "array", "object", "null",
     ]  # fmt: skip
+
+
+def _reads_a_signature(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and ast.unparse(node.func) in ("inspect.signature", "signature")
+
+
+def test_a_callees_signature_is_read_in_one_place() -> None:
+    """Options (and the surface's ``server``) are passed only where declared: one reading of a
+    signature, ``_rules.keywords_taken``, and one filtering of options, ``_rules.options_for``."""
+    assert _spelled(_reads_a_signature) == ["mas/runtime/contracts/_rules.py:_declared"]
+
+    def declares(*, timeout_seconds: float | None = None, server: str | None = None) -> None: ...
+
+    def takes_any(**kwargs: object) -> None: ...
+
+    options = {"timeout_seconds": 1.0, "user": "u", "meta": None}
+    assert options_for(declares, options) == {"timeout_seconds": 1.0}
+    assert options_for(takes_any, options) == {"timeout_seconds": 1.0, "user": "u"}
+    assert keywords_taken(declares) == {"timeout_seconds", "server"} and keywords_taken(takes_any) is None

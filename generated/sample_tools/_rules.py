@@ -54,7 +54,9 @@ __all__ = [
     "joined_text",
     "json_equal",
     "json_type",
+    "keywords_taken",
     "one_line",
+    "options_for",
     "pointer",
     "pointer_token",
     "pointer_tokens",
@@ -350,12 +352,21 @@ FORWARDS_TO = "__forwards_options_to__"
 def _declared(func: Callable[..., object]) -> frozenset[str] | None:
     try:
         parameters = inspect.signature(func).parameters.values()
-    except (TypeError, ValueError):  # no introspectable signature: forward nothing
+    except (TypeError, ValueError):  # no introspectable signature: it takes nothing by name
         return frozenset()
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
         return None
-    named = {p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
-    return frozenset(named.intersection(CALL_OPTIONS))
+    return frozenset(p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+
+
+def keywords_taken(func: Callable[..., object]) -> frozenset[str] | None:
+    """The keyword arguments ``func`` takes by name, or None when it takes ``**kwargs`` (any):
+    the one reading of a callee's signature, wherever something is passed only if it is declared."""
+    target: Callable[..., object] = getattr(func, "__func__", func)  # bound method: cache per function
+    try:
+        return _declared(target)
+    except TypeError:  # unhashable callable
+        return _declared.__wrapped__(target)
 
 
 def forward_target(callee: object, method: str) -> Callable[..., object] | None:
@@ -376,11 +387,8 @@ def forward_target(callee: object, method: str) -> Callable[..., object] | None:
 
 def accepted_options(func: Callable[..., object]) -> frozenset[str] | None:
     """The call options ``func`` declares, or None when it takes ``**kwargs`` (accepts all)."""
-    target: Callable[..., object] = getattr(func, "__func__", func)  # bound method: cache per function
-    try:
-        return _declared(target)
-    except TypeError:  # unhashable callable
-        return _declared.__wrapped__(target)
+    taken = keywords_taken(func)
+    return None if taken is None else taken.intersection(CALL_OPTIONS)
 
 
 def unknown_options(names: Iterable[str], known: tuple[str, ...] = CALL_OPTIONS) -> None:
@@ -395,12 +403,19 @@ def unknown_options(names: Iterable[str], known: tuple[str, ...] = CALL_OPTIONS)
 
 
 def forwarded(callee: object, method: str, options: Mapping[str, object]) -> dict[str, object]:
-    """The options that reach ``callee.<method>``: set ones (not None) that the callable that
-    finally receives them declares, or all of them when it takes ``**kwargs``."""
+    """The options that reach ``callee.<method>`` (:func:`options_for` the callable that finally
+    receives them; all set ones when there is none to read)."""
     if not options:  # the common case: no signature lookup at all
         return {}
-    target = forward_target(callee, method)
-    accepted = None if target is None else accepted_options(target)
+    return options_for(forward_target(callee, method), options)
+
+
+def options_for(func: Callable[..., object] | None, options: Mapping[str, object]) -> dict[str, object]:
+    """The call options that reach ``func``: set ones (not None) that it declares, or all of them
+    when it takes ``**kwargs`` (or is None: nothing to read). The one filtering of options."""
+    if not options:
+        return {}
+    accepted = None if func is None else accepted_options(func)
     return {
         key: value
         for key, value in options.items()
