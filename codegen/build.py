@@ -8,10 +8,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from codegen.cache import Cache, Memo, tool_digests
+from codegen import cache
+from codegen.cache import Cache, Memo
 from codegen.datamodels import (
     ModelModule,
-    ModelWorker,
     generate_models,
     input_group,
     input_groups_for,
@@ -97,9 +97,6 @@ def build_package(
     init_header: str | None = None,
     parallel: bool | None = None,
     inferred: Mapping[str, Mapping[str, InferredOutput]] | None = None,
-    cache: Cache | None = None,
-    digests: Mapping[int, str | None] | None = None,
-    worker: ModelWorker | None = None,
     samples: Mapping[str, Mapping[str, Any]] | None = None,
     removed: Mapping[tuple[str, str], str] | None = None,
 ) -> PackageSpec:
@@ -107,15 +104,14 @@ def build_package(
 
     ``inferred`` maps a source name and a wire name to an output type learned from samples
     (``codegen/infer.py``); it stands in for a missing ``outputSchema`` on the same path.
-    ``digests``: ``cache.tool_digests(sources)``, when the caller took them already; ``worker``:
-    a ``ModelWorker`` started for this build; ``samples``: the newest recorded result of each tool,
-    by source and wire name (``testkit.newest_samples``), the test kit's default answers."""
-    builder = _Builder(sources, inferred or {}, cache, package, digests, worker, removed)
+    ``samples``: the newest recorded result of each tool, by source and wire name
+    (``testkit.newest_samples``), the test kit's default answers. Inside a cache layer
+    (``cache.Layer``) the build reuses what earlier builds of the package computed."""
+    builder = _Builder(sources, inferred or {}, removed)
     spec = builder.build(package=package, header=header, parallel=parallel)
-    spec = replace(spec, testing_data=testing_data(sources, builder.wire_names, inferred, samples))
+    spec = replace(spec, testing_data=testing_data(sources, builder.wire_names, inferred, samples, builder.removed))
     if init_header is not None:
         spec = replace(spec, init_header=init_header)
-    builder.save()  # only a build that succeeded stores its parts
     return spec
 
 
@@ -130,10 +126,6 @@ class _Builder:
         self,
         sources: Sequence[SourceTools],
         inferred: Mapping[str, Mapping[str, InferredOutput]],
-        cache: Cache | None,
-        package: str = "",
-        digests: Mapping[int, str | None] | None = None,
-        worker: ModelWorker | None = None,
         removed: Mapping[tuple[str, str], str] | None = None,
     ) -> None:
         #: (source, wire name) -> the message of a removed tool kept as a method that raises
@@ -142,7 +134,6 @@ class _Builder:
             check_tools(source)
         self.sources = sources
         self.inferred = inferred
-        self.cache = cache
         self.wire_names = _wire_names(sources)
         # Always one attribute per source, even for a single source: adding or removing a source then
         # never moves the other sources' methods (stable call sites; docs/generator.md "Calling tools").
@@ -155,18 +146,14 @@ class _Builder:
         self.needed: dict[str, tuple[str, str]] = {}
         #: Shim names the wrappers use beyond those every module uses (an unused import fails pyright)
         self.shim_names: set[str] = set()
-        #: What earlier builds of this package computed, by step (codegen/cache.py, ``Memo``)
-        self.outlines = Memo(cache, "outlines", package)
-        self.stubs = Memo(cache, "stubs", package)
-        self.specs = Memo(cache, "specs", package)
-        self.schemas = Memo(cache, "schemas", package)
+        #: What earlier builds of this package computed, by step (the cache layer's tables, or
+        #: none outside a layer: codegen/cache.py, ``Layer``)
+        self.outlines = cache.memo("outlines")
+        self.stubs = cache.memo("stubs")
+        self.specs = cache.memo("specs")
+        self.schemas = cache.memo("schemas")
         #: id of a tool -> Memo.key of it (None: no JSON spelling)
-        self.digests = dict(digests) if digests is not None else tool_digests(sources)
-        self.worker = worker  # runs the model jobs the build misses, when started
-
-    def save(self) -> None:
-        for memo in (self.outlines, self.stubs, self.specs, self.schemas):
-            memo.save()
+        self.digests = cache.digests(sources)
 
     def build(self, *, package: str, header: str, parallel: bool | None) -> PackageSpec:
         plans = []
@@ -202,7 +189,7 @@ class _Builder:
             by_module.setdefault(module, set()).add(original if original == local else f"{original} as {local}")
         imports = tuple(ImportSpec(m, tuple(sorted(names))) for m, names in sorted(by_module.items()))
         roots = [p.output_def for p in plans if p.output_def is not None]
-        output_modules = _split_outputs(out_models.code, roots, self.cache)
+        output_modules = _split_outputs(out_models.code, roots)
         return PackageSpec(
             name=package,
             header=header,
@@ -237,9 +224,7 @@ class _Builder:
             documents,
             self.outputs.document(),
             parallel=parallel,
-            cache=self.cache,
             outlines=self.outlines,
-            worker=self.worker,
         )
 
     def report(self, source: SourceTools, wire: str, index: int) -> Report:
@@ -350,8 +335,8 @@ class _Builder:
                  self.removed.get((plan.source.name, plan.wire_name))]  # fmt: skip
         chunk = in_models.chunk_of(plan.input_def).digest if plan.input_def in in_models.defined else None
         digest = self.digests.get(id(plan.tool))
-        key = Memo.key("spec", digest, names, inferred, chunk, output) if digest else None
-        found = self.specs.get(key)
+        key = Memo.key("spec", digest, names, inferred, chunk, output) if digest and self.specs else None
+        found = self.specs.get(key) if self.specs is not None else None
         if found is None:
             needed, shim_names = self.needed, self.shim_names
             self.needed, self.shim_names = {}, set()
@@ -364,7 +349,8 @@ class _Builder:
                 }
             finally:
                 self.needed, self.shim_names = needed, shim_names
-            self.specs.put(key, found)
+            if self.specs is not None:
+                self.specs.put(key, found)
         self.needed.update((local, (module, name)) for local, module, name in found["needed"])
         self.shim_names.update(found["shim"])
         # Lower case: strict pyright treats upper-case names as constants, which may not be declared apart.
@@ -506,16 +492,17 @@ def _where(modules: Sequence[ModelModuleSpec]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted((str_literal(name), str_literal(module)) for name, module in where_defined(modules).items()))
 
 
-def _split_outputs(code: str, roots: Sequence[str], cache: Cache | None) -> tuple[ModelModuleSpec, ...]:
-    """``split_models``, from the cache when this exact model code was split before (a rerun after
-    a description edit reuses the model code, and the split is most of what is left)."""
-    key = Cache.split_key(code, roots) if cache else ""
-    cached = cache.get_split(key) if cache else None
+def _split_outputs(code: str, roots: Sequence[str]) -> tuple[ModelModuleSpec, ...]:
+    """``split_models``, from the cache layer when this exact model code was split before (a rerun
+    after a description edit reuses the model code, and the split is most of what is left)."""
+    store = cache.models_cache()
+    key = Cache.split_key(code, roots) if store else ""
+    cached = store.get_split(key) if store else None
     if cached is not None:
         return tuple(ModelModuleSpec(name, names, text) for name, names, text in cached)
     modules = split_models(code, roots)
-    if cache:
-        cache.put_split(key, [(m.name, m.names, m.code) for m in modules])
+    if store:
+        store.put_split(key, [(m.name, m.names, m.code) for m in modules])
     return modules
 
 

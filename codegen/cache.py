@@ -12,9 +12,15 @@ Four kinds of entry, each keyed by a SHA-256 over everything that can change it:
 - ``splits``: how one generated models module is split into per-source modules, keyed by its
   code and the roots each source needs.
 - ``memo``: tables of small results of pure steps of a build (a tool's prepared schemas or its
-  method's spec, a model module's outline, a stub's blocks, a module's formatted text, where
-  each tool's parts stand in ``_tools.py``), each result under the digest of everything it is a
+  method's spec, a model module's outline, a stub's blocks, a module's formatted text, a tool's
+  formatted parts of ``_tools.py``), each result under the digest of everything it is a
   function of (``Memo``). They make a build after a small edit redo only what the edit reaches.
+
+The cache is one layer around the stages (``Layer``): ``generate`` opens it around a build
+(``with Layer(cache, package).around():``), and a stage asks the layer in force for its table
+(``memo("parts")``), the cache of model runs (``models_cache()``) or a warmed model worker;
+outside a layer a stage simply computes. No stage takes a cache parameter, and none reads the
+package's previous files back: every stored result is keyed by the inputs it was made from.
 
 The fingerprint hashes toolgen's own code (every module, template and the shim, and every module
 of the runtime package, which the generator builds on: the contract's rules file every package
@@ -41,7 +47,9 @@ import os
 import secrets
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import cache
 from importlib import metadata
 from importlib.util import find_spec
@@ -52,7 +60,19 @@ from codegen.emit.templates import templates_dir
 from codegen.model import SourceTools
 from mas.runtime.lockfile import canonical_json
 
-__all__ = ["CACHE_DIR_NAME", "Cache", "Memo", "fingerprint", "runtime_files", "tool_digests"]
+__all__ = [
+    "CACHE_DIR_NAME",
+    "Cache",
+    "Layer",
+    "Memo",
+    "digests",
+    "fingerprint",
+    "memo",
+    "models_cache",
+    "runtime_files",
+    "tool_digests",
+    "worker",
+]
 
 CACHE_DIR_NAME = ".toolgen-cache"
 _FORMAT = 3  # bump when an entry's layout changes (2: a keyed digest; 3: of the data as stored)
@@ -388,3 +408,68 @@ class Memo:
     def save(self) -> None:
         if self._cache is not None and self._new != self._old:
             self._cache._write("memo", self._entry, self._new)
+
+
+class Layer:
+    """The cache around one build of one package: the stages inside ``around()`` find their memo
+    tables, the model runs' cache, the tools' digests and a warmed model worker here, by the
+    module functions ``memo``, ``models_cache``, ``digests`` and ``worker``. A build that succeeds
+    stores the tables it used; one that raises stores none (its results may be partial).
+    ``worker``: a ``datamodels.ModelWorker`` warmed up for this build, or None."""
+
+    def __init__(
+        self,
+        cache: Cache,
+        package: str,
+        digests: Mapping[int, str | None] | None = None,
+        worker: object | None = None,
+    ) -> None:
+        self.cache, self.package, self.digests, self.worker = cache, package, digests, worker
+        self._tables: dict[str, Memo] = {}
+
+    def table(self, name: str) -> Memo:
+        """The memo table ``name`` of this package, read once per build."""
+        if name not in self._tables:
+            self._tables[name] = Memo(self.cache, name, self.package)
+        return self._tables[name]
+
+    @contextmanager
+    def around(self) -> Iterator[Layer]:
+        token = _LAYER.set(self)
+        try:
+            yield self
+            for table in self._tables.values():
+                table.save()
+        finally:
+            _LAYER.reset(token)
+
+
+#: The layer in force (None: no cache, every stage computes).
+_LAYER: ContextVar[Layer | None] = ContextVar("toolgen_cache_layer", default=None)
+
+
+def memo(table: str) -> Memo | None:
+    """The layer's memo table ``table``; None outside a layer."""
+    layer = _LAYER.get()
+    return layer.table(table) if layer is not None else None
+
+
+def models_cache() -> Cache | None:
+    """The cache of model runs and splits; None outside a layer (or with the cache off)."""
+    layer = _LAYER.get()
+    return layer.cache if layer is not None and layer.cache.root is not None else None
+
+
+def digests(sources: Sequence[SourceTools]) -> Mapping[int, str | None]:
+    """Each tool's ``Memo.key`` (``tool_digests``): the layer's, taken once per run, else now."""
+    layer = _LAYER.get()
+    if layer is not None and layer.digests is not None:
+        return layer.digests
+    return tool_digests(sources)
+
+
+def worker() -> object | None:
+    """The model worker started for this build (a rerun), if any (``datamodels.ModelWorker``;
+    typed loosely here, so the cache never imports the model generator's module)."""
+    layer = _LAYER.get()
+    return layer.worker if layer is not None else None

@@ -24,7 +24,8 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from codegen.cache import Cache, Memo
+from codegen.cache import Cache, Memo, models_cache
+from codegen.cache import worker as layer_worker
 from codegen.errors import GenerateError
 from codegen.literals import wire_literal
 from codegen.naming import class_name
@@ -630,17 +631,19 @@ def generate_models(
     outputs: Mapping[str, Any],
     *,
     parallel: bool | None = None,
-    cache: Cache | None = None,
     outlines: Memo | None = None,
-    worker: ModelWorker | None = None,
 ) -> tuple[ModelModule, ModelModule, ModelModule | None]:
     """Input TypedDicts, output models and the code-mode stubs' output TypedDicts: batched runs,
     on two cores when the catalog is large enough to pay for a forked worker (``parallel=None``
     decides by size): the outputs here, the others in the worker. Fewer runs than that go to
-    ``worker`` when one was started (warmed up while the build planned), else run here.
+    the cache layer's model worker when one was started (warmed up while the build planned),
+    else run here.
 
     ``inputs`` are the input definitions in groups (``input_group``), one run each, joined into
-    one module afterwards; a run whose document was generated before comes from ``cache``."""
+    one module afterwards; a run whose document was generated before comes from the cache layer
+    (``cache.models_cache``)."""
+    cache, found = models_cache(), layer_worker()
+    worker = found if isinstance(found, ModelWorker) else None
     input_names = frozenset(n for doc in inputs for n in doc.get("$defs", {}))
     jobs = [_Job("inputs", doc, "inputs", input_names) for doc in inputs]
     output_names = frozenset(outputs.get("$defs", {}))

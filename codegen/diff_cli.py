@@ -174,18 +174,23 @@ def compare(args: argparse.Namespace, cwd: Path) -> tuple[Change, ...]:
 
 def _impact(args: argparse.Namespace, stdout: TextIO) -> int:
     if args.tools:
-        raise GenerateError("--impact compares servers: the live ones with the lock, or two saved listings")
+        raise GenerateError("--impact compares servers: the live ones with the lock, two locks, or two saved listings")
     overrides = {"infra": args.infra, "snapshot": args.snapshot, "samples": args.samples}
     settings = load_settings(Path.cwd(), overrides)
-    if args.files:  # two saved tools/list results of one source (a lock is read by the live form)
+    if args.files:  # two saved tools/list results of one source, or two locks
         if len(args.files) != 2:
             raise GenerateError("give two files, OLD and NEW (or none to compare the lock with the live servers)")
         old, new = Path(args.files[0]), Path(args.files[1])
-        for path in (old, new):
-            if is_lock(read_json(path, GenerateError)):
-                raise GenerateError("--impact with OLD NEW takes two saved tools/list results, not a lock", str(path))
+        locks = [is_lock(read_json(path, GenerateError)) for path in (old, new)]
+        if locks[0] != locks[1]:
+            raise GenerateError(
+                "--impact with OLD NEW takes two locks or two saved tools/list results, not one of each",
+                str(new if locks[1] else old),
+            )
+        if locks[0] and not settings.infra:  # the servers' names and namespaces come from the configuration
+            raise GenerateError("no servers configured: give --infra, or set `infra` in [tool.toolgen]")
         changes = _compare_files(old, new, args.server)
-        saved = SavedListings(old, new, args.server or new.stem, changes)
+        saved = SavedListings(old, new, None if locks[0] else args.server or new.stem, changes)
         return impact(settings, args.impact, args.checker, stdout, saved=saved)[0]
     if not settings.infra:
         raise GenerateError("no servers configured: give --infra, or set `infra` in [tool.toolgen]")

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from codegen import __version__
-from codegen.cache import Cache, Memo, tool_digests
+from codegen.cache import Cache, Layer, Memo, tool_digests
+from codegen.cache import memo as cache_memo
 from codegen.drift import Change as DriftChange
 from codegen.errors import Degradation, GenerateError
 from codegen.infer import InferredOutput, infer_outputs, read_samples
@@ -41,7 +42,6 @@ from codegen.write import (
     Change,
     diff_changes,
     plan_changes,
-    previous_text,
     recover,
     write_package,
 )
@@ -245,13 +245,13 @@ def header_for(
     sources: Sequence[SourceTools],
     package: str,
     inferred: Mapping[str, Mapping[str, InferredOutput]] | None = None,
-    memo: Memo | None = None,
     digests: Mapping[int, str | None] | None = None,
 ) -> str:
     """``__init__.py``'s header: generator version and a hash of the inputs (never a path, never a time):
     of the package name, each source's name, kind and prefix, each tool's canonical form (by its
     digest) and the inferred output types. ``digests``: ``tool_digests``, when the caller has them."""
     digests = digests or {}
+    memo = cache_memo("canonical")  # the cache layer's, when there is one
     described = [_described(s, (inferred or {}).get(s.name), memo, digests) for s in sources]
     # Compact and sorted: the same digest for the same inputs, from json's C encoder (an indented
     # dump would take the pure-Python one, seconds at 1,000 tools).
@@ -304,13 +304,12 @@ def render_files(
     package: str,
     cache: Cache,
     inferred: Mapping[str, Mapping[str, InferredOutput]] | None = None,
-    target: Path | None = None,
     samples: Mapping[str, Mapping[str, Any]] | None = None,
     removed: Mapping[tuple[str, str], str] | None = None,
 ) -> tuple[dict[str, str], tuple[Degradation, ...]]:
     """The package's files and the schema spots typed as ``Any``: from the cache when these exact
-    inputs were rendered before by this exact generator, else built and rendered (reusing what
-    the cache holds of earlier builds, and the formatted modules still in ``target``) and then stored.
+    inputs were rendered before by this exact generator, else built and rendered inside the cache
+    layer (reusing what the cache holds of earlier builds, never the files on disk) and then stored.
     ``samples``: the newest recorded result of each tool (``testkit.newest_samples``), the test kit's."""
     # The key covers every input the header digests (and the generator's version), so the header
     # (a canonical walk of every schema, ~0.1 s at 1,000 tools) is computed only on a miss.
@@ -331,28 +330,23 @@ def render_files(
         rerun = cache.has_memo("specs", package)
         worker = ModelWorker.start(sum(len(s.tools) for s in sources)) if rerun else None
         try:
-            canonical = cache.memo("canonical", package)
-            header = header_for(sources, package, inferred, canonical, digests)
-            canonical.save()
-            pkg = build_package(
-                sources,
-                package=package,
-                header=file_header(),
-                init_header=header,
-                inferred=inferred,
-                cache=cache,
-                digests=digests,
-                worker=worker,
-                samples=samples,
-                removed=removed,
-            )
+            # The cache is one layer around the stages: each finds its memo tables, the model
+            # runs and the worker there (codegen/cache.py, ``Layer``); they are stored when all succeed.
+            with Layer(cache, package, digests, worker).around():
+                header = header_for(sources, package, inferred, digests)
+                pkg = build_package(
+                    sources,
+                    package=package,
+                    header=file_header(),
+                    init_header=header,
+                    inferred=inferred,
+                    samples=samples,
+                    removed=removed,
+                )
+                files = render_package(pkg)
         finally:
             if worker is not None:
                 worker.close()
-        formatted, parts = cache.memo("formatted", package), cache.memo("parts", package)
-        files = render_package(pkg, formatted, (lambda rel: previous_text(target / rel)) if target else None, parts)
-        formatted.save()
-        parts.save()
     # The warnings travel with the files, so a cached run warns exactly as the cold one did.
     found_json = json.dumps([dataclasses.asdict(d) for d in pkg.degradations], sort_keys=True)
     cache.put_files(key, {**files, _DEGRADATIONS: found_json})
@@ -457,7 +451,6 @@ def package_files(settings: Settings, inputs: Inputs) -> tuple[dict[str, str], t
         settings.package,
         Cache(settings.cache),
         inputs.inferred,
-        settings.target,
         inputs.newest,
         inputs.removed,
     )

@@ -281,11 +281,13 @@ def _place(package: Path, work: Path, name: str) -> None:
 
 @dataclass(frozen=True)
 class SavedListings:
-    """The two-file form: two saved ``tools/list`` results of one source, and what changed."""
+    """The two-file form: two saved ``tools/list`` results of one source (``source`` names it) or
+    two locks (``source`` None: each builds the package the settings describe, offline), and what
+    changed between them."""
 
     old: Path
     new: Path
-    source: str
+    source: str | None
     changes: tuple[Change, ...]
 
 
@@ -305,6 +307,17 @@ def _from_listing(settings: Settings, listing: Path, source: str, out: Path, pre
     return out / settings.package
 
 
+def _from_lock(settings: Settings, lock: Path, out: Path, previous: Path | None = None) -> Path:
+    """The package the settings describe, generated offline from (a copy of) ``lock``."""
+    from codegen.generate import run
+
+    _seeded(out, settings.package, previous)
+    copy = out.parent / f"{out.name}.lock.json"
+    shutil.copyfile(lock, copy)
+    run(replace(settings, out=out, snapshot=copy, offline=True, check=False, diff=False))
+    return out / settings.package
+
+
 def impact(
     settings: Settings,
     paths: Sequence[str],
@@ -316,7 +329,8 @@ def impact(
 ) -> tuple[int, list[Broken]]:
     """Generate the new package, check ``paths`` against it and the current one, report the new
     diagnostics. Returns the exit code (3 when a call site breaks, else 0) and what broke. With
-    ``saved``, both packages come from the two saved listings instead of the lock and the servers."""
+    ``saved``, both packages come from the two saved listings (or locks) instead of the lock and the
+    servers."""
     from codegen.generate import run
 
     root = root or Path.cwd()
@@ -326,8 +340,12 @@ def impact(
     with tempfile.TemporaryDirectory(prefix="toolgen-impact-") as tmp_name:
         tmp = Path(tmp_name)
         if saved is not None:
-            current = _from_listing(settings, saved.old, saved.source, tmp / "old")
-            fresh_package = _from_listing(settings, saved.new, saved.source, tmp / "new", current)
+            if saved.source is None:  # two locks
+                current = _from_lock(settings, saved.old, tmp / "old")
+                fresh_package = _from_lock(settings, saved.new, tmp / "new", current)
+            else:
+                current = _from_listing(settings, saved.old, saved.source, tmp / "old")
+                fresh_package = _from_listing(settings, saved.new, saved.source, tmp / "new", current)
             changes = saved.changes
         else:
             lock = tmp / "lock.json"
@@ -341,11 +359,7 @@ def impact(
             if not (current / "__init__.py").is_file():
                 if not settings.snapshot.is_file():
                     raise GenerateError("no current package and no lock to generate it from", str(current))
-                shutil.copyfile(settings.snapshot, tmp / "old.lock.json")
-                old = replace(settings, out=tmp / "old", snapshot=tmp / "old.lock.json", offline=True, check=False,
-                              diff=False)  # fmt: skip
-                run(old)
-                current = tmp / "old" / settings.package
+                current = _from_lock(settings, settings.snapshot, tmp / "old")
         work, cache = tmp / "work", tmp / "checker-cache"
         work.mkdir()
         _copy_code(root, rel_paths, work, settings.package)

@@ -131,6 +131,14 @@ class SurfaceParamSpec:
     key_literal: str  # the variable's or argument's name, as a literal
     required: bool
     description: str = ""
+    #: The values of its closed completion set, as literals (its type is their ``Literal``); () -> ``str``
+    values: tuple[str, ...] = ()
+
+    def declared(self, literal: str = "Literal") -> str:
+        """The parameter as a signature declares it (``style: Literal["brief", "detailed"] | None =
+        None``), ``literal`` being how the module spells ``typing.Literal``."""
+        base = f"{literal}[{', '.join(self.values)}]" if self.values else "str"
+        return f"{self.py_name}: {base}" if self.required else f"{self.py_name}: {base} | None = None"
 
 
 @dataclass(frozen=True)
@@ -177,6 +185,12 @@ class NamespaceSpec:
     source_doc: str = ""
     #: Its resources and prompts, when its server serves any (``.resources`` / ``.prompts``)
     surface: SurfaceSpec | None = None
+
+    @property
+    def callable_tools(self) -> tuple[ToolSpec, ...]:
+        """The tools a call can reach: all but the removed ones kept a while (``keep_removed_tools``),
+        whose methods only raise; they stay out of ``TOOLS``, the code-mode API and the test kit."""
+        return tuple(t for t in self.tools if not t.removed_envelope)
 
 
 @dataclass(frozen=True)
@@ -267,6 +281,11 @@ class PackageSpec:
     @property
     def all_tools(self) -> tuple[ToolSpec, ...]:
         return tuple(t for ns in self.namespaces for t in ns.tools)
+
+    @property
+    def callable_tools(self) -> tuple[ToolSpec, ...]:
+        """``all_tools`` but the removed ones kept a while (``NamespaceSpec.callable_tools``)."""
+        return tuple(t for ns in self.namespaces for t in ns.callable_tools)
 
     # The model modules the annotations name are imported for type checkers only (at run time
     # ToolInfo imports them on first use), and not at all when no annotation names one.

@@ -60,7 +60,8 @@ TASKS_KEY = "task_dialect"
 
 #: The keys, in a server's entry, of what it serves besides tools, and the key each item is sorted
 #: by (docs/resources-and-prompts.md). A server without any has none of them: its lock is as it was.
-SURFACE_KEYS: Mapping[str, str] = {"prompts": "name", "resource_templates": "uriTemplate", "resources": "uri"}
+SURFACE_KEYS: Mapping[str, str] = {"completions": "id", "prompts": "name", "resource_templates": "uriTemplate",
+                                   "resources": "uri"}  # fmt: skip
 #: server -> listing (a key of SURFACE_KEYS) -> items
 SurfaceByServer = Mapping[str, Mapping[str, Sequence[Mapping[str, Any]]]]
 

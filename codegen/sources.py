@@ -119,9 +119,13 @@ def read_live(
 SURFACE_LISTINGS = tuple(LISTINGS)
 
 
-def _list_surface(provider: Any, config: MCPServerConfig) -> dict[str, tuple[Mapping[str, Any], ...]]:
-    """The server's resources, templates and prompts (only the non-empty listings). A listing that
-    fails is one warning line, and the server's tools are generated as usual."""
+def _list_surface(
+    provider: Any, config: MCPServerConfig, snapshot: Path | None = None
+) -> dict[str, tuple[Mapping[str, Any], ...]]:
+    """The server's resources, templates and prompts (only the non-empty listings), and the closed
+    completion sets of their variables and arguments (``codegen.surface.completion_items``, compared
+    with the lock at ``snapshot``). A listing that fails is one warning line, and the server's tools
+    are generated as usual."""
     found: dict[str, tuple[Mapping[str, Any], ...]] = {}
     if config.tools is not None:  # an explicit tool list: the server is not asked anything
         return found
@@ -133,6 +137,19 @@ def _list_surface(provider: Any, config: MCPServerConfig) -> dict[str, tuple[Map
             continue
         if items:
             found[which] = tuple(items)
+    if found.get("resource_templates") or found.get("prompts"):
+        from codegen.surface import completion_items
+
+        def complete(ref: Mapping[str, Any], argument: str, value: str) -> Any:
+            return provider.complete(ref, argument, value, timeout_seconds=config.connect_timeout_seconds)
+
+        locked: Sequence[Mapping[str, Any]] = ()
+        if snapshot is not None and snapshot.is_file():
+            from codegen.snapshot import load_snapshot
+
+            locked = load_snapshot(snapshot).surface.get(config.name, {}).get("completions", ())
+        if completions := completion_items(complete, found, locked):
+            found["completions"] = completions
     return found
 
 
@@ -151,7 +168,7 @@ def _list_one(
             # Explicit infra `tools` skip discovery: no session, so no dialect is known.
             dialect = provider.task_dialect() if config.tools is None else None
             task.done(len(tools))
-        return tools, dialect, _list_surface(provider, config)
+        return tools, dialect, _list_surface(provider, config, snapshot)
     except Exception as exc:  # any failure to list is one clear line, with the way out
         raise GenerateError(
             f"cannot list MCP server {config.name!r}: {exc}; {_way_out(snapshot)}",

@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -60,9 +60,11 @@ def testing_data(
     wire_names: Mapping[tuple[str, str], str],
     inferred: Mapping[str, Mapping[str, InferredOutput]] | None,
     newest: Mapping[str, Mapping[str, Any]] | None,
+    removed: Collection[tuple[str, str]] = (),
 ) -> dict[str, Any]:
     """The kit's data for these sources (see the module docstring); ``wire_names``: the name each
-    tool is called by, by source and tool name (the build's, ``TOOLS``' keys)."""
+    tool is called by, by source and tool name (the build's, ``TOOLS``' keys); ``removed``: the
+    (source, wire name) of the removed tools kept a while, which the kit leaves out as ``TOOLS`` does."""
     # Here: generate.py imports this module on the cached path, which reads no listing.
     from mas.runtime.contracts.tool_contract import tool_entry_from_mcp
 
@@ -73,6 +75,8 @@ def testing_data(
         for tool in source.tools:
             name = str(tool.get("name"))
             wire = wire_names[(source.name, name)]
+            if (source.name, wire) in removed:
+                continue
             locked = canonical_tool(dict(tool))
             output: Any = locked.get("outputSchema")
             found = learned.get(name)
@@ -97,7 +101,7 @@ def data_module(header: str, data: Mapping[str, Any]) -> str:
 def testing_context(pkg: PackageSpec) -> dict[str, Any]:
     """What ``testing.py.jinja`` needs beyond the package: the typing imports its annotations use
     (those of ``_tools.py`` that the value types name) and which model modules they name."""
-    tools = pkg.all_tools
+    tools = pkg.callable_tools
     values = " ".join(t.value_annotation for t in tools)
     words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", values))
     imports = []

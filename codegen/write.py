@@ -43,7 +43,6 @@ __all__ = [
     "Change",
     "diff_changes",
     "plan_changes",
-    "previous_text",
     "recover",
     "write_file_atomic",
     "write_package",
@@ -84,15 +83,6 @@ def _entry(path: Path) -> bytes | _NotAFile:
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     with os.fdopen(fd, "rb") as handle:
         return handle.read()
-
-
-def previous_text(path: Path) -> str | None:
-    """A file of the package as the last run left it (a regular file, never followed), or None."""
-    try:
-        found = _entry(path)
-        return None if isinstance(found, _NotAFile) else found.decode("utf-8")
-    except (OSError, ValueError):
-        return None
 
 
 def _existing(target: Path) -> dict[str, bytes | _NotAFile]:

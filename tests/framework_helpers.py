@@ -10,7 +10,7 @@ from typing import Any
 
 from mcp_helpers import stdio_config
 
-from mas.runtime.contracts.tool_contract import ainvoke_call_tool, invoke_call_tool
+from mas.runtime.contracts.tool_contract import ToolResultEnvelope, ainvoke_call_tool, invoke_call_tool
 from mas.runtime.mcp.provider import MCPToolProvider
 from mas.runtime.registry import RuntimeRegistry
 from mas.runtime.skills import SkillToolProvider
@@ -52,3 +52,25 @@ def sample_registry() -> Iterator[Recording]:
     registry = RuntimeRegistry({"skills": skills, "sample": MCPToolProvider(stdio_config("sample"))})
     with registry:
         yield Recording(registry)
+
+
+class Tampered:
+    """The recorder, with one tool's structured content replaced: a server whose output no longer
+    fits the output model the package was generated with."""
+
+    def __init__(self, inner: Recording, tool_name: str, structured: Any) -> None:
+        self.inner = inner
+        self.tool_name = tool_name
+        self.structured = structured
+
+    def list_tools(self) -> list[dict[str, Any]]:
+        return self.inner.list_tools()
+
+    def owner_of(self, tool_name: str) -> str | None:
+        return self.inner.owner_of(tool_name)
+
+    def call_tool(self, tool_name: str, arguments: Mapping[str, Any] | None, **kwargs: Any) -> Any:
+        envelope = ToolResultEnvelope.coerce(self.inner.call_tool(tool_name, arguments, **kwargs)).to_dict()
+        if tool_name == self.tool_name:
+            envelope.update(structured_content=self.structured, result=self.structured)
+        return envelope

@@ -29,6 +29,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -358,7 +359,8 @@ def _surface_stub(surface: SurfaceSpec, taken: set[str]) -> tuple[list[str], set
         lines = [f"class {holder}:", f'    """{what} of the {surface.source_doc} source: each one call."""']
         for m in methods:
             kind = SURFACE_KINDS.get(m.contents, "text") if attr == "resources" else "prompt"
-            params = [f"{p.py_name}: str" if p.required else f"{p.py_name}: str | None = None" for p in m.params]
+            params = [p.declared() for p in m.params]
+            used.update({"Literal"} if any(p.values for p in m.params) else set())
             signature = ", ".join(["self", *(["*", *params] if params else [])])
             returns = _SURFACE_RETURNS[kind]
             returns = names.get(returns, returns)
@@ -459,6 +461,7 @@ def build_code_mode(
     names = sandbox_modules(ns.attr for ns in namespaces)
     modules = []
     for ns in namespaces:
+        ns = replace(ns, tools=ns.callable_tools)  # a removed tool kept a while is no function here
         own = {t.method: summaries[(ns.attr, t.method)] for t in ns.tools}
         stub, surface = _module_stub(ns, own, stubs)
         functions = tuple((t.method, t.wire_name) for t in ns.tools)

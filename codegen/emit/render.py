@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from codegen import cache as cache_layer
 from codegen.emit.api_page import API_PAGE, api_page
 from codegen.emit.formatting import format_files
 from codegen.emit.templates import templates_dir
@@ -18,8 +19,6 @@ from mas.runtime.contracts import _rules, uri_template
 
 if TYPE_CHECKING:
     import jinja2
-
-    from codegen.cache import Memo
 
 __all__ = ["RULES_PATH", "SHIM_DIR", "render_package", "runtime_sources"]
 
@@ -94,17 +93,12 @@ def _split(text: str, header: str) -> tuple[str, str]:
     return "\n".join(parts[:lines]), parts[lines] if len(parts) > lines else ""
 
 
-def _format(
-    files: Mapping[str, str],
-    headers: Mapping[str, str],
-    memo: Memo | None,
-    previous: Callable[[str], str | None] | None,
-) -> dict[str, str]:
-    """``format_files``, run only on the modules whose formatted text is not known. A module is
-    formatted with a placeholder for its header (comment lines, whose text the formatter never
-    touches, so it formats alike whatever its header says); ``memo`` maps that text's digest to
-    the digest of the formatted one, and a module whose last written file (``previous``) has it,
-    header aside, is that file. Anything else, a file edited by hand included, is formatted again."""
+def _format(files: Mapping[str, str], headers: Mapping[str, str]) -> dict[str, str]:
+    """``format_files``, run only on the modules whose formatted text the cache layer does not
+    hold. A module is formatted with a placeholder for its header (comment lines, whose text the
+    formatter never touches, so it formats alike whatever its header says); the layer's
+    ``formatted`` table keeps the formatted text below it under that text's digest."""
+    memo = cache_layer.memo("formatted")
     out: dict[str, str] = {}
     todo: dict[str, str] = {}
     keys: dict[str, str | None] = {}
@@ -113,18 +107,17 @@ def _format(
         placeholder = "\n".join(["# toolgen"] * (header.count("\n") + 1))
         plain = f"{placeholder}\n{body}"
         keys[rel] = key = memo.key("formatted", _sha256(plain)) if memo is not None else None
-        want = memo.get(key) if memo is not None else None
-        old = previous(rel) if want is not None and previous is not None else None
-        kept = _split(old, header)[1] if old is not None else None
-        if kept is not None and _sha256(f"{placeholder}\n{kept}") == want:
+        kept = memo.get(key) if memo is not None else None
+        if isinstance(kept, str):
             out[rel] = f"{header}\n{kept}"
         else:
             todo[rel] = plain
     for rel, formatted in format_files(todo).items():
-        if memo is not None:
-            memo.put(keys[rel], _sha256(formatted))
         header = _split(files[rel], headers[rel])[0]
-        out[rel] = f"{header}\n{_split(formatted, header)[1]}"
+        body = _split(formatted, header)[1]
+        if memo is not None:
+            memo.put(keys[rel], body)
+        out[rel] = f"{header}\n{body}"
     return out
 
 
@@ -174,23 +167,21 @@ def _placeholder(index: int, part: str) -> str:
     return f"    def {_MARK}{index}(self):\n        pass\n"
 
 
-def tools_module(
-    pkg: PackageSpec, memo: Memo | None = None, previous: str | None = None, *, whole: bool = False
-) -> str:
+def tools_module(pkg: PackageSpec, *, whole: bool = False) -> str:
     """``_tools.py``, formatted. Each tool's parts are rendered and formatted on their own; the
     module around them is formatted with a placeholder in each part's place, which the part then
     replaces. The formatter lays a statement out alike wherever it stands (its blank lines aside,
     which the placeholders keep), so this is the module formatted whole; ``whole=True`` formats it
     so instead, for the tests to compare.
 
-    ``memo`` records where each tool's parts stand in the module made (by the tool's spec) and the
-    module's digest; when ``previous`` (the module as the last run wrote it) has that digest, the
-    parts of every tool whose spec is unchanged are taken from it, not rendered again.
+    The cache layer's ``parts`` table keeps each tool's formatted parts under the digest of its
+    spec, so a rerun renders and formats only the parts of the tools an edit changed.
     """
     env = _environment()
     macros = env.get_template("_tool.py.jinja").module
-    keys = [_part_key(t, ns.class_prefix) if not whole else None for ns in pkg.namespaces for t in ns.tools]
-    kept = _kept_parts(keys, memo, previous)
+    memo = cache_layer.memo("parts") if not whole else None
+    keys = [_part_key(t, ns.class_prefix) if memo is not None else None for ns in pkg.namespaces for t in ns.tools]
+    kept = _kept_parts(keys, memo)
     where: dict[int, int] = {}  # id of a ToolSpec -> its index in ``kept``
     todo: dict[int, list[str]] = {}  # index -> the unformatted parts of a tool not kept
     for ns in pkg.namespaces:
@@ -208,32 +199,24 @@ def tools_module(
     if whole:
         return format_files({"_tools.py": skeleton})["_tools.py"]
     formatted = format_files({"_tools.py": skeleton, **_parts_files(todo)})
-    kept.update(_read_parts(formatted, todo))
-    text, spans = _placed(formatted["_tools.py"], kept)
+    made = _read_parts(formatted, todo)
     if memo is not None:
-        layout = {"digest": _sha256(text), "spans": {k: spans[i] for i, k in enumerate(keys) if k is not None}}
-        memo.put(_LAYOUT, layout)
-    return text
+        for index, parts in made.items():
+            memo.put(keys[index], parts)
+    kept.update(made)
+    return _placed(formatted["_tools.py"], kept)
 
 
-#: The memo's one entry: the last module's digest, and where each tool's parts stand in it.
-_LAYOUT = "layout"
 _PARTS = 7  # a tool's parts: its ToolInfo constant and six methods
 
 
-def _kept_parts(keys: Sequence[str | None], memo: Memo | None, previous: str | None) -> dict[int, list[str] | None]:
-    """By tool index, its formatted parts as ``previous`` holds them, when it is the module the
-    memo's layout describes and the tool's spec is the one laid out there; else None."""
+def _kept_parts(keys: list[str | None], memo: cache_layer.Memo | None) -> dict[int, list[str] | None]:
+    """By tool index, its formatted parts as the memo keeps them under its spec's digest; else None."""
     kept: dict[int, list[str] | None] = dict.fromkeys(range(len(keys)))
-    layout = memo.get(_LAYOUT) if memo is not None and previous is not None else None
-    if not (isinstance(layout, dict) and previous is not None and layout.get("digest") == _sha256(previous)):
-        return kept
-    spans = layout.get("spans")
-    lines = previous.split("\n")
     for index, key in enumerate(keys):
-        found = spans.get(key) if isinstance(spans, dict) and key is not None else None
-        if isinstance(found, list) and len(found) == _PARTS:
-            kept[index] = ["\n".join(lines[start:end]) for start, end in found]
+        found = memo.get(key) if memo is not None else None
+        if isinstance(found, list) and len(found) == _PARTS and all(isinstance(p, str) for p in found):
+            kept[index] = found
     return kept
 
 
@@ -279,41 +262,28 @@ def _read_parts(formatted: Mapping[str, str], todo: Mapping[int, list[str]]) -> 
     return out
 
 
-def _placed(skeleton: str, kept: Mapping[int, list[str] | None]) -> tuple[str, list[list[list[int]]]]:
-    """The formatted module with each placeholder replaced by its part, and by tool, the lines
-    each of its parts stands on (``[start, end)``, counted from 0)."""
+def _placed(skeleton: str, kept: Mapping[int, list[str] | None]) -> str:
+    """The formatted module with each placeholder replaced by its part."""
     out: list[str] = []
-    spans: list[list[list[int]]] = [[[0, 0]] * _PARTS for _ in kept]
-    at = 0  # lines in ``out`` so far
     lines = iter(skeleton.split("\n"))
     for line in lines:
         matched = _PLACEHOLDER.fullmatch(line)
         if matched is None:
             out.append(line)
-            at += 1
             continue
         if matched.group(2) is not None:
             next(lines)  # the method's body, ``pass``
         index = int(matched.group(1) or matched.group(2))
         parts = kept[index // _PARTS]
         assert parts is not None
-        part = parts[index % _PARTS]
-        out.append(part)
-        end = at + part.count("\n") + 1
-        spans[index // _PARTS][index % _PARTS] = [at, end]
-        at = end
-    return "\n".join(out), spans
+        out.append(parts[index % _PARTS])
+    return "\n".join(out)
 
 
-def render_package(
-    pkg: PackageSpec,
-    memo: Memo | None = None,
-    previous: Callable[[str], str | None] | None = None,
-    parts: Memo | None = None,
-) -> dict[str, str]:
-    """Relative path inside the package -> file text. With ``memo`` (and ``previous``: the text of
-    a file as the last run wrote it, or None), a module formatted before is not formatted again;
-    with ``parts``, a tool's formatted parts of ``_tools.py`` are not rendered again."""
+def render_package(pkg: PackageSpec) -> dict[str, str]:
+    """Relative path inside the package -> file text. Inside a cache layer (``cache.Layer``), a
+    module formatted before is not formatted again, nor a tool's parts of ``_tools.py`` rendered
+    again: the layer keeps them under the digests of what they are made of."""
     env = _environment()
     from codegen.testkit import DATA_MODULE, TESTING_MODULE, data_module, testing_context
 
@@ -331,8 +301,8 @@ def render_package(
     # Templates and the model generator print statements on one line each: one formatter run
     # lays every module out (black's style), whatever the number of tools.
     headers = {rel: pkg.package_header if rel == "__init__.py" else pkg.header for rel in files}
-    out = _format(files, headers, memo, previous)
-    out["_tools.py"] = tools_module(pkg, parts, previous("_tools.py") if previous is not None else None)
+    out = _format(files, headers)
+    out["_tools.py"] = tools_module(pkg)
     # The shim and the rules are copied verbatim below the header: they stay the tested files byte for byte.
     for path, source in runtime_sources(surface=bool(pkg.surfaces)).items():
         out[path] = f"{pkg.header}\n{source.read_text(encoding='utf-8')}"

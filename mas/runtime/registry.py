@@ -15,11 +15,17 @@ import logging
 import types
 from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from mas.runtime.config import ConfigError, MCPServerConfig, SourceLocation
 from mas.runtime.contracts import _rules
-from mas.runtime.contracts.server_contract import PROMPT_REF, RESOURCE_REF, ServerProvider, completion_ref
+from mas.runtime.contracts.server_contract import (
+    PROMPT_REF,
+    RESOURCE_REF,
+    ServerProvider,
+    SubscribingProvider,
+    completion_ref,
+)
 from mas.runtime.contracts.tool_contract import (
     ERROR_KINDS,
     CallOptions,
@@ -31,12 +37,14 @@ from mas.runtime.contracts.tool_contract import (
 from mas.runtime.contracts.uri_template import matches
 from mas.runtime.infra import load_infra_files
 from mas.runtime.local import LocalToolRegistry, import_tool_class
+from mas.runtime.local_server import LocalServer
 from mas.runtime.pinning import PinGuard
 from mas.runtime.redact import blank
 from mas.runtime.routing import Named, NameTaken, QualifierClash, qualified, routed_names
 from mas.runtime.samples import SampleRecorder, provider_secrets
 from mas.runtime.side_by_side import map_side_by_side
 from mas.runtime.skills import SkillToolProvider
+from mas.runtime.subscriptions import DEFAULT_MAX_QUEUED, ResourceSubscription, SubscriptionError, UpdateCallback
 from mas.runtime.yaml_source import load_tool_documents
 
 __all__ = ["LOCAL_PROVIDER", "SKILLS_PROVIDER", "RuntimeRegistry"]
@@ -114,14 +122,15 @@ class RuntimeRegistry:
         cls,
         infra: Iterable[str | Path] = (),
         tools: Iterable[str | Path] = (),
-        local: Iterable[str | ToolContract | type[ToolContract]] = (),
+        local: Iterable[str | ToolContract | type[ToolContract] | LocalServer | type[LocalServer]] = (),
         *,
         mcp_factory: ProviderFactory | None = None,
         recorder: SampleRecorder | None = None,
         authorize: Callable[[str], Any] | None = None,
         servers: Collection[str] | None = None,
     ) -> RuntimeRegistry:
-        """Build from infra files, tool YAML files/folders and local tools (``"pkg.mod:Class"`` or classes).
+        """Build from infra files, tool YAML files/folders and local tools (``"pkg.mod:Class"`` or classes);
+        a local ``LocalServer`` (resources, templates, prompts) is a provider named by its ``name``.
 
         ``mcp_factory`` builds the provider for one infra server (default: ``MCPToolProvider``).
         ``authorize`` is given the authorization URL when an infra server's ``auth:`` needs a person
@@ -133,7 +142,12 @@ class RuntimeRegistry:
         if servers is not None:
             configs = [c for c in configs if c.name in servers]
         definitions = load_tool_documents(tools)
-        local_tools = [import_tool_class(item) if isinstance(item, str) else item for item in local]
+        imported = [import_tool_class(item) if isinstance(item, str) else item for item in local]
+        # LocalServer classes (resources, templates, prompts) are providers of their own, by name.
+        local_servers = [item() if isinstance(item, type) else item for item in imported if _is_local_server(item)]
+        local_tools = [
+            cast("ToolContract | type[ToolContract]", item) for item in imported if not _is_local_server(item)
+        ]
         factory = mcp_factory or functools.partial(_mcp_provider, authorize=authorize)
         pins = PinGuard.from_configs(configs)
         opened: dict[str, Any] = {}
@@ -144,9 +158,16 @@ class RuntimeRegistry:
                 skills = SkillToolProvider(definitions, name=SKILLS_PROVIDER)
                 skills.resolve()
                 opened[SKILLS_PROVIDER] = skills
+            for server in local_servers:
+                if server.name in (LOCAL_PROVIDER, SKILLS_PROVIDER) or server.name in opened:
+                    where = SourceLocation(f"{type(server).__module__}:{type(server).__qualname__}")
+                    raise ConfigError(f"local server name {server.name!r} is taken", where)
+                opened[server.name] = server
             for config in configs:
                 if config.name in (LOCAL_PROVIDER, SKILLS_PROVIDER):
                     raise ConfigError(f"server name {config.name!r} is reserved", config.location)
+                if config.name in opened:
+                    raise ConfigError(f"server name {config.name!r} is a local server's", config.location)
                 opened[config.name] = factory(config)
             return cls(
                 opened,
@@ -508,6 +529,45 @@ class RuntimeRegistry:
             lambda p: p.acomplete(inner_ref, argument, value, context=context, timeout_seconds=timeout_seconds),
         )
 
+    def subscribe_resource(
+        self,
+        uri: str,
+        *,
+        server: str | None = None,
+        on_update: UpdateCallback | None = None,
+        max_queued: int = DEFAULT_MAX_QUEUED,
+        timeout_seconds: float | None = None,
+    ) -> ResourceSubscription:
+        """Subscribe to ``uri`` at the server that serves it (routed as ``read_resource`` is).
+        Raises :class:`SubscriptionError` (with ``kind``) when it cannot subscribe."""
+        provider = self._subscriber(uri, server, self._resource_owner(uri, server))
+        return provider.subscribe_resource(
+            uri, on_update=on_update, max_queued=max_queued, timeout_seconds=timeout_seconds
+        )
+
+    async def asubscribe_resource(
+        self,
+        uri: str,
+        *,
+        server: str | None = None,
+        on_update: UpdateCallback | None = None,
+        max_queued: int = DEFAULT_MAX_QUEUED,
+        timeout_seconds: float | None = None,
+    ) -> ResourceSubscription:
+        owner = await asyncio.to_thread(self._resource_owner, uri, server)
+        provider = self._subscriber(uri, server, owner)
+        return await provider.asubscribe_resource(
+            uri, on_update=on_update, max_queued=max_queued, timeout_seconds=timeout_seconds
+        )
+
+    def _subscriber(self, uri: str, server: str | None, owner: str | ToolResultEnvelope) -> SubscribingProvider:
+        if isinstance(owner, ToolResultEnvelope):
+            raise SubscriptionError(f"subscribe: {owner.text}", owner.error_kind or "unknown_tool")
+        provider = self._providers[owner]
+        if not isinstance(provider, SubscribingProvider):
+            raise SubscriptionError(f"subscribe to {uri!r}: provider {owner!r} serves no subscriptions", "protocol")
+        return provider
+
     def _surface_call(self, provider_name: str, send: Callable[[Any], Any]) -> ToolResultEnvelope:
         try:
             return ToolResultEnvelope.coerce(send(self._providers[provider_name]))
@@ -564,3 +624,7 @@ class RuntimeRegistry:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
+
+
+def _is_local_server(item: object) -> bool:
+    return isinstance(item, LocalServer) or (isinstance(item, type) and issubclass(item, LocalServer))

@@ -32,6 +32,10 @@ guide, a JSON list of cities, a PNG blob, an MCP Apps ``ui://`` panel), a resour
 ``city`` and the prompt's arguments; ``--fail-resources`` declares resources but fails
 ``resources/list`` (a server the runtime must still list the tools of); ``--prompt-drift`` makes
 ``review_city``'s optional ``style`` argument required (drift and pinning tests).
+``--with-subscriptions`` (with ``--with-resources``, :func:`add_subscriptions`) makes a resource
+subscribable: ``sample://counter``, served both ways (``resources/subscribe`` on 2025-11-25
+sessions, ``subscriptions/listen`` on 2026-07-28 ones), with two tools: ``bump_counter`` changes it
+``times`` times (one update each) and ``subscribers`` says who is subscribed (unsubscribe tests).
 Every tool is offline and deterministic.
 """
 
@@ -47,7 +51,7 @@ import json
 import os
 import sys
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, cast
@@ -497,6 +501,10 @@ class SampleState:
     tasks: dict[str, SampleTask] = field(default_factory=dict)
     #: tools/list cache hints (2026-07-28): ttlMs and cacheScope; None leaves the SDK's defaults.
     list_hints: dict[str, Any] | None = None
+    #: Tools added by a flag's own function (``--with-subscriptions``): name -> handler.
+    handlers: dict[str, Callable[[ServerRequestContext[Any, Any], dict[str, Any]], Awaitable[types.CallToolResult]]] = (
+        field(default_factory=dict)
+    )
 
     def tool(self, name: str) -> types.Tool | None:
         return next((t for t in self.tools if t.name == name), None)
@@ -892,6 +900,9 @@ async def _dispatch(
     if name == "crash":
         sys.stdout.flush()
         os._exit(int(args.get("code", 1)))  # on purpose: simulates a server dying mid-call
+    handler = state.handlers.get(name)
+    if handler is not None:
+        return await handler(ctx, args)
     raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {name}")
 
 
@@ -980,14 +991,16 @@ def _prompt(params: types.GetPromptRequestParams) -> types.GetPromptResult:
 
 
 def _complete(params: types.CompleteRequestParams) -> types.CompleteResult:
+    """``style``: a closed set (its type is a ``Literal``); ``city``: the known cities, an open set
+    (``hasMore``: any city is accepted), which stays ``str``."""
     name, value = params.argument.name, params.argument.value.lower()
     if name == "style":
         values = [s for s in _STYLES if s.startswith(value)]
-    elif name == "city":
+        return types.CompleteResult(completion=types.Completion(values=values, total=len(values), has_more=False))
+    if name == "city":
         values = [c["name"] for c in _CITIES if c["name"].lower().startswith(value)]
-    else:
-        values = []
-    return types.CompleteResult(completion=types.Completion(values=values, total=len(values), has_more=False))
+        return types.CompleteResult(completion=types.Completion(values=values, has_more=True))
+    return types.CompleteResult(completion=types.Completion(values=[], total=0, has_more=False))
 
 
 def add_server_surface(server: Server[Any], *, fail_resources: bool = False, prompt_drift: bool = False) -> None:
@@ -1039,6 +1052,111 @@ def add_server_surface(server: Server[Any], *, fail_resources: bool = False, pro
     server.add_request_handler("prompts/list", types.PaginatedRequestParams, list_prompts)
     server.add_request_handler("prompts/get", types.GetPromptRequestParams, get_prompt)
     server.add_request_handler("completion/complete", types.CompleteRequestParams, complete)
+
+
+# --- a subscribable resource (--with-subscriptions) ----------------------------------------------
+COUNTER_URI = "sample://counter"
+COUNTER_RESOURCE = types.Resource(
+    uri=COUNTER_URI, name="counter", mime_type="text/plain", description="A number bump_counter changes."
+)
+SUBSCRIPTION_TOOLS: tuple[types.Tool, ...] = (
+    types.Tool(
+        name="bump_counter",
+        description="Add one to sample://counter, `times` times; subscribers get one update each time.",
+        input_schema={"type": "object", "properties": {"times": {"type": "integer", "minimum": 1, "maximum": 10000}}},
+    ),
+    types.Tool(
+        name="subscribers",
+        description="Who is subscribed to sample://counter: 2025-11-25 sessions and 2026-07-28 listen streams.",
+        input_schema={"type": "object", "properties": {}},
+    ),
+)
+
+
+def _connection(ctx: ServerRequestContext[Any, Any]) -> Any:
+    """The client's connection (``ctx.session`` is a new wrapper per request; mcp 2.3 has no public
+    accessor for what it wraps), which outlives the request: updates are sent on it later."""
+    return ctx.session._connection  # noqa: SLF001
+
+
+def add_subscriptions(server: Server[Any], state: SampleState) -> None:
+    """``sample://counter``, subscribable in both dialects, and its two tools (``--with-subscriptions``)."""
+    from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
+
+    counter = {"value": 0}
+    sessions: dict[str, list[Any]] = {}  # 2025-11-25: uri -> the sessions subscribed to it
+    listening = {"streams": 0}  # 2026-07-28: open listen streams
+
+    class CountingBus(InMemorySubscriptionBus):
+        def subscribe(self, listener: Callable[[Any], None]) -> Callable[[], None]:
+            listening["streams"] += 1
+            unsubscribe = super().subscribe(listener)
+            done = {"once": False}
+
+            def counted() -> None:
+                if not done["once"]:
+                    done["once"] = True
+                    listening["streams"] -= 1
+                unsubscribe()
+
+            return counted
+
+    bus = CountingBus()
+    state.tools.extend(SUBSCRIPTION_TOOLS)
+    read_entry, list_entry = server.get_request_handler("resources/read"), server.get_request_handler("resources/list")
+    if read_entry is None or list_entry is None:
+        raise RuntimeError("add_subscriptions needs add_server_surface first")
+    read_before, list_before = read_entry.handler, list_entry.handler  # the surface's own
+
+    async def list_resources(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        result = cast(types.ListResourcesResult, await list_before(ctx, params))
+        if result.next_cursor is None:  # the last page
+            result = result.model_copy(update={"resources": [*result.resources, COUNTER_RESOURCE]})
+        return result
+
+    async def read(ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams) -> Any:
+        if str(params.uri) == COUNTER_URI:
+            text = str(counter["value"])
+            return types.ReadResourceResult(
+                contents=[types.TextResourceContents(uri=COUNTER_URI, mime_type="text/plain", text=text)]
+            )
+        return await read_before(ctx, params)
+
+    async def subscribe(ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams) -> types.EmptyResult:
+        subscribed = sessions.setdefault(str(params.uri), [])
+        if _connection(ctx) not in subscribed:
+            subscribed.append(_connection(ctx))
+        return types.EmptyResult()
+
+    async def unsubscribe(
+        ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
+        subscribed = sessions.get(str(params.uri), [])
+        if _connection(ctx) in subscribed:
+            subscribed.remove(_connection(ctx))
+        return types.EmptyResult()
+
+    async def bump(ctx: ServerRequestContext[Any, Any], args: dict[str, Any]) -> types.CallToolResult:
+        times = int(args.get("times", 1))
+        for _ in range(times):
+            counter["value"] += 1
+            for session in list(sessions.get(COUNTER_URI, [])):
+                await session.send_resource_updated(COUNTER_URI)
+            await bus.publish(ResourceUpdated(uri=COUNTER_URI))
+        return _structured({"value": counter["value"]}, f"counter is {counter['value']}")
+
+    async def who(ctx: ServerRequestContext[Any, Any], args: dict[str, Any]) -> types.CallToolResult:
+        found = {"sessions": len(sessions.get(COUNTER_URI, [])), "streams": listening["streams"]}
+        return _structured(found, json.dumps(found, sort_keys=True))
+
+    state.handlers.update({"bump_counter": bump, "subscribers": who})
+    server.add_request_handler("resources/list", types.PaginatedRequestParams, list_resources)
+    server.add_request_handler("resources/read", types.ReadResourceRequestParams, read)
+    server.add_request_handler("resources/subscribe", types.SubscribeRequestParams, subscribe)
+    server.add_request_handler("resources/unsubscribe", types.UnsubscribeRequestParams, unsubscribe)
+    server.add_request_handler("subscriptions/listen", types.SubscriptionsListenRequestParams, ListenHandler(bus))
 
 
 async def _serve_stdio(server: Server[Any]) -> None:
@@ -1113,11 +1231,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--prompt-drift", action="store_true", help="with --with-resources: review_city's style becomes required"
     )
+    parser.add_argument(
+        "--with-subscriptions",
+        action="store_true",
+        help="with --with-resources: sample://counter is subscribable (bump_counter, subscribers; tests)",
+    )
     parser.add_argument("--list-ttl-ms", type=int, help="ttlMs of tools/list results (2026 sessions)")
     parser.add_argument("--list-cache-scope", choices=["public", "private"], help="cacheScope of tools/list results")
     ns = parser.parse_args(argv)
     if ns.page_size < 1:
         parser.error("--page-size must be at least 1")
+    if ns.with_subscriptions and not ns.with_resources:
+        parser.error("--with-subscriptions needs --with-resources")
     tools = apply_drift(tool_definitions(with_crash_tool=ns.with_crash_tool), ns.drift)
     if ns.with_client_requests:
         tools += client_request_tools()
@@ -1133,6 +1258,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     server = build_server(state)
     if ns.with_resources:
         add_server_surface(server, fail_resources=ns.fail_resources, prompt_drift=ns.prompt_drift)
+        if ns.with_subscriptions:
+            add_subscriptions(server, state)
     if ns.transport == "stdio":
         asyncio.run(_serve_stdio(server))
         return 0

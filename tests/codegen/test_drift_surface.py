@@ -4,6 +4,7 @@ server whose prompt changed, and run-time pinning of that prompt against the loc
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -154,6 +155,8 @@ def test_generate_check_prints_the_prompt_change(tmp_path: Path, capsys: pytest.
     assert "toolgen: server 'sample': prompt 'review_city': prompt argument 'style' is now required (breaking)" in out
     assert out.count("prompt argument") == 1
     # Generating accepts it: the method's argument is now required (the build cache keys on prompts too).
-    assert "style: str | None = None" in (tmp_path / "out" / "st" / "surface.py").read_text()
+    # (style is a closed completion set: a Literal, codegen/surface.py)
+    assert 'style: _Literal["brief", "detailed"] | None = None' in (tmp_path / "out" / "st" / "surface.py").read_text()
     assert generate(tmp_path, ["--infra", str(drifted), "--out", "out", "--package", "st", "-q"]) == 0
-    assert "def review_city(self, *, city: str, style: str)" in (tmp_path / "out" / "st" / "surface.py").read_text()
+    text = (tmp_path / "out" / "st" / "surface.py").read_text()
+    assert re.search(r'def review_city\(\s*self, \*, city: str, style: _Literal\["brief", "detailed"\]\s*\)', text)

@@ -192,4 +192,33 @@ def test_two_saved_listings_are_compared_the_same_way(
     assert code == 3, (out, err)
     assert _found(out) == BROKEN, out
     code, _, err = _impact(project, ["diff", "toolgen.lock.json", "new.json", "--impact", "agent"], monkeypatch, capsys)
-    assert code == 2 and "takes two saved tools/list results, not a lock" in err
+    assert code == 2 and err.splitlines() == [
+        "toolgen: error: toolgen.lock.json: --impact with OLD NEW takes two locks or two saved tools/list results, "
+        "not one of each"
+    ]
+
+
+@pytest.mark.timeout(600)  # two offline generations and two checker runs each, on a shared machine
+@pytest.mark.parametrize("checker", ["mypy", "pyright"])
+def test_two_locks_build_both_packages_and_list_the_same_call_sites(
+    checker: str, project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``toolgen diff OLD.lock NEW.lock --impact``: each package is generated offline from its lock with
+    the project's settings (how CI compares the lock of the main branch with a pull request's)."""
+    new_lock = project / "upgraded.lock.json"
+    if not new_lock.is_file():  # the project's lock, then the upgraded server listed live into a copy
+        new_lock.write_bytes((project / "toolgen.lock.json").read_bytes())
+        argv = ["--infra", "upgrade.yaml", "--snapshot", new_lock.name, "--out", "upgraded-gen"]
+        assert generate(project, argv, monkeypatch) == 0
+    before = {p: p.read_bytes() for p in [project / "toolgen.lock.json", new_lock, *(project / "gen").rglob("*.py")]}
+    argv = ["diff", "toolgen.lock.json", new_lock.name, "--impact", "agent", "--checker", checker]
+    code, out, err = _impact(project, argv, monkeypatch, capsys)
+    assert code == 3, (out, err)
+    assert _found(out) == BROKEN, out
+    assert {p: p.read_bytes() for p in before} == before
+    if checker == "pyright":
+        return
+    # The same lock twice: nothing changes, nothing breaks.
+    argv = ["diff", new_lock.name, new_lock.name, "--impact", "agent", "--checker", checker]
+    code, out, _ = _impact(project, argv, monkeypatch, capsys)
+    assert (code, out.splitlines()) == (0, [f"toolgen: no call site breaks ({checker}); the servers: no change"])

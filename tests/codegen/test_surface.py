@@ -3,9 +3,9 @@
 Generated from the sample server with ``--with-resources`` (a real process): the lock records
 them in canonical form, ``--offline`` makes the same package from the lock, the package reads,
 fills, gets and completes through the registry (sync and async), passes ``mypy --strict`` and
-strict pyright, and both checkers report a wrong template variable, a missing prompt argument
-and a misspelt resource method (typing snapshots). A server that fails ``resources/list`` still
-gets its tools, with one warning line.
+strict pyright, and both checkers report a wrong template variable, a missing prompt argument,
+a misspelt resource method and a value outside a closed completion set (typing snapshots). A
+server that fails ``resources/list`` still gets its tools, with one warning line.
 """
 
 from __future__ import annotations
@@ -141,11 +141,18 @@ def use(registry: RuntimeRegistry) -> None:
     tools.sample.resources.weather(town="Paris")  # a wrong template variable
     tools.sample.prompts.review_city(style="brief")  # a missing prompt argument
     tools.sample.resources.guid()  # a misspelt resource method
+    tools.sample.prompts.review_city(city="Lyon", style="long")  # outside the closed completion set
 """
 MYPY_SNAPSHOT = [
     (16, "call-arg", 'Unexpected keyword argument "town" for "weather" of "SampleResources"'),
     (17, "call-arg", 'Missing named argument "city" for "review_city" of "SamplePrompts"'),
     (18, "attr-defined", '"SampleResources" has no attribute "guid"'),
+    (
+        19,
+        "arg-type",
+        'Argument "style" to "review_city" of "SamplePrompts" has incompatible type "Literal[\'long\']"; '
+        "expected \"Literal['brief', 'detailed'] | None\"",
+    ),
 ]
 PYRIGHT_SNAPSHOT = [  # sorted by line, then message
     (16, "reportCallIssue", 'Argument missing for parameter "city"'),
@@ -153,6 +160,7 @@ PYRIGHT_SNAPSHOT = [  # sorted by line, then message
     (17, "reportCallIssue", 'Argument missing for parameter "city"'),
     (18, "reportAttributeAccessIssue", 'Cannot access attribute "guid" for class "SampleResources"'),
     (18, "reportUnknownMemberType", 'Type of "guid" is unknown'),
+    (19, "reportArgumentType", 'Argument of type "Literal[\'long\']" cannot be assigned to parameter "style"'),
 ]
 
 

@@ -16,6 +16,7 @@ installed: without its ``py.typed`` the agent scripts fail with ``import-untyped
 from __future__ import annotations
 
 import importlib.resources
+import json
 import re
 import shutil
 import subprocess
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from gen_helpers import checked_modules, runtime_copy
+from gen_helpers import checked_modules, forked_python, runtime_copy
 from pyright_batch import Batch, pyright_workspace
 
 from codegen.cli import main as toolgen
@@ -36,9 +37,10 @@ CAPTURES_DIR = REPO / "tests" / "fixtures" / "mcp-tools-list"
 CAPTURES = sorted(CAPTURES_DIR.glob("*.json"))
 SAMPLE_TOOLS = REPO / "library-samples" / "tools"
 SCRIPTS = Path(__file__).resolve().parent / "cases" / "typecheck"
-PACKAGES = ("captures", "samples", "one", "two")
+PACKAGES = ("captures", "samples", "one", "two", "upgraded")
 GOOD_SCRIPTS = ("good_captures.py", "good_samples.py", "agent_one.py", "agent_two.py", "good_testing.py")
-SCRIPT_NAMES = (*GOOD_SCRIPTS, "bad_captures.py", "bad_samples.py", "bad_testing.py")
+SCRIPT_NAMES = (*GOOD_SCRIPTS, "bad_captures.py", "bad_samples.py", "bad_testing.py", "bad_upgraded.py")
+DEPRECATIONS = REPO / "tests" / "fixtures" / "upgrades" / "deprecations.json"
 
 # (line, rule, fragment of the message) for every error, sorted. Lines refer to the scripts in
 # cases/typecheck/; the comment at the end of each line there names the mistake.
@@ -128,6 +130,18 @@ PYRIGHT_BAD_TESTING = [
     (18, "reportAttributeAccessIssue", 'Cannot access attribute "get_current_tme" for class "_TimeFakes"'),
 ]
 
+# PEP 702 deprecations (package ``upgraded``): a deprecated tool, a deprecated optional parameter
+# (its overload), the kept removed tool; mypy runs with ``--enable-error-code deprecated``, pyright's
+# strict mode reports ``reportDeprecated`` as an error.
+_OLD_LOOKUP = "tool 'old_lookup' is deprecated by its server"
+_LIMIT = "parameter 'limit' of tool 'search' is deprecated by its server"
+_WHOAMI = "tool 'whoami' was removed by its server in version 1.0.0 of this package"
+_DOCS_LIMIT = "parameter 'limit' of tool 'search-docs' is deprecated by its server"
+DEPRECATED = [(14, _LIMIT), (15, _OLD_LOOKUP), (16, _OLD_LOOKUP), (17, _LIMIT), (19, _DOCS_LIMIT), (20, _WHOAMI),
+              (24, _WHOAMI), (25, _OLD_LOOKUP)]  # fmt: skip
+MYPY_BAD_UPGRADED = [(line, "deprecated", f"is deprecated: {why}") for line, why in DEPRECATED]
+PYRIGHT_BAD_UPGRADED = [(line, "reportDeprecated", why) for line, why in DEPRECATED]
+
 _MYPY_LINE = re.compile(
     r"^(?P<file>[^:]+):(?P<line>\d+): (?P<severity>error|note): (?P<message>.*?)(?:  \[(?P<code>[a-z-]+)\])?$"
 )
@@ -159,6 +173,27 @@ def _generate(out: Path, package: str, sources: list[str]) -> None:
         assert toolgen(["generate", "--out", str(out), "--package", package, *sources]) == 0
 
 
+def _upgraded(root: Path) -> None:
+    """Package ``upgraded``: the real sample server, then the same server with ``--drift upgrade``
+    (``whoami`` removed and kept, ``search-docs``'s ``limit`` deprecated), beside the deprecations
+    fixture; its project folder (lock, settings) sits apart, so the workspace has no pyproject.toml."""
+    project = root / "upgraded-project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text("[tool.toolgen]\nkeep_removed_tools = 1\n", encoding="utf-8")
+    for drift in ([], ["--drift", "upgrade"]):
+        server = forked_python("-m", "mas.samples.mcp_server", *drift)
+        entry = "".join(f"      {key}: {json.dumps(value)}\n" for key, value in server.items())
+        (project / "infra.yaml").write_text(
+            "kind: ToolServerRegistry\nspec:\n  servers:\n    - name: sample\n      protocol: mcp\n"
+            f"      transport: stdio\n{entry}      connect_timeout_seconds: 20\n",
+            encoding="utf-8",
+        )
+        with pytest.MonkeyPatch.context() as mp:
+            mp.chdir(project)
+            argv = ["--infra", "infra.yaml", "--snapshot", "lock.json", "--mcp-json", f"idx={DEPRECATIONS}"]
+            assert toolgen(["generate", "--out", str(root), "--package", "upgraded", *argv]) == 0
+
+
 def _not_checked(path: Path) -> bool:
     """The runtime copies are checked in the first package, as they sit in a generated package; the
     other packages' copies are the same bytes (test_golden.py), read by pyright but not checked again."""
@@ -172,6 +207,7 @@ def checked(root: Path) -> None:
     time_json, fetch_json = (str(CAPTURES_DIR / f"{name}.json") for name in ("time", "fetch"))
     _generate(root, "one", ["--mcp-json", time_json])
     _generate(root, "two", ["--mcp-json", time_json, "--mcp-json", fetch_json])
+    _upgraded(root)
     for name in SCRIPT_NAMES:
         shutil.copyfile(SCRIPTS / name, root / name)
 
@@ -185,7 +221,8 @@ def workspace(pyright_batch: Batch) -> Path:
 def mypy_report(workspace: Path) -> Report:
     (workspace / "mypy.ini").write_text("[mypy]\n", encoding="utf-8")  # never a user's or the repo's config
     completed = subprocess.run(
-        [sys.executable, "-m", "mypy", "--config-file", "mypy.ini", "--strict", "--python-version", "3.11",
+        [sys.executable, "-m", "mypy", "--config-file", "mypy.ini", "--strict", "--enable-error-code", "deprecated",
+         "--python-version", "3.11",
          "--show-error-codes", "--no-pretty", "--no-color-output", "--no-error-summary", *PACKAGES, *SCRIPT_NAMES],
         cwd=workspace, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
@@ -277,6 +314,7 @@ def test_pyright_strict_accepts_correct_code(pyright_report: Report, script: str
         ("bad_captures.py", MYPY_BAD_CAPTURES),
         ("bad_samples.py", MYPY_BAD_SAMPLES),
         ("bad_testing.py", MYPY_BAD_TESTING),
+        ("bad_upgraded.py", MYPY_BAD_UPGRADED),
     ],
 )
 def test_mypy_strict_reports_each_mistake(
@@ -291,6 +329,7 @@ def test_mypy_strict_reports_each_mistake(
         ("bad_captures.py", PYRIGHT_BAD_CAPTURES),
         ("bad_samples.py", PYRIGHT_BAD_SAMPLES),
         ("bad_testing.py", PYRIGHT_BAD_TESTING),
+        ("bad_upgraded.py", PYRIGHT_BAD_UPGRADED),
     ],
 )
 def test_pyright_strict_reports_each_mistake(
@@ -303,7 +342,8 @@ def test_every_marked_mistake_is_in_the_snapshots() -> None:
     """Each line of a bad script that ends in a ``# comment`` naming a mistake has a snapshot entry."""
     for script, snapshots in [("bad_captures.py", (MYPY_BAD_CAPTURES, PYRIGHT_BAD_CAPTURES)),
                               ("bad_samples.py", (MYPY_BAD_SAMPLES, PYRIGHT_BAD_SAMPLES)),
-                              ("bad_testing.py", (MYPY_BAD_TESTING, PYRIGHT_BAD_TESTING))]:  # fmt: skip
+                              ("bad_testing.py", (MYPY_BAD_TESTING, PYRIGHT_BAD_TESTING)),
+                              ("bad_upgraded.py", (MYPY_BAD_UPGRADED, PYRIGHT_BAD_UPGRADED))]:  # fmt: skip
         lines = (SCRIPTS / script).read_text(encoding="utf-8").splitlines()
         marked = {n for n, text in enumerate(lines, start=1) if "  # " in text}
         for snapshot in snapshots:

@@ -229,6 +229,40 @@ def _calls_whoami_of(out: Path, monkeypatch: pytest.MonkeyPatch) -> None:
             Tools(_Refusing()).sample.whoami()
     assert "tool 'whoami' was removed by its server in version 1.0.0 of this package" in str(raised.value)
     assert raised.value.kind == "unknown_tool"
+    _kept_tool_is_no_callable_tool(out)
+
+
+class _Recording:
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def call_tool(self, tool_name: str, arguments: Any, **_: Any) -> Any:
+        self.calls.append(tool_name)
+        raise AssertionError(f"a removed tool is never sent ({tool_name})")
+
+
+def _kept_tool_is_no_callable_tool(out: Path) -> None:
+    """A kept removed tool is a method only: not in ``TOOLS``, nor in the code-mode stubs and
+    manifest (a code-mode call to it fails the check and sends nothing), nor in the test kit."""
+    import pkg  # type: ignore[import-not-found]
+    from pkg.code_mode import MODULES  # type: ignore[import-not-found]
+    from pkg.testing import FakeTools  # type: ignore[import-not-found]
+
+    from mas.runtime.code_mode import CodeMode
+
+    assert "whoami" not in pkg.TOOLS and "get_weather" in pkg.TOOLS
+    assert "whoami" not in MODULES["sample"] and "get_weather" in MODULES["sample"]
+    stub = (out / "pkg" / "code_mode" / "sample.pyi").read_text(encoding="utf-8")
+    assert "def whoami(" not in stub and "def get_weather(" in stub
+    data = (out / "pkg" / "_testing_data.py").read_text(encoding="utf-8")
+    assert '"whoami"' not in data and '"get_weather"' in data
+    assert not hasattr(FakeTools().sample, "whoami") and hasattr(FakeTools().sample, "get_weather")
+    recording = _Recording()
+    with CodeMode(recording, package=pkg) as mode:
+        run = mode.run("from tools import sample\nawait sample.whoami()\n")
+    assert run.error is not None and run.error.kind == "check", run.error
+    assert "whoami" in str(run.error.diagnostics)
+    assert recording.calls == [] and run.calls == []
 
 
 def test_a_removed_tool_is_kept_for_n_versions_and_raises_naming_the_removal(

@@ -111,3 +111,28 @@ def test_a_source_nothing_answers_is_left_out_with_one_warning_line() -> None:
 
 def _text(result: Any) -> str:
     return "\n".join(block.text for block in result.content if getattr(block, "type", "") == "text")
+
+
+class _Nothing:
+    def call_tool(self, tool_name: str, arguments: Any, **kwargs: Any) -> Any:
+        raise AssertionError(f"nothing is called here, yet {tool_name} was")
+
+
+def test_a_function_nothing_routes_is_out_of_the_stub_the_api_and_the_check() -> None:
+    """``reachable`` keeping part of a module (the framework adapters' filters): the kept
+    functions and the classes they need are the module's whole stub, so the API text, discovery
+    and the type check know nothing of the rest."""
+    package = import_fresh(REPO / "generated", "sample_tools")
+    with CodeMode(_Nothing(), package=package, reachable={"get_weather", "search-docs"}.__contains__) as mode:
+        assert dict(mode.modules) == {"sample": {"get_weather": "get_weather", "search_docs": "search-docs"}}
+        assert mode.left_out == ("skills",)
+        api = mode.api()
+        assert "async def get_weather(" in api and "class SampleSearchDocsInputFilters(TypedDict)" in api
+        assert "list_cities" not in api and "SampleListCities" not in api and "notes_" not in api
+        assert api.count("async def") == 2
+        assert mode.stubs(["sample"]).count("async def") == 2 and "notes_" not in mode.stubs(["sample"])
+        assert "no function or module named 'notes_delete'" in mode.stubs(["notes_delete"])
+        assert "list_cities" not in mode.listing() and "list_cities" not in mode.search("cities of a country")
+        (problem,) = mode.check("from tools import sample\nawait sample.list_cities()\n")
+        assert problem.code == "unresolved-attribute" and "list_cities" in problem.message
+        assert mode.check('from tools import sample\nawait sample.get_weather(city="Oslo")\n') == []

@@ -97,18 +97,24 @@ def test_discovery_shows_the_resources_and_prompts(mode: CodeMode) -> None:
     assert "class PromptResult(TypedDict):" in prompt and "prompts: SamplePrompts" in prompt
     assert "city: The city to review." in prompt  # the whole docstring
     found = mode.search("review a city", limit=1)
-    assert "async def review_city(self, *, city: str, style: str | None = None) -> PromptResult:" in found
+    assert (
+        'async def review_city(self, *, city: str, style: Literal["brief", "detailed"] | None = None) -> PromptResult:'
+        in found
+    )
     api = mode.api()
     assert "`<module>.resources.<name>(...)` reads a resource" in api
     assert '    async def logo(self) -> bytes:\n        """logo"""' in api  # brief: the first line only
 
 
-def test_the_checker_refuses_a_wrong_variable_a_missing_argument_and_a_misspelt_resource(mode: CodeMode) -> None:
+def test_the_checker_refuses_a_wrong_variable_a_missing_argument_a_misspelt_resource_a_wrong_literal(
+    mode: CodeMode,
+) -> None:
     code = (
         "from tools import sample\n"
         'await sample.resources.weather(town="Paris")\n'
         'await sample.prompts.review_city(style="brief")\n'
         "await sample.resources.guid()\n"
+        'await sample.prompts.review_city(city="Lyon", style="long")\n'
     )
     found = [(d.line, d.code, d.message) for d in mode.check(code)]
     assert found == [
@@ -119,6 +125,8 @@ def test_the_checker_refuses_a_wrong_variable_a_missing_argument_and_a_misspelt_
         (3, "missing-argument", "No argument provided for required parameter `city` of bound method "
                                 "`SamplePrompts.review_city`"),
         (4, "unresolved-attribute", "Object of type `SampleResources` has no attribute `guid`"),
+        (5, "invalid-argument-type", "Argument to bound method `SamplePrompts.review_city` is incorrect: Expected "
+                                     "`Literal[\"brief\", \"detailed\"] | None`, found `Literal[\"long\"]`"),
     ]  # fmt: skip
     run = mode.run(code)
     assert run.error is not None and run.error.kind == "check" and _sent(mode) == []  # nothing was sent
@@ -256,3 +264,20 @@ def test_a_module_no_server_answers_leaves_with_its_resources_and_prompts(folder
     gone = CodeMode(Recording(None), package=package, reachable=lambda wire: False)
     assert gone.left_out == ("sample",) and gone.stubs(["resources.guide"]).startswith("# no function")
     assert "resources" not in gone.api()
+
+
+def test_a_module_cut_to_some_tools_keeps_its_resources_and_prompts(folder: Path) -> None:
+    """``reachable`` keeping one tool of the module (the framework adapters' filters): the other
+    tools leave the stub, its resources and prompts stay, checked as before."""
+    package = import_fresh(folder / "out", "cms")
+    with (
+        RuntimeRegistry.from_sources(infra=[folder / "infra.yaml"]) as registry,
+        CodeMode(registry, package=package, reachable={"get_weather"}.__contains__) as mode,
+    ):
+        api = mode.api()
+        assert "async def get_weather(" in api and "list_cities" not in api and "notes_" not in api
+        assert "async def guide(" in api and "async def review_city(" in api
+        assert mode.check("from tools import sample\nawait sample.resources.guide()\n") == []
+        assert mode.check('from tools import sample\nawait sample.prompts.review_city(city="Nice")\n') == []
+        (problem,) = mode.check("from tools import sample\nawait sample.list_cities()\n")
+        assert "list_cities" in problem.message

@@ -193,6 +193,65 @@ def test_sign_in_once_then_a_new_process_refreshes_and_nothing_leaks(tmp_path: P
     assert offline.returncode == 0, offline.stderr  # no server, no token: --offline needs neither
 
 
+def expire_access_tokens(url: str) -> None:
+    """Every access token the server handed out is refused from now on; refresh tokens stay good."""
+    assert httpx2.post(url.removesuffix("/mcp") + "/test/expire-access-tokens", timeout=10).status_code == 204
+
+
+def test_a_refused_token_the_client_holds_for_valid_is_refreshed_not_signed_in_again(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """Issue 31 (the flaky sign-in test): a server that counts a token's lifetime in whole seconds,
+    or whose clock runs ahead, refuses an access token the client still holds for valid. The SDK
+    answers any 401 with the full flow, which needs a person; the refresh token is now tried
+    once first, so a new process without a person goes on."""
+    monkeypatch.setenv(TOKEN_DIR_ENV, str(tmp_path / "tokens"))
+    with oauth_server(tmp_path) as (url, log):
+        infra = write_infra(tmp_path, url)
+        visits: list[str] = []
+        with RuntimeRegistry.from_sources(infra=[infra], authorize=browser(visits)) as registry:
+            assert not registry.call_tool("whoami", {}).is_error
+        expire_access_tokens(url)
+        with RuntimeRegistry.from_sources(infra=[infra], authorize=browser(visits)) as registry:
+            envelope = registry.call_tool("whoami", {})
+            assert not envelope.is_error, envelope.result
+        assert len(visits) == 1, "nobody signs in again"
+        assert [g["grant"] for g in grants(log)] == ["register", "authorization_code", "refresh_token"]
+
+
+def test_a_refresh_that_lost_the_race_to_another_process_keeps_the_tokens_it_wrote(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """Issue 31: two processes share a token file. The first refreshes, and the server rotates the
+    refresh token; the second's refresh with the old one fails. It used to forget the tokens by
+    writing back its own stale copy of the file, which dropped the first one's fresh tokens too
+    (the next process needed a person). Now it re-reads the file under the folder's lock, finds
+    the newer tokens and uses them; nothing is lost and nobody signs in again."""
+    tokens = tmp_path / "tokens"
+    monkeypatch.setenv(TOKEN_DIR_ENV, str(tokens))
+    with oauth_server(tmp_path) as (url, log):
+        infra = write_infra(tmp_path, url)
+        visits: list[str] = []
+        with (
+            RuntimeRegistry.from_sources(infra=[infra], authorize=browser(visits)) as first,
+            RuntimeRegistry.from_sources(infra=[infra], authorize=browser(visits)) as second,
+        ):
+            assert not first.call_tool("whoami", {}).is_error  # signs in, writes the file
+            assert not second.call_tool("whoami", {}).is_error  # reads the file: same tokens
+            expire_access_tokens(url)
+            assert not first.call_tool("whoami", {}).is_error  # refreshes; the old refresh token is dead
+            envelope = second.call_tool("whoami", {})  # its refresh fails: the file has newer tokens
+            assert not envelope.is_error, envelope.result
+        assert len(visits) == 1, "nobody signs in again"
+        assert [g["grant"] for g in grants(log)] == ["register", "authorization_code", "refresh_token"]
+        (store,) = tokens.glob("*.json")
+        refreshed = grants(log)[-1]["secrets"]
+        assert all(secret in store.read_text(encoding="utf-8") for secret in refreshed[:2])
+        with RuntimeRegistry.from_sources(infra=[infra], authorize=browser(visits)) as third:
+            assert not third.call_tool("whoami", {}).is_error
+        assert len(visits) == 1 and len(grants(log)) == 3, "a later process uses the stored tokens"
+
+
 def test_without_a_terminal_the_sign_in_fails_at_once_with_one_line(tmp_path: Path) -> None:
     """No stored token, no terminal, no authorize callback: nobody could finish signing in, so
     the command stops at once with one error line instead of waiting for a browser."""

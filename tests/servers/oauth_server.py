@@ -16,6 +16,10 @@ metadata name another authorization server (another process, another port: anoth
 ``--any-client`` approves any client ID and any redirect URI (an authorization server that takes
 whatever it is sent); ``--record FILE`` appends one JSON line per HTTP request received (method,
 path, and the ``Authorization`` header: a client secret sent with ``client_secret_basic`` shows).
+
+``POST /test/expire-access-tokens`` makes every access token handed out so far expired here at
+once, while the refresh tokens stay good: what a client sees when this server's clock runs ahead
+of its own (a token it holds for valid is refused) or its tokens were revoked.
 """
 
 from __future__ import annotations
@@ -154,6 +158,20 @@ def recording(app: Any, log: Path) -> Any:
     return wrapped
 
 
+def expiring(app: Any, provider: ApprovingProvider) -> Any:
+    """The ASGI app, plus ``POST /test/expire-access-tokens`` (every access token expires now)."""
+
+    async def wrapped(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["path"] == "/test/expire-access-tokens" and scope["method"] == "POST":
+            provider.access.clear()
+            await send({"type": "http.response.start", "status": 204, "headers": []})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        await app(scope, receive, send)
+
+    return wrapped
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, required=True)
@@ -179,6 +197,7 @@ def main() -> int:
         auth=settings, auth_server_provider=provider, token_verifier=ProviderTokenVerifier(provider)
     )
 
+    app = expiring(app, provider)
     if ns.record is not None:
         app = recording(app, ns.record)
 

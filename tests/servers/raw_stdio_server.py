@@ -13,8 +13,10 @@ client falls back to ``initialize``), then each tool misbehaves in one way:
 * ``never``: never answers.
 * ``ask``: once ``together`` calls of ``ask`` have arrived (default 1; at most 15 s), sends the
   client ``count`` ``elicitation/create`` requests at once (the 2025-11-25 way, during the
-  call), waits up to 30 s for all their answers, then answers
-  ``{"accepted": A, "declined": D, "refused": R}`` (R: error responses).
+  call), waits up to 30 s for all their answers and for ``together`` calls to have had theirs
+  (so every question of calls asked together goes out before any of them ends, however the
+  threads are scheduled), then answers ``{"accepted": A, "declined": D, "refused": R}``
+  (R: error responses).
 
 ``--hostile-names`` also lists tools whose name and title carry terminal escapes (erase-line,
 carriage return, an OSC 52 clipboard write, a window title) and line breaks.
@@ -44,8 +46,9 @@ TOOLS = [
 #: Answers to this server's own requests, by request id (``ask``).
 ANSWERS: dict[str, dict[str, Any]] = {}
 ANSWERED = threading.Condition()
-#: The ``ask`` calls received so far (``together``).
+#: The ``ask`` calls received so far, and those whose questions are all answered (``together``).
 ARRIVED: list[Any] = []
+ANSWERED_CALLS: list[Any] = []
 
 
 HOSTILE = [
@@ -117,6 +120,11 @@ def call(ident: Any, params: dict[str, Any]) -> None:
         with ANSWERED:
             ANSWERED.wait_for(lambda: all(i in ANSWERS for i in ids), timeout=30)
             got = [ANSWERS.get(i, {}) for i in ids]
+            ANSWERED_CALLS.append(ident)
+            ANSWERED.notify_all()
+            # No call ends before the others asked with it have had their answers: a result sent
+            # early could reach the client before another's question and leave one call in flight.
+            ANSWERED.wait_for(lambda: len(ANSWERED_CALLS) >= int(args.get("together", 1)), timeout=30)
         actions = [(a.get("result") or {}).get("action") for a in got]
         counts = {"accepted": actions.count("accept"), "declined": actions.count("decline"),
                   "refused": sum("error" in a for a in got)}  # fmt: skip

@@ -66,6 +66,7 @@ __all__ = [
     "Diagnostic",
     "RunError",
     "ToolCall",
+    "plain_value",
 ]
 
 #: Limits of one ``run`` (docs/code-mode.md "Limits").
@@ -311,7 +312,8 @@ class CodeMode:
 
     def _keep(self, reachable: Callable[[str], bool]) -> None:
         """Serve only what can be called: a module none of whose wire names ``reachable`` routes
-        is left out (``left_out`` names it), and so is each function it does not route."""
+        is left out (``left_out`` names it), and so is each function it does not route (from the
+        stub too: the API text and the check know only the kept functions)."""
         kept: dict[str, Mapping[str, str]] = {}
         left = []
         for module, functions in self._modules.items():
@@ -320,9 +322,9 @@ class CodeMode:
                 kept[module] = mine
             else:
                 left.append(module)
-            for function in functions:
-                if function not in mine:
-                    del self._tools[f"{module}.{function}"]
+            dropped = [self._tools.pop(f"{module}.{f}") for f in functions if f not in mine]
+            if mine and dropped:
+                self._stubs[module] = self._cut(module, dropped)
             if not mine:  # its resources and prompts go with it
                 for key in [k for k, t in self._tools.items() if t.module == module]:
                     del self._tools[key]
@@ -330,6 +332,23 @@ class CodeMode:
         self._left_out = tuple(left)
         for module in left:
             del self._stubs[module]
+
+    def _cut(self, module: str, dropped: Sequence[_Tool]) -> str:
+        """``module``'s stub without the ``dropped`` functions and the classes only they need (and
+        the typing names nothing else uses): the checker and the API text know what can be called."""
+        needed = {n for t in self._tools.values() if t.module == module for n in t.needs}
+        classes = self._classes[module]
+        gone = [t.stub for t in dropped]
+        gone += [classes[n] for n in classes if n not in needed and any(n in t.needs for t in dropped)]
+        text = self._stubs[module]
+        for segment in gone:
+            text = text.replace(f"\n{segment}\n", "\n", 1)
+        text = re.sub(r"\n{3,}", "\n\n", text).rstrip("\n") + "\n"
+        first, _, rest = text.partition("\n")
+        if first.startswith("from typing import "):
+            typing = _typing_line(text, rest)
+            text = f"{typing}\n{rest}" if typing else rest.lstrip("\n")
+        return text
 
     @property
     def left_out(self) -> tuple[str, ...]:
@@ -636,7 +655,7 @@ class CodeMode:
             attr, _, method = function.partition(".")
             return _served(kind, getattr(getattr(getattr(tools, self._attrs[module]), attr), method)(**arguments))
         result = getattr(getattr(tools.results, self._attrs[module]), function)(**arguments)
-        return _plain(result.value, self._package.ToolOutput)
+        return plain_value(result.value, self._package.ToolOutput)
 
     def _refusal(self, module: str, function: str, kwargs: dict[str, Any]) -> str | None:
         """Why the tool's input schema refuses these arguments (one line naming the parameter and
@@ -1308,18 +1327,19 @@ class _Awaited:
             setattr(self, method[1:], found)
 
 
-def _plain(value: Any, tool_output: type) -> Any:
-    """A decoded value as the plain data the stub promises: models as dicts with wire keys (only
-    the keys the result had), an untyped result (``ToolOutput``) as its text."""
-    if isinstance(value, tool_output):
+def plain_value(value: Any, tool_output: type | None = None) -> Any:
+    """A value a generated method decoded as the plain data the stub promises: models as dicts
+    with wire keys (only the keys the result had), an untyped result (the package's ``ToolOutput``)
+    as its text. Code mode's and the framework adapters' one reading of a typed value as JSON data."""
+    if tool_output is not None and isinstance(value, tool_output):
         return cast(Any, value).text
     dump = getattr(value, "model_dump", None)
     if callable(dump):
         return dump(mode="json", by_alias=True, exclude_unset=True)
     if isinstance(value, list | tuple):
-        return [_plain(v, tool_output) for v in value]
+        return [plain_value(v, tool_output) for v in value]
     if isinstance(value, dict):
-        return {k: _plain(v, tool_output) for k, v in value.items()}
+        return {k: plain_value(v, tool_output) for k, v in value.items()}
     return value
 
 

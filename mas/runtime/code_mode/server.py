@@ -16,7 +16,7 @@ import hmac
 import json
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,13 +29,17 @@ from mcp.shared.exceptions import MCPError
 from mas.runtime.code_mode.core import CodeMode, CodeRun
 
 __all__ = [
+    "CODE_TOOL_NAMES",
     "LOOPBACK_HOSTS",
     "SEARCH_QUERY_MAX_CHARS",
     "SERVER_NAME",
     "WHOLE_API_MAX_CHARS",
+    "CodeToolReply",
     "HttpSecurity",
     "HttpSecurityError",
     "build_server",
+    "call_code_tool",
+    "code_mode_tools",
     "http_app",
     "http_security",
     "serve_http",
@@ -72,7 +76,9 @@ def _run_description(mode: CodeMode) -> str:
     )
 
 
-def _tools(mode: CodeMode) -> list[types.Tool]:
+def code_mode_tools(mode: CodeMode) -> list[types.Tool]:
+    """The code-mode tools as MCP lists them (:data:`CODE_TOOL_NAMES`), ``run_code`` last: names,
+    descriptions (``run_code``'s has the API, or the modules and how to discover), input schemas."""
     return [
         types.Tool(
             name="search_tools",
@@ -222,11 +228,111 @@ def run_reply(run: CodeRun) -> types.CallToolResult:
     return types.CallToolResult(content=_text(text), structured_content=structured)
 
 
+#: The code-mode tools, by name: what each does is :func:`call_code_tool`'s.
+CODE_TOOL_NAMES = ("search_tools", "list_functions", "get_stubs", "run_code")
+
+
+@dataclass(frozen=True)
+class CodeToolReply:
+    """What one call of a code-mode tool came to: the tool result a client reads, and for a
+    ``run_code`` that ran (not ``plan=true``, not refused) the run itself (its value, output, calls)."""
+
+    result: types.CallToolResult
+    run: CodeRun | None = None
+
+
+class _EitherSet:
+    """Set when either event is: the call's own (set when the caller stops waiting) or the caller's."""
+
+    def __init__(self, own: threading.Event, caller: Any) -> None:
+        self._own = own
+        self._caller = caller
+
+    def is_set(self) -> bool:
+        return self._own.is_set() or bool(self._caller.is_set())
+
+
+async def call_code_tool(
+    mode: CodeMode,
+    name: str,
+    arguments: Mapping[str, Any],
+    *,
+    cancel_event: Any = None,
+    progress_callback: Callable[[int, str], Any] | None = None,
+    confirm: Callable[[Any, dict[str, Any]], object] | None = None,
+    limiter: anyio.CapacityLimiter | None = None,
+    **run_limits: Any,
+) -> CodeToolReply:
+    """One call of a code-mode tool (:data:`CODE_TOOL_NAMES`): the one dispatch of the MCP face
+    (``build_server``) and of the framework adapters (``mas/runtime/frameworks``).
+
+    ``search_tools`` (query, limit, offset), ``list_functions`` (module), ``get_stubs`` (names) and
+    ``run_code`` (code; ``plan=true`` checks it and lists its calls, nothing runs). Arguments of the
+    wrong type are refused in the result (``isError``), never raised. A ``run_code`` runs off the
+    event loop (in ``limiter``'s threads when given) with ``run_limits``, ``progress_callback`` and
+    ``confirm`` handed to ``mode.run``; it stops at once when ``cancel_event`` (anything with
+    ``is_set()``) is set or when the awaiting task is cancelled. An unknown ``name`` is
+    ``MCPError(INVALID_PARAMS)``.
+    """
+    args = dict(arguments)
+    if name == "search_tools":
+        query, limit, offset = args.get("query"), args.get("limit", 5), args.get("offset", 0)
+        if not isinstance(query, str) or not _integer(limit) or not _integer(offset) or offset < 0:
+            return CodeToolReply(_refused("query must be a string, limit and offset integers (offset not negative)"))
+        if len(query) > SEARCH_QUERY_MAX_CHARS:
+            too_long = f"the query is {len(query):,} characters; at most {SEARCH_QUERY_MAX_CHARS:,}"
+            return CodeToolReply(_refused(f"{too_long}: a few words about what the tools should do"))
+        # Off the event loop: another client's request is never held up by a search.
+        found = await anyio.to_thread.run_sync(mode.search, query, max(1, min(limit, _SEARCH_LIMIT_MAX)), offset)
+        return CodeToolReply(types.CallToolResult(content=_text(found)))
+    if name == "list_functions":
+        module = args.get("module")
+        if module is not None and not isinstance(module, str):
+            return CodeToolReply(_refused("module must be a string"))
+        return CodeToolReply(types.CallToolResult(content=_text(mode.listing(module))))
+    if name == "get_stubs":
+        names = args.get("names")
+        if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+            return CodeToolReply(_refused("names must be a list of strings: module.function, function or module"))
+        if len(names) > _NAMES_MAX or any(len(n) > 200 for n in names):
+            return CodeToolReply(_refused(f"at most {_NAMES_MAX} names of at most 200 characters"))
+        return CodeToolReply(types.CallToolResult(content=_text(mode.stubs(names))))
+    if name == "run_code":
+        code, planned = args.get("code"), args.get("plan", False)
+        if not isinstance(code, str) or not isinstance(planned, bool):
+            return CodeToolReply(_run_refused("invalid_arguments", "code must be a string and plan a boolean"))
+        if planned:
+            return CodeToolReply(await anyio.to_thread.run_sync(_plan_reply, mode, code))
+        # CodeMode.run blocks (the sandbox and the registry are synchronous): off the event loop,
+        # in threads of our own (CodeMode bounds how many run and wait). A request the caller
+        # cancels, or abandons, sets the run's cancel event: its sandbox and calls stop at once.
+        own = threading.Event()
+        cancel = own if cancel_event is None else _EitherSet(own, cancel_event)
+        try:
+            run = await anyio.to_thread.run_sync(
+                functools.partial(
+                    mode.run,
+                    code,
+                    cancel_event=cancel,
+                    progress_callback=progress_callback,
+                    confirm=confirm,
+                    **run_limits,
+                ),  # fmt: skip
+                abandon_on_cancel=True,
+                limiter=limiter,
+            )
+        finally:
+            own.set()
+        return CodeToolReply(run_reply(run), run)
+    raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {name}")
+
+
 def build_server(mode: CodeMode, *, confirm_destructive: bool = False, **run_limits: Any) -> Server[Any]:
-    """A low-level Server with the code-mode tools; ``run_limits`` go to every ``mode.run``.
+    """A low-level Server with the code-mode tools (:func:`code_mode_tools`, answered by
+    :func:`call_code_tool`); ``run_limits`` go to every ``mode.run``.
     ``confirm_destructive``: a destructive tool called from code is sent only when the client's
     user accepts it (an MCP elicitation to the client that sent the code)."""
-    listing = _tools(mode)
+    listing = code_mode_tools(mode)
     # Threads for runs: every run CodeMode lets execute or wait, and one more, so a request past
     # the queue's bound reaches CodeMode and hears "busy" at once instead of waiting for a thread.
     runs = anyio.CapacityLimiter(mode.max_concurrent_runs + mode.max_queued_runs + 1)
@@ -239,60 +345,17 @@ def build_server(mode: CodeMode, *, confirm_destructive: bool = False, **run_lim
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        args = dict(params.arguments or {})
-        if params.name == "search_tools":
-            query, limit, offset = args.get("query"), args.get("limit", 5), args.get("offset", 0)
-            if not isinstance(query, str) or not _integer(limit) or not _integer(offset) or offset < 0:
-                return _refused("query must be a string, limit and offset integers (offset not negative)")
-            if len(query) > SEARCH_QUERY_MAX_CHARS:
-                return types.CallToolResult(
-                    content=_text(f"the query is {len(query):,} characters; at most {SEARCH_QUERY_MAX_CHARS:,}: "
-                                  "a few words about what the tools should do"),
-                    is_error=True,
-                )  # fmt: skip
-            # Off the event loop: another client's request is never held up by a search.
-            found = await anyio.to_thread.run_sync(mode.search, query, max(1, min(limit, _SEARCH_LIMIT_MAX)), offset)
-            return types.CallToolResult(content=_text(found))
-        if params.name == "list_functions":
-            module = args.get("module")
-            if module is not None and not isinstance(module, str):
-                return _refused("module must be a string")
-            return types.CallToolResult(content=_text(mode.listing(module)))
-        if params.name == "get_stubs":
-            names = args.get("names")
-            if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
-                return _refused("names must be a list of strings: module.function, function or module")
-            if len(names) > _NAMES_MAX or any(len(n) > 200 for n in names):
-                return _refused(f"at most {_NAMES_MAX} names of at most 200 characters")
-            return types.CallToolResult(content=_text(mode.stubs(names)))
-        if params.name == "run_code":
-            code, planned = args.get("code"), args.get("plan", False)
-            if not isinstance(code, str) or not isinstance(planned, bool):
-                return _run_refused("invalid_arguments", "code must be a string and plan a boolean")
-            if planned:
-                return await anyio.to_thread.run_sync(_plan_reply, mode, code)
-            # CodeMode.run blocks (the sandbox and the registry are synchronous): off the event loop,
-            # in threads of our own (CodeMode bounds how many run and wait). A request the client
-            # cancels, or abandons, sets the run's cancel event: its sandbox and calls stop at once.
-            cancel = threading.Event()
-            progress = _progress_relay(ctx, asyncio.get_running_loop())
-            try:
-                run = await anyio.to_thread.run_sync(
-                    functools.partial(
-                        mode.run,
-                        code,
-                        cancel_event=cancel,
-                        progress_callback=progress,
-                        confirm=_asker(ctx, asyncio.get_running_loop()) if confirm_destructive else None,
-                        **run_limits,
-                    ),  # fmt: skip
-                    abandon_on_cancel=True,
-                    limiter=runs,
-                )
-            finally:
-                cancel.set()
-            return run_reply(run)
-        raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+        loop = asyncio.get_running_loop()
+        reply = await call_code_tool(
+            mode,
+            params.name,
+            params.arguments or {},
+            progress_callback=_progress_relay(ctx, loop) if params.name == "run_code" else None,
+            confirm=_asker(ctx, loop) if confirm_destructive else None,
+            limiter=runs,
+            **run_limits,
+        )
+        return reply.result
 
     return Server(
         SERVER_NAME, version="1.0.0", instructions=INSTRUCTIONS, on_list_tools=list_tools, on_call_tool=call_tool

@@ -15,6 +15,8 @@ Operation                                      Answer
 ``read_resource(uri)``                         envelope; ``result`` is ``{"contents": [...]}``
 ``get_prompt(name, arguments)``                envelope; ``result`` is ``{"messages": [...], ...}``
 ``complete(ref, argument, value)``             envelope; ``result`` is ``{"completion": {...}}``
+``subscribe_resource(uri)``                    a bounded ``ResourceSubscription`` (iterate it, or
+                                               ``on_update=``); ``SubscriptionError`` if it cannot
 =============================================  ==============================================
 
 Listings raise when the server cannot be listed (as ``list_tools`` does); the three requests
@@ -28,6 +30,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol, runtime_checkable
 
 from mas.runtime.contracts.tool_contract import ToolResultEnvelope
+from mas.runtime.subscriptions import DEFAULT_MAX_QUEUED, ResourceSubscription, UpdateCallback
 
 __all__ = [
     "LISTINGS",
@@ -35,6 +38,7 @@ __all__ = [
     "RESOURCE_REF",
     "AsyncServerProvider",
     "ServerProvider",
+    "SubscribingProvider",
     "completion_ref",
 ]
 
@@ -102,3 +106,26 @@ class AsyncServerProvider(Protocol):
         context: Mapping[str, str] | None = None,
         timeout_seconds: float | None = None,
     ) -> ToolResultEnvelope: ...
+
+
+@runtime_checkable
+class SubscribingProvider(Protocol):
+    """A provider whose resources can be subscribed to (``mas/runtime/subscriptions.py``): the MCP
+    provider (both dialects) and local sources that implement these two methods."""
+
+    def subscribe_resource(
+        self,
+        uri: str,
+        *,
+        on_update: UpdateCallback | None = None,
+        max_queued: int = DEFAULT_MAX_QUEUED,
+        timeout_seconds: float | None = None,
+    ) -> ResourceSubscription: ...
+    async def asubscribe_resource(
+        self,
+        uri: str,
+        *,
+        on_update: UpdateCallback | None = None,
+        max_queued: int = DEFAULT_MAX_QUEUED,
+        timeout_seconds: float | None = None,
+    ) -> ResourceSubscription: ...

@@ -77,7 +77,10 @@ class AgentTool:
 
     ``name`` is the framework's name for it (the wire name, made to fit the frameworks' rules:
     see :func:`select_tools`); ``wire_name`` is what ``call_tool`` receives. ``input_schema`` and
-    ``description`` are the listing's, unchanged; ``output_schema`` is the tool's, or None."""
+    ``description`` are the listing's, unchanged; ``output_schema`` is the tool's (or, given a
+    package, its output model's when the server declares none: an inferred one), or None.
+    ``typed`` is the generated package's reading of its results, when a package was given and
+    has the tool."""
 
     name: str
     wire_name: str
@@ -90,6 +93,7 @@ class AgentTool:
     destructive: bool | None = None
     idempotent: bool | None = None
     open_world: bool | None = None
+    typed: Typed | None = field(default=None, repr=False, compare=False)
 
     @property
     def needs_approval(self) -> bool:
@@ -128,6 +132,8 @@ class Outcome:
     kind: str | None = None
     input_requests: list[InputRequest] = field(default_factory=list[InputRequest])
     request_state: str | None = None
+    typed: bool = False
+    """``value`` is what the generated package's method would return (its output model, validated)."""
 
     @property
     def ok(self) -> bool:
@@ -153,11 +159,76 @@ class Outcome:
         return self.message + again
 
     def model_text(self) -> str:
-        """A successful value as the model reads it: the structured value (or any value that is not
-        text) as JSON, else the text."""
+        """A successful value as the model reads it: the structured value, a typed value (as the
+        package's plain data: wire keys) or any value that is not text as JSON, else the text."""
         if self.structured is not None or not isinstance(self.value, str):
-            return json.dumps(self.value, ensure_ascii=False, default=str)
+            from mas.runtime.code_mode.core import plain_value
+
+            return json.dumps(plain_value(self.value), ensure_ascii=False, default=str)
         return self.value
+
+    @property
+    def artifact(self) -> Any:
+        """What a program keeps beside the model's text: the typed value, else the structured content."""
+        return self.value if self.typed else self.structured
+
+
+# --- the generated package's reading of results -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Typed:
+    """One tool's results as the generated package reads them: ``decode`` is its runtime's
+    ``decode_result`` (what every generated method calls) and ``info`` the tool's ``ToolInfo``;
+    ``error`` is the package's ``ToolError``, ``untyped`` its ``ToolOutput`` (a value the package
+    could not type, handed over as before)."""
+
+    info: Any
+    decode: Callable[[Any, Any], Any]
+    error: type[BaseException]
+    untyped: type
+
+    def output_schema(self) -> dict[str, Any] | None:
+        """The JSON Schema of the output model's data (wire keys), or None for an untyped tool."""
+        model = self.info.output_model
+        if model is None:
+            return None
+        schema: dict[str, Any] = model.model_json_schema(mode="serialization", by_alias=True)
+        return schema
+
+    def read(self, envelope: ToolResultEnvelope) -> Outcome:
+        """A successful envelope decoded by the package: its typed value, or ``invalid_output``
+        (the kind the package's ``ToolOutputValidationError`` carries) when it does not fit."""
+        try:
+            value = self.decode(self.info, envelope).value
+        except self.error as exc:
+            kind = getattr(exc, "kind", None)
+            return Outcome(text=one_line(str(exc)), kind=kind if isinstance(kind, str) else "invalid_output")
+        value_, structured, text = _value(envelope)
+        if isinstance(value, self.untyped):
+            return Outcome(value=value_, structured=structured, text=text)
+        return Outcome(value=value, structured=structured, text=text, typed=True)
+
+
+def typed_results(package: str | ModuleType) -> dict[str, Typed]:
+    """The package's tools by wire name, each with the package's own decoding (``Typed``)."""
+    import importlib
+
+    module = importlib.import_module(package) if isinstance(package, str) else package
+    runtime = importlib.import_module(f"{module.__name__}._runtime")
+    decode, error, untyped = runtime.decode_result, module.ToolError, module.ToolOutput
+    return {wire: Typed(info, decode, error, untyped) for wire, info in module.TOOLS.items()}
+
+
+def _typed(found: Mapping[str, Typed], wire: str, source: str | None) -> Typed | None:
+    """The package's tool for a listed wire name: by the name, or by ``<source>.<name>`` (the
+    qualified name a package calls a dotted name by, routing.py)."""
+    from mas.runtime.routing import qualified
+
+    hit = found.get(wire)
+    if hit is None and source is not None:
+        hit = found.get(qualified(source, wire))
+    return hit
 
 
 # --- which tools, under which names ------------------------------------------------------------
@@ -219,6 +290,7 @@ def select_tools(
     exclude: str | Iterable[str] | None = None,
     read_only: bool = False,
     destructive: bool = True,
+    package: str | ModuleType | None = None,
 ) -> list[AgentTool]:
     """The tools of ``provider`` (its ``list_tools()``, in order) a model is given.
 
@@ -228,9 +300,11 @@ def select_tools(
     ``"notes.*"`` every tool whose name starts ``notes.``. A tool is kept when ``include`` is None
     or one of its patterns matches, and none of ``exclude`` matches. ``read_only=True`` keeps only
     tools that say they are read-only; ``destructive=False`` drops every tool that would need
-    approval (:attr:`AgentTool.needs_approval`, MCP's defaults).
+    approval (:attr:`AgentTool.needs_approval`, MCP's defaults). With the generated ``package``,
+    each tool it has reads its results through the package's output model (``AgentTool.typed``).
     """
     listing = provider.list_tools()
+    found = typed_results(package) if package is not None else {}
     kept_in = _patterns(include, "include")
     kept_out = _patterns(exclude, "exclude") or ()
     entries: list[Mapping[str, Any]] = [e for e in listing if isinstance(e, Mapping) and isinstance(e.get("name"), str)]
@@ -241,15 +315,19 @@ def select_tools(
         schema = entry.get("parameters", entry.get("inputSchema"))
         output = entry.get("output_schema", entry.get("outputSchema"))
         title = entry.get("title")
+        source = _source(provider, wire)
+        typed = _typed(found, wire, source)
+        declared = dict(output) if isinstance(output, Mapping) else None
         tool = AgentTool(
             name=name,
             wire_name=wire,
             description=str(entry.get("description") or ""),
             input_schema=dict(schema) if isinstance(schema, Mapping) else {"type": "object", "properties": {}},
-            output_schema=dict(output) if isinstance(output, Mapping) else None,
+            output_schema=declared if declared is not None or typed is None else typed.output_schema(),
             title=title if isinstance(title, str) else None,
-            source=_source(provider, wire),
+            source=source,
             **entry_hints(entry),
+            typed=typed,
         )
         if kept_in is not None and not _matches(kept_in, tool):
             continue
@@ -287,13 +365,15 @@ def _value(envelope: ToolResultEnvelope) -> tuple[Any, Any, str]:
     return envelope.result, None, envelope.text
 
 
-def _outcome(envelope: ToolResultEnvelope) -> Outcome:
+def _outcome(envelope: ToolResultEnvelope, typed: Typed | None = None) -> Outcome:
     pending = _input_round(envelope)
     if pending is not None:
         return Outcome(input_requests=pending[0], request_state=pending[1])
     if envelope.is_error:
         kind = envelope.error_kind or "tool_error"
         return Outcome(text=envelope.text or "the tool reported an error", kind=kind)
+    if typed is not None:
+        return typed.read(envelope)
     value, structured, text = _value(envelope)
     return Outcome(value=value, structured=structured, text=text)
 
@@ -332,7 +412,7 @@ async def call(
             raw = await ainvoke_call_tool(provider, tool.wire_name, dict(arguments), **options)
         except Exception as exc:  # a provider that raised: a tool error never crashes the agent
             return Outcome(text=one_line(f"{type(exc).__name__}: {exc}"), kind="tool_error")
-        outcome = _outcome(ToolResultEnvelope.coerce(raw))
+        outcome = _outcome(ToolResultEnvelope.coerce(raw), tool.typed)
         if not outcome.needs_input or on_input is None:
             return outcome
         rounds += 1
@@ -349,13 +429,23 @@ async def call(
 # --- code mode as one tool ---------------------------------------------------------------------
 
 
+def _addresses(tools: Iterable[AgentTool]) -> frozenset[str]:
+    """The names the selected tools answer to: the wire name, and ``<source>.<wire name>`` (the
+    registry's qualified name, which a generated package calls for a dotted name: routing.py)."""
+    from mas.runtime.routing import qualified
+
+    names = {tool.wire_name for tool in tools}
+    names |= {qualified(tool.source, tool.wire_name) for tool in tools if tool.source is not None}
+    return frozenset(names)
+
+
 class _Selected:
     """The provider as code mode sees it: only the selected tools answer; any other is refused
     (``unknown_tool``) before anything is sent."""
 
-    def __init__(self, provider: Any, wire_names: Iterable[str]) -> None:
+    def __init__(self, provider: Any, allowed: frozenset[str]) -> None:
         self._provider = provider
-        self._allowed = frozenset(wire_names)
+        self._allowed = allowed
 
     def call_tool(self, tool_name: str, arguments: dict[str, Any], **kwargs: Any) -> Any:
         if tool_name not in self._allowed:
@@ -374,14 +464,16 @@ class CodeTool:
     """One code-mode tool, the MCP face's own (``docs/code-mode.md``, ``code_mode/server.py``): its
     name, description and input schema. ``run_code``, and the discovery tools (``search_tools``,
     ``list_functions``, ``get_stubs``) when the API is too large to go whole into ``run_code``'s
-    description, which then names them.
+    description, which then names them. The API, the description and the discovery tools show
+    only the selected tools (``CodeMode(reachable=...)``).
 
     ``needs_approval`` (``run_code`` only) is True when any selected tool needs approval: the person
-    approves the snippet, which may call it. :meth:`run` gives the outcome of one call: the model
-    reads the MCP face's reply text; for ``run_code``, ``structured`` has the value, the output,
-    the calls and the error for the program. Arguments that do not match the schema, or a snippet
-    that does not type-check, are ``invalid_arguments`` (the model fixes them; nothing ran); a run
-    that stopped is ``tool_error``."""
+    approves the snippet, which may call it. :meth:`run` gives the outcome of one call (the MCP
+    face's own dispatch, ``server.call_code_tool``): the model reads the MCP face's reply text;
+    for ``run_code``, ``structured`` has the value, the output, the calls and the error for the
+    program. Arguments that do not match the schema, or a snippet that does not type-check, are
+    ``invalid_arguments`` (the model fixes them; nothing ran); a run that stopped is ``tool_error``
+    (``cancelled`` when ``cancel_event`` stopped it)."""
 
     name: str
     description: str
@@ -389,56 +481,52 @@ class CodeTool:
     needs_approval: bool
     _mode: Any = field(repr=False)
 
-    async def run(self, arguments: Mapping[str, Any]) -> Outcome:
-        import asyncio
-
+    async def run(
+        self,
+        arguments: Mapping[str, Any],
+        *,
+        cancel_event: Any = None,
+        progress_callback: Callable[[int, str], Any] | None = None,
+        timeout_seconds: float | None = None,
+    ) -> Outcome:
+        """One call. ``cancel_event`` (anything with ``is_set()``) stops a run at once, as does
+        cancelling the awaiting task; ``progress_callback(count, message)`` hears the progress of
+        the run's tool calls; ``timeout_seconds`` is the run's limit (else code mode's default)."""
         from mas.runtime.code_mode import server
 
         problem = validate_arguments(self.input_schema, arguments)
         if problem is not None:
             return Outcome(text=f"invalid arguments for tool {self.name!r}: {problem}", kind="invalid_arguments")
-        mode = self._mode
-        if self.name == "search_tools":
-            query = str(arguments["query"])
-            if len(query) > server.SEARCH_QUERY_MAX_CHARS:
-                message = f"the query is {len(query):,} characters; at most {server.SEARCH_QUERY_MAX_CHARS:,}"
-                return Outcome(text=message, kind="invalid_arguments")
-            limit, offset = int(arguments.get("limit", 5)), int(arguments.get("offset", 0))
-            found = await asyncio.to_thread(mode.search, query, limit, offset)
-            return Outcome(value=found, text=found)
-        if self.name == "list_functions":
-            listed = await asyncio.to_thread(mode.listing, arguments.get("module"))
-            return Outcome(value=listed, text=listed)
-        if self.name == "get_stubs":
-            stubs = await asyncio.to_thread(mode.stubs, list(arguments["names"]))
-            return Outcome(value=stubs, text=stubs)
-        code = str(arguments["code"])
-        if arguments.get("plan") is True:
-            reply = await asyncio.to_thread(server._plan_reply, mode, code)
-            run = None
-        else:
-            run = await asyncio.to_thread(mode.run, code)
-            reply = server.run_reply(run)
-        text = "\n".join(getattr(block, "text", "") for block in reply.content)
-        structured = dict(reply.structured_content or {})
-        if run is not None:
-            structured = {"value": run.value, "output": run.output, **structured}
-        if reply.is_error:
-            error = structured.get("error")
-            checked = isinstance(error, Mapping) and error.get("kind") in ("check", "invalid_arguments")
-            return Outcome(text=text, kind="invalid_arguments" if checked else "tool_error", structured=structured)
-        return Outcome(value=text, structured=structured, text=text)
+        limits: dict[str, Any] = {} if timeout_seconds is None else {"timeout_seconds": timeout_seconds}
+        reply = await server.call_code_tool(
+            self._mode, self.name, arguments, cancel_event=cancel_event, progress_callback=progress_callback, **limits
+        )
+        result = reply.result
+        text = "\n".join(getattr(block, "text", "") for block in result.content)
+        structured = dict(result.structured_content or {})
+        if reply.run is not None:
+            structured = {"value": reply.run.value, "output": reply.run.output, **structured}
+        if not result.is_error:
+            return Outcome(value=text, structured=structured or None, text=text)
+        error = structured.get("error")
+        kind = error.get("kind") if isinstance(error, Mapping) else "invalid_arguments"  # discovery: arguments only
+        if kind in ("check", "invalid_arguments"):
+            return Outcome(text=text, kind="invalid_arguments", structured=structured or None)
+        return Outcome(text=text, kind="cancelled" if kind == "cancelled" else "tool_error", structured=structured)
 
 
 def code_tools(provider: Any, package: str | ModuleType | None, tools: list[AgentTool]) -> list[CodeTool]:
     """Code mode over ``tools`` (the selection) of the generated ``package``: ``run_code``, and the
-    discovery tools when the whole API is longer than the MCP face's ``WHOLE_API_MAX_CHARS``."""
+    discovery tools when the API of the selected tools is longer than the MCP face's
+    ``WHOLE_API_MAX_CHARS``. The package's functions of tools the selection left out are not in
+    the API, the descriptions or the discovery tools' answers, and are refused if called."""
     if package is None:
         raise TypeError("code_mode=True needs package= (the generated package: its import name or module)")
     from mas.runtime.code_mode import CodeMode, server
 
-    mode = CodeMode(_Selected(provider, [t.wire_name for t in tools]), package=package)
-    listed = {tool.name: tool for tool in server._tools(mode)}
+    allowed = _addresses(tools)
+    mode = CodeMode(_Selected(provider, allowed), package=package, reachable=allowed.__contains__)
+    listed = {tool.name: tool for tool in server.code_mode_tools(mode)}
     names = ["run_code"]
     if len(mode.api()) > server.WHOLE_API_MAX_CHARS:
         names += [name for name in DISCOVERY_TOOLS if name in listed]

@@ -73,7 +73,7 @@ def _tool_coroutine(
         outcome = await call(provider, tool, arguments, on_input=on_input, timeout_seconds=timeout_seconds)
         if not outcome.ok:
             raise ToolException(outcome.told(retryable=tool.retryable(outcome.kind)))
-        return outcome.model_text(), outcome.structured
+        return outcome.model_text(), outcome.artifact
 
     return run
 
@@ -115,7 +115,9 @@ def tools(
     ``search_tools`` beside it when the API is too large for its description).
     ``handle_tool_error=False`` lets a failure's ``ToolException`` reach the caller instead of the model.
     """
-    selected = select_tools(provider, include=include, exclude=exclude, read_only=read_only, destructive=destructive)
+    selected = select_tools(
+        provider, include=include, exclude=exclude, read_only=read_only, destructive=destructive, package=package
+    )
     if code_mode:
         given = []
         for code in code_tools(provider, package, selected):

@@ -141,7 +141,9 @@ def function_tools(
     ``require_approval=False`` runs destructive tools without asking; ``strict=False`` never sends
     a strict schema; ``timeout_seconds`` is each call's limit.
     """
-    tools = select_tools(provider, include=include, exclude=exclude, read_only=read_only, destructive=destructive)
+    tools = select_tools(
+        provider, include=include, exclude=exclude, read_only=read_only, destructive=destructive, package=package
+    )
     if code_mode:
         out = []
         for code in code_tools(provider, package, tools):

@@ -168,7 +168,9 @@ def toolset(
     ``return_schemas=False`` keeps the tools' output schemas from the model (pydantic-ai sends a
     ``return_schema`` natively where the model takes one, else appends it to the description).
     """
-    tools = select_tools(provider, include=include, exclude=exclude, read_only=read_only, destructive=destructive)
+    tools = select_tools(
+        provider, include=include, exclude=exclude, read_only=read_only, destructive=destructive, package=package
+    )
     code = code_tools(provider, package, tools) if code_mode else None
     return ToolgenToolset(
         provider,

@@ -30,7 +30,7 @@ import tempfile
 import time
 import warnings
 import webbrowser
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
@@ -91,6 +91,13 @@ _TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
 _ID_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:id_token"
 _ID_JAG_TYPE = "urn:ietf:params:oauth:token-type:id-jag"
 _HTTP_TIMEOUT = 30.0
+#: How long a token file change waits for another process holding the token folder's lock.
+_STORE_LOCK_SECONDS = 10.0
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no advisory locks; writes stay atomic
+    fcntl = None  # type: ignore[assignment]
 
 
 class NoPersonError(OAuthFlowError):
@@ -220,6 +227,43 @@ class TokenStore:
                 os.unlink(tmp)
             raise
 
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """Hold the token folder's lock and start from the file as it is now.
+
+        Other processes (and other providers of this one) share the file: one that refreshed has
+        written tokens this copy has never seen, and writing this copy back whole would drop
+        them (the next process would need a person). So each change re-reads the file under the
+        folder's lock, changes only its own keys and writes it back before the lock is let go.
+        """
+        if self.path is None:
+            yield
+            return
+        folder = self.path.parent
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        _check_folder(folder)
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0))
+        try:
+            if fcntl is not None:
+                deadline = time.monotonic() + _STORE_LOCK_SECONDS
+                while True:
+                    try:
+                        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                        break
+                    except BlockingIOError:
+                        if time.monotonic() > deadline:  # a stuck process: go on rather than wait forever
+                            logger.warning(
+                                "token folder %s stayed locked for %.0f s; writing without the lock",
+                                folder,
+                                _STORE_LOCK_SECONDS,
+                            )
+                            break
+                        time.sleep(0.02)
+            self._data = self._read()
+            yield
+        finally:
+            os.close(fd)  # releases the lock
+
     def _model(self, key: str, model: Any) -> Any:
         raw = self._data.get(key)
         if raw is None:
@@ -242,9 +286,10 @@ class TokenStore:
 
     async def set_tokens(self, tokens: OAuthToken) -> None:
         self._note_tokens(tokens)
-        self._data["tokens"] = tokens.model_dump(mode="json", exclude_none=True)
-        self._data["expires_at"] = None if tokens.expires_in is None else time.time() + int(tokens.expires_in)
-        self._write()
+        with self._locked():
+            self._data["tokens"] = tokens.model_dump(mode="json", exclude_none=True)
+            self._data["expires_at"] = None if tokens.expires_in is None else time.time() + int(tokens.expires_in)
+            self._write()
 
     async def get_client_info(self) -> OAuthClientInformationFull | None:
         info: OAuthClientInformationFull | None = self._model("client", OAuthClientInformationFull)
@@ -255,8 +300,9 @@ class TokenStore:
     async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
         if client_info.client_secret:
             self._on_secret(client_info.client_secret)
-        self._data["client"] = client_info.model_dump(mode="json", exclude_none=True)
-        self._write()
+        with self._locked():
+            self._data["client"] = client_info.model_dump(mode="json", exclude_none=True)
+            self._write()
 
     # --- what a restart needs -----------------------------------------------------------------
     @property
@@ -264,10 +310,23 @@ class TokenStore:
         value = self._data.get("expires_at")
         return float(value) if isinstance(value, int | float) else None
 
-    def forget_tokens(self) -> None:
-        if self._data.pop("tokens", None) is not None:
-            self._data.pop("expires_at", None)
-            self._write()
+    def forget_tokens(self, tried: OAuthToken | None) -> OAuthToken | None:
+        """A refresh with ``tried`` failed: forget those tokens, unless the file holds newer ones.
+
+        Another process (or provider) that refreshed first has rotated the refresh token, so this
+        one's refresh fails; the tokens it stored are good and are returned for this provider to
+        use instead of sending a person through the browser. Only the tokens that failed are
+        forgotten, never ones written since.
+        """
+        with self._locked():
+            stored: OAuthToken | None = self._model("tokens", OAuthToken)
+            if stored is not None and (tried is None or stored.refresh_token != tried.refresh_token):
+                self._note_tokens(stored)
+                return stored
+            if self._data.pop("tokens", None) is not None:
+                self._data.pop("expires_at", None)
+                self._write()
+        return None
 
     def metadata(self) -> tuple[OAuthMetadata | None, ProtectedResourceMetadata | None]:
         return self._model("server_metadata", OAuthMetadata), self._model(
@@ -275,13 +334,15 @@ class TokenStore:
         )
 
     def remember_metadata(self, server: OAuthMetadata | None, resource: ProtectedResourceMetadata | None) -> None:
-        changed = False
-        for key, model in (("server_metadata", server), ("resource_metadata", resource)):
-            if model is not None:
-                dumped = model.model_dump(mode="json", exclude_none=True)
-                changed |= self._data.get(key) != dumped
-                self._data[key] = dumped
-        if changed:
+        wanted = {
+            key: model.model_dump(mode="json", exclude_none=True)
+            for key, model in (("server_metadata", server), ("resource_metadata", resource))
+            if model is not None
+        }
+        if all(self._data.get(key) == dumped for key, dumped in wanted.items()):
+            return
+        with self._locked():
+            self._data.update(wanted)
             self._write()
 
     def registered_redirect_uri(self) -> str | None:
@@ -333,9 +394,15 @@ class _Restoring(OAuthClientProvider):
         self._store.remember_metadata(self.context.oauth_metadata, self.context.protected_resource_metadata)
 
     async def _handle_refresh_response(self, response: httpx2.Response) -> bool:
+        tried = self.context.current_tokens
         refreshed = await super()._handle_refresh_response(response)
-        if not refreshed:  # do not offer the dead refresh token again on the next request
-            self._store.forget_tokens()
+        if not refreshed:  # the dead refresh token is not offered again on the next request
+            newer = self._store.forget_tokens(tried)
+            if newer is not None:  # another process refreshed first (and rotated ours): use its tokens
+                logger.debug("the token store holds tokens refreshed elsewhere; using them")
+                self.context.current_tokens = newer
+                self.context.token_expiry_time = self._store.expires_at
+                return True
         return refreshed
 
 
@@ -389,9 +456,24 @@ class _AuthorizationCode(_Restoring):
                 seen: str | None = None
                 try:
                     outgoing = await flow.__anext__()
+                    refreshed_on_401 = False
                     while True:
                         response = yield outgoing
                         seen = await self._same_origin_legacy_issuer(outgoing, response) or seen
+                        if (
+                            outgoing is request
+                            and response.status_code == 401
+                            and not refreshed_on_401
+                            and self.context.can_refresh_token()
+                        ):
+                            # A token this client still holds for valid was refused (the server's
+                            # clock runs ahead, or it was revoked): the refresh token is tried once
+                            # before the full flow, which would need a person.
+                            refreshed_on_401 = True
+                            refresh = yield await self._refresh_token()
+                            if await self._handle_refresh_response(refresh):
+                                self._add_auth_header(request)
+                                response = yield request
                         outgoing = await flow.asend(response)
                 except StopAsyncIteration:
                     return

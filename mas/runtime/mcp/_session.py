@@ -170,6 +170,10 @@ class SessionKeeper:
         self.on_list_changed: Callable[[], None] | None = None
         #: Called when the server says its resources or prompts changed (the surface drops its cache).
         self.on_surface_changed: Callable[[], None] | None = None
+        #: Called with the URI of each ``notifications/resources/updated`` (2025-11-25 subscriptions).
+        self.on_resource_updated: Callable[[str], None] | None = None
+        #: Called when a connection has ended (its resource subscriptions end with it).
+        self.on_connection_end: Callable[[Connection], None] | None = None
         #: Subscribe to tools/list_changed on modern (2026-07-28) sessions: set for pinned servers.
         self.watch_tools = False
 
@@ -294,6 +298,8 @@ class SessionKeeper:
                 self._clock = None
             timer.cancel()
             conn.broken = True
+            if self.on_connection_end is not None:
+                self.on_connection_end(conn)
             # One line per connection, a failed discover attempt's server included.
             lines, self._stderr_lines = self._stderr_lines, 0
             report_stderr(self.name, lines)
@@ -479,6 +485,9 @@ class SessionKeeper:
         elif isinstance(message, types.ResourceListChangedNotification | types.PromptListChangedNotification):
             if self.on_surface_changed is not None:
                 self.on_surface_changed()
+        elif isinstance(message, types.ResourceUpdatedNotification):
+            if self.on_resource_updated is not None:
+                self.on_resource_updated(str(message.params.uri))
         await anyio.lowlevel.checkpoint()
 
     def _tools_changed(self, conn: Connection) -> None:

@@ -219,14 +219,14 @@ class ServerSurface:
                 conn.note_failure(exc)
                 if conn.fault is not None:
                     return self.failure(label, f"failed: {conn.fault}", "protocol")
-            return self._error(label, exc)
+            return self.error_envelope(label, exc)
         wire = redact.blank_json(dump_wire(result), self._keeper.secrets)
         meta = wire.pop("_meta", None)
         for key in _PROTOCOL_KEYS:  # the protocol's, not the answer's
             wire.pop(key, None)
         return ToolResultEnvelope.success(wire, meta=meta)
 
-    def _error(self, label: str, exc: Exception) -> ToolResultEnvelope:
+    def error_envelope(self, label: str, exc: Exception) -> ToolResultEnvelope:
         if isinstance(exc, MCPError):
             message = self._keeper.scrub(exc.message)
             if exc.code == types.CONNECTION_CLOSED:

@@ -70,7 +70,8 @@ from mas.runtime.mcp._lenient_listing import summary as listing_summary
 from mas.runtime.mcp._loop import BackgroundLoop, LoopThreadError
 from mas.runtime.mcp._oauth import AuthorizeCallback
 from mas.runtime.mcp._session import Connection, ProgressCallback, ProgressRelay, SessionKeeper
-from mas.runtime.mcp._surface import ServerSurface
+from mas.runtime.mcp._subscribe import ResourceWatches
+from mas.runtime.mcp._surface import DEFAULT_TIMEOUT_SECONDS, ServerSurface
 from mas.runtime.mcp._tasks import (
     MAX_WAIT_SECONDS,
     TASK_CANCEL_PREFIX,
@@ -85,6 +86,12 @@ from mas.runtime.mcp._tasks import (
     task_support_of,
 )
 from mas.runtime.mcp._wire import non_json_number
+from mas.runtime.subscriptions import (
+    DEFAULT_MAX_QUEUED,
+    ResourceSubscription,
+    SubscriptionError,
+    UpdateCallback,
+)
 from mas.runtime.tool_filters import agent_facing
 
 if TYPE_CHECKING:
@@ -160,6 +167,10 @@ class MCPToolProvider:
         #: Resources, templates, prompts and completions (the ServerContract; ``mcp._surface``).
         self._surface = ServerSurface(config, self._keeper)
         self._keeper.on_surface_changed = self._surface.forget
+        #: Resource subscriptions, both dialects (``mcp._subscribe``).
+        self._watches = ResourceWatches(self._keeper, self._surface)
+        self._keeper.on_resource_updated = self._watches.updated
+        self._keeper.on_connection_end = self._watches.connection_ended
         #: Run-time pinning (``mas.runtime.pinning``), given by the registry; None when not pinned.
         self._pin: ServerPin | None = None
         self._cache: tuple[float, list[dict[str, Any]]] | None = None
@@ -398,6 +409,66 @@ class MCPToolProvider:
     ) -> ToolResultEnvelope:
         work = self._surface.complete(ref, argument, value, context, timeout_seconds)
         return await self._asurface_request("completion/complete", work)
+
+    def subscribe_resource(
+        self,
+        uri: str,
+        *,
+        on_update: UpdateCallback | None = None,
+        max_queued: int = DEFAULT_MAX_QUEUED,
+        timeout_seconds: float | None = None,
+    ) -> ResourceSubscription:
+        """Subscribe to changes of ``uri`` (``resources/subscribe`` on 2025-11-25 sessions,
+        ``subscriptions/listen`` on 2026-07-28 ones): iterate the result, or pass ``on_update``.
+        At most ``max_queued`` updates wait; on a full queue the oldest is dropped (counted in
+        ``dropped``). Raises :class:`~mas.runtime.subscriptions.SubscriptionError` (with ``kind``)
+        when it cannot subscribe. ``close()`` (or ``with``) unsubscribes."""
+        self._runner.check_blocking()
+        sub = self._new_subscription(uri, max_queued)
+        self._runner.run(self._open_subscription(sub, on_update, None, timeout_seconds))
+        return sub
+
+    async def asubscribe_resource(
+        self,
+        uri: str,
+        *,
+        on_update: UpdateCallback | None = None,
+        max_queued: int = DEFAULT_MAX_QUEUED,
+        timeout_seconds: float | None = None,
+    ) -> ResourceSubscription:
+        """Async twin of :meth:`subscribe_resource` (``async for``/``async with`` the result); an
+        async ``on_update`` runs on the caller's loop."""
+        sub = self._new_subscription(uri, max_queued)
+        caller = asyncio.get_running_loop()
+        await self._runner.arun(self._open_subscription(sub, on_update, caller, timeout_seconds))
+        return sub
+
+    def _new_subscription(self, uri: str, max_queued: int) -> ResourceSubscription:
+        if self._keeper.closed:
+            raise SubscriptionError(f"MCP server {self.name!r}: subscribe to {uri!r} failed: the provider is closed")
+
+        def release() -> None:
+            if not self._keeper.closed:
+                with suppress(RuntimeError):  # the provider's loop is gone: nothing left to unsubscribe
+                    self._runner.run(self._watches.release(sub))
+
+        async def arelease() -> None:
+            if not self._keeper.closed:
+                with suppress(RuntimeError):
+                    await self._runner.arun(self._watches.release(sub))
+
+        sub = ResourceSubscription(self.name, uri, max_queued=max_queued, release=release, arelease=arelease)
+        return sub
+
+    async def _open_subscription(
+        self,
+        sub: ResourceSubscription,
+        on_update: UpdateCallback | None,
+        caller: asyncio.AbstractEventLoop | None,
+        timeout_seconds: float | None,
+    ) -> None:
+        timeout = DEFAULT_TIMEOUT_SECONDS if timeout_seconds is None else timeout_seconds
+        await self._watches.open(sub, timeout, on_update, caller)
 
     async def _pinned_prompt(
         self, name: str, arguments: Mapping[str, str] | None, timeout_seconds: float | None

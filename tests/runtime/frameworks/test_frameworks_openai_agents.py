@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -15,7 +15,7 @@ pytest.importorskip("agents")
 
 from agents import Agent, FunctionTool, Model, ModelResponse, Runner, Usage  # noqa: E402
 from agents.run_config import RunConfig  # noqa: E402
-from framework_helpers import REPO, Recording, sample_registry  # noqa: E402
+from framework_helpers import REPO, Recording, Tampered  # noqa: E402
 from gen_helpers import import_fresh  # noqa: E402
 from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText  # noqa: E402
 
@@ -66,19 +66,6 @@ class Script(Model):
         found = [text for name, text in self.outputs if name == tool_name]
         assert found, f"the model saw nothing of {tool_name}: {self.outputs}"
         return found[-1]
-
-
-@pytest.fixture(scope="module")
-def registry() -> Iterator[Recording]:
-    with sample_registry() as recording:
-        yield recording
-
-
-@pytest.fixture
-def recording(registry: Recording) -> Recording:
-    registry.calls.clear()
-    registry.options.clear()
-    return registry
 
 
 def run(script: Script, tools: list[FunctionTool], start: Any = "go") -> Any:
@@ -190,3 +177,47 @@ def test_code_mode_is_one_run_code_tool(recording: Recording) -> None:
     run(script, tools)
     assert script.output("run_code").startswith('value: "Berlin"')
     assert recording.calls == [("get_weather", {"city": "Berlin"})]
+
+
+def test_code_mode_shows_and_reaches_only_the_tools_left_in(
+    recording: Recording, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package = import_fresh(REPO / "generated", "sample_tools")
+    (whole,) = function_tools(recording, package, code_mode=True, read_only=True)
+    assert "async def get_weather" in whole.description and "notes_" not in whole.description
+    left_out = 'from tools import sample\nawait sample.notes_delete(id="x")\n'
+    script = Script([[("run_code", {"code": left_out})], "ok"])
+    run(script, [whole])
+    assert script.output("run_code").startswith("invalid_arguments: ") and "notes_delete" in script.output("run_code")
+    from mas.runtime.code_mode import server
+
+    monkeypatch.setattr(server, "WHOLE_API_MAX_CHARS", 200)  # the discovery tools
+    tools = function_tools(recording, package, code_mode=True, read_only=True)
+    assert [t.name for t in tools] == ["run_code", "search_tools", "list_functions", "get_stubs"]
+    step = [("search_tools", {"query": "delete a note by id", "limit": 10}), ("list_functions", {}),
+            ("get_stubs", {"names": ["sample.notes_delete", "sample"]})]  # fmt: skip
+    script = Script([step, "ok"])
+    run(script, tools)
+    for name in ("search_tools", "list_functions", "get_stubs"):
+        assert "notes_" not in script.output(name) or name == "get_stubs", name
+    assert "get_weather" in script.output("list_functions")
+    stubs = script.output("get_stubs")
+    assert "async def notes_" not in stubs and "no function or module named 'sample.notes_delete'" in stubs
+    assert "notes_" not in tools[0].description
+    assert recording.calls == []
+
+
+def test_with_the_package_a_result_is_its_output_models_data_and_a_misfit_is_invalid_output(
+    recording: Recording,
+) -> None:
+    package = import_fresh(REPO / "generated", "sample_tools")
+    script = Script([[("get_weather", {"city": "Osaka"}), ("list_cities", {"country": "JP"})], "ok"])
+    run(script, function_tools(recording, package))
+    weather = package.TOOLS["get_weather"].output_model.model_validate_json(script.output("get_weather"))
+    assert weather.city == "Osaka"
+    cities = json.loads(script.output("list_cities"))  # the inferred model's data
+    assert set(cities) == {"cities", "total"} and all(c["country"] == "JP" for c in cities["cities"])
+    broken = Tampered(recording, "get_weather", {"city": "Osaka", "temperature": "hot"})
+    script = Script([[("get_weather", {"city": "Osaka"})], "ok"])
+    run(script, function_tools(broken, package))
+    assert script.output("get_weather").startswith("invalid_output: ")

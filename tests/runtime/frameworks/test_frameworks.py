@@ -14,7 +14,7 @@ from mas.runtime.contracts.tool_contract import ToolContract
 from mas.runtime.frameworks import MAX_NAME_LENGTH, select_tools
 from mas.runtime.frameworks._adapt import framework_names
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 FRAMEWORKS = ("pydantic_ai", "agents", "langchain_core", "openai")
 NAME = r"^[A-Za-z0-9_-]{1,64}$"
 
@@ -193,3 +193,28 @@ def test_the_adapters_input_round_reads_the_shipped_rule_and_answers_it() -> Non
     assert done.ok and done.value == "Hello, Ada!" and [r.key for r in asked] == ["name"]
     assert provider.options[-1] == {"input_responses": {"name": {"action": "accept", "content": {"name": "Ada"}}},
                                     "request_state": "greet:1"}  # fmt: skip
+
+
+def test_the_adapters_use_code_modes_public_dispatch_and_nothing_private() -> None:
+    """One dispatch of the code-mode tools (``server.call_code_tool``, ``server.code_mode_tools``),
+    the MCP face's and the adapters': no adapter reaches a private name of code mode."""
+    import ast
+
+    for path in sorted((REPO / "mas" / "runtime" / "frameworks").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        private = [
+            f"{node.value.id}.{node.attr}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+            and node.value.id in ("server", "core", "code_mode") and node.attr.startswith("_")
+        ]  # fmt: skip
+        imported = [
+            alias.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("mas.runtime.code_mode")
+            for alias in node.names
+            if alias.name.startswith("_")
+        ]
+        assert private == [] and imported == [], path.name
+    source = (REPO / "mas" / "runtime" / "frameworks" / "_adapt.py").read_text(encoding="utf-8")
+    assert "server.call_code_tool(" in source and "server.code_mode_tools(" in source

@@ -4,14 +4,13 @@ recorder in front of the registry shows exactly what reached ``call_tool``."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 pytest.importorskip("pydantic_ai")
 
-from framework_helpers import REPO, Recording, sample_registry  # noqa: E402
+from framework_helpers import REPO, Recording, Tampered  # noqa: E402
 from gen_helpers import import_fresh  # noqa: E402
 from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults  # noqa: E402
 from pydantic_ai.messages import (  # noqa: E402
@@ -54,19 +53,6 @@ class Script:
         found = [p for p in self.seen if p.tool_name == tool_name]
         assert found, f"the model saw nothing of {tool_name}: {self.seen}"
         return found[-1]
-
-
-@pytest.fixture(scope="module")
-def registry() -> Iterator[Recording]:
-    with sample_registry() as recording:
-        yield recording
-
-
-@pytest.fixture
-def recording(registry: Recording) -> Recording:
-    registry.calls.clear()
-    registry.options.clear()
-    return registry
 
 
 def run(script: Script, tools: Any, **kwargs: Any) -> Any:
@@ -222,15 +208,17 @@ def test_code_mode_is_one_run_code_tool_whose_calls_reach_the_registry(recording
     assert recording.calls == [("get_weather", {"city": "Paris"})]
 
 
-def test_code_mode_refuses_a_tool_left_out_and_a_bad_snippet_is_a_retry(recording: Recording) -> None:
+def test_code_mode_knows_only_the_tools_left_in_and_a_bad_snippet_is_a_retry(recording: Recording) -> None:
     package = import_fresh(REPO / "generated", "sample_tools")
-    tools = toolset(recording, package, code_mode=True, read_only=True)
+    tools = toolset(recording, package, code_mode=True, read_only=True, max_retries=2)
     left_out = 'from tools import sample\nawait sample.notes_delete(id="x")\n'
     bad = 'from tools import sample\nw = await sample.get_weather(town="Paris")\n'
     script = Script([[("run_code", {"code": left_out})], [("run_code", {"code": bad})], "ok"])
     run(script, tools)
-    failed, retry = script.seen
-    assert failed.outcome == "failed" and "unknown_tool" in str(failed.content)
+    description = script.tools[0].description
+    assert "async def get_weather" in description and "notes_" not in description and "count_slowly" not in description
+    left, retry = script.seen
+    assert left.outcome == "retried" and "has no member `notes_delete`" in str(left.content)
     assert retry.outcome == "retried" and "did not type-check" in str(retry.content)
     assert recording.calls == []
 
@@ -257,6 +245,19 @@ def test_code_mode_over_an_api_too_large_to_describe_adds_the_discovery_tools(
     assert "get_weather" in script.part("list_functions").content
     assert "async def get_weather(" in script.part("get_stubs").content
     assert recording.calls == []
+    # Discovery shows only the tools the filters left in (read_only=True: no notes_*).
+    steps = [
+        [("search_tools", {"query": "delete a note by id", "limit": 10}), ("list_functions", {}),
+         ("get_stubs", {"names": ["sample.notes_delete", "sample"]})],
+        "ok",
+    ]  # fmt: skip
+    script = Script(steps)
+    run(script, tools)
+    for name in ("search_tools", "list_functions", "get_stubs", "run_code"):
+        shown = script.part(name).content if name != "run_code" else script.tools[0].description
+        assert "def notes_" not in shown and "count_slowly" not in shown, name
+    assert "notes_" not in script.part("list_functions").content
+    assert "no function or module named 'sample.notes_delete'" in script.part("get_stubs").content
 
 
 def test_code_mode_plan_checks_and_lists_the_calls_and_runs_nothing(recording: Recording) -> None:
@@ -268,3 +269,38 @@ def test_code_mode_plan_checks_and_lists_the_calls_and_runs_nothing(recording: R
     seen = script.part("run_code")
     assert seen.outcome == "success" and "get_weather" in str(seen.content)
     assert recording.calls == []
+
+
+def test_with_the_package_a_result_is_its_output_model_and_an_inferred_schema_is_given(recording: Recording) -> None:
+    package = import_fresh(REPO / "generated", "sample_tools")
+    tools = toolset(recording, package)
+    script = Script([[("get_weather", {"city": "Osaka"}), ("list_cities", {})], "ok"])
+    run(script, tools)
+    weather = script.part("get_weather").content
+    assert isinstance(weather, package.TOOLS["get_weather"].output_model) and weather.city == "Osaka"
+    cities = script.part("list_cities").content  # JSON text from the server: typed by the inferred model
+    model = package.TOOLS["list_cities"].output_model
+    assert isinstance(cities, model) and cities.total == len(cities.cities) > 0
+    # list_cities declares no output schema: the package's (inferred) one is the return schema.
+    listed = {entry["name"]: entry for entry in recording.list_tools()}
+    assert (
+        listed["list_cities"].get("output_schema") is None
+        and toolset(recording).tools["list_cities"].output_schema is None
+    )
+    schema = model.model_json_schema(mode="serialization", by_alias=True)
+    assert tools._definition(tools.tools["list_cities"]).return_schema == schema
+    assert tools.tools["get_weather"].output_schema == listed["get_weather"]["output_schema"]  # declared: as listed
+    assert recording.calls == [("get_weather", {"city": "Osaka"}), ("list_cities", {})]
+
+
+def test_with_the_package_an_output_that_breaks_its_model_is_invalid_output(recording: Recording) -> None:
+    package = import_fresh(REPO / "generated", "sample_tools")
+    broken = Tampered(recording, "get_weather", {"city": "Osaka", "temperature": "hot"})
+    script = Script([[("get_weather", {"city": "Osaka"})], "ok"])
+    run(script, toolset(broken, package))
+    seen = script.part("get_weather")
+    assert seen.outcome == "failed" and str(seen.content).startswith("invalid_output: ")
+    assert "does not match SampleGetWeatherOutput" in str(seen.content)
+    script = Script([[("get_weather", {"city": "Osaka"})], "ok"])
+    run(script, toolset(broken))  # without the package: the structured content as the server sent it
+    assert script.part("get_weather").content == {"city": "Osaka", "temperature": "hot"}

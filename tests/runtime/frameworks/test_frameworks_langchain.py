@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 pytest.importorskip("langchain_core")
 
-from framework_helpers import REPO, Recording, sample_registry  # noqa: E402
+from framework_helpers import REPO, Recording, Tampered  # noqa: E402
 from gen_helpers import import_fresh  # noqa: E402
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel  # noqa: E402
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage  # noqa: E402
@@ -51,19 +50,6 @@ def agent(steps: list[list[tuple[str, dict[str, Any]]] | str], given: list[BaseT
 
 def tool_messages(history: list[BaseMessage], name: str) -> list[ToolMessage]:
     return [m for m in history if isinstance(m, ToolMessage) and m.name == name]
-
-
-@pytest.fixture(scope="module")
-def registry() -> Iterator[Recording]:
-    with sample_registry() as recording:
-        yield recording
-
-
-@pytest.fixture
-def recording(registry: Recording) -> Recording:
-    registry.calls.clear()
-    registry.options.clear()
-    return registry
 
 
 def test_args_schema_is_the_exact_schema_and_calls_reach_the_registry_by_wire_name(recording: Recording) -> None:
@@ -158,3 +144,54 @@ def test_code_mode_is_one_run_code_tool(recording: Recording) -> None:
     (message,) = tool_messages(agent([[("run_code", {"code": code})], "ok"], given), "run_code")
     assert message.status == "success" and message.artifact["value"] == "Osaka"
     assert recording.calls == [("get_weather", {"city": "Osaka"})]
+
+
+def test_code_mode_shows_and_reaches_only_the_tools_left_in(
+    recording: Recording, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package = import_fresh(REPO / "generated", "sample_tools")
+    given = tools(recording, package, code_mode=True, read_only=True)
+    assert "notes_" not in given[0].description and "count_slowly" not in given[0].description
+    left_out = 'from tools import sample\nawait sample.notes_delete(id="x")\n'
+    (message,) = tool_messages(agent([[("run_code", {"code": left_out})], "ok"], given), "run_code")
+    assert message.status == "error" and str(message.content).startswith("invalid_arguments: ")
+    from mas.runtime.code_mode import server
+
+    monkeypatch.setattr(server, "WHOLE_API_MAX_CHARS", 200)  # the discovery tools
+    given = tools(recording, package, code_mode=True, read_only=True)
+    assert [t.name for t in given] == ["run_code", "search_tools", "list_functions", "get_stubs"]
+    step = [("search_tools", {"query": "delete a note by id", "limit": 10}), ("list_functions", {}),
+            ("get_stubs", {"names": ["sample.notes_delete", "sample"]})]  # fmt: skip
+    history = agent([step, "ok"], given)
+    shown = {name: str(tool_messages(history, name)[0].content) for name in ("search_tools", "list_functions")}
+    assert all("notes_" not in text and "count_slowly" not in text for text in shown.values())
+    assert "get_weather" in shown["list_functions"]
+    stubs = str(tool_messages(history, "get_stubs")[0].content)
+    assert "async def notes_" not in stubs and "no function or module named 'sample.notes_delete'" in stubs
+    assert recording.calls == []
+
+
+def test_with_the_package_the_artifact_is_the_output_model_and_a_misfit_is_invalid_output(
+    recording: Recording,
+) -> None:
+    package = import_fresh(REPO / "generated", "sample_tools")
+    given = tools(recording, package)
+    model = package.TOOLS["list_cities"].output_model
+    by_name = {t.name: t for t in given}
+    assert by_name["list_cities"].metadata is not None
+    assert by_name["list_cities"].metadata["output_schema"] == model.model_json_schema(
+        mode="serialization", by_alias=True
+    )
+    history = agent([[("get_weather", {"city": "Osaka"}), ("list_cities", {})], "ok"], given)
+    (weather,) = tool_messages(history, "get_weather")
+    assert isinstance(weather.artifact, package.TOOLS["get_weather"].output_model) and weather.artifact.city == "Osaka"
+    assert json.loads(str(weather.content))["city"] == "Osaka"
+    (cities,) = tool_messages(history, "list_cities")
+    assert isinstance(cities.artifact, model) and cities.artifact.total > 0
+    (untyped,) = tool_messages(agent([[("list_cities", {})], "ok"], tools(recording)), "list_cities")
+    assert untyped.artifact is None  # without the package: the server's JSON text only
+    broken = Tampered(recording, "get_weather", {"city": "Osaka", "temperature": "hot"})
+    (failed,) = tool_messages(
+        agent([[("get_weather", {"city": "Osaka"})], "ok"], tools(broken, package)), "get_weather"
+    )
+    assert failed.status == "error" and str(failed.content).startswith("invalid_output: ")
