@@ -627,6 +627,8 @@ class _Walk:
 # --- resources, resource templates and prompts ---------------------------------------------------
 #: What a server serves besides tools: listing -> the key each item is known by.
 SURFACE_IDS = {"resources": "uri", "resource_templates": "uriTemplate", "prompts": "name"}
+#: Where a change of a resource's contents type learned from recorded reads points (codegen/infer.py).
+CONTENTS_POINTER = "/inferredContentsSchema"
 _WORDS = {
     "resources": ("resource", "resource"),
     "resource_templates": ("template", "resource"),

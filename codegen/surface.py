@@ -35,6 +35,7 @@ Decided here, once:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -203,18 +204,44 @@ def _described(item: Mapping[str, Any], first: str) -> list[str]:
     return lines
 
 
+def _learned(
+    learned: Mapping[str, Any],
+    key: str,
+    contents: str,
+    method: str,
+    prefix: str,
+    found: list[tuple[str, str, int, str]],
+) -> tuple[str, str]:
+    """(contents class, value type) of a JSON resource: a learned one (recorded reads; ``found``
+    gets it) or ``contents`` as it was."""
+    from codegen.infer import RESOURCE_KEY
+    from mas.runtime.lockfile import canonical_json
+
+    inferred = learned.get(RESOURCE_KEY + key)
+    if contents != "JsonContents" or inferred is None or inferred.schema is None:
+        return contents, ""
+    stem = f"{prefix}{class_name(method)}"
+    found.append((f"{stem}Contents", f"{stem}Value", inferred.samples, canonical_json(inferred.schema)))
+    return f"{stem}Contents", f"{stem}Value"
+
+
 def build_surface(
     source: SourceTools,
     attr: str,
     prompt_names: Mapping[tuple[str, str], str],
     degradations: list[Degradation],
+    learned: Mapping[str, Any] | None = None,
 ) -> SurfaceSpec | None:
-    """The source's surface, or None when its server serves no resources, templates or prompts."""
+    """The source's surface, or None when its server serves no resources, templates or prompts.
+    ``learned``: the source's inferred map (``codegen.infer``), whose ``resource ...`` entries type
+    JSON contents learned from recorded reads."""
     if not source.surface:
         return None
     literals = _literals(source)
+    found: list[tuple[str, str, int, str]] = []
+    learn: _Learn = functools.partial(_learned, learned or {}, prefix=class_name(attr), found=found)
     used: set[str] = set(_RESERVED)  # resources and templates share one class: one set of names
-    resources = [_resource(item, used) for item in _sorted(source.surface.get("resources", ()), "uri")]
+    resources = [_resource(item, used, learn) for item in _sorted(source.surface.get("resources", ()), "uri")]
     variables: set[str] = set()
     kept_templates: list[str] = []
     for index, item in enumerate(_sorted(source.surface.get("resource_templates", ()), "uriTemplate")):
@@ -225,7 +252,7 @@ def build_surface(
             what = f"resource template {text!r} does not parse ({exc}); left out of the package"
             degradations.append(Degradation(source.origin, text, f"/resource_templates/{index}", "template", what))
             continue
-        spec, required = _template(item, text, parsed, literals, used)
+        spec, required = _template(item, parsed, literals, used, learn)
         resources.append(spec)
         variables.update(required)
         kept_templates.append(text)
@@ -249,23 +276,31 @@ def build_surface(
         variable_literals=tuple(wire_literal(v) for v in sorted(variables)),
         prompt_literals=tuple(p.target_literal for p in prompts),
         argument_literals=tuple(wire_literal(a) for a in sorted(arguments)),
+        learned=tuple(found),
     )
 
 
-def _resource(item: Mapping[str, Any], used: set[str]) -> SurfaceMethodSpec:
+#: ``_learned`` with a source's map, prefix and findings given: (key, contents class, method) ->
+#: (contents class, value type).
+_Learn = Callable[[str, str, str], tuple[str, str]]
+
+
+def _resource(item: Mapping[str, Any], used: set[str], learn: _Learn) -> SurfaceMethodSpec:
     """A fixed resource's method."""
     uri = str(item.get("uri"))
     method = unique(to_identifier(str(item.get("name") or uri), prefix="resource", reserved=_RESERVED), used)
     mime = item.get("mimeType")
     lines = [*_described(item, uri), "", f"URI: {uri!r}" + (f" ({mime})." if isinstance(mime, str) else ".")]
-    return SurfaceMethodSpec(method, _docstring(lines), wire_literal(uri), (), contents_class(mime))
+    contents, value = learn(uri, contents_class(mime), method)
+    return SurfaceMethodSpec(method, _docstring(lines), wire_literal(uri), (), contents, value_type=value)
 
 
 def _template(
-    item: Mapping[str, Any], text: str, parsed: Any, literals: Mapping[str, tuple[str, ...]], used: set[str]
+    item: Mapping[str, Any], parsed: Any, literals: Mapping[str, tuple[str, ...]], used: set[str], learn: _Learn
 ) -> tuple[SurfaceMethodSpec, dict[str, bool]]:
     """A resource template's method (its variables keyword-only, the required ones first), and
     its variables, each with whether it is required."""
+    text = str(item.get("uriTemplate"))
     required: dict[str, bool] = {}
     for part in parsed.parts:
         if not isinstance(part, str):
@@ -285,8 +320,8 @@ def _template(
         "",
         f"URI template: {text!r}" + (f" ({mime})." if isinstance(mime, str) else "."),
     ]
-    spec = SurfaceMethodSpec(method, _docstring(lines), wire_literal(text), params, contents_class(mime), True)
-    return spec, required
+    contents, value = learn(text, contents_class(mime), method)
+    return SurfaceMethodSpec(method, _docstring(lines), wire_literal(text), params, contents, True, value), required
 
 
 def _prompt(

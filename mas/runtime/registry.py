@@ -456,7 +456,10 @@ class RuntimeRegistry:
         owner = self._resource_owner(uri, server)
         if isinstance(owner, ToolResultEnvelope):
             return owner
-        return self._surface_call(owner, lambda p: p.read_resource(uri, timeout_seconds=timeout_seconds))
+        envelope = self._surface_call(owner, lambda p: p.read_resource(uri, timeout_seconds=timeout_seconds))
+        if self._recorder is not None:  # a read is sampled as a call is: generate learns its JSON shape
+            self._recorder.observe_read(owner, uri, envelope)
+        return envelope
 
     def get_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None, *, timeout_seconds: float | None = None
@@ -497,7 +500,10 @@ class RuntimeRegistry:
         owner = await asyncio.to_thread(self._resource_owner, uri, server)
         if isinstance(owner, ToolResultEnvelope):
             return owner
-        return await self._asurface_call(owner, lambda p: p.aread_resource(uri, timeout_seconds=timeout_seconds))
+        envelope = await self._asurface_call(owner, lambda p: p.aread_resource(uri, timeout_seconds=timeout_seconds))
+        if self._recorder is not None:
+            self._recorder.observe_read(owner, uri, envelope)
+        return envelope
 
     async def aget_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None, *, timeout_seconds: float | None = None

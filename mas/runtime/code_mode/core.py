@@ -662,7 +662,7 @@ class CodeMode:
         the rule), checked on the host before anything is sent; None when they fit, or when the
         schema cannot be used (unresolvable ``$ref``, a schema jsonschema refuses: the server judges)."""
         tool = self._tools[f"{module}.{function}"]
-        schema = self._input_schema(tool.wire_name)
+        schema = self._input_schema(tool.wire_name) if tool.kind == "tool" else None  # reads and prompts: none
         if schema is None:
             return None
         # The wire arguments exactly as the typed method builds them (its names, omitted ones
