@@ -53,6 +53,11 @@ class SourceTools:
 NOT_GIVEN_SUFFIX = " | _NotGiven"
 
 
+#: The inferred map's key prefix of a resource's (or template's) learned contents type
+#: (``codegen.infer`` writes it, ``codegen.surface`` reads it).
+RESOURCE_KEY = "resource "
+
+
 @dataclass(frozen=True)
 class ParamSpec:
     wire_name: str

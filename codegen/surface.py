@@ -41,7 +41,7 @@ from typing import Any
 
 from codegen.errors import Degradation
 from codegen.literals import clean_text, docstring_literal, docstring_text, wire_literal
-from codegen.model import SourceTools, SurfaceMethodSpec, SurfaceParamSpec, SurfaceSpec
+from codegen.model import RESOURCE_KEY, SourceTools, SurfaceMethodSpec, SurfaceParamSpec, SurfaceSpec
 from codegen.naming import assign_names, class_name, to_identifier, unique
 from mas.runtime.contracts.uri_template import TemplateError, parse
 from mas.runtime.routing import Named, NameTaken, qualified, routed_names
@@ -214,7 +214,6 @@ def _learned(
 ) -> tuple[str, str]:
     """(contents class, value type) of a JSON resource: a learned one (recorded reads; ``found``
     gets it) or ``contents`` as it was."""
-    from codegen.infer import RESOURCE_KEY
     from mas.runtime.lockfile import canonical_json
 
     inferred = learned.get(RESOURCE_KEY + key)
