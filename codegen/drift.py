@@ -70,6 +70,11 @@ KINDS: dict[str, tuple[Severity, str]] = {
                              "stopped running calls as tasks, or speaks the other dialect"),
     "task-support-changed": ("compatible", "execution.taskSupport changed otherwise (a task became possible, "
                              "or no longer required)"),
+    # A deprecation (JSON Schema ``deprecated: true``) breaks no call, but the server says the thing
+    # will go, and the package gains a PEP 702 deprecation the callers' checkers report: review
+    # (SemVer: marking public API deprecated is a minor release).
+    "tool-deprecated": ("review", "the tool's inputSchema became deprecated: true (its methods are "
+                        "@deprecated now)"),
     # parameters (inputSchema), at any depth
     "param-added-required": ("breaking", "a parameter was added as required"),
     "param-added-optional": ("compatible", "a parameter was added as optional"),
@@ -97,7 +102,10 @@ KINDS: dict[str, tuple[Severity, str]] = {
     "schema-description-changed": ("review", "a parameter's description changed (it reaches the model)"),
     "schema-title-changed": ("review", "a parameter's title changed (it reaches the model)"),
     "default-changed": ("review", "a parameter's default changed: calls that omit it now do something else"),
-    "schema-keyword-changed": ("compatible", "another schema keyword changed ($schema, examples, ...)"),
+    "param-deprecated": ("review", "a parameter became deprecated: true (an optional one gets a "
+                         "@deprecated overload)"),
+    "schema-keyword-changed": ("compatible", "another schema keyword changed ($schema, examples, a "
+                               "deprecation withdrawn, ...)"),
     # output (outputSchema), at any depth
     "output-schema-added": ("breaking", "an outputSchema was added: the generated return type changes"),
     "output-schema-removed": ("breaking", "the outputSchema was removed: the generated return type changes"),
@@ -112,6 +120,7 @@ KINDS: dict[str, tuple[Severity, str]] = {
     "output-schema-description-changed": ("compatible", "an output description changed (docstrings only)"),
     "output-schema-title-changed": ("compatible", "an output title changed (docstrings only)"),
     "output-default-changed": ("compatible", "an output default changed"),
+    "output-field-deprecated": ("review", "an output field became deprecated: true (it may stop coming)"),
     # resources, resource templates and prompts (docs/resources-and-prompts.md); ``tool`` holds the
     # resource's URI, the template's URI template or the prompt's name
     "resource-removed": ("breaking", "a resource is no longer listed: its method is gone"),
@@ -414,10 +423,21 @@ class _Walk:
         self.items(old, new, old_ptr, new_ptr, at, label)
         self.variants(old, new, old_ptr, new_ptr, label)
         for key in sorted((set(old) | set(new)) - _HANDLED):
-            if not json_equal(old.get(key), new.get(key)):
+            if key == "deprecated" and new.get(key) is True and old.get(key) is not True:
+                self.deprecated(at(key), old.get(key), label)
+            elif not json_equal(old.get(key), new.get(key)):
                 where = at(key)
                 self.add("compatible", "schema-keyword-changed", where, old.get(key), new.get(key),
                          f"{self.what(label)}: keyword {key!r} changed")  # fmt: skip
+
+    def deprecated(self, where: str, old: Any, label: str | None) -> None:
+        """``deprecated: true`` newly on a schema: on the input's root the tool, else a parameter or
+        an output field."""
+        if self.direction == "input" and where == f"{self.root_pointer}/deprecated":
+            self.add("review", "tool-deprecated", where, old, True, "tool deprecated")
+        else:
+            kind = "param-deprecated" if self.direction == "input" else "output-field-deprecated"
+            self.add("review", kind, where, old, True, f"{self.what(label)} deprecated")
 
     def kind(self, name: str) -> str:
         return name if self.direction == "input" else f"output-{name}"
