@@ -431,6 +431,7 @@ class _Builder:
             params_deprecated_literal=str_literal(_retired_words(plan.wire_name, retired))
             if retired and not deprecated
             else "",
+            output_deprecated=", ".join(_deprecated_fields(tool.get("outputSchema"))),
         )
 
     def _result_type(self, plan: ToolPlan, out_models: ModelModule) -> tuple[str, bool, tuple[tuple[str, str], ...]]:
@@ -635,6 +636,14 @@ def _deprecation_words(deprecated: bool, gone: str | None) -> str | None:
     if gone is not None:
         return f"Removed: {gone}; calling it raises ToolNotFoundError (kept by keep_removed_tools)."
     return "Deprecated: the server marks this tool deprecated (``deprecated: true``)." if deprecated else None
+
+
+def _deprecated_fields(schema: Any) -> list[str]:
+    """The top-level output fields marked ``deprecated: true``, sorted."""
+    props = schema.get("properties") if isinstance(schema, Mapping) else None
+    if not isinstance(props, Mapping):
+        return []
+    return sorted(str(k) for k, prop in props.items() if isinstance(prop, Mapping) and prop.get("deprecated") is True)
 
 
 def _removed_envelope(message: str) -> str:

@@ -70,6 +70,11 @@ KINDS: dict[str, tuple[Severity, str]] = {
                              "stopped running calls as tasks, or speaks the other dialect"),
     "task-support-changed": ("compatible", "execution.taskSupport changed otherwise (a task became possible, "
                              "or no longer required)"),
+    # A deprecation (JSON Schema ``deprecated: true``) breaks no call, but the server says the thing
+    # will go, and the package gains a PEP 702 deprecation the callers' checkers report: review
+    # (SemVer: marking public API deprecated is a minor release).
+    "tool-deprecated": ("review", "the tool's inputSchema became deprecated: true (its methods are "
+                        "@deprecated now)"),
     # parameters (inputSchema), at any depth
     "param-added-required": ("breaking", "a parameter was added as required"),
     "param-added-optional": ("compatible", "a parameter was added as optional"),
@@ -97,7 +102,10 @@ KINDS: dict[str, tuple[Severity, str]] = {
     "schema-description-changed": ("review", "a parameter's description changed (it reaches the model)"),
     "schema-title-changed": ("review", "a parameter's title changed (it reaches the model)"),
     "default-changed": ("review", "a parameter's default changed: calls that omit it now do something else"),
-    "schema-keyword-changed": ("compatible", "another schema keyword changed ($schema, examples, ...)"),
+    "param-deprecated": ("review", "a parameter became deprecated: true (an optional one gets a "
+                         "@deprecated overload)"),
+    "schema-keyword-changed": ("compatible", "another schema keyword changed ($schema, examples, a "
+                               "deprecation withdrawn, ...)"),
     # output (outputSchema), at any depth
     "output-schema-added": ("breaking", "an outputSchema was added: the generated return type changes"),
     "output-schema-removed": ("breaking", "the outputSchema was removed: the generated return type changes"),
@@ -112,6 +120,7 @@ KINDS: dict[str, tuple[Severity, str]] = {
     "output-schema-description-changed": ("compatible", "an output description changed (docstrings only)"),
     "output-schema-title-changed": ("compatible", "an output title changed (docstrings only)"),
     "output-default-changed": ("compatible", "an output default changed"),
+    "output-field-deprecated": ("review", "an output field became deprecated: true (it may stop coming)"),
     # resources, resource templates and prompts (docs/resources-and-prompts.md); ``tool`` holds the
     # resource's URI, the template's URI template or the prompt's name
     "resource-removed": ("breaking", "a resource is no longer listed: its method is gone"),
@@ -137,6 +146,15 @@ KINDS: dict[str, tuple[Severity, str]] = {
     "prompt-description-changed": ("review", "a prompt's or its arguments' title or description changed "
                                    "(it reaches the model)"),
     "prompt-other-changed": ("compatible", "another field of a prompt changed (icons, _meta)"),
+    # completion Literals (a stable closed set types the parameter; docs/resources-and-prompts.md)
+    "template-variable-values-removed": ("breaking", "a template variable's Literal lost a value"),
+    "template-variable-values-added": ("compatible", "a template variable's Literal gained a value"),
+    "template-variable-values-closed": ("breaking", "a template variable became a Literal (was str)"),
+    "template-variable-values-opened": ("compatible", "a template variable's Literal became str"),
+    "prompt-argument-values-removed": ("breaking", "a prompt argument's Literal lost a value"),
+    "prompt-argument-values-added": ("compatible", "a prompt argument's Literal gained a value"),
+    "prompt-argument-values-closed": ("breaking", "a prompt argument became a Literal (was str)"),
+    "prompt-argument-values-opened": ("compatible", "a prompt argument's Literal became str"),
 }  # fmt: skip
 
 
@@ -414,10 +432,21 @@ class _Walk:
         self.items(old, new, old_ptr, new_ptr, at, label)
         self.variants(old, new, old_ptr, new_ptr, label)
         for key in sorted((set(old) | set(new)) - _HANDLED):
-            if not _same(old.get(key), new.get(key)):
+            if key == "deprecated" and new.get(key) is True and old.get(key) is not True:
+                self.deprecated(at(key), old.get(key), label)
+            elif not _same(old.get(key), new.get(key)):
                 where = at(key)
                 self.add("compatible", "schema-keyword-changed", where, old.get(key), new.get(key),
                          f"{self.what(label)}: keyword {key!r} changed")  # fmt: skip
+
+    def deprecated(self, where: str, old: Any, label: str | None) -> None:
+        """``deprecated: true`` newly on a schema: on the input's root the tool, else a parameter or
+        an output field."""
+        if self.direction == "input" and where == f"{self.root_pointer}/deprecated":
+            self.add("review", "tool-deprecated", where, old, True, "tool deprecated")
+        else:
+            kind = "param-deprecated" if self.direction == "input" else "output-field-deprecated"
+            self.add("review", kind, where, old, True, f"{self.what(label)} deprecated")
 
     def kind(self, name: str) -> str:
         return name if self.direction == "input" else f"output-{name}"
@@ -663,6 +692,46 @@ def diff_surface(
                 out += _diff_prompt(source, ident, old_by[ident], new_by[ident])
             else:
                 out += _diff_resource(source, ident, word, old_by[ident], new_by[ident])
+    return tuple(out) + _diff_completions(source, old, new)
+
+
+def _literal_sets(listings: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[tuple[str, str, str], list[str]]:
+    """(ref type, prompt name or template, argument) -> the values of each stable closed set."""
+    out: dict[tuple[str, str, str], list[str]] = {}
+    for item in listings.get("completions", ()):
+        ref, values = item.get("ref"), item.get("values")
+        if isinstance(ref, Mapping) and item.get("stable") is True and isinstance(values, list):
+            target = str(ref.get("name") or ref.get("uri"))
+            out[(str(ref.get("type")), target, str(item.get("argument")))] = [str(v) for v in values]
+    return out
+
+
+def _diff_completions(
+    source: str, old: Mapping[str, Sequence[Mapping[str, Any]]], new: Mapping[str, Sequence[Mapping[str, Any]]]
+) -> tuple[Change, ...]:
+    """How each parameter's completion ``Literal`` changed (a stable closed set; else ``str``)."""
+    before, after = _literal_sets(old), _literal_sets(new)
+    out: list[Change] = []
+    for key in sorted(set(before) | set(after)):
+        kind_ref, target, argument = key
+        prompt = kind_ref == "ref/prompt"
+        stem, what = ("prompt-argument", "prompt argument") if prompt else ("template-variable", "template variable")
+        a, b = before.get(key), after.get(key)
+        found: list[tuple[str, Any, Any, str]] = []
+        if a is None and b is not None:
+            found.append(("closed", None, b, f"{what} {argument!r} is now Literal{b}"))
+        elif a is not None and b is None:
+            found.append(("opened", a, None, f"{what} {argument!r} is now str (was Literal{a})"))
+        elif a is not None and b is not None:
+            gone, new_values = sorted(set(a) - set(b)), sorted(set(b) - set(a))
+            if gone:
+                found.append(("removed", gone, None, f"{what} {argument!r}: value(s) {gone} removed from its Literal"))
+            if new_values:
+                found.append(("added", None, new_values, f"{what} {argument!r}: value(s) {new_values} added"))
+        for suffix, was, now, message in found:
+            kind = f"{stem}-values-{suffix}"
+            out.append(Change(source, target, KINDS[kind][0], kind, f"/completions/{pointer_token(argument)}", was, now,
+                              message))  # fmt: skip
     return tuple(out)
 
 

@@ -114,6 +114,8 @@ class ToolSpec:
     #: A tool the server removed, kept a while (``keep_removed_tools``): the envelope literal its
     #: method raises ``ToolNotFoundError`` with, instead of calling; "": a listed tool
     removed_envelope: str = ""
+    #: The output's top-level fields the server marks ``deprecated: true``, comma-separated (api.md)
+    output_deprecated: str = ""
 
     @property
     def kept_params(self) -> tuple[ParamSpec, ...]:

@@ -60,7 +60,7 @@ __all__ = [
 #: The attributes a namespace with a surface gets; its tools' methods may not take these names.
 SURFACE_ATTRS = frozenset({"resources", "prompts"})
 #: Names the generated resources and prompts classes use themselves.
-_RESERVED = frozenset({"complete"})
+_RESERVED = frozenset({"complete", "subscribe"})
 _REQUIRED_OPERATORS = ("", "+", ".", "/")
 _TEXT_TYPES = frozenset({"application/xml", "application/javascript", "application/yaml", "application/x-yaml",
                          "application/toml", "application/sql", "application/graphql"})  # fmt: skip

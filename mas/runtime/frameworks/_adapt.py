@@ -9,20 +9,23 @@ sees: a value, a retry, a tool error, an approval to ask, or an input round to a
 
 from __future__ import annotations
 
+import asyncio
 import fnmatch
 import hashlib
 import inspect
 import json
 import re
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+import threading
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 from mas.runtime.contracts._rules import input_requests, is_destructive, joined_text, one_line, retry_safe
 from mas.runtime.contracts.tool_contract import (
     ToolResultEnvelope,
     ainvoke_call_tool,
+    either_set,
     entry_hints,
     invoke_call_tool,
     validate_arguments,
@@ -37,6 +40,8 @@ __all__ = [
     "InputHandler",
     "InputRequest",
     "Outcome",
+    "ProgressHandler",
+    "Typed",
     "call",
     "code_tools",
     "select_tools",
@@ -69,6 +74,25 @@ class InputRequest:
 
 #: Answers an input round: gets the requests, returns ``{key: response}`` (or an awaitable of it).
 InputHandler = Callable[[list[InputRequest]], "Mapping[str, Any] | Awaitable[Mapping[str, Any]]"]
+#: Hears each progress update of a call: ``on_progress(tool, progress, total, message)``, ``tool``
+#: the wire name (``run_code`` for code mode). A sync one is called from the thread the update
+#: arrives on; an ``async def`` one runs on the loop that awaits the call.
+ProgressHandler = Callable[[str, float, "float | None", "str | None"], Any]
+
+
+def _relay(on_progress: ProgressHandler, name: str) -> Callable[..., Any]:
+    """The contract's ``progress_callback(progress, total, message)`` for one call, naming its tool."""
+    if inspect.iscoroutinefunction(on_progress):
+
+        async def relay_async(progress: float, total: float | None = None, message: str | None = None) -> None:
+            await on_progress(name, progress, total, message)
+
+        return relay_async
+
+    def relay(progress: float, total: float | None = None, message: str | None = None) -> None:
+        on_progress(name, progress, total, message)
+
+    return relay
 
 
 @dataclass(frozen=True)
@@ -387,6 +411,8 @@ async def call(
     input_responses: Mapping[str, Any] | None = None,
     request_state: str | None = None,
     timeout_seconds: float | None = None,
+    cancel_event: Any = None,
+    on_progress: ProgressHandler | None = None,
 ) -> Outcome:
     """Call ``tool`` with ``arguments`` through ``provider``'s one ``call_tool`` path.
 
@@ -394,12 +420,19 @@ async def call(
     nothing sent: the contract's ``validate_arguments``). An input round is answered by
     ``on_input`` and sent again (at most :data:`MAX_INPUT_ROUNDS`); without it the outcome carries
     the requests, and the caller sends ``input_responses`` and ``request_state`` in a new call.
-    ``timeout_seconds`` is the contract's call option (each send's limit).
+    ``timeout_seconds`` is the contract's call option (each send's limit; a tool the server runs as
+    a task is followed through the runtime's task path until then, and cancelled there past it).
+    The contract's ``cancel_event`` is the call's own, set when the awaiting task is cancelled (a
+    framework's run cancelled), or the caller's ``cancel_event`` is: the call stops at once (an
+    MCP request or task is cancelled on the server). ``on_progress`` hears the call's progress.
     """
     problem = validate_arguments(tool.input_schema, arguments)
     if problem is not None:
         return Outcome(text=f"invalid arguments for tool {tool.wire_name!r}: {problem}", kind="invalid_arguments")
-    options: dict[str, Any] = {}
+    own = threading.Event()
+    options: dict[str, Any] = {"cancel_event": either_set(own, cancel_event)}
+    if on_progress is not None:
+        options["progress_callback"] = _relay(on_progress, tool.wire_name)
     if timeout_seconds is not None:
         options["timeout_seconds"] = timeout_seconds
     if input_responses is not None:
@@ -410,6 +443,9 @@ async def call(
     while True:
         try:
             raw = await ainvoke_call_tool(provider, tool.wire_name, dict(arguments), **options)
+        except asyncio.CancelledError:  # the framework's run was cancelled: so is the call
+            own.set()
+            raise
         except Exception as exc:  # a provider that raised: a tool error never crashes the agent
             return Outcome(text=one_line(f"{type(exc).__name__}: {exc}"), kind="tool_error")
         outcome = _outcome(ToolResultEnvelope.coerce(raw), tool.typed)
@@ -486,20 +522,24 @@ class CodeTool:
         arguments: Mapping[str, Any],
         *,
         cancel_event: Any = None,
-        progress_callback: Callable[[int, str], Any] | None = None,
+        on_progress: ProgressHandler | None = None,
         timeout_seconds: float | None = None,
     ) -> Outcome:
         """One call. ``cancel_event`` (anything with ``is_set()``) stops a run at once, as does
-        cancelling the awaiting task; ``progress_callback(count, message)`` hears the progress of
-        the run's tool calls; ``timeout_seconds`` is the run's limit (else code mode's default)."""
+        cancelling the awaiting task; ``on_progress("run_code", count, None, message)`` hears each
+        progress update of the run's tool calls; ``timeout_seconds`` is the run's limit (else code
+        mode's default)."""
         from mas.runtime.code_mode import server
 
         problem = validate_arguments(self.input_schema, arguments)
         if problem is not None:
             return Outcome(text=f"invalid arguments for tool {self.name!r}: {problem}", kind="invalid_arguments")
         limits: dict[str, Any] = {} if timeout_seconds is None else {"timeout_seconds": timeout_seconds}
+        progress = None
+        if on_progress is not None and self.name == "run_code":
+            progress = _run_progress(on_progress, asyncio.get_running_loop())
         reply = await server.call_code_tool(
-            self._mode, self.name, arguments, cancel_event=cancel_event, progress_callback=progress_callback, **limits
+            self._mode, self.name, arguments, cancel_event=cancel_event, progress_callback=progress, **limits
         )
         result = reply.result
         text = "\n".join(getattr(block, "text", "") for block in result.content)
@@ -513,6 +553,19 @@ class CodeTool:
         if kind in ("check", "invalid_arguments"):
             return Outcome(text=text, kind="invalid_arguments", structured=structured or None)
         return Outcome(text=text, kind="cancelled" if kind == "cancelled" else "tool_error", structured=structured)
+
+
+def _run_progress(on_progress: ProgressHandler, loop: asyncio.AbstractEventLoop) -> Callable[[int, str], None]:
+    """Code mode's ``progress_callback(count, message)`` (called from the run's threads) as
+    ``on_progress("run_code", count, None, message)``; an async one runs on ``loop``."""
+    relay = _relay(on_progress, "run_code")
+
+    def progress(count: int, message: str) -> None:
+        result = relay(float(count), None, message)
+        if inspect.isawaitable(result):
+            asyncio.run_coroutine_threadsafe(cast("Coroutine[Any, Any, None]", result), loop)
+
+    return progress
 
 
 def code_tools(provider: Any, package: str | ModuleType | None, tools: list[AgentTool]) -> list[CodeTool]:

@@ -195,3 +195,53 @@ def test_with_the_package_the_artifact_is_the_output_model_and_a_misfit_is_inval
         agent([[("get_weather", {"city": "Osaka"})], "ok"], tools(broken, package)), "get_weather"
     )
     assert failed.status == "error" and str(failed.content).startswith("invalid_output: ")
+
+
+REPORT = "compile_report"
+
+
+def test_a_task_tool_is_awaited_and_timed_out_through_the_runtime_and_progress_is_heard(
+    tasks: Recording,
+) -> None:
+    heard: list[Any] = []
+    given = tools(tasks, require_approval=False, on_progress=lambda *update: heard.append(update))
+    history = agent(
+        [[(REPORT, {"topic": "tides", "steps": 2}), ("count_slowly", {"steps": 2, "delay_seconds": 0})], "ok"], given
+    )
+    (report,) = tool_messages(history, REPORT)
+    assert report.artifact == {"topic": "tides", "steps": 2, "audience": None}
+    assert [update[:3] for update in heard] == [("count_slowly", 1, 2), ("count_slowly", 2, 2)]
+    tasks.clear()
+    timed = tools(tasks, require_approval=False, timeout_seconds=0.8)
+    (late,) = tool_messages(agent([[(REPORT, {"topic": "tides", "steps": 30})], "ok"], timed), REPORT)
+    assert late.status == "error" and str(late.content).startswith("timeout: ")
+    assert tasks.task_status(REPORT, tasks.results[-1].metadata["task_id"]) == "cancelled"  # type: ignore[index]
+
+
+def test_a_cancelled_ainvoke_cancels_its_call_through_the_contracts_cancel_event(tasks: Recording) -> None:
+    (report,) = [t for t in tools(tasks, require_approval=False) if t.name == REPORT]
+
+    async def cancelled() -> None:
+        running = asyncio.ensure_future(report.ainvoke({"topic": "tides", "steps": 30}))
+        while not tasks.options:
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.5)
+        running.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await running
+
+    asyncio.run(cancelled())
+    (options,) = tasks.options
+    assert options["cancel_event"].is_set()
+
+
+def test_code_mode_progress_reaches_on_progress(recording: Recording) -> None:
+    package = import_fresh(REPO / "generated", "sample_tools")
+    heard: list[Any] = []
+    (run_code,) = tools(recording, package, code_mode=True, include="count_slowly", require_approval=False,
+                        on_progress=lambda *update: heard.append(update))  # fmt: skip
+    code = "from tools import sample\nawait sample.count_slowly(steps=2, delay_seconds=0)\n"
+    (message,) = tool_messages(agent([[("run_code", {"code": code})], "ok"], [run_code]), "run_code")
+    assert message.status == "success", message.content
+    assert [(name, count) for name, count, _, _ in heard] == [("run_code", 1), ("run_code", 2)]
+    assert "count_slowly" in str(heard[0][3])

@@ -304,3 +304,66 @@ def test_with_the_package_an_output_that_breaks_its_model_is_invalid_output(reco
     script = Script([[("get_weather", {"city": "Osaka"})], "ok"])
     run(script, toolset(broken))  # without the package: the structured content as the server sent it
     assert script.part("get_weather").content == {"city": "Osaka", "temperature": "hot"}
+
+
+REPORT = "compile_report"
+
+
+def test_a_task_tool_is_awaited_through_the_runtimes_task_path_and_cancelled_past_its_timeout(tasks: Recording) -> None:
+    script = Script([[(REPORT, {"topic": "tides", "steps": 2})], "ok"])
+    run(script, toolset(tasks, require_approval=False))
+    assert script.part(REPORT).content == {"topic": "tides", "steps": 2, "audience": None}
+    (done,) = tasks.results
+    assert done.execution_mode == "async" and done.metadata is not None and done.metadata["task_id"]
+    tasks.clear()
+    script = Script([[(REPORT, {"topic": "tides", "steps": 30})], "ok"])
+    run(script, toolset(tasks, require_approval=False, timeout_seconds=0.8))
+    seen = script.part(REPORT)
+    assert seen.outcome == "failed" and str(seen.content).startswith("timeout: ")
+    task_id = tasks.results[-1].metadata["task_id"]  # type: ignore[index]
+    assert tasks.task_status(REPORT, task_id) == "cancelled"  # the task ended on the server too
+
+
+def test_progress_reaches_on_progress(recording: Recording) -> None:
+    heard: list[tuple[str, float, float | None, str | None]] = []
+    script = Script([[("count_slowly", {"steps": 3, "delay_seconds": 0.05})], "ok"])
+    run(script, toolset(recording, require_approval=False, on_progress=lambda *update: heard.append(update)))
+    assert [(name, progress, total) for name, progress, total, _ in heard] == [
+        ("count_slowly", i, 3) for i in (1, 2, 3)
+    ]
+    assert heard[-1][3] == "step 3/3"
+
+
+def test_a_cancelled_run_cancels_its_call_through_the_contracts_cancel_event(tasks: Recording) -> None:
+    import asyncio
+    import time
+
+    script = Script([[(REPORT, {"topic": "tides", "steps": 30})], "ok"])
+    agent = Agent(FunctionModel(script), toolsets=[toolset(tasks, require_approval=False)])
+
+    async def cancelled_run() -> float:
+        running = asyncio.ensure_future(agent.run("go"))
+        while not tasks.options:  # the call was sent
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.5)
+        began = time.monotonic()
+        running.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await running
+        return time.monotonic() - began
+
+    assert asyncio.run(cancelled_run()) < 5
+    (options,) = tasks.options
+    assert options["cancel_event"].is_set()  # the contract's cancel_event: the call stops at the provider
+
+
+def test_a_cancel_event_given_stops_the_call(recording: Recording) -> None:
+    import threading
+
+    cancel = threading.Event()
+    threading.Timer(0.5, cancel.set).start()
+    args = {"key": "cancel-me", "slow_calls": 1, "delay_seconds": 5}
+    script = Script([[("flaky_lookup", args)], "ok"])
+    run(script, toolset(recording, cancel_event=cancel))
+    seen = script.part("flaky_lookup")
+    assert seen.outcome == "failed" and str(seen.content).startswith("cancelled: ")
