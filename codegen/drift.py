@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from mas.runtime.contracts._rules import pointer_token, pointer_tokens
+from mas.runtime.contracts._rules import json_equal, pointer_token, pointer_tokens
 from mas.runtime.contracts.tool_contract import HINT_KEYS
 from mas.runtime.lockfile import canonical_tool
 
@@ -185,15 +185,6 @@ def _canon(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
-def _same(a: Any, b: Any) -> bool:
-    """JSON equality that tells ``1`` from ``true`` and ``1.0`` (``==`` does not); cheap for scalars."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict | list):
-        return _canon(a) == _canon(b)
-    return bool(a == b)
-
-
 # --- listings and tools -------------------------------------------------------------------------
 def diff_listings(
     old: Mapping[str, Sequence[Mapping[str, Any]]], new: Mapping[str, Sequence[Mapping[str, Any]]]
@@ -241,7 +232,7 @@ def diff_tool(source: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> tu
     out += diff_output_schema(old.get("outputSchema"), new.get("outputSchema"), source=source, tool=tool)
     for key in sorted((set(old) | set(new)) - {"name", "description", "title", "annotations", "inputSchema",
                                                "outputSchema", "execution"}):  # fmt: skip
-        if not _same(old.get(key), new.get(key)):
+        if not json_equal(old.get(key), new.get(key)):
             kind = {"_meta": "meta-changed", "icons": "icons-changed"}.get(key, "other-changed")
             add("compatible", kind, f"/{pointer_token(key)}", old.get(key), new.get(key), f"{key!r} changed")
     return tuple(out)
@@ -268,13 +259,13 @@ def _diff_execution(source: str, tool: str, old: Any, new: Any) -> list[Change]:
             kind, message = "task-support-changed", f"task support is now {b!r}"
         out.append(Change(source, tool, KINDS[kind][0], kind, pointer, a, b, message))
     for key in sorted((set(old_e) | set(new_e)) - {"taskSupport"}):
-        if not _same(old_e.get(key), new_e.get(key)):
+        if not json_equal(old_e.get(key), new_e.get(key)):
             pointer = f"/execution/{pointer_token(key)}"
             message = f"execution {key!r} changed"
             out.append(
                 Change(source, tool, "compatible", "other-changed", pointer, old_e.get(key), new_e.get(key), message)
             )
-    if not out and not _same(old, new):
+    if not out and not json_equal(old, new):
         # Same meaning, other spelling (`{"taskSupport": "forbidden"}` dropped, or not an object at all).
         out.append(Change(source, tool, "compatible", "other-changed", "/execution", old, new, "'execution' changed"))
     return out
@@ -286,7 +277,7 @@ def _diff_annotations(source: str, tool: str, old: Any, new: Any) -> list[Change
     out: list[Change] = []
     for key in sorted(set(old_a) | set(new_a)):
         a, b = old_a.get(key), new_a.get(key)
-        if _same(a, b):
+        if json_equal(a, b):
             continue
         pointer = f"/annotations/{pointer_token(key)}"
         if key in _HINTS:
@@ -415,7 +406,7 @@ class _Walk:
             return
         self.seen.add((old_ptr, new_ptr))
         if not isinstance(old, Mapping) or not isinstance(new, Mapping):
-            if not _same(old, new):
+            if not json_equal(old, new):
                 self.add("breaking", self.kind("type-changed"), new_ptr, old, new, f"{self.what(label)} schema changed")
             return
 
@@ -434,7 +425,7 @@ class _Walk:
         for key in sorted((set(old) | set(new)) - _HANDLED):
             if key == "deprecated" and new.get(key) is True and old.get(key) is not True:
                 self.deprecated(at(key), old.get(key), label)
-            elif not _same(old.get(key), new.get(key)):
+            elif not json_equal(old.get(key), new.get(key)):
                 where = at(key)
                 self.add("compatible", "schema-keyword-changed", where, old.get(key), new.get(key),
                          f"{self.what(label)}: keyword {key!r} changed")  # fmt: skip
@@ -460,7 +451,7 @@ class _Walk:
                          f"{self.what(label)}: {key} changed")  # fmt: skip
         if "default" in old or "default" in new:
             a, b = old.get("default"), new.get("default")
-            if not _same(a, b) or ("default" in old) != ("default" in new):
+            if not json_equal(a, b) or ("default" in old) != ("default" in new):
                 # A new default silently changes what every call that omits the argument does.
                 self.add(severity, self.kind("default-changed"), at("default"), a, b,
                          f"{self.what(label)}: default changed")  # fmt: skip
@@ -514,7 +505,7 @@ class _Walk:
     def bounds(self, old: Mapping[str, Any], new: Mapping[str, Any], at: _At, label: str | None) -> None:
         for key in (*_LOWER, *_UPPER, "multipleOf", "uniqueItems", "pattern", "format"):
             a, b = old.get(key), new.get(key)
-            if _same(a, b):
+            if json_equal(a, b):
                 continue
             where, what = at(key), f"{self.what(label)}: {key} {a!r} -> {b!r}"
             if self.direction == "output":
@@ -595,7 +586,7 @@ class _Walk:
             child = "*" if label is None else f"{label}.*"
             self.schema(a, b, f"{old_ptr}/additionalProperties", f"{new_ptr}/additionalProperties", child)
             return
-        if _same(a, b):
+        if json_equal(a, b):
             return
         where = at("additionalProperties")
         if self.direction == "output":
@@ -625,7 +616,7 @@ class _Walk:
         if isinstance(a_list, list) and isinstance(b_list, list) and len(a_list) == len(b_list):
             for i, (x, y) in enumerate(zip(a_list, b_list, strict=True)):
                 self.schema(x, y, f"{old_ptr}/prefixItems/{i}", f"{new_ptr}/prefixItems/{i}", f"{label or ''}[{i}]")
-        elif not _same(a_list, b_list):
+        elif not json_equal(a_list, b_list):
             self.add("breaking", self.kind("type-changed"), at("prefixItems"), a_list, b_list,
                      f"{self.what(label)}: tuple items changed")  # fmt: skip
 
@@ -746,7 +737,7 @@ def _diff_resource(source: str, ident: str, word: str, old: Mapping[str, Any], n
     if word == "template":
         out += _diff_template_variables(source, ident, old, new)
     for key in sorted((set(old) | set(new)) - {"uri", "uriTemplate"}):
-        if _same(old.get(key), new.get(key)):
+        if json_equal(old.get(key), new.get(key)):
             continue
         if key == "name":
             add("resource-renamed", key, f"{word} name changed (its method is renamed)")
@@ -817,11 +808,11 @@ def _diff_prompt(source: str, ident: str, old: Mapping[str, Any], new: Mapping[s
             add(kind, f"/arguments/{at}/required", before.get("required"), arg.get("required"),
                 f"prompt argument {name!r} is now {'required' if required else 'optional'}")  # fmt: skip
         for key in ("title", "description"):
-            if not _same(before.get(key), arg.get(key)):
+            if not json_equal(before.get(key), arg.get(key)):
                 add("prompt-description-changed", f"/arguments/{at}/{key}", before.get(key), arg.get(key),
                     f"prompt argument {name!r} {key} changed")  # fmt: skip
     for key in sorted((set(old) | set(new)) - {"name", "arguments"}):
-        if _same(old.get(key), new.get(key)):
+        if json_equal(old.get(key), new.get(key)):
             continue
         kind = "prompt-description-changed" if key in ("title", "description") else "prompt-other-changed"
         add(kind, f"/{pointer_token(key)}", old.get(key), new.get(key), f"prompt {key} changed")
