@@ -441,8 +441,9 @@ def tool_definitions(*, with_crash_tool: bool = False) -> list[types.Tool]:
 #: ``--drift`` choices: how ``get_weather`` changes; ``upgrade`` changes several tools at once, one
 #: way each (docs/drift.md, "Upgrading"): ``whoami`` removed, ``notes.create`` gains a required
 #: ``folder``, ``get_weather``'s ``units`` loses ``fahrenheit``, ``flaky_lookup``'s output key
-#: ``value`` is renamed ``result``, ``notes.delete``'s description is rewritten, and
-#: ``search-docs``'s ``limit`` is marked ``deprecated``.
+#: ``value`` is renamed ``result``, ``notes.delete``'s description is rewritten, and three things
+#: are marked ``deprecated``: ``search-docs``'s ``limit``, the tool ``list_cities`` and
+#: ``get_weather``'s output field ``humidity``.
 DRIFTS = ("param-removed", "description-rewritten", "upgrade")
 
 
@@ -455,9 +456,13 @@ def _upgraded(tool: types.Tool) -> types.Tool | None:
         props = {**schema["properties"], "folder": {"type": "string"}}
         return tool.model_copy(update={"input_schema": {**schema, "properties": props,
                                                         "required": [*schema["required"], "folder"]}})  # fmt: skip
-    if tool.name == "get_weather":
+    if tool.name == "get_weather" and output is not None:
         props = {**schema["properties"], "units": {"type": "string", "enum": ["celsius"], "default": "celsius"}}
-        return tool.model_copy(update={"input_schema": {**schema, "properties": props}})
+        out = {**output["properties"], "humidity": {**output["properties"]["humidity"], "deprecated": True}}
+        return tool.model_copy(update={"input_schema": {**schema, "properties": props},
+                                       "output_schema": {**output, "properties": out}})  # fmt: skip
+    if tool.name == "list_cities":
+        return tool.model_copy(update={"input_schema": {**schema, "deprecated": True}})
     if tool.name == "flaky_lookup" and output is not None:
         props = {("result" if k == "value" else k): v for k, v in output["properties"].items()}
         required = ["result" if k == "value" else k for k in output["required"]]
