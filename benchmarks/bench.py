@@ -14,8 +14,11 @@ one hand-written pydantic model's first validation, pydantic's own share of a fi
 against a direct ``call_tool`` on an in-process tool; MCP calls over stdio through the runtime
 against the raw SDK ``ClientSession.call_tool``; pyright's and mypy's time on a script using
 the package against the same script on pydantic alone; and jedi's completions on the package
-(first, warm, signature help) against the editor goals. The part of results.md from
-``KEPT_HEADING`` on (the profiles, written by hand) is kept when the table is rewritten.
+(first, warm, signature help) against the editor goals. Code mode's tokens (shared captures, the
+98-tool mcp-atlassian capture, the corpus), its check and run; and (group ``side-by-side``,
+``side_by_side.py``, not with ``--quick``) its run and failed check against pydantic-ai-harness's
+and FastMCP's code modes, installed from PyPI. The part of results.md from ``KEPT_HEADING`` on
+(the profiles, written by hand) is kept when the table is rewritten.
 """
 
 from __future__ import annotations
@@ -625,7 +628,13 @@ def bench_impact(work: Path, n: int, repeat: int, sites: int = 200) -> list[Row]
 # --------------------------------------------------------------------------------------------
 
 #: A task's words, as an agent would search for a tool (the synthetic tools list records by owner).
-_SEARCH = {"captures": "read the contents of a file", "corpus": "list the open issues of an owner"}
+_SEARCH = {
+    "captures": "read the contents of a file",
+    "atlassian": "search Jira issues with JQL",
+    "corpus": "list the open issues of an owner",
+}
+#: The 98-tool capture of a published server (mcp-atlassian's ``tools/list``; benchmarks/atlassian.py).
+ATLASSIAN = HERE / "captures" / "mcp-atlassian.json"
 
 
 def _tokens(text: str) -> int:
@@ -669,10 +678,14 @@ def bench_code_mode(root: Path, work: Path, n: int, repeat: int) -> list[Row]:
     args = [a for p in sorted(CAPTURES.glob("*.json")) for a in ("--mcp-json", str(p))]
     subprocess.run([sys.executable, "-m", "codegen", "generate", *args, "--out", "out", "--package", "caps"],
                    cwd=cap, env=ENV, check=True, capture_output=True)  # fmt: skip
+    atlassian = json.loads(ATLASSIAN.read_text(encoding="utf-8"))["tools"]
+    subprocess.run([sys.executable, "-m", "codegen", "generate", "--mcp-json", str(ATLASSIAN), "--out", "atl",
+                    "--package", "atl"], cwd=cap, env=ENV, check=True, capture_output=True)  # fmt: skip
     corpus = json.loads((work / "cat.json").read_text(encoding="utf-8"))["tools"]
     rows = []
     for label, out, package, tools, query in (
         ("shared captures", cap / "out", "caps", captures, _SEARCH["captures"]),
+        (f"{len(atlassian)}-tool capture (mcp-atlassian)", cap / "atl", "atl", atlassian, _SEARCH["atlassian"]),
         (f"{n}-tool corpus", work / "out", "pkg", corpus, _SEARCH["corpus"]),
     ):
         with _code_mode(out, package, _Answers({})) as mode:
@@ -792,7 +805,10 @@ def kept_sections(path: Path) -> str:
 
 #: The groups of rows ``--only`` selects. The rows that read the N-tool package (edits, import,
 #: checkers, code-mode) run its cold generation first, as the whole run does.
-GROUPS = ("generation", "edits", "import", "calls", "mcp", "checkers", "completion", "code-mode", "impact", "kit")
+GROUPS = (
+    "generation", "edits", "import", "calls", "mcp", "checkers", "completion", "code-mode", "side-by-side", "impact",
+    "kit",
+)  # fmt: skip
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -833,6 +849,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.perf_counter()
     load_before = os.getloadavg()[0]
     rows: list[Row] = []
+    notes: list[str] = []
     with tempfile.TemporaryDirectory(prefix="toolgen-bench-") as tmp:
         root = Path(tmp)
         if only & {
@@ -862,6 +879,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             rows += bench_completion(work, big, slow_repeat)
         if "code-mode" in only:
             rows += bench_code_mode(root, work, big, repeat)
+        if "side-by-side" in only:
+            if args.quick:  # a smoke test installs nothing: say so rather than leave the rows out silently
+                notes.append("side by side: not run with --quick (it installs two peers from PyPI); "
+                             "run `nox -s bench -- --only side-by-side`")  # fmt: skip
+            else:
+                import side_by_side
+
+                found, said = side_by_side.rows(max(repeat, 15))
+                rows += found
+                notes += said
         if "impact" in only:
             rows += bench_impact(work, big, repeat)
         if "kit" in only:
@@ -881,6 +908,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         + (f" {args.note.strip()}" if args.note.strip() else "")
         + "\n\n"
         + table(rows)
+        + "".join(f"\n{note}\n" for note in notes)
     )
     out = args.out or (None if args.only else HERE / "results.md")  # a subset never replaces the whole table
     if out is not None:

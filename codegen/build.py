@@ -175,16 +175,19 @@ class _Builder:
         for source in self._ordered():
             attr = self.ns_attrs[source.name]
             tools = tuple(self.known_spec(p, in_models, out_models) for p in plans if p.source is source)
-            surface = build_surface(source, attr, prompt_names, self.degradations) if source.surface else None
+            learned = self.inferred.get(source.name, {})
+            surface = build_surface(source, attr, prompt_names, self.degradations, learned) if source.surface else None
             namespaces.append(
                 NamespaceSpec(attr, class_name(attr), tools, docstring_text(repr(source.name)), surface=surface)
             )
+        contents_code = _contents_code(namespaces)
         code_mode = build_code_mode(
             namespaces,
             {(p.attr, p.method): _summary(p.tool) for p in plans},
             in_models,
             stub_models,
             self.stubs,
+            contents_code=contents_code,
         )
         by_module: dict[str, set[str]] = {}
         for local, (module, original) in self.needed.items():
@@ -206,6 +209,7 @@ class _Builder:
             tools_exports=_import_order(_TOOLS_EXPORTS),
             degradations=tuple(sorted(set(self.degradations))),
             code_mode=code_mode,
+            contents_code=contents_code,
         )
 
     def _ordered(self) -> list[SourceTools]:
@@ -484,6 +488,15 @@ def _spec_from(data: Mapping[str, Any]) -> ToolSpec:
     )
 
 
+def _contents_code(namespaces: Sequence[NamespaceSpec]) -> str:
+    """``_contents.py``'s code: the TypedDicts of every resource's contents learned from recorded
+    reads (one datamodel-code-generator run, as for the inputs); "" when none was learned."""
+    import json
+
+    defs = {value: json.loads(schema) for ns in namespaces if ns.surface for _, value, _, schema in ns.surface.learned}
+    return model_code({"$defs": dict(sorted(defs.items()))}, kind="inputs") if defs else ""
+
+
 def _summary(tool: Mapping[str, Any]) -> str:
     """A tool's one code-mode docstring line, from its title (or description) and hints."""
     return summary_line(tool_title(tool), str(tool.get("description") or ""), declared_hints(tool), full=True)
@@ -596,10 +609,12 @@ def _param(wire: str, py_name: str, annotation: str, required: bool, prop: Any) 
     if deprecated:
         description = f"{description.rstrip()} (deprecated by the server)".lstrip()
     bounds = param_constraints(py_name, prop)
+    example = _example(prop)
     if required:
         return ParamSpec(
-            wire, py_name, annotation, True, None, None, str(description), deprecated=deprecated, constraints=bounds
-        )
+            wire, py_name, annotation, True, None, None, str(description), deprecated=deprecated, constraints=bounds,
+            example=example,
+        )  # fmt: skip
     return ParamSpec(
         wire,
         py_name,
@@ -611,6 +626,7 @@ def _param(wire: str, py_name: str, annotation: str, required: bool, prop: Any) 
         _usable_default(prop),
         deprecated,
         bounds,
+        example,
     )
 
 
@@ -638,7 +654,23 @@ def _usable_default(prop: Any) -> str | None:
     """The schema default as a literal, only when it certainly fits the parameter's type."""
     if not isinstance(prop, Mapping) or "default" not in prop:
         return None
-    value = prop["default"]
+    return _fitting_literal(prop, prop["default"])
+
+
+def _example(prop: Any) -> str | None:
+    """The first of the schema's ``examples`` (a list, JSON Schema 2019-09 on) that is a scalar
+    literal fitting the parameter's type, as the default must, and one line of plain text when it is
+    a string; None when there is none."""
+    examples = prop.get("examples") if isinstance(prop, Mapping) else None
+    if not isinstance(examples, list):
+        return None
+    # One line of plain text: a value with a line break or a backslash would read as escapes.
+    plain = [v for v in examples if not (isinstance(v, str) and ("\n" in v or "\\" in v or "\r" in v))]
+    return next((found for value in plain if (found := _fitting_literal(prop, value)) is not None), None)
+
+
+def _fitting_literal(prop: Mapping[str, Any], value: Any) -> str | None:
+    """``value`` as a literal when it certainly fits the parameter's schema (enum, const, type)."""
     literal = json_default_literal(value)
     if literal is None:
         return None

@@ -137,6 +137,15 @@ KINDS: dict[str, tuple[Severity, str]] = {
     "prompt-description-changed": ("review", "a prompt's or its arguments' title or description changed "
                                    "(it reaches the model)"),
     "prompt-other-changed": ("compatible", "another field of a prompt changed (icons, _meta)"),
+    # completion Literals (a stable closed set types the parameter; docs/resources-and-prompts.md)
+    "template-variable-values-removed": ("breaking", "a template variable's Literal lost a value"),
+    "template-variable-values-added": ("compatible", "a template variable's Literal gained a value"),
+    "template-variable-values-closed": ("breaking", "a template variable became a Literal (was str)"),
+    "template-variable-values-opened": ("compatible", "a template variable's Literal became str"),
+    "prompt-argument-values-removed": ("breaking", "a prompt argument's Literal lost a value"),
+    "prompt-argument-values-added": ("compatible", "a prompt argument's Literal gained a value"),
+    "prompt-argument-values-closed": ("breaking", "a prompt argument became a Literal (was str)"),
+    "prompt-argument-values-opened": ("compatible", "a prompt argument's Literal became str"),
 }  # fmt: skip
 
 
@@ -636,6 +645,8 @@ class _Walk:
 # --- resources, resource templates and prompts ---------------------------------------------------
 #: What a server serves besides tools: listing -> the key each item is known by.
 SURFACE_IDS = {"resources": "uri", "resource_templates": "uriTemplate", "prompts": "name"}
+#: Where a change of a resource's contents type learned from recorded reads points (codegen/infer.py).
+CONTENTS_POINTER = "/inferredContentsSchema"
 _WORDS = {
     "resources": ("resource", "resource"),
     "resource_templates": ("template", "resource"),
@@ -661,6 +672,46 @@ def diff_surface(
                 out += _diff_prompt(source, ident, old_by[ident], new_by[ident])
             else:
                 out += _diff_resource(source, ident, word, old_by[ident], new_by[ident])
+    return tuple(out) + _diff_completions(source, old, new)
+
+
+def _literal_sets(listings: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[tuple[str, str, str], list[str]]:
+    """(ref type, prompt name or template, argument) -> the values of each stable closed set."""
+    out: dict[tuple[str, str, str], list[str]] = {}
+    for item in listings.get("completions", ()):
+        ref, values = item.get("ref"), item.get("values")
+        if isinstance(ref, Mapping) and item.get("stable") is True and isinstance(values, list):
+            target = str(ref.get("name") or ref.get("uri"))
+            out[(str(ref.get("type")), target, str(item.get("argument")))] = [str(v) for v in values]
+    return out
+
+
+def _diff_completions(
+    source: str, old: Mapping[str, Sequence[Mapping[str, Any]]], new: Mapping[str, Sequence[Mapping[str, Any]]]
+) -> tuple[Change, ...]:
+    """How each parameter's completion ``Literal`` changed (a stable closed set; else ``str``)."""
+    before, after = _literal_sets(old), _literal_sets(new)
+    out: list[Change] = []
+    for key in sorted(set(before) | set(after)):
+        kind_ref, target, argument = key
+        prompt = kind_ref == "ref/prompt"
+        stem, what = ("prompt-argument", "prompt argument") if prompt else ("template-variable", "template variable")
+        a, b = before.get(key), after.get(key)
+        found: list[tuple[str, Any, Any, str]] = []
+        if a is None and b is not None:
+            found.append(("closed", None, b, f"{what} {argument!r} is now Literal{b}"))
+        elif a is not None and b is None:
+            found.append(("opened", a, None, f"{what} {argument!r} is now str (was Literal{a})"))
+        elif a is not None and b is not None:
+            gone, new_values = sorted(set(a) - set(b)), sorted(set(b) - set(a))
+            if gone:
+                found.append(("removed", gone, None, f"{what} {argument!r}: value(s) {gone} removed from its Literal"))
+            if new_values:
+                found.append(("added", None, new_values, f"{what} {argument!r}: value(s) {new_values} added"))
+        for suffix, was, now, message in found:
+            kind = f"{stem}-values-{suffix}"
+            out.append(Change(source, target, KINDS[kind][0], kind, f"/completions/{pointer_token(argument)}", was, now,
+                              message))  # fmt: skip
     return tuple(out)
 
 

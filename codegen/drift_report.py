@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from itertools import groupby
 from typing import Any, TextIO
 
-from codegen.drift import SEVERITIES, Change, Severity
+from codegen.drift import CONTENTS_POINTER, SEVERITIES, Change, Severity
 from codegen.model import YAML_SOURCE_NAME
 from mas.runtime.contracts._rules import one_line
 
@@ -36,6 +36,8 @@ def _where(source: str) -> str:
 def _item(change: Change) -> str:
     """What changed: ``tool`` (its name), or a ``resource``/``template``/``prompt`` (its URI or name)."""
     word = change.kind.split("-", 1)[0]
+    if change.pointer.startswith(CONTENTS_POINTER):
+        return "resource"
     return word if word in ("resource", "template", "prompt") else "tool"
 
 

@@ -18,7 +18,7 @@ from codegen.cache import Cache, Layer, Memo, tool_digests
 from codegen.cache import memo as cache_memo
 from codegen.drift import Change as DriftChange
 from codegen.errors import Degradation, GenerateError
-from codegen.infer import InferredOutput, infer_outputs, read_samples
+from codegen.infer import RESOURCE_KEY, InferredOutput, infer_outputs, read_samples
 from codegen.model import SourceTools
 from codegen.schemas import constrains_nothing
 from codegen.settings import Settings
@@ -199,7 +199,8 @@ def coverage_of(sources: Sequence[SourceTools], inferred: Mapping[str, Mapping[s
     total = sum(len(s.tools) for s in sources)
     generic = [(s.name, t.get("name")) for s in sources for t in s.tools if constrains_nothing(t.get("outputSchema"))]
     declared = sum(1 for s in sources for t in s.tools if "outputSchema" in t) - len(generic)
-    learned = sum(len(found) for found in inferred.values())
+    # Tools only: a resource's learned contents (codegen.infer.RESOURCE_KEY) is no tool's result.
+    learned = sum(1 for found in inferred.values() for key in found if not key.startswith(RESOURCE_KEY))
     mappings = sum(1 for source, name in generic if name not in inferred.get(source, {}))
     return Coverage(declared, learned, total - declared - learned, mappings)
 

@@ -10,6 +10,14 @@ For each such tool with samples (``mas/runtime/samples.py``):
 - anything else (images, several blocks, a mix) -> no inferred type: the tool stays untyped.
 
 Error results say nothing about the output shape and are ignored.
+
+Recorded resource reads (``toolgen record``'s ``resource:`` examples, the runtime's recorder) teach
+the JSON resources and templates (``application/json``, ``*+json``) their contents' type by the
+same rule (:func:`learn_json`: every read JSON, no deeper than ``MAX_VALUE_DEPTH``, then genson,
+lenient): a listed resource learns from the reads of its URI, a template from the reads its
+template fits (a URI a listed resource has is that resource's). They sit in the same map as the
+tools' inferred outputs, under ``resource <uri>`` / ``resource <uriTemplate>`` (``RESOURCE_KEY``),
+so the lock records them and drift compares them by the same rules.
 """
 
 from __future__ import annotations
@@ -22,7 +30,7 @@ from typing import Any, Literal
 
 from genson import SchemaBuilder  # type: ignore[import-untyped]
 
-from codegen.drift import Change, diff_output_schema
+from codegen.drift import CONTENTS_POINTER, Change, diff_output_schema
 from codegen.errors import GenerateError
 from codegen.model import SourceTools
 from codegen.schemas import WRAP_MARKER, constrains_nothing
@@ -30,6 +38,9 @@ from mas.runtime.samples import Sample, SamplesError, load_samples
 
 __all__ = [
     "INFERRED_POINTER",
+    "RESOURCE_KEY",
+    "infer_contents",
+    "learn_json",
     "InferredOutput",
     "infer_outputs",
     "infer_schema",
@@ -132,6 +143,62 @@ def _is_wrapped(envelope: Mapping[str, Any]) -> bool:
     return isinstance(structured, Mapping) and list(structured) == ["result"]
 
 
+def learn_json(values: Sequence[Any]) -> dict[str, Any] | None:
+    """The one rule for a learned JSON type: every value JSON (not None) and no deeper than
+    ``MAX_VALUE_DEPTH`` -> the lenient schema they all fit; else None (no type is learned)."""
+    if values and all(v is not None and not _deeper_than(v, MAX_VALUE_DEPTH) for v in values):
+        return infer_schema(values)
+    return None
+
+
+#: The inferred map's key prefix of a resource's (or template's) learned contents type.
+RESOURCE_KEY = "resource "
+
+
+def _read_value(result: Mapping[str, Any]) -> Any:
+    """A recorded read's JSON value (its items' text joined, as ``JsonContents.value`` reads it); None if not JSON."""
+    contents = result.get("contents")
+    items = [c.get("text") for c in contents if isinstance(c, Mapping)] if isinstance(contents, list) else []
+    texts = [t for t in items if isinstance(t, str)]
+    if not texts or len(texts) != len(items):
+        return None
+    try:
+        return json.loads("".join(texts))
+    except ValueError:
+        return None
+
+
+def infer_contents(source: SourceTools, samples: Sequence[Sample]) -> dict[str, InferredOutput]:
+    """Learned contents types of ``source``'s JSON resources and templates, from its recorded reads."""
+    from codegen.surface import contents_class
+    from mas.runtime.contracts.uri_template import TemplateError, matches
+
+    reads: dict[str, list[Any]] = {}
+    for sample in samples:
+        if sample.source == source.name and sample.resource:
+            reads.setdefault(sample.resource, []).append(_read_value(sample.result))
+    if not reads:
+        return {}
+    out: dict[str, InferredOutput] = {}
+    listed = {str(r.get("uri")): r for r in source.surface.get("resources", ()) if isinstance(r, Mapping)}
+    for uri, item in sorted(listed.items()):
+        values = reads.get(uri)
+        if values and contents_class(item.get("mimeType")) == "JsonContents":
+            if (schema := learn_json(values)) is not None:
+                out[RESOURCE_KEY + uri] = InferredOutput("model", len(values), schema)
+    for item in source.surface.get("resource_templates", ()):
+        template = str(item.get("uriTemplate"))
+        if not isinstance(item, Mapping) or contents_class(item.get("mimeType")) != "JsonContents":
+            continue
+        try:
+            fitting = [v for uri in sorted(reads) if uri not in listed and matches(template, uri) for v in reads[uri]]
+        except TemplateError:
+            continue
+        if fitting and (schema := learn_json(fitting)) is not None:
+            out[RESOURCE_KEY + template] = InferredOutput("model", len(fitting), schema)
+    return out
+
+
 def infer_output(results: Sequence[Mapping[str, Any]]) -> InferredOutput | None:
     # The shim's own reading of a result (imported here: a run without samples never loads the shim).
     from codegen.shim._runtime import inferred_candidate, normalize_envelope
@@ -141,8 +208,7 @@ def infer_output(results: Sequence[Mapping[str, Any]]) -> InferredOutput | None:
     if not envelopes:
         return None
     values = [inferred_candidate(e) for e in envelopes]
-    if all(v is not None and not _deeper_than(v, MAX_VALUE_DEPTH) for v in values):
-        schema = infer_schema(values)
+    if (schema := learn_json(values)) is not None:
         if all(_is_wrapped(e) for e in envelopes):  # FastMCP's plain value: the method returns it
             schema = {**schema, WRAP_MARKER: True}
         return InferredOutput("model", len(values), schema)
@@ -160,7 +226,7 @@ def infer_outputs(source: SourceTools, samples: Sequence[Sample]) -> dict[str, I
     """Inferred outputs of ``source``'s tools that declare no ``outputSchema``, by wire name."""
     by_tool: dict[str, list[Mapping[str, Any]]] = {}
     for sample in samples:
-        if sample.source == source.name:
+        if sample.source == source.name and sample.tool:
             by_tool.setdefault(sample.tool, []).append(sample.result)
     out: dict[str, InferredOutput] = {}
     for tool in source.tools:
@@ -169,6 +235,8 @@ def infer_outputs(source: SourceTools, samples: Sequence[Sample]) -> dict[str, I
             inferred = infer_output(by_tool[name])
             if inferred is not None:
                 out[name] = inferred
+    if source.surface:  # the JSON resources' contents, learned from recorded reads
+        out.update(infer_contents(source, samples))
     return out
 
 
@@ -201,7 +269,7 @@ def _tagged(change: Change) -> Change:
 
 def first_inferences(changes: Sequence[Change]) -> int:
     """How many of ``changes`` are tools' first inferred types."""
-    return sum(c.kind == "output-schema-added" and c.pointer == INFERRED_POINTER for c in changes)
+    return sum(c.kind == "output-schema-added" and c.pointer in (INFERRED_POINTER, CONTENTS_POINTER) for c in changes)
 
 
 def inferred_output_changes(
@@ -213,11 +281,22 @@ def inferred_output_changes(
     with ``INFERRED_POINTER`` and messages with ``inferred output``."""
     changes: list[Change] = []
     for tool in sorted(set(old) | set(new)):
-        found = diff_output_schema(
-            _as_schema(old.get(tool)), _as_schema(new.get(tool)), source=source, tool=tool, pointer=INFERRED_POINTER
-        )
-        changes += map(_tagged, found)
+        read = tool.startswith(RESOURCE_KEY)  # a resource's contents: named by its URI or template
+        name, pointer = (tool.removeprefix(RESOURCE_KEY), CONTENTS_POINTER) if read else (tool, INFERRED_POINTER)
+        found = diff_output_schema(_as_schema(old.get(tool)), _as_schema(new.get(tool)), source=source, tool=name,
+                                   pointer=pointer)  # fmt: skip
+        changes += (_contents_tagged(c) if read else _tagged(c) for c in found)
     return tuple(changes)
+
+
+#: The message of a resource's first learned contents type (breaking by the rules, expected once).
+FIRST_CONTENTS = "learned contents type added (first recorded reads: the read returns it instead of plain JSON)"
+
+
+def _contents_tagged(change: Change) -> Change:
+    if change.kind == "output-schema-added":
+        return replace(change, message=FIRST_CONTENTS)
+    return replace(change, message=f"learned contents: {change.message.removeprefix('output ')}")
 
 
 Listings = Mapping[str, Sequence[Mapping[str, Any]]]
@@ -238,6 +317,8 @@ def inferred_changes(
     changes: list[Change] = []
     for source in sorted(set(old) | set(new)):
         kept = _undeclared(old_listings.get(source, ())) & _undeclared(new_listings.get(source, ()))
+        # Resources' learned contents: compared whenever either side has one (by the same rules).
+        kept |= {k for k in (*old.get(source, {}), *new.get(source, {})) if k.startswith(RESOURCE_KEY)}
         a = {tool: found for tool, found in old.get(source, {}).items() if tool in kept}
         b = {tool: found for tool, found in new.get(source, {}).items() if tool in kept}
         changes += inferred_output_changes(a, b, source=source)

@@ -68,6 +68,9 @@ class ParamSpec:
     deprecated: bool = False
     #: The schema's bounds the type does not carry, in words (``1 <= limit <= 50``), for the stubs
     constraints: str = ""
+    #: The first of the schema's ``examples`` that is a scalar and fits the type, as a Python
+    #: literal: the value of this parameter in the stub's example call
+    example: str | None = None
 
     @property
     def key_literal(self) -> str:
@@ -158,6 +161,8 @@ class SurfaceMethodSpec:
     #: The contents class a resource or template returns (``TextContents``, ...); "" for a prompt
     contents: str = ""
     template: bool = False
+    #: The ``TypedDict`` its JSON value was learned as (``_contents.py``); "" when none was
+    value_type: str = ""
 
 
 @dataclass(frozen=True)
@@ -175,6 +180,8 @@ class SurfaceSpec:
     variable_literals: tuple[str, ...] = ()
     prompt_literals: tuple[str, ...] = ()
     argument_literals: tuple[str, ...] = ()
+    #: Learned contents types: (contents class, its TypedDict, recorded reads, the schema as canonical JSON)
+    learned: tuple[tuple[str, str, int, str], ...] = ()
 
 
 #: The types ``surface.py`` re-exports from the surface runtime (``codegen/shim/_surface_runtime.py``).
@@ -258,6 +265,8 @@ class PackageSpec:
     degradations: tuple[Degradation, ...] = ()  # schema spots typed as Any; the CLI warns of each
     runtime_imports: tuple[str, ...] = ()  # shim names the wrappers use (imported as ``_Name``)
     code_mode: tuple[CodeModeModule, ...] = ()  # the sandbox API (codegen/emit/code_mode.py)
+    #: ``_contents.py``: the TypedDicts of resources' contents learned from recorded reads ("" when none)
+    contents_code: str = ""
     #: ``__init__.py``'s header, when it differs (it names the inputs' hash); "": ``header``
     init_header: str = ""
     #: The test kit's data (``codegen/testkit.py``): each tool's listing, output schema and newest sample
@@ -266,7 +275,7 @@ class PackageSpec:
     @property
     def surface_exports(self) -> tuple[str, ...]:
         """``surface.py``'s public names: the contents and prompt types, and every generated class."""
-        names = set(SURFACE_TYPES)
+        names = set(SURFACE_TYPES) | {name for s in self.surfaces for c, v, _, _ in s.learned for name in (c, v)}
         for s in self.surfaces:
             for prefix in ("", "Async"):
                 if s.resources:
@@ -274,6 +283,11 @@ class PackageSpec:
                 if s.prompts:
                     names.add(f"{prefix}{s.class_prefix}Prompts")
         return tuple(sorted(names))
+
+    @property
+    def learned_values(self) -> tuple[str, ...]:
+        """The TypedDicts ``surface.py`` imports from ``_contents.py`` (learned contents types)."""
+        return tuple(sorted(v for s in self.surfaces for _, v, _, _ in s.learned))
 
     @property
     def surfaces(self) -> tuple[SurfaceSpec, ...]:

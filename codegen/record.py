@@ -1,9 +1,11 @@
 """``toolgen record``: call tools with example arguments through the real registry and keep the results.
 
-The examples file is YAML, a list of calls::
+The examples file is YAML, a list of calls and resource reads::
 
     - tool: sample.list_cities      # the name the registry exposes (namespace prefix included)
       arguments: {country: FR}      # optional; {} when left out
+    - resource: sample://weather/Paris   # a resource read (a template's URI filled in)
+      server: sample                # optional: which server reads it (the registry's routing otherwise)
 
 Every call goes through ``RuntimeRegistry`` with a ``SampleRecorder`` at rate 1, so what is kept
 is exactly what the runtime's recording option would keep (same wire form, same secret scrubbing,
@@ -29,8 +31,10 @@ CALL_TIMEOUT = 60.0
 
 @dataclass(frozen=True)
 class Example:
-    tool: str
+    tool: str  # "" for a resource read
     arguments: Mapping[str, Any]
+    resource: str = ""  # the URI to read
+    server: str | None = None  # the server that reads it (``read_resource``'s ``server=``)
 
 
 @dataclass(frozen=True)
@@ -63,6 +67,9 @@ def load_examples(path: Path) -> list[Example]:
     for i, item in enumerate(data):
         if not isinstance(item, Mapping):
             raise GenerateError("an example must be a mapping", str(path), f"/{i}")
+        if "resource" in item and "tool" not in item:
+            examples.append(_read_example(item, path, i))
+            continue
         tool, arguments = item.get("tool"), item.get("arguments", {})
         if not isinstance(tool, str) or not tool:
             raise GenerateError("tool must be a non-empty string", str(path), f"/{i}/tool")
@@ -73,6 +80,18 @@ def load_examples(path: Path) -> list[Example]:
             raise GenerateError(f"unknown key {unknown[0]!r} (known: arguments, tool)", str(path), f"/{i}")
         examples.append(Example(tool, dict(arguments)))
     return examples
+
+
+def _read_example(item: Mapping[str, Any], path: Path, i: int) -> Example:
+    uri, server = item.get("resource"), item.get("server")
+    if not isinstance(uri, str) or not uri:
+        raise GenerateError("resource must be a non-empty string (a URI)", str(path), f"/{i}/resource")
+    if server is not None and (not isinstance(server, str) or not server):
+        raise GenerateError("server must be a non-empty string", str(path), f"/{i}/server")
+    unknown = sorted(set(item) - {"resource", "server"})
+    if unknown:
+        raise GenerateError(f"unknown key {unknown[0]!r} (known: resource, server)", str(path), f"/{i}")
+    return Example("", {}, uri, server)
 
 
 def record(
@@ -100,9 +119,12 @@ def record(
     try:
         with registry:
             for example in examples:
-                envelope = registry.call_tool(example.tool, dict(example.arguments), timeout_seconds=timeout)
+                if example.resource:  # the registry samples the read (SampleRecorder.observe_read)
+                    envelope = registry.read_resource(example.resource, server=example.server, timeout_seconds=timeout)
+                else:
+                    envelope = registry.call_tool(example.tool, dict(example.arguments), timeout_seconds=timeout)
                 if envelope.is_error:
-                    failed.append(f"{example.tool}: {' '.join(envelope.text.split())}")
+                    failed.append(f"{example.tool or example.resource}: {' '.join(envelope.text.split())}")
             recorded = recorder.pending
     except SamplesError as exc:
         raise GenerateError(exc.message, exc.file, exc.pointer or None) from exc

@@ -60,7 +60,7 @@ __all__ = [
 #: The attributes a namespace with a surface gets; its tools' methods may not take these names.
 SURFACE_ATTRS = frozenset({"resources", "prompts"})
 #: Names the generated resources and prompts classes use themselves.
-_RESERVED = frozenset({"complete"})
+_RESERVED = frozenset({"complete", "subscribe"})
 _REQUIRED_OPERATORS = ("", "+", ".", "/")
 _TEXT_TYPES = frozenset({"application/xml", "application/javascript", "application/yaml", "application/x-yaml",
                          "application/toml", "application/sql", "application/graphql"})  # fmt: skip
@@ -203,16 +203,42 @@ def _described(item: Mapping[str, Any], first: str) -> list[str]:
     return lines
 
 
+def _learned(
+    learned: Mapping[str, Any],
+    key: str,
+    contents: str,
+    method: str,
+    prefix: str,
+    found: list[tuple[str, str, int, str]],
+) -> tuple[str, str]:
+    """(contents class, value type) of a JSON resource: a learned one (recorded reads; ``found``
+    gets it) or ``contents`` as it was."""
+    from codegen.infer import RESOURCE_KEY
+    from mas.runtime.lockfile import canonical_json
+
+    inferred = learned.get(RESOURCE_KEY + key)
+    if contents != "JsonContents" or inferred is None or inferred.schema is None:
+        return contents, ""
+    stem = f"{prefix}{class_name(method)}"
+    found.append((f"{stem}Contents", f"{stem}Value", inferred.samples, canonical_json(inferred.schema)))
+    return f"{stem}Contents", f"{stem}Value"
+
+
 def build_surface(
     source: SourceTools,
     attr: str,
     prompt_names: Mapping[tuple[str, str], str],
     degradations: list[Degradation],
+    learned: Mapping[str, Any] | None = None,
 ) -> SurfaceSpec | None:
-    """The source's surface, or None when its server serves no resources, templates or prompts."""
+    """The source's surface, or None when its server serves no resources, templates or prompts.
+    ``learned``: the source's inferred map (``codegen.infer``), whose ``resource ...`` entries type
+    JSON contents learned from recorded reads."""
     if not source.surface:
         return None
     literals = _literals(source)
+    prefix = class_name(attr)
+    found: list[tuple[str, str, int, str]] = []
     used: set[str] = set(_RESERVED)
     resources: list[SurfaceMethodSpec] = []
     for item in _sorted(source.surface.get("resources", ()), "uri"):
@@ -220,7 +246,10 @@ def build_surface(
         method = unique(to_identifier(str(item.get("name") or uri), prefix="resource", reserved=_RESERVED), used)
         mime = item.get("mimeType")
         lines = [*_described(item, uri), "", f"URI: {uri!r}" + (f" ({mime})." if isinstance(mime, str) else ".")]
-        resources.append(SurfaceMethodSpec(method, _docstring(lines), wire_literal(uri), (), contents_class(mime)))
+        contents, value = _learned(learned or {}, uri, contents_class(mime), method, prefix, found)
+        resources.append(
+            SurfaceMethodSpec(method, _docstring(lines), wire_literal(uri), (), contents, value_type=value)
+        )
     templates = _sorted(source.surface.get("resource_templates", ()), "uriTemplate")
     variables: set[str] = set()
     kept_templates: list[str] = []
@@ -251,7 +280,8 @@ def build_surface(
             "",
             f"URI template: {text!r}" + (f" ({mime})." if isinstance(mime, str) else "."),
         ]
-        spec = SurfaceMethodSpec(method, _docstring(lines), wire_literal(text), params, contents_class(mime), True)
+        contents, value = _learned(learned or {}, text, contents_class(mime), method, prefix, found)
+        spec = SurfaceMethodSpec(method, _docstring(lines), wire_literal(text), params, contents, True, value)
         resources.append(spec)
         variables.update(required)
         kept_templates.append(text)
@@ -294,4 +324,5 @@ def build_surface(
         variable_literals=tuple(wire_literal(v) for v in sorted(variables)),
         prompt_literals=tuple(p.target_literal for p in prompts),
         argument_literals=tuple(wire_literal(a) for a in sorted(arguments)),
+        learned=tuple(found),
     )

@@ -3,6 +3,7 @@ the YAML skills, behind a recorder that keeps every call exactly as it reached t
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -10,7 +11,8 @@ from typing import Any
 
 from mcp_helpers import stdio_config
 
-from mas.runtime.contracts.tool_contract import ainvoke_call_tool, invoke_call_tool
+from mas.runtime.contracts.tool_contract import ToolResultEnvelope, ainvoke_call_tool, invoke_call_tool
+from mas.runtime.mcp._tasks import TASK_PREFIX
 from mas.runtime.mcp.provider import MCPToolProvider
 from mas.runtime.registry import RuntimeRegistry
 from mas.runtime.skills import SkillToolProvider
@@ -26,6 +28,7 @@ class Recording:
         self.inner = inner
         self.calls: list[tuple[str, dict[str, Any]]] = []
         self.options: list[dict[str, Any]] = []
+        self.results: list[ToolResultEnvelope] = []
 
     def list_tools(self) -> list[dict[str, Any]]:
         return self.inner.list_tools()
@@ -36,19 +39,62 @@ class Recording:
     def call_tool(self, tool_name: str, arguments: Mapping[str, Any] | None, **kwargs: Any) -> Any:
         self.calls.append((tool_name, dict(arguments or {})))
         self.options.append(dict(kwargs))
-        return invoke_call_tool(self.inner, tool_name, arguments, **kwargs)
+        result = ToolResultEnvelope.coerce(invoke_call_tool(self.inner, tool_name, arguments, **kwargs))
+        self.results.append(result)
+        return result
 
     async def acall_tool(self, tool_name: str, arguments: Mapping[str, Any] | None, **kwargs: Any) -> Any:
         self.calls.append((tool_name, dict(arguments or {})))
         self.options.append(dict(kwargs))
-        return await ainvoke_call_tool(self.inner, tool_name, arguments, **kwargs)
+        result = ToolResultEnvelope.coerce(await ainvoke_call_tool(self.inner, tool_name, arguments, **kwargs))
+        self.results.append(result)
+        return result
+
+    def clear(self) -> None:
+        self.calls.clear()
+        self.options.clear()
+        self.results.clear()
+
+    def task_status(self, tool_name: str, task_id: str) -> str | None:
+        """How a task of ``tool_name`` stands on the server (``tasks/get``), once it is no longer
+        working (or after 10 s)."""
+        deadline = time.monotonic() + 10
+        while True:
+            state = TASK_PREFIX + task_id
+            status = self.inner.call_tool(tool_name, {}, request_state=state, allow_claimed=True).session_status
+            if status not in ("working", "input_required") or time.monotonic() > deadline:
+                return status
+            time.sleep(0.1)
 
 
 @contextmanager
-def sample_registry() -> Iterator[Recording]:
-    """The sample server over stdio as ``sample``, the library's YAML skills as ``skills``."""
+def sample_registry(*flags: str) -> Iterator[Recording]:
+    """The sample server over stdio as ``sample`` (started with ``flags``), the library's YAML
+    skills as ``skills``."""
     skills = SkillToolProvider(load_tool_documents([REPO / "library-samples" / "tools"]), name="skills")
     skills.resolve()
-    registry = RuntimeRegistry({"skills": skills, "sample": MCPToolProvider(stdio_config("sample"))})
+    registry = RuntimeRegistry({"skills": skills, "sample": MCPToolProvider(stdio_config("sample", *flags))})
     with registry:
         yield Recording(registry)
+
+
+class Tampered:
+    """The recorder, with one tool's structured content replaced: a server whose output no longer
+    fits the output model the package was generated with."""
+
+    def __init__(self, inner: Recording, tool_name: str, structured: Any) -> None:
+        self.inner = inner
+        self.tool_name = tool_name
+        self.structured = structured
+
+    def list_tools(self) -> list[dict[str, Any]]:
+        return self.inner.list_tools()
+
+    def owner_of(self, tool_name: str) -> str | None:
+        return self.inner.owner_of(tool_name)
+
+    def call_tool(self, tool_name: str, arguments: Mapping[str, Any] | None, **kwargs: Any) -> Any:
+        envelope = ToolResultEnvelope.coerce(self.inner.call_tool(tool_name, arguments, **kwargs)).to_dict()
+        if tool_name == self.tool_name:
+            envelope.update(structured_content=self.structured, result=self.structured)
+        return envelope

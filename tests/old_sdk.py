@@ -53,6 +53,8 @@ def old_sdk_python(version: str) -> Path:
 #: these versions do.
 PUBLISHED: dict[str, tuple[str, ...]] = {
     "math-mcp-learning-server": ("math-mcp-learning-server==0.10.3",),
+    # The 98-tool capture of benchmarks/captures/ (benchmarks/atlassian.py refreshes it).
+    "mcp-atlassian": ("mcp-atlassian==0.23.1",),
 }
 
 

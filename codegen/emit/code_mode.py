@@ -297,18 +297,18 @@ class _Stubs:
         return texts, used
 
     def function(
-        self, tool: ToolSpec, summary: str, returns: str, renames: Mapping[tuple[str, str], str]
+        self, module: str, tool: ToolSpec, summary: str, returns: str, renames: Mapping[tuple[str, str], str]
     ) -> tuple[str, set[str]]:
         def make() -> dict[str, Any]:
             rewrite = self.rewrite(renames)
-            return {"text": _function(tool, summary, returns, rewrite), "used": sorted(rewrite.used)}
+            return {"text": _function(module, tool, summary, returns, rewrite), "used": sorted(rewrite.used)}
 
         params = [
-            [p.py_name, p.value_annotation, p.required, p.schema_default, p.description, p.constraints]
+            [p.py_name, p.value_annotation, p.required, p.schema_default, p.description, p.constraints, p.example]
             for p in tool.params
         ]
         spelled = sorted([list(k), v] for k, v in renames.items())
-        key = Memo.key("function", tool.method, params, summary, returns, spelled, self.foreign, self.aliases)
+        key = Memo.key("function", module, tool.method, params, summary, returns, spelled, self.foreign, self.aliases)
         found = self._memo(key, make)
         return found["text"], set(found["used"])
 
@@ -339,13 +339,47 @@ _PROMPT_TYPES = (
 )
 
 
-def _surface_stub(surface: SurfaceSpec, taken: set[str]) -> tuple[list[str], set[str], tuple[tuple[str, str], ...]]:
+def _learned_blocks(contents_code: str, roots: set[str], taken: set[str]) -> tuple[list[str], set[str]]:
+    """The learned contents' TypedDicts ``roots`` reach, in stub form (``_contents.py``'s code, whose
+    classes are named after their source and resource), and the names they use."""
+    if not roots or not contents_code:
+        return [], set()
+    tree = ast.parse(contents_code)
+    defs: dict[str, ast.stmt] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ClassDef):
+            defs[stmt.name] = stmt
+        elif isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name):
+            defs[stmt.targets[0].id] = stmt
+    seen: set[str] = set()
+    todo = sorted(roots)
+    while todo:
+        name = todo.pop()
+        if name in defs and name not in seen:
+            seen.add(name)
+            todo += sorted(n for n in _names(defs[name]) if n in defs)
+    blocks = []
+    used: set[str] = set()
+    for name, stmt in defs.items():
+        if name in seen and name not in taken:
+            rewrite = _Rewrite({}, set())
+            blocks.append(ast.unparse(rewrite.visit(stmt)))
+            used |= rewrite.used
+    return blocks, used
+
+
+def _surface_stub(
+    surface: SurfaceSpec, taken: set[str], contents_code: str = ""
+) -> tuple[list[str], set[str], tuple[tuple[str, str], ...]]:
     """The stub text of a source's resources and prompts (the types they need, a class each and
     its attribute), the typing names it uses, and the manifest's entries (function, kind)."""
     blocks: list[str] = []
     entries: list[tuple[str, str]] = []
     used: set[str] = set()
     names: dict[str, str] = {}
+    roots = {m.value_type for m in surface.resources if m.value_type and m.value_type not in taken}
+    blocks, used = _learned_blocks(contents_code, roots, taken)
+    taken |= roots
     if surface.prompts:
         for name, text in _PROMPT_TYPES:
             names[name] = unique(name, taken)
@@ -358,11 +392,13 @@ def _surface_stub(surface: SurfaceSpec, taken: set[str]) -> tuple[list[str], set
         holder = unique(f"{surface.class_prefix}{attr.capitalize()}", taken)
         lines = [f"class {holder}:", f'    """{what} of the {surface.source_doc} source: each one call."""']
         for m in methods:
-            kind = SURFACE_KINDS.get(m.contents, "text") if attr == "resources" else "prompt"
+            kind = (
+                SURFACE_KINDS.get(m.contents, "json" if m.value_type else "text") if attr == "resources" else "prompt"
+            )
             params = [p.declared() for p in m.params]
             used.update({"Literal"} if any(p.values for p in m.params) else set())
             signature = ", ".join(["self", *(["*", *params] if params else [])])
-            returns = _SURFACE_RETURNS[kind]
+            returns = m.value_type if m.value_type in roots else _SURFACE_RETURNS[kind]
             returns = names.get(returns, returns)
             used.update({"Any"} & {returns})
             lines += ["", f"    async def {m.method}({signature}) -> {returns}:", f"        {m.docstring}"]
@@ -373,7 +409,7 @@ def _surface_stub(surface: SurfaceSpec, taken: set[str]) -> tuple[list[str], set
 
 
 def _module_stub(
-    ns: NamespaceSpec, summaries: Mapping[str, str], stubs: _Stubs
+    module: str, ns: NamespaceSpec, summaries: Mapping[str, str], stubs: _Stubs, contents_code: str = ""
 ) -> tuple[str, tuple[tuple[str, str], ...]]:
     in_roots: set[str] = set()
     out_roots: set[str] = set()
@@ -408,12 +444,12 @@ def _module_stub(
         blocks += more
         used |= also
     for tool in ns.tools:
-        text, also = stubs.function(tool, summaries[tool.method], returns[tool.method], renames)
+        text, also = stubs.function(module, tool, summaries[tool.method], returns[tool.method], renames)
         blocks.append(text)
         used |= also
     entries: tuple[tuple[str, str], ...] = ()
     if ns.surface is not None:
-        more, also, entries = _surface_stub(ns.surface, taken | set(renames.values()))
+        more, also, entries = _surface_stub(ns.surface, taken | set(renames.values()), contents_code)
         blocks += more
         used |= also
     body = "\n\n".join(blocks)
@@ -424,7 +460,33 @@ def _module_stub(
     return f"{head}{body}\n", entries
 
 
-def _function(tool: ToolSpec, summary: str, returns: str, rewrite: _Rewrite) -> str:
+def example_call(module: str, tool: ToolSpec) -> str:
+    """``await module.function(a='x', n=3)`` from the schema's ``examples`` (each parameter's first
+    fitting scalar; a required one without an example takes its usable default), or "" when no
+    parameter has one, a required one has neither, or the call would be over ``_EXAMPLE_MAX``
+    characters even with the optional examples left out. The values are literals of JSON scalars
+    (``json_default_literal``): no text of a server becomes code, and the line is deterministic."""
+    if not any(p.example is not None for p in tool.params):
+        return ""
+    required = [(p.py_name, p.example or p.schema_default) for p in tool.params if p.required]
+    if any(value is None for _, value in required):
+        return ""
+    optional = [(p.py_name, p.example) for p in tool.params if not p.required and p.example is not None]
+    tries = [required + optional]
+    if optional and any(p.required and p.example is not None for p in tool.params):
+        tries.append(required)  # shorter, and still an example of its own
+    for chosen in tries:
+        call = f"await {module}.{tool.method}({', '.join(f'{name}={value}' for name, value in chosen)})"
+        if len(call) <= _EXAMPLE_MAX:
+            return call
+    return ""
+
+
+#: Characters of a stub's example call at most (the call whole, or no example).
+_EXAMPLE_MAX = 200
+
+
+def _function(module: str, tool: ToolSpec, summary: str, returns: str, rewrite: _Rewrite) -> str:
     params = []
     args = []
     for p in tool.params:
@@ -436,6 +498,9 @@ def _function(tool: ToolSpec, summary: str, returns: str, rewrite: _Rewrite) -> 
     signature = f"*, {', '.join(params)}" if params else ""
     result = _annotation(returns, rewrite)
     doc = summary + ("\n\nArgs:\n" + "\n".join(args) if args else "")
+    example = example_call(module, tool)
+    if example:
+        doc += f"\n\nExample:\n    {example}"
     return f"async def {tool.method}({signature}) -> {result}:\n    {docstring_literal(doc, 4)}"
 
 
@@ -455,6 +520,8 @@ def build_code_mode(
     in_models: ModelModule,
     out_models: ModelModule | None,
     memo: Memo | None = None,
+    *,
+    contents_code: str = "",
 ) -> tuple[CodeModeModule, ...]:
     """The stub module of every namespace; ``summaries`` maps (namespace attr, method) to its docstring line."""
     stubs = _Stubs(in_models, out_models, memo)
@@ -463,7 +530,7 @@ def build_code_mode(
     for ns in namespaces:
         ns = replace(ns, tools=ns.callable_tools)  # a removed tool kept a while is no function here
         own = {t.method: summaries[(ns.attr, t.method)] for t in ns.tools}
-        stub, surface = _module_stub(ns, own, stubs)
+        stub, surface = _module_stub(names[ns.attr], ns, own, stubs, contents_code)
         functions = tuple((t.method, t.wire_name) for t in ns.tools)
         modules.append(CodeModeModule(names[ns.attr], ns.attr, stub, functions, surface))
     return tuple(modules)

@@ -53,6 +53,7 @@ def _module(header: str, doc: str, code: str) -> str:
 
 
 _OUTPUT_DOC = "Result models of one tool (pydantic), decoded from structured content."
+_CONTENTS_DOC = "JSON resources' contents, typed as learned from recorded reads (TypedDicts with the wire keys)."
 _SHARED_DOC = "Result models that several tools share, or that no tool's result names."
 
 
@@ -298,6 +299,8 @@ def render_package(pkg: PackageSpec) -> dict[str, str]:
         files[f"outputs/{module.name}.py"] = _module(pkg.header, doc, module.code)
     if pkg.surfaces:  # resources and prompts (codegen/surface.py): only packages with some
         files["surface.py"] = env.get_template("surface.py.jinja").render(pkg=pkg)
+    if pkg.contents_code:  # resources' contents learned from recorded reads (codegen/infer.py)
+        files["_contents.py"] = _module(pkg.header, _CONTENTS_DOC, pkg.contents_code)
     # Templates and the model generator print statements on one line each: one formatter run
     # lays every module out (black's style), whatever the number of tools.
     headers = {rel: pkg.package_header if rel == "__init__.py" else pkg.header for rel in files}

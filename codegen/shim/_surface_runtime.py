@@ -18,9 +18,9 @@ import base64
 import binascii
 import inspect
 import json
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from typing import Any, Protocol, TypeVar, cast
 
 from . import _rules, _uri_template
 from ._runtime import CallOptions, ToolFailedError, ToolProtocolError
@@ -28,6 +28,7 @@ from ._runtime import CallOptions, ToolFailedError, ToolProtocolError
 __all__ = [
     "AsyncPromptsBase",
     "AsyncResourcesBase",
+    "AsyncSubscription",
     "BlobContents",
     "JsonContents",
     "PromptMessage",
@@ -36,6 +37,7 @@ __all__ = [
     "ResourceContent",
     "ResourceContents",
     "ResourcesBase",
+    "Subscription",
     "TextContents",
 ]
 
@@ -141,6 +143,76 @@ class PromptResult:
 
     description: str | None
     messages: tuple[PromptMessage, ...]
+
+
+class Subscription(Protocol):
+    """What ``resources.subscribe(uri)`` returns: the runtime's bounded ``ResourceSubscription``.
+
+    Each update says "read it again" (``update.uri``); at most ``max_queued`` wait, and on a full
+    queue the oldest is dropped and counted in ``dropped``. ``get(timeout)`` is None when the wait
+    ran out or it was closed; leaving ``with`` (or ``close()``) unsubscribes. When the connection
+    ends, iteration raises the runtime's ``SubscriptionError`` (``.kind``). Guide:
+    docs/resources-and-prompts.md, "Subscriptions".
+    """
+
+    uri: str
+    dropped: int
+
+    def get(self, timeout: float | None = None) -> Any: ...
+    def close(self) -> None: ...
+    def __iter__(self) -> Iterator[Any]: ...
+    def __enter__(self) -> Any: ...
+    def __exit__(self, *exc: object) -> None: ...
+
+
+class AsyncSubscription(Protocol):
+    """The async side of :class:`Subscription`: ``aget``, ``async for``, ``async with``, ``aclose``."""
+
+    uri: str
+    dropped: int
+
+    async def aget(self, timeout: float | None = None) -> Any: ...
+    async def aclose(self) -> None: ...
+    def __aiter__(self) -> AsyncIterator[Any]: ...
+    async def __aenter__(self) -> Any: ...
+    async def __aexit__(self, *exc: object) -> None: ...
+
+
+def _subscribed(uri: str, subscribe: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+    """``subscribe(uri, **kwargs)``; a failure with a kind raises that kind's error, as reads do."""
+    try:
+        return subscribe(uri, **kwargs)
+    except Exception as exc:
+        raise _kind_error(uri, exc) from None
+
+
+async def _asubscribed(uri: str, subscribe: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+    try:
+        return await _maybe(subscribe(uri, **kwargs))
+    except Exception as exc:
+        raise _kind_error(uri, exc) from None
+
+
+def _kind_error(uri: str, exc: Exception) -> Exception:
+    """The error of ``exc``'s failure kind (the runtime's ``SubscriptionError.kind``), else ``exc``."""
+    kind = getattr(exc, "kind", None)
+    if not isinstance(kind, str):
+        return exc
+    from ._runtime._errors import ERRORS_BY_KIND
+
+    envelope = {"status": "error", "is_error": True, "result": str(exc), "metadata": {"error_kind": kind}}
+    return ERRORS_BY_KIND.get(kind, ToolFailedError)(uri, envelope)
+
+
+def _subscribe_kwargs(
+    callee: object, server: str | None, on_update: Callable[[Any], object] | None, max_queued: int | None
+) -> dict[str, Any]:
+    out = _kwargs(callee, server, {})
+    if on_update is not None:
+        out["on_update"] = on_update
+    if max_queued is not None:
+        out["max_queued"] = max_queued
+    return out
 
 
 def _protocol(name: str, what: str) -> ToolProtocolError:
@@ -264,6 +336,15 @@ class ResourcesBase(_SurfaceCore):
     def _fill(self, cls: type[_C], template: str, values: Mapping[str, str | None]) -> _C:
         return self._read(cls, _uri_template.expand(template, values))
 
+    def subscribe(
+        self, uri: str, *, on_update: Callable[[Any], object] | None = None, max_queued: int | None = None
+    ) -> Subscription:
+        """Updates of ``uri`` (the runtime's ``subscribe_resource``): iterate the result, or pass
+        ``on_update``; a server that cannot be subscribed to raises the error of its kind."""
+        subscribe = _method(self._provider, "subscribe_resource", uri)
+        kwargs = _subscribe_kwargs(subscribe, self._source, on_update, max_queued)
+        return cast("Subscription", _subscribed(uri, subscribe, kwargs))
+
     def _complete(self, template: str, argument: str, value: str, context: Mapping[str, str] | None) -> list[str]:
         complete = _method(self._provider, "complete", template)
         ref = {"type": "ref/resource", "uri": template}
@@ -287,6 +368,14 @@ class AsyncResourcesBase(_SurfaceCore):
 
     async def _fill(self, cls: type[_C], template: str, values: Mapping[str, str | None]) -> _C:
         return await self._read(cls, _uri_template.expand(template, values))
+
+    async def subscribe(
+        self, uri: str, *, on_update: Callable[[Any], object] | None = None, max_queued: int | None = None
+    ) -> AsyncSubscription:
+        """Async twin of ``subscribe`` (the runtime's ``asubscribe_resource``)."""
+        subscribe = _method(self._provider, "asubscribe_resource", uri)
+        kwargs = _subscribe_kwargs(subscribe, self._source, on_update, max_queued)
+        return cast("AsyncSubscription", await _asubscribed(uri, subscribe, kwargs))
 
     async def _complete(self, template: str, argument: str, value: str, context: Mapping[str, str] | None) -> list[str]:
         name = "acomplete" if hasattr(self._provider, "acomplete") else "complete"

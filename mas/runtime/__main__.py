@@ -92,6 +92,12 @@ def _parser() -> argparse.ArgumentParser:
         "list", parents=[common], help="print the tools as a table", epilog=_EPILOG, formatter_class=fmt
     )
     listing.add_argument("--json", action="store_true", help="print the list_tools entries as JSON instead")
+    listing.add_argument(
+        "--surface",
+        action="store_true",
+        help="with --json: print one object, {tools, resources, resource_templates, prompts}, instead of "
+        "the array of tools (which --json alone keeps printing, for the scripts that read it)",
+    )
     call = commands.add_parser(
         "call",
         parents=[common],
@@ -146,7 +152,15 @@ def list_command(args: argparse.Namespace, progress: Progress) -> int:
             owner = registry.owner_of(str(entries[int(at.split("/")[2])].get("name"))) or "?"
             print(f"{PROG}: error: provider {owner!r}: {at}: {message}", file=sys.stderr)
             return EXIT_BAD_INPUT
-        if args.json:
+        if args.json and args.surface:
+            whole = {
+                "tools": entries,
+                "resources": registry.list_resources(),
+                "resource_templates": registry.list_resource_templates(),
+                "prompts": registry.list_prompts(),
+            }
+            print(blank(json.dumps(whole, indent=2, sort_keys=True)))
+        elif args.json:
             print(blank(json.dumps(entries, indent=2, sort_keys=True)))
         else:
             print(blank(format_table([_row(e, registry.owner_of(e["name"]) or "?") for e in entries])))

@@ -28,8 +28,8 @@ def _origin(tool: ToolContract) -> str:
     return f"{cls.__module__}:{cls.__qualname__}"
 
 
-def import_tool_class(spec: str) -> type[ToolContract]:
-    """``"package.module:Class"`` -> the ToolContract subclass; ConfigError when it is not one."""
+def import_tool_class(spec: str) -> type[Any]:
+    """``"package.module:Class"`` -> the ToolContract (or LocalServer) subclass; ConfigError when it is neither."""
     module_name, sep, attr = spec.partition(":")
     where = SourceLocation(spec)
     if not sep or not module_name or not attr:
@@ -40,8 +40,10 @@ def import_tool_class(spec: str) -> type[ToolContract]:
             target = getattr(target, part)
     except Exception as exc:
         raise ConfigError(f"cannot import local tool: {type(exc).__name__}: {exc}", where) from exc
-    if not (isinstance(target, type) and issubclass(target, ToolContract)):
-        raise ConfigError("not a ToolContract subclass", where)
+    from mas.runtime.local_server import LocalServer  # resources and prompts from Python
+
+    if not (isinstance(target, type) and issubclass(target, ToolContract | LocalServer)):
+        raise ConfigError("not a ToolContract or LocalServer subclass", where)
     return target
 
 

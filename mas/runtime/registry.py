@@ -15,7 +15,7 @@ import logging
 import types
 from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from mas.runtime.config import ConfigError, MCPServerConfig, SourceLocation
 from mas.runtime.contracts import _rules
@@ -37,6 +37,7 @@ from mas.runtime.contracts.tool_contract import (
 from mas.runtime.contracts.uri_template import matches
 from mas.runtime.infra import load_infra_files
 from mas.runtime.local import LocalToolRegistry, import_tool_class
+from mas.runtime.local_server import LocalServer
 from mas.runtime.pinning import PinGuard
 from mas.runtime.redact import blank
 from mas.runtime.routing import Named, NameTaken, QualifierClash, qualified, routed_names
@@ -121,14 +122,15 @@ class RuntimeRegistry:
         cls,
         infra: Iterable[str | Path] = (),
         tools: Iterable[str | Path] = (),
-        local: Iterable[str | ToolContract | type[ToolContract]] = (),
+        local: Iterable[str | ToolContract | type[ToolContract] | LocalServer | type[LocalServer]] = (),
         *,
         mcp_factory: ProviderFactory | None = None,
         recorder: SampleRecorder | None = None,
         authorize: Callable[[str], Any] | None = None,
         servers: Collection[str] | None = None,
     ) -> RuntimeRegistry:
-        """Build from infra files, tool YAML files/folders and local tools (``"pkg.mod:Class"`` or classes).
+        """Build from infra files, tool YAML files/folders and local tools (``"pkg.mod:Class"`` or classes);
+        a local ``LocalServer`` (resources, templates, prompts) is a provider named by its ``name``.
 
         ``mcp_factory`` builds the provider for one infra server (default: ``MCPToolProvider``).
         ``authorize`` is given the authorization URL when an infra server's ``auth:`` needs a person
@@ -140,7 +142,12 @@ class RuntimeRegistry:
         if servers is not None:
             configs = [c for c in configs if c.name in servers]
         definitions = load_tool_documents(tools)
-        local_tools = [import_tool_class(item) if isinstance(item, str) else item for item in local]
+        imported = [import_tool_class(item) if isinstance(item, str) else item for item in local]
+        # LocalServer classes (resources, templates, prompts) are providers of their own, by name.
+        local_servers = [item() if isinstance(item, type) else item for item in imported if _is_local_server(item)]
+        local_tools = [
+            cast("ToolContract | type[ToolContract]", item) for item in imported if not _is_local_server(item)
+        ]
         factory = mcp_factory or functools.partial(_mcp_provider, authorize=authorize)
         pins = PinGuard.from_configs(configs)
         opened: dict[str, Any] = {}
@@ -151,9 +158,16 @@ class RuntimeRegistry:
                 skills = SkillToolProvider(definitions, name=SKILLS_PROVIDER)
                 skills.resolve()
                 opened[SKILLS_PROVIDER] = skills
+            for server in local_servers:
+                if server.name in (LOCAL_PROVIDER, SKILLS_PROVIDER) or server.name in opened:
+                    where = SourceLocation(f"{type(server).__module__}:{type(server).__qualname__}")
+                    raise ConfigError(f"local server name {server.name!r} is taken", where)
+                opened[server.name] = server
             for config in configs:
                 if config.name in (LOCAL_PROVIDER, SKILLS_PROVIDER):
                     raise ConfigError(f"server name {config.name!r} is reserved", config.location)
+                if config.name in opened:
+                    raise ConfigError(f"server name {config.name!r} is a local server's", config.location)
                 opened[config.name] = factory(config)
             return cls(
                 opened,
@@ -442,7 +456,10 @@ class RuntimeRegistry:
         owner = self._resource_owner(uri, server)
         if isinstance(owner, ToolResultEnvelope):
             return owner
-        return self._surface_call(owner, lambda p: p.read_resource(uri, timeout_seconds=timeout_seconds))
+        envelope = self._surface_call(owner, lambda p: p.read_resource(uri, timeout_seconds=timeout_seconds))
+        if self._recorder is not None:  # a read is sampled as a call is: generate learns its JSON shape
+            self._recorder.observe_read(owner, uri, envelope)
+        return envelope
 
     def get_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None, *, timeout_seconds: float | None = None
@@ -483,7 +500,10 @@ class RuntimeRegistry:
         owner = await asyncio.to_thread(self._resource_owner, uri, server)
         if isinstance(owner, ToolResultEnvelope):
             return owner
-        return await self._asurface_call(owner, lambda p: p.aread_resource(uri, timeout_seconds=timeout_seconds))
+        envelope = await self._asurface_call(owner, lambda p: p.aread_resource(uri, timeout_seconds=timeout_seconds))
+        if self._recorder is not None:
+            self._recorder.observe_read(owner, uri, envelope)
+        return envelope
 
     async def aget_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None, *, timeout_seconds: float | None = None
@@ -610,3 +630,7 @@ class RuntimeRegistry:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
+
+
+def _is_local_server(item: object) -> bool:
+    return isinstance(item, LocalServer) or (isinstance(item, type) and issubclass(item, LocalServer))

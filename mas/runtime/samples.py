@@ -7,6 +7,8 @@ Canonical JSON, committed and reviewable::
 ``source`` is the name the generator gives the source (an infra server's name, ``skills``, or a
 ``--mcp-json`` file's stem); ``tool`` is the wire name inside it (no namespace prefix); ``result``
 is the MCP ``CallToolResult`` as on the wire (``content``, ``structuredContent``, ``isError``).
+A recorded resource read has ``resource`` (the URI read) in place of ``tool``, and its ``result``
+is the ``ReadResourceResult``'s ``contents``: ``{"contents": [{"uri", "mimeType", "text"}, ...]}``.
 
 Written here (the runtime records real traffic; ``toolgen record`` records examples) and read by
 the generator, so the format has one definition. Secrets are never written: every string is
@@ -66,12 +68,24 @@ class SamplesError(ValueError):
 @dataclass(frozen=True)
 class Sample:
     source: str
-    tool: str
+    tool: str  # "" for a resource read
     result: Mapping[str, Any]
+    resource: str = ""  # the URI read, for a resource read
 
     def key(self) -> str:
         """Identity for dropping duplicates: the whole sample as canonical JSON."""
-        return canonical_json({"source": self.source, "tool": self.tool, "result": self.result})
+        return canonical_json(self.to_json())
+
+    def to_json(self) -> dict[str, Any]:
+        """The sample as the file holds it (``resource`` in place of ``tool`` for a read)."""
+        if self.resource:
+            return {"source": self.source, "resource": self.resource, "result": self.result}
+        return {"source": self.source, "tool": self.tool, "result": self.result}
+
+    @property
+    def group(self) -> tuple[str, str]:
+        """What the per-tool bound counts by: the tool, or the URI read."""
+        return (self.source, self.tool or f"resource {self.resource}")
 
 
 def wire_result(raw: Any) -> dict[str, Any]:
@@ -133,7 +147,7 @@ def merge_samples(
         ordered[key] = sample
     per_tool: dict[tuple[str, str], list[Sample]] = {}
     for sample in ordered.values():
-        per_tool.setdefault((sample.source, sample.tool), []).append(sample)
+        per_tool.setdefault(sample.group, []).append(sample)
     return [s for key in sorted(per_tool) for s in per_tool[key][-limit:]]
 
 
@@ -142,7 +156,7 @@ def render_samples(samples: Sequence[Sample]) -> str:
     grouped = merge_samples(samples, (), limit=len(samples) or 1, max_bytes=2**62)
     payload = {
         "version": SAMPLES_VERSION,
-        "samples": [{"source": s.source, "tool": s.tool, "result": s.result} for s in grouped],
+        "samples": [s.to_json() for s in grouped],
     }
     return json.dumps(payload, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
@@ -163,15 +177,22 @@ def load_samples(path: Path) -> list[Sample]:
         at = f"/samples/{i}"
         if not isinstance(item, Mapping):
             raise SamplesError("a sample must be an object", where, at)
-        for key in ("source", "tool"):
+        read = "resource" in item and "tool" not in item  # a recorded resource read
+        for key in ("source", "resource" if read else "tool"):
             if not isinstance(item.get(key), str) or not item[key]:
                 raise SamplesError(f"{key} must be a non-empty string", where, f"{at}/{key}")
         result = item.get("result")
         if not isinstance(result, Mapping):
-            raise SamplesError("result must be an object (a CallToolResult)", where, f"{at}/result")
+            what = "a ReadResourceResult's contents" if read else "a CallToolResult"
+            raise SamplesError(f"result must be an object ({what})", where, f"{at}/result")
         if "content" in result and not isinstance(result["content"], list):
             raise SamplesError("content must be an array", where, f"{at}/result/content")
-        samples.append(Sample(item["source"], item["tool"], dict(result)))
+        if read and not isinstance(result.get("contents"), list):
+            raise SamplesError("contents must be an array", where, f"{at}/result/contents")
+        if read:
+            samples.append(Sample(item["source"], "", dict(result), item["resource"]))
+        else:
+            samples.append(Sample(item["source"], item["tool"], dict(result)))
     return samples
 
 
@@ -233,6 +254,22 @@ class SampleRecorder:
                     return
                 self._pending.append(Sample(source, tool, scrub_value(result, self._secrets)))
         except Exception:  # recording is best effort; the call's result is what matters
+            return
+
+    def observe_read(self, source: str, uri: str, raw: Any) -> None:
+        """Maybe keep one resource read (its ``contents``; failures are not kept)."""
+        try:
+            if getattr(raw, "is_error", False) or not isinstance(getattr(raw, "result", None), Mapping):
+                return
+            contents = raw.result.get("contents")
+            if not isinstance(contents, list):
+                return
+            result = json.loads(json.dumps({"contents": contents}, ensure_ascii=False, allow_nan=False))
+            with self._lock:
+                if self.rate < 1.0 and self._random.random() >= self.rate:
+                    return
+                self._pending.append(Sample(source, "", scrub_value(result, self._secrets), uri))
+        except Exception:  # recording is best effort; the read's result is what matters
             return
 
     @property

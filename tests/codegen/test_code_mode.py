@@ -4,6 +4,7 @@ example arguments checks clean, and each result has its declared type (``code_mo
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -81,3 +82,94 @@ def test_the_sample_stubs_carry_descriptions_parameters_and_bounds() -> None:
     assert "city: City name, e.g. Paris" in stub
     assert "country: ISO country code, e.g. FR" in stub
     assert "limit: 1 <= limit <= 50" in stub
+
+
+def test_the_atlassian_capture_keeps_every_description_in_its_stubs(tmp_path: Path) -> None:
+    """The 98-tool capture of a published server (mcp-atlassian, benchmarks/captures/): each tool's
+    description and each parameter's (322 of them) reach its whole stub, and every stub checks clean."""
+    from gen_helpers import generate
+
+    capture = REPO / "benchmarks" / "captures" / "mcp-atlassian.json"
+    tools = json.loads(capture.read_text(encoding="utf-8"))["tools"]
+    assert generate(tmp_path, ["--mcp-json", str(capture), "--out", "out", "--package", "atl"]) == 0
+    package = import_fresh(tmp_path / "out", "atl")
+    said = 0
+    with CodeMode(NoProvider(), package=package) as mode:
+        by_wire = {wire: f"{m}.{f}" for m, functions in mode.modules.items() for f, wire in functions.items()}
+        assert len(by_wire) == len(tools) == 98
+        for tool in tools:
+            stub = " ".join(mode.stubs([by_wire[tool["name"]]]).split())
+            first = " ".join(tool["description"].split("\n\n")[0].split())
+            assert first[:120] in stub, tool["name"]
+            for name, prop in tool["inputSchema"].get("properties", {}).items():
+                if prop.get("description"):
+                    said += 1
+                    assert f"{name}: {' '.join(prop['description'].split())[:80]}" in stub, (tool["name"], name)
+        assert said == 322
+        assert assert_stubs_check(mode, package.code_mode.MODULES) == 98
+
+
+def test_an_example_call_from_the_schemas_examples(tmp_path: Path) -> None:
+    """Each parameter's first ``examples`` value that fits its type makes the stub's example call (a
+    required one without an example takes its default); it type-checks against the stubs; a
+    parameter with none, or a value that does not fit or is not one plain line, is left out; a
+    tool with no example gets no line."""
+    import ast
+
+    from gen_helpers import generate
+
+    hostile = '"""\nimport os\n"""'
+    listing = {
+        "tools": [
+            {
+                "name": "find_issues",
+                "description": "Find issues.",
+                "inputSchema": {
+                    "type": "object",
+                    "required": ["query"],
+                    "properties": {
+                        "query": {"type": "string", "examples": [3, "label:bug is:open"]},
+                        "limit": {"type": "integer", "minimum": 1, "examples": [25]},
+                        "state": {"type": "string", "enum": ["open", "closed"], "examples": ["merged", "closed"]},
+                        "note": {"type": "string", "examples": [hostile]},
+                        "page": {"type": "integer"},
+                    },
+                },
+            },
+            {"name": "plain", "inputSchema": {"type": "object", "properties": {"x": {"type": "string"}}}},
+        ]
+    }
+    (tmp_path / "tools.json").write_text(json.dumps(listing), encoding="utf-8")
+    assert generate(tmp_path, ["--mcp-json", "tools.json", "--out", "out", "--package", "ex"]) == 0
+    package = import_fresh(tmp_path / "out", "ex")
+    with CodeMode(NoProvider(), package=package) as mode:
+        (module,) = mode.modules
+        stub = mode.stubs([f"{module}.find_issues"])
+        call = f'await {module}.find_issues(query="label:bug is:open", limit=25, state="closed")'
+        assert f"    Example:\n        {call}\n" in stub, stub  # note's example has line breaks: left out
+        assert mode.check(f"from tools import {module}\n{call}\n") == []
+        assert "Example:" not in mode.stubs([f"{module}.plain"])
+    text = (tmp_path / "out" / "ex" / "code_mode" / f"{module}.pyi").read_text(encoding="utf-8")
+    tree = ast.parse(text)
+    functions = [n for n in tree.body if isinstance(n, ast.AsyncFunctionDef)]
+    assert all(len(f.body) == 1 for f in functions)  # the docstring only: the hostile example stayed text
+
+
+def test_an_example_call_is_bounded_and_keeps_what_is_required() -> None:
+    from codegen.emit.code_mode import example_call
+    from codegen.model import ParamSpec, ToolSpec
+
+    def param(name: str, required: bool, example: str | None, default: str | None = None) -> ParamSpec:
+        return ParamSpec(name, name, "str", required, None, None, "", default, example=example)
+
+    def tool(*params: ParamSpec) -> ToolSpec:
+        return ToolSpec("t", "t", "_info_t", "'t'", "'m'", "None", "''", '""""""', params, "'TInput'", "None",
+                        False, "str", {})  # fmt: skip
+
+    assert example_call("m", tool(param("a", True, "'x'"), param("b", False, "'y'"))) == "await m.t(a='x', b='y')"
+    assert example_call("m", tool(param("a", True, None, "'d'"), param("b", False, "'y'"))) == "await m.t(a='d', b='y')"
+    assert example_call("m", tool(param("a", True, None), param("b", False, "'y'"))) == ""  # a required one unknown
+    assert example_call("m", tool(param("a", True, None, "'d'"), param("b", False, None))) == ""  # defaults only
+    long = "'" + "y" * 300 + "'"
+    assert example_call("m", tool(param("a", True, "'x'"), param("b", False, long))) == "await m.t(a='x')"
+    assert example_call("m", tool(param("a", True, long))) == ""

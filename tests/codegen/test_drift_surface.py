@@ -94,6 +94,9 @@ def test_template_variables_changed_under_the_same_key_are_classified() -> None:
 def test_every_surface_rule_is_exercised() -> None:
     shown = {kind for _, expected in CASES.values() for kind in expected}
     shown |= {"template-variable-removed", "template-variable-added-required", "template-variable-added-optional"}
+    # The completion Literals' kinds: tests/codegen/test_surface_completions.py::test_a_literals_changes_are_classified
+    shown |= {f"{stem}-values-{change}" for stem in ("template-variable", "prompt-argument")
+              for change in ("removed", "added", "closed", "opened")}  # fmt: skip
     surface_kinds = {k for k in KINDS if k.startswith(("resource-", "template-", "prompt-"))}
     assert shown == surface_kinds, sorted(shown ^ surface_kinds)
 

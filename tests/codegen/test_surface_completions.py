@@ -12,6 +12,8 @@ between two live generations.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -156,4 +158,49 @@ def test_the_everything_servers_closed_sets_are_literals(everything: MCPServerCo
     assert [p.declared() for p in prompt.params] == [
         'department: Literal["Engineering", "Marketing", "Sales", "Support"]',
         "name: str",
+    ]
+
+
+@pytest.mark.slow  # a generation, one mypy --strict and one pyright run over the package
+@pytest.mark.timeout(900)
+def test_the_everything_servers_package_is_strictly_typed(everything: MCPServerConfig, tmp_path: Path) -> None:
+    server = {"name": "everything", "protocol": "mcp", "transport": "stdio", "command": everything.command,
+              "args": list(everything.args), "connect_timeout_seconds": 30, "exit_grace_seconds": 0.2}  # fmt: skip
+    infra = {"kind": "ToolServerRegistry", "spec": {"servers": [server]}}
+    (tmp_path / "infra.yaml").write_text(json.dumps(infra), encoding="utf-8")
+    args = ["--infra", "infra.yaml", "--out", "out", "--package", "ev", "--snapshot", "lock.json", "-q"]
+    assert generate(tmp_path, args) == 0
+    surface = (tmp_path / "out" / "ev" / "surface.py").read_text(encoding="utf-8")
+    assert 'department: _Literal["Engineering", "Marketing", "Sales", "Support"]' in surface
+    work = tmp_path / "out"
+    mypy = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", "ev"], cwd=work,
+                          capture_output=True, text=True, timeout=600, check=False)  # fmt: skip
+    assert mypy.returncode == 0, mypy.stdout
+    (work / "pyrightconfig.json").write_text(json.dumps({"typeCheckingMode": "strict", "include": ["ev"]}))
+    pyright = subprocess.run([str(Path(sys.executable).parent / "pyright"), "--outputjson"], cwd=work,
+                             capture_output=True, text=True, timeout=600, check=False)  # fmt: skip
+    report = json.loads(pyright.stdout)
+    assert report["summary"]["errorCount"] == 0, report["generalDiagnostics"][:5]
+
+
+@pytest.mark.parametrize(
+    ("ref", "target", "stem", "what"),
+    [(REF, "p", "prompt-argument", "prompt argument"),
+     ({"type": "ref/resource", "uri": "x://{a}"}, "x://{a}", "template-variable", "template variable")],
+)  # fmt: skip
+def test_a_literals_changes_are_classified(ref: dict[str, str], target: str, stem: str, what: str) -> None:
+    from codegen.drift import diff_surface
+
+    def sets(*items: tuple[str, list[str], bool]) -> dict[str, Any]:
+        return {"completions": [{"id": f"{ref['type']} {target} {a}", "ref": ref, "argument": a, "values": v,
+                                 "stable": s} for a, v, s in items]}  # fmt: skip
+
+    old = sets(("x", ["a", "b"], True), ("y", ["a"], True), ("z", ["a"], True))
+    new = sets(("x", ["b", "c"], True), ("y", ["a"], False), ("w", ["q"], True), ("z", ["a"], True))
+    found = [(c.tool, c.kind, c.severity, c.message) for c in diff_surface("srv", old, new)]
+    assert found == [
+        (target, f"{stem}-values-closed", "breaking", f"{what} 'w' is now Literal['q']"),
+        (target, f"{stem}-values-removed", "breaking", f"{what} 'x': value(s) ['a'] removed from its Literal"),
+        (target, f"{stem}-values-added", "compatible", f"{what} 'x': value(s) ['c'] added"),
+        (target, f"{stem}-values-opened", "compatible", f"{what} 'y' is now str (was Literal['a'])"),
     ]

@@ -389,7 +389,8 @@ def test_bad_local_class_refuses_to_start() -> None:
         "mas.samples.local_tools:Missing: cannot import local tool: "
         "AttributeError: module 'mas.samples.local_tools' has no attribute 'Missing'"
     )
-    with pytest.raises(ConfigError, match="^mas.samples.skills:web_search: not a ToolContract subclass$"):
+    refused = "^mas.samples.skills:web_search: not a ToolContract or LocalServer subclass$"
+    with pytest.raises(ConfigError, match=refused):
         RuntimeRegistry.from_sources(local=["mas.samples.skills:web_search"])
 
 

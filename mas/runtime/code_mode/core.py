@@ -66,6 +66,7 @@ __all__ = [
     "Diagnostic",
     "RunError",
     "ToolCall",
+    "plain_value",
 ]
 
 #: Limits of one ``run`` (docs/code-mode.md "Limits").
@@ -654,14 +655,14 @@ class CodeMode:
             attr, _, method = function.partition(".")
             return _served(kind, getattr(getattr(getattr(tools, self._attrs[module]), attr), method)(**arguments))
         result = getattr(getattr(tools.results, self._attrs[module]), function)(**arguments)
-        return _plain(result.value, self._package.ToolOutput)
+        return plain_value(result.value, self._package.ToolOutput)
 
     def _refusal(self, module: str, function: str, kwargs: dict[str, Any]) -> str | None:
         """Why the tool's input schema refuses these arguments (one line naming the parameter and
         the rule), checked on the host before anything is sent; None when they fit, or when the
         schema cannot be used (unresolvable ``$ref``, a schema jsonschema refuses: the server judges)."""
         tool = self._tools[f"{module}.{function}"]
-        schema = self._input_schema(tool.wire_name)
+        schema = self._input_schema(tool.wire_name) if tool.kind == "tool" else None  # reads and prompts: none
         if schema is None:
             return None
         # The wire arguments exactly as the typed method builds them (its names, omitted ones
@@ -1326,18 +1327,19 @@ class _Awaited:
             setattr(self, method[1:], found)
 
 
-def _plain(value: Any, tool_output: type) -> Any:
-    """A decoded value as the plain data the stub promises: models as dicts with wire keys (only
-    the keys the result had), an untyped result (``ToolOutput``) as its text."""
-    if isinstance(value, tool_output):
+def plain_value(value: Any, tool_output: type | None = None) -> Any:
+    """A value a generated method decoded as the plain data the stub promises: models as dicts
+    with wire keys (only the keys the result had), an untyped result (the package's ``ToolOutput``)
+    as its text. Code mode's and the framework adapters' one reading of a typed value as JSON data."""
+    if tool_output is not None and isinstance(value, tool_output):
         return cast(Any, value).text
     dump = getattr(value, "model_dump", None)
     if callable(dump):
         return dump(mode="json", by_alias=True, exclude_unset=True)
     if isinstance(value, list | tuple):
-        return [_plain(v, tool_output) for v in value]
+        return [plain_value(v, tool_output) for v in value]
     if isinstance(value, dict):
-        return {k: _plain(v, tool_output) for k, v in value.items()}
+        return {k: plain_value(v, tool_output) for k, v in value.items()}
     return value
 
 

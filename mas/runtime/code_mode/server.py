@@ -27,6 +27,7 @@ from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
 
 from mas.runtime.code_mode.core import CodeMode, CodeRun
+from mas.runtime.contracts.tool_contract import either_set
 
 __all__ = [
     "CODE_TOOL_NAMES",
@@ -241,17 +242,6 @@ class CodeToolReply:
     run: CodeRun | None = None
 
 
-class _EitherSet:
-    """Set when either event is: the call's own (set when the caller stops waiting) or the caller's."""
-
-    def __init__(self, own: threading.Event, caller: Any) -> None:
-        self._own = own
-        self._caller = caller
-
-    def is_set(self) -> bool:
-        return self._own.is_set() or bool(self._caller.is_set())
-
-
 async def call_code_tool(
     mode: CodeMode,
     name: str,
@@ -307,7 +297,7 @@ async def call_code_tool(
         # in threads of our own (CodeMode bounds how many run and wait). A request the caller
         # cancels, or abandons, sets the run's cancel event: its sandbox and calls stop at once.
         own = threading.Event()
-        cancel = own if cancel_event is None else _EitherSet(own, cancel_event)
+        cancel = either_set(own, cancel_event)
         try:
             run = await anyio.to_thread.run_sync(
                 functools.partial(

@@ -36,6 +36,7 @@ __all__ = [
     "HINT_KEYS",
     "AsyncToolProvider",
     "CallCancelled",
+    "EitherSet",
     "ToolContract",
     "ToolProvider",
     "ToolResultEnvelope",
@@ -51,6 +52,7 @@ __all__ = [
     "tool_title",
     "call_with_options",
     "describe_argument_error",
+    "either_set",
     "invoke_call_tool",
     "resolve_awaitable",
     "run_with_timeout",
@@ -560,6 +562,23 @@ def resolve_awaitable(value: Any) -> Any:
 
 class CallCancelled(Exception):
     """The caller's ``cancel_event`` was set while an in-process call was waited for."""
+
+
+class EitherSet:
+    """A ``cancel_event`` set when either of two is (anything with ``is_set()``): a call's own
+    event (set when its awaiting task is cancelled) and the one its caller gave."""
+
+    def __init__(self, own: Any, other: Any) -> None:
+        self._own = own
+        self._other = other
+
+    def is_set(self) -> bool:
+        return bool(self._own.is_set()) or bool(self._other.is_set())
+
+
+def either_set(own: Any, other: Any) -> Any:
+    """``own``, or :class:`EitherSet` of both when the caller gave an ``other`` (not None)."""
+    return own if other is None else EitherSet(own, other)
 
 
 #: How often an in-process call polls its ``cancel_event`` (the MCP provider polls as often).

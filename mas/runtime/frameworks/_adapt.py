@@ -9,20 +9,23 @@ sees: a value, a retry, a tool error, an approval to ask, or an input round to a
 
 from __future__ import annotations
 
+import asyncio
 import fnmatch
 import hashlib
 import inspect
 import json
 import re
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+import threading
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 from mas.runtime.contracts._rules import input_requests, is_destructive, joined_text, one_line, retry_safe
 from mas.runtime.contracts.tool_contract import (
     ToolResultEnvelope,
     ainvoke_call_tool,
+    either_set,
     entry_hints,
     invoke_call_tool,
     validate_arguments,
@@ -37,6 +40,8 @@ __all__ = [
     "InputHandler",
     "InputRequest",
     "Outcome",
+    "ProgressHandler",
+    "Typed",
     "call",
     "code_tools",
     "select_tools",
@@ -69,6 +74,25 @@ class InputRequest:
 
 #: Answers an input round: gets the requests, returns ``{key: response}`` (or an awaitable of it).
 InputHandler = Callable[[list[InputRequest]], "Mapping[str, Any] | Awaitable[Mapping[str, Any]]"]
+#: Hears each progress update of a call: ``on_progress(tool, progress, total, message)``, ``tool``
+#: the wire name (``run_code`` for code mode). A sync one is called from the thread the update
+#: arrives on; an ``async def`` one runs on the loop that awaits the call.
+ProgressHandler = Callable[[str, float, "float | None", "str | None"], Any]
+
+
+def _relay(on_progress: ProgressHandler, name: str) -> Callable[..., Any]:
+    """The contract's ``progress_callback(progress, total, message)`` for one call, naming its tool."""
+    if inspect.iscoroutinefunction(on_progress):
+
+        async def relay_async(progress: float, total: float | None = None, message: str | None = None) -> None:
+            await on_progress(name, progress, total, message)
+
+        return relay_async
+
+    def relay(progress: float, total: float | None = None, message: str | None = None) -> None:
+        on_progress(name, progress, total, message)
+
+    return relay
 
 
 @dataclass(frozen=True)
@@ -77,7 +101,10 @@ class AgentTool:
 
     ``name`` is the framework's name for it (the wire name, made to fit the frameworks' rules:
     see :func:`select_tools`); ``wire_name`` is what ``call_tool`` receives. ``input_schema`` and
-    ``description`` are the listing's, unchanged; ``output_schema`` is the tool's, or None."""
+    ``description`` are the listing's, unchanged; ``output_schema`` is the tool's (or, given a
+    package, its output model's when the server declares none: an inferred one), or None.
+    ``typed`` is the generated package's reading of its results, when a package was given and
+    has the tool."""
 
     name: str
     wire_name: str
@@ -90,6 +117,7 @@ class AgentTool:
     destructive: bool | None = None
     idempotent: bool | None = None
     open_world: bool | None = None
+    typed: Typed | None = field(default=None, repr=False, compare=False)
 
     @property
     def needs_approval(self) -> bool:
@@ -128,6 +156,8 @@ class Outcome:
     kind: str | None = None
     input_requests: list[InputRequest] = field(default_factory=list[InputRequest])
     request_state: str | None = None
+    typed: bool = False
+    """``value`` is what the generated package's method would return (its output model, validated)."""
 
     @property
     def ok(self) -> bool:
@@ -153,11 +183,76 @@ class Outcome:
         return self.message + again
 
     def model_text(self) -> str:
-        """A successful value as the model reads it: the structured value (or any value that is not
-        text) as JSON, else the text."""
+        """A successful value as the model reads it: the structured value, a typed value (as the
+        package's plain data: wire keys) or any value that is not text as JSON, else the text."""
         if self.structured is not None or not isinstance(self.value, str):
-            return json.dumps(self.value, ensure_ascii=False, default=str)
+            from mas.runtime.code_mode.core import plain_value
+
+            return json.dumps(plain_value(self.value), ensure_ascii=False, default=str)
         return self.value
+
+    @property
+    def artifact(self) -> Any:
+        """What a program keeps beside the model's text: the typed value, else the structured content."""
+        return self.value if self.typed else self.structured
+
+
+# --- the generated package's reading of results -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Typed:
+    """One tool's results as the generated package reads them: ``decode`` is its runtime's
+    ``decode_result`` (what every generated method calls) and ``info`` the tool's ``ToolInfo``;
+    ``error`` is the package's ``ToolError``, ``untyped`` its ``ToolOutput`` (a value the package
+    could not type, handed over as before)."""
+
+    info: Any
+    decode: Callable[[Any, Any], Any]
+    error: type[BaseException]
+    untyped: type
+
+    def output_schema(self) -> dict[str, Any] | None:
+        """The JSON Schema of the output model's data (wire keys), or None for an untyped tool."""
+        model = self.info.output_model
+        if model is None:
+            return None
+        schema: dict[str, Any] = model.model_json_schema(mode="serialization", by_alias=True)
+        return schema
+
+    def read(self, envelope: ToolResultEnvelope) -> Outcome:
+        """A successful envelope decoded by the package: its typed value, or ``invalid_output``
+        (the kind the package's ``ToolOutputValidationError`` carries) when it does not fit."""
+        try:
+            value = self.decode(self.info, envelope).value
+        except self.error as exc:
+            kind = getattr(exc, "kind", None)
+            return Outcome(text=one_line(str(exc)), kind=kind if isinstance(kind, str) else "invalid_output")
+        value_, structured, text = _value(envelope)
+        if isinstance(value, self.untyped):
+            return Outcome(value=value_, structured=structured, text=text)
+        return Outcome(value=value, structured=structured, text=text, typed=True)
+
+
+def typed_results(package: str | ModuleType) -> dict[str, Typed]:
+    """The package's tools by wire name, each with the package's own decoding (``Typed``)."""
+    import importlib
+
+    module = importlib.import_module(package) if isinstance(package, str) else package
+    runtime = importlib.import_module(f"{module.__name__}._runtime")
+    decode, error, untyped = runtime.decode_result, module.ToolError, module.ToolOutput
+    return {wire: Typed(info, decode, error, untyped) for wire, info in module.TOOLS.items()}
+
+
+def _typed(found: Mapping[str, Typed], wire: str, source: str | None) -> Typed | None:
+    """The package's tool for a listed wire name: by the name, or by ``<source>.<name>`` (the
+    qualified name a package calls a dotted name by, routing.py)."""
+    from mas.runtime.routing import qualified
+
+    hit = found.get(wire)
+    if hit is None and source is not None:
+        hit = found.get(qualified(source, wire))
+    return hit
 
 
 # --- which tools, under which names ------------------------------------------------------------
@@ -219,6 +314,7 @@ def select_tools(
     exclude: str | Iterable[str] | None = None,
     read_only: bool = False,
     destructive: bool = True,
+    package: str | ModuleType | None = None,
 ) -> list[AgentTool]:
     """The tools of ``provider`` (its ``list_tools()``, in order) a model is given.
 
@@ -228,9 +324,11 @@ def select_tools(
     ``"notes.*"`` every tool whose name starts ``notes.``. A tool is kept when ``include`` is None
     or one of its patterns matches, and none of ``exclude`` matches. ``read_only=True`` keeps only
     tools that say they are read-only; ``destructive=False`` drops every tool that would need
-    approval (:attr:`AgentTool.needs_approval`, MCP's defaults).
+    approval (:attr:`AgentTool.needs_approval`, MCP's defaults). With the generated ``package``,
+    each tool it has reads its results through the package's output model (``AgentTool.typed``).
     """
     listing = provider.list_tools()
+    found = typed_results(package) if package is not None else {}
     kept_in = _patterns(include, "include")
     kept_out = _patterns(exclude, "exclude") or ()
     entries: list[Mapping[str, Any]] = [e for e in listing if isinstance(e, Mapping) and isinstance(e.get("name"), str)]
@@ -241,15 +339,19 @@ def select_tools(
         schema = entry.get("parameters", entry.get("inputSchema"))
         output = entry.get("output_schema", entry.get("outputSchema"))
         title = entry.get("title")
+        source = _source(provider, wire)
+        typed = _typed(found, wire, source)
+        declared = dict(output) if isinstance(output, Mapping) else None
         tool = AgentTool(
             name=name,
             wire_name=wire,
             description=str(entry.get("description") or ""),
             input_schema=dict(schema) if isinstance(schema, Mapping) else {"type": "object", "properties": {}},
-            output_schema=dict(output) if isinstance(output, Mapping) else None,
+            output_schema=declared if declared is not None or typed is None else typed.output_schema(),
             title=title if isinstance(title, str) else None,
-            source=_source(provider, wire),
+            source=source,
             **entry_hints(entry),
+            typed=typed,
         )
         if kept_in is not None and not _matches(kept_in, tool):
             continue
@@ -287,13 +389,15 @@ def _value(envelope: ToolResultEnvelope) -> tuple[Any, Any, str]:
     return envelope.result, None, envelope.text
 
 
-def _outcome(envelope: ToolResultEnvelope) -> Outcome:
+def _outcome(envelope: ToolResultEnvelope, typed: Typed | None = None) -> Outcome:
     pending = _input_round(envelope)
     if pending is not None:
         return Outcome(input_requests=pending[0], request_state=pending[1])
     if envelope.is_error:
         kind = envelope.error_kind or "tool_error"
         return Outcome(text=envelope.text or "the tool reported an error", kind=kind)
+    if typed is not None:
+        return typed.read(envelope)
     value, structured, text = _value(envelope)
     return Outcome(value=value, structured=structured, text=text)
 
@@ -307,6 +411,8 @@ async def call(
     input_responses: Mapping[str, Any] | None = None,
     request_state: str | None = None,
     timeout_seconds: float | None = None,
+    cancel_event: Any = None,
+    on_progress: ProgressHandler | None = None,
 ) -> Outcome:
     """Call ``tool`` with ``arguments`` through ``provider``'s one ``call_tool`` path.
 
@@ -314,12 +420,19 @@ async def call(
     nothing sent: the contract's ``validate_arguments``). An input round is answered by
     ``on_input`` and sent again (at most :data:`MAX_INPUT_ROUNDS`); without it the outcome carries
     the requests, and the caller sends ``input_responses`` and ``request_state`` in a new call.
-    ``timeout_seconds`` is the contract's call option (each send's limit).
+    ``timeout_seconds`` is the contract's call option (each send's limit; a tool the server runs as
+    a task is followed through the runtime's task path until then, and cancelled there past it).
+    The contract's ``cancel_event`` is the call's own, set when the awaiting task is cancelled (a
+    framework's run cancelled), or the caller's ``cancel_event`` is: the call stops at once (an
+    MCP request or task is cancelled on the server). ``on_progress`` hears the call's progress.
     """
     problem = validate_arguments(tool.input_schema, arguments)
     if problem is not None:
         return Outcome(text=f"invalid arguments for tool {tool.wire_name!r}: {problem}", kind="invalid_arguments")
-    options: dict[str, Any] = {}
+    own = threading.Event()
+    options: dict[str, Any] = {"cancel_event": either_set(own, cancel_event)}
+    if on_progress is not None:
+        options["progress_callback"] = _relay(on_progress, tool.wire_name)
     if timeout_seconds is not None:
         options["timeout_seconds"] = timeout_seconds
     if input_responses is not None:
@@ -330,9 +443,12 @@ async def call(
     while True:
         try:
             raw = await ainvoke_call_tool(provider, tool.wire_name, dict(arguments), **options)
+        except asyncio.CancelledError:  # the framework's run was cancelled: so is the call
+            own.set()
+            raise
         except Exception as exc:  # a provider that raised: a tool error never crashes the agent
             return Outcome(text=one_line(f"{type(exc).__name__}: {exc}"), kind="tool_error")
-        outcome = _outcome(ToolResultEnvelope.coerce(raw))
+        outcome = _outcome(ToolResultEnvelope.coerce(raw), tool.typed)
         if not outcome.needs_input or on_input is None:
             return outcome
         rounds += 1
@@ -406,20 +522,24 @@ class CodeTool:
         arguments: Mapping[str, Any],
         *,
         cancel_event: Any = None,
-        progress_callback: Callable[[int, str], Any] | None = None,
+        on_progress: ProgressHandler | None = None,
         timeout_seconds: float | None = None,
     ) -> Outcome:
         """One call. ``cancel_event`` (anything with ``is_set()``) stops a run at once, as does
-        cancelling the awaiting task; ``progress_callback(count, message)`` hears the progress of
-        the run's tool calls; ``timeout_seconds`` is the run's limit (else code mode's default)."""
+        cancelling the awaiting task; ``on_progress("run_code", count, None, message)`` hears each
+        progress update of the run's tool calls; ``timeout_seconds`` is the run's limit (else code
+        mode's default)."""
         from mas.runtime.code_mode import server
 
         problem = validate_arguments(self.input_schema, arguments)
         if problem is not None:
             return Outcome(text=f"invalid arguments for tool {self.name!r}: {problem}", kind="invalid_arguments")
         limits: dict[str, Any] = {} if timeout_seconds is None else {"timeout_seconds": timeout_seconds}
+        progress = None
+        if on_progress is not None and self.name == "run_code":
+            progress = _run_progress(on_progress, asyncio.get_running_loop())
         reply = await server.call_code_tool(
-            self._mode, self.name, arguments, cancel_event=cancel_event, progress_callback=progress_callback, **limits
+            self._mode, self.name, arguments, cancel_event=cancel_event, progress_callback=progress, **limits
         )
         result = reply.result
         text = "\n".join(getattr(block, "text", "") for block in result.content)
@@ -433,6 +553,19 @@ class CodeTool:
         if kind in ("check", "invalid_arguments"):
             return Outcome(text=text, kind="invalid_arguments", structured=structured or None)
         return Outcome(text=text, kind="cancelled" if kind == "cancelled" else "tool_error", structured=structured)
+
+
+def _run_progress(on_progress: ProgressHandler, loop: asyncio.AbstractEventLoop) -> Callable[[int, str], None]:
+    """Code mode's ``progress_callback(count, message)`` (called from the run's threads) as
+    ``on_progress("run_code", count, None, message)``; an async one runs on ``loop``."""
+    relay = _relay(on_progress, "run_code")
+
+    def progress(count: int, message: str) -> None:
+        result = relay(float(count), None, message)
+        if inspect.isawaitable(result):
+            asyncio.run_coroutine_threadsafe(cast("Coroutine[Any, Any, None]", result), loop)
+
+    return progress
 
 
 def code_tools(provider: Any, package: str | ModuleType | None, tools: list[AgentTool]) -> list[CodeTool]:

@@ -32,6 +32,7 @@ from mas.runtime.frameworks._adapt import (
     AgentTool,
     CodeTool,
     InputHandler,
+    ProgressHandler,
     call,
     code_tools,
     select_tools,
@@ -59,7 +60,7 @@ def _tool_coroutine(
     confirm: Confirm | None,
     require_approval: bool,
     on_input: InputHandler | None,
-    timeout_seconds: float | None,
+    options: dict[str, Any],
 ) -> Callable[..., Awaitable[tuple[str, Any]]]:
     async def run(**arguments: Any) -> tuple[str, Any]:
         if require_approval and tool.needs_approval:
@@ -70,22 +71,24 @@ def _tool_coroutine(
             answer = confirm(tool, dict(arguments))
             if not (await answer if inspect.isawaitable(answer) else answer):
                 raise ToolException(f"cancelled: approval of tool {tool.wire_name!r} was refused; nothing was sent")
-        outcome = await call(provider, tool, arguments, on_input=on_input, timeout_seconds=timeout_seconds)
+        outcome = await call(provider, tool, arguments, on_input=on_input, **options)
         if not outcome.ok:
             raise ToolException(outcome.told(retryable=tool.retryable(outcome.kind)))
-        return outcome.model_text(), outcome.structured
+        return outcome.model_text(), outcome.artifact
 
     return run
 
 
-def _code_coroutine(code: CodeTool, confirm: Confirm | None, require_approval: bool) -> Callable[..., Any]:
+def _code_coroutine(
+    code: CodeTool, confirm: Confirm | None, require_approval: bool, options: dict[str, Any]
+) -> Callable[..., Any]:
     async def run(**arguments: Any) -> tuple[str, Any]:
         if require_approval and code.needs_approval:
             spec = AgentTool(name=code.name, wire_name=code.name, description="", input_schema=code.input_schema)
             answer = None if confirm is None else confirm(spec, dict(arguments))
             if not (await answer if inspect.isawaitable(answer) else answer):
                 raise ToolException("cancelled: run_code may call tools that need approval, and it was not given")
-        ran = await code.run(arguments)
+        ran = await code.run(arguments, **options)
         if ran.kind is not None:
             raise ToolException(ran.message)
         return ran.text, ran.structured
@@ -107,6 +110,8 @@ def tools(
     require_approval: bool = True,
     timeout_seconds: float | None = None,
     handle_tool_error: bool = True,
+    cancel_event: Any = None,
+    on_progress: ProgressHandler | None = None,
 ) -> list[StructuredTool]:
     """``StructuredTool`` s of ``provider``'s tools (a ``RuntimeRegistry`` or any ToolContract provider).
 
@@ -114,12 +119,20 @@ def tools(
     ``code_mode=True`` gives the single ``run_code`` tool over them instead (needs ``package``; with
     ``search_tools`` beside it when the API is too large for its description).
     ``handle_tool_error=False`` lets a failure's ``ToolException`` reach the caller instead of the model.
+    With ``package``, results are read through its output models (the artifact is the typed value).
+    A cancelled ``ainvoke`` (its task cancelled) cancels the call through the contract's
+    ``cancel_event``, as does setting ``cancel_event``; ``on_progress`` hears the calls' progress.
     """
-    selected = select_tools(provider, include=include, exclude=exclude, read_only=read_only, destructive=destructive)
+    options: dict[str, Any] = {
+        "timeout_seconds": timeout_seconds, "cancel_event": cancel_event, "on_progress": on_progress
+    }  # fmt: skip
+    selected = select_tools(
+        provider, include=include, exclude=exclude, read_only=read_only, destructive=destructive, package=package
+    )
     if code_mode:
         given = []
         for code in code_tools(provider, package, selected):
-            run = _code_coroutine(code, confirm, require_approval)
+            run = _code_coroutine(code, confirm, require_approval, options)
             given.append(
                 StructuredTool(
                     name=code.name,
@@ -142,7 +155,7 @@ def tools(
             confirm=confirm,
             require_approval=require_approval,
             on_input=on_input,
-            timeout_seconds=timeout_seconds,
+            options=options,
         )
         out.append(
             StructuredTool(

@@ -36,6 +36,7 @@ from mas.runtime.frameworks._adapt import (
     AgentTool,
     CodeTool,
     InputHandler,
+    ProgressHandler,
     call,
     code_tools,
     select_tools,
@@ -94,13 +95,13 @@ def _arguments(tool_name: str, raw: str) -> dict[str, Any] | str:
 
 
 def _invoker(
-    provider: Any, tool: AgentTool, on_input: InputHandler | None, timeout_seconds: float | None
+    provider: Any, tool: AgentTool, on_input: InputHandler | None, options: dict[str, Any]
 ) -> Callable[[ToolContext[Any], str], Awaitable[str]]:
     async def invoke(ctx: ToolContext[Any], raw: str) -> str:
         arguments = _arguments(tool.name, raw)
         if isinstance(arguments, str):
             return arguments
-        outcome = await call(provider, tool, arguments, on_input=on_input, timeout_seconds=timeout_seconds)
+        outcome = await call(provider, tool, arguments, on_input=on_input, **options)
         if outcome.ok:
             return outcome.model_text()
         return outcome.told(retryable=tool.retryable(outcome.kind))
@@ -108,12 +109,12 @@ def _invoker(
     return invoke
 
 
-def _code_invoker(code: CodeTool) -> Callable[[ToolContext[Any], str], Awaitable[str]]:
+def _code_invoker(code: CodeTool, options: dict[str, Any]) -> Callable[[ToolContext[Any], str], Awaitable[str]]:
     async def invoke(ctx: ToolContext[Any], raw: str) -> str:
         arguments = _arguments(code.name, raw)
         if isinstance(arguments, str):
             return arguments
-        ran = await code.run(arguments)
+        ran = await code.run(arguments, **options)
         return ran.message if ran.kind is not None else ran.text
 
     return invoke
@@ -132,6 +133,8 @@ def function_tools(
     require_approval: bool = True,
     timeout_seconds: float | None = None,
     strict: bool = True,
+    cancel_event: Any = None,
+    on_progress: ProgressHandler | None = None,
 ) -> list[FunctionTool]:
     """``FunctionTool`` s of ``provider``'s tools (a ``RuntimeRegistry`` or any ToolContract provider).
 
@@ -139,9 +142,17 @@ def function_tools(
     ``code_mode=True`` gives the single ``run_code`` tool over them instead (needs ``package``; with
     ``search_tools`` beside it when the API is too large for its description).
     ``require_approval=False`` runs destructive tools without asking; ``strict=False`` never sends
-    a strict schema; ``timeout_seconds`` is each call's limit.
+    a strict schema; ``timeout_seconds`` is each call's limit. With ``package``, results are read
+    through its output models. A cancelled run (the task running it cancelled) cancels its calls
+    in flight through the contract's ``cancel_event``, as does setting ``cancel_event``;
+    ``on_progress`` hears their progress.
     """
-    tools = select_tools(provider, include=include, exclude=exclude, read_only=read_only, destructive=destructive)
+    options: dict[str, Any] = {
+        "timeout_seconds": timeout_seconds, "cancel_event": cancel_event, "on_progress": on_progress
+    }  # fmt: skip
+    tools = select_tools(
+        provider, include=include, exclude=exclude, read_only=read_only, destructive=destructive, package=package
+    )
     if code_mode:
         out = []
         for code in code_tools(provider, package, tools):
@@ -151,7 +162,7 @@ def function_tools(
                     name=code.name,
                     description=code.description,
                     params_json_schema=closed if closed is not None else dict(code.input_schema),
-                    on_invoke_tool=_code_invoker(code),
+                    on_invoke_tool=_code_invoker(code, options),
                     strict_json_schema=closed is not None,
                     needs_approval=require_approval and code.needs_approval,
                 )
@@ -165,7 +176,7 @@ def function_tools(
                 name=tool.name,
                 description=tool.description,
                 params_json_schema=converted if converted is not None else dict(tool.input_schema),
-                on_invoke_tool=_invoker(provider, tool, on_input, timeout_seconds),
+                on_invoke_tool=_invoker(provider, tool, on_input, options),
                 strict_json_schema=converted is not None,
                 needs_approval=require_approval and tool.needs_approval,
             )

@@ -26,7 +26,16 @@ from pydantic_ai.tools import AgentDepsT
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 from pydantic_core import SchemaValidator, core_schema
 
-from mas.runtime.frameworks._adapt import AgentTool, CodeTool, InputHandler, Outcome, call, code_tools, select_tools
+from mas.runtime.frameworks._adapt import (
+    AgentTool,
+    CodeTool,
+    InputHandler,
+    Outcome,
+    ProgressHandler,
+    call,
+    code_tools,
+    select_tools,
+)
 
 __all__ = ["ToolgenToolset", "toolset"]
 
@@ -49,8 +58,12 @@ class ToolgenToolset(AbstractToolset[AgentDepsT]):
         timeout_seconds: float | None = None,
         return_schemas: bool = True,
         id: str | None = None,
+        cancel_event: Any = None,
+        on_progress: ProgressHandler | None = None,
     ) -> None:
         self._provider = provider
+        self._cancel = cancel_event
+        self._on_progress = on_progress
         self._tools = {tool.name: tool for tool in tools}
         self._code = {tool.name: tool for tool in code or ()}
         self._on_input = on_input
@@ -101,7 +114,9 @@ class ToolgenToolset(AbstractToolset[AgentDepsT]):
         if code is not None:
             if self._require_approval and code.needs_approval and not ctx.tool_call_approved:
                 raise ApprovalRequired({"reason": "destructive", "tool": code.name})
-            ran = await code.run(tool_args)
+            ran = await code.run(
+                tool_args, cancel_event=self._cancel, on_progress=self._on_progress, timeout_seconds=self._timeout
+            )
             return _value(ran, retryable=ran.kind == "invalid_arguments")
         spec = self._tools.get(name)
         if spec is None:  # the framework only calls what get_tools listed
@@ -120,6 +135,8 @@ class ToolgenToolset(AbstractToolset[AgentDepsT]):
             input_responses=answers.get("input_responses"),
             request_state=answers.get("request_state"),
             timeout_seconds=self._timeout,
+            cancel_event=self._cancel,
+            on_progress=self._on_progress,
         )
         if outcome.needs_input:
             raise ApprovalRequired(
@@ -157,6 +174,8 @@ def toolset(
     timeout_seconds: float | None = None,
     return_schemas: bool = True,
     id: str | None = None,
+    cancel_event: Any = None,
+    on_progress: ProgressHandler | None = None,
 ) -> ToolgenToolset[Any]:
     """A pydantic-ai toolset of ``provider``'s tools (a ``RuntimeRegistry`` or any ToolContract provider).
 
@@ -167,8 +186,13 @@ def toolset(
     ``max_retries`` is each tool's ``ModelRetry`` budget; ``timeout_seconds`` each call's limit.
     ``return_schemas=False`` keeps the tools' output schemas from the model (pydantic-ai sends a
     ``return_schema`` natively where the model takes one, else appends it to the description).
+    With ``package``, results are read through its output models. A cancelled run (the task
+    running the agent cancelled) cancels its calls in flight through the contract's
+    ``cancel_event``, as does setting ``cancel_event``; ``on_progress`` hears their progress.
     """
-    tools = select_tools(provider, include=include, exclude=exclude, read_only=read_only, destructive=destructive)
+    tools = select_tools(
+        provider, include=include, exclude=exclude, read_only=read_only, destructive=destructive, package=package
+    )
     code = code_tools(provider, package, tools) if code_mode else None
     return ToolgenToolset(
         provider,
@@ -180,4 +204,6 @@ def toolset(
         timeout_seconds=timeout_seconds,
         return_schemas=return_schemas,
         id=id,
+        cancel_event=cancel_event,
+        on_progress=on_progress,
     )

@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("langchain_core")
 
-from framework_helpers import REPO, Recording  # noqa: E402
+from framework_helpers import REPO, Recording, Tampered  # noqa: E402
 from gen_helpers import import_fresh  # noqa: E402
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel  # noqa: E402
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage  # noqa: E402
@@ -169,3 +169,79 @@ def test_code_mode_shows_and_reaches_only_the_tools_left_in(
     stubs = str(tool_messages(history, "get_stubs")[0].content)
     assert "async def notes_" not in stubs and "no function or module named 'sample.notes_delete'" in stubs
     assert recording.calls == []
+
+
+def test_with_the_package_the_artifact_is_the_output_model_and_a_misfit_is_invalid_output(
+    recording: Recording,
+) -> None:
+    package = import_fresh(REPO / "generated", "sample_tools")
+    given = tools(recording, package)
+    model = package.TOOLS["list_cities"].output_model
+    by_name = {t.name: t for t in given}
+    assert by_name["list_cities"].metadata is not None
+    assert by_name["list_cities"].metadata["output_schema"] == model.model_json_schema(
+        mode="serialization", by_alias=True
+    )
+    history = agent([[("get_weather", {"city": "Osaka"}), ("list_cities", {})], "ok"], given)
+    (weather,) = tool_messages(history, "get_weather")
+    assert isinstance(weather.artifact, package.TOOLS["get_weather"].output_model) and weather.artifact.city == "Osaka"
+    assert json.loads(str(weather.content))["city"] == "Osaka"
+    (cities,) = tool_messages(history, "list_cities")
+    assert isinstance(cities.artifact, model) and cities.artifact.total > 0
+    (untyped,) = tool_messages(agent([[("list_cities", {})], "ok"], tools(recording)), "list_cities")
+    assert untyped.artifact is None  # without the package: the server's JSON text only
+    broken = Tampered(recording, "get_weather", {"city": "Osaka", "temperature": "hot"})
+    (failed,) = tool_messages(
+        agent([[("get_weather", {"city": "Osaka"})], "ok"], tools(broken, package)), "get_weather"
+    )
+    assert failed.status == "error" and str(failed.content).startswith("invalid_output: ")
+
+
+REPORT = "compile_report"
+
+
+def test_a_task_tool_is_awaited_and_timed_out_through_the_runtime_and_progress_is_heard(
+    tasks: Recording,
+) -> None:
+    heard: list[Any] = []
+    given = tools(tasks, require_approval=False, on_progress=lambda *update: heard.append(update))
+    history = agent(
+        [[(REPORT, {"topic": "tides", "steps": 2}), ("count_slowly", {"steps": 2, "delay_seconds": 0})], "ok"], given
+    )
+    (report,) = tool_messages(history, REPORT)
+    assert report.artifact == {"topic": "tides", "steps": 2, "audience": None}
+    assert [update[:3] for update in heard] == [("count_slowly", 1, 2), ("count_slowly", 2, 2)]
+    tasks.clear()
+    timed = tools(tasks, require_approval=False, timeout_seconds=0.8)
+    (late,) = tool_messages(agent([[(REPORT, {"topic": "tides", "steps": 30})], "ok"], timed), REPORT)
+    assert late.status == "error" and str(late.content).startswith("timeout: ")
+    assert tasks.task_status(REPORT, tasks.results[-1].metadata["task_id"]) == "cancelled"  # type: ignore[index]
+
+
+def test_a_cancelled_ainvoke_cancels_its_call_through_the_contracts_cancel_event(tasks: Recording) -> None:
+    (report,) = [t for t in tools(tasks, require_approval=False) if t.name == REPORT]
+
+    async def cancelled() -> None:
+        running = asyncio.ensure_future(report.ainvoke({"topic": "tides", "steps": 30}))
+        while not tasks.options:
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.5)
+        running.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await running
+
+    asyncio.run(cancelled())
+    (options,) = tasks.options
+    assert options["cancel_event"].is_set()
+
+
+def test_code_mode_progress_reaches_on_progress(recording: Recording) -> None:
+    package = import_fresh(REPO / "generated", "sample_tools")
+    heard: list[Any] = []
+    (run_code,) = tools(recording, package, code_mode=True, include="count_slowly", require_approval=False,
+                        on_progress=lambda *update: heard.append(update))  # fmt: skip
+    code = "from tools import sample\nawait sample.count_slowly(steps=2, delay_seconds=0)\n"
+    (message,) = tool_messages(agent([[("run_code", {"code": code})], "ok"], [run_code]), "run_code")
+    assert message.status == "success", message.content
+    assert [(name, count) for name, count, _, _ in heard] == [("run_code", 1), ("run_code", 2)]
+    assert "count_slowly" in str(heard[0][3])

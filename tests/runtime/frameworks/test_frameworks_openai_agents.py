@@ -15,7 +15,7 @@ pytest.importorskip("agents")
 
 from agents import Agent, FunctionTool, Model, ModelResponse, Runner, Usage  # noqa: E402
 from agents.run_config import RunConfig  # noqa: E402
-from framework_helpers import REPO, Recording  # noqa: E402
+from framework_helpers import REPO, Recording, Tampered  # noqa: E402
 from gen_helpers import import_fresh  # noqa: E402
 from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText  # noqa: E402
 
@@ -205,3 +205,58 @@ def test_code_mode_shows_and_reaches_only_the_tools_left_in(
     assert "async def notes_" not in stubs and "no function or module named 'sample.notes_delete'" in stubs
     assert "notes_" not in tools[0].description
     assert recording.calls == []
+
+
+def test_with_the_package_a_result_is_its_output_models_data_and_a_misfit_is_invalid_output(
+    recording: Recording,
+) -> None:
+    package = import_fresh(REPO / "generated", "sample_tools")
+    script = Script([[("get_weather", {"city": "Osaka"}), ("list_cities", {"country": "JP"})], "ok"])
+    run(script, function_tools(recording, package))
+    weather = package.TOOLS["get_weather"].output_model.model_validate_json(script.output("get_weather"))
+    assert weather.city == "Osaka"
+    cities = json.loads(script.output("list_cities"))  # the inferred model's data
+    assert set(cities) == {"cities", "total"} and all(c["country"] == "JP" for c in cities["cities"])
+    broken = Tampered(recording, "get_weather", {"city": "Osaka", "temperature": "hot"})
+    script = Script([[("get_weather", {"city": "Osaka"})], "ok"])
+    run(script, function_tools(broken, package))
+    assert script.output("get_weather").startswith("invalid_output: ")
+
+
+REPORT = "compile_report"
+
+
+def test_a_task_tool_is_awaited_and_timed_out_through_the_runtime_and_progress_is_heard(
+    tasks: Recording,
+) -> None:
+    heard: list[Any] = []
+    script = Script(
+        [[(REPORT, {"topic": "tides", "steps": 2}), ("count_slowly", {"steps": 2, "delay_seconds": 0})], "ok"]
+    )
+    given = function_tools(tasks, require_approval=False, on_progress=lambda *update: heard.append(update))
+    run(script, given)
+    assert json.loads(script.output(REPORT)) == {"topic": "tides", "steps": 2, "audience": None}
+    assert [update[:3] for update in heard] == [("count_slowly", 1, 2), ("count_slowly", 2, 2)]
+    tasks.clear()
+    script = Script([[(REPORT, {"topic": "tides", "steps": 30})], "ok"])
+    run(script, function_tools(tasks, require_approval=False, timeout_seconds=0.8))
+    assert script.output(REPORT).startswith("timeout: ")
+    assert tasks.task_status(REPORT, tasks.results[-1].metadata["task_id"]) == "cancelled"  # type: ignore[index]
+
+
+def test_a_cancelled_run_cancels_its_call_through_the_contracts_cancel_event(tasks: Recording) -> None:
+    script = Script([[(REPORT, {"topic": "tides", "steps": 30})], "ok"])
+    agent = Agent(name="test", model=script, tools=function_tools(tasks, require_approval=False))
+
+    async def cancelled_run() -> None:
+        running = asyncio.ensure_future(Runner.run(agent, "go", run_config=RunConfig(tracing_disabled=True)))
+        while not tasks.options:
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.5)
+        running.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await running
+
+    asyncio.run(cancelled_run())
+    (options,) = tasks.options
+    assert options["cancel_event"].is_set()

@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("pydantic_ai")
 
-from framework_helpers import REPO, Recording  # noqa: E402
+from framework_helpers import REPO, Recording, Tampered  # noqa: E402
 from gen_helpers import import_fresh  # noqa: E402
 from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults  # noqa: E402
 from pydantic_ai.messages import (  # noqa: E402
@@ -269,3 +269,101 @@ def test_code_mode_plan_checks_and_lists_the_calls_and_runs_nothing(recording: R
     seen = script.part("run_code")
     assert seen.outcome == "success" and "get_weather" in str(seen.content)
     assert recording.calls == []
+
+
+def test_with_the_package_a_result_is_its_output_model_and_an_inferred_schema_is_given(recording: Recording) -> None:
+    package = import_fresh(REPO / "generated", "sample_tools")
+    tools = toolset(recording, package)
+    script = Script([[("get_weather", {"city": "Osaka"}), ("list_cities", {})], "ok"])
+    run(script, tools)
+    weather = script.part("get_weather").content
+    assert isinstance(weather, package.TOOLS["get_weather"].output_model) and weather.city == "Osaka"
+    cities = script.part("list_cities").content  # JSON text from the server: typed by the inferred model
+    model = package.TOOLS["list_cities"].output_model
+    assert isinstance(cities, model) and cities.total == len(cities.cities) > 0
+    # list_cities declares no output schema: the package's (inferred) one is the return schema.
+    listed = {entry["name"]: entry for entry in recording.list_tools()}
+    assert (
+        listed["list_cities"].get("output_schema") is None
+        and toolset(recording).tools["list_cities"].output_schema is None
+    )
+    schema = model.model_json_schema(mode="serialization", by_alias=True)
+    assert tools._definition(tools.tools["list_cities"]).return_schema == schema
+    assert tools.tools["get_weather"].output_schema == listed["get_weather"]["output_schema"]  # declared: as listed
+    assert recording.calls == [("get_weather", {"city": "Osaka"}), ("list_cities", {})]
+
+
+def test_with_the_package_an_output_that_breaks_its_model_is_invalid_output(recording: Recording) -> None:
+    package = import_fresh(REPO / "generated", "sample_tools")
+    broken = Tampered(recording, "get_weather", {"city": "Osaka", "temperature": "hot"})
+    script = Script([[("get_weather", {"city": "Osaka"})], "ok"])
+    run(script, toolset(broken, package))
+    seen = script.part("get_weather")
+    assert seen.outcome == "failed" and str(seen.content).startswith("invalid_output: ")
+    assert "does not match SampleGetWeatherOutput" in str(seen.content)
+    script = Script([[("get_weather", {"city": "Osaka"})], "ok"])
+    run(script, toolset(broken))  # without the package: the structured content as the server sent it
+    assert script.part("get_weather").content == {"city": "Osaka", "temperature": "hot"}
+
+
+REPORT = "compile_report"
+
+
+def test_a_task_tool_is_awaited_through_the_runtimes_task_path_and_cancelled_past_its_timeout(tasks: Recording) -> None:
+    script = Script([[(REPORT, {"topic": "tides", "steps": 2})], "ok"])
+    run(script, toolset(tasks, require_approval=False))
+    assert script.part(REPORT).content == {"topic": "tides", "steps": 2, "audience": None}
+    (done,) = tasks.results
+    assert done.execution_mode == "async" and done.metadata is not None and done.metadata["task_id"]
+    tasks.clear()
+    script = Script([[(REPORT, {"topic": "tides", "steps": 30})], "ok"])
+    run(script, toolset(tasks, require_approval=False, timeout_seconds=0.8))
+    seen = script.part(REPORT)
+    assert seen.outcome == "failed" and str(seen.content).startswith("timeout: ")
+    task_id = tasks.results[-1].metadata["task_id"]  # type: ignore[index]
+    assert tasks.task_status(REPORT, task_id) == "cancelled"  # the task ended on the server too
+
+
+def test_progress_reaches_on_progress(recording: Recording) -> None:
+    heard: list[tuple[str, float, float | None, str | None]] = []
+    script = Script([[("count_slowly", {"steps": 3, "delay_seconds": 0.05})], "ok"])
+    run(script, toolset(recording, require_approval=False, on_progress=lambda *update: heard.append(update)))
+    assert [(name, progress, total) for name, progress, total, _ in heard] == [
+        ("count_slowly", i, 3) for i in (1, 2, 3)
+    ]
+    assert heard[-1][3] == "step 3/3"
+
+
+def test_a_cancelled_run_cancels_its_call_through_the_contracts_cancel_event(tasks: Recording) -> None:
+    import asyncio
+    import time
+
+    script = Script([[(REPORT, {"topic": "tides", "steps": 30})], "ok"])
+    agent = Agent(FunctionModel(script), toolsets=[toolset(tasks, require_approval=False)])
+
+    async def cancelled_run() -> float:
+        running = asyncio.ensure_future(agent.run("go"))
+        while not tasks.options:  # the call was sent
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.5)
+        began = time.monotonic()
+        running.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await running
+        return time.monotonic() - began
+
+    assert asyncio.run(cancelled_run()) < 5
+    (options,) = tasks.options
+    assert options["cancel_event"].is_set()  # the contract's cancel_event: the call stops at the provider
+
+
+def test_a_cancel_event_given_stops_the_call(recording: Recording) -> None:
+    import threading
+
+    cancel = threading.Event()
+    threading.Timer(0.5, cancel.set).start()
+    args = {"key": "cancel-me", "slow_calls": 1, "delay_seconds": 5}
+    script = Script([[("flaky_lookup", args)], "ok"])
+    run(script, toolset(recording, cancel_event=cancel))
+    seen = script.part("flaky_lookup")
+    assert seen.outcome == "failed" and str(seen.content).startswith("cancelled: ")
