@@ -38,14 +38,13 @@ from codegen.schemas import (
     Report,
     SchemaDocument,
     constrains_nothing,
-    json_type,
     pointer,
     wrapped_key,
 )
 from codegen.split import split_models, where_defined
 from codegen.surface import SURFACE_ATTRS, build_surface, prompt_wire_names
 from codegen.testkit import testing_data
-from mas.runtime.contracts._rules import hint_words
+from mas.runtime.contracts._rules import hint_words, json_equal, json_type
 from mas.runtime.contracts.tool_contract import declared_hints, tool_title
 from mas.runtime.routing import Named, NameTaken, QualifierClash, routed_names
 from mas.runtime.tool_checks import tool_problems
@@ -55,7 +54,6 @@ __all__ = ["RESERVED_ATTRS", "ToolPlan", "build_package", "check_tools"]
 
 #: Attributes every generated tools class has; a tool method may not take these names.
 RESERVED_ATTRS = frozenset({"results", "with_options"})
-_JSON_TYPES = {bool: "boolean", str: "string", int: "integer", float: "number", type(None): "null"}
 _METHOD_INDENT = 8
 #: Shim names every wrapper module uses (imported as ``_Name``); the rest as the tools need them.
 _SHIM_NAMES = frozenset({"AsyncToolsBase", "AsyncToolsResultsBase", "AsyncToolsTasksBase", "AsyncToolTask",
@@ -431,6 +429,7 @@ class _Builder:
             params_deprecated_literal=str_literal(_retired_words(plan.wire_name, retired))
             if retired and not deprecated
             else "",
+            output_deprecated=", ".join(_deprecated_fields(tool.get("outputSchema"))),
         )
 
     def _result_type(self, plan: ToolPlan, out_models: ModelModule) -> tuple[str, bool, tuple[tuple[str, str], ...]]:
@@ -540,7 +539,7 @@ def _typed_output(tool: Mapping[str, Any], at: tuple[str | int, ...], report: Re
     schema = tool["outputSchema"]
     if isinstance(schema, Mapping):
         return True
-    what = f"outputSchema is not a schema object ({json_type(schema)}); the result is untyped (ToolOutput)"
+    what = f"outputSchema is not a schema object (got {json_type(schema)}); the result is untyped (ToolOutput)"
     report(at, "output-schema", what)
     return False
 
@@ -612,7 +611,7 @@ def _param(wire: str, py_name: str, annotation: str, required: bool, prop: Any) 
     example = _example(prop)
     if required:
         return ParamSpec(
-            wire, py_name, annotation, True, None, None, str(description), deprecated=deprecated, constraints=bounds,
+            wire, py_name, annotation, True, None, str(description), deprecated=deprecated, constraints=bounds,
             example=example,
         )  # fmt: skip
     return ParamSpec(
@@ -620,7 +619,6 @@ def _param(wire: str, py_name: str, annotation: str, required: bool, prop: Any) 
         py_name,
         annotation + NOT_GIVEN_SUFFIX,
         False,
-        _NOT_GIVEN,
         _NOT_GIVEN,
         str(description),
         _usable_default(prop),
@@ -635,6 +633,14 @@ def _deprecation_words(deprecated: bool, gone: str | None) -> str | None:
     if gone is not None:
         return f"Removed: {gone}; calling it raises ToolNotFoundError (kept by keep_removed_tools)."
     return "Deprecated: the server marks this tool deprecated (``deprecated: true``)." if deprecated else None
+
+
+def _deprecated_fields(schema: Any) -> list[str]:
+    """The top-level output fields marked ``deprecated: true``, sorted."""
+    props = schema.get("properties") if isinstance(schema, Mapping) else None
+    if not isinstance(props, Mapping):
+        return []
+    return sorted(str(k) for k, prop in props.items() if isinstance(prop, Mapping) and prop.get("deprecated") is True)
 
 
 def _removed_envelope(message: str) -> str:
@@ -680,14 +686,14 @@ def _fitting_literal(prop: Mapping[str, Any], value: Any) -> str | None:
         return literal if _strict_in(value, [prop["const"]]) else None
     types = prop.get("type")
     allowed = {types} if isinstance(types, str) else set(types) if isinstance(types, list) else set()
-    kind = _JSON_TYPES[type(value)]
+    kind = json_type(value)
     if kind in allowed or (kind == "integer" and "number" in allowed):
         return literal
     return None
 
 
 def _strict_in(value: Any, options: list[Any]) -> bool:
-    return any(type(value) is type(o) and value == o for o in options)
+    return any(json_equal(value, o) for o in options)
 
 
 def _docstring(

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from mas.runtime.contracts._rules import pointer_token, pointer_tokens
+from mas.runtime.contracts._rules import json_equal, pointer_token, pointer_tokens
 from mas.runtime.contracts.tool_contract import HINT_KEYS
 from mas.runtime.lockfile import canonical_tool
 
@@ -70,6 +70,11 @@ KINDS: dict[str, tuple[Severity, str]] = {
                              "stopped running calls as tasks, or speaks the other dialect"),
     "task-support-changed": ("compatible", "execution.taskSupport changed otherwise (a task became possible, "
                              "or no longer required)"),
+    # A deprecation (JSON Schema ``deprecated: true``) breaks no call, but the server says the thing
+    # will go, and the package gains a PEP 702 deprecation the callers' checkers report: review
+    # (SemVer: marking public API deprecated is a minor release).
+    "tool-deprecated": ("review", "the tool's inputSchema became deprecated: true (its methods are "
+                        "@deprecated now)"),
     # parameters (inputSchema), at any depth
     "param-added-required": ("breaking", "a parameter was added as required"),
     "param-added-optional": ("compatible", "a parameter was added as optional"),
@@ -97,7 +102,10 @@ KINDS: dict[str, tuple[Severity, str]] = {
     "schema-description-changed": ("review", "a parameter's description changed (it reaches the model)"),
     "schema-title-changed": ("review", "a parameter's title changed (it reaches the model)"),
     "default-changed": ("review", "a parameter's default changed: calls that omit it now do something else"),
-    "schema-keyword-changed": ("compatible", "another schema keyword changed ($schema, examples, ...)"),
+    "param-deprecated": ("review", "a parameter became deprecated: true (an optional one gets a "
+                         "@deprecated overload)"),
+    "schema-keyword-changed": ("compatible", "another schema keyword changed ($schema, examples, a "
+                               "deprecation withdrawn, ...)"),
     # output (outputSchema), at any depth
     "output-schema-added": ("breaking", "an outputSchema was added: the generated return type changes"),
     "output-schema-removed": ("breaking", "the outputSchema was removed: the generated return type changes"),
@@ -112,6 +120,7 @@ KINDS: dict[str, tuple[Severity, str]] = {
     "output-schema-description-changed": ("compatible", "an output description changed (docstrings only)"),
     "output-schema-title-changed": ("compatible", "an output title changed (docstrings only)"),
     "output-default-changed": ("compatible", "an output default changed"),
+    "output-field-deprecated": ("review", "an output field became deprecated: true (it may stop coming)"),
     # resources, resource templates and prompts (docs/resources-and-prompts.md); ``tool`` holds the
     # resource's URI, the template's URI template or the prompt's name
     "resource-removed": ("breaking", "a resource is no longer listed: its method is gone"),
@@ -176,15 +185,6 @@ def _canon(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
-def _same(a: Any, b: Any) -> bool:
-    """JSON equality that tells ``1`` from ``true`` and ``1.0`` (``==`` does not); cheap for scalars."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict | list):
-        return _canon(a) == _canon(b)
-    return bool(a == b)
-
-
 # --- listings and tools -------------------------------------------------------------------------
 def diff_listings(
     old: Mapping[str, Sequence[Mapping[str, Any]]], new: Mapping[str, Sequence[Mapping[str, Any]]]
@@ -232,7 +232,7 @@ def diff_tool(source: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> tu
     out += diff_output_schema(old.get("outputSchema"), new.get("outputSchema"), source=source, tool=tool)
     for key in sorted((set(old) | set(new)) - {"name", "description", "title", "annotations", "inputSchema",
                                                "outputSchema", "execution"}):  # fmt: skip
-        if not _same(old.get(key), new.get(key)):
+        if not json_equal(old.get(key), new.get(key)):
             kind = {"_meta": "meta-changed", "icons": "icons-changed"}.get(key, "other-changed")
             add("compatible", kind, f"/{pointer_token(key)}", old.get(key), new.get(key), f"{key!r} changed")
     return tuple(out)
@@ -259,13 +259,13 @@ def _diff_execution(source: str, tool: str, old: Any, new: Any) -> list[Change]:
             kind, message = "task-support-changed", f"task support is now {b!r}"
         out.append(Change(source, tool, KINDS[kind][0], kind, pointer, a, b, message))
     for key in sorted((set(old_e) | set(new_e)) - {"taskSupport"}):
-        if not _same(old_e.get(key), new_e.get(key)):
+        if not json_equal(old_e.get(key), new_e.get(key)):
             pointer = f"/execution/{pointer_token(key)}"
             message = f"execution {key!r} changed"
             out.append(
                 Change(source, tool, "compatible", "other-changed", pointer, old_e.get(key), new_e.get(key), message)
             )
-    if not out and not _same(old, new):
+    if not out and not json_equal(old, new):
         # Same meaning, other spelling (`{"taskSupport": "forbidden"}` dropped, or not an object at all).
         out.append(Change(source, tool, "compatible", "other-changed", "/execution", old, new, "'execution' changed"))
     return out
@@ -277,7 +277,7 @@ def _diff_annotations(source: str, tool: str, old: Any, new: Any) -> list[Change
     out: list[Change] = []
     for key in sorted(set(old_a) | set(new_a)):
         a, b = old_a.get(key), new_a.get(key)
-        if _same(a, b):
+        if json_equal(a, b):
             continue
         pointer = f"/annotations/{pointer_token(key)}"
         if key in _HINTS:
@@ -406,7 +406,7 @@ class _Walk:
             return
         self.seen.add((old_ptr, new_ptr))
         if not isinstance(old, Mapping) or not isinstance(new, Mapping):
-            if not _same(old, new):
+            if not json_equal(old, new):
                 self.add("breaking", self.kind("type-changed"), new_ptr, old, new, f"{self.what(label)} schema changed")
             return
 
@@ -423,10 +423,21 @@ class _Walk:
         self.items(old, new, old_ptr, new_ptr, at, label)
         self.variants(old, new, old_ptr, new_ptr, label)
         for key in sorted((set(old) | set(new)) - _HANDLED):
-            if not _same(old.get(key), new.get(key)):
+            if key == "deprecated" and new.get(key) is True and old.get(key) is not True:
+                self.deprecated(at(key), old.get(key), label)
+            elif not json_equal(old.get(key), new.get(key)):
                 where = at(key)
                 self.add("compatible", "schema-keyword-changed", where, old.get(key), new.get(key),
                          f"{self.what(label)}: keyword {key!r} changed")  # fmt: skip
+
+    def deprecated(self, where: str, old: Any, label: str | None) -> None:
+        """``deprecated: true`` newly on a schema: on the input's root the tool, else a parameter or
+        an output field."""
+        if self.direction == "input" and where == f"{self.root_pointer}/deprecated":
+            self.add("review", "tool-deprecated", where, old, True, "tool deprecated")
+        else:
+            kind = "param-deprecated" if self.direction == "input" else "output-field-deprecated"
+            self.add("review", kind, where, old, True, f"{self.what(label)} deprecated")
 
     def kind(self, name: str) -> str:
         return name if self.direction == "input" else f"output-{name}"
@@ -440,7 +451,7 @@ class _Walk:
                          f"{self.what(label)}: {key} changed")  # fmt: skip
         if "default" in old or "default" in new:
             a, b = old.get("default"), new.get("default")
-            if not _same(a, b) or ("default" in old) != ("default" in new):
+            if not json_equal(a, b) or ("default" in old) != ("default" in new):
                 # A new default silently changes what every call that omits the argument does.
                 self.add(severity, self.kind("default-changed"), at("default"), a, b,
                          f"{self.what(label)}: default changed")  # fmt: skip
@@ -494,7 +505,7 @@ class _Walk:
     def bounds(self, old: Mapping[str, Any], new: Mapping[str, Any], at: _At, label: str | None) -> None:
         for key in (*_LOWER, *_UPPER, "multipleOf", "uniqueItems", "pattern", "format"):
             a, b = old.get(key), new.get(key)
-            if _same(a, b):
+            if json_equal(a, b):
                 continue
             where, what = at(key), f"{self.what(label)}: {key} {a!r} -> {b!r}"
             if self.direction == "output":
@@ -575,7 +586,7 @@ class _Walk:
             child = "*" if label is None else f"{label}.*"
             self.schema(a, b, f"{old_ptr}/additionalProperties", f"{new_ptr}/additionalProperties", child)
             return
-        if _same(a, b):
+        if json_equal(a, b):
             return
         where = at("additionalProperties")
         if self.direction == "output":
@@ -605,7 +616,7 @@ class _Walk:
         if isinstance(a_list, list) and isinstance(b_list, list) and len(a_list) == len(b_list):
             for i, (x, y) in enumerate(zip(a_list, b_list, strict=True)):
                 self.schema(x, y, f"{old_ptr}/prefixItems/{i}", f"{new_ptr}/prefixItems/{i}", f"{label or ''}[{i}]")
-        elif not _same(a_list, b_list):
+        elif not json_equal(a_list, b_list):
             self.add("breaking", self.kind("type-changed"), at("prefixItems"), a_list, b_list,
                      f"{self.what(label)}: tuple items changed")  # fmt: skip
 
@@ -726,7 +737,7 @@ def _diff_resource(source: str, ident: str, word: str, old: Mapping[str, Any], n
     if word == "template":
         out += _diff_template_variables(source, ident, old, new)
     for key in sorted((set(old) | set(new)) - {"uri", "uriTemplate"}):
-        if _same(old.get(key), new.get(key)):
+        if json_equal(old.get(key), new.get(key)):
             continue
         if key == "name":
             add("resource-renamed", key, f"{word} name changed (its method is renamed)")
@@ -797,11 +808,11 @@ def _diff_prompt(source: str, ident: str, old: Mapping[str, Any], new: Mapping[s
             add(kind, f"/arguments/{at}/required", before.get("required"), arg.get("required"),
                 f"prompt argument {name!r} is now {'required' if required else 'optional'}")  # fmt: skip
         for key in ("title", "description"):
-            if not _same(before.get(key), arg.get(key)):
+            if not json_equal(before.get(key), arg.get(key)):
                 add("prompt-description-changed", f"/arguments/{at}/{key}", before.get(key), arg.get(key),
                     f"prompt argument {name!r} {key} changed")  # fmt: skip
     for key in sorted((set(old) | set(new)) - {"name", "arguments"}):
-        if _same(old.get(key), new.get(key)):
+        if json_equal(old.get(key), new.get(key)):
             continue
         kind = "prompt-description-changed" if key in ("title", "description") else "prompt-other-changed"
         add(kind, f"/{pointer_token(key)}", old.get(key), new.get(key), f"prompt {key} changed")

@@ -32,7 +32,7 @@ from genson import SchemaBuilder  # type: ignore[import-untyped]
 
 from codegen.drift import CONTENTS_POINTER, Change, diff_output_schema
 from codegen.errors import GenerateError
-from codegen.model import SourceTools
+from codegen.model import RESOURCE_KEY, SourceTools
 from codegen.schemas import WRAP_MARKER, constrains_nothing
 from mas.runtime.samples import Sample, SamplesError, load_samples
 
@@ -149,10 +149,6 @@ def learn_json(values: Sequence[Any]) -> dict[str, Any] | None:
     if values and all(v is not None and not _deeper_than(v, MAX_VALUE_DEPTH) for v in values):
         return infer_schema(values)
     return None
-
-
-#: The inferred map's key prefix of a resource's (or template's) learned contents type.
-RESOURCE_KEY = "resource "
 
 
 def _read_value(result: Mapping[str, Any]) -> Any:

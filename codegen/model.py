@@ -53,6 +53,11 @@ class SourceTools:
 NOT_GIVEN_SUFFIX = " | _NotGiven"
 
 
+#: The inferred map's key prefix of a resource's (or template's) learned contents type
+#: (``codegen.infer`` writes it, ``codegen.surface`` reads it).
+RESOURCE_KEY = "resource "
+
+
 @dataclass(frozen=True)
 class ParamSpec:
     wire_name: str
@@ -60,7 +65,6 @@ class ParamSpec:
     annotation: str  # a type expression, names already qualified (``_i.Filters``)
     required: bool
     default_literal: str | None  # the signature default (the omission sentinel); None when required
-    omit_literal: str | None  # value that means "not passed" (dropped from arguments)
     description: str
     #: The schema's default as a Python literal, for the docstring, when it certainly fits the type
     schema_default: str | None = None
@@ -114,6 +118,8 @@ class ToolSpec:
     #: A tool the server removed, kept a while (``keep_removed_tools``): the envelope literal its
     #: method raises ``ToolNotFoundError`` with, instead of calling; "": a listed tool
     removed_envelope: str = ""
+    #: The output's top-level fields the server marks ``deprecated: true``, comma-separated (api.md)
+    output_deprecated: str = ""
 
     @property
     def kept_params(self) -> tuple[ParamSpec, ...]:
@@ -125,11 +131,6 @@ class ToolSpec:
         """The name of the input TypedDict in ``<package>.inputs`` (``input_ref`` without its quotes)."""
         name = ast.literal_eval(self.input_ref)
         return name if isinstance(name, str) else ""
-
-    @property
-    def optional(self) -> tuple[ParamSpec, ...]:
-        """The parameters that may be left out (their omission value drops them from the call)."""
-        return tuple(p for p in self.params if not p.required)
 
 
 @dataclass(frozen=True)

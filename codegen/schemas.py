@@ -24,7 +24,7 @@ from typing import Any
 from codegen.cache import Memo
 from codegen.errors import GenerateError
 from codegen.naming import class_name, unique
-from mas.runtime.contracts._rules import pointer, pointer_tokens, unescape_token
+from mas.runtime.contracts._rules import json_type, pointer, pointer_tokens, unescape_token
 from mas.runtime.lockfile import SCHEMA_LISTS, SCHEMA_MAPS, SCHEMA_VALUES
 
 __all__ = [
@@ -33,7 +33,6 @@ __all__ = [
     "WRAP_MARKER",
     "Report",
     "SchemaDocument",
-    "json_type",
     "pointer",
     "prepare_schema",
     "constrains_nothing",
@@ -195,7 +194,7 @@ def prepare_schema(
     if isinstance(schema, bool):
         return schema
     if not isinstance(schema, Mapping):
-        note(at, "not-a-schema", f"a schema must be an object or a boolean, not {json_type(schema)}; typed as Any")
+        note(at, "not-a-schema", f"a schema must be an object or a boolean, got {json_type(schema)}; typed as Any")
         return {}
 
     def sub(value: Any, *parts: str | int) -> Any:
@@ -216,7 +215,7 @@ def prepare_schema(
             continue
         if key == "$ref":
             if not isinstance(value, str):
-                note((*at, key), "bad-keyword", f"$ref must be a string, not {json_type(value)}; ignored")
+                note((*at, key), "bad-keyword", f"$ref must be a string, got {json_type(value)}; ignored")
                 continue
             target = rewrite(value, (*at, key)) if rewrite else value
             if target is not None:
@@ -228,7 +227,7 @@ def prepare_schema(
             out[key] = value
         elif key in _SCHEMA_MAPS:
             if not isinstance(value, Mapping):
-                note((*at, key), "bad-keyword", f"{key} must be an object, not {json_type(value)}; ignored")
+                note((*at, key), "bad-keyword", f"{key} must be an object, got {json_type(value)}; ignored")
                 continue
             kept = sorted(value, key=str)
             if key == "patternProperties":
@@ -244,7 +243,7 @@ def prepare_schema(
             out[key] = sub(value, key)
         elif key in _SCHEMA_LISTS or (key == "items" and isinstance(value, list)):
             if not isinstance(value, list) or (key != "items" and key != "prefixItems" and not value):
-                note((*at, key), "bad-keyword", f"{key} must be a non-empty array, not {json_type(value)}; ignored")
+                note((*at, key), "bad-keyword", f"{key} must be a non-empty array, got {json_type(value)}; ignored")
                 continue
             out[key] = [sub(v, key, i) for i, v in enumerate(value)]
         else:
@@ -285,14 +284,6 @@ def usable_pattern(pattern: str) -> bool:
     except SchemaError:
         return False
     return True
-
-
-def json_type(value: Any) -> str:
-    for kind, name in ((bool, "a boolean"), (str, "a string"), (int, "a number"), (float, "a number"),
-                       (list, "an array"), (Mapping, "an object")):  # fmt: skip
-        if isinstance(value, kind):
-            return name
-    return "null" if value is None else type(value).__name__
 
 
 def _resolves(schema: Any, ref: str) -> bool:

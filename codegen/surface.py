@@ -35,12 +35,13 @@ Decided here, once:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from codegen.errors import Degradation
 from codegen.literals import clean_text, docstring_literal, docstring_text, wire_literal
-from codegen.model import SourceTools, SurfaceMethodSpec, SurfaceParamSpec, SurfaceSpec
+from codegen.model import RESOURCE_KEY, SourceTools, SurfaceMethodSpec, SurfaceParamSpec, SurfaceSpec
 from codegen.naming import assign_names, class_name, to_identifier, unique
 from mas.runtime.contracts.uri_template import TemplateError, parse
 from mas.runtime.routing import Named, NameTaken, qualified, routed_names
@@ -213,7 +214,6 @@ def _learned(
 ) -> tuple[str, str]:
     """(contents class, value type) of a JSON resource: a learned one (recorded reads; ``found``
     gets it) or ``contents`` as it was."""
-    from codegen.infer import RESOURCE_KEY
     from mas.runtime.lockfile import canonical_json
 
     inferred = learned.get(RESOURCE_KEY + key)
@@ -237,23 +237,13 @@ def build_surface(
     if not source.surface:
         return None
     literals = _literals(source)
-    prefix = class_name(attr)
     found: list[tuple[str, str, int, str]] = []
-    used: set[str] = set(_RESERVED)
-    resources: list[SurfaceMethodSpec] = []
-    for item in _sorted(source.surface.get("resources", ()), "uri"):
-        uri = str(item.get("uri"))
-        method = unique(to_identifier(str(item.get("name") or uri), prefix="resource", reserved=_RESERVED), used)
-        mime = item.get("mimeType")
-        lines = [*_described(item, uri), "", f"URI: {uri!r}" + (f" ({mime})." if isinstance(mime, str) else ".")]
-        contents, value = _learned(learned or {}, uri, contents_class(mime), method, prefix, found)
-        resources.append(
-            SurfaceMethodSpec(method, _docstring(lines), wire_literal(uri), (), contents, value_type=value)
-        )
-    templates = _sorted(source.surface.get("resource_templates", ()), "uriTemplate")
+    learn: _Learn = functools.partial(_learned, learned or {}, prefix=class_name(attr), found=found)
+    used: set[str] = set(_RESERVED)  # resources and templates share one class: one set of names
+    resources = [_resource(item, used, learn) for item in _sorted(source.surface.get("resources", ()), "uri")]
     variables: set[str] = set()
     kept_templates: list[str] = []
-    for index, item in enumerate(templates):
+    for index, item in enumerate(_sorted(source.surface.get("resource_templates", ()), "uriTemplate")):
         text = str(item.get("uriTemplate"))
         try:
             parsed = parse(text)
@@ -261,27 +251,7 @@ def build_surface(
             what = f"resource template {text!r} does not parse ({exc}); left out of the package"
             degradations.append(Degradation(source.origin, text, f"/resource_templates/{index}", "template", what))
             continue
-        required: dict[str, bool] = {}
-        for part in parsed.parts:
-            if not isinstance(part, str):
-                for name, _, _ in part.variables:
-                    required[name] = required.get(name, False) or part.operator in _REQUIRED_OPERATORS
-        py_names = assign_names(required, prefix="var", reserved={"self"}, builtins_ok=True)
-        ref = {"type": "ref/resource", "uri": text}
-        params = tuple(
-            SurfaceParamSpec(py_names[name], wire_literal(name), required[name],
-                             values=literals.get(completion_id(ref, name), ()))
-            for name in sorted(required, key=lambda n: (not required[n], list(required).index(n)))
-        )  # fmt: skip
-        method = unique(to_identifier(str(item.get("name") or text), prefix="resource", reserved=_RESERVED), used)
-        mime = item.get("mimeType")
-        lines = [
-            *_described(item, text),
-            "",
-            f"URI template: {text!r}" + (f" ({mime})." if isinstance(mime, str) else "."),
-        ]
-        contents, value = _learned(learned or {}, text, contents_class(mime), method, prefix, found)
-        spec = SurfaceMethodSpec(method, _docstring(lines), wire_literal(text), params, contents, True, value)
+        spec, required = _template(item, parsed, literals, used, learn)
         resources.append(spec)
         variables.update(required)
         kept_templates.append(text)
@@ -289,28 +259,9 @@ def build_surface(
     arguments: set[str] = set()
     used = set(_RESERVED)
     for item in _sorted(source.surface.get("prompts", ()), "name"):
-        name = str(item.get("name"))
-        args = [a for a in item.get("arguments") or () if isinstance(a, Mapping) and isinstance(a.get("name"), str)]
-        py_names = assign_names([a["name"] for a in args], prefix="arg", reserved={"self"}, builtins_ok=True)
-        ordered = sorted(args, key=lambda a: not a.get("required"))  # required first, each group as listed
-        ref = {"type": "ref/prompt", "name": name}
-        params = tuple(
-            SurfaceParamSpec(py_names[a["name"]], wire_literal(a["name"]), bool(a.get("required")),
-                             docstring_text(str(a.get("description") or "")),
-                             literals.get(completion_id(ref, a["name"]), ()))
-            for a in ordered
-        )  # fmt: skip
-        lines = _described(item, name)
-        documented = [(p, a) for p, a in zip(params, ordered, strict=True) if a.get("description")]
-        if documented:
-            lines += ["", "Args:"] + [
-                f"    {p.py_name}: {' '.join(str(a['description']).split())}" for p, a in documented
-            ]
-        lines += ["", f"Prompt: {name!r}."]
-        method = unique(to_identifier(name, prefix="prompt", reserved=_RESERVED), used)
-        wire = prompt_names.get((source.name, name), name)
-        prompts.append(SurfaceMethodSpec(method, _docstring(lines), wire_literal(wire), params))
-        arguments.update(a["name"] for a in args)
+        spec, names = _prompt(item, (source.name, prompt_names), literals, used)
+        prompts.append(spec)
+        arguments.update(names)
     if not resources and not prompts:
         return None
     return SurfaceSpec(
@@ -326,3 +277,77 @@ def build_surface(
         argument_literals=tuple(wire_literal(a) for a in sorted(arguments)),
         learned=tuple(found),
     )
+
+
+#: ``_learned`` with a source's map, prefix and findings given: (key, contents class, method) ->
+#: (contents class, value type).
+_Learn = Callable[[str, str, str], tuple[str, str]]
+
+
+def _resource(item: Mapping[str, Any], used: set[str], learn: _Learn) -> SurfaceMethodSpec:
+    """A fixed resource's method."""
+    uri = str(item.get("uri"))
+    method = unique(to_identifier(str(item.get("name") or uri), prefix="resource", reserved=_RESERVED), used)
+    mime = item.get("mimeType")
+    lines = [*_described(item, uri), "", f"URI: {uri!r}" + (f" ({mime})." if isinstance(mime, str) else ".")]
+    contents, value = learn(uri, contents_class(mime), method)
+    return SurfaceMethodSpec(method, _docstring(lines), wire_literal(uri), (), contents, value_type=value)
+
+
+def _template(
+    item: Mapping[str, Any], parsed: Any, literals: Mapping[str, tuple[str, ...]], used: set[str], learn: _Learn
+) -> tuple[SurfaceMethodSpec, dict[str, bool]]:
+    """A resource template's method (its variables keyword-only, the required ones first), and
+    its variables, each with whether it is required."""
+    text = str(item.get("uriTemplate"))
+    required: dict[str, bool] = {}
+    for part in parsed.parts:
+        if not isinstance(part, str):
+            for name, _, _ in part.variables:
+                required[name] = required.get(name, False) or part.operator in _REQUIRED_OPERATORS
+    py_names = assign_names(required, prefix="var", reserved={"self"}, builtins_ok=True)
+    ref = {"type": "ref/resource", "uri": text}
+    params = tuple(
+        SurfaceParamSpec(py_names[name], wire_literal(name), required[name],
+                         values=literals.get(completion_id(ref, name), ()))
+        for name in sorted(required, key=lambda n: (not required[n], list(required).index(n)))
+    )  # fmt: skip
+    method = unique(to_identifier(str(item.get("name") or text), prefix="resource", reserved=_RESERVED), used)
+    mime = item.get("mimeType")
+    lines = [
+        *_described(item, text),
+        "",
+        f"URI template: {text!r}" + (f" ({mime})." if isinstance(mime, str) else "."),
+    ]
+    contents, value = learn(text, contents_class(mime), method)
+    return SurfaceMethodSpec(method, _docstring(lines), wire_literal(text), params, contents, True, value), required
+
+
+def _prompt(
+    item: Mapping[str, Any],
+    naming: tuple[str, Mapping[tuple[str, str], str]],
+    literals: Mapping[str, tuple[str, ...]],
+    used: set[str],
+) -> tuple[SurfaceMethodSpec, list[str]]:
+    """A prompt's method (required arguments first), and its arguments' wire names. ``naming``:
+    the source's name and the registry's name of each (source, prompt)."""
+    name = str(item.get("name"))
+    args = [a for a in item.get("arguments") or () if isinstance(a, Mapping) and isinstance(a.get("name"), str)]
+    py_names = assign_names([a["name"] for a in args], prefix="arg", reserved={"self"}, builtins_ok=True)
+    ordered = sorted(args, key=lambda a: not a.get("required"))  # required first, each group as listed
+    ref = {"type": "ref/prompt", "name": name}
+    params = tuple(
+        SurfaceParamSpec(py_names[a["name"]], wire_literal(a["name"]), bool(a.get("required")),
+                         docstring_text(str(a.get("description") or "")),
+                         literals.get(completion_id(ref, a["name"]), ()))
+        for a in ordered
+    )  # fmt: skip
+    lines = _described(item, name)
+    documented = [(p, a) for p, a in zip(params, ordered, strict=True) if a.get("description")]
+    if documented:
+        lines += ["", "Args:"] + [f"    {p.py_name}: {' '.join(str(a['description']).split())}" for p, a in documented]
+    lines += ["", f"Prompt: {name!r}."]
+    method = unique(to_identifier(name, prefix="prompt", reserved=_RESERVED), used)
+    source, prompt_names = naming
+    wire = prompt_names.get((source, name), name)
+    return SurfaceMethodSpec(method, _docstring(lines), wire_literal(wire), params), [a["name"] for a in args]

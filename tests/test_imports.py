@@ -121,3 +121,16 @@ def test_the_generator_imports_no_private_runtime_module_but_the_rules() -> None
         and any(part.startswith("_") for part in target.split(".")[2:])
     )
     assert private == []
+
+
+def test_no_module_outside_the_mcp_client_imports_its_private_parts() -> None:
+    """``mas.runtime.mcp._*`` is the MCP client's own; the rest of ``mas`` and ``codegen`` import
+    its public modules (``provider``, ``secrets``)."""
+    private = sorted(
+        f"{name} -> {target}"
+        for name, targets in import_graph().items()
+        if not name.startswith("mas.runtime.mcp.")
+        for target in targets
+        if target.startswith("mas.runtime.mcp._")
+    )
+    assert private == []

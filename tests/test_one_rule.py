@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from codegen.generate import _canonical_digest
-from mas.runtime.contracts._rules import joined_text
+from mas.runtime.contracts._rules import joined_text, json_equal, json_type, keywords_taken, options_for
 from mas.runtime.contracts.tool_contract import HINT_KEYS, declared_hints, entry_hints, tool_title
 from mas.runtime.lockfile import canonical_json, tool_hash
 
@@ -173,3 +173,64 @@ def test_error_kinds_come_from_the_classes() -> None:
         cls = getattr(_errors, name)
         if isinstance(cls, type) and issubclass(cls, _errors.ToolError) and cls is not _errors.ToolError:
             assert isinstance(cls.__dict__.get("kind", getattr(cls, "kind", None)), str), name
+
+
+def _compares_types(node: ast.AST) -> bool:
+    """``type(a) is type(b)`` (or ``is not``, ``==``, ``!=``): a strict-equality check spelled out."""
+    if not isinstance(node, ast.Compare) or len(node.comparators) != 1:
+        return False
+    sides = (node.left, node.comparators[0])
+    return all(isinstance(side, ast.Call) and ast.unparse(side.func) == "type" for side in sides)
+
+
+def test_strict_json_equality_is_written_once() -> None:
+    assert _spelled(_compares_types) == ["mas/runtime/contracts/_rules.py:json_equal"]
+    assert json_equal({"a": [1, {"b": None}]}, {"a": [1, {"b": None}]})
+    assert not json_equal([1], [True]) and not json_equal({"a": 1}, {"a": 1.0}) and not json_equal(0, False)
+
+
+_PY_TYPES = {"bool", "int", "float", "str", "list", "dict", "tuple", "Mapping"}
+
+
+def _names_json_types(node: ast.AST) -> bool:
+    """A table naming Python types in JSON words: a ``{bool: "boolean", ...}`` dict, or a
+    ``(bool, "a boolean")`` pair."""
+    if isinstance(node, ast.Dict):
+        pairs = list(zip(node.keys, node.values, strict=True))
+    elif isinstance(node, ast.Tuple) and len(node.elts) == 2:
+        pairs = [(node.elts[0], node.elts[1])]
+    else:
+        return False
+    return any(
+        isinstance(k, ast.Name) and k.id in _PY_TYPES and isinstance(v, ast.Constant) and isinstance(v.value, str)
+        for k, v in pairs
+    )
+
+
+def test_json_type_names_are_written_once() -> None:
+    tables = {rel for rel, tree in _trees() for n in ast.walk(tree) if _names_json_types(n)}
+    # settings.py words what a pyproject.toml key wants in TOML's words ("true or false"), not a
+    # JSON value's type.
+    assert tables == {"mas/runtime/contracts/_rules.py", "codegen/settings.py"}
+    assert [json_type(v) for v in (True, 1, 1.0, "", [], {}, None)] == [
+        "boolean", "integer", "number", "string", "array", "object", "null",
+    ]  # fmt: skip
+
+
+def _reads_a_signature(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and ast.unparse(node.func) in ("inspect.signature", "signature")
+
+
+def test_a_callees_signature_is_read_in_one_place() -> None:
+    """Options (and the surface's ``server``) are passed only where declared: one reading of a
+    signature, ``_rules.keywords_taken``, and one filtering of options, ``_rules.options_for``."""
+    assert _spelled(_reads_a_signature) == ["mas/runtime/contracts/_rules.py:_declared"]
+
+    def declares(*, timeout_seconds: float | None = None, server: str | None = None) -> None: ...
+
+    def takes_any(**kwargs: object) -> None: ...
+
+    options = {"timeout_seconds": 1.0, "user": "u", "meta": None}
+    assert options_for(declares, options) == {"timeout_seconds": 1.0}
+    assert options_for(takes_any, options) == {"timeout_seconds": 1.0, "user": "u"}
+    assert keywords_taken(declares) == {"timeout_seconds", "server"} and keywords_taken(takes_any) is None

@@ -52,6 +52,8 @@ def _summary(tool: ToolSpec) -> str:
     retired = [p.py_name for p in tool.params if p.deprecated]
     if retired:
         hints.append(f"deprecated parameter(s): {', '.join(retired)}")
+    if tool.output_deprecated:
+        hints.append(f"deprecated output field(s): {tool.output_deprecated}")
     tags = f" [{', '.join(hints)}]" if hints else ""
     return f"{first}{tags}"
 

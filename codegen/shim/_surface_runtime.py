@@ -296,17 +296,11 @@ def _values(name: str, raw: object) -> list[str]:
 
 def _kwargs(callee: object, server: str | None, options: Mapping[str, object]) -> dict[str, Any]:
     """``server`` (the registry routes by it) and ``timeout_seconds``, where the callee takes them."""
-    try:
-        params = inspect.signature(cast("Any", callee)).parameters
-    except (TypeError, ValueError):
-        return {}
-    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    taken = _rules.keywords_taken(cast("Any", callee))
     out: dict[str, Any] = {}
-    if server is not None and (takes_any or "server" in params):
+    if server is not None and (taken is None or "server" in taken):
         out["server"] = server
-    timeout = options.get("timeout_seconds")
-    if timeout is not None and (takes_any or "timeout_seconds" in params):
-        out["timeout_seconds"] = timeout
+    out.update(_rules.options_for(cast("Any", callee), {"timeout_seconds": options.get("timeout_seconds")}))
     return out
 
 

@@ -316,9 +316,7 @@ class SampleTools(_ToolsBase):
         Wire name: 'count_slowly'.
         """
         return self._call(
-            _info_sample__count_slowly,
-            {"delay_seconds": delay_seconds, "steps": steps},
-            {"delay_seconds": _NOT_GIVEN, "steps": _NOT_GIVEN},
+            _info_sample__count_slowly, {"delay_seconds": delay_seconds, "steps": steps}
         ).value
 
     def flaky_lookup(
@@ -341,7 +339,6 @@ class SampleTools(_ToolsBase):
         return self._call(
             _info_sample__flaky_lookup,
             {"key": key, "delay_seconds": delay_seconds, "slow_calls": slow_calls},
-            {"delay_seconds": _NOT_GIVEN, "slow_calls": _NOT_GIVEN},
         ).value
 
     def get_weather(
@@ -363,9 +360,7 @@ class SampleTools(_ToolsBase):
         Wire name: 'get_weather'.
         """
         return self._call(
-            _info_sample__get_weather,
-            {"city": city, "units": units},
-            {"units": _NOT_GIVEN},
+            _info_sample__get_weather, {"city": city, "units": units}
         ).value
 
     def greet(self, *, greeting: str | _NotGiven = _NOT_GIVEN) -> _o.SampleGreetOutput:
@@ -378,9 +373,7 @@ class SampleTools(_ToolsBase):
 
         Wire name: 'greet'.
         """
-        return self._call(
-            _info_sample__greet, {"greeting": greeting}, {"greeting": _NOT_GIVEN}
-        ).value
+        return self._call(_info_sample__greet, {"greeting": greeting}).value
 
     def list_cities(
         self, *, country: str | _NotGiven = _NOT_GIVEN
@@ -397,9 +390,7 @@ class SampleTools(_ToolsBase):
 
         Wire name: 'list_cities'.
         """
-        return self._call(
-            _info_sample__list_cities, {"country": country}, {"country": _NOT_GIVEN}
-        ).value
+        return self._call(_info_sample__list_cities, {"country": country}).value
 
     def notes_create(
         self, *, body: str, title: str, tags: list[str] | _NotGiven = _NOT_GIVEN
@@ -411,9 +402,7 @@ class SampleTools(_ToolsBase):
         Wire name: 'sample.notes.create'.
         """
         return self._call(
-            _info_sample__notes_create,
-            {"body": body, "title": title, "tags": tags},
-            {"tags": _NOT_GIVEN},
+            _info_sample__notes_create, {"body": body, "title": title, "tags": tags}
         ).value
 
     def notes_delete(self, *, id: str) -> _ToolOutput:
@@ -423,7 +412,7 @@ class SampleTools(_ToolsBase):
 
         Wire name: 'sample.notes.delete'.
         """
-        return self._call(_info_sample__notes_delete, {"id": id}, {}).value
+        return self._call(_info_sample__notes_delete, {"id": id}).value
 
     def search_docs(
         self,
@@ -444,7 +433,6 @@ class SampleTools(_ToolsBase):
         return self._call(
             _info_sample__search_docs,
             {"query": query, "filters": filters, "limit": limit},
-            {"filters": _NOT_GIVEN, "limit": _NOT_GIVEN},
         ).value
 
     def whoami(self) -> _o.SampleWhoamiOutput:
@@ -454,7 +442,7 @@ class SampleTools(_ToolsBase):
 
         Wire name: 'whoami'.
         """
-        return self._call(_info_sample__whoami, {}, {}).value
+        return self._call(_info_sample__whoami, {}).value
 
 
 class SampleToolsResults(_ToolsResultsBase):
@@ -642,7 +630,6 @@ class AsyncSampleTools(_AsyncToolsBase):
             await self._call(
                 _info_sample__count_slowly,
                 {"delay_seconds": delay_seconds, "steps": steps},
-                {"delay_seconds": _NOT_GIVEN, "steps": _NOT_GIVEN},
             )
         ).value
 
@@ -667,7 +654,6 @@ class AsyncSampleTools(_AsyncToolsBase):
             await self._call(
                 _info_sample__flaky_lookup,
                 {"key": key, "delay_seconds": delay_seconds, "slow_calls": slow_calls},
-                {"delay_seconds": _NOT_GIVEN, "slow_calls": _NOT_GIVEN},
             )
         ).value
 
@@ -690,11 +676,7 @@ class AsyncSampleTools(_AsyncToolsBase):
         Wire name: 'get_weather'.
         """
         return (
-            await self._call(
-                _info_sample__get_weather,
-                {"city": city, "units": units},
-                {"units": _NOT_GIVEN},
-            )
+            await self._call(_info_sample__get_weather, {"city": city, "units": units})
         ).value
 
     async def greet(
@@ -709,11 +691,7 @@ class AsyncSampleTools(_AsyncToolsBase):
 
         Wire name: 'greet'.
         """
-        return (
-            await self._call(
-                _info_sample__greet, {"greeting": greeting}, {"greeting": _NOT_GIVEN}
-            )
-        ).value
+        return (await self._call(_info_sample__greet, {"greeting": greeting})).value
 
     async def list_cities(
         self, *, country: str | _NotGiven = _NOT_GIVEN
@@ -730,11 +708,7 @@ class AsyncSampleTools(_AsyncToolsBase):
 
         Wire name: 'list_cities'.
         """
-        return (
-            await self._call(
-                _info_sample__list_cities, {"country": country}, {"country": _NOT_GIVEN}
-            )
-        ).value
+        return (await self._call(_info_sample__list_cities, {"country": country})).value
 
     async def notes_create(
         self, *, body: str, title: str, tags: list[str] | _NotGiven = _NOT_GIVEN
@@ -747,9 +721,7 @@ class AsyncSampleTools(_AsyncToolsBase):
         """
         return (
             await self._call(
-                _info_sample__notes_create,
-                {"body": body, "title": title, "tags": tags},
-                {"tags": _NOT_GIVEN},
+                _info_sample__notes_create, {"body": body, "title": title, "tags": tags}
             )
         ).value
 
@@ -760,7 +732,7 @@ class AsyncSampleTools(_AsyncToolsBase):
 
         Wire name: 'sample.notes.delete'.
         """
-        return (await self._call(_info_sample__notes_delete, {"id": id}, {})).value
+        return (await self._call(_info_sample__notes_delete, {"id": id})).value
 
     async def search_docs(
         self,
@@ -782,7 +754,6 @@ class AsyncSampleTools(_AsyncToolsBase):
             await self._call(
                 _info_sample__search_docs,
                 {"query": query, "filters": filters, "limit": limit},
-                {"filters": _NOT_GIVEN, "limit": _NOT_GIVEN},
             )
         ).value
 
@@ -793,7 +764,7 @@ class AsyncSampleTools(_AsyncToolsBase):
 
         Wire name: 'whoami'.
         """
-        return (await self._call(_info_sample__whoami, {}, {})).value
+        return (await self._call(_info_sample__whoami, {})).value
 
 
 class AsyncSampleToolsResults(_AsyncToolsResultsBase):
@@ -986,9 +957,7 @@ class SkillsTools(_ToolsBase):
         Wire name: 'current_time'.
         """
         return self._call(
-            _info_skills__current_time,
-            {"at": at, "timezone": timezone},
-            {"at": _NOT_GIVEN, "timezone": _NOT_GIVEN},
+            _info_skills__current_time, {"at": at, "timezone": timezone}
         ).value
 
     def summarize_text(
@@ -1007,9 +976,7 @@ class SkillsTools(_ToolsBase):
         Wire name: 'summarize_text'.
         """
         return self._call(
-            _info_skills__summarize_text,
-            {"text": text, "max_sentences": max_sentences},
-            {"max_sentences": _NOT_GIVEN},
+            _info_skills__summarize_text, {"text": text, "max_sentences": max_sentences}
         ).value
 
     def unit_convert(
@@ -1069,7 +1036,6 @@ class SkillsTools(_ToolsBase):
         return self._call(
             _info_skills__unit_convert,
             {"from_unit": from_unit, "to_unit": to_unit, "value": value},
-            {},
         ).value
 
     def web_search(
@@ -1088,9 +1054,7 @@ class SkillsTools(_ToolsBase):
         Wire name: 'web_search'.
         """
         return self._call(
-            _info_skills__web_search,
-            {"query": query, "max_results": max_results},
-            {"max_results": _NOT_GIVEN},
+            _info_skills__web_search, {"query": query, "max_results": max_results}
         ).value
 
 
@@ -1277,9 +1241,7 @@ class AsyncSkillsTools(_AsyncToolsBase):
         """
         return (
             await self._call(
-                _info_skills__current_time,
-                {"at": at, "timezone": timezone},
-                {"at": _NOT_GIVEN, "timezone": _NOT_GIVEN},
+                _info_skills__current_time, {"at": at, "timezone": timezone}
             )
         ).value
 
@@ -1302,7 +1264,6 @@ class AsyncSkillsTools(_AsyncToolsBase):
             await self._call(
                 _info_skills__summarize_text,
                 {"text": text, "max_sentences": max_sentences},
-                {"max_sentences": _NOT_GIVEN},
             )
         ).value
 
@@ -1364,7 +1325,6 @@ class AsyncSkillsTools(_AsyncToolsBase):
             await self._call(
                 _info_skills__unit_convert,
                 {"from_unit": from_unit, "to_unit": to_unit, "value": value},
-                {},
             )
         ).value
 
@@ -1385,9 +1345,7 @@ class AsyncSkillsTools(_AsyncToolsBase):
         """
         return (
             await self._call(
-                _info_skills__web_search,
-                {"query": query, "max_results": max_results},
-                {"max_results": _NOT_GIVEN},
+                _info_skills__web_search, {"query": query, "max_results": max_results}
             )
         ).value
 

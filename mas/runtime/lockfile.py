@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from mas.runtime.contracts._rules import pointer_token, pointer_tokens
+from mas.runtime.contracts._rules import json_equal, pointer_token, pointer_tokens
 
 __all__ = [
     "LOCK_VERSION",
@@ -183,4 +183,4 @@ def _first(old: Any, new: Any, pointer: str) -> str | None:
             if found is not None:
                 return found
         return None
-    return None if old == new and type(old) is type(new) else pointer
+    return None if json_equal(old, new) else pointer

@@ -32,7 +32,7 @@ from mas.runtime import redact
 from mas.runtime.config import MCPServerConfig
 from mas.runtime.json_file import read_json
 from mas.runtime.lockfile import canonical_json
-from mas.runtime.mcp._convert import ToolServerError, resolve_env, resolve_headers
+from mas.runtime.mcp.secrets import config_secrets
 
 __all__ = [
     "MAX_SAMPLE_BYTES",
@@ -122,10 +122,7 @@ def provider_secrets(providers: Iterable[Any]) -> set[str]:
     for provider in providers:
         config = getattr(provider, "config", None)
         if isinstance(config, MCPServerConfig):
-            try:
-                secrets |= resolve_headers(config)[1] | resolve_env(config)[1]
-            except ToolServerError:
-                pass
+            secrets |= config_secrets(config)
     return secrets
 
 

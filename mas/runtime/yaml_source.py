@@ -21,6 +21,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, ValidationError, best_match, relevance
 
 from mas.runtime.config import ConfigError, SourceLocation
+from mas.runtime.contracts._rules import json_type
 from mas.runtime.contracts.tool_contract import ADVERTISE_KEYS, build_tool_entry
 
 __all__ = [
@@ -38,8 +39,6 @@ __all__ = [
 ]
 
 JsonPath = tuple[str | int, ...]
-
-_JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object"}
 
 
 def dotted(path: Sequence[str | int]) -> str:
@@ -205,10 +204,6 @@ def load_schema(package: str, resource: str) -> dict[str, Any]:
     return schema
 
 
-def _json_type(value: Any) -> str:
-    return "null" if value is None else _JSON_TYPES.get(type(value), type(value).__name__)
-
-
 def _describe(error: ValidationError) -> tuple[JsonPath, str]:
     """The field path and a short message for one schema violation."""
     path: JsonPath = tuple(error.absolute_path)
@@ -231,11 +226,11 @@ def _describe(error: ValidationError) -> tuple[JsonPath, str]:
     if error.validator in ("anyOf", "oneOf"):
         kinds = [c.validator_value for c in error.context or () if c.validator == "type" and not c.relative_path]
         if len(kinds) == len(error.context or ()):  # every branch wants another type: say which
-            return path, f"expected {' or '.join(map(str, kinds))}, got {_json_type(value)}"
+            return path, f"expected {' or '.join(map(str, kinds))}, got {json_type(value)}"
     if error.validator == "type":
         return (
             path,
-            f"expected {expected if isinstance(expected, str) else ' or '.join(expected)}, got {_json_type(value)}",
+            f"expected {expected if isinstance(expected, str) else ' or '.join(expected)}, got {json_type(value)}",
         )
     if error.validator == "const":
         return path, f"must be {expected!r}, not {value!r}"
@@ -292,7 +287,7 @@ def _pick(errors: Iterable[ValidationError], lines: LineMap) -> ValidationError 
 def validate_document(doc: Any, lines: LineMap, schema: Mapping[str, Any], file: str) -> None:
     """Check ``kind`` first (clearest message), then the whole schema; raise the first problem."""
     if not isinstance(doc, Mapping):
-        raise ConfigError(f"a document must be a mapping, got {_json_type(doc)}", SourceLocation(file, lines.root_line))
+        raise ConfigError(f"a document must be a mapping, got {json_type(doc)}", SourceLocation(file, lines.root_line))
     kind = schema.get("properties", {}).get("kind", {}).get("const")
     if kind is not None and doc.get("kind") != kind:
         got = "missing" if "kind" not in doc else f"got {doc['kind']!r}"

@@ -263,6 +263,23 @@ CASES: dict[str, tuple[str, str, Callable[[Tool], object], list[tuple[str, str, 
         "memory", "read_graph", lambda t: t["inputSchema"].update({"$schema": "https://json-schema.org/draft/2020-12/schema"}),
         [("compatible", "schema-keyword-changed", "/inputSchema/$schema")],
     ),
+    # --- deprecations (JSON Schema deprecated: true): review, each newly; withdrawn: compatible ----
+    "tool deprecated": (
+        "fetch", "fetch", lambda t: t["inputSchema"].update(deprecated=True),
+        [("review", "tool-deprecated", "/inputSchema/deprecated")],
+    ),
+    "parameter deprecated": (
+        "fetch", "fetch", lambda t: props(t)["url"].update(deprecated=True),
+        [("review", "param-deprecated", f"{IN}/url/deprecated")],
+    ),
+    "parameter deprecation withdrawn": (
+        "fetch", "fetch", lambda t: props(t)["url"].pop("deprecated"),
+        [("compatible", "schema-keyword-changed", f"{IN}/url/deprecated")],
+    ),
+    "output field deprecated": (
+        "filesystem", "read_file", lambda t: t["outputSchema"]["properties"]["content"].update(deprecated=True),
+        [("review", "output-field-deprecated", f"{OUT}/content/deprecated")],
+    ),
     # --- nested parameters: arrays of objects, $defs --------------------------------------------
     "nested param removed (array of objects)": (
         "memory", "create_entities", lambda t: props(t, "properties", "entities", "items").pop("entityType"),
@@ -374,6 +391,7 @@ PREPARED: dict[str, Callable[[Tool], object]] = {
     "allOf member removed": lambda t: t["inputSchema"].update(allOf=[{"required": ["files"]}]),
     "task support dropped": lambda t: t["execution"].update(taskSupport="required"),
     "task no longer required": lambda t: t["execution"].update(taskSupport="required"),
+    "parameter deprecation withdrawn": lambda t: props(t)["url"].update(deprecated=True),
 }
 
 

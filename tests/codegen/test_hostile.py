@@ -836,14 +836,14 @@ def test_strict_schemas_turns_the_warning_into_one_error_line(
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize(("output_schema", "shown"), [(True, "a boolean"), ("object", "a string"), ([1], "an array")])
+@pytest.mark.parametrize(("output_schema", "shown"), [(True, "boolean"), ("object", "string"), ([1], "array")])
 def test_an_output_schema_that_is_no_schema_object_leaves_the_result_untyped(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], output_schema: Any, shown: str
 ) -> None:
     # A schema of any other type is typed since 2026-07-28 (tests/runtime/test_root_outputs.py).
     listing = {"tools": [{"name": "t", "inputSchema": _obj({}), "outputSchema": output_schema}]}
     package, message = _degraded(tmp_path, capsys, "out.json", listing)
-    untyped = f"outputSchema is not a schema object ({shown}); the result is untyped (ToolOutput)"
+    untyped = f"outputSchema is not a schema object (got {shown}); the result is untyped (ToolOutput)"
     assert message == f"tool 't': /outputSchema: {untyped} [output-schema]"
     value = package.Tools(Recorder(default={"is_error": False, "result": "hi"})).out.t()
     assert value.text == "hi"
@@ -864,11 +864,11 @@ def test_deeply_nested_json_document_is_refused(tmp_path: Path, capsys: pytest.C
          "$ref '#/$defs/Missing' points at nothing in this schema; typed as Any [dangling-ref]"),
         (_obj({"a": {"$ref": "#anchor"}}), "/properties/a/$ref",
          "$ref '#anchor' (an anchor) is not followed; typed as Any [unsupported-ref]"),
-        (_obj({"a": {"$ref": 7}}), "/properties/a/$ref", "$ref must be a string, not a number; ignored [bad-keyword]"),
+        (_obj({"a": {"$ref": 7}}), "/properties/a/$ref", "$ref must be a string, got integer; ignored [bad-keyword]"),
         (_obj({"a": 3}), "/properties/a",
-         "a schema must be an object or a boolean, not a number; typed as Any [not-a-schema]"),
+         "a schema must be an object or a boolean, got integer; typed as Any [not-a-schema]"),
         (_obj({"a": {"anyOf": {"type": "string"}}}), "/properties/a/anyOf",
-         "anyOf must be a non-empty array, not an object; ignored [bad-keyword]"),
+         "anyOf must be a non-empty array, got object; ignored [bad-keyword]"),
     ],
     ids=["dangling", "anchor", "ref-not-string", "not-a-schema", "anyOf-not-array"],
 )  # fmt: skip

@@ -495,7 +495,7 @@ def test_retries_resend_exactly_the_transient_kinds() -> None:
     for kind in KINDS:
         provider = Flaky(kind)
         try:
-            rt.ToolsBase(provider, {"retries": 1})._call(info("t", read_only=True, idempotent=True), {}, {})
+            rt.ToolsBase(provider, {"retries": 1})._call(info("t", read_only=True, idempotent=True), {})
         except rt.ToolFailedError:
             pass
         retried[kind] = provider.calls == 2
@@ -722,19 +722,26 @@ class Tools(rt.ToolsBase):
         self.sub = rt.ToolsBase(provider, options)
 
     def echo(
-        self, *, message: str, loud: bool = False, times: int = 1, ratio: float = 1.0, tag: str | None = None
+        self,
+        *,
+        message: str,
+        loud: bool | rt.NotGiven = rt.NOT_GIVEN,
+        times: int | rt.NotGiven = rt.NOT_GIVEN,
+        ratio: float | rt.NotGiven = rt.NOT_GIVEN,
+        tag: str | None | rt.NotGiven = rt.NOT_GIVEN,
     ) -> str:
-        omit = {"loud": False, "times": 1, "ratio": 1.0, "tag": None}
         args = {"message": message, "loud": loud, "times": times, "ratio": ratio, "tag": tag}
-        return self._call(ECHO, args, omit).value.text
+        return self._call(ECHO, args).value.text
 
-    def get_weather(self, *, city: str, units: Literal["celsius", "fahrenheit"] = "celsius") -> Weather:
-        return self._call(WEATHER, {"city": city, "units": units}, {"units": "celsius"}).value
+    def get_weather(
+        self, *, city: str, units: Literal["celsius", "fahrenheit"] | rt.NotGiven = rt.NOT_GIVEN
+    ) -> Weather:
+        return self._call(WEATHER, {"city": city, "units": units}).value
 
 
 class AsyncTools(rt.AsyncToolsBase):
-    async def echo(self, *, message: str, loud: bool = False) -> str:
-        return (await self._call(ECHO, {"message": message, "loud": loud}, {"loud": False})).value.text
+    async def echo(self, *, message: str, loud: bool | rt.NotGiven = rt.NOT_GIVEN) -> str:
+        return (await self._call(ECHO, {"message": message, "loud": loud})).value.text
 
 
 def received(provider: Recorder) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
@@ -750,41 +757,33 @@ def test_unpassed_defaults_are_omitted() -> None:
     assert received(provider) == [("echo", {"message": "hi"}, {})]
 
 
-def test_omission_is_strict_about_types() -> None:
+def test_only_not_given_is_omitted_every_value_is_sent() -> None:
+    """``NOT_GIVEN`` alone means "not passed" (by identity): ``None``, ``False``, ``0`` and ``""``
+    are values, sent as they are."""
     provider = DeclaresNone()
     tools = Tools(provider)
-    tools.echo(message="a", loud=1, times=True, ratio=1)  # type: ignore[arg-type]
-    tools.echo(message="b", loud=True, times=1.0, ratio=1.0)  # type: ignore[arg-type]
-    tools.echo(message="c", loud=False, times=2, tag="")
-    tools.echo(message="d", tag=None)
+    tools.echo(message="a", loud=False, times=0, ratio=0.0)
+    tools.echo(message="b", tag=None)
+    tools.echo(message="c", loud=True, tag="")
     assert [args for _, args, _ in received(provider)] == [
-        {"message": "a", "loud": 1, "times": True, "ratio": 1},
-        {"message": "b", "loud": True, "times": 1.0},
-        {"message": "c", "times": 2, "tag": ""},
-        {"message": "d"},
+        {"message": "a", "loud": False, "times": 0, "ratio": 0.0},
+        {"message": "b", "tag": None},
+        {"message": "c", "loud": True, "tag": ""},
     ]
 
 
-def test_omission_of_none_and_nested_values() -> None:
+def test_omission_leaves_the_callers_arguments_alone() -> None:
     provider = DeclaresNone()
     tools = rt.ToolsBase(provider)
-    arguments = {"required_nullable": None, "opt": None, "zero": 0, "tags": [1], "flags": [True], "cfg": {"a": 1}}
-    omit = {"opt": None, "zero": None, "tags": [1], "flags": [1], "cfg": {"a": 1.0}}
-    tools._call(ECHO, arguments, omit)
-    assert received(provider)[0][1] == {"required_nullable": None, "zero": 0, "flags": [True], "cfg": {"a": 1}}
-    assert arguments == {
-        "required_nullable": None,
-        "opt": None,
-        "zero": 0,
-        "tags": [1],
-        "flags": [True],
-        "cfg": {"a": 1},
-    }
+    arguments = {"required_nullable": None, "opt": rt.NOT_GIVEN, "tags": [1], "cfg": {"a": 1.0}}
+    tools._call(ECHO, arguments)
+    assert received(provider)[0][1] == {"required_nullable": None, "tags": [1], "cfg": {"a": 1.0}}
+    assert arguments == {"required_nullable": None, "opt": rt.NOT_GIVEN, "tags": [1], "cfg": {"a": 1.0}}
 
 
 def test_wire_keys_are_used_as_is() -> None:
     provider = TakesKwargs()
-    rt.ToolsBase(provider)._call(info("x-y"), {"entityType": "p", "from": 1, "a-b": 2}, {})
+    rt.ToolsBase(provider)._call(info("x-y"), {"entityType": "p", "from": 1, "a-b": 2})
     assert received(provider) == [("x-y", {"entityType": "p", "from": 1, "a-b": 2}, {})]
 
 
@@ -845,7 +844,7 @@ def test_runtime_tool_contract_provider_end_to_end() -> None:
             return kwargs["a"] + kwargs["b"]
 
     add = info("add", Sum, output_is_root=True)
-    result = rt.ToolsBase(Adder(), {"timeout_seconds": 1.0, "user": "u"})._call(add, {"a": 2, "b": 3.5}, {})
+    result = rt.ToolsBase(Adder(), {"timeout_seconds": 1.0, "user": "u"})._call(add, {"a": 2, "b": 3.5})
     assert result.value == 5.5
     assert result.envelope == {
         "status": "success",
@@ -856,7 +855,7 @@ def test_runtime_tool_contract_provider_end_to_end() -> None:
         "structured_content": 5.5,
     }
     with pytest.raises(rt.ToolArgumentsError) as caught:
-        rt.ToolsBase(Adder())._call(add, {"a": 2}, {})
+        rt.ToolsBase(Adder())._call(add, {"a": 2})
     assert caught.value.message == "invalid arguments for tool 'add': /: missing required argument 'b'"
 
 

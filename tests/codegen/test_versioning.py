@@ -232,6 +232,25 @@ def _calls_whoami_of(out: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _kept_tool_is_no_callable_tool(out)
 
 
+def _deprecations_are_recorded(package: Path) -> None:
+    """What ``--drift upgrade`` newly deprecates (a tool, a parameter, an output field) has a rule of
+    its own, class review, in the changelog; api.md tags each."""
+    changelog = (package / "CHANGELOG.md").read_text(encoding="utf-8")
+    section = changelog[changelog.index("## 1.0.0") : changelog.index("## 0.1.0")]
+    assert "9 change(s): 4 breaking, 4 review, 1 compatible." in section
+    for line in [
+        "- **review** server sample, tool get\\_weather: output field 'humidity' deprecated (output-field-deprecated)",
+        "- **review** server sample, tool list\\_cities: tool deprecated (tool-deprecated)",
+        "- **review** server sample, tool search-docs: parameter 'limit' deprecated (param-deprecated)",
+    ]:
+        assert line in section.splitlines(), section
+    assert "schema-keyword-changed" not in section
+    api = (package / "api.md").read_text(encoding="utf-8")
+    assert "(no output schema). [read_only, deprecated]\ndef list_cities(" in api
+    assert "[read_only, deprecated parameter(s): limit]\ndef search_docs(" in api
+    assert "Current weather [read_only, deprecated output field(s): humidity]\ndef get_weather(" in api
+
+
 class _Recording:
     def __init__(self) -> None:
         self.calls: list[str] = []
@@ -283,5 +302,6 @@ def test_a_removed_tool_is_kept_for_n_versions_and_raises_naming_the_removal(
             tools = (tmp_path / "out/pkg/_tools.py").read_text(encoding="utf-8")
             _calls_whoami_of(tmp_path / "out", monkeypatch)
             assert "Removed: tool 'whoami' was removed by its server in version 1.0.0" in tools
+            _deprecations_are_recorded(tmp_path / "out" / "pkg")
     api = (tmp_path / "out/pkg/api.md").read_text(encoding="utf-8")
     assert "def crash(" in api and "def whoami(" not in api

@@ -48,7 +48,7 @@ TARGETS = {
     + [_CONTRACT + "x_ainvoke_call_tool__*"]
     + [_CONTRACT + "x__forwarded_to__*"]
     # `_rules._declared` is not listed: mutmut leaves decorated functions (it is lru_cached) alone.
-    + [f"{_RULES}x_{name}__*" for name in ("forward_target", "accepted_options")],
+    + [f"{_RULES}x_{name}__*" for name in ("forward_target", "accepted_options", "keywords_taken", "options_for")],
     "pagination": ["mas.runtime.mcp.provider.xǁMCPToolProviderǁ_fetch_listing__*"],
     "redaction": [
         f"mas.runtime.mcp._convert.x_{name}__*"

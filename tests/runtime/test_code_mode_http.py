@@ -91,8 +91,8 @@ def test_the_guard_for_each_host() -> None:
 
 
 @contextmanager
-def served(*args: str) -> Iterator[tuple[int, subprocess.Popen[str]]]:
-    port = free_port()
+def served(*args: str, port: int | None = None) -> Iterator[tuple[int, subprocess.Popen[str]]]:
+    port = port or free_port()
     command = python_command(
         "-m", "mas.runtime", "serve", "--code-mode", "--http", "--port", str(port), *args, *SOURCES,
         pythonpath=ENV.get("PYTHONPATH"),
@@ -211,3 +211,117 @@ def test_progress_of_the_calls_inside_a_run_reaches_the_client() -> None:
             assert [m for _, m in updates] == [f"count_slowly: step {i}/3" for i in (1, 2, 3)]
 
     asyncio.run(talk())
+
+
+@contextmanager
+def introspection_server(resource: str) -> Iterator[tuple[str, list[str]]]:
+    """A stand-in authorization server on 127.0.0.1: its RFC 7662 endpoint answers for a few
+    tokens (good, issued for another resource, expired, without the scope, inactive) and keeps the
+    Authorization header of each request (the client's credentials)."""
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from urllib.parse import parse_qs
+
+    now = int(time.time())
+    answers = {
+        "good-token": {"active": True, "aud": [resource], "scope": "mcp:run other", "exp": now + 600, "sub": "u1"},
+        "other-audience": {
+            "active": True,
+            "aud": "https://elsewhere.example/mcp",
+            "scope": "mcp:run",
+            "exp": now + 600,
+        },
+        "expired": {"active": True, "aud": resource, "scope": "mcp:run", "exp": now - 10},
+        "no-scope": {"active": True, "aud": resource, "scope": "read", "exp": now + 600},
+    }
+    seen: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - the http.server hook's name
+            seen.append(self.headers.get("authorization", ""))
+            form = parse_qs(self.rfile.read(int(self.headers.get("content-length", "0"))).decode())
+            body = json.dumps(answers.get(form.get("token", [""])[0], {"active": False})).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/introspect", seen
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_oauth_resource_server_mode_takes_only_tokens_issued_for_it() -> None:
+    """``--oauth-*``: off loopback without a bearer token, each request's access token is checked by
+    introspection at the authorization server (as the configured client): only an active, unexpired
+    token whose audience is this server and that holds the required scope gets in; the SDK serves the
+    RFC 9728 metadata naming the authorization server; the start line says so; no secret is shown."""
+    port = free_port()
+    resource = f"http://127.0.0.2:{port}/mcp"
+    with introspection_server(resource) as (endpoint, seen):
+        oauth = ["--oauth-issuer", "http://127.0.0.1:9/", "--oauth-resource", resource, "--oauth-introspection",
+                 endpoint, "--oauth-scope", "mcp:run", "--oauth-client-id", "code-mode",
+                 "--oauth-client-secret", "env:CODE_MODE_TOKEN"]  # fmt: skip
+        with served("--host", "127.0.0.2", *oauth, port=port) as (_, proc):
+            with httpx2.Client(timeout=10) as http:
+                assert http.post(resource, json=INITIALIZE, headers=ACCEPT).status_code == 401
+                for token, status in (("other-audience", 401), ("expired", 401), ("inactive", 401), ("no-scope", 403)):
+                    bad = {**ACCEPT, "authorization": f"Bearer {token}"}
+                    assert http.post(resource, json=INITIALIZE, headers=bad).status_code == status, token
+                good = {**ACCEPT, "authorization": "Bearer good-token"}
+                assert http.post(resource, json=INITIALIZE, headers=good).status_code == 200
+                forged = http.post(resource, json=INITIALIZE, headers={**good, "host": "evil.example"})
+                assert forged.status_code == 421  # the DNS-rebinding check stays on
+                meta = http.get(f"http://127.0.0.2:{port}/.well-known/oauth-protected-resource/mcp")
+                assert meta.status_code == 200, meta.status_code
+                assert meta.json()["resource"] == resource
+                assert meta.json()["authorization_servers"] == ["http://127.0.0.1:9/"]
+
+            async def talk() -> None:
+                client = httpx2.AsyncClient(headers={"authorization": "Bearer good-token"}, timeout=30)
+                async with (
+                    client,
+                    streamable_http_client(resource, http_client=client) as (read, write),
+                    ClientSession(read, write) as session,
+                ):
+                    await session.initialize()
+                    code = "from tools import sample\n(await sample.get_weather(city='Paris'))['city']"
+                    reply = await session.call_tool("run_code", {"code": code})
+                    assert not reply.is_error and reply.content[0].text == 'value: "Paris"'  # type: ignore[union-attr]
+
+            asyncio.run(talk())
+            proc.terminate()
+            _, err = proc.communicate(timeout=10)
+    import base64
+
+    assert seen and all(h == "Basic " + base64.b64encode(f"code-mode:{TOKEN}".encode()).decode() for h in seen)
+    start = next(line for line in err.splitlines() if "code mode on" in line)
+    assert f"every request needs an OAuth access token for {resource}, checked at {endpoint}" in start
+    assert TOKEN not in err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--oauth-issuer", "https://as.example/"],
+         "OAuth resource-server mode needs --oauth-resource, --oauth-introspection"),
+        (["--oauth-issuer", "https://as.example/", "--oauth-resource", "https://mcp.example/mcp",
+          "--oauth-introspection", "http://as.example/introspect"], "--oauth-introspection must be https off loopback"),
+        (["--oauth-issuer", "https://as.example/", "--oauth-resource", "https://mcp.example/mcp",
+          "--oauth-introspection", "https://as.example/introspect", "--auth-token", "env:CODE_MODE_TOKEN"],
+         "--auth-token and the --oauth-* options are two ways to guard; choose one"),
+    ],
+)  # fmt: skip
+def test_oauth_settings_that_would_not_guard_refuse_to_start(args: list[str], message: str) -> None:
+    proc = serve("--http", "--host", "127.0.0.2", *args, *SOURCES)
+    assert proc.returncode == 2 and message in proc.stderr, proc.stderr

@@ -78,11 +78,11 @@ class _Whole:
 class ToolsBase(_ToolsCore[SupportsCallTool]):
     """Base of a generated synchronous ``Tools`` class."""
 
-    def _call(self, info: ToolInfo[T], arguments: dict[str, Any], omit: Mapping[str, object]) -> ToolResult[T]:
+    def _call(self, info: ToolInfo[T], arguments: dict[str, Any]) -> ToolResult[T]:
         if not self._options:  # nothing to confirm, retry or answer: one send, one decode
             # The generated method built ``arguments`` for this call alone: no copy unless some are dropped.
-            return decode_result(info, self._send(info, without_omitted(arguments, omit) if omit else arguments, {}))
-        plan = CallPlan(info, without_omitted(arguments, omit), self._options)
+            return decode_result(info, self._send(info, without_omitted(arguments), {}))
+        plan = CallPlan(info, without_omitted(arguments), self._options)
         answer = plan.confirmation()
         plan.confirmed(_run_awaitable(info, answer) if inspect.isawaitable(answer) else answer)
         while True:
@@ -121,8 +121,8 @@ class ToolsResultsBase(ToolsBase):
     tool on this instance (a thin wrapper, as ``with_raw_response`` in the Stainless SDKs), and
     returns the whole ``ToolResult`` instead of its value."""
 
-    def _call(self, info: ToolInfo[T], arguments: dict[str, Any], omit: Mapping[str, object]) -> ToolResult[T]:
-        return cast("ToolResult[T]", _Whole(super()._call(info, arguments, omit)))
+    def _call(self, info: ToolInfo[T], arguments: dict[str, Any]) -> ToolResult[T]:
+        return cast("ToolResult[T]", _Whole(super()._call(info, arguments)))
 
     def _whole(
         self, method: Callable[Concatenate[Any, _A], T], /, *_args: _A.args, **_kwargs: _A.kwargs
@@ -133,12 +133,10 @@ class ToolsResultsBase(ToolsBase):
 class AsyncToolsBase(_ToolsCore[SupportsCallTool | SupportsAsyncCallTool]):
     """Base of a generated ``AsyncTools`` class; works with sync and async providers."""
 
-    async def _call(self, info: ToolInfo[T], arguments: dict[str, Any], omit: Mapping[str, object]) -> ToolResult[T]:
+    async def _call(self, info: ToolInfo[T], arguments: dict[str, Any]) -> ToolResult[T]:
         if not self._options:  # nothing to confirm, retry or answer: one send, one decode
-            return decode_result(
-                info, await self._send(info, without_omitted(arguments, omit) if omit else arguments, {})
-            )
-        plan = CallPlan(info, without_omitted(arguments, omit), self._options)
+            return decode_result(info, await self._send(info, without_omitted(arguments), {}))
+        plan = CallPlan(info, without_omitted(arguments), self._options)
         answer = plan.confirmation()
         plan.confirmed(await answer if inspect.isawaitable(answer) else answer)
         while True:
@@ -165,8 +163,8 @@ class AsyncToolsBase(_ToolsCore[SupportsCallTool | SupportsAsyncCallTool]):
 class AsyncToolsResultsBase(AsyncToolsBase):
     """The async ``ToolsResultsBase``: each method awaits the value method on this instance."""
 
-    async def _call(self, info: ToolInfo[T], arguments: dict[str, Any], omit: Mapping[str, object]) -> ToolResult[T]:
-        return cast("ToolResult[T]", _Whole(await super()._call(info, arguments, omit)))
+    async def _call(self, info: ToolInfo[T], arguments: dict[str, Any]) -> ToolResult[T]:
+        return cast("ToolResult[T]", _Whole(await super()._call(info, arguments)))
 
     async def _whole(
         self, method: Callable[Concatenate[Any, _A], Awaitable[T]], /, *_args: _A.args, **_kwargs: _A.kwargs
@@ -174,18 +172,16 @@ class AsyncToolsResultsBase(AsyncToolsBase):
         return cast("ToolResult[T]", await method(self, *_args, **_kwargs))
 
 
-def _starting(
-    info: ToolInfo[Any], arguments: dict[str, Any], omit: Mapping[str, object], options: CallOptions
-) -> CallPlan:
-    return CallPlan(info, without_omitted(arguments, omit), cast("CallOptions", {**options, "allow_claimed": True}))
+def _starting(info: ToolInfo[Any], arguments: dict[str, Any], options: CallOptions) -> CallPlan:
+    return CallPlan(info, without_omitted(arguments), cast("CallOptions", {**options, "allow_claimed": True}))
 
 
 class ToolsTasksBase(ToolsBase):
     """Base of a generated ``...ToolsTasks`` class: each method starts its tool as a task and
     returns a ``ToolTask`` at once (a thin wrapper over the value method, as ``.results``)."""
 
-    def _call(self, info: ToolInfo[T], arguments: dict[str, Any], omit: Mapping[str, object]) -> ToolResult[T]:
-        plan = _starting(info, arguments, omit, self._options)
+    def _call(self, info: ToolInfo[T], arguments: dict[str, Any]) -> ToolResult[T]:
+        plan = _starting(info, arguments, self._options)
         answer = plan.confirmation()
         plan.confirmed(_run_awaitable(info, answer) if inspect.isawaitable(answer) else answer)
         while True:  # a server may ask before it decides to start the task
@@ -205,7 +201,7 @@ class ToolsTasksBase(ToolsBase):
         return cast("ToolResult[T]", _Whole(task))
 
     def _follow(self, info: ToolInfo[Any], options: CallOptions) -> object:
-        return ToolsBase(self._provider, options)._call(info, {}, {}).value
+        return ToolsBase(self._provider, options)._call(info, {}).value
 
     def _task(self, method: Callable[Concatenate[Any, _A], T], /, *_args: _A.args, **_kwargs: _A.kwargs) -> ToolTask[T]:
         return cast("ToolTask[T]", method(self, *_args, **_kwargs))
@@ -218,8 +214,8 @@ class ToolsTasksBase(ToolsBase):
 class AsyncToolsTasksBase(AsyncToolsBase):
     """The async ``ToolsTasksBase``: each method starts the task and returns an ``AsyncToolTask``."""
 
-    async def _call(self, info: ToolInfo[T], arguments: dict[str, Any], omit: Mapping[str, object]) -> ToolResult[T]:
-        plan = _starting(info, arguments, omit, self._options)
+    async def _call(self, info: ToolInfo[T], arguments: dict[str, Any]) -> ToolResult[T]:
+        plan = _starting(info, arguments, self._options)
         answer = plan.confirmation()
         plan.confirmed(await answer if inspect.isawaitable(answer) else answer)
         while True:
@@ -240,7 +236,7 @@ class AsyncToolsTasksBase(AsyncToolsBase):
         )
 
     async def _follow(self, info: ToolInfo[Any], options: CallOptions) -> object:
-        return (await AsyncToolsBase(self._provider, options)._call(info, {}, {})).value
+        return (await AsyncToolsBase(self._provider, options)._call(info, {})).value
 
     async def _task(
         self, method: Callable[Concatenate[Any, _A], Awaitable[T]], /, *_args: _A.args, **_kwargs: _A.kwargs

@@ -128,7 +128,7 @@ def first_difference(expected: object, actual: object, at: str = "") -> str | No
         if len(want_list) != len(got_list):
             return f"{at or '/'}: expected {len(want_list)} item(s), got {len(got_list)}"
         return None
-    if type(expected) is not type(actual) or expected != actual:
+    if not _rules.json_equal(expected, actual):
         return f"{at or '/'}: expected {_shown(expected)}, got {_shown(actual)}"
     return None
 

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping, Sequence
-from typing import Any, Final, cast
+from typing import Any, Final
 
 __all__ = ["NOT_GIVEN", "NotGiven", "without_omitted"]
 
@@ -26,22 +25,10 @@ class NotGiven(enum.Enum):
 NOT_GIVEN: Final = NotGiven.NOT_GIVEN
 
 
-def _same(value: object, marker: object) -> bool:
-    """Strict equality: same type and equal, recursively (so True is not 1 and 1.0 is not 1)."""
-    if value is None or marker is None:
-        return value is marker
-    if type(value) is not type(marker):
-        return False
-    if isinstance(value, list | tuple):
-        left, right = cast("Sequence[object]", value), cast("Sequence[object]", marker)
-        return len(left) == len(right) and all(_same(a, b) for a, b in zip(left, right, strict=True))
-    if isinstance(value, dict):
-        left_map, right_map = cast("dict[object, object]", value), cast("dict[object, object]", marker)
-        return left_map.keys() == right_map.keys() and all(_same(left_map[k], right_map[k]) for k in left_map)
-    return value == marker
-
-
-def without_omitted(arguments: Mapping[str, Any], omit: Mapping[str, object]) -> dict[str, Any]:
-    if not omit:  # a tool without optional arguments
-        return dict(arguments)
-    return {key: value for key, value in arguments.items() if not (key in omit and _same(value, omit[key]))}
+def without_omitted(arguments: dict[str, Any]) -> dict[str, Any]:
+    """The arguments to send: all but those left :data:`NOT_GIVEN` (``arguments`` itself when none is:
+    a generated method builds them for one call)."""
+    for value in arguments.values():
+        if value is NOT_GIVEN:
+            return {key: value for key, value in arguments.items() if value is not NOT_GIVEN}
+    return arguments

@@ -10,7 +10,7 @@ a model: importing a generated package builds no pydantic class.
 
 A generated ``Tools`` class subclasses :class:`ToolsBase` (``AsyncTools`` subclasses
 :class:`AsyncToolsBase`). Each typed method builds the wire arguments and calls
-``self._call(INFO, arguments, omit)``, which
+``self._call(INFO, arguments)``, which
 
 1. drops the optional arguments the caller did not pass (their value is :data:`NOT_GIVEN`, the
    default of every optional parameter; ``None`` is a value, sent as JSON ``null``, and the

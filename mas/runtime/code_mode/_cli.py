@@ -98,6 +98,16 @@ def add_commands(commands: Any, common: argparse.ArgumentParser, epilog: str) ->
                        help="HTTP: every request must carry this bearer token (required off loopback)")  # fmt: skip
     serve.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
                        help="HTTP: a Host header to accept besides --host (repeatable; needed on 0.0.0.0)")  # fmt: skip
+    serve.add_argument(
+        "--oauth-issuer", metavar="URL", help="HTTP, OAuth resource-server mode: the authorization server"
+    )
+    serve.add_argument("--oauth-resource", metavar="URL", help="OAuth: this server's URL, the tokens' audience")
+    serve.add_argument("--oauth-introspection", metavar="URL",
+                       help="OAuth: the RFC 7662 introspection endpoint (https off loopback)")  # fmt: skip
+    serve.add_argument("--oauth-scope", action="append", default=[], metavar="SCOPE",
+                       help="OAuth: a scope every token must hold (repeatable)")  # fmt: skip
+    serve.add_argument("--oauth-client-id", metavar="ID", help="OAuth: the client id introspection is asked as")
+    serve.add_argument("--oauth-client-secret", metavar="env:VAR", help="OAuth: its secret, from the environment")
 
 
 def load_package(spec: str) -> ModuleType:
@@ -253,17 +263,28 @@ def _routes(registry: Any) -> Any:
 
 
 def serve_command(args: argparse.Namespace, progress: Progress, open_registry: Any, prog: str) -> int:
-    from mas.runtime.code_mode.server import HttpSecurityError, build_server, http_security, serve_http, serve_stdio
+    from mas.runtime.code_mode.server import (
+        HttpSecurityError,
+        build_server,
+        http_security,
+        oauth_resource,
+        serve_http,
+        serve_stdio,
+    )
 
     try:
         security = None
+        oauth_given = [args.oauth_issuer, args.oauth_resource, args.oauth_introspection, args.oauth_scope,
+                       args.oauth_client_id, args.oauth_client_secret]  # fmt: skip
         if args.http:  # refused before any server starts
             try:
-                security = http_security(args.host, args.auth_token, args.allowed_host)
+                oauth = oauth_resource(args.oauth_issuer, args.oauth_resource, args.oauth_introspection,
+                                       args.oauth_scope, args.oauth_client_id, args.oauth_client_secret)  # fmt: skip
+                security = http_security(args.host, args.auth_token, args.allowed_host, oauth)
             except HttpSecurityError as exc:
                 raise UsageError(str(exc)) from exc
-        elif args.auth_token or args.allowed_host:
-            raise UsageError("--auth-token and --allowed-host are for --http")
+        elif args.auth_token or args.allowed_host or any(oauth_given):
+            raise UsageError("--auth-token, --allowed-host and the --oauth-* options are for --http")
         load_package(args.package)
         shared = {
             "max_concurrent_runs": args.max_concurrent_runs,

@@ -452,17 +452,133 @@ class HttpSecurity:
     token_source: str | None
     allowed_hosts: tuple[str, ...]
     allowed_origins: tuple[str, ...]
+    oauth: OAuthResource | None = None
 
     def describe(self, host: str, port: int) -> str:
         """The line said at start: the address and each protection."""
         where = f"code mode on http://{host}:{port}/mcp"
         auth = (f"every request needs the bearer token from {self.token_source}" if self.token
+                else f"every request needs an OAuth access token for {self.oauth.resource}, checked at "
+                     f"{self.oauth.introspection}" if self.oauth
                 else "no authentication (loopback only)")  # fmt: skip
         hosts = ", ".join(h.removesuffix(":*") for h in self.allowed_hosts)
         return f"{where}; {auth}; DNS-rebinding protection on, Host must be one of: {hosts}"
 
 
-def http_security(host: str, auth_token: str | None, allowed_hosts: Sequence[str] = ()) -> HttpSecurity:
+@dataclass(frozen=True)
+class OAuthResource:
+    """Resource-server mode: every request carries an OAuth access token that the authorization
+    server ``issuer`` issued for ``resource`` (this server's URL), checked by RFC 7662 introspection
+    at ``introspection`` (as the client ``client_id`` with the secret from ``client_secret_source``,
+    when given) and holding every scope of ``scopes``. The SDK serves the RFC 9728 metadata."""
+
+    issuer: str
+    resource: str
+    introspection: str
+    scopes: tuple[str, ...] = ()
+    client_id: str | None = None
+    client_secret_source: str | None = None
+
+
+#: Seconds an introspection request may take, and the bytes of its answer read at most.
+INTROSPECTION_TIMEOUT = 5.0
+_INTROSPECTION_MAX_BYTES = 64 * 1024
+
+
+class IntrospectionVerifier:
+    """The SDK's ``TokenVerifier`` by RFC 7662 introspection: a token is good only when the
+    authorization server says it is ``active``, it has not expired, and its audience (``aud``) names
+    the resource (the SDK then refuses a token issued for another resource, and one without the
+    required scopes). Any failure (no answer in time, not 200, an answer too long or not JSON) is a
+    refusal; nothing is cached."""
+
+    def __init__(self, oauth: OAuthResource, client_secret: str | None) -> None:
+        self.oauth = oauth
+        self.secret = client_secret
+
+    async def verify_token(self, token: str) -> Any:
+        import time as _time
+
+        import httpx2
+        from mcp.server.auth.provider import AccessToken
+
+        auth = (self.oauth.client_id, self.secret or "") if self.oauth.client_id else None
+        form = {"token": token, "token_type_hint": "access_token"}
+        try:
+            async with (
+                httpx2.AsyncClient(timeout=INTROSPECTION_TIMEOUT, follow_redirects=False) as http,
+                http.stream(
+                    "POST", self.oauth.introspection, data=form, auth=auth, headers={"accept": "application/json"}
+                ) as reply,  # fmt: skip
+            ):
+                if reply.status_code != 200:
+                    return None
+                body = b""
+                async for chunk in reply.aiter_bytes():
+                    body += chunk
+                    if len(body) > _INTROSPECTION_MAX_BYTES:
+                        return None
+            data = json.loads(body)
+        except (httpx2.HTTPError, ValueError):
+            return None
+        if not isinstance(data, dict) or data.get("active") is not True:
+            return None
+        expires = data.get("exp")
+        if isinstance(expires, bool) or not isinstance(expires, int | float | type(None)):
+            return None
+        if expires is not None and expires <= _time.time():
+            return None
+        aud = data.get("aud")
+        audiences = (
+            [aud] if isinstance(aud, str) else [a for a in aud if isinstance(a, str)] if isinstance(aud, list) else []
+        )
+        if self.oauth.resource not in audiences:
+            return None
+        scope = data.get("scope")
+        return AccessToken(
+            token=token,
+            client_id=str(data.get("client_id") or ""),
+            scopes=scope.split() if isinstance(scope, str) else [],
+            expires_at=int(expires) if expires is not None else None,
+            resource=self.oauth.resource,
+            subject=data["sub"] if isinstance(data.get("sub"), str) else None,
+        )
+
+
+def oauth_resource(
+    issuer: str | None,
+    resource: str | None,
+    introspection: str | None,
+    scopes: Sequence[str] = (),
+    client_id: str | None = None,
+    client_secret: str | None = None,
+) -> OAuthResource | None:
+    """The resource-server settings from the ``--oauth-*`` options (None when none is given);
+    ``HttpSecurityError`` when one is missing, a URL is not http(s), or the introspection endpoint
+    would get the tokens in clear off loopback (it must be https unless on 127.0.0.1/localhost/::1)."""
+    from urllib.parse import urlsplit
+
+    given = {"--oauth-issuer": issuer, "--oauth-resource": resource, "--oauth-introspection": introspection}
+    if not any(given.values()) and not scopes and not client_id and not client_secret:
+        return None
+    missing = [name for name, value in given.items() if not value]
+    if missing:
+        raise HttpSecurityError(f"OAuth resource-server mode needs {', '.join(missing)}")
+    for name, value in given.items():
+        parts = urlsplit(str(value))
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise HttpSecurityError(f"{name} {value!r} is not an http(s) URL")
+    where = urlsplit(str(introspection))
+    if where.scheme != "https" and where.hostname not in LOOPBACK_HOSTS:
+        raise HttpSecurityError("--oauth-introspection must be https off loopback: it is sent every access token")
+    if client_secret is not None and (not client_secret.startswith("env:") or not client_id):
+        raise HttpSecurityError("--oauth-client-secret takes env:VAR, with --oauth-client-id")
+    return OAuthResource(str(issuer), str(resource), str(introspection), tuple(scopes), client_id, client_secret)
+
+
+def http_security(
+    host: str, auth_token: str | None, allowed_hosts: Sequence[str] = (), oauth: OAuthResource | None = None
+) -> HttpSecurity:
     """The guard for serving on ``host``. Off loopback a bearer token is required (``auth_token``
     is ``env:VAR``: the variable must be set, 16 characters at least); on a wildcard address the
     names clients use must be listed (``allowed_hosts``), since the Host header is what keeps a web
@@ -478,10 +594,17 @@ def http_security(host: str, auth_token: str | None, allowed_hosts: Sequence[str
         if len(token) < 16:
             raise HttpSecurityError(f"--auth-token {auth_token}: the variable is unset or shorter than 16 characters")
         redact.remember([token])
-    elif not loopback:
+    if token is not None and oauth is not None:
+        raise HttpSecurityError("--auth-token and the --oauth-* options are two ways to guard; choose one")
+    if oauth is not None and oauth.client_secret_source is not None:
+        secret = os.environ.get(oauth.client_secret_source[4:], "")
+        if not secret:
+            raise HttpSecurityError(f"--oauth-client-secret {oauth.client_secret_source}: the variable is unset")
+        redact.remember([secret])
+    if token is None and oauth is None and not loopback:
         raise HttpSecurityError(
             f"--host {host} is not loopback: serving code execution there needs --auth-token env:VAR "
-            "(a bearer token every request must carry)"
+            "(a bearer token every request must carry) or OAuth resource-server mode (--oauth-*)"
         )
     names = [h for h in LOOPBACK_HOSTS if loopback] + list(allowed_hosts)
     if not loopback and host not in _WILDCARDS:
@@ -492,7 +615,7 @@ def http_security(host: str, auth_token: str | None, allowed_hosts: Sequence[str
         )
     patterns = tuple(f"[{n}]:*" if ":" in n else f"{n}:*" for n in dict.fromkeys(names))
     origins = tuple(f"{scheme}://{p}" for p in patterns for scheme in ("http", "https"))
-    return HttpSecurity(token, auth_token if token else None, patterns, origins)
+    return HttpSecurity(token, auth_token if token else None, patterns, origins, oauth)
 
 
 class _BearerAuth:
@@ -527,6 +650,16 @@ def http_app(server: Server[Any], host: str, security: HttpSecurity) -> Any:
         allowed_hosts=list(security.allowed_hosts),
         allowed_origins=list(security.allowed_origins),
     )
+    if security.oauth is not None:
+        from mcp.server.auth.settings import AuthSettings
+
+        oauth = security.oauth
+        secret = os.environ.get(oauth.client_secret_source[4:]) if oauth.client_secret_source else None
+        auth = AuthSettings(issuer_url=oauth.issuer, resource_server_url=oauth.resource,  # type: ignore[arg-type]
+                            required_scopes=list(oauth.scopes) or None, validate_token_resource=True)  # fmt: skip
+        return server.streamable_http_app(
+            host=host, transport_security=settings, auth=auth, token_verifier=IntrospectionVerifier(oauth, secret)
+        )
     app = server.streamable_http_app(host=host, transport_security=settings)
     return _BearerAuth(app, security.token) if security.token else app
 

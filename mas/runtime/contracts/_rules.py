@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, cast
 
 __all__ = [
@@ -50,7 +50,11 @@ __all__ = [
     "is_destructive",
     "is_envelope",
     "joined_text",
+    "json_equal",
+    "json_type",
+    "keywords_taken",
     "one_line",
+    "options_for",
     "pointer",
     "pointer_token",
     "pointer_tokens",
@@ -346,12 +350,21 @@ FORWARDS_TO = "__forwards_options_to__"
 def _declared(func: Callable[..., object]) -> frozenset[str] | None:
     try:
         parameters = inspect.signature(func).parameters.values()
-    except (TypeError, ValueError):  # no introspectable signature: forward nothing
+    except (TypeError, ValueError):  # no introspectable signature: it takes nothing by name
         return frozenset()
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
         return None
-    named = {p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
-    return frozenset(named.intersection(CALL_OPTIONS))
+    return frozenset(p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+
+
+def keywords_taken(func: Callable[..., object]) -> frozenset[str] | None:
+    """The keyword arguments ``func`` takes by name, or None when it takes ``**kwargs`` (any):
+    the one reading of a callee's signature, wherever something is passed only if it is declared."""
+    target: Callable[..., object] = getattr(func, "__func__", func)  # bound method: cache per function
+    try:
+        return _declared(target)
+    except TypeError:  # unhashable callable
+        return _declared.__wrapped__(target)
 
 
 def forward_target(callee: object, method: str) -> Callable[..., object] | None:
@@ -372,11 +385,8 @@ def forward_target(callee: object, method: str) -> Callable[..., object] | None:
 
 def accepted_options(func: Callable[..., object]) -> frozenset[str] | None:
     """The call options ``func`` declares, or None when it takes ``**kwargs`` (accepts all)."""
-    target: Callable[..., object] = getattr(func, "__func__", func)  # bound method: cache per function
-    try:
-        return _declared(target)
-    except TypeError:  # unhashable callable
-        return _declared.__wrapped__(target)
+    taken = keywords_taken(func)
+    return None if taken is None else taken.intersection(CALL_OPTIONS)
 
 
 def unknown_options(names: Iterable[str], known: tuple[str, ...] = CALL_OPTIONS) -> None:
@@ -391,12 +401,19 @@ def unknown_options(names: Iterable[str], known: tuple[str, ...] = CALL_OPTIONS)
 
 
 def forwarded(callee: object, method: str, options: Mapping[str, object]) -> dict[str, object]:
-    """The options that reach ``callee.<method>``: set ones (not None) that the callable that
-    finally receives them declares, or all of them when it takes ``**kwargs``."""
+    """The options that reach ``callee.<method>`` (:func:`options_for` the callable that finally
+    receives them; all set ones when there is none to read)."""
     if not options:  # the common case: no signature lookup at all
         return {}
-    target = forward_target(callee, method)
-    accepted = None if target is None else accepted_options(target)
+    return options_for(forward_target(callee, method), options)
+
+
+def options_for(func: Callable[..., object] | None, options: Mapping[str, object]) -> dict[str, object]:
+    """The call options that reach ``func``: set ones (not None) that it declares, or all of them
+    when it takes ``**kwargs`` (or is None: nothing to read). The one filtering of options."""
+    if not options:
+        return {}
+    accepted = None if func is None else accepted_options(func)
     return {
         key: value
         for key, value in options.items()
@@ -516,6 +533,47 @@ def unescape_token(token: str) -> str:
 def pointer_tokens(text: str) -> list[str]:
     """The unescaped tokens of a JSON pointer (``"/a~1b/0"`` -> ``["a/b", "0"]``)."""
     return [unescape_token(token) for token in text.split("/")[1:]]
+
+
+# --------------------------------------------------------------------------------------------
+# JSON values: the name of a value's type, and strict equality
+
+
+def json_type(value: object) -> str:
+    """The JSON Schema name of a JSON value's type (``integer`` apart from ``number``, a bool is a
+    ``boolean``), else the Python type's name: the one wording of "got ..." in messages and the
+    one reading of a value's type against a schema's ``type``."""
+    if value is None:
+        return "null"
+    for kind, name in _JSON_TYPE_NAMES:
+        if isinstance(value, kind):
+            return name
+    return type(value).__name__
+
+
+_JSON_TYPE_NAMES: tuple[tuple[type, str], ...] = (
+    (bool, "boolean"),  # before int: a bool is an int to Python
+    (str, "string"),
+    (int, "integer"),
+    (float, "number"),
+    (list, "array"),
+    (tuple, "array"),
+    (Mapping, "object"),
+)
+
+
+def json_equal(left: object, right: object) -> bool:
+    """JSON equality that tells ``1`` from ``true`` and from ``1.0`` (``==`` does not), at every
+    depth; an object's keys in any order."""
+    if type(left) is not type(right):
+        return False
+    if isinstance(left, dict):
+        a, b = cast("dict[object, object]", left), cast("dict[object, object]", right)
+        return a.keys() == b.keys() and all(json_equal(a[key], b[key]) for key in a)
+    if isinstance(left, list | tuple):
+        x, y = cast("Sequence[object]", left), cast("Sequence[object]", right)
+        return len(x) == len(y) and all(json_equal(i, j) for i, j in zip(x, y, strict=True))
+    return bool(left == right)
 
 
 # --------------------------------------------------------------------------------------------

@@ -542,11 +542,7 @@ _NO_OPTIONS = CallOptions()
 
 
 def _forwardable(func: Callable[..., Any], options: CallOptions) -> dict[str, Any]:
-    given = options.given()
-    if not given:
-        return given
-    accepted = accepted_call_kwargs(func)
-    return given if accepted is None else {key: value for key, value in given.items() if key in accepted}
+    return _rules.options_for(func, options.given())
 
 
 # --- coroutines from sync code, and time limits -----------------------------------------------

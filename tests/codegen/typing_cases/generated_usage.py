@@ -77,7 +77,7 @@ GET_SUM: _rt.ToolInfo[float] = _rt.ToolInfo(
 class NotesTools(_rt.ToolsBase):
     def delete(self, *, note_id: str) -> _rt.ToolOutput:
         """Delete a note."""
-        return self._call(NOTES_DELETE, {"id": note_id}, {}).value
+        return self._call(NOTES_DELETE, {"id": note_id}).value
 
 
 class Tools(_rt.ToolsBase):
@@ -93,24 +93,24 @@ class Tools(_rt.ToolsBase):
         self, *, city: str, units: Literal["celsius", "fahrenheit"] | _rt.NotGiven = _rt.NOT_GIVEN
     ) -> GetWeatherOutput:
         """The current weather in a city."""
-        return self._call(GET_WEATHER, {"city": city, "units": units}, {"units": _rt.NOT_GIVEN}).value
+        return self._call(GET_WEATHER, {"city": city, "units": units}).value
 
     def get_sum(self, *, a: float, b: float) -> float:
-        return self._call(GET_SUM, {"a": a, "b": b}, {}).value
+        return self._call(GET_SUM, {"a": a, "b": b}).value
 
 
 class ToolsResults(_rt.ToolsBase):
     def get_weather(
         self, *, city: str, units: Literal["celsius", "fahrenheit"] | _rt.NotGiven = _rt.NOT_GIVEN
     ) -> _rt.ToolResult[GetWeatherOutput]:
-        return self._call(GET_WEATHER, {"city": city, "units": units}, {"units": _rt.NOT_GIVEN})
+        return self._call(GET_WEATHER, {"city": city, "units": units})
 
 
 class AsyncTools(_rt.AsyncToolsBase):
     async def get_weather(
         self, *, city: str, units: Literal["celsius", "fahrenheit"] | _rt.NotGiven = _rt.NOT_GIVEN
     ) -> GetWeatherOutput:
-        return (await self._call(GET_WEATHER, {"city": city, "units": units}, {"units": _rt.NOT_GIVEN})).value
+        return (await self._call(GET_WEATHER, {"city": city, "units": units})).value
 
 
 # --- providers of every accepted shape ----------------------------------------------------------

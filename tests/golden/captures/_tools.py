@@ -1073,7 +1073,7 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'echo'.
         """
-        return self._call(_info_everything__echo, {"message": message}, {}).value
+        return self._call(_info_everything__echo, {"message": message}).value
 
     def get_annotated_message(
         self,
@@ -1096,7 +1096,6 @@ class EverythingTools(_ToolsBase):
         return self._call(
             _info_everything__get_annotated_message,
             {"messageType": message_type, "includeImage": include_image},
-            {"includeImage": _NOT_GIVEN},
         ).value
 
     def get_env(self) -> _ToolOutput:
@@ -1108,7 +1107,7 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'get-env'.
         """
-        return self._call(_info_everything__get_env, {}, {}).value
+        return self._call(_info_everything__get_env, {}).value
 
     def get_resource_links(
         self, *, count: float | _NotGiven = _NOT_GIVEN
@@ -1124,11 +1123,7 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'get-resource-links'.
         """
-        return self._call(
-            _info_everything__get_resource_links,
-            {"count": count},
-            {"count": _NOT_GIVEN},
-        ).value
+        return self._call(_info_everything__get_resource_links, {"count": count}).value
 
     def get_resource_reference(
         self,
@@ -1151,7 +1146,6 @@ class EverythingTools(_ToolsBase):
         return self._call(
             _info_everything__get_resource_reference,
             {"resourceId": resource_id, "resourceType": resource_type},
-            {"resourceId": _NOT_GIVEN, "resourceType": _NOT_GIVEN},
         ).value
 
     def get_roots_list(self) -> _ToolOutput:
@@ -1163,7 +1157,7 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'get-roots-list'.
         """
-        return self._call(_info_everything__get_roots_list, {}, {}).value
+        return self._call(_info_everything__get_roots_list, {}).value
 
     def get_structured_content(
         self, *, location: Literal["New York", "Chicago", "Los Angeles"]
@@ -1180,7 +1174,7 @@ class EverythingTools(_ToolsBase):
         Wire name: 'get-structured-content'.
         """
         return self._call(
-            _info_everything__get_structured_content, {"location": location}, {}
+            _info_everything__get_structured_content, {"location": location}
         ).value
 
     def get_sum(self, *, a: float, b: float) -> _ToolOutput:
@@ -1196,7 +1190,7 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'get-sum'.
         """
-        return self._call(_info_everything__get_sum, {"a": a, "b": b}, {}).value
+        return self._call(_info_everything__get_sum, {"a": a, "b": b}).value
 
     def get_tiny_image(self) -> _ToolOutput:
         """Get Tiny Image Tool
@@ -1207,7 +1201,7 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'get-tiny-image'.
         """
-        return self._call(_info_everything__get_tiny_image, {}, {}).value
+        return self._call(_info_everything__get_tiny_image, {}).value
 
     def gzip_file_as_resource(
         self,
@@ -1232,7 +1226,6 @@ class EverythingTools(_ToolsBase):
         return self._call(
             _info_everything__gzip_file_as_resource,
             {"data": data, "name": name, "outputType": output_type},
-            {"data": _NOT_GIVEN, "name": _NOT_GIVEN, "outputType": _NOT_GIVEN},
         ).value
 
     def simulate_research_query(
@@ -1255,7 +1248,6 @@ class EverythingTools(_ToolsBase):
         return self._call(
             _info_everything__simulate_research_query,
             {"topic": topic, "ambiguous": ambiguous},
-            {"ambiguous": _NOT_GIVEN},
         ).value
 
     def toggle_simulated_logging(self) -> _ToolOutput:
@@ -1267,7 +1259,7 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'toggle-simulated-logging'.
         """
-        return self._call(_info_everything__toggle_simulated_logging, {}, {}).value
+        return self._call(_info_everything__toggle_simulated_logging, {}).value
 
     def toggle_subscriber_updates(self) -> _ToolOutput:
         """Toggle Subscriber Updates
@@ -1278,7 +1270,7 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'toggle-subscriber-updates'.
         """
-        return self._call(_info_everything__toggle_subscriber_updates, {}, {}).value
+        return self._call(_info_everything__toggle_subscriber_updates, {}).value
 
     def trigger_elicitation_request(self) -> _ToolOutput:
         """Trigger Elicitation Request Tool
@@ -1289,7 +1281,7 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'trigger-elicitation-request'.
         """
-        return self._call(_info_everything__trigger_elicitation_request, {}, {}).value
+        return self._call(_info_everything__trigger_elicitation_request, {}).value
 
     def trigger_long_running_operation(
         self,
@@ -1312,7 +1304,6 @@ class EverythingTools(_ToolsBase):
         return self._call(
             _info_everything__trigger_long_running_operation,
             {"duration": duration, "steps": steps},
-            {"duration": _NOT_GIVEN, "steps": _NOT_GIVEN},
         ).value
 
     def trigger_sampling_request(
@@ -1333,7 +1324,6 @@ class EverythingTools(_ToolsBase):
         return self._call(
             _info_everything__trigger_sampling_request,
             {"prompt": prompt, "maxTokens": max_tokens},
-            {"maxTokens": _NOT_GIVEN},
         ).value
 
     def trigger_url_elicitation(
@@ -1365,11 +1355,6 @@ class EverythingTools(_ToolsBase):
                 "elicitationId": elicitation_id,
                 "errorPath": error_path,
                 "message": message,
-            },
-            {
-                "elicitationId": _NOT_GIVEN,
-                "errorPath": _NOT_GIVEN,
-                "message": _NOT_GIVEN,
             },
         ).value
 
@@ -1673,9 +1658,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Wire name: 'echo'.
         """
-        return (
-            await self._call(_info_everything__echo, {"message": message}, {})
-        ).value
+        return (await self._call(_info_everything__echo, {"message": message})).value
 
     async def get_annotated_message(
         self,
@@ -1699,7 +1682,6 @@ class AsyncEverythingTools(_AsyncToolsBase):
             await self._call(
                 _info_everything__get_annotated_message,
                 {"messageType": message_type, "includeImage": include_image},
-                {"includeImage": _NOT_GIVEN},
             )
         ).value
 
@@ -1712,7 +1694,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Wire name: 'get-env'.
         """
-        return (await self._call(_info_everything__get_env, {}, {})).value
+        return (await self._call(_info_everything__get_env, {})).value
 
     async def get_resource_links(
         self, *, count: float | _NotGiven = _NOT_GIVEN
@@ -1729,11 +1711,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
         Wire name: 'get-resource-links'.
         """
         return (
-            await self._call(
-                _info_everything__get_resource_links,
-                {"count": count},
-                {"count": _NOT_GIVEN},
-            )
+            await self._call(_info_everything__get_resource_links, {"count": count})
         ).value
 
     async def get_resource_reference(
@@ -1758,7 +1736,6 @@ class AsyncEverythingTools(_AsyncToolsBase):
             await self._call(
                 _info_everything__get_resource_reference,
                 {"resourceId": resource_id, "resourceType": resource_type},
-                {"resourceId": _NOT_GIVEN, "resourceType": _NOT_GIVEN},
             )
         ).value
 
@@ -1771,7 +1748,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Wire name: 'get-roots-list'.
         """
-        return (await self._call(_info_everything__get_roots_list, {}, {})).value
+        return (await self._call(_info_everything__get_roots_list, {})).value
 
     async def get_structured_content(
         self, *, location: Literal["New York", "Chicago", "Los Angeles"]
@@ -1789,7 +1766,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
         """
         return (
             await self._call(
-                _info_everything__get_structured_content, {"location": location}, {}
+                _info_everything__get_structured_content, {"location": location}
             )
         ).value
 
@@ -1806,7 +1783,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Wire name: 'get-sum'.
         """
-        return (await self._call(_info_everything__get_sum, {"a": a, "b": b}, {})).value
+        return (await self._call(_info_everything__get_sum, {"a": a, "b": b})).value
 
     async def get_tiny_image(self) -> _ToolOutput:
         """Get Tiny Image Tool
@@ -1817,7 +1794,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Wire name: 'get-tiny-image'.
         """
-        return (await self._call(_info_everything__get_tiny_image, {}, {})).value
+        return (await self._call(_info_everything__get_tiny_image, {})).value
 
     async def gzip_file_as_resource(
         self,
@@ -1843,7 +1820,6 @@ class AsyncEverythingTools(_AsyncToolsBase):
             await self._call(
                 _info_everything__gzip_file_as_resource,
                 {"data": data, "name": name, "outputType": output_type},
-                {"data": _NOT_GIVEN, "name": _NOT_GIVEN, "outputType": _NOT_GIVEN},
             )
         ).value
 
@@ -1868,7 +1844,6 @@ class AsyncEverythingTools(_AsyncToolsBase):
             await self._call(
                 _info_everything__simulate_research_query,
                 {"topic": topic, "ambiguous": ambiguous},
-                {"ambiguous": _NOT_GIVEN},
             )
         ).value
 
@@ -1881,9 +1856,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Wire name: 'toggle-simulated-logging'.
         """
-        return (
-            await self._call(_info_everything__toggle_simulated_logging, {}, {})
-        ).value
+        return (await self._call(_info_everything__toggle_simulated_logging, {})).value
 
     async def toggle_subscriber_updates(self) -> _ToolOutput:
         """Toggle Subscriber Updates
@@ -1894,9 +1867,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Wire name: 'toggle-subscriber-updates'.
         """
-        return (
-            await self._call(_info_everything__toggle_subscriber_updates, {}, {})
-        ).value
+        return (await self._call(_info_everything__toggle_subscriber_updates, {})).value
 
     async def trigger_elicitation_request(self) -> _ToolOutput:
         """Trigger Elicitation Request Tool
@@ -1908,7 +1879,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
         Wire name: 'trigger-elicitation-request'.
         """
         return (
-            await self._call(_info_everything__trigger_elicitation_request, {}, {})
+            await self._call(_info_everything__trigger_elicitation_request, {})
         ).value
 
     async def trigger_long_running_operation(
@@ -1933,7 +1904,6 @@ class AsyncEverythingTools(_AsyncToolsBase):
             await self._call(
                 _info_everything__trigger_long_running_operation,
                 {"duration": duration, "steps": steps},
-                {"duration": _NOT_GIVEN, "steps": _NOT_GIVEN},
             )
         ).value
 
@@ -1956,7 +1926,6 @@ class AsyncEverythingTools(_AsyncToolsBase):
             await self._call(
                 _info_everything__trigger_sampling_request,
                 {"prompt": prompt, "maxTokens": max_tokens},
-                {"maxTokens": _NOT_GIVEN},
             )
         ).value
 
@@ -1990,11 +1959,6 @@ class AsyncEverythingTools(_AsyncToolsBase):
                     "elicitationId": elicitation_id,
                     "errorPath": error_path,
                     "message": message,
-                },
-                {
-                    "elicitationId": _NOT_GIVEN,
-                    "errorPath": _NOT_GIVEN,
-                    "message": _NOT_GIVEN,
                 },
             )
         ).value
@@ -2325,7 +2289,6 @@ class FetchTools(_ToolsBase):
                 "raw": raw,
                 "start_index": start_index,
             },
-            {"max_length": _NOT_GIVEN, "raw": _NOT_GIVEN, "start_index": _NOT_GIVEN},
         ).value
 
 
@@ -2415,11 +2378,6 @@ class AsyncFetchTools(_AsyncToolsBase):
                     "raw": raw,
                     "start_index": start_index,
                 },
-                {
-                    "max_length": _NOT_GIVEN,
-                    "raw": _NOT_GIVEN,
-                    "start_index": _NOT_GIVEN,
-                },
             )
         ).value
 
@@ -2488,7 +2446,7 @@ class FilesystemTools(_ToolsBase):
 
         Wire name: 'create_directory'.
         """
-        return self._call(_info_filesystem__create_directory, {"path": path}, {}).value
+        return self._call(_info_filesystem__create_directory, {"path": path}).value
 
     def directory_tree(
         self, *, path: str, exclude_patterns: list[str] | _NotGiven = _NOT_GIVEN
@@ -2504,7 +2462,6 @@ class FilesystemTools(_ToolsBase):
         return self._call(
             _info_filesystem__directory_tree,
             {"path": path, "excludePatterns": exclude_patterns},
-            {"excludePatterns": _NOT_GIVEN},
         ).value
 
     def edit_file(
@@ -2528,7 +2485,6 @@ class FilesystemTools(_ToolsBase):
         return self._call(
             _info_filesystem__edit_file,
             {"edits": edits, "path": path, "dryRun": dry_run},
-            {"dryRun": _NOT_GIVEN},
         ).value
 
     def get_file_info(self, *, path: str) -> _o.FilesystemGetFileInfoOutput:
@@ -2540,7 +2496,7 @@ class FilesystemTools(_ToolsBase):
 
         Wire name: 'get_file_info'.
         """
-        return self._call(_info_filesystem__get_file_info, {"path": path}, {}).value
+        return self._call(_info_filesystem__get_file_info, {"path": path}).value
 
     def list_allowed_directories(self) -> _o.FilesystemListAllowedDirectoriesOutput:
         """List Allowed Directories
@@ -2551,7 +2507,7 @@ class FilesystemTools(_ToolsBase):
 
         Wire name: 'list_allowed_directories'.
         """
-        return self._call(_info_filesystem__list_allowed_directories, {}, {}).value
+        return self._call(_info_filesystem__list_allowed_directories, {}).value
 
     def list_directory(self, *, path: str) -> _o.FilesystemListDirectoryOutput:
         """List Directory
@@ -2562,7 +2518,7 @@ class FilesystemTools(_ToolsBase):
 
         Wire name: 'list_directory'.
         """
-        return self._call(_info_filesystem__list_directory, {"path": path}, {}).value
+        return self._call(_info_filesystem__list_directory, {"path": path}).value
 
     def list_directory_with_sizes(
         self, *, path: str, sort_by: Literal["name", "size"] | _NotGiven = _NOT_GIVEN
@@ -2581,7 +2537,6 @@ class FilesystemTools(_ToolsBase):
         return self._call(
             _info_filesystem__list_directory_with_sizes,
             {"path": path, "sortBy": sort_by},
-            {"sortBy": _NOT_GIVEN},
         ).value
 
     def move_file(
@@ -2596,9 +2551,7 @@ class FilesystemTools(_ToolsBase):
         Wire name: 'move_file'.
         """
         return self._call(
-            _info_filesystem__move_file,
-            {"destination": destination, "source": source},
-            {},
+            _info_filesystem__move_file, {"destination": destination, "source": source}
         ).value
 
     def read_file(
@@ -2621,9 +2574,7 @@ class FilesystemTools(_ToolsBase):
         Wire name: 'read_file'.
         """
         return self._call(
-            _info_filesystem__read_file,
-            {"path": path, "head": head, "tail": tail},
-            {"head": _NOT_GIVEN, "tail": _NOT_GIVEN},
+            _info_filesystem__read_file, {"path": path, "head": head, "tail": tail}
         ).value
 
     def read_media_file(self, *, path: str) -> _o.FilesystemReadMediaFileOutput:
@@ -2635,7 +2586,7 @@ class FilesystemTools(_ToolsBase):
 
         Wire name: 'read_media_file'.
         """
-        return self._call(_info_filesystem__read_media_file, {"path": path}, {}).value
+        return self._call(_info_filesystem__read_media_file, {"path": path}).value
 
     def read_multiple_files(
         self, *, paths: list[str]
@@ -2651,9 +2602,7 @@ class FilesystemTools(_ToolsBase):
 
         Wire name: 'read_multiple_files'.
         """
-        return self._call(
-            _info_filesystem__read_multiple_files, {"paths": paths}, {}
-        ).value
+        return self._call(_info_filesystem__read_multiple_files, {"paths": paths}).value
 
     def read_text_file(
         self,
@@ -2675,9 +2624,7 @@ class FilesystemTools(_ToolsBase):
         Wire name: 'read_text_file'.
         """
         return self._call(
-            _info_filesystem__read_text_file,
-            {"path": path, "head": head, "tail": tail},
-            {"head": _NOT_GIVEN, "tail": _NOT_GIVEN},
+            _info_filesystem__read_text_file, {"path": path, "head": head, "tail": tail}
         ).value
 
     def search_files(
@@ -2698,7 +2645,6 @@ class FilesystemTools(_ToolsBase):
         return self._call(
             _info_filesystem__search_files,
             {"path": path, "pattern": pattern, "excludePatterns": exclude_patterns},
-            {"excludePatterns": _NOT_GIVEN},
         ).value
 
     def write_file(self, *, content: str, path: str) -> _o.FilesystemWriteFileOutput:
@@ -2711,7 +2657,7 @@ class FilesystemTools(_ToolsBase):
         Wire name: 'write_file'.
         """
         return self._call(
-            _info_filesystem__write_file, {"content": content, "path": path}, {}
+            _info_filesystem__write_file, {"content": content, "path": path}
         ).value
 
 
@@ -2976,7 +2922,7 @@ class AsyncFilesystemTools(_AsyncToolsBase):
         Wire name: 'create_directory'.
         """
         return (
-            await self._call(_info_filesystem__create_directory, {"path": path}, {})
+            await self._call(_info_filesystem__create_directory, {"path": path})
         ).value
 
     async def directory_tree(
@@ -2994,7 +2940,6 @@ class AsyncFilesystemTools(_AsyncToolsBase):
             await self._call(
                 _info_filesystem__directory_tree,
                 {"path": path, "excludePatterns": exclude_patterns},
-                {"excludePatterns": _NOT_GIVEN},
             )
         ).value
 
@@ -3020,7 +2965,6 @@ class AsyncFilesystemTools(_AsyncToolsBase):
             await self._call(
                 _info_filesystem__edit_file,
                 {"edits": edits, "path": path, "dryRun": dry_run},
-                {"dryRun": _NOT_GIVEN},
             )
         ).value
 
@@ -3033,9 +2977,7 @@ class AsyncFilesystemTools(_AsyncToolsBase):
 
         Wire name: 'get_file_info'.
         """
-        return (
-            await self._call(_info_filesystem__get_file_info, {"path": path}, {})
-        ).value
+        return (await self._call(_info_filesystem__get_file_info, {"path": path})).value
 
     async def list_allowed_directories(
         self,
@@ -3048,9 +2990,7 @@ class AsyncFilesystemTools(_AsyncToolsBase):
 
         Wire name: 'list_allowed_directories'.
         """
-        return (
-            await self._call(_info_filesystem__list_allowed_directories, {}, {})
-        ).value
+        return (await self._call(_info_filesystem__list_allowed_directories, {})).value
 
     async def list_directory(self, *, path: str) -> _o.FilesystemListDirectoryOutput:
         """List Directory
@@ -3062,7 +3002,7 @@ class AsyncFilesystemTools(_AsyncToolsBase):
         Wire name: 'list_directory'.
         """
         return (
-            await self._call(_info_filesystem__list_directory, {"path": path}, {})
+            await self._call(_info_filesystem__list_directory, {"path": path})
         ).value
 
     async def list_directory_with_sizes(
@@ -3083,7 +3023,6 @@ class AsyncFilesystemTools(_AsyncToolsBase):
             await self._call(
                 _info_filesystem__list_directory_with_sizes,
                 {"path": path, "sortBy": sort_by},
-                {"sortBy": _NOT_GIVEN},
             )
         ).value
 
@@ -3102,7 +3041,6 @@ class AsyncFilesystemTools(_AsyncToolsBase):
             await self._call(
                 _info_filesystem__move_file,
                 {"destination": destination, "source": source},
-                {},
             )
         ).value
 
@@ -3127,9 +3065,7 @@ class AsyncFilesystemTools(_AsyncToolsBase):
         """
         return (
             await self._call(
-                _info_filesystem__read_file,
-                {"path": path, "head": head, "tail": tail},
-                {"head": _NOT_GIVEN, "tail": _NOT_GIVEN},
+                _info_filesystem__read_file, {"path": path, "head": head, "tail": tail}
             )
         ).value
 
@@ -3143,7 +3079,7 @@ class AsyncFilesystemTools(_AsyncToolsBase):
         Wire name: 'read_media_file'.
         """
         return (
-            await self._call(_info_filesystem__read_media_file, {"path": path}, {})
+            await self._call(_info_filesystem__read_media_file, {"path": path})
         ).value
 
     async def read_multiple_files(
@@ -3161,9 +3097,7 @@ class AsyncFilesystemTools(_AsyncToolsBase):
         Wire name: 'read_multiple_files'.
         """
         return (
-            await self._call(
-                _info_filesystem__read_multiple_files, {"paths": paths}, {}
-            )
+            await self._call(_info_filesystem__read_multiple_files, {"paths": paths})
         ).value
 
     async def read_text_file(
@@ -3189,7 +3123,6 @@ class AsyncFilesystemTools(_AsyncToolsBase):
             await self._call(
                 _info_filesystem__read_text_file,
                 {"path": path, "head": head, "tail": tail},
-                {"head": _NOT_GIVEN, "tail": _NOT_GIVEN},
             )
         ).value
 
@@ -3212,7 +3145,6 @@ class AsyncFilesystemTools(_AsyncToolsBase):
             await self._call(
                 _info_filesystem__search_files,
                 {"path": path, "pattern": pattern, "excludePatterns": exclude_patterns},
-                {"excludePatterns": _NOT_GIVEN},
             )
         ).value
 
@@ -3229,7 +3161,7 @@ class AsyncFilesystemTools(_AsyncToolsBase):
         """
         return (
             await self._call(
-                _info_filesystem__write_file, {"content": content, "path": path}, {}
+                _info_filesystem__write_file, {"content": content, "path": path}
             )
         ).value
 
@@ -3505,7 +3437,7 @@ class GitTools(_ToolsBase):
         Wire name: 'git_add'.
         """
         return self._call(
-            _info_git__git_add, {"files": files, "repo_path": repo_path}, {}
+            _info_git__git_add, {"files": files, "repo_path": repo_path}
         ).value
 
     def git_branch(
@@ -3536,7 +3468,6 @@ class GitTools(_ToolsBase):
                 "contains": contains,
                 "not_contains": not_contains,
             },
-            {"contains": _NOT_GIVEN, "not_contains": _NOT_GIVEN},
         ).value
 
     def git_checkout(self, *, branch_name: str, repo_path: str) -> _ToolOutput:
@@ -3549,7 +3480,6 @@ class GitTools(_ToolsBase):
         return self._call(
             _info_git__git_checkout,
             {"branch_name": branch_name, "repo_path": repo_path},
-            {},
         ).value
 
     def git_commit(self, *, message: str, repo_path: str) -> _ToolOutput:
@@ -3560,7 +3490,7 @@ class GitTools(_ToolsBase):
         Wire name: 'git_commit'.
         """
         return self._call(
-            _info_git__git_commit, {"message": message, "repo_path": repo_path}, {}
+            _info_git__git_commit, {"message": message, "repo_path": repo_path}
         ).value
 
     def git_create_branch(
@@ -3583,7 +3513,6 @@ class GitTools(_ToolsBase):
                 "repo_path": repo_path,
                 "base_branch": base_branch,
             },
-            {"base_branch": _NOT_GIVEN},
         ).value
 
     def git_diff(
@@ -3605,7 +3534,6 @@ class GitTools(_ToolsBase):
         return self._call(
             _info_git__git_diff,
             {"repo_path": repo_path, "target": target, "context_lines": context_lines},
-            {"context_lines": _NOT_GIVEN},
         ).value
 
     def git_diff_staged(
@@ -3623,7 +3551,6 @@ class GitTools(_ToolsBase):
         return self._call(
             _info_git__git_diff_staged,
             {"repo_path": repo_path, "context_lines": context_lines},
-            {"context_lines": _NOT_GIVEN},
         ).value
 
     def git_diff_unstaged(
@@ -3641,7 +3568,6 @@ class GitTools(_ToolsBase):
         return self._call(
             _info_git__git_diff_unstaged,
             {"repo_path": repo_path, "context_lines": context_lines},
-            {"context_lines": _NOT_GIVEN},
         ).value
 
     def git_log(
@@ -3671,11 +3597,6 @@ class GitTools(_ToolsBase):
                 "max_count": max_count,
                 "start_timestamp": start_timestamp,
             },
-            {
-                "end_timestamp": _NOT_GIVEN,
-                "max_count": _NOT_GIVEN,
-                "start_timestamp": _NOT_GIVEN,
-            },
         ).value
 
     def git_reset(self, *, repo_path: str) -> _ToolOutput:
@@ -3685,7 +3606,7 @@ class GitTools(_ToolsBase):
 
         Wire name: 'git_reset'.
         """
-        return self._call(_info_git__git_reset, {"repo_path": repo_path}, {}).value
+        return self._call(_info_git__git_reset, {"repo_path": repo_path}).value
 
     def git_show(self, *, repo_path: str, revision: str) -> _ToolOutput:
         """Shows the contents of a commit, or of a file or directory given as <revision>:<path>
@@ -3695,7 +3616,7 @@ class GitTools(_ToolsBase):
         Wire name: 'git_show'.
         """
         return self._call(
-            _info_git__git_show, {"repo_path": repo_path, "revision": revision}, {}
+            _info_git__git_show, {"repo_path": repo_path, "revision": revision}
         ).value
 
     def git_status(self, *, repo_path: str) -> _ToolOutput:
@@ -3705,7 +3626,7 @@ class GitTools(_ToolsBase):
 
         Wire name: 'git_status'.
         """
-        return self._call(_info_git__git_status, {"repo_path": repo_path}, {}).value
+        return self._call(_info_git__git_status, {"repo_path": repo_path}).value
 
 
 class GitToolsResults(_ToolsResultsBase):
@@ -3954,7 +3875,7 @@ class AsyncGitTools(_AsyncToolsBase):
         """
         return (
             await self._call(
-                _info_git__git_add, {"files": files, "repo_path": repo_path}, {}
+                _info_git__git_add, {"files": files, "repo_path": repo_path}
             )
         ).value
 
@@ -3987,7 +3908,6 @@ class AsyncGitTools(_AsyncToolsBase):
                     "contains": contains,
                     "not_contains": not_contains,
                 },
-                {"contains": _NOT_GIVEN, "not_contains": _NOT_GIVEN},
             )
         ).value
 
@@ -4002,7 +3922,6 @@ class AsyncGitTools(_AsyncToolsBase):
             await self._call(
                 _info_git__git_checkout,
                 {"branch_name": branch_name, "repo_path": repo_path},
-                {},
             )
         ).value
 
@@ -4015,7 +3934,7 @@ class AsyncGitTools(_AsyncToolsBase):
         """
         return (
             await self._call(
-                _info_git__git_commit, {"message": message, "repo_path": repo_path}, {}
+                _info_git__git_commit, {"message": message, "repo_path": repo_path}
             )
         ).value
 
@@ -4040,7 +3959,6 @@ class AsyncGitTools(_AsyncToolsBase):
                     "repo_path": repo_path,
                     "base_branch": base_branch,
                 },
-                {"base_branch": _NOT_GIVEN},
             )
         ).value
 
@@ -4068,7 +3986,6 @@ class AsyncGitTools(_AsyncToolsBase):
                     "target": target,
                     "context_lines": context_lines,
                 },
-                {"context_lines": _NOT_GIVEN},
             )
         ).value
 
@@ -4088,7 +4005,6 @@ class AsyncGitTools(_AsyncToolsBase):
             await self._call(
                 _info_git__git_diff_staged,
                 {"repo_path": repo_path, "context_lines": context_lines},
-                {"context_lines": _NOT_GIVEN},
             )
         ).value
 
@@ -4108,7 +4024,6 @@ class AsyncGitTools(_AsyncToolsBase):
             await self._call(
                 _info_git__git_diff_unstaged,
                 {"repo_path": repo_path, "context_lines": context_lines},
-                {"context_lines": _NOT_GIVEN},
             )
         ).value
 
@@ -4140,11 +4055,6 @@ class AsyncGitTools(_AsyncToolsBase):
                     "max_count": max_count,
                     "start_timestamp": start_timestamp,
                 },
-                {
-                    "end_timestamp": _NOT_GIVEN,
-                    "max_count": _NOT_GIVEN,
-                    "start_timestamp": _NOT_GIVEN,
-                },
             )
         ).value
 
@@ -4155,9 +4065,7 @@ class AsyncGitTools(_AsyncToolsBase):
 
         Wire name: 'git_reset'.
         """
-        return (
-            await self._call(_info_git__git_reset, {"repo_path": repo_path}, {})
-        ).value
+        return (await self._call(_info_git__git_reset, {"repo_path": repo_path})).value
 
     async def git_show(self, *, repo_path: str, revision: str) -> _ToolOutput:
         """Shows the contents of a commit, or of a file or directory given as <revision>:<path>
@@ -4168,7 +4076,7 @@ class AsyncGitTools(_AsyncToolsBase):
         """
         return (
             await self._call(
-                _info_git__git_show, {"repo_path": repo_path, "revision": revision}, {}
+                _info_git__git_show, {"repo_path": repo_path, "revision": revision}
             )
         ).value
 
@@ -4179,9 +4087,7 @@ class AsyncGitTools(_AsyncToolsBase):
 
         Wire name: 'git_status'.
         """
-        return (
-            await self._call(_info_git__git_status, {"repo_path": repo_path}, {})
-        ).value
+        return (await self._call(_info_git__git_status, {"repo_path": repo_path})).value
 
 
 class AsyncGitToolsResults(_AsyncToolsResultsBase):
@@ -4463,7 +4369,7 @@ class MemoryTools(_ToolsBase):
         Wire name: 'add_observations'.
         """
         return self._call(
-            _info_memory__add_observations, {"observations": observations}, {}
+            _info_memory__add_observations, {"observations": observations}
         ).value
 
     def create_entities(
@@ -4477,9 +4383,7 @@ class MemoryTools(_ToolsBase):
 
         Wire name: 'create_entities'.
         """
-        return self._call(
-            _info_memory__create_entities, {"entities": entities}, {}
-        ).value
+        return self._call(_info_memory__create_entities, {"entities": entities}).value
 
     def create_relations(
         self, *, relations: list[_i.MemoryCreateRelationsInputRelation]
@@ -4493,7 +4397,7 @@ class MemoryTools(_ToolsBase):
         Wire name: 'create_relations'.
         """
         return self._call(
-            _info_memory__create_relations, {"relations": relations}, {}
+            _info_memory__create_relations, {"relations": relations}
         ).value
 
     def delete_entities(
@@ -4511,7 +4415,7 @@ class MemoryTools(_ToolsBase):
         Wire name: 'delete_entities'.
         """
         return self._call(
-            _info_memory__delete_entities, {"entityNames": entity_names}, {}
+            _info_memory__delete_entities, {"entityNames": entity_names}
         ).value
 
     def delete_observations(
@@ -4526,7 +4430,7 @@ class MemoryTools(_ToolsBase):
         Wire name: 'delete_observations'.
         """
         return self._call(
-            _info_memory__delete_observations, {"deletions": deletions}, {}
+            _info_memory__delete_observations, {"deletions": deletions}
         ).value
 
     def delete_relations(
@@ -4544,7 +4448,7 @@ class MemoryTools(_ToolsBase):
         Wire name: 'delete_relations'.
         """
         return self._call(
-            _info_memory__delete_relations, {"relations": relations}, {}
+            _info_memory__delete_relations, {"relations": relations}
         ).value
 
     def open_nodes(self, *, names: list[str]) -> _o.MemoryOpenNodesOutput:
@@ -4559,7 +4463,7 @@ class MemoryTools(_ToolsBase):
 
         Wire name: 'open_nodes'.
         """
-        return self._call(_info_memory__open_nodes, {"names": names}, {}).value
+        return self._call(_info_memory__open_nodes, {"names": names}).value
 
     def read_graph(self) -> _o.MemoryReadGraphOutput:
         """Read Graph
@@ -4570,7 +4474,7 @@ class MemoryTools(_ToolsBase):
 
         Wire name: 'read_graph'.
         """
-        return self._call(_info_memory__read_graph, {}, {}).value
+        return self._call(_info_memory__read_graph, {}).value
 
     def search_nodes(self, *, query: str) -> _o.MemorySearchNodesOutput:
         """Search Nodes
@@ -4584,7 +4488,7 @@ class MemoryTools(_ToolsBase):
 
         Wire name: 'search_nodes'.
         """
-        return self._call(_info_memory__search_nodes, {"query": query}, {}).value
+        return self._call(_info_memory__search_nodes, {"query": query}).value
 
 
 class MemoryToolsResults(_ToolsResultsBase):
@@ -4717,7 +4621,7 @@ class AsyncMemoryTools(_AsyncToolsBase):
         """
         return (
             await self._call(
-                _info_memory__add_observations, {"observations": observations}, {}
+                _info_memory__add_observations, {"observations": observations}
             )
         ).value
 
@@ -4733,7 +4637,7 @@ class AsyncMemoryTools(_AsyncToolsBase):
         Wire name: 'create_entities'.
         """
         return (
-            await self._call(_info_memory__create_entities, {"entities": entities}, {})
+            await self._call(_info_memory__create_entities, {"entities": entities})
         ).value
 
     async def create_relations(
@@ -4748,9 +4652,7 @@ class AsyncMemoryTools(_AsyncToolsBase):
         Wire name: 'create_relations'.
         """
         return (
-            await self._call(
-                _info_memory__create_relations, {"relations": relations}, {}
-            )
+            await self._call(_info_memory__create_relations, {"relations": relations})
         ).value
 
     async def delete_entities(
@@ -4769,7 +4671,7 @@ class AsyncMemoryTools(_AsyncToolsBase):
         """
         return (
             await self._call(
-                _info_memory__delete_entities, {"entityNames": entity_names}, {}
+                _info_memory__delete_entities, {"entityNames": entity_names}
             )
         ).value
 
@@ -4786,7 +4688,7 @@ class AsyncMemoryTools(_AsyncToolsBase):
         """
         return (
             await self._call(
-                _info_memory__delete_observations, {"deletions": deletions}, {}
+                _info_memory__delete_observations, {"deletions": deletions}
             )
         ).value
 
@@ -4805,9 +4707,7 @@ class AsyncMemoryTools(_AsyncToolsBase):
         Wire name: 'delete_relations'.
         """
         return (
-            await self._call(
-                _info_memory__delete_relations, {"relations": relations}, {}
-            )
+            await self._call(_info_memory__delete_relations, {"relations": relations})
         ).value
 
     async def open_nodes(self, *, names: list[str]) -> _o.MemoryOpenNodesOutput:
@@ -4822,7 +4722,7 @@ class AsyncMemoryTools(_AsyncToolsBase):
 
         Wire name: 'open_nodes'.
         """
-        return (await self._call(_info_memory__open_nodes, {"names": names}, {})).value
+        return (await self._call(_info_memory__open_nodes, {"names": names})).value
 
     async def read_graph(self) -> _o.MemoryReadGraphOutput:
         """Read Graph
@@ -4833,7 +4733,7 @@ class AsyncMemoryTools(_AsyncToolsBase):
 
         Wire name: 'read_graph'.
         """
-        return (await self._call(_info_memory__read_graph, {}, {})).value
+        return (await self._call(_info_memory__read_graph, {})).value
 
     async def search_nodes(self, *, query: str) -> _o.MemorySearchNodesOutput:
         """Search Nodes
@@ -4847,9 +4747,7 @@ class AsyncMemoryTools(_AsyncToolsBase):
 
         Wire name: 'search_nodes'.
         """
-        return (
-            await self._call(_info_memory__search_nodes, {"query": query}, {})
-        ).value
+        return (await self._call(_info_memory__search_nodes, {"query": query})).value
 
 
 class AsyncMemoryToolsResults(_AsyncToolsResultsBase):
@@ -5010,7 +4908,6 @@ class TimeTools(_ToolsBase):
                 "target_timezone": target_timezone,
                 "time": time,
             },
-            {},
         ).value
 
     def get_current_time(self, *, timezone: str) -> _o.TimeGetCurrentTimeOutput:
@@ -5023,9 +4920,7 @@ class TimeTools(_ToolsBase):
 
         Wire name: 'get_current_time'.
         """
-        return self._call(
-            _info_time__get_current_time, {"timezone": timezone}, {}
-        ).value
+        return self._call(_info_time__get_current_time, {"timezone": timezone}).value
 
 
 class TimeToolsResults(_ToolsResultsBase):
@@ -5105,7 +5000,6 @@ class AsyncTimeTools(_AsyncToolsBase):
                     "target_timezone": target_timezone,
                     "time": time,
                 },
-                {},
             )
         ).value
 
@@ -5120,7 +5014,7 @@ class AsyncTimeTools(_AsyncToolsBase):
         Wire name: 'get_current_time'.
         """
         return (
-            await self._call(_info_time__get_current_time, {"timezone": timezone}, {})
+            await self._call(_info_time__get_current_time, {"timezone": timezone})
         ).value
 
 

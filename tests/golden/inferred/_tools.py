@@ -637,9 +637,7 @@ class CitiesTools(_ToolsBase):
 
         Wire name: 'list_cities'.
         """
-        return self._call(
-            _info_cities__list_cities, {"country": country}, {"country": _NOT_GIVEN}
-        ).value
+        return self._call(_info_cities__list_cities, {"country": country}).value
 
 
 class CitiesToolsResults(_ToolsResultsBase):
@@ -690,11 +688,7 @@ class AsyncCitiesTools(_AsyncToolsBase):
 
         Wire name: 'list_cities'.
         """
-        return (
-            await self._call(
-                _info_cities__list_cities, {"country": country}, {"country": _NOT_GIVEN}
-            )
-        ).value
+        return (await self._call(_info_cities__list_cities, {"country": country})).value
 
 
 class AsyncCitiesToolsResults(_AsyncToolsResultsBase):
@@ -744,7 +738,7 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'echo'.
         """
-        return self._call(_info_everything__echo, {"message": message}, {}).value
+        return self._call(_info_everything__echo, {"message": message}).value
 
     def get_annotated_message(
         self,
@@ -767,7 +761,6 @@ class EverythingTools(_ToolsBase):
         return self._call(
             _info_everything__get_annotated_message,
             {"messageType": message_type, "includeImage": include_image},
-            {"includeImage": _NOT_GIVEN},
         ).value
 
     def get_env(self) -> _ToolOutput:
@@ -779,7 +772,7 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'get-env'.
         """
-        return self._call(_info_everything__get_env, {}, {}).value
+        return self._call(_info_everything__get_env, {}).value
 
     def get_resource_links(
         self, *, count: float | _NotGiven = _NOT_GIVEN
@@ -795,11 +788,7 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'get-resource-links'.
         """
-        return self._call(
-            _info_everything__get_resource_links,
-            {"count": count},
-            {"count": _NOT_GIVEN},
-        ).value
+        return self._call(_info_everything__get_resource_links, {"count": count}).value
 
     def get_resource_reference(
         self,
@@ -822,7 +811,6 @@ class EverythingTools(_ToolsBase):
         return self._call(
             _info_everything__get_resource_reference,
             {"resourceId": resource_id, "resourceType": resource_type},
-            {"resourceId": _NOT_GIVEN, "resourceType": _NOT_GIVEN},
         ).value
 
     def get_roots_list(self) -> str:
@@ -836,7 +824,7 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'get-roots-list'.
         """
-        return self._call(_info_everything__get_roots_list, {}, {}).value
+        return self._call(_info_everything__get_roots_list, {}).value
 
     def get_structured_content(
         self, *, location: Literal["New York", "Chicago", "Los Angeles"]
@@ -853,7 +841,7 @@ class EverythingTools(_ToolsBase):
         Wire name: 'get-structured-content'.
         """
         return self._call(
-            _info_everything__get_structured_content, {"location": location}, {}
+            _info_everything__get_structured_content, {"location": location}
         ).value
 
     def get_sum(self, *, a: float, b: float) -> str:
@@ -871,7 +859,7 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'get-sum'.
         """
-        return self._call(_info_everything__get_sum, {"a": a, "b": b}, {}).value
+        return self._call(_info_everything__get_sum, {"a": a, "b": b}).value
 
     def get_tiny_image(self) -> _ToolOutput:
         """Get Tiny Image Tool
@@ -882,7 +870,7 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'get-tiny-image'.
         """
-        return self._call(_info_everything__get_tiny_image, {}, {}).value
+        return self._call(_info_everything__get_tiny_image, {}).value
 
     def gzip_file_as_resource(
         self,
@@ -907,7 +895,6 @@ class EverythingTools(_ToolsBase):
         return self._call(
             _info_everything__gzip_file_as_resource,
             {"data": data, "name": name, "outputType": output_type},
-            {"data": _NOT_GIVEN, "name": _NOT_GIVEN, "outputType": _NOT_GIVEN},
         ).value
 
     def simulate_research_query(
@@ -930,7 +917,6 @@ class EverythingTools(_ToolsBase):
         return self._call(
             _info_everything__simulate_research_query,
             {"topic": topic, "ambiguous": ambiguous},
-            {"ambiguous": _NOT_GIVEN},
         ).value
 
     def toggle_simulated_logging(self) -> _ToolOutput:
@@ -942,7 +928,7 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'toggle-simulated-logging'.
         """
-        return self._call(_info_everything__toggle_simulated_logging, {}, {}).value
+        return self._call(_info_everything__toggle_simulated_logging, {}).value
 
     def toggle_subscriber_updates(self) -> _ToolOutput:
         """Toggle Subscriber Updates
@@ -953,7 +939,7 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'toggle-subscriber-updates'.
         """
-        return self._call(_info_everything__toggle_subscriber_updates, {}, {}).value
+        return self._call(_info_everything__toggle_subscriber_updates, {}).value
 
     def trigger_elicitation_request(self) -> _ToolOutput:
         """Trigger Elicitation Request Tool
@@ -964,7 +950,7 @@ class EverythingTools(_ToolsBase):
 
         Wire name: 'trigger-elicitation-request'.
         """
-        return self._call(_info_everything__trigger_elicitation_request, {}, {}).value
+        return self._call(_info_everything__trigger_elicitation_request, {}).value
 
     def trigger_long_running_operation(
         self,
@@ -989,7 +975,6 @@ class EverythingTools(_ToolsBase):
         return self._call(
             _info_everything__trigger_long_running_operation,
             {"duration": duration, "steps": steps},
-            {"duration": _NOT_GIVEN, "steps": _NOT_GIVEN},
         ).value
 
     def trigger_sampling_request(
@@ -1012,7 +997,6 @@ class EverythingTools(_ToolsBase):
         return self._call(
             _info_everything__trigger_sampling_request,
             {"prompt": prompt, "maxTokens": max_tokens},
-            {"maxTokens": _NOT_GIVEN},
         ).value
 
     def trigger_url_elicitation(
@@ -1044,11 +1028,6 @@ class EverythingTools(_ToolsBase):
                 "elicitationId": elicitation_id,
                 "errorPath": error_path,
                 "message": message,
-            },
-            {
-                "elicitationId": _NOT_GIVEN,
-                "errorPath": _NOT_GIVEN,
-                "message": _NOT_GIVEN,
             },
         ).value
 
@@ -1354,9 +1333,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Wire name: 'echo'.
         """
-        return (
-            await self._call(_info_everything__echo, {"message": message}, {})
-        ).value
+        return (await self._call(_info_everything__echo, {"message": message})).value
 
     async def get_annotated_message(
         self,
@@ -1380,7 +1357,6 @@ class AsyncEverythingTools(_AsyncToolsBase):
             await self._call(
                 _info_everything__get_annotated_message,
                 {"messageType": message_type, "includeImage": include_image},
-                {"includeImage": _NOT_GIVEN},
             )
         ).value
 
@@ -1393,7 +1369,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Wire name: 'get-env'.
         """
-        return (await self._call(_info_everything__get_env, {}, {})).value
+        return (await self._call(_info_everything__get_env, {})).value
 
     async def get_resource_links(
         self, *, count: float | _NotGiven = _NOT_GIVEN
@@ -1410,11 +1386,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
         Wire name: 'get-resource-links'.
         """
         return (
-            await self._call(
-                _info_everything__get_resource_links,
-                {"count": count},
-                {"count": _NOT_GIVEN},
-            )
+            await self._call(_info_everything__get_resource_links, {"count": count})
         ).value
 
     async def get_resource_reference(
@@ -1439,7 +1411,6 @@ class AsyncEverythingTools(_AsyncToolsBase):
             await self._call(
                 _info_everything__get_resource_reference,
                 {"resourceId": resource_id, "resourceType": resource_type},
-                {"resourceId": _NOT_GIVEN, "resourceType": _NOT_GIVEN},
             )
         ).value
 
@@ -1454,7 +1425,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Wire name: 'get-roots-list'.
         """
-        return (await self._call(_info_everything__get_roots_list, {}, {})).value
+        return (await self._call(_info_everything__get_roots_list, {})).value
 
     async def get_structured_content(
         self, *, location: Literal["New York", "Chicago", "Los Angeles"]
@@ -1472,7 +1443,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
         """
         return (
             await self._call(
-                _info_everything__get_structured_content, {"location": location}, {}
+                _info_everything__get_structured_content, {"location": location}
             )
         ).value
 
@@ -1491,7 +1462,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Wire name: 'get-sum'.
         """
-        return (await self._call(_info_everything__get_sum, {"a": a, "b": b}, {})).value
+        return (await self._call(_info_everything__get_sum, {"a": a, "b": b})).value
 
     async def get_tiny_image(self) -> _ToolOutput:
         """Get Tiny Image Tool
@@ -1502,7 +1473,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Wire name: 'get-tiny-image'.
         """
-        return (await self._call(_info_everything__get_tiny_image, {}, {})).value
+        return (await self._call(_info_everything__get_tiny_image, {})).value
 
     async def gzip_file_as_resource(
         self,
@@ -1528,7 +1499,6 @@ class AsyncEverythingTools(_AsyncToolsBase):
             await self._call(
                 _info_everything__gzip_file_as_resource,
                 {"data": data, "name": name, "outputType": output_type},
-                {"data": _NOT_GIVEN, "name": _NOT_GIVEN, "outputType": _NOT_GIVEN},
             )
         ).value
 
@@ -1553,7 +1523,6 @@ class AsyncEverythingTools(_AsyncToolsBase):
             await self._call(
                 _info_everything__simulate_research_query,
                 {"topic": topic, "ambiguous": ambiguous},
-                {"ambiguous": _NOT_GIVEN},
             )
         ).value
 
@@ -1566,9 +1535,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Wire name: 'toggle-simulated-logging'.
         """
-        return (
-            await self._call(_info_everything__toggle_simulated_logging, {}, {})
-        ).value
+        return (await self._call(_info_everything__toggle_simulated_logging, {})).value
 
     async def toggle_subscriber_updates(self) -> _ToolOutput:
         """Toggle Subscriber Updates
@@ -1579,9 +1546,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
 
         Wire name: 'toggle-subscriber-updates'.
         """
-        return (
-            await self._call(_info_everything__toggle_subscriber_updates, {}, {})
-        ).value
+        return (await self._call(_info_everything__toggle_subscriber_updates, {})).value
 
     async def trigger_elicitation_request(self) -> _ToolOutput:
         """Trigger Elicitation Request Tool
@@ -1593,7 +1558,7 @@ class AsyncEverythingTools(_AsyncToolsBase):
         Wire name: 'trigger-elicitation-request'.
         """
         return (
-            await self._call(_info_everything__trigger_elicitation_request, {}, {})
+            await self._call(_info_everything__trigger_elicitation_request, {})
         ).value
 
     async def trigger_long_running_operation(
@@ -1620,7 +1585,6 @@ class AsyncEverythingTools(_AsyncToolsBase):
             await self._call(
                 _info_everything__trigger_long_running_operation,
                 {"duration": duration, "steps": steps},
-                {"duration": _NOT_GIVEN, "steps": _NOT_GIVEN},
             )
         ).value
 
@@ -1645,7 +1609,6 @@ class AsyncEverythingTools(_AsyncToolsBase):
             await self._call(
                 _info_everything__trigger_sampling_request,
                 {"prompt": prompt, "maxTokens": max_tokens},
-                {"maxTokens": _NOT_GIVEN},
             )
         ).value
 
@@ -1679,11 +1642,6 @@ class AsyncEverythingTools(_AsyncToolsBase):
                     "elicitationId": elicitation_id,
                     "errorPath": error_path,
                     "message": message,
-                },
-                {
-                    "elicitationId": _NOT_GIVEN,
-                    "errorPath": _NOT_GIVEN,
-                    "message": _NOT_GIVEN,
                 },
             )
         ).value
@@ -1992,7 +1950,7 @@ class GitTools(_ToolsBase):
         Wire name: 'git_add'.
         """
         return self._call(
-            _info_git__git_add, {"files": files, "repo_path": repo_path}, {}
+            _info_git__git_add, {"files": files, "repo_path": repo_path}
         ).value
 
     def git_branch(
@@ -2023,7 +1981,6 @@ class GitTools(_ToolsBase):
                 "contains": contains,
                 "not_contains": not_contains,
             },
-            {"contains": _NOT_GIVEN, "not_contains": _NOT_GIVEN},
         ).value
 
     def git_checkout(self, *, branch_name: str, repo_path: str) -> _ToolOutput:
@@ -2036,7 +1993,6 @@ class GitTools(_ToolsBase):
         return self._call(
             _info_git__git_checkout,
             {"branch_name": branch_name, "repo_path": repo_path},
-            {},
         ).value
 
     def git_commit(self, *, message: str, repo_path: str) -> _ToolOutput:
@@ -2047,7 +2003,7 @@ class GitTools(_ToolsBase):
         Wire name: 'git_commit'.
         """
         return self._call(
-            _info_git__git_commit, {"message": message, "repo_path": repo_path}, {}
+            _info_git__git_commit, {"message": message, "repo_path": repo_path}
         ).value
 
     def git_create_branch(
@@ -2070,7 +2026,6 @@ class GitTools(_ToolsBase):
                 "repo_path": repo_path,
                 "base_branch": base_branch,
             },
-            {"base_branch": _NOT_GIVEN},
         ).value
 
     def git_diff(
@@ -2092,7 +2047,6 @@ class GitTools(_ToolsBase):
         return self._call(
             _info_git__git_diff,
             {"repo_path": repo_path, "target": target, "context_lines": context_lines},
-            {"context_lines": _NOT_GIVEN},
         ).value
 
     def git_diff_staged(
@@ -2110,7 +2064,6 @@ class GitTools(_ToolsBase):
         return self._call(
             _info_git__git_diff_staged,
             {"repo_path": repo_path, "context_lines": context_lines},
-            {"context_lines": _NOT_GIVEN},
         ).value
 
     def git_diff_unstaged(
@@ -2128,7 +2081,6 @@ class GitTools(_ToolsBase):
         return self._call(
             _info_git__git_diff_unstaged,
             {"repo_path": repo_path, "context_lines": context_lines},
-            {"context_lines": _NOT_GIVEN},
         ).value
 
     def git_log(
@@ -2160,11 +2112,6 @@ class GitTools(_ToolsBase):
                 "max_count": max_count,
                 "start_timestamp": start_timestamp,
             },
-            {
-                "end_timestamp": _NOT_GIVEN,
-                "max_count": _NOT_GIVEN,
-                "start_timestamp": _NOT_GIVEN,
-            },
         ).value
 
     def git_reset(self, *, repo_path: str) -> _ToolOutput:
@@ -2174,7 +2121,7 @@ class GitTools(_ToolsBase):
 
         Wire name: 'git_reset'.
         """
-        return self._call(_info_git__git_reset, {"repo_path": repo_path}, {}).value
+        return self._call(_info_git__git_reset, {"repo_path": repo_path}).value
 
     def git_show(self, *, repo_path: str, revision: str) -> _ToolOutput:
         """Shows the contents of a commit, or of a file or directory given as <revision>:<path>
@@ -2184,7 +2131,7 @@ class GitTools(_ToolsBase):
         Wire name: 'git_show'.
         """
         return self._call(
-            _info_git__git_show, {"repo_path": repo_path, "revision": revision}, {}
+            _info_git__git_show, {"repo_path": repo_path, "revision": revision}
         ).value
 
     def git_status(self, *, repo_path: str) -> str:
@@ -2196,7 +2143,7 @@ class GitTools(_ToolsBase):
 
         Wire name: 'git_status'.
         """
-        return self._call(_info_git__git_status, {"repo_path": repo_path}, {}).value
+        return self._call(_info_git__git_status, {"repo_path": repo_path}).value
 
 
 class GitToolsResults(_ToolsResultsBase):
@@ -2445,7 +2392,7 @@ class AsyncGitTools(_AsyncToolsBase):
         """
         return (
             await self._call(
-                _info_git__git_add, {"files": files, "repo_path": repo_path}, {}
+                _info_git__git_add, {"files": files, "repo_path": repo_path}
             )
         ).value
 
@@ -2478,7 +2425,6 @@ class AsyncGitTools(_AsyncToolsBase):
                     "contains": contains,
                     "not_contains": not_contains,
                 },
-                {"contains": _NOT_GIVEN, "not_contains": _NOT_GIVEN},
             )
         ).value
 
@@ -2493,7 +2439,6 @@ class AsyncGitTools(_AsyncToolsBase):
             await self._call(
                 _info_git__git_checkout,
                 {"branch_name": branch_name, "repo_path": repo_path},
-                {},
             )
         ).value
 
@@ -2506,7 +2451,7 @@ class AsyncGitTools(_AsyncToolsBase):
         """
         return (
             await self._call(
-                _info_git__git_commit, {"message": message, "repo_path": repo_path}, {}
+                _info_git__git_commit, {"message": message, "repo_path": repo_path}
             )
         ).value
 
@@ -2531,7 +2476,6 @@ class AsyncGitTools(_AsyncToolsBase):
                     "repo_path": repo_path,
                     "base_branch": base_branch,
                 },
-                {"base_branch": _NOT_GIVEN},
             )
         ).value
 
@@ -2559,7 +2503,6 @@ class AsyncGitTools(_AsyncToolsBase):
                     "target": target,
                     "context_lines": context_lines,
                 },
-                {"context_lines": _NOT_GIVEN},
             )
         ).value
 
@@ -2579,7 +2522,6 @@ class AsyncGitTools(_AsyncToolsBase):
             await self._call(
                 _info_git__git_diff_staged,
                 {"repo_path": repo_path, "context_lines": context_lines},
-                {"context_lines": _NOT_GIVEN},
             )
         ).value
 
@@ -2599,7 +2541,6 @@ class AsyncGitTools(_AsyncToolsBase):
             await self._call(
                 _info_git__git_diff_unstaged,
                 {"repo_path": repo_path, "context_lines": context_lines},
-                {"context_lines": _NOT_GIVEN},
             )
         ).value
 
@@ -2633,11 +2574,6 @@ class AsyncGitTools(_AsyncToolsBase):
                     "max_count": max_count,
                     "start_timestamp": start_timestamp,
                 },
-                {
-                    "end_timestamp": _NOT_GIVEN,
-                    "max_count": _NOT_GIVEN,
-                    "start_timestamp": _NOT_GIVEN,
-                },
             )
         ).value
 
@@ -2648,9 +2584,7 @@ class AsyncGitTools(_AsyncToolsBase):
 
         Wire name: 'git_reset'.
         """
-        return (
-            await self._call(_info_git__git_reset, {"repo_path": repo_path}, {})
-        ).value
+        return (await self._call(_info_git__git_reset, {"repo_path": repo_path})).value
 
     async def git_show(self, *, repo_path: str, revision: str) -> _ToolOutput:
         """Shows the contents of a commit, or of a file or directory given as <revision>:<path>
@@ -2661,7 +2595,7 @@ class AsyncGitTools(_AsyncToolsBase):
         """
         return (
             await self._call(
-                _info_git__git_show, {"repo_path": repo_path, "revision": revision}, {}
+                _info_git__git_show, {"repo_path": repo_path, "revision": revision}
             )
         ).value
 
@@ -2674,9 +2608,7 @@ class AsyncGitTools(_AsyncToolsBase):
 
         Wire name: 'git_status'.
         """
-        return (
-            await self._call(_info_git__git_status, {"repo_path": repo_path}, {})
-        ).value
+        return (await self._call(_info_git__git_status, {"repo_path": repo_path})).value
 
 
 class AsyncGitToolsResults(_AsyncToolsResultsBase):

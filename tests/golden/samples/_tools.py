@@ -155,9 +155,7 @@ class SkillsTools(_ToolsBase):
         Wire name: 'current_time'.
         """
         return self._call(
-            _info_skills__current_time,
-            {"at": at, "timezone": timezone},
-            {"at": _NOT_GIVEN, "timezone": _NOT_GIVEN},
+            _info_skills__current_time, {"at": at, "timezone": timezone}
         ).value
 
     def summarize_text(
@@ -176,9 +174,7 @@ class SkillsTools(_ToolsBase):
         Wire name: 'summarize_text'.
         """
         return self._call(
-            _info_skills__summarize_text,
-            {"text": text, "max_sentences": max_sentences},
-            {"max_sentences": _NOT_GIVEN},
+            _info_skills__summarize_text, {"text": text, "max_sentences": max_sentences}
         ).value
 
     def unit_convert(
@@ -238,7 +234,6 @@ class SkillsTools(_ToolsBase):
         return self._call(
             _info_skills__unit_convert,
             {"from_unit": from_unit, "to_unit": to_unit, "value": value},
-            {},
         ).value
 
     def web_search(
@@ -257,9 +252,7 @@ class SkillsTools(_ToolsBase):
         Wire name: 'web_search'.
         """
         return self._call(
-            _info_skills__web_search,
-            {"query": query, "max_results": max_results},
-            {"max_results": _NOT_GIVEN},
+            _info_skills__web_search, {"query": query, "max_results": max_results}
         ).value
 
 
@@ -446,9 +439,7 @@ class AsyncSkillsTools(_AsyncToolsBase):
         """
         return (
             await self._call(
-                _info_skills__current_time,
-                {"at": at, "timezone": timezone},
-                {"at": _NOT_GIVEN, "timezone": _NOT_GIVEN},
+                _info_skills__current_time, {"at": at, "timezone": timezone}
             )
         ).value
 
@@ -471,7 +462,6 @@ class AsyncSkillsTools(_AsyncToolsBase):
             await self._call(
                 _info_skills__summarize_text,
                 {"text": text, "max_sentences": max_sentences},
-                {"max_sentences": _NOT_GIVEN},
             )
         ).value
 
@@ -533,7 +523,6 @@ class AsyncSkillsTools(_AsyncToolsBase):
             await self._call(
                 _info_skills__unit_convert,
                 {"from_unit": from_unit, "to_unit": to_unit, "value": value},
-                {},
             )
         ).value
 
@@ -554,9 +543,7 @@ class AsyncSkillsTools(_AsyncToolsBase):
         """
         return (
             await self._call(
-                _info_skills__web_search,
-                {"query": query, "max_results": max_results},
-                {"max_results": _NOT_GIVEN},
+                _info_skills__web_search, {"query": query, "max_results": max_results}
             )
         ).value
 

@@ -156,7 +156,7 @@ class Fastmcp1Tools(_ToolsBase):
 
         Wire name: 'add'.
         """
-        return self._call(_info_fastmcp1__add, {"a": a, "b": b}, {}).value
+        return self._call(_info_fastmcp1__add, {"a": a, "b": b}).value
 
     def convert(
         self,
@@ -178,9 +178,7 @@ class Fastmcp1Tools(_ToolsBase):
         Wire name: 'convert'.
         """
         return self._call(
-            _info_fastmcp1__convert,
-            {"uri": uri, "max_chars": max_chars, "mode": mode},
-            {"max_chars": _NOT_GIVEN, "mode": _NOT_GIVEN},
+            _info_fastmcp1__convert, {"uri": uri, "max_chars": max_chars, "mode": mode}
         ).value
 
     def greet(self, *, name: str, punctuation: str | _NotGiven = _NOT_GIVEN) -> str:
@@ -192,9 +190,7 @@ class Fastmcp1Tools(_ToolsBase):
         Wire name: 'greet'.
         """
         return self._call(
-            _info_fastmcp1__greet,
-            {"name": name, "punctuation": punctuation},
-            {"punctuation": _NOT_GIVEN},
+            _info_fastmcp1__greet, {"name": name, "punctuation": punctuation}
         ).value
 
 
@@ -268,7 +264,7 @@ class AsyncFastmcp1Tools(_AsyncToolsBase):
 
         Wire name: 'add'.
         """
-        return (await self._call(_info_fastmcp1__add, {"a": a, "b": b}, {})).value
+        return (await self._call(_info_fastmcp1__add, {"a": a, "b": b})).value
 
     async def convert(
         self,
@@ -293,7 +289,6 @@ class AsyncFastmcp1Tools(_AsyncToolsBase):
             await self._call(
                 _info_fastmcp1__convert,
                 {"uri": uri, "max_chars": max_chars, "mode": mode},
-                {"max_chars": _NOT_GIVEN, "mode": _NOT_GIVEN},
             )
         ).value
 
@@ -309,9 +304,7 @@ class AsyncFastmcp1Tools(_AsyncToolsBase):
         """
         return (
             await self._call(
-                _info_fastmcp1__greet,
-                {"name": name, "punctuation": punctuation},
-                {"punctuation": _NOT_GIVEN},
+                _info_fastmcp1__greet, {"name": name, "punctuation": punctuation}
             )
         ).value
 
@@ -402,7 +395,7 @@ class MathTools(_ToolsBase):
 
         Wire name: 'calculate'.
         """
-        return self._call(_info_math__calculate, {"expression": expression}, {}).value
+        return self._call(_info_math__calculate, {"expression": expression}).value
 
     def save_calculation(
         self, *, expression: str, name: str, result: float
@@ -423,7 +416,6 @@ class MathTools(_ToolsBase):
         return self._call(
             _info_math__save_calculation,
             {"expression": expression, "name": name, "result": result},
-            {},
         ).value
 
 
@@ -490,7 +482,7 @@ class AsyncMathTools(_AsyncToolsBase):
         Wire name: 'calculate'.
         """
         return (
-            await self._call(_info_math__calculate, {"expression": expression}, {})
+            await self._call(_info_math__calculate, {"expression": expression})
         ).value
 
     async def save_calculation(
@@ -513,7 +505,6 @@ class AsyncMathTools(_AsyncToolsBase):
             await self._call(
                 _info_math__save_calculation,
                 {"expression": expression, "name": name, "result": result},
-                {},
             )
         ).value
 

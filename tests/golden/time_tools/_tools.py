@@ -117,7 +117,6 @@ class TimeTools(_ToolsBase):
                 "target_timezone": target_timezone,
                 "time": time,
             },
-            {},
         ).value
 
     def get_current_time(self, *, timezone: str) -> _o.TimeGetCurrentTimeOutput:
@@ -130,9 +129,7 @@ class TimeTools(_ToolsBase):
 
         Wire name: 'get_current_time'.
         """
-        return self._call(
-            _info_time__get_current_time, {"timezone": timezone}, {}
-        ).value
+        return self._call(_info_time__get_current_time, {"timezone": timezone}).value
 
 
 class TimeToolsResults(_ToolsResultsBase):
@@ -212,7 +209,6 @@ class AsyncTimeTools(_AsyncToolsBase):
                     "target_timezone": target_timezone,
                     "time": time,
                 },
-                {},
             )
         ).value
 
@@ -227,7 +223,7 @@ class AsyncTimeTools(_AsyncToolsBase):
         Wire name: 'get_current_time'.
         """
         return (
-            await self._call(_info_time__get_current_time, {"timezone": timezone}, {})
+            await self._call(_info_time__get_current_time, {"timezone": timezone})
         ).value
 
 
