@@ -1171,10 +1171,26 @@ async def _serve_stdio(server: Server[Any]) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def _serve_http(server: Server[Any], host: str, port: int) -> None:
+def _header_limit(app: Any, limit: int) -> Any:
+    """The ASGI app, answering 431 (Request Header Fields Too Large) to a request with a header line
+    (name, ``: ``, value) over ``limit`` bytes, as Node's HTTP server does past its own limit."""
+
+    async def limited(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and any(len(k) + 2 + len(v) > limit for k, v in scope.get("headers") or []):
+            await send({"type": "http.response.start", "status": 431, "headers": [(b"content-type", b"text/plain")]})
+            await send({"type": "http.response.body", "body": b"Request Header Fields Too Large"})
+            return
+        await app(scope, receive, send)
+
+    return limited
+
+
+def _serve_http(server: Server[Any], host: str, port: int, max_header_line: int | None = None) -> None:
     import uvicorn
 
     app = server.streamable_http_app(host=host)
+    if max_header_line is not None:
+        app = _header_limit(app, max_header_line)
     uvicorn.run(app, host=host, port=port, log_level="warning")
 
 
@@ -1242,6 +1258,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="with --with-resources: sample://counter is subscribable (bump_counter, subscribers; tests)",
     )
     parser.add_argument("--list-ttl-ms", type=int, help="ttlMs of tools/list results (2026 sessions)")
+    parser.add_argument(
+        "--max-header-line", type=int, help="streamable HTTP: answer 431 to a longer header line (bytes; tests)"
+    )
     parser.add_argument("--list-cache-scope", choices=["public", "private"], help="cacheScope of tools/list results")
     ns = parser.parse_args(argv)
     if ns.page_size < 1:
@@ -1278,7 +1297,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if ns.transport == "sse":
         _serve_sse(server, ns.host, ns.port)
     else:
-        _serve_http(server, ns.host, ns.port)
+        _serve_http(server, ns.host, ns.port, ns.max_header_line)
     return 0
 
 

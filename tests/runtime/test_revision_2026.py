@@ -261,3 +261,20 @@ def test_an_x_mcp_header_argument_past_max_header_bytes_is_the_callers_mistake_a
     ):
         small = provider.call_tool("route_query", {"region": "r" * 2000, "query": "q"}, timeout_seconds=10)
     assert small.error_kind == "invalid_arguments" and "max_header_bytes=1024" in str(small.result)
+
+
+def test_a_servers_http_431_is_the_callers_argument_not_a_tool_error() -> None:
+    """Issue 31, defect 14's rest: a server whose own header limit is below `max_header_bytes`
+    (Node's is 16 KiB, some proxies' 4 or 8 KiB) answers 431 before the tool runs. That reached
+    the caller as `tool_error` ("Server returned an error response"); it is `invalid_arguments`,
+    saying what to change, and the connection serves the next call."""
+    port = free_port()
+    with (
+        http_sample_server(port, "tok", REVISION, "--max-header-line", "4096"),
+        MCPToolProvider(http_config("rev", f"http://127.0.0.1:{port}/mcp")) as provider,
+    ):
+        refused = provider.call_tool("route_query", {"region": "r" * 5000, "query": "q"}, timeout_seconds=10)
+        assert refused.is_error and refused.error_kind == "invalid_arguments", refused.result
+        assert "HTTP 431" in str(refused.result) and "max_header_bytes" in str(refused.result)
+        fits = provider.call_tool("route_query", {"region": "r" * 100, "query": "q"}, timeout_seconds=10)
+        assert not fits.is_error and fits.result["header"] == "r" * 100, fits.result

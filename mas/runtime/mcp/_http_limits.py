@@ -30,6 +30,7 @@ import json
 import logging
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,7 +38,7 @@ import httpx2
 
 from mas.runtime.mcp._stdio import REFUSED, StdioLimits, answer_id, json_depth, too_big, too_deep
 
-__all__ = ["ACCEPT_ENCODING", "AnswerRefused", "HttpLimits", "HttpState", "limit_responses"]
+__all__ = ["ACCEPT_ENCODING", "ERROR_STATUSES", "AnswerRefused", "HttpLimits", "HttpState", "limit_responses"]
 
 logger = logging.getLogger("mas.runtime.mcp_provider")
 
@@ -73,10 +74,18 @@ class AnswerRefused(httpx2.StreamError):
     a JSON-RPC error for the request at once; its SSE path ends that stream."""
 
 
+#: HTTP error statuses answered to the requests a task makes, for a caller that sets a list here
+#: (the SDK sends each request in a task started in its sender's context, so the list is seen).
+ERROR_STATUSES: ContextVar[list[int] | None] = ContextVar("toolgen_http_error_statuses", default=None)
+
+
 def limit_responses(state: HttpState, limits: HttpLimits) -> Callable[[httpx2.Response], Awaitable[None]]:
     """The ``event_hooks={"response": [...]}`` entry that bounds every response of the client."""
 
     async def hook(response: httpx2.Response) -> None:
+        seen = ERROR_STATUSES.get()
+        if seen is not None and response.status_code >= 400 and len(seen) < 16:
+            seen.append(response.status_code)
         encodings = [
             value.strip().lower()
             for value in response.headers.get_list("content-encoding", split_commas=True)

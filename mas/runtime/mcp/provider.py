@@ -64,6 +64,7 @@ from mas.runtime.mcp._error_kinds import (
     kind_of_invalid_params,
     url_elicitations,
 )
+from mas.runtime.mcp._http_limits import ERROR_STATUSES
 from mas.runtime.mcp._input import TOKEN_PREFIX, PendingCall
 from mas.runtime.mcp._lenient_listing import CacheHint, list_page, teach
 from mas.runtime.mcp._lenient_listing import summary as listing_summary
@@ -109,6 +110,8 @@ __all__ = [
 ]
 
 logger = logging.getLogger("mas.runtime.mcp_provider")  # the name users see in log lines, as before the move
+#: HTTP 431 Request Header Fields Too Large: the server's HTTP layer refused the request's headers.
+HEADER_TOO_LARGE = 431
 
 _POLL_SECONDS = 0.05  # how often a cancel_event is polled
 _INPUT_RESPONSES: TypeAdapter[dict[str, types.InputResponse]] = TypeAdapter(dict[str, types.InputResponse])
@@ -742,6 +745,8 @@ class MCPToolProvider:
         oversized = self._oversized_header(session, tool_name, arguments)
         if oversized is not None:
             return self._failure(tool_name, f"failed: {oversized}", "invalid_arguments")
+        statuses: list[int] = []  # the HTTP error statuses this call's requests were answered with
+        status_scope = ERROR_STATUSES.set(statuses)
         try:
             result = await session.call_tool(
                 tool_name,
@@ -758,7 +763,17 @@ class MCPToolProvider:
                 allow_claimed=True,
             )
         except Exception as exc:
+            ERROR_STATUSES.reset(status_scope)
             conn.note_failure(exc)
+            if HEADER_TOO_LARGE in statuses:
+                # The server's HTTP layer refused the request's headers (a long x-mcp-header argument
+                # under a limit below max_header_bytes): the tool never ran, and retrying cannot help.
+                detail = (
+                    "the server refused the request's headers as too large (HTTP 431), so the tool did not run; "
+                    "an x-mcp-header argument is longer than this server takes: shorten it, or set "
+                    "max_header_bytes to the server's limit"
+                )
+                return self._failure(tool_name, f"failed: {detail}", "invalid_arguments")
             if conn.mid_answer():
                 # The reader is inside an answer nobody waits for any more: a fresh connection
                 # serves the next call at once instead of after the rest of it (item 3).
@@ -771,6 +786,7 @@ class MCPToolProvider:
                     tool_name, call, conn, session, arguments, meta, timeout_seconds, allow_claimed, deadline
                 )
             return self._call_error(tool_name, exc, timeout_seconds)
+        ERROR_STATUSES.reset(status_scope)
         if dialect == "2025-11-25" and tool_name not in (conn.task_support or {}) and _asks_for_task(result):
             return await self._run_task_2025(
                 tool_name, call, conn, session, arguments, meta, timeout_seconds, allow_claimed, deadline
