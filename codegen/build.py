@@ -18,6 +18,7 @@ from codegen.datamodels import (
     model_code,
 )
 from codegen.emit.code_mode import build_code_mode, param_constraints, summary_line
+from codegen.emit.flavours import SHIM_BASES, TOOLS_EXPORTS
 from codegen.errors import Degradation, GenerateError
 from codegen.infer import InferredOutput
 from codegen.literals import docstring_literal, docstring_text, json_default_literal, str_literal, wire_literal
@@ -56,9 +57,8 @@ __all__ = ["RESERVED_ATTRS", "ToolPlan", "build_package", "check_tools"]
 RESERVED_ATTRS = frozenset({"results", "with_options"})
 _METHOD_INDENT = 8
 #: Shim names every wrapper module uses (imported as ``_Name``); the rest as the tools need them.
-_SHIM_NAMES = frozenset({"AsyncToolsBase", "AsyncToolsResultsBase", "AsyncToolsTasksBase", "AsyncToolTask",
-                         "CallOptions", "SupportsAsyncCallTool", "SupportsCallTool", "ToolInfo", "ToolResult",
-                         "ToolsBase", "ToolsResultsBase", "ToolsTasksBase", "ToolTask"})  # fmt: skip
+_SHIM_NAMES = SHIM_BASES | {"AsyncToolTask", "CallOptions", "SupportsAsyncCallTool", "SupportsCallTool", "ToolInfo",
+                            "ToolResult", "ToolTask"}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -579,7 +579,7 @@ _RUNTIME_EXPORTS = (
     # the error tree's parents (any failed call; the transient ones) and the envelope
     "ToolFailedError", "ToolTransientError", "ToolEnvelope",
 )  # fmt: skip
-_TOOLS_EXPORTS = ("TOOLS", "Tools", "AsyncTools", "ToolsResults", "AsyncToolsResults", "ToolsTasks", "AsyncToolsTasks")
+_TOOLS_EXPORTS = TOOLS_EXPORTS
 
 
 def _import_order(names: tuple[str, ...] | frozenset[str]) -> tuple[str, ...]:

@@ -104,3 +104,16 @@ def test_only_runs_the_groups_named_and_leaves_the_table_alone(tmp_path: Path) -
     body = [line for line in proc.stdout.splitlines() if line.startswith("| ") and not line.startswith("| figure")]
     assert [line.split(" | ")[0].removeprefix("| ") for line in body] == list(ROWS[:1] + ROWS[2:6])
     assert results.read_bytes() == before
+
+
+def test_the_committed_results_have_the_impact_rows() -> None:
+    """benchmarks/results.md says what ``diff --impact`` costs on the 1,000-tool package with a
+    200-call-site project, against one plain run of each checker (issue 32), as medians."""
+    lines = (REPO / "benchmarks" / "results.md").read_text(encoding="utf-8").splitlines()
+    for checker in ("mypy", "pyright"):
+        figure = f"| diff --impact ({checker}): 1000-tool package, 200 call sites |"
+        row = next((line for line in lines if line.startswith(figure)), None)
+        assert row is not None, figure
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        assert cells[1][0].isdigit() and cells[2].startswith(f"one plain {checker} run over the project: ")
+        assert cells[3].endswith(")") and cells[3][0].isdigit()  # a median ratio with its spread

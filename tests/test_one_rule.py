@@ -9,6 +9,7 @@ import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from codegen.emit.flavours import FLAVOURS, PARTS, SHIM_BASES, TOOLS_EXPORTS
 from codegen.generate import _canonical_digest
 from mas.runtime.contracts._rules import joined_text, json_equal, json_type, keywords_taken, options_for
 from mas.runtime.contracts.tool_contract import HINT_KEYS, declared_hints, entry_hints, tool_title
@@ -234,3 +235,22 @@ def test_a_callees_signature_is_read_in_one_place() -> None:
     assert options_for(declares, options) == {"timeout_seconds": 1.0}
     assert options_for(takes_any, options) == {"timeout_seconds": 1.0, "user": "u"}
     assert keywords_taken(declares) == {"timeout_seconds", "server"} and keywords_taken(takes_any) is None
+
+
+def test_the_method_flavours_are_one_table() -> None:
+    """The macros, classes, bases, exports and part count of the three flavours come from
+    ``codegen/emit/flavours.py``: no other generator module spells a flavour's macro or base, and
+    the table agrees with the template and with a generated package."""
+    spelled = {f.macro for f in FLAVOURS} | SHIM_BASES - {"ToolsBase", "AsyncToolsBase"}
+    found = sorted(
+        rel
+        for rel, tree in _trees()
+        if rel.startswith("codegen/") and not rel.startswith("codegen/shim/") and rel != "codegen/emit/flavours.py"
+        if any(isinstance(n, ast.Constant) and n.value in spelled for n in ast.walk(tree))
+    )
+    assert found == []
+    template = (REPO / "templates" / "_tool.py.jinja").read_text(encoding="utf-8")
+    assert all(f"{{% macro {f.macro}(tool, is_async, values_class" in template for f in FLAVOURS)
+    assert PARTS == 1 + 2 * len(FLAVOURS)
+    package = (REPO / "generated" / "sample_tools" / "_tools.py").read_text(encoding="utf-8")
+    assert all(f"\nclass {name}(" in package for name in TOOLS_EXPORTS if name != "TOOLS")

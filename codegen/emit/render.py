@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from codegen import cache as cache_layer
 from codegen.emit.api_page import API_PAGE, api_page
+from codegen.emit.flavours import FLAVOURS, PARTS
 from codegen.emit.formatting import format_files
 from codegen.emit.templates import templates_dir
 from codegen.errors import GenerateError
@@ -128,7 +129,7 @@ def _sha256(text: str) -> str:
 
 #: A tool's methods in ``_tools.py`` (``_tool.py.jinja``). Its parts, in the order they are made
 #: and kept: its ``ToolInfo`` constant, then these, sync, then async.
-_METHODS = ("value", "whole", "task")
+_METHODS = tuple(f.name for f in FLAVOURS)
 #: The ``class`` line that the methods are formatted under, apart from their module.
 _HOLDER = "class _toolgen_parts:"
 #: Marks each part where the parts are formatted, and each part's place in the module; no
@@ -150,12 +151,8 @@ def _tool_parts(macros: Any, tool: ToolSpec, prefix: str) -> list[str]:
     """One tool's parts as the templates print them (unformatted): its constant, then its methods."""
     parts = [macros.tool_info(tool)]
     for is_async in (False, True):
-        cls = ("Async" if is_async else "") + prefix + "Tools"
-        parts += [
-            macros.tool_method(tool, is_async),
-            macros.whole_method(tool, is_async, cls),
-            macros.task_method(tool, is_async, cls),
-        ]
+        cls = ("Async" if is_async else "") + prefix + "Tools"  # the value methods' class
+        parts += [getattr(macros, f.macro)(tool, is_async, cls) for f in FLAVOURS]
     return [str(part) for part in parts]
 
 
@@ -193,10 +190,10 @@ def tools_module(pkg: PackageSpec, *, whole: bool = False) -> str:
 
     def fragment(tool: ToolSpec, part: str, is_async: bool = False) -> str:
         index = where[id(tool)]
-        slot = 0 if part == "info" else 1 + 3 * is_async + _METHODS.index(part)
+        slot = 0 if part == "info" else 1 + len(FLAVOURS) * is_async + _METHODS.index(part)
         return todo[index][slot] if whole else _placeholder(index * _PARTS + slot, part)
 
-    skeleton = env.get_template("_tools.py.jinja").render(pkg=pkg, fragment=fragment)
+    skeleton = env.get_template("_tools.py.jinja").render(pkg=pkg, fragment=fragment, flavours=FLAVOURS)
     if whole:
         return format_files({"_tools.py": skeleton})["_tools.py"]
     formatted = format_files({"_tools.py": skeleton, **_parts_files(todo)})
@@ -208,7 +205,7 @@ def tools_module(pkg: PackageSpec, *, whole: bool = False) -> str:
     return _placed(formatted["_tools.py"], kept)
 
 
-_PARTS = 7  # a tool's parts: its ToolInfo constant and six methods
+_PARTS = PARTS  # a tool's parts: its ToolInfo constant and each flavour's method, sync and async
 
 
 def _kept_parts(keys: list[str | None], memo: cache_layer.Memo | None) -> dict[int, list[str] | None]:
