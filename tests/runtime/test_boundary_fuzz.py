@@ -24,7 +24,7 @@ import httpx2
 import mcp_types
 import pytest
 from fuzz_strategies import chunked, json_values, line_bytes, listings, nested, with_secret
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from mcp.shared.message import SessionMessage
 
@@ -98,12 +98,13 @@ def test_an_answer_is_delivered_within_max_json_depth_and_refused_for_its_id_bey
 
 @SETTINGS
 @given(with_secret(SECRET))
+@example(float("nan"))  # nox -s fuzz at 3000: NaN != NaN failed the in-place check (the oracle's bug)
 def test_no_string_of_a_blanked_value_holds_the_secret(value: Any) -> None:
     redact.remember([SECRET])
     before = copy.deepcopy(value)
     blanked = redact.blank_json(value)
     assert SECRET not in json.dumps(blanked, ensure_ascii=False)
-    assert value == before  # the input is never changed in place
+    assert json.dumps(value) == json.dumps(before)  # the input is never changed in place (NaN == NaN here)
     assert json_depth(blanked) == json_depth(value)
 
 
