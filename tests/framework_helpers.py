@@ -3,8 +3,9 @@ the YAML skills, behind a recorder that keeps every call exactly as it reached t
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -98,3 +99,22 @@ class Tampered:
         if tool_name == self.tool_name:
             envelope.update(structured_content=self.structured, result=self.structured)
         return envelope
+
+
+def cancel_once_sent(recording: Recording, start: Callable[[], Awaitable[Any]]) -> None:
+    """Run ``start()`` (an agent's run, a tool's ``ainvoke``) as a task and cancel it half a second
+    after its call reached ``recording``: the task ends cancelled."""
+
+    async def cancelled() -> None:
+        running = asyncio.ensure_future(start())
+        while not recording.options:
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.5)
+        running.cancel()
+        try:
+            await running
+        except asyncio.CancelledError:
+            return
+        raise AssertionError("the run ended before it was cancelled")
+
+    asyncio.run(cancelled())

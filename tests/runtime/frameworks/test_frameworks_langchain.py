@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("langchain_core")
 
-from framework_helpers import REPO, Recording, Tampered  # noqa: E402
+from framework_helpers import REPO, Recording, Tampered, cancel_once_sent  # noqa: E402
 from gen_helpers import import_fresh  # noqa: E402
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel  # noqa: E402
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage  # noqa: E402
@@ -221,16 +221,7 @@ def test_a_task_tool_is_awaited_and_timed_out_through_the_runtime_and_progress_i
 def test_a_cancelled_ainvoke_cancels_its_call_through_the_contracts_cancel_event(tasks: Recording) -> None:
     (report,) = [t for t in tools(tasks, require_approval=False) if t.name == REPORT]
 
-    async def cancelled() -> None:
-        running = asyncio.ensure_future(report.ainvoke({"topic": "tides", "steps": 30}))
-        while not tasks.options:
-            await asyncio.sleep(0.05)
-        await asyncio.sleep(0.5)
-        running.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await running
-
-    asyncio.run(cancelled())
+    cancel_once_sent(tasks, lambda: report.ainvoke({"topic": "tides", "steps": 30}))
     (options,) = tasks.options
     assert options["cancel_event"].is_set()
 

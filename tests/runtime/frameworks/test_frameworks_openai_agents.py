@@ -15,7 +15,7 @@ pytest.importorskip("agents")
 
 from agents import Agent, FunctionTool, Model, ModelResponse, Runner, Usage  # noqa: E402
 from agents.run_config import RunConfig  # noqa: E402
-from framework_helpers import REPO, Recording, Tampered  # noqa: E402
+from framework_helpers import REPO, Recording, Tampered, cancel_once_sent  # noqa: E402
 from gen_helpers import import_fresh  # noqa: E402
 from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText  # noqa: E402
 
@@ -248,15 +248,6 @@ def test_a_cancelled_run_cancels_its_call_through_the_contracts_cancel_event(tas
     script = Script([[(REPORT, {"topic": "tides", "steps": 30})], "ok"])
     agent = Agent(name="test", model=script, tools=function_tools(tasks, require_approval=False))
 
-    async def cancelled_run() -> None:
-        running = asyncio.ensure_future(Runner.run(agent, "go", run_config=RunConfig(tracing_disabled=True)))
-        while not tasks.options:
-            await asyncio.sleep(0.05)
-        await asyncio.sleep(0.5)
-        running.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await running
-
-    asyncio.run(cancelled_run())
+    cancel_once_sent(tasks, lambda: Runner.run(agent, "go", run_config=RunConfig(tracing_disabled=True)))
     (options,) = tasks.options
     assert options["cancel_event"].is_set()
