@@ -40,6 +40,9 @@ from mas.runtime.registry import RuntimeRegistry
 from mas.runtime.routing import Named, routed_names
 
 EXAMPLES = int(os.environ.get("TOOLGEN_FUZZ_EXAMPLES", "80"))
+# The suite's 120 s per test is a hang guard sized for 80 examples: `nox -s fuzz` runs 3000, and the
+# routing property alone took 114 s of them on a loaded machine (the others failed by timeout).
+pytestmark = pytest.mark.timeout(max(120, EXAMPLES))
 SETTINGS = settings(
     max_examples=EXAMPLES, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )

@@ -178,6 +178,8 @@ def test_a_progress_flood_with_a_slow_callback_still_returns_the_result() -> Non
 
     async def run() -> tuple[ToolResultEnvelope, float]:
         async with MCPToolProvider(raw(max_progress_lag_seconds=1.0)) as provider:
+            # Connected first: the server's start-up (seconds on a loaded machine) is not what is timed.
+            assert not (await provider.acall_tool("echo", {"text": "up"}, timeout_seconds=30)).is_error
             start = time.monotonic()
             envelope = await provider.acall_tool("flood", {"seconds": 2}, progress_callback=slow, timeout_seconds=30)
             return envelope, time.monotonic() - start
@@ -185,7 +187,8 @@ def test_a_progress_flood_with_a_slow_callback_still_returns_the_result() -> Non
     envelope, took = asyncio.run(run())
     assert (envelope.is_error, str(envelope.result).startswith("done after ")) == (False, True), envelope
     steps = int(str(envelope.result).split()[2])
-    # 2 s of progress, then at most the 1 s lag, plus start-up: never the old 15 s drain and failure.
+    # The call: 2 s of progress, then at most the 1 s lag (and slack for a loaded machine), never
+    # the old 15 s drain and failure.
     assert took < 6, took
     assert 0 < len(seen) < steps and seen == sorted(seen)  # stale updates skipped, order kept
     assert seen[-1] >= steps - 200  # the newest updates were shown, not the first 100 only
@@ -194,6 +197,7 @@ def test_a_progress_flood_with_a_slow_callback_still_returns_the_result() -> Non
 # --- item 5: a huge error message -------------------------------------------------------------------
 def test_a_10_mb_error_message_is_cut_to_max_error_chars() -> None:
     with MCPToolProvider(raw()) as provider:
+        assert not provider.call_tool("echo", {"text": "up"}, timeout_seconds=30).is_error  # start-up is not timed
         envelope, took = timed(provider, "huge_error", {"size": 10_000_000}, timeout=20)
     text = str(envelope.result)
     assert (envelope.is_error, kind(envelope), took < 5) == (True, "tool_error", True)
