@@ -73,7 +73,10 @@ def _add_generate(
         metavar="[NAME=]PATH",
         help="saved tools/list result (repeatable); NAME= names its source (default: the file's stem)",
     )
-    gen.add_argument("--snapshot", metavar="PATH", help=f"lock file for live listings (default: {_DEFAULTS.snapshot})")
+    gen.add_argument(
+        "--lock", "--snapshot", dest="snapshot", metavar="PATH",
+        help=f"the lock file of live listings (default: {_DEFAULTS.snapshot}; --snapshot is the older name)",
+    )  # fmt: skip
     gen.add_argument("--offline", action="store_true", help="take live listings from the lock; contact no server")
     gen.add_argument("--out", metavar="DIR", help=f"output folder; the package is DIR/NAME (default: {_DEFAULTS.out})")
     gen.add_argument("--package", metavar="NAME", help=f"package name (default: {_DEFAULTS.package})")

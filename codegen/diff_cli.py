@@ -59,7 +59,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("files", nargs="*", metavar="OLD NEW", help="two files, each a lock or a tools/list JSON")
     parser.add_argument("--tools", action="append", metavar="PATH", help="compare tool YAML with the lock's skills")
     parser.add_argument("--infra", action="append", metavar="PATH", help="infra file whose servers are listed live")
-    parser.add_argument("--snapshot", metavar="PATH", help="the lock file (default from [tool.toolgen])")
+    parser.add_argument(
+        "--lock", "--snapshot", dest="snapshot", metavar="PATH",
+        help="the lock file (default from [tool.toolgen]; --snapshot is the older name)",
+    )  # fmt: skip
     parser.add_argument("--server", metavar="NAME", help="the lock's server a bare tools/list file stands for")
     parser.add_argument(
         "--samples", action="append", metavar="FILE", help="samples file to infer output types from (repeatable)"

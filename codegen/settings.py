@@ -31,6 +31,9 @@ _PATH_LISTS = (*_LIST_KEYS, "samples", "cassettes")
 #: Settings of the package's version and upgrades (docs/drift.md, "Upgrading"), with their types.
 _UPGRADE_KEYS: dict[str, type] = {"start_version": str, "keep_zero_major": bool, "keep_removed_tools": int}
 _KEYS = {*_PATH_LISTS, "snapshot", "out", "package", *_UPGRADE_KEYS}
+#: Keys of [tool.toolgen] read as another: ``lock`` names the lock file, as ``snapshot`` (its older
+#: name, kept for the projects that use it) does.
+_ALIASES = {"lock": "snapshot"}
 
 
 @dataclass(frozen=True)
@@ -96,8 +99,10 @@ def find_pyproject(start: Path) -> Path | None:
 
 def _from_table(table: Mapping[str, Any], root: Path, file: Path) -> dict[str, Any]:
     values: dict[str, Any] = {}
+    if "lock" in table and "snapshot" in table:
+        raise GenerateError("give the lock file once: 'lock' (or its older name 'snapshot')", f"{file}: [tool.toolgen]")
     for raw_key, value in table.items():
-        key = raw_key.replace("-", "_")
+        key = _ALIASES.get(raw_key.replace("-", "_"), raw_key.replace("-", "_"))
         where = f"{file}: [tool.toolgen]"
         if key not in _KEYS:
             raise GenerateError(f"unknown key {raw_key!r} (known: {', '.join(sorted(_KEYS))})", where, raw_key)
@@ -180,7 +185,7 @@ def _check_inputs_outside(settings: Settings) -> None:
     """Every run replaces the package folder whole: an input inside it (a lock, a samples file, a
     tools/list) would be deleted by the run that reads it."""
     target = settings.target.resolve()
-    named = [("--snapshot", settings.snapshot)]
+    named = [("--lock", settings.snapshot)]
     named += [(f"--{key.replace('_', '-')}", path) for key in _PATH_LISTS for path in getattr(settings, key)]
     for option, path in named:
         resolved = path.resolve()

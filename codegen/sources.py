@@ -205,7 +205,7 @@ def read_snapshot_sources(configs: Sequence[MCPServerConfig], snapshot: Snapshot
         tools = snapshot.servers.get(config.name)
         if tools is None:
             raise GenerateError(
-                f"the snapshot has no listing for MCP server {config.name!r}; run once without --offline",
+                f"the lock has no listing for MCP server {config.name!r}; run once without --offline",
                 str(snapshot.path),
             )
         surface = {which: tuple(items) for which, items in snapshot.surface.get(config.name, {}).items()}

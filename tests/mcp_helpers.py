@@ -63,17 +63,26 @@ def http_sample_server(
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+    with served(proc, port, "sample HTTP server"):
+        yield proc
+
+
+@contextmanager
+def served(proc: subprocess.Popen[bytes], port: int, what: str, seconds: float = 20.0) -> Iterator[str]:
+    """The one test-server setup: wait (at most ``seconds``) until ``proc`` listens on
+    127.0.0.1:``port``, yield its MCP URL, and stop it when the block ends (killed if it does not
+    stop within 5 s). ``what`` names the server in a failed start."""
     try:
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + seconds
         while True:
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
                 break
             except OSError:
-                assert proc.poll() is None, "the sample HTTP server exited during startup"
-                assert time.monotonic() < deadline, "the sample HTTP server did not start listening"
+                assert proc.poll() is None, f"the {what} exited during startup"
+                assert time.monotonic() < deadline, f"the {what} did not start listening"
                 time.sleep(0.05)
-        yield proc
+        yield f"http://127.0.0.1:{port}/mcp"
     finally:
         proc.terminate()
         try:

@@ -13,7 +13,7 @@ REFERENCE = re.compile(r"`(tests/[\w/]+\.py)((?:::\w+)+)(?:\[[^\]`]*\])?`")
 #: Sections whose promises must each name their proof (docs file, heading or paragraph start).
 PROVED_SECTIONS = [
     ("generator.md", "Exit codes:"),
-    ("generator.md", "## The snapshot"),
+    ("generator.md", "## The lock"),
     ("generator.md", "## Untrusted text"),
     ("tool-server-registry.md", "## Secrets in headers"),
 ]

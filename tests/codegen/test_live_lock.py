@@ -10,15 +10,14 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from gen_helpers import generate
+from mcp_helpers import free_port, served
 from prefork import python_command
 
 from codegen.snapshot import SNAPSHOT_VERSION
@@ -52,38 +51,17 @@ STDIO_TOOLS = [
 ]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def http_port() -> Iterator[int]:
-    port = _free_port()
+    port = free_port()
     command = ("-m", "mas.samples.mcp_server", "--transport", "streamable-http", "--port", str(port))
     proc = subprocess.Popen(
         python_command(*command, pythonpath=os.environ.get("PYTHONPATH")),  # a fork of a pre-imported interpreter
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                assert proc.poll() is None and time.monotonic() < deadline, "the sample HTTP server did not start"
-                time.sleep(0.05)
+    with served(proc, port, "sample HTTP server"):
         yield port
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def _wire(tool: Any) -> dict[str, Any]:

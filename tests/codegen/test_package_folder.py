@@ -86,7 +86,7 @@ def test_a_symlinked_init_is_not_trusted_as_generated(generated: Path) -> None:
 # --- inputs inside the package folder -----------------------------------------------------------
 
 
-@pytest.mark.parametrize("option", ["--snapshot", "--samples", "--mcp-json"])
+@pytest.mark.parametrize("option", ["--lock", "--samples", "--mcp-json"])
 def test_an_input_inside_the_package_folder_is_refused(generated: Path, option: str) -> None:
     pkg = generated / "out" / "pkg"
     before = tree(pkg)
@@ -111,7 +111,7 @@ def test_an_input_reached_through_a_symlink_into_the_package_is_refused(generate
     proc = toolgen_in_process(generated, "--mcp-json", "tools.json", "--out", "out", "--package", "pkg",
                               "--snapshot", "lock-link.json")  # fmt: skip
     assert error_line(proc) == (
-        "toolgen: error: lock-link.json: --snapshot is inside the package folder out/pkg, which every run "
+        "toolgen: error: lock-link.json: --lock is inside the package folder out/pkg, which every run "
         "replaces; keep inputs outside it"
     )
     assert (generated / "out" / "pkg" / "lock.json").read_text() == "{}"

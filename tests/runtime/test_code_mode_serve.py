@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -22,7 +21,7 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp_helpers import free_port
+from mcp_helpers import free_port, served
 from prefork import python_command
 
 REPO = Path(__file__).resolve().parents[2]
@@ -58,29 +57,13 @@ async def http_face(*extra: str) -> AsyncIterator[ClientSession]:
         pythonpath=ENV.get("PYTHONPATH"),
     )  # fmt: skip
     proc = subprocess.Popen(command, cwd=REPO, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                assert proc.poll() is None, "the code-mode server exited during startup"
-                assert time.monotonic() < deadline, "the code-mode server did not start listening"
-                await asyncio.sleep(0.1)
+    with served(proc, port, "code-mode server", 60):
         async with (
             streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (read, write),
             ClientSession(read, write) as session,
         ):
             await session.initialize()
             yield session
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 FACES: dict[str, Callable[..., AbstractAsyncContextManager[ClientSession]]] = {"stdio": stdio_face, "http": http_face}

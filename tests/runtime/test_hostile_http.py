@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -18,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_helpers import free_port, http_config
+from mcp_helpers import free_port, http_config, served
 from prefork import python_command
 
 from mas.runtime.contracts.tool_contract import ToolResultEnvelope
@@ -35,24 +34,8 @@ def url() -> Iterator[str]:
     proc = subprocess.Popen(
         python_command(str(SERVER), str(port), pythonpath=os.environ.get("PYTHONPATH")), stdout=subprocess.DEVNULL
     )
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                assert proc.poll() is None, "the raw HTTP server exited during startup"
-                assert time.monotonic() < deadline, "the raw HTTP server did not start listening"
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    with served(proc, port, "raw HTTP server") as url:
+        yield url
 
 
 def kind(envelope: ToolResultEnvelope) -> str | None:

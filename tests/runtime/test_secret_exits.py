@@ -14,13 +14,12 @@ import re
 import secrets
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_helpers import free_port
+from mcp_helpers import free_port, served
 from prefork import python_command
 
 from mas.runtime import redact
@@ -45,7 +44,6 @@ def encoded_url() -> Iterator[str]:
 
 
 def _serve(flag: str) -> Iterator[str]:
-    import socket
 
     port = free_port()
     proc = subprocess.Popen(
@@ -53,24 +51,8 @@ def _serve(flag: str) -> Iterator[str]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                assert proc.poll() is None, "the echo server exited during startup"
-                assert time.monotonic() < deadline, "the echo server did not start listening"
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    with served(proc, port, "echo server") as url:
+        yield url
 
 
 def _infra(folder: Path, url: str, key: str = API_KEY) -> Path:
