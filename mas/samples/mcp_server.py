@@ -1217,7 +1217,8 @@ def _serve_sse(server: Server[Any], host: str, port: int) -> None:
     uvicorn.run(app, host=host, port=port, log_level="warning")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
+    """The sample server's command line: a transport and the test-only flags that add or change tools."""
     parser = argparse.ArgumentParser(prog="python -m mas.samples.mcp_server", description=__doc__.splitlines()[0])
     parser.add_argument("--transport", choices=["stdio", "streamable-http", "sse"], default="stdio")
     parser.add_argument("--host", default="127.0.0.1")
@@ -1262,6 +1263,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--max-header-line", type=int, help="streamable HTTP: answer 431 to a longer header line (bytes; tests)"
     )
     parser.add_argument("--list-cache-scope", choices=["public", "private"], help="cacheScope of tools/list results")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
     ns = parser.parse_args(argv)
     if ns.page_size < 1:
         parser.error("--page-size must be at least 1")

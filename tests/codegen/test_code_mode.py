@@ -160,7 +160,7 @@ def test_an_example_call_is_bounded_and_keeps_what_is_required() -> None:
     from codegen.model import ParamSpec, ToolSpec
 
     def param(name: str, required: bool, example: str | None, default: str | None = None) -> ParamSpec:
-        return ParamSpec(name, name, "str", required, None, None, "", default, example=example)
+        return ParamSpec(name, name, "str", required, None, "", schema_default=default, example=example)
 
     def tool(*params: ParamSpec) -> ToolSpec:
         return ToolSpec("t", "t", "_info_t", "'t'", "'m'", "None", "''", '""""""', params, "'TInput'", "None",

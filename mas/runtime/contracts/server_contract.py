@@ -27,10 +27,12 @@ contract's failure kinds (``unknown_tool`` names a resource or prompt the server
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from mas.runtime.contracts.tool_contract import ToolResultEnvelope
-from mas.runtime.subscriptions import DEFAULT_MAX_QUEUED, ResourceSubscription, UpdateCallback
+
+if TYPE_CHECKING:  # only types: an up-to-date `generate --check` must not load asyncio through here
+    from mas.runtime.subscriptions import ResourceSubscription, UpdateCallback
 
 __all__ = [
     "LISTINGS",
@@ -118,7 +120,7 @@ class SubscribingProvider(Protocol):
         uri: str,
         *,
         on_update: UpdateCallback | None = None,
-        max_queued: int = DEFAULT_MAX_QUEUED,
+        max_queued: int = ...,  # DEFAULT_MAX_QUEUED of mas.runtime.subscriptions
         timeout_seconds: float | None = None,
     ) -> ResourceSubscription: ...
     async def asubscribe_resource(
@@ -126,6 +128,6 @@ class SubscribingProvider(Protocol):
         uri: str,
         *,
         on_update: UpdateCallback | None = None,
-        max_queued: int = DEFAULT_MAX_QUEUED,
+        max_queued: int = ...,  # DEFAULT_MAX_QUEUED of mas.runtime.subscriptions
         timeout_seconds: float | None = None,
     ) -> ResourceSubscription: ...

@@ -130,23 +130,7 @@ def tools(
         provider, include=include, exclude=exclude, read_only=read_only, destructive=destructive, package=package
     )
     if code_mode:
-        given = []
-        for code in code_tools(provider, package, selected):
-            run = _code_coroutine(code, confirm, require_approval, options)
-            given.append(
-                StructuredTool(
-                    name=code.name,
-                    description=code.description,
-                    args_schema=dict(code.input_schema),
-                    coroutine=run,
-                    func=_sync(run),
-                    response_format="content_and_artifact",
-                    handle_tool_error=handle_tool_error,
-                    metadata={"needs_approval": code.needs_approval},
-                    tags=["destructive"] if code.needs_approval else [],
-                )
-            )
-        return given
+        return _code_mode_tools(provider, package, selected, confirm, require_approval, handle_tool_error, options)
     out: list[StructuredTool] = []
     for tool in selected:
         run = _tool_coroutine(
@@ -177,3 +161,32 @@ def tools(
             )
         )
     return out
+
+
+def _code_mode_tools(
+    provider: Any,
+    package: str | ModuleType | None,
+    selected: list[AgentTool],
+    confirm: Confirm | None,
+    require_approval: bool,
+    handle_tool_error: bool,
+    options: dict[str, Any],
+) -> list[StructuredTool]:
+    """The single ``run_code`` tool (and ``search_tools`` when the API is large) as ``StructuredTool`` s."""
+    given = []
+    for code in code_tools(provider, package, selected):
+        run = _code_coroutine(code, confirm, require_approval, options)
+        given.append(
+            StructuredTool(
+                name=code.name,
+                description=code.description,
+                args_schema=dict(code.input_schema),
+                coroutine=run,
+                func=_sync(run),
+                response_format="content_and_artifact",
+                handle_tool_error=handle_tool_error,
+                metadata={"needs_approval": code.needs_approval},
+                tags=["destructive"] if code.needs_approval else [],
+            )
+        )
+    return given

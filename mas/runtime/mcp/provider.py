@@ -127,6 +127,41 @@ class CancelSignal(Protocol):
     def is_set(self) -> bool: ...
 
 
+#: The server's HTTP layer refused the request's headers (a long x-mcp-header argument under a
+#: limit below max_header_bytes).
+_HEADERS_REFUSED = (
+    "the server refused the request's headers as too large (HTTP 431), so the tool did not run; "
+    "an x-mcp-header argument is longer than this server takes: shorten it, or set "
+    "max_header_bytes to the server's limit"
+)
+
+
+async def _call_on(
+    session: Any,
+    tool_name: str,
+    arguments: Mapping[str, Any] | None,
+    options: CallOptions,
+    relay: ProgressRelay | None,
+    responses: Any,
+) -> Any:
+    """The SDK's ``tools/call`` on ``session``, with the call's options in the SDK's terms."""
+    meta = options.meta
+    return await session.call_tool(
+        tool_name,
+        dict(arguments or {}),
+        read_timeout_seconds=options.timeout_seconds,
+        progress_callback=relay,
+        input_responses=responses,
+        request_state=options.request_state,
+        meta=cast(Any, dict(meta)) if meta is not None else None,
+        # Always received: the envelope says input_required and the caller answers it
+        # (generated packages do so with on_input); only an explicit False refuses it.
+        allow_input_required=options.allow_input_required is not False,
+        # A 2026 task is a claimed result the provider follows itself (_mcp_tasks).
+        allow_claimed=True,
+    )
+
+
 def _asks_for_task(answer: Exception | types.Result) -> bool:
     """The 2025-11-25 refusal of a plain call to a task-required tool: -32601 "... requires task
     augmentation", as an error (the spec) or as an error result (the TypeScript SDK's McpServer)."""
@@ -748,32 +783,12 @@ class MCPToolProvider:
         statuses: list[int] = []  # the HTTP error statuses this call's requests were answered with
         status_scope = ERROR_STATUSES.set(statuses)
         try:
-            result = await session.call_tool(
-                tool_name,
-                dict(arguments or {}),
-                read_timeout_seconds=timeout_seconds,
-                progress_callback=relay,
-                input_responses=responses,
-                request_state=request_state,
-                meta=cast(Any, dict(meta)) if meta is not None else None,
-                # Always received: the envelope says input_required and the caller answers it
-                # (generated packages do so with on_input); only an explicit False refuses it.
-                allow_input_required=options.allow_input_required is not False,
-                # A 2026 task is a claimed result the provider follows itself (_mcp_tasks).
-                allow_claimed=True,
-            )
+            result = await _call_on(session, tool_name, arguments, options, relay, responses)
         except Exception as exc:
             ERROR_STATUSES.reset(status_scope)
             conn.note_failure(exc)
-            if HEADER_TOO_LARGE in statuses:
-                # The server's HTTP layer refused the request's headers (a long x-mcp-header argument
-                # under a limit below max_header_bytes): the tool never ran, and retrying cannot help.
-                detail = (
-                    "the server refused the request's headers as too large (HTTP 431), so the tool did not run; "
-                    "an x-mcp-header argument is longer than this server takes: shorten it, or set "
-                    "max_header_bytes to the server's limit"
-                )
-                return self._failure(tool_name, f"failed: {detail}", "invalid_arguments")
+            if HEADER_TOO_LARGE in statuses:  # the tool never ran, and retrying cannot help
+                return self._failure(tool_name, f"failed: {_HEADERS_REFUSED}", "invalid_arguments")
             if conn.mid_answer():
                 # The reader is inside an answer nobody waits for any more: a fresh connection
                 # serves the next call at once instead of after the rest of it (item 3).
