@@ -75,7 +75,7 @@ def _add_generate(
     )
     gen.add_argument(
         "--lock", "--snapshot", dest="snapshot", metavar="PATH",
-        help=f"the lock file of live listings (default: {_DEFAULTS.snapshot}; --snapshot is the older name)",
+        help=f"the lock file of live listings (default: {_DEFAULTS.snapshot}); --snapshot is the older name",
     )  # fmt: skip
     gen.add_argument("--offline", action="store_true", help="take live listings from the lock; contact no server")
     gen.add_argument("--out", metavar="DIR", help=f"output folder; the package is DIR/NAME (default: {_DEFAULTS.out})")
