@@ -130,63 +130,36 @@ def tools(
         provider, include=include, exclude=exclude, read_only=read_only, destructive=destructive, package=package
     )
     if code_mode:
-        return _code_mode_tools(provider, package, selected, confirm, require_approval, handle_tool_error, options)
+        given = code_tools(provider, package, selected)
+        return [
+            _structured(code, _code_coroutine(code, confirm, require_approval, options), handle_tool_error, {})
+            for code in given
+        ]
     out: list[StructuredTool] = []
     for tool in selected:
         run = _tool_coroutine(
-            provider,
-            tool,
-            confirm=confirm,
-            require_approval=require_approval,
-            on_input=on_input,
-            options=options,
+            provider, tool, confirm=confirm, require_approval=require_approval, on_input=on_input, options=options
         )
-        out.append(
-            StructuredTool(
-                name=tool.name,
-                description=tool.description,
-                args_schema=dict(tool.input_schema),
-                coroutine=run,
-                func=_sync(run),
-                response_format="content_and_artifact",
-                handle_tool_error=handle_tool_error,
-                metadata={
-                    "wire_name": tool.wire_name,
-                    "source": tool.source,
-                    "output_schema": tool.output_schema,
-                    "needs_approval": tool.needs_approval,
-                    **tool.hints,
-                },
-                tags=["destructive"] if tool.needs_approval else [],
-            )
-        )
+        facts = {"wire_name": tool.wire_name, "source": tool.source, "output_schema": tool.output_schema}
+        out.append(_structured(tool, run, handle_tool_error, {**facts, **tool.hints}))
     return out
 
 
-def _code_mode_tools(
-    provider: Any,
-    package: str | ModuleType | None,
-    selected: list[AgentTool],
-    confirm: Confirm | None,
-    require_approval: bool,
+def _structured(
+    tool: AgentTool | CodeTool,
+    run: Callable[..., Awaitable[tuple[str, Any]]],
     handle_tool_error: bool,
-    options: dict[str, Any],
-) -> list[StructuredTool]:
-    """The single ``run_code`` tool (and ``search_tools`` when the API is large) as ``StructuredTool`` s."""
-    given = []
-    for code in code_tools(provider, package, selected):
-        run = _code_coroutine(code, confirm, require_approval, options)
-        given.append(
-            StructuredTool(
-                name=code.name,
-                description=code.description,
-                args_schema=dict(code.input_schema),
-                coroutine=run,
-                func=_sync(run),
-                response_format="content_and_artifact",
-                handle_tool_error=handle_tool_error,
-                metadata={"needs_approval": code.needs_approval},
-                tags=["destructive"] if code.needs_approval else [],
-            )
-        )
-    return given
+    metadata: dict[str, Any],
+) -> StructuredTool:
+    """One ``StructuredTool``: a tool of the provider or a code-mode tool, the same shape for both."""
+    return StructuredTool(
+        name=tool.name,
+        description=tool.description,
+        args_schema=dict(tool.input_schema),
+        coroutine=run,
+        func=_sync(run),
+        response_format="content_and_artifact",
+        handle_tool_error=handle_tool_error,
+        metadata={**metadata, "needs_approval": tool.needs_approval},
+        tags=["destructive"] if tool.needs_approval else [],
+    )
