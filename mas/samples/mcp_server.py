@@ -1219,7 +1219,9 @@ def _serve_sse(server: Server[Any], host: str, port: int) -> None:
 
 def _parser() -> argparse.ArgumentParser:
     """The sample server's command line: a transport and the test-only flags that add or change tools."""
-    parser = argparse.ArgumentParser(prog="python -m mas.samples.mcp_server", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m mas.samples.mcp_server", description=(__doc__ or "").partition("\n")[0]
+    )
     parser.add_argument("--transport", choices=["stdio", "streamable-http", "sse"], default="stdio")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8765)
