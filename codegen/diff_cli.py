@@ -191,7 +191,7 @@ def _impact(args: argparse.Namespace, stdout: TextIO) -> int:
                 "--impact with OLD NEW takes two locks or two saved tools/list results, not one of each",
                 str(new if locks[1] else old),
             )
-        if locks[0] and not settings.infra:  # the servers' names and namespaces come from the configuration
+        if locks[0] and not settings.infra:  # the servers' names and prefixes come from the configuration
             raise GenerateError("no servers configured: give --infra, or set `infra` in [tool.toolgen]")
         changes = _compare_files(old, new, args.server)
         saved = SavedListings(old, new, None if locks[0] else args.server or new.stem, changes)

@@ -222,7 +222,7 @@ def _server_source(
         kind="mcp-live",
         origin=f"MCP server {config.name!r}",
         tools=tuple(tools),
-        wire_prefix=config.namespace,
+        wire_prefix=config.prefix,
         location=str(config.location) if config.location else None,
         task_dialect=task_dialect,
         surface=dict(surface or {}),

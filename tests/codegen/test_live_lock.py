@@ -88,7 +88,7 @@ spec:
       transport: stdio
       command: python
       args: [-m, mas.samples.mcp_server, --page-size, "2", --with-crash-tool]
-      namespace: zns
+      prefix: zns
       env:
         TOOLGEN_LOCK_ENV: {env_value}
       connect_timeout_seconds: 20

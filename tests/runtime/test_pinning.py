@@ -21,7 +21,7 @@ spec:
       protocol: mcp
       transport: streamable-http
       url: http://127.0.0.1:9/mcp
-      namespace: w
+      prefix: w
       pin: {pin}
       lock: lock.json
       tools:
