@@ -555,7 +555,7 @@ def _wire_names(sources: Sequence[SourceTools]) -> dict[tuple[str, str], str]:
         names, _ = routed_names(keys, [(s.name, s.wire_prefix) for s in sources], package=True)
     except QualifierClash as exc:
         source = next(s for s in sources if s.name == exc.second)
-        raise GenerateError(f"source names and namespaces clash: {exc}", source.location or source.origin) from exc
+        raise GenerateError(f"source names and prefixes clash: {exc}", source.location or source.origin) from exc
     except NameTaken as exc:
         key = keys[exc.index]
         source = next(s for s in sources if s.name == key.provider)
