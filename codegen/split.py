@@ -99,7 +99,7 @@ def split_models(code: str, roots: Sequence[str], *, tree: ast.Module | None = N
     defined = {owner for stmt, owner in body if _defines(stmt)}
     deps: dict[str, set[str]] = {name: set() for name in defined}
     uses = [_used_names(stmt) for stmt, _ in body]
-    for (stmt, owner), (plain, quoted) in zip(body, uses, strict=True):
+    for (_, owner), (plain, quoted) in zip(body, uses, strict=True):
         deps[owner] |= (plain | quoted) & defined - {owner}
 
     reached_by: dict[str, set[str]] = {name: set() for name in defined}

@@ -118,7 +118,12 @@ def test_a_cold_build_shares_its_model_runs_with_a_worker_forked_before_it_plans
     submitted: list[str] = []
     here: list[str] = []  # the worker's runs append to its own copy
     real_submit, real_run = datamodels.ModelWorker.submit, datamodels._Job.run
-    monkeypatch.setattr(datamodels.ModelWorker, "submit", lambda w, jobs: submitted.extend(j.name for j in jobs) or real_submit(w, jobs))
+
+    def submit(worker: datamodels.ModelWorker, jobs: list[Any]) -> None:
+        submitted.extend(job.name for job in jobs)
+        real_submit(worker, jobs)
+
+    monkeypatch.setattr(datamodels.ModelWorker, "submit", submit)
     monkeypatch.setattr(datamodels._Job, "run", lambda job: here.append(job.name) or real_run(job))
     (tmp_path / "two").mkdir()
     assert generate(tmp_path / "two", [*args, "--out", "out"], monkeypatch) == 0
