@@ -73,9 +73,10 @@ def _add_generate(
         metavar="[NAME=]PATH",
         help="saved tools/list result (repeatable); NAME= names its source (default: the file's stem)",
     )
+    # --snapshot: the lock's older name, kept as an alias because scripts and CI jobs still pass it.
     gen.add_argument(
-        "--lock", "--snapshot", dest="snapshot", metavar="PATH",
-        help=f"the lock file of live listings (default: {_DEFAULTS.snapshot}); --snapshot is the older name",
+        "--lock", "--snapshot", dest="lock", metavar="PATH",
+        help=f"the lock file of live listings (default: {_DEFAULTS.lock}); --snapshot is the older name",
     )  # fmt: skip
     gen.add_argument("--offline", action="store_true", help="take live listings from the lock; contact no server")
     gen.add_argument("--out", metavar="DIR", help=f"output folder; the package is DIR/NAME (default: {_DEFAULTS.out})")
@@ -104,7 +105,7 @@ def generate_command(args: argparse.Namespace, progress: Progress) -> int:
         "tools": args.tools,
         "infra": args.infra,
         "mcp_json": args.mcp_json,
-        "snapshot": args.snapshot,
+        "lock": args.lock,
         "out": args.out,
         "package": args.package,
         "offline": args.offline or None,
@@ -171,17 +172,17 @@ def _report_check(settings: Settings, outcome: Outcome) -> int:
     if not outcome.stale:
         print(f"{PROG}: {target} is up to date")
         return EXIT_OK
-    if outcome.changes or outcome.snapshot_changed:
+    if outcome.changes or outcome.lock_changed:
         print(f"{PROG}: {target} is stale; these files would change:")
     for change in outcome.changes:
         print(f"  {change}")
-    if outcome.snapshot_changed:
-        print(f"  changed  {shown(settings.snapshot)} (lock)")
+    if outcome.lock_changed:
+        print(f"  changed  {shown(settings.lock)} (lock)")
     for line in summary_lines(outcome.drift):  # what the servers changed, classified
         print(f"{PROG}: {line}")
     for line in outcome.cassettes:  # recorded calls that no longer fit the package (the test kit's)
         print(f"{PROG}: cassette {line}")
-    if outcome.changes or outcome.snapshot_changed:
+    if outcome.changes or outcome.lock_changed:
         print(f"{PROG}: run `{PROG} generate` to update")
     else:
         print(f"{PROG}: record the cassettes again (the package's testing.Recorder) or edit them")

@@ -27,9 +27,9 @@ from codegen.errors import GenerateError
 from codegen.generate import infer_all
 from codegen.impact import CHECKERS, SavedListings, impact
 from codegen.infer import inferred_changes
+from codegen.lock import Lock, drift_between, is_lock, load_lock, lock_from_data
 from codegen.model import YAML_SOURCE_NAME, SourceTools
 from codegen.settings import Settings, load_settings
-from codegen.snapshot import Snapshot, is_lock, load_snapshot, snapshot_changes, snapshot_from_data
 from codegen.sources import parse_infra, parse_mcp_json, parse_yaml_tools, read_live
 from mas.runtime.json_file import read_json
 
@@ -59,8 +59,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("files", nargs="*", metavar="OLD NEW", help="two files, each a lock or a tools/list JSON")
     parser.add_argument("--tools", action="append", metavar="PATH", help="compare tool YAML with the lock's skills")
     parser.add_argument("--infra", action="append", metavar="PATH", help="infra file whose servers are listed live")
+    # --snapshot: the lock's older name, kept as an alias because scripts and CI jobs still pass it.
     parser.add_argument(
-        "--lock", "--snapshot", dest="snapshot", metavar="PATH",
+        "--lock", "--snapshot", dest="lock", metavar="PATH",
         help="the lock file (default from [tool.toolgen]; --snapshot is the older name)",
     )  # fmt: skip
     parser.add_argument("--server", metavar="NAME", help="the lock's server a bare tools/list file stands for")
@@ -90,11 +91,11 @@ def add_impact_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _read_file(path: Path) -> tuple[Snapshot | None, Sequence[Mapping[str, Any]] | None]:
+def _read_file(path: Path) -> tuple[Lock | None, Sequence[Mapping[str, Any]] | None]:
     """A lock or a bare tools/list result (its tools)."""
     data = read_json(path, GenerateError)
     if is_lock(data):
-        return snapshot_from_data(data, path), None
+        return lock_from_data(data, path), None
     return None, parse_mcp_json(path).tools
 
 
@@ -113,7 +114,7 @@ def _compare_files(old_path: Path, new_path: Path, server: str | None) -> tuple[
     old_lock, old_tools = _read_file(old_path)
     new_lock, new_tools = _read_file(new_path)
     if old_lock is not None and new_lock is not None and server is None:
-        return snapshot_changes(old_lock, new_lock)  # listings and inferred output types
+        return drift_between(old_lock, new_lock)  # listings and inferred output types
     old = old_lock.listings() if old_lock is not None else None
     new = new_lock.listings() if new_lock is not None else None
     if old_tools is not None and new_tools is not None:
@@ -139,7 +140,7 @@ def _compare_files(old_path: Path, new_path: Path, server: str | None) -> tuple[
     return changes
 
 
-def _with_inferred(lock: Snapshot, old: Listing, now: Sequence[SourceTools], settings: Settings) -> tuple[Change, ...]:
+def _with_inferred(lock: Lock, old: Listing, now: Sequence[SourceTools], settings: Settings) -> tuple[Change, ...]:
     """The listings' changes (lock ``old`` against ``now``), and their inferred output types': the
     lock's against what the samples files infer now (none when the lock is of format 1 or 2)."""
     new = {s.name: s.tools for s in now}
@@ -157,17 +158,17 @@ def compare(args: argparse.Namespace, cwd: Path) -> tuple[Change, ...]:
             raise GenerateError("give two files, OLD and NEW (or none to compare the lock with the live servers)")
         # As given (relative to the working folder): messages then show no machine path.
         return _compare_files(Path(args.files[0]), Path(args.files[1]), args.server)
-    overrides = {"tools": args.tools, "infra": args.infra, "snapshot": args.snapshot, "samples": args.samples}
+    overrides = {"tools": args.tools, "infra": args.infra, "lock": args.lock, "samples": args.samples}
     settings = load_settings(cwd, overrides)
-    if not settings.snapshot.is_file():
-        raise GenerateError("no lock file; run `toolgen generate` to create it", str(settings.snapshot))
-    lock = load_snapshot(settings.snapshot)
+    if not settings.lock.is_file():
+        raise GenerateError("no lock file; run `toolgen generate` to create it", str(settings.lock))
+    lock = load_lock(settings.lock)
     if args.tools:
         skills = parse_yaml_tools(settings.tools)
         return _with_inferred(lock, {YAML_SOURCE_NAME: lock.skills or ()}, [skills], settings)
     if not settings.infra:
         raise GenerateError("no servers configured: give --infra, or set `infra` in [tool.toolgen]")
-    live = read_live(parse_infra(settings.infra), settings.snapshot)
+    live = read_live(parse_infra(settings.infra), settings.lock)
     # Only the configured servers: a lock may also hold servers another infra file lists.
     changes = _with_inferred(lock, {s.name: lock.servers.get(s.name, ()) for s in live}, live, settings)
     for source in live:  # resources, templates and prompts (docs/resources-and-prompts.md)
@@ -178,7 +179,7 @@ def compare(args: argparse.Namespace, cwd: Path) -> tuple[Change, ...]:
 def _impact(args: argparse.Namespace, stdout: TextIO) -> int:
     if args.tools:
         raise GenerateError("--impact compares servers: the live ones with the lock, two locks, or two saved listings")
-    overrides = {"infra": args.infra, "snapshot": args.snapshot, "samples": args.samples}
+    overrides = {"infra": args.infra, "lock": args.lock, "samples": args.samples}
     settings = load_settings(Path.cwd(), overrides)
     if args.files:  # two saved tools/list results of one source, or two locks
         if len(args.files) != 2:
@@ -190,7 +191,7 @@ def _impact(args: argparse.Namespace, stdout: TextIO) -> int:
                 "--impact with OLD NEW takes two locks or two saved tools/list results, not one of each",
                 str(new if locks[1] else old),
             )
-        if locks[0] and not settings.infra:  # the servers' names and namespaces come from the configuration
+        if locks[0] and not settings.infra:  # the servers' names and prefixes come from the configuration
             raise GenerateError("no servers configured: give --infra, or set `infra` in [tool.toolgen]")
         changes = _compare_files(old, new, args.server)
         saved = SavedListings(old, new, None if locks[0] else args.server or new.stem, changes)

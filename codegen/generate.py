@@ -19,22 +19,22 @@ from codegen.cache import memo as cache_memo
 from codegen.drift import Change as DriftChange
 from codegen.errors import Degradation, GenerateError
 from codegen.infer import RESOURCE_KEY, InferredOutput, infer_outputs, read_samples
+from codegen.lock import (
+    SURFACE_KEYS,
+    Lock,
+    LockChange,
+    SurfaceByServer,
+    describe_lock,
+    load_lock,
+    lock_drift,
+    relock_inferred,
+    render_lock,
+    skills_drift,
+)
 from codegen.model import SourceTools
 from codegen.schemas import constrains_nothing
 from codegen.settings import Settings
-from codegen.snapshot import (
-    SURFACE_KEYS,
-    LockChange,
-    Snapshot,
-    SurfaceByServer,
-    describe_lock,
-    load_snapshot,
-    lock_drift,
-    relock_inferred,
-    render_snapshot,
-    skills_drift,
-)
-from codegen.sources import parse_infra, parse_mcp_json, parse_yaml_tools, read_live, read_snapshot_sources
+from codegen.sources import parse_infra, parse_mcp_json, parse_yaml_tools, read_live, read_locked_sources
 from codegen.testkit import DATA_MODULE, cassette_problems, newest_samples
 from codegen.versioning import PackageRecord, Release, changelog, next_record, version_module, with_record
 from codegen.write import (
@@ -97,7 +97,7 @@ class Coverage:
 @dataclass(frozen=True)
 class Outcome:
     changes: tuple[Change, ...]
-    snapshot_changed: bool
+    lock_changed: bool
     #: What the live listings and the inferred output types change against the lock on disk,
     #: classified; offline, with --check, also what the tool YAML changes against the lock's skills.
     drift: tuple[DriftChange, ...] = ()
@@ -112,7 +112,7 @@ class Outcome:
 
     @property
     def stale(self) -> bool:
-        return bool(self.changes) or self.snapshot_changed or bool(self.cassettes)
+        return bool(self.changes) or self.lock_changed or bool(self.cassettes)
 
 
 @dataclass(frozen=True)
@@ -122,7 +122,7 @@ class Locking:
 
     servers: Mapping[str, Sequence[Mapping[str, Any]]]
     skills: Sequence[Mapping[str, Any]] | None
-    offline: Snapshot | None = None
+    offline: Lock | None = None
     #: The task dialect of each server that advertises one (recorded in the lock).
     tasks: Mapping[str, str] = field(default_factory=dict)
     #: Each server's resources, templates and prompts (recorded in the lock when it has any).
@@ -132,7 +132,7 @@ class Locking:
         """The lock to write; None when there is nothing to write (offline, inferred types unchanged)."""
         if self.offline is not None:
             return relock_inferred(self.offline, built, inferred)
-        return render_snapshot(self.servers, self.skills, inferred, self.tasks, self.surface)
+        return render_lock(self.servers, self.skills, inferred, self.tasks, self.surface)
 
 
 def collect_sources(settings: Settings, progress: Progress | None = None) -> tuple[list[SourceTools], Locking | None]:
@@ -145,11 +145,11 @@ def collect_sources(settings: Settings, progress: Progress | None = None) -> tup
     if settings.infra:
         configs = parse_infra(settings.infra)
         if settings.offline:
-            lock = load_snapshot(settings.snapshot)
-            live = read_snapshot_sources(configs, lock)
+            lock = load_lock(settings.lock)
+            live = read_locked_sources(configs, lock)
             locking = Locking(lock.servers, lock.skills, offline=lock)
         else:
-            live = read_live(configs, settings.snapshot, progress)
+            live = read_live(configs, settings.lock, progress)
             skills = yaml_source(sources)
             dialects = {s.name: s.task_dialect for s in live if s.task_dialect is not None}
             surface = {s.name: s.surface for s in live if s.surface}
@@ -327,9 +327,11 @@ def render_files(
     from codegen.emit.render import render_package
 
     with few_collections():
-        # A rerun of a package built before (an edit): the model generator warms up meanwhile.
+        # The model worker forks now and imports the model generator while this process plans:
+        # for a cold build of a large catalog, which it then shares on two cores, and for a rerun
+        # of a package built before (an edit), whose missed runs it makes.
         rerun = cache.has_memo("specs", package)
-        worker = ModelWorker.start(sum(len(s.tools) for s in sources)) if rerun else None
+        worker = ModelWorker.start(sum(len(s.tools) for s in sources), rerun=rerun)
         try:
             # The cache is one layer around the stages: each finds its memo tables, the model
             # runs and the worker there (codegen/cache.py, ``Layer``); they are stored when all succeed.
@@ -361,15 +363,15 @@ def _released(
     bumped by (the new lock against the one on disk). No lock written: the record on disk."""
     if locking is None:
         return None, None, ()
-    old = locking.offline or (load_snapshot(settings.snapshot) if settings.snapshot.is_file() else None)
+    old = locking.offline or (load_lock(settings.lock) if settings.lock.is_file() else None)
     previous = old.package if old is not None else None
     if text is None:
         return None, previous, ()
     start = PackageRecord(settings.start_version, (Release(settings.start_version),))
     unchanged = with_record(text, previous or start)
-    if old is None or settings.snapshot.read_text(encoding="utf-8") == unchanged:
+    if old is None or settings.lock.read_text(encoding="utf-8") == unchanged:
         return unchanged, previous or start, ()
-    drift = lock_drift(settings.snapshot, text, old)
+    drift = lock_drift(settings.lock, text, old)
     record = next_record(
         previous,
         drift,
@@ -474,7 +476,7 @@ def write_or_compare(settings: Settings, files: Mapping[str, str], lock_text: st
             if settings.diff:
                 out.write(diff_changes(settings.target, files, changes))
             return changes
-        lock_pair = (settings.snapshot, lock_text) if lock_text is not None else None
+        lock_pair = (settings.lock, lock_text) if lock_text is not None else None
         return write_package(settings.target, files, lock=lock_pair)
     except OSError as exc:  # an --out that is a file, a folder we may not write: one line, exit 2
         where = exc.filename if isinstance(exc.filename, str) else str(settings.target)
@@ -485,13 +487,11 @@ def _lock_state(settings: Settings, inputs: Inputs) -> tuple[bool, tuple[DriftCh
     """Read before anything is written: whether the lock on disk differs from the one to write, the
     drift (offline, with --check, the tool YAML's against the lock's skills added), and the lock's change."""
     text, drift = inputs.lock_text, inputs.drift
-    changed = text is not None and (
-        not settings.snapshot.is_file() or settings.snapshot.read_text(encoding="utf-8") != text
-    )
+    changed = text is not None and (not settings.lock.is_file() or settings.lock.read_text(encoding="utf-8") != text)
     skills = yaml_source(inputs.sources)
     if settings.check and settings.offline and skills is not None:  # no live listing: the YAML against the lock
-        drift += skills_drift(settings.snapshot, skills.tools)  # with the inferred types' drift
-    return changed, drift, describe_lock(settings.snapshot, text) if text is not None else None
+        drift += skills_drift(settings.lock, skills.tools)  # with the inferred types' drift
+    return changed, drift, describe_lock(settings.lock, text) if text is not None else None
 
 
 def run(settings: Settings, out: TextIO = sys.stdout, progress: Progress | None = None) -> Outcome:
@@ -499,7 +499,7 @@ def run(settings: Settings, out: TextIO = sys.stdout, progress: Progress | None 
     anything is written. The stages: ``read_inputs``, ``package_files``, ``write_or_compare``."""
     # A run killed mid-write left a journal: finish it first, so the lock read below and the
     # package compared or replaced are one pair again (codegen/write.py).
-    if recover(settings.target, settings.snapshot) and progress is not None:
+    if recover(settings.target, settings.lock) and progress is not None:
         progress.note(f"finished the write of {shown(settings.target)} that an interrupted run had committed")
     inputs = read_inputs(settings, progress)
     files, degradations = package_files(settings, inputs)

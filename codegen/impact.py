@@ -303,7 +303,7 @@ def _from_listing(settings: Settings, listing: Path, source: str, out: Path, pre
 
     _seeded(out, settings.package, previous)
     run(replace(settings, tools=(), infra=(), mcp_json=(listing,), mcp_json_names=(source,), out=out,
-                snapshot=out.parent / f"{out.name}.lock.json", offline=False, check=False, diff=False))  # fmt: skip
+                lock=out.parent / f"{out.name}.lock.json", offline=False, check=False, diff=False))  # fmt: skip
     return out / settings.package
 
 
@@ -314,7 +314,7 @@ def _from_lock(settings: Settings, lock: Path, out: Path, previous: Path | None 
     _seeded(out, settings.package, previous)
     copy = out.parent / f"{out.name}.lock.json"
     shutil.copyfile(lock, copy)
-    run(replace(settings, out=out, snapshot=copy, offline=True, check=False, diff=False))
+    run(replace(settings, out=out, lock=copy, offline=True, check=False, diff=False))
     return out / settings.package
 
 
@@ -349,17 +349,17 @@ def impact(
             changes = saved.changes
         else:
             lock = tmp / "lock.json"
-            if settings.snapshot.is_file():
-                shutil.copyfile(settings.snapshot, lock)
+            if settings.lock.is_file():
+                shutil.copyfile(settings.lock, lock)
             # The new package, from the live listings: the project's lock and package stay as they are.
             _seeded(tmp / "new", settings.package, settings.target)
-            outcome = run(replace(settings, out=tmp / "new", snapshot=lock, offline=False, check=False, diff=False))
+            outcome = run(replace(settings, out=tmp / "new", lock=lock, offline=False, check=False, diff=False))
             changes, fresh_package = outcome.drift, tmp / "new" / settings.package
             current = settings.target
             if not (current / "__init__.py").is_file():
-                if not settings.snapshot.is_file():
+                if not settings.lock.is_file():
                     raise GenerateError("no current package and no lock to generate it from", str(current))
-                current = _from_lock(settings, settings.snapshot, tmp / "old")
+                current = _from_lock(settings, settings.lock, tmp / "old")
         work, cache = tmp / "work", tmp / "checker-cache"
         work.mkdir()
         _copy_code(root, rel_paths, work, settings.package)

@@ -32,7 +32,7 @@ class SourceTools:
     kind: SourceKind
     origin: str  # file path or server name, for error messages
     tools: tuple[Mapping[str, Any], ...]
-    #: Prefix the runtime registry puts in front of this source's wire names (infra ``namespace``).
+    #: Prefix the runtime registry puts in front of this source's wire names (infra ``prefix``).
     wire_prefix: str | None = None
     #: Where the source is set up, for errors: the infra entry's ``file:line``; None: ``origin`` says it.
     location: str | None = None

@@ -2,7 +2,7 @@
 
 The examples file is YAML, a list of calls and resource reads::
 
-    - tool: sample.list_cities      # the name the registry exposes (namespace prefix included)
+    - tool: sample.list_cities      # the name the registry exposes (the server's prefix included)
       arguments: {country: FR}      # optional; {} when left out
     - resource: sample://weather/Paris   # a resource read (a template's URI filled in)
       server: sample                # optional: which server reads it (the registry's routing otherwise)

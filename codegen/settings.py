@@ -30,10 +30,10 @@ _LIST_KEYS = ("tools", "infra", "mcp_json")
 _PATH_LISTS = (*_LIST_KEYS, "samples", "cassettes")
 #: Settings of the package's version and upgrades (docs/drift.md, "Upgrading"), with their types.
 _UPGRADE_KEYS: dict[str, type] = {"start_version": str, "keep_zero_major": bool, "keep_removed_tools": int}
-_KEYS = {*_PATH_LISTS, "snapshot", "out", "package", *_UPGRADE_KEYS}
-#: Keys of [tool.toolgen] read as another: ``lock`` names the lock file, as ``snapshot`` (its older
-#: name, kept for the projects that use it) does.
-_ALIASES = {"lock": "snapshot"}
+_KEYS = {*_PATH_LISTS, "lock", "out", "package", *_UPGRADE_KEYS}
+#: Keys of [tool.toolgen] read as another. ``snapshot`` is the lock file's older name: projects'
+#: pyproject.toml files still spell it, so it stays readable (both at once is an error).
+_ALIASES = {"snapshot": "lock"}
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ class Settings:
     #: The test kit's cassettes (``Recorder``), files or folders of ``*.json``: ``--check`` reports
     #: a recorded call whose tool, arguments or result no longer fit the package (docs/testing.md).
     cassettes: tuple[Path, ...] = ()
-    snapshot: Path = Path("toolgen.lock.json")
+    lock: Path = Path("toolgen.lock.json")
     out: Path = Path("generated")
     package: str = DEFAULT_PACKAGE
     offline: bool = False
@@ -167,7 +167,7 @@ def load_settings(cwd: Path, overrides: Mapping[str, Any]) -> Settings:
             given[key] = tuple(cwd / Path(p) for p in given[key])
     if "samples" in given:
         given["samples_given"] = True
-    for key in ("snapshot", "out"):
+    for key in ("lock", "out"):
         if key in given:
             given[key] = cwd / Path(given[key])
     settings = replace(settings, **given)
@@ -185,7 +185,7 @@ def _check_inputs_outside(settings: Settings) -> None:
     """Every run replaces the package folder whole: an input inside it (a lock, a samples file, a
     tools/list) would be deleted by the run that reads it."""
     target = settings.target.resolve()
-    named = [("--lock", settings.snapshot)]
+    named = [("--lock", settings.lock)]
     named += [(f"--{key.replace('_', '-')}", path) for key in _PATH_LISTS for path in getattr(settings, key)]
     for option, path in named:
         resolved = path.resolve()
@@ -213,7 +213,7 @@ def _relative_to(settings: Settings, cwd: Path) -> Settings:
         mcp_json=tuple(map(rel, settings.mcp_json)),
         samples=tuple(map(rel, settings.samples)),
         cassettes=tuple(map(rel, settings.cassettes)),
-        snapshot=rel(settings.snapshot),
+        lock=rel(settings.lock),
         out=rel(settings.out),
         cache=None if settings.cache is None else rel(settings.cache),
     )

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from codegen.errors import GenerateError
+from codegen.lock import Lock
 from codegen.model import YAML_SOURCE_NAME, SourceTools
-from codegen.snapshot import Snapshot
 from mas.runtime.config import ConfigError, MCPServerConfig
 from mas.runtime.contracts.server_contract import LISTINGS
 from mas.runtime.json_file import read_json
@@ -27,7 +27,7 @@ __all__ = [
     "parse_mcp_json",
     "parse_yaml_tools",
     "read_live",
-    "read_snapshot_sources",
+    "read_locked_sources",
 ]
 
 logger = logging.getLogger(__name__)
@@ -95,22 +95,20 @@ def parse_infra(paths: Sequence[Path]) -> list[MCPServerConfig]:
         raise GenerateError(str(exc)) from exc
 
 
-def read_live(
-    configs: Sequence[MCPServerConfig], snapshot: Path, progress: Progress | None = None
-) -> list[SourceTools]:
+def read_live(configs: Sequence[MCPServerConfig], lock: Path, progress: Progress | None = None) -> list[SourceTools]:
     """List every server through the runtime's provider (same pagination, headers and timeouts).
 
     Servers are listed side by side (``mas.runtime.side_by_side``: bounded, results in config
     order, so the lock and the package never depend on who answered first); a failure is the
-    first failing server in config order. ``snapshot`` is the lock path: a failure suggests
+    first failing server in config order. ``lock`` is the lock path: a failure suggests
     ``--offline`` only when that lock exists.
     """
     from mas.runtime.side_by_side import map_side_by_side
 
     shown = progress or Progress("toolgen", quiet=True)
-    listings = map_side_by_side(lambda config: _list_one(config, snapshot, shown), configs)
+    listings = map_side_by_side(lambda config: _list_one(config, lock, shown), configs)
     return [
-        _server_source(config, _quieted(config, tools, snapshot), dialect, surface)
+        _server_source(config, _quieted(config, tools, lock), dialect, surface)
         for config, (tools, dialect, surface) in zip(configs, listings, strict=True)
     ]
 
@@ -120,11 +118,11 @@ SURFACE_LISTINGS = tuple(LISTINGS)
 
 
 def _list_surface(
-    provider: Any, config: MCPServerConfig, snapshot: Path | None = None
+    provider: Any, config: MCPServerConfig, lock: Path | None = None
 ) -> dict[str, tuple[Mapping[str, Any], ...]]:
     """The server's resources, templates and prompts (only the non-empty listings), and the closed
     completion sets of their variables and arguments (``codegen.surface.completion_items``, compared
-    with the lock at ``snapshot``). A listing that fails is one warning line, and the server's tools
+    with the lock file ``lock``). A listing that fails is one warning line, and the server's tools
     are generated as usual."""
     found: dict[str, tuple[Mapping[str, Any], ...]] = {}
     if config.tools is not None:  # an explicit tool list: the server is not asked anything
@@ -144,17 +142,17 @@ def _list_surface(
             return provider.complete(ref, argument, value, timeout_seconds=config.connect_timeout_seconds)
 
         locked: Sequence[Mapping[str, Any]] = ()
-        if snapshot is not None and snapshot.is_file():
-            from codegen.snapshot import load_snapshot
+        if lock is not None and lock.is_file():
+            from codegen.lock import load_lock
 
-            locked = load_snapshot(snapshot).surface.get(config.name, {}).get("completions", ())
+            locked = load_lock(lock).surface.get(config.name, {}).get("completions", ())
         if completions := completion_items(complete, found, locked):
             found["completions"] = completions
     return found
 
 
 def _list_one(
-    config: MCPServerConfig, snapshot: Path, shown: Progress
+    config: MCPServerConfig, lock: Path, shown: Progress
 ) -> tuple[list[dict[str, Any]], str | None, dict[str, tuple[Mapping[str, Any], ...]]]:
     """The server's tools, the task dialect it advertises, and its resources, templates and prompts
     (all recorded in the lock)."""
@@ -168,48 +166,48 @@ def _list_one(
             # Explicit infra `tools` skip discovery: no session, so no dialect is known.
             dialect = provider.task_dialect() if config.tools is None else None
             task.done(len(tools))
-        return tools, dialect, _list_surface(provider, config, snapshot)
+        return tools, dialect, _list_surface(provider, config, lock)
     except Exception as exc:  # any failure to list is one clear line, with the way out
         raise GenerateError(
-            f"cannot list MCP server {config.name!r}: {exc}; {_way_out(snapshot)}",
+            f"cannot list MCP server {config.name!r}: {exc}; {_way_out(lock)}",
             str(config.location) if config.location else None,
         ) from exc
     finally:
         provider.close()
 
 
-def _quieted(config: MCPServerConfig, tools: Sequence[Mapping[str, Any]], snapshot: Path) -> list[Mapping[str, Any]]:
+def _quieted(config: MCPServerConfig, tools: Sequence[Mapping[str, Any]], lock: Path) -> list[Mapping[str, Any]]:
     """The live tools with the infra entry's ``drift_ignore`` spots as the lock on disk has them, so
     a known-noisy value changes neither the lock, nor drift, nor the generated code."""
-    if not config.drift_ignore or not snapshot.is_file():
+    if not config.drift_ignore or not lock.is_file():
         return list(tools)
-    from codegen.snapshot import load_snapshot
+    from codegen.lock import load_lock
 
-    locked = {str(t.get("name")): t for t in load_snapshot(snapshot).servers.get(config.name, ())}
+    locked = {str(t.get("name")): t for t in load_lock(lock).servers.get(config.name, ())}
     return [keep_locked(t, locked.get(str(t.get("name"))), config.ignored(str(t.get("name")))) for t in tools]
 
 
-def _way_out(snapshot: Path) -> str:
+def _way_out(lock: Path) -> str:
     """Advice that works: --offline needs a lock, so without one say how to get one."""
-    if snapshot.is_file():
-        return f"use --offline to generate from the lock ({snapshot}) instead"
+    if lock.is_file():
+        return f"use --offline to generate from the lock ({lock}) instead"
     return (
-        f"there is no lock ({snapshot}) to fall back on: fix the server (or its environment) and run again "
+        f"there is no lock ({lock}) to fall back on: fix the server (or its environment) and run again "
         "to create one, or generate from a saved tools/list with --mcp-json"
     )
 
 
-def read_snapshot_sources(configs: Sequence[MCPServerConfig], snapshot: Snapshot) -> list[SourceTools]:
+def read_locked_sources(configs: Sequence[MCPServerConfig], lock: Lock) -> list[SourceTools]:
     sources = []
     for config in configs:
-        tools = snapshot.servers.get(config.name)
+        tools = lock.servers.get(config.name)
         if tools is None:
             raise GenerateError(
                 f"the lock has no listing for MCP server {config.name!r}; run once without --offline",
-                str(snapshot.path),
+                str(lock.path),
             )
-        surface = {which: tuple(items) for which, items in snapshot.surface.get(config.name, {}).items()}
-        sources.append(_server_source(config, tools, snapshot.tasks.get(config.name), surface))
+        surface = {which: tuple(items) for which, items in lock.surface.get(config.name, {}).items()}
+        sources.append(_server_source(config, tools, lock.tasks.get(config.name), surface))
     return sources
 
 
@@ -224,7 +222,7 @@ def _server_source(
         kind="mcp-live",
         origin=f"MCP server {config.name!r}",
         tools=tuple(tools),
-        wire_prefix=config.namespace,
+        wire_prefix=config.prefix,
         location=str(config.location) if config.location else None,
         task_dialect=task_dialect,
         surface=dict(surface or {}),

@@ -134,7 +134,8 @@ class MCPServerConfig:
     #: SIGKILL). Some servers never exit on stdin EOF (mcp 1.6's FastMCP, the TypeScript reference
     #: server): each close of one waits this long.
     exit_grace_seconds: float = 2.0
-    namespace: str | None = None
+    #: Put before this server's tool names by the registry (``prefix.tool``); infra ``prefix``.
+    prefix: str | None = None
     #: Run-time pinning against a toolgen lock (``mas.runtime.pinning``): off, warn or refuse.
     pin: Literal["off", "warn", "refuse"] = "off"
     #: The lock file pinned against (resolved against the infra file's folder).
@@ -146,6 +147,12 @@ class MCPServerConfig:
     def ignored(self, tool: str) -> tuple[str, ...]:
         """The ``drift_ignore`` pointers of ``tool``."""
         return tuple(p for name, p in self.drift_ignore if name in (tool, "*"))
+
+    @property
+    def namespace(self) -> str | None:
+        """``prefix`` by its older name, kept for code that reads it ("namespace" now means only a
+        generated package's attribute of one source: docs/generator.md, "Words used here")."""
+        return self.prefix
 
     #: Explicit tool list (MCP tool objects) that skips discovery; None means discover.
     tools: tuple[Mapping[str, Any], ...] | None = None

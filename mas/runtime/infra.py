@@ -55,6 +55,17 @@ def _auth(entry: Mapping[str, Any] | None, file: str) -> OAuthConfig | None:
     return OAuthConfig(**settings)  # the schema allows only OAuthConfig's fields
 
 
+def _prefix(entry: Mapping[str, Any], index: int, lines: LineMap, file: str) -> str | None:
+    """The server's ``prefix``. ``namespace`` is its older name: infra files still spell it, so it
+    is still read ("namespace" now means only a generated package's attribute of one source)."""
+    if "prefix" in entry and "namespace" in entry:
+        path = ("spec", "servers", index, "namespace")
+        where = SourceLocation(file, lines.line(path), dotted(path))
+        raise ConfigError("give the prefix once: 'prefix' (or its older name 'namespace')", where)
+    prefix = entry.get("prefix", entry.get("namespace"))
+    return None if prefix is None else str(prefix)
+
+
 def _server(entry: Mapping[str, Any], index: int, lines: LineMap, file: str) -> MCPServerConfig:
     path = ("spec", "servers", index)
     cwd = entry.get("cwd")
@@ -76,7 +87,7 @@ def _server(entry: Mapping[str, Any], index: int, lines: LineMap, file: str) -> 
         env=dict(entry.get("env", {})),
         cwd=cwd,
         headers=dict(entry.get("headers", {})),
-        namespace=entry.get("namespace"),
+        prefix=_prefix(entry, index, lines, file),
         tools=None if tools is None else tuple(_tool_object(t) for t in tools),
         client_capabilities=tuple(entry.get("client_capabilities", ())),
         auth=_auth(entry.get("auth"), file),

@@ -1,7 +1,7 @@
 """The schema lock's format rules, shared by the code generator (which writes the lock) and the
 runtime (which pins live tools against it). Format: ``docs/lock.md``.
 
-One rule, one place: the per-tool content hash is defined here only; ``codegen.snapshot`` writes
+One rule, one place: the per-tool content hash is defined here only; ``codegen.lock`` writes
 it and ``mas.runtime.pinning`` compares with it.
 """
 
@@ -41,6 +41,8 @@ TASK_DIALECTS: tuple[str, ...] = ("2025-11-25", "2026-07-28")
 #: recorded no inferred output types (codegen compares none with them). Both are still read.
 LOCK_VERSION = 3
 READABLE_VERSIONS = (1, 2, 3)
+#: The key of the format version. It keeps the lock's older name, "snapshot": every lock file
+#: already committed carries it, and a new key would make them unreadable (or two keys to read).
 VERSION_KEY = "toolgen_snapshot"
 
 

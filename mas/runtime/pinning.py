@@ -162,8 +162,8 @@ class ServerPin:
         self.mismatches = mismatches  # one assignment: a call on another thread sees old or new, whole
 
     def exposed(self, inner: str) -> str:
-        """The name the registry exposes ``inner`` under (namespace prefix included)."""
-        return f"{self.config.namespace}.{inner}" if self.config.namespace else inner
+        """The name the registry exposes ``inner`` under (the server's prefix included)."""
+        return f"{self.config.prefix}.{inner}" if self.config.prefix else inner
 
     def refusal(self, inner: str, exposed: str | None = None) -> ToolResultEnvelope | None:
         """None when the call may go ahead (after a warning under ``warn``); else the failure."""

@@ -19,6 +19,7 @@ from typing import Any, cast
 
 from mas.runtime.config import ConfigError, MCPServerConfig, SourceLocation
 from mas.runtime.contracts import _rules
+from mas.runtime.contracts._rules import checked_options
 from mas.runtime.contracts.server_contract import (
     PROMPT_REF,
     RESOURCE_REF,
@@ -33,6 +34,7 @@ from mas.runtime.contracts.tool_contract import (
     ToolResultEnvelope,
     acall_with_options,
     call_with_options,
+    takes_checked_options,
 )
 from mas.runtime.contracts.uri_template import matches
 from mas.runtime.infra import load_infra_files
@@ -83,11 +85,13 @@ def _raise_first(errors: list[Exception]) -> None:
     raise first
 
 
+@takes_checked_options
 class RuntimeRegistry:
     """Routes calls by tool name to the provider that lists it.
 
     ``providers`` maps a provider name to anything with ``list_tools``/``call_tool``.
-    ``namespaces`` maps a provider name to a prefix: its tools are exposed as ``prefix.tool``.
+    ``prefixes`` maps a provider name to a prefix: its tools are exposed as ``prefix.tool``
+    (``namespaces``, its older name, is still taken).
     ``locations`` says where a provider was configured (used in error messages).
     ``recorder`` (off by default) keeps a sample of real results for the generator to learn
     result types from; it is flushed on :meth:`close`.
@@ -97,13 +101,16 @@ class RuntimeRegistry:
         self,
         providers: Mapping[str, Any],
         *,
+        prefixes: Mapping[str, str] | None = None,
+        # `namespaces`: prefixes' older name, kept for callers that pass it; "namespace" now means
+        # only a generated package's attribute of one source (docs/generator.md, "Words used here").
         namespaces: Mapping[str, str] | None = None,
         locations: Mapping[str, SourceLocation] | None = None,
         pins: PinGuard | None = None,
         recorder: SampleRecorder | None = None,
     ) -> None:
         self._providers = dict(providers)
-        self._namespaces = dict(namespaces or {})
+        self._prefixes = dict(prefixes or namespaces or {})
         self._locations = dict(locations or {})
         self._pins = pins or PinGuard()  # infra `pin:` (docs/drift.md); empty when nothing is pinned
         self._pins.attach(self._providers)  # providers check every later listing too (a reconnect)
@@ -171,7 +178,7 @@ class RuntimeRegistry:
                 opened[config.name] = factory(config)
             return cls(
                 opened,
-                namespaces={c.name: c.namespace for c in configs if c.namespace},
+                prefixes={c.name: c.prefix for c in configs if c.prefix},
                 locations={c.name: c.location for c in configs if c.location is not None},
                 pins=pins,
                 recorder=recorder,
@@ -202,7 +209,7 @@ class RuntimeRegistry:
 
     def _build_routes(self) -> tuple[dict[str, _Route], dict[str, _Route], dict[str, tuple[_Route, ...]]]:
         """The routing table, by the one rule of ``mas/runtime/routing.py`` (the generator's too):
-        a name that starts with a provider's name or namespace and a dot reaches that provider
+        a name that starts with a provider's name or prefix and a dot reaches that provider
         only; a bare name two providers share is listed and routed by each one's ``provider.tool``
         instead, and a call by the shared name is refused (``_ambiguous_call``); every tool is
         also reachable, unlisted, by its qualified name.
@@ -215,14 +222,14 @@ class RuntimeRegistry:
         # Side by side (bounded), in provider order: the table and any error never depend on timing.
         listings = map_side_by_side(self._list, list(self._providers))
         for provider_name, entries in zip(self._providers, listings, strict=True):
-            prefix = self._namespaces.get(provider_name)
+            prefix = self._prefixes.get(provider_name)
             for entry in entries:
                 listed.append((provider_name, entry["name"], entry))
                 keys.append(Named(provider_name, entry["name"], prefix))
         try:
-            names, shared = routed_names(keys, [(p, self._namespaces.get(p)) for p in self._providers])
+            names, shared = routed_names(keys, [(p, self._prefixes.get(p)) for p in self._providers])
         except QualifierClash as exc:
-            raise ConfigError(f"server names and namespaces clash: {exc}", self._locations.get(exc.second)) from exc
+            raise ConfigError(f"server names and prefixes clash: {exc}", self._locations.get(exc.second)) from exc
         except NameTaken as exc:
             provider_name, inner, _ = listed[exc.index]
             raise ConfigError(
@@ -291,8 +298,19 @@ class RuntimeRegistry:
         return ToolResultEnvelope.failure(message, kind=kind)
 
     def call_tool(self, tool_name: str, arguments: Mapping[str, Any] | None, **kwargs: Any) -> ToolResultEnvelope:
-        """Forward to the owning provider (namespace prefix stripped); a tool failure is an error envelope."""
-        options = CallOptions.of(kwargs)  # a misspelt option is a caller bug: TypeError, before routing
+        """Forward to the owning provider (its prefix stripped); a tool failure is an error envelope."""
+        # A misspelt option is a caller bug: TypeError, before routing. The one check of a call's options.
+        return self.call_checked(tool_name, arguments, checked_options(kwargs))
+
+    async def acall_tool(
+        self, tool_name: str, arguments: Mapping[str, Any] | None, **kwargs: Any
+    ) -> ToolResultEnvelope:
+        return await self.acall_checked(tool_name, arguments, checked_options(kwargs))
+
+    def call_checked(
+        self, tool_name: str, arguments: Mapping[str, Any] | None, options: CallOptions
+    ) -> ToolResultEnvelope:
+        """:meth:`call_tool` with its options checked already: the value goes to the provider whole."""
         route = self._route(tool_name)
         if isinstance(route, ToolResultEnvelope):
             return route
@@ -303,10 +321,9 @@ class RuntimeRegistry:
             return self._failed(tool_name, provider_name, exc)
         return self._observed(provider_name, inner, raw)
 
-    async def acall_tool(
-        self, tool_name: str, arguments: Mapping[str, Any] | None, **kwargs: Any
+    async def acall_checked(
+        self, tool_name: str, arguments: Mapping[str, Any] | None, options: CallOptions
     ) -> ToolResultEnvelope:
-        options = CallOptions.of(kwargs)
         route = self._route(tool_name)
         if isinstance(route, ToolResultEnvelope):
             return route
@@ -362,10 +379,10 @@ class RuntimeRegistry:
 
     def _prompt_names(self) -> tuple[list[tuple[str, dict[str, Any]]], list[str], dict[str, list[int]]]:
         """Every listed prompt, the name it is exposed by (the tools' rule, ``mas/runtime/routing.py``:
-        a namespace prefix; a name two servers share is exposed as ``server.name``), and the shared
+        a server's prefix; a name two servers share is exposed as ``server.name``), and the shared
         bare names with the indices of their prompts."""
         listed = self._surface_all("prompts")
-        keys = [Named(name, str(item.get("name")), self._namespaces.get(name)) for name, item in listed]
+        keys = [Named(name, str(item.get("name")), self._prefixes.get(name)) for name, item in listed]
         try:
             names, shared = routed_names(keys)
         except NameTaken:  # a qualified name is another prompt's: every prompt by its qualified name

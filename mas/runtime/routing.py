@@ -3,11 +3,11 @@
 The runtime registry routes calls by it and the generator writes the names it gives into every
 generated method, so a generated method always reaches the provider it was generated from.
 
-A provider's *qualifiers* are its name and its infra ``namespace`` (if any). A name that starts
+A provider's *qualifiers* are its name and its infra ``prefix`` (if any). A name that starts
 with a qualifier and a dot is *addressed* to that provider: it reaches that provider's tool
 named by the rest, or no tool at all, whatever names other providers list. So:
 
-* a tool is listed as ``namespace.tool`` when its provider has a namespace; else as its own name
+* a tool is listed as ``prefix.tool`` when its provider has a prefix; else as its own name
   when no other provider's tool has that name and the name is not addressed (to any provider);
   else by its *qualified* name, ``provider.tool``. So ``github.create_pr`` listed by ``evil`` is
   ``evil.github.create_pr`` while a provider ``github`` exists;
@@ -17,7 +17,7 @@ named by the rest, or no tool at all, whatever names other providers list. So:
 * every tool can also be called by its qualified name, listed or not.
 
 Qualifiers that would make an address mean two things are refused (:class:`QualifierClash`):
-two providers with one qualifier (a namespace that is another provider's name), or one
+two providers with one qualifier (a prefix that is another provider's name), or one
 qualifier that is another's plus a dot and more (servers ``a`` and ``a.b``).
 
 Guide: docs/infra.md ("How providers combine"), docs/tool-server-registry.md ("Routing").
@@ -33,7 +33,7 @@ __all__ = ["NameTaken", "Named", "QualifierClash", "addressee", "qualified", "qu
 
 @dataclass(frozen=True)
 class Named:
-    """One tool to name: its provider, its own name, and the provider's ``namespace`` (or None)."""
+    """One tool to name: its provider, its own name, and the provider's ``prefix`` (or None)."""
 
     provider: str
     tool: str
@@ -57,14 +57,14 @@ class NameTaken(ValueError):
 
 
 class QualifierClash(ValueError):
-    """Two providers' qualifiers (names, namespaces) that would make one address mean two tools."""
+    """Two providers' qualifiers (names, prefixes) that would make one address mean two tools."""
 
     def __init__(self, first: str, first_qualifier: str, second: str, second_qualifier: str) -> None:
-        what = "is" if first_qualifier == second_qualifier else "is a prefix of"
+        what = "is" if first_qualifier == second_qualifier else "begins"
         super().__init__(
             f"{first_qualifier!r} (of {first!r}) {what} {second_qualifier!r} (of {second!r}): "
             "a name like "
-            f"{second_qualifier + '.tool'!r} would be addressed to both; rename a server or change a namespace"
+            f"{second_qualifier + '.tool'!r} would be addressed to both; rename a server or change a prefix"
         )
         self.first, self.first_qualifier, self.second, self.second_qualifier = (
             first,
@@ -75,7 +75,7 @@ class QualifierClash(ValueError):
 
 
 def qualifiers(providers: Iterable[tuple[str, str | None]]) -> dict[str, str]:
-    """Each qualifier (provider name, namespace) with its provider. Raises :class:`QualifierClash`."""
+    """Each qualifier (provider name, prefix) with its provider. Raises :class:`QualifierClash`."""
     owner: dict[str, str] = {}
     for provider, prefix in providers:
         for qualifier in (provider, prefix):
@@ -112,7 +112,7 @@ def routed_names(
     """The name each tool is listed and called by (in the order given), and each ambiguous bare
     name with the indices of the tools that share it.
 
-    ``providers`` are every provider's name and namespace, those without tools too (a provider
+    ``providers`` are every provider's name and prefix, those without tools too (a provider
     listed empty still owns its addresses); the providers of ``tools`` are added to them. With
     ``package`` (the generator's wire names) a dotted name is never bare, whoever is listed now.
     Raises :class:`QualifierClash`, and :class:`NameTaken` when one provider lists a name twice.

@@ -5,7 +5,7 @@ Canonical JSON, committed and reviewable::
     {"version": 1, "samples": [{"source": "<source>", "tool": "<wire name>", "result": {<CallToolResult>}}]}
 
 ``source`` is the name the generator gives the source (an infra server's name, ``skills``, or a
-``--mcp-json`` file's stem); ``tool`` is the wire name inside it (no namespace prefix); ``result``
+``--mcp-json`` file's stem); ``tool`` is the wire name inside it (no infra ``prefix``); ``result``
 is the MCP ``CallToolResult`` as on the wire (``content``, ``structuredContent``, ``isError``).
 A recorded resource read has ``resource`` (the URI read) in place of ``tool``, and its ``result``
 is the ``ReadResourceResult``'s ``contents``: ``{"contents": [{"uri", "mimeType", "text"}, ...]}``.

@@ -97,12 +97,12 @@ def test_other_names_are_accepted_as_package(tmp_path: Path, name: str) -> None:
 
 def test_inputs_inside_the_target_are_refused_and_beside_it_accepted(tmp_path: Path) -> None:
     base = {"out": "out", "package": "pkg"}
-    for key, value in (("snapshot", "out/pkg/l.json"), ("samples", ["out/pkg"]), ("tools", ["out/pkg/t"]),
+    for key, value in (("lock", "out/pkg/l.json"), ("samples", ["out/pkg"]), ("tools", ["out/pkg/t"]),
                        ("infra", ["out/pkg/sub/i.yaml"]), ("mcp_json", ["out/pkg/x.json"])):  # fmt: skip
         with pytest.raises(GenerateError, match="is inside the package folder out/pkg"):
             load_settings(tmp_path, {**base, key: value})
-    ok = load_settings(tmp_path, {**base, "snapshot": "out/pkg.json", "samples": ["out/pkg2/s.json"]})
-    assert ok.snapshot == Path("out/pkg.json")
+    ok = load_settings(tmp_path, {**base, "lock": "out/pkg.json", "samples": ["out/pkg2/s.json"]})
+    assert ok.lock == Path("out/pkg.json")
 
 
 def test_non_json_numbers_are_found_by_pointer() -> None:
@@ -232,9 +232,9 @@ def test_the_lock_is_named_lock_and_snapshot_stays_an_alias(tmp_path: Path) -> N
 
     for key in ("lock", "snapshot"):
         (tmp_path / "pyproject.toml").write_text(f'[tool.toolgen]\n{key} = "l.json"\n', encoding="utf-8")
-        assert load_settings(tmp_path, {}).snapshot.name == "l.json"
+        assert load_settings(tmp_path, {}).lock.name == "l.json"
     (tmp_path / "pyproject.toml").write_text('[tool.toolgen]\nlock = "a.json"\nsnapshot = "b.json"\n', encoding="utf-8")
     with pytest.raises(GenerateError, match="give the lock file once"):
         load_settings(tmp_path, {})
     for flag in ("--lock", "--snapshot"):
-        assert _parser().parse_args(["generate", flag, "x.json"]).snapshot == "x.json"
+        assert _parser().parse_args(["generate", flag, "x.json"]).lock == "x.json"

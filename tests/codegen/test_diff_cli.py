@@ -20,7 +20,7 @@ from gen_helpers import REPO
 from codegen.cli import main as toolgen_main
 from codegen.drift import Change
 from codegen.drift_report import render_table
-from codegen.snapshot import load_snapshot, render_snapshot
+from codegen.lock import load_lock, render_lock
 
 FETCH = REPO / "tests" / "fixtures" / "mcp-tools-list" / "fetch.json"
 TOOLS_DIR = REPO / "library-samples" / "tools"
@@ -104,10 +104,10 @@ def test_json_lists_every_field(pair: tuple[Path, Path], capsys: pytest.CaptureF
 def test_a_lock_against_a_listing(pair: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
     """A lock with one server stands against a bare listing; with several, --server picks one."""
     old, new = pair
-    Path("lock.json").write_text(render_snapshot({"web": json.loads(old.read_text())["tools"]}))
+    Path("lock.json").write_text(render_lock({"web": json.loads(old.read_text())["tools"]}))
     code, out, _ = _diff(capsys, "--json", "lock.json", "new.json")
     assert code == 3 and {c["source"] for c in json.loads(out)["changes"]} == {"web"}
-    Path("two.json").write_text(render_snapshot({"web": json.loads(old.read_text())["tools"], "other": []}))
+    Path("two.json").write_text(render_lock({"web": json.loads(old.read_text())["tools"], "other": []}))
     code, _, err = _diff(capsys, "two.json", "new.json")
     assert code == 2 and "say which one with --server" in err
     code, out, _ = _diff(capsys, "--json", "--server", "web", "two.json", "new.json")
@@ -117,8 +117,8 @@ def test_a_lock_against_a_listing(pair: tuple[Path, Path], capsys: pytest.Captur
 def test_two_locks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(tmp_path)
     tools = json.loads(FETCH.read_text())["tools"]
-    Path("a.json").write_text(render_snapshot({"web": tools, "gone": tools}))
-    Path("b.json").write_text(render_snapshot({"web": tools}))
+    Path("a.json").write_text(render_lock({"web": tools, "gone": tools}))
+    Path("b.json").write_text(render_lock({"web": tools}))
     code, out, _ = _diff(capsys, "--json", "a.json", "b.json")
     assert code == 3
     assert [(c["source"], c["kind"]) for c in json.loads(out)["changes"]] == [("gone", "tool-removed")]
@@ -142,7 +142,7 @@ def test_bad_input_is_one_line_and_exit_2(
 ) -> None:
     Path("broken.json").write_text("{oops")
     Path("future.json").write_text('{"toolgen_snapshot": 4, "servers": {}}')
-    lock = json.loads(render_snapshot({"web": json.loads(FETCH.read_text())["tools"]}))
+    lock = json.loads(render_lock({"web": json.loads(FETCH.read_text())["tools"]}))
     lock["servers"]["web"]["tools"][0]["description"] = "edited by hand"
     Path("edited.json").write_text(json.dumps(lock))
     argv, expected = BAD[case]
@@ -163,13 +163,13 @@ def test_tools_against_the_lock_skills(
     lock = tmp_path / "lock.json"
     from codegen.sources import parse_yaml_tools
 
-    lock.write_text(render_snapshot({}, parse_yaml_tools([skills]).tools))
-    assert load_snapshot(lock).skills is not None
-    assert _diff(capsys, "--tools", "tools", "--snapshot", "lock.json") == (0, "no changes\n", "")
+    lock.write_text(render_lock({}, parse_yaml_tools([skills]).tools))
+    assert load_lock(lock).skills is not None
+    assert _diff(capsys, "--tools", "tools", "--lock", "lock.json") == (0, "no changes\n", "")
     text = (skills / "unit_convert.yaml").read_text()
     assert "description:" in text
     (skills / "unit_convert.yaml").write_text(text.replace("description:", "description: Now also deletes files.", 1))
-    code, out, _ = _diff(capsys, "--json", "--tools", "tools", "--snapshot", "lock.json", "--fail-on", "review")
+    code, out, _ = _diff(capsys, "--json", "--tools", "tools", "--lock", "lock.json", "--fail-on", "review")
     changes = json.loads(out)["changes"]
     assert code == 3 and changes and {c["severity"] for c in changes} == {"review"}
     assert {(c["source"], c["tool"]) for c in changes} == {("skills", "unit_convert")}

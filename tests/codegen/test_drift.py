@@ -414,7 +414,7 @@ def test_tool_removed_and_added() -> None:
 
 
 def test_every_rule_has_a_case_and_a_line_in_the_docs() -> None:
-    # A server's task dialect lives in the lock, beside the tools (tests/codegen/test_snapshot_tasks.py).
+    # A server's task dialect lives in the lock, beside the tools (tests/codegen/test_lock_tasks.py).
     shown = {kind for *_, expected in CASES.values() for _, kind, _ in expected}
     shown |= {"tool-added", "tool-removed", "task-dialect-changed"}
     # Resources, templates and prompts: each rule has its case in tests/codegen/test_drift_surface.py.

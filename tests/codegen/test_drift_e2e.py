@@ -56,7 +56,7 @@ def locked(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _args(infra: str) -> list[str]:
-    return ["--infra", infra, "--snapshot", "lock.json", "--out", "out", "--package", "pkg"]
+    return ["--infra", infra, "--lock", "lock.json", "--out", "out", "--package", "pkg"]
 
 
 def _toolgen(
@@ -87,7 +87,7 @@ def test_diff_reports_a_removed_parameter_as_breaking(
     locked: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, out = _toolgen(
-        locked, ["diff", "--infra", f"{PARAM_REMOVED}.yaml", "--snapshot", "lock.json"], monkeypatch, capsys
+        locked, ["diff", "--infra", f"{PARAM_REMOVED}.yaml", "--lock", "lock.json"], monkeypatch, capsys
     )
     assert code == 3, out
     assert "server 'sample': tool 'get_weather'" in out
@@ -95,7 +95,7 @@ def test_diff_reports_a_removed_parameter_as_breaking(
     assert out.rstrip().endswith("1 change(s): 1 breaking, 0 review, 0 compatible")
 
     code, out = _toolgen(
-        locked, ["diff", "--json", "--infra", f"{PARAM_REMOVED}.yaml", "--snapshot", "lock.json"], monkeypatch, capsys
+        locked, ["diff", "--json", "--infra", f"{PARAM_REMOVED}.yaml", "--lock", "lock.json"], monkeypatch, capsys
     )
     assert code == 3
     (change,) = json.loads(out)["changes"]
@@ -165,7 +165,7 @@ def test_pin_refuse_fails_the_changed_tool_and_sends_nothing(locked: Path) -> No
 def test_diff_reports_a_rewritten_description_for_review(
     locked: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    argv = ["diff", "--infra", f"{DESCRIBED}.yaml", "--snapshot", "lock.json"]
+    argv = ["diff", "--infra", f"{DESCRIBED}.yaml", "--lock", "lock.json"]
     code, out = _toolgen(locked, argv, monkeypatch, capsys)
     assert code == 1, out  # a change, but below the default --fail-on breaking
     assert "review" in out and "tool description changed" in out and "/description" in out
@@ -208,7 +208,7 @@ def test_pin_warn_logs_one_line_and_calls(locked: Path, caplog: pytest.LogCaptur
 def test_unchanged_server_is_clean_everywhere(
     locked: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out = _toolgen(locked, ["diff", "--infra", "good.yaml", "--snapshot", "lock.json"], monkeypatch, capsys)
+    code, out = _toolgen(locked, ["diff", "--infra", "good.yaml", "--lock", "lock.json"], monkeypatch, capsys)
     assert (code, out) == (0, "no changes\n")
     with _registry(locked, "good-refuse.yaml") as registry:
         assert not registry.call_tool("get_weather", {"city": "Paris"}).is_error

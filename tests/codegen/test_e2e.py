@@ -50,7 +50,7 @@ def pkg(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
     root = tmp_path_factory.mktemp("e2e")
     mp = pytest.MonkeyPatch()
     try:
-        args = ["--tools", str(TOOLS_DIR), "--infra", str(INFRA), "--snapshot", str(root / "lock.json")]
+        args = ["--tools", str(TOOLS_DIR), "--infra", str(INFRA), "--lock", str(root / "lock.json")]
         assert generate(root, [*args, "--out", str(root / "out"), "--package", "e2e_tools"], mp) == 0
     finally:
         mp.undo()

@@ -97,7 +97,7 @@ def test_unreachable_server_names_it_and_says_how_to_get_a_lock(workdir: Path) -
     # No lock yet: --offline would fail too, so the advice is how to get one (tests/test_daily_use.py).
     assert "\n" not in line and "'gone'" in line and "no lock" in line and "--offline" not in line, line
     assert tree(workdir / "out" / "pkg") == before
-    # Offline without a snapshot says so instead of contacting anything.
+    # Offline without a lock says so instead of contacting anything.
     proc = _run(workdir, "--infra", "infra.yaml", "--offline", "--out", "out", "--package", "pkg")
     assert proc.returncode == 2 and "no lock file yet" in proc.stderr
 
@@ -173,7 +173,7 @@ def test_console_script_and_module_agree(workdir: Path) -> None:
 
 
 def test_committed_generated_package_is_current() -> None:
-    """The same drift check CI runs: generated/ matches library-samples/ and the snapshot."""
+    """The same drift check CI runs: generated/ matches library-samples/ and the lock."""
     proc = _run(REPO, "--offline", "--check")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "generated/sample_tools is up to date" in proc.stdout
@@ -243,7 +243,7 @@ def _infra(folder: Path, *args: str, connect_timeout_seconds: float = 20) -> Pat
 
 def test_server_printing_a_banner_still_generates_with_one_warning(tmp_path: Path) -> None:
     _infra(tmp_path)
-    proc = _run(tmp_path, "--infra", "infra.yaml", "--out", "out", "--package", "pkg", "--snapshot", "lock.json", "-q")
+    proc = _run(tmp_path, "--infra", "infra.yaml", "--out", "out", "--package", "pkg", "--lock", "lock.json", "-q")
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr.splitlines() == [
         "toolgen: warning: mas.runtime.stdio: MCP server 'banner': stdout line 1 is not JSON-RPC, ignored: "
@@ -254,7 +254,7 @@ def test_server_printing_a_banner_still_generates_with_one_warning(tmp_path: Pat
 
 def test_server_speaking_no_json_rpc_is_one_error_line(tmp_path: Path) -> None:
     _infra(tmp_path, "--garbage", connect_timeout_seconds=1.5)  # it never answers: the bound runs out
-    proc = _run(tmp_path, "--infra", "infra.yaml", "--out", "out", "--package", "pkg", "--snapshot", "lock.json", "-q")
+    proc = _run(tmp_path, "--infra", "infra.yaml", "--out", "out", "--package", "pkg", "--lock", "lock.json", "-q")
     assert proc.returncode == 2, proc.stderr
     *warnings, error = proc.stderr.splitlines()
     noise = [w for w in warnings if w.startswith("toolgen: warning: mas.runtime.stdio: MCP server 'banner': stdout")]

@@ -208,7 +208,7 @@ def test_two_locks_build_both_packages_and_list_the_same_call_sites(
     new_lock = project / "upgraded.lock.json"
     if not new_lock.is_file():  # the project's lock, then the upgraded server listed live into a copy
         new_lock.write_bytes((project / "toolgen.lock.json").read_bytes())
-        argv = ["--infra", "upgrade.yaml", "--snapshot", new_lock.name, "--out", "upgraded-gen"]
+        argv = ["--infra", "upgrade.yaml", "--lock", new_lock.name, "--out", "upgraded-gen"]
         assert generate(project, argv, monkeypatch) == 0
     before = {p: p.read_bytes() for p in [project / "toolgen.lock.json", new_lock, *(project / "gen").rglob("*.py")]}
     argv = ["diff", "toolgen.lock.json", new_lock.name, "--impact", "agent", "--checker", checker]

@@ -13,7 +13,7 @@ import pytest
 from codegen.cli import main as toolgen_main
 from codegen.errors import GenerateError
 from codegen.infer import InferredOutput, infer_schema, inferred_changes
-from codegen.snapshot import load_snapshot, parse_snapshot, relock_inferred, render_snapshot, snapshot_changes
+from codegen.lock import drift_between, load_lock, parse_lock, relock_inferred, render_lock
 
 CITY = {"name": "Paris", "population": 2102650}
 
@@ -58,7 +58,7 @@ def test_an_inferred_type_appearing_or_going_on_a_kept_tool_is_breaking() -> Non
 def test_the_lock_keeps_inferred_types_canonically_and_reads_them_back(tmp_path: Path) -> None:
     servers = {"s": [tool("t"), tool("prose"), tool("declared", outputSchema=DECLARED)]}
     found = {"t": model({"b": 1, "a": "x"}), "prose": InferredOutput("text", 2)}
-    text = render_snapshot(servers, None, {"s": found, "not-in-the-lock": {"x": model(CITY)}})
+    text = render_lock(servers, None, {"s": found, "not-in-the-lock": {"x": model(CITY)}})
     data = json.loads(text)
     assert data["toolgen_snapshot"] == 3
     assert data["servers"]["s"]["inferred"] == {
@@ -76,46 +76,46 @@ def test_the_lock_keeps_inferred_types_canonically_and_reads_them_back(tmp_path:
     }
     assert "not-in-the-lock" not in text  # only the lock's own sources
     (tmp_path / "lock.json").write_text(text, encoding="utf-8")
-    lock = load_snapshot(tmp_path / "lock.json")
+    lock = load_lock(tmp_path / "lock.json")
     assert lock.inferred is not None and set(lock.inferred["s"]) == {"t", "prose"}
     assert lock.inferred["s"]["prose"] == InferredOutput("text", 2)
-    assert render_snapshot(lock.servers, lock.skills, lock.inferred) == text
+    assert render_lock(lock.servers, lock.skills, lock.inferred) == text
     # No samples, no key: such a lock differs from format 2 only in its version.
-    assert "inferred" not in render_snapshot(servers)
+    assert "inferred" not in render_lock(servers)
 
 
 def test_a_format_2_lock_recorded_nothing_so_nothing_is_compared(tmp_path: Path) -> None:
     servers = {"s": [tool("t")]}
-    v2 = json.loads(render_snapshot(servers))
+    v2 = json.loads(render_lock(servers))
     v2["toolgen_snapshot"] = 2
-    old = parse_snapshot(json.dumps(v2), tmp_path / "old.json")
+    old = parse_lock(json.dumps(v2), tmp_path / "old.json")
     assert old.inferred is None
-    new = parse_snapshot(render_snapshot(servers, None, {"s": {"t": model(CITY)}}), tmp_path / "new.json")
-    assert snapshot_changes(old, new) == ()
+    new = parse_lock(render_lock(servers, None, {"s": {"t": model(CITY)}}), tmp_path / "new.json")
+    assert drift_between(old, new) == ()
     # Known to have none (format 3 without the key) is not unknown: the type appearing is breaking.
-    none = parse_snapshot(render_snapshot(servers), tmp_path / "none.json")
+    none = parse_lock(render_lock(servers), tmp_path / "none.json")
     assert none.inferred == {}
-    assert [c.kind for c in snapshot_changes(none, new)] == ["output-schema-added"]
+    assert [c.kind for c in drift_between(none, new)] == ["output-schema-added"]
 
 
 def test_offline_relock_changes_only_the_built_sources_inferred_types(tmp_path: Path) -> None:
     servers = {"a": [tool("t")], "b": [tool("t")]}
-    lock = parse_snapshot(render_snapshot(servers, None, {"a": {"t": model(CITY)}, "b": {"t": model(CITY)}}), tmp_path)
+    lock = parse_lock(render_lock(servers, None, {"a": {"t": model(CITY)}, "b": {"t": model(CITY)}}), tmp_path)
     assert relock_inferred(lock, ["a"], {"a": {"t": model(CITY)}}) is None  # unchanged: nothing to write
     text = relock_inferred(lock, ["a"], {"a": {"t": model({"name": "x"})}})
     assert text is not None
-    relocked = parse_snapshot(text, tmp_path)
+    relocked = parse_lock(text, tmp_path)
     assert relocked.servers == lock.servers
     assert relocked.inferred is not None and lock.inferred is not None
     assert relocked.inferred["b"] == lock.inferred["b"]  # not built: kept as it was
-    assert [c.kind for c in snapshot_changes(lock, relocked)] == ["output-field-removed"]
+    assert [c.kind for c in drift_between(lock, relocked)] == ["output-field-removed"]
     # Built without samples: its types go.
     gone = relock_inferred(lock, ["a"], {})
-    assert gone is not None and "a" not in (parse_snapshot(gone, tmp_path).inferred or {})
+    assert gone is not None and "a" not in (parse_lock(gone, tmp_path).inferred or {})
     # A format 2 lock with nothing to record is left alone; with something, it is rewritten.
-    v2 = json.loads(render_snapshot(servers))
+    v2 = json.loads(render_lock(servers))
     v2["toolgen_snapshot"] = 2
-    old = parse_snapshot(json.dumps(v2), tmp_path)
+    old = parse_lock(json.dumps(v2), tmp_path)
     assert relock_inferred(old, ["a"], {}) is None
     assert json.loads(relock_inferred(old, ["a"], {"a": {"t": model(CITY)}}) or "{}")["toolgen_snapshot"] == 3
 
@@ -136,18 +136,18 @@ BAD = {
 @pytest.mark.parametrize("case", sorted(BAD))
 def test_a_bad_inferred_entry_names_its_pointer(case: str, tmp_path: Path) -> None:
     value, expected = BAD[case]
-    data = json.loads(render_snapshot({"s": [tool("t")]}))
+    data = json.loads(render_lock({"s": [tool("t")]}))
     data["servers"]["s"]["inferred"] = value
     with pytest.raises(GenerateError) as caught:
-        parse_snapshot(json.dumps(data), tmp_path / "lock.json")
+        parse_lock(json.dumps(data), tmp_path / "lock.json")
     assert str(caught.value).startswith(f"{tmp_path / 'lock.json'}: {expected}"), str(caught.value)
     assert "\n" not in str(caught.value)
 
 
 def _locks(folder: Path, old: dict[str, InferredOutput], new: dict[str, InferredOutput]) -> None:
     servers = {"sample": [tool("list_cities")], "other": [tool("t")]}
-    (folder / "old.json").write_text(render_snapshot(servers, None, {"sample": old}), encoding="utf-8")
-    (folder / "new.json").write_text(render_snapshot(servers, None, {"sample": new}), encoding="utf-8")
+    (folder / "old.json").write_text(render_lock(servers, None, {"sample": old}), encoding="utf-8")
+    (folder / "new.json").write_text(render_lock(servers, None, {"sample": new}), encoding="utf-8")
 
 
 @pytest.mark.parametrize(
@@ -203,8 +203,8 @@ def test_pinning_ignores_inferred_types(tmp_path: Path) -> None:
     )
     (config,) = load_infra(tmp_path / "infra.yaml")
     servers = {"s": [tool("t")]}
-    (tmp_path / "lock.json").write_text(render_snapshot(servers), encoding="utf-8")
+    (tmp_path / "lock.json").write_text(render_lock(servers), encoding="utf-8")
     plain = load_pinned_tools(config)
-    (tmp_path / "lock.json").write_text(render_snapshot(servers, None, {"s": {"t": model(CITY)}}), encoding="utf-8")
+    (tmp_path / "lock.json").write_text(render_lock(servers, None, {"s": {"t": model(CITY)}}), encoding="utf-8")
     assert "inferred" in (tmp_path / "lock.json").read_text(encoding="utf-8")
     assert load_pinned_tools(config) == plain

@@ -18,7 +18,7 @@ from gen_helpers import REPO, forked_python, generate, tree
 
 from codegen.cli import main as toolgen_main
 
-LOCKED = ["--infra", "infra.yaml", "--snapshot", "lock.json"]
+LOCKED = ["--infra", "infra.yaml", "--lock", "lock.json"]
 ARGS = [*LOCKED, "--out", "out", "--package", "pkg"]
 PREFIX = "toolgen: server 'sample': tool 'list_cities': "
 

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from codegen.infer import InferredOutput, infer_schema, inferred_output_changes
-from codegen.snapshot import parse_snapshot, render_snapshot
+from codegen.lock import parse_lock, render_lock
 from mas.runtime.samples import Sample, write_samples
 
 KEYS = st.text(max_size=6)
@@ -164,8 +164,8 @@ def test_inferred_drift_is_reported_exactly_when_the_inferred_type_changes(value
     changed = json.dumps(before, sort_keys=True) != json.dumps(after, sort_keys=True)
     assert bool(_changes(values, [*values, other])) == changed
     found = {"s": {"t": InferredOutput("model", len(values), before)}}
-    text = render_snapshot({"s": [{"name": "t", "inputSchema": {"type": "object"}}]}, None, found)
-    lock = parse_snapshot(text, Path("lock.json"))
+    text = render_lock({"s": [{"name": "t", "inputSchema": {"type": "object"}}]}, None, found)
+    lock = parse_lock(text, Path("lock.json"))
     assert lock.inferred is not None
     assert inferred_output_changes(found["s"], lock.inferred["s"], source="s") == ()
-    assert render_snapshot(lock.servers, lock.skills, lock.inferred) == text
+    assert render_lock(lock.servers, lock.skills, lock.inferred) == text

@@ -20,7 +20,7 @@ from gen_helpers import generate
 from mcp_helpers import free_port, served
 from prefork import python_command
 
-from codegen.snapshot import SNAPSHOT_VERSION
+from codegen.lock import LOCK_VERSION
 from mas.runtime.lockfile import canonical_tool
 from mas.samples.mcp_server import tool_definitions
 
@@ -88,7 +88,7 @@ spec:
       transport: stdio
       command: python
       args: [-m, mas.samples.mcp_server, --page-size, "2", --with-crash-tool]
-      namespace: zns
+      prefix: zns
       env:
         TOOLGEN_LOCK_ENV: {env_value}
       connect_timeout_seconds: 20
@@ -102,7 +102,7 @@ spec:
       connect_timeout_seconds: 20
 """
     )
-    args = ["--infra", "infra.yaml", "--snapshot", "lock.json", "--out", "out", "--package", "pkg"]
+    args = ["--infra", "infra.yaml", "--lock", "lock.json", "--out", "out", "--package", "pkg"]
     assert generate(tmp_path, args, monkeypatch) == 0
     text = (tmp_path / "lock.json").read_text(encoding="utf-8")
     data = json.loads(text)
@@ -110,7 +110,7 @@ spec:
     # Canonical: sorted keys everywhere, two-space indent, literal UTF-8, one final newline.
     assert text == json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     assert text.startswith('{\n  "') and not text.endswith("\n\n")
-    assert data["toolgen_snapshot"] == SNAPSHOT_VERSION
+    assert data["toolgen_snapshot"] == LOCK_VERSION
     assert list(data["servers"]) == ["alpha", "zeta"]
     listed = {"alpha": HTTP_TOOLS, "zeta": STDIO_TOOLS}
     served = {_wire(t)["name"]: _wire(t) for t in tool_definitions(with_crash_tool=True)}

@@ -8,7 +8,7 @@ from typing import Any
 
 from gen_helpers import REPO
 
-from codegen.snapshot import load_snapshot, render_snapshot
+from codegen.lock import load_lock, render_lock
 from codegen.versioning import with_record
 
 LOCK = REPO / "toolgen.lock.json"
@@ -47,9 +47,9 @@ def test_repository_lock_follows_the_documented_format() -> None:
     declared = {t["name"] for t in data["servers"]["sample"]["tools"] if "outputSchema" in t}
     assert declared and not declared & set(inferred)
     # Canonical: rendering what was read gives the same bytes.
-    lock = load_snapshot(LOCK)
+    lock = load_lock(LOCK)
     assert lock.package is not None
-    assert with_record(render_snapshot(lock.servers, lock.skills, lock.inferred), lock.package) == text
+    assert with_record(render_lock(lock.servers, lock.skills, lock.inferred), lock.package) == text
 
 
 def test_lock_holds_no_url_command_or_secret() -> None:
@@ -62,6 +62,6 @@ def test_required_order_does_not_change_the_hash() -> None:
     tool = {"name": "t", "inputSchema": {"type": "object", "required": ["b", "a"]}}
     same = {"name": "t", "inputSchema": {"required": ["a", "b"], "type": "object"}}
     assert (
-        json.loads(render_snapshot({"s": [tool]}))["servers"]["s"]["hashes"]
-        == json.loads(render_snapshot({"s": [same]}))["servers"]["s"]["hashes"]
+        json.loads(render_lock({"s": [tool]}))["servers"]["s"]["hashes"]
+        == json.loads(render_lock({"s": [same]}))["servers"]["s"]["hashes"]
     )

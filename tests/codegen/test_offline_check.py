@@ -18,7 +18,7 @@ ARGS = [
     "infra/sample-stdio.yaml",
     "--tools",
     "tools",
-    "--snapshot",
+    "--lock",
     "toolgen.lock.json",
     "--out",
     "out",

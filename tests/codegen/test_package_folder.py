@@ -109,7 +109,7 @@ def test_an_input_reached_through_a_symlink_into_the_package_is_refused(generate
     (generated / "out" / "pkg" / "lock.json").write_text("{}")
     (generated / "lock-link.json").symlink_to(generated / "out" / "pkg" / "lock.json")
     proc = toolgen_in_process(generated, "--mcp-json", "tools.json", "--out", "out", "--package", "pkg",
-                              "--snapshot", "lock-link.json")  # fmt: skip
+                              "--lock", "lock-link.json")  # fmt: skip
     assert error_line(proc) == (
         "toolgen: error: lock-link.json: --lock is inside the package folder out/pkg, which every run "
         "replaces; keep inputs outside it"

@@ -60,7 +60,7 @@ def test_record_then_generate_then_call_through_the_typed_method(
     assert [(s.source, s.tool) for s in samples] == [("sample", "list_cities")] * 3
     assert (tmp_path / "s.json").read_text(encoding="utf-8") == render_samples(samples)  # canonical
 
-    args = ["--infra", str(INFRA), "--samples", "s.json", "--snapshot", "lock.json", "--out", "out"]
+    args = ["--infra", str(INFRA), "--samples", "s.json", "--lock", "lock.json", "--out", "out"]
     code, out, err = _toolgen(tmp_path, ["generate", *args, "--package", "recorded"], capsys)
     assert code == 0, err
     assert "toolgen: typed results: declared 6, inferred 1, untyped 2\n" in out  # count_slowly, notes.delete

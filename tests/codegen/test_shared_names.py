@@ -132,15 +132,15 @@ def test_a_tool_named_like_another_sources_qualified_name_is_sent_under_its_own_
     assert sorted(pkg.TOOLS) == ["github.update_issue", "odd.sentry.update_issue", "sentry.update_issue", "x"]
 
 
-def test_a_source_named_like_another_ones_namespace_prefix_is_one_line(
+def test_a_source_named_like_another_ones_prefix_is_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (tmp_path / "a.json").write_text(_listing(("t", {})))
     args = ["--mcp-json", "gh=a.json", "--mcp-json", "gh.evil=a.json", "--out", "o"]
     assert generate(tmp_path, args) == 2
     assert capsys.readouterr().err.splitlines() == [
-        "toolgen: error: a.json: source names and namespaces clash: 'gh' (of 'gh') is a prefix of 'gh.evil' "
-        "(of 'gh.evil'): a name like 'gh.evil.tool' would be addressed to both; rename a server or change a namespace"
+        "toolgen: error: a.json: source names and prefixes clash: 'gh' (of 'gh') begins 'gh.evil' "
+        "(of 'gh.evil'): a name like 'gh.evil.tool' would be addressed to both; rename a server or change a prefix"
     ]
 
 

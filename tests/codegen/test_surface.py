@@ -40,7 +40,7 @@ def _infra(folder: Path, *flags: str) -> Path:
 def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("surface")
     infra = _infra(folder, "--with-resources")
-    args = ["--infra", str(infra), "--out", "out", "--package", "st", "--snapshot", "toolgen.lock.json", "-q"]
+    args = ["--infra", str(infra), "--out", "out", "--package", "st", "--lock", "toolgen.lock.json", "-q"]
     assert generate(folder, args) == 0
     return folder
 
@@ -60,7 +60,7 @@ def test_the_lock_records_resources_templates_and_prompts_sorted(generated: Path
 def test_offline_generation_from_the_lock_is_byte_identical(generated: Path) -> None:
     before = _files(generated / "out")
     args = ["--infra", str(generated / "infra.yaml"), "--out", "out", "--package", "st"]
-    assert generate(generated, [*args, "--snapshot", "toolgen.lock.json", "--offline", "--check", "-q"]) == 0
+    assert generate(generated, [*args, "--lock", "toolgen.lock.json", "--offline", "--check", "-q"]) == 0
     assert _files(generated / "out") == before
     assert {"st/surface.py", "st/_surface_runtime.py", "st/_uri_template.py"} <= set(before)
     assert (
@@ -209,7 +209,7 @@ def test_a_server_that_fails_resources_list_still_generates_its_tools_with_one_w
 ) -> None:
     caplog.set_level(logging.WARNING)
     infra = _infra(tmp_path, "--with-resources", "--fail-resources")
-    args = ["--infra", str(infra), "--out", "out", "--package", "ft", "--snapshot", "lock.json", "-q"]
+    args = ["--infra", str(infra), "--out", "out", "--package", "ft", "--lock", "lock.json", "-q"]
     assert generate(tmp_path, args) == 0
     lines = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert lines == [

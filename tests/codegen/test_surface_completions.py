@@ -97,7 +97,7 @@ def _infra(folder: Path) -> Path:
 
 
 def _generate(folder: Path, *more: str) -> str:
-    args = ["--infra", str(folder / "infra.yaml"), "--out", "out", "--package", "lit", "--snapshot", "lock.json"]
+    args = ["--infra", str(folder / "infra.yaml"), "--out", "out", "--package", "lit", "--lock", "lock.json"]
     assert generate(folder, [*args, "-q", *more]) == 0
     return (folder / "out" / "lit" / "surface.py").read_text(encoding="utf-8")
 
@@ -168,7 +168,7 @@ def test_the_everything_servers_package_is_strictly_typed(everything: MCPServerC
               "args": list(everything.args), "connect_timeout_seconds": 30, "exit_grace_seconds": 0.2}  # fmt: skip
     infra = {"kind": "ToolServerRegistry", "spec": {"servers": [server]}}
     (tmp_path / "infra.yaml").write_text(json.dumps(infra), encoding="utf-8")
-    args = ["--infra", "infra.yaml", "--out", "out", "--package", "ev", "--snapshot", "lock.json", "-q"]
+    args = ["--infra", "infra.yaml", "--out", "out", "--package", "ev", "--lock", "lock.json", "-q"]
     assert generate(tmp_path, args) == 0
     surface = (tmp_path / "out" / "ev" / "surface.py").read_text(encoding="utf-8")
     assert 'department: _Literal["Engineering", "Marketing", "Sales", "Support"]' in surface

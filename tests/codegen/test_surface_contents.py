@@ -52,7 +52,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-GENERATE = ["generate", "--infra", "infra.yaml", "--samples", "s.json", "--snapshot", "lock.json", "--out", "out",
+GENERATE = ["generate", "--infra", "infra.yaml", "--samples", "s.json", "--lock", "lock.json", "--out", "out",
             "--package", "learned", "-q"]  # fmt: skip
 
 

@@ -31,7 +31,7 @@ def _infra(folder: Path, name: str, *flags: str) -> Path:
 def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("subscribe")
     infra = _infra(folder, "infra.yaml", "--with-resources", "--with-subscriptions")
-    args = ["--infra", str(infra), "--out", "out", "--package", "sp", "--snapshot", "toolgen.lock.json", "-q"]
+    args = ["--infra", str(infra), "--out", "out", "--package", "sp", "--lock", "toolgen.lock.json", "-q"]
     assert generate(folder, args) == 0
     return folder
 

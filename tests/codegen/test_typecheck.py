@@ -190,7 +190,7 @@ def _upgraded(root: Path) -> None:
         )
         with pytest.MonkeyPatch.context() as mp:
             mp.chdir(project)
-            argv = ["--infra", "infra.yaml", "--snapshot", "lock.json", "--mcp-json", f"idx={DEPRECATIONS}"]
+            argv = ["--infra", "infra.yaml", "--lock", "lock.json", "--mcp-json", f"idx={DEPRECATIONS}"]
             assert toolgen(["generate", "--out", str(root), "--package", "upgraded", *argv]) == 0
 
 

@@ -18,7 +18,7 @@ from gen_helpers import forked_python, generate
 
 from codegen.cli import main as toolgen_main
 from codegen.drift import Change, Severity
-from codegen.snapshot import canonical_json
+from codegen.lock import canonical_json
 from codegen.versioning import (
     PackageRecord,
     Release,
@@ -44,7 +44,7 @@ def _infra(path: Path, *flags: str) -> Path:
 
 
 def _args(infra: str, *more: str) -> list[str]:
-    return ["--infra", infra, "--snapshot", "lock.json", "--out", "out", "--package", "pkg", "--no-cache", *more]
+    return ["--infra", infra, "--lock", "lock.json", "--out", "out", "--package", "pkg", "--no-cache", *more]
 
 
 def _version(root: Path) -> str:
@@ -196,10 +196,10 @@ def test_a_version_in_the_lock_that_is_not_one_is_one_line(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from codegen.snapshot import render_snapshot
+    from codegen.lock import render_lock
 
     _infra(tmp_path / "good.yaml")
-    lock = json.loads(render_snapshot({"sample": []}))
+    lock = json.loads(render_lock({"sample": []}))
     (tmp_path / "lock.json").write_text(canonical_json({**lock, "package": package}), encoding="utf-8")
     assert generate(tmp_path, [*_args("good.yaml"), "--offline"], monkeypatch) == 2
     err = capsys.readouterr().err.strip().splitlines()

@@ -160,7 +160,7 @@ def generated_tools(folder: Path, infra: Path, registry: RuntimeRegistry) -> Any
     out = folder / "generated"
     subprocess.run(
         [sys.executable, "-m", "codegen", "generate", "-q", "--no-cache", "--infra", str(infra),
-         "--snapshot", str(folder / "toolgen.lock.json"), "--out", str(out), "--package", PACKAGE],
+         "--lock", str(folder / "toolgen.lock.json"), "--out", str(out), "--package", PACKAGE],
         check=True, cwd=folder,
     )  # fmt: skip
     sys.path.insert(0, str(out))

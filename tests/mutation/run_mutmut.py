@@ -22,7 +22,7 @@ _RULES = "mas.runtime.contracts._rules."
 TARGETS = {
     "naming": ["codegen.naming.*"],
     "write": ["codegen.write.*"],
-    "snapshot": ["codegen.snapshot.*"],
+    "lock": ["codegen.lock.*"],
     "literals": ["codegen.literals.*"],
     # The one envelope rule (issue 7): mas/runtime/contracts/_rules.py, copied into every package.
     "envelope rule": [_CONTRACT + "x_wrap_result__*", _CONTRACT + "xǁToolResultEnvelopeǁcoerce__*"]

@@ -167,9 +167,7 @@ def test_a_message_over_the_limit_is_refused_with_its_size_as_soon_as_the_limit_
 def test_a_call_whose_listing_failed_is_refused_under_refuse_and_warned_under_warn(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    refuse = MCPServerConfig(
-        name="s", transport="stdio", command="x", pin="refuse", lock="dir/lock.json", namespace="ns"
-    )
+    refuse = MCPServerConfig(name="s", transport="stdio", command="x", pin="refuse", lock="dir/lock.json", prefix="ns")
     refused = ServerPin(refuse, {}, {}).unverified("get", "tools/list timed out")
     assert refused is not None and refused.is_error
     assert refused.result == (
@@ -350,7 +348,7 @@ def test_a_name_addressed_to_a_provider_reaches_that_provider_or_none(
     try:
         registry = RuntimeRegistry(
             {p: _Lister(p, tools) for p, (_, tools) in providers.items()},
-            namespaces={p: ns for p, (ns, _) in providers.items() if ns},
+            prefixes={p: prefix for p, (prefix, _) in providers.items() if prefix},
         )
     except ConfigError as exc:  # only names that would give one address two providers are refused
         assert "clash" in str(exc)

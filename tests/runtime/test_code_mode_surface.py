@@ -60,7 +60,7 @@ def _infra(folder: Path, *flags: str) -> Path:
 def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("code_mode_surface")
     infra = _infra(folder, "--with-resources")
-    args = ["--infra", str(infra), "--out", "out", "--package", "cms", "--snapshot", "lock.json", "-q"]
+    args = ["--infra", str(infra), "--out", "out", "--package", "cms", "--lock", "lock.json", "-q"]
     assert generate(folder, args) == 0
     return folder
 

@@ -92,8 +92,8 @@ def test_server_stderr_is_no_warning_and_the_lines_and_their_count_show_under_v(
     _write_infra(
         tmp_path,
         [
-            _stdio("banner", SERVERS / "banner_server.py", namespace="b"),
-            _stdio("noisy", RAW_SERVER, "--stderr", "40", namespace="n"),
+            _stdio("banner", SERVERS / "banner_server.py", prefix="b"),
+            _stdio("noisy", RAW_SERVER, "--stderr", "40", prefix="n"),
         ],
     )
     quiet = _runtime_cli(tmp_path, "list", "--infra", "infra.yaml")

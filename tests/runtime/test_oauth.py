@@ -169,7 +169,7 @@ def test_sign_in_once_then_a_new_process_refreshes_and_nothing_leaks(tmp_path: P
         assert [g["grant"] for g in grants(log)][-1] == "refresh_token"
 
         generated = run(
-            "-m", "codegen", "generate", "-v", "--no-cache", "--infra", str(infra), "--snapshot",
+            "-m", "codegen", "generate", "-v", "--no-cache", "--infra", str(infra), "--lock",
             str(work / "toolgen.lock.json"), "--out", str(work / "generated"), "--package", "secure_tools",
             tokens=tokens, cwd=work,
         )  # fmt: skip
@@ -186,7 +186,7 @@ def test_sign_in_once_then_a_new_process_refreshes_and_nothing_leaks(tmp_path: P
     assert any(s in store.read_text(encoding="utf-8") for s in secrets)
 
     offline = run(
-        "-m", "codegen", "generate", "--offline", "--no-cache", "--infra", str(infra), "--snapshot",
+        "-m", "codegen", "generate", "--offline", "--no-cache", "--infra", str(infra), "--lock",
         str(work / "toolgen.lock.json"), "--out", str(work / "offline"), "--package", "secure_tools",
         tokens=tmp_path / "no-tokens", cwd=work,
     )  # fmt: skip

@@ -16,7 +16,7 @@ import pytest
 from mcp_helpers import REPO
 from prefork import python_args
 
-from codegen.snapshot import render_snapshot
+from codegen.lock import render_lock
 from mas.runtime.infra import load_infra
 from mas.runtime.mcp.provider import MCPToolProvider
 from mas.runtime.registry import RuntimeRegistry
@@ -43,7 +43,7 @@ def folder(tmp_path: Path) -> Path:
     """A lock of the v1 listing, made from exactly what the provider lists."""
     (config,) = load_infra(_infra(tmp_path, "refuse"))
     with MCPToolProvider(config) as provider:
-        (tmp_path / "lock.json").write_text(render_snapshot({"shifty": provider.list_mcp_tools()}))
+        (tmp_path / "lock.json").write_text(render_lock({"shifty": provider.list_mcp_tools()}))
     return tmp_path
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from codegen.snapshot import render_snapshot
+from codegen.lock import render_lock
 from mas.runtime.config import ConfigError
 from mas.runtime.infra import load_infra
 from mas.runtime.mcp.provider import MCPToolProvider
@@ -21,7 +21,7 @@ spec:
       protocol: mcp
       transport: streamable-http
       url: http://127.0.0.1:9/mcp
-      namespace: w
+      prefix: w
       pin: {pin}
       lock: lock.json
       tools:
@@ -44,7 +44,7 @@ def folder(tmp_path: Path) -> Path:
     (config,) = load_infra(_infra(tmp_path))
     provider = MCPToolProvider(config)
     try:
-        (tmp_path / "lock.json").write_text(render_snapshot({"weather": provider.list_mcp_tools()}))
+        (tmp_path / "lock.json").write_text(render_lock({"weather": provider.list_mcp_tools()}))
     finally:
         provider.close()
     return tmp_path
@@ -84,7 +84,7 @@ def test_a_tool_the_lock_lacks_is_refused(folder: Path) -> None:
 
 
 def test_the_lock_must_know_the_server(folder: Path) -> None:
-    (folder / "lock.json").write_text(render_snapshot({"other": []}))
+    (folder / "lock.json").write_text(render_lock({"other": []}))
     with pytest.raises(ConfigError, match=r"infra.yaml:4: spec.servers\[0\]: lock 'lock.json': has no listing"):
         RuntimeRegistry.from_sources(infra=[folder / "infra.yaml"])
 

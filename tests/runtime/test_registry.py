@@ -1,4 +1,4 @@
-"""Infra loading and RuntimeRegistry: merging, routing, namespaces and refusing to half-start."""
+"""Infra loading and RuntimeRegistry: merging, routing, prefixes and refusing to half-start."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ spec:
       command: python
       args: [-m, files_server]
       cwd: servers
-      namespace: fs
+      prefix: fs
       follow_pagination: false
       max_pages: 5
       cache_ttl_ms: 1000
@@ -83,7 +83,7 @@ def test_load_infra_reads_every_field(tmp_path: Path) -> None:
         command="python",
         args=("-m", "files_server"),
         cwd=str(tmp_path / "servers"),
-        namespace="fs",
+        prefix="fs",
         follow_pagination=False,
         max_pages=5,
         cache_ttl_ms=1000,
@@ -244,13 +244,13 @@ def test_merges_local_skills_and_servers_and_routes_by_name(tmp_path: Path, repo
             "unit": "g",
             "category": "mass",
         }
-        # The namespace prefix is stripped when forwarding.
+        # The prefix is stripped when forwarding.
         assert registry.call_tool("fs.read", {"path": "a"}).result == "files:read"
         assert servers.built["files"].calls == [("read", {"path": "a"}, {"timeout_seconds": None})]
     assert servers.built["weather"].closed and servers.built["files"].closed
 
 
-def test_namespaced_entries_keep_everything_but_the_name(tmp_path: Path) -> None:
+def test_prefixed_entries_keep_everything_but_the_name(tmp_path: Path) -> None:
     servers = Servers({"weather": ["forecast", "alerts"], "files": ["read"]})
     registry = RuntimeRegistry.from_sources(infra=[write(tmp_path, "i.yaml", INFRA)], mcp_factory=servers)
     entry = next(e for e in registry.list_tools() if e["name"] == "fs.read")
@@ -300,7 +300,7 @@ def test_a_provider_exception_becomes_an_error_envelope(tmp_path: Path) -> None:
 def test_a_name_a_skill_and_a_server_share_is_refused_naming_both_and_qualified_names_route(tmp_path: Path) -> None:
     infra = write(tmp_path, "i.yaml", INFRA)
     tools = write(tmp_path, "tools/forecast.yaml", TOOL.format(name="forecast"))
-    servers = Servers({"weather": ["forecast", "alerts"], "files": ["forecast"]})  # files has namespace fs
+    servers = Servers({"weather": ["forecast", "alerts"], "files": ["forecast"]})  # files has prefix fs
     with RuntimeRegistry.from_sources(infra=[infra], tools=[tools], mcp_factory=servers) as registry:
         assert [e["name"] for e in registry.list_tools()] == [
             "skills.forecast", "weather.forecast", "alerts", "fs.forecast",
@@ -328,17 +328,35 @@ def test_a_name_local_classes_and_skills_share_is_ambiguous_too(tmp_path: Path) 
     assert registry.call_tool("local.echo", {"text": "x"}).result == "x"
 
 
-def test_a_namespace_that_is_another_servers_name_stops_the_start(tmp_path: Path) -> None:
-    infra = write(tmp_path, "i.yaml", INFRA.replace("namespace: fs", "namespace: weather"))
+def test_a_prefix_that_is_another_servers_name_stops_the_start(tmp_path: Path) -> None:
+    infra = write(tmp_path, "i.yaml", INFRA.replace("prefix: fs", "prefix: weather"))
     servers = Servers({"weather": ["x"], "files": ["x"]})
     with pytest.raises(ConfigError) as info:  # "weather.x" would be addressed to both servers
         RuntimeRegistry.from_sources(infra=[infra], tools=[write(tmp_path, "t/x.yaml", TOOL.format(name="x"))],
                                      mcp_factory=servers)  # fmt: skip
     assert str(info.value) == (
-        f"{infra}:11: spec.servers[1]: server names and namespaces clash: 'weather' (of 'weather') is 'weather' "
-        "(of 'files'): a name like 'weather.tool' would be addressed to both; rename a server or change a namespace"
+        f"{infra}:11: spec.servers[1]: server names and prefixes clash: 'weather' (of 'weather') is 'weather' "
+        "(of 'files'): a name like 'weather.tool' would be addressed to both; rename a server or change a prefix"
     )
     assert servers.built["weather"].closed and servers.built["files"].closed
+
+
+def test_namespace_is_read_as_the_prefix_and_both_at_once_is_one_line(tmp_path: Path) -> None:
+    """``namespace`` is ``prefix``'s older name: infra files and callers that spell it keep working."""
+    old = write(tmp_path, "old.yaml", INFRA.replace("prefix: fs", "namespace: fs"))
+    [_, files] = load_infra(old)
+    assert files.prefix == files.namespace == "fs"
+    servers = Servers({"weather": ["forecast"], "files": ["read"]})
+    with RuntimeRegistry.from_sources(infra=[old], mcp_factory=servers) as registry:
+        assert registry.call_tool("fs.read", {"path": "a"}).result == "files:read"
+    with RuntimeRegistry({"files": servers.built["files"]}, namespaces={"files": "fs"}) as registry:
+        assert [e["name"] for e in registry.list_tools()] == ["fs.read"]
+    both = write(tmp_path, "both.yaml", INFRA.replace("prefix: fs", "prefix: fs\n      namespace: fs"))
+    with pytest.raises(ConfigError) as info:
+        load_infra(both)
+    assert str(info.value) == (
+        f"{both}:18: spec.servers[1].namespace: give the prefix once: 'prefix' (or its older name 'namespace')"
+    )
 
 
 def test_duplicate_local_classes_are_refused(tmp_path: Path) -> None:

@@ -99,7 +99,7 @@ def test_the_generated_docstring_names_the_header_and_the_package_has_neither_dr
     )
     run = subprocess.run(
         python_command("-m", "codegen", "generate", "--infra", str(infra), "--out", "out", "--package", "pkg",
-                       "--snapshot", "toolgen.lock.json", pythonpath=os.environ.get("PYTHONPATH")),
+                       "--lock", "toolgen.lock.json", pythonpath=os.environ.get("PYTHONPATH")),
         cwd=tmp_path, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr

@@ -96,16 +96,16 @@ def test_a_generated_package_sends_a_servers_dotted_tool_names_qualified(tmp_pat
     ("servers", "expected"),
     [
         (
-            [("github", []), ("evil", [], {"namespace": "github"})],
-            "server names and namespaces clash: 'github' (of 'github') is 'github' (of 'evil')",
+            [("github", []), ("evil", [], {"prefix": "github"})],
+            "server names and prefixes clash: 'github' (of 'github') is 'github' (of 'evil')",
         ),
         (
             [("gh", []), ("gh.evil", [])],
-            "server names and namespaces clash: 'gh' (of 'gh') is a prefix of 'gh.evil' (of 'gh.evil')",
+            "server names and prefixes clash: 'gh' (of 'gh') begins 'gh.evil' (of 'gh.evil')",
         ),
     ],
 )
-def test_names_and_namespaces_that_would_give_one_address_two_servers_stop_the_start(
+def test_names_and_prefixes_that_would_give_one_address_two_servers_stop_the_start(
     tmp_path: Path, servers: list[Any], expected: str
 ) -> None:
     path = infra(tmp_path, *servers)

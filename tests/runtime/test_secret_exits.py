@@ -109,7 +109,7 @@ def test_an_echoed_secret_reaches_neither_the_lock_nor_the_package_nor_list_json
     _infra(tmp_path, leaky_url)
     generate = _run(
         tmp_path, "-m", "codegen", "generate", "--infra", "infra.yaml", "--out", "out", "--package", "pkg",
-        "--snapshot", "toolgen.lock.json",
+        "--lock", "toolgen.lock.json",
     )  # fmt: skip
     assert generate.returncode == 0, generate.stderr
     lock = (tmp_path / "toolgen.lock.json").read_text()
@@ -172,7 +172,7 @@ def test_an_encoded_echo_of_a_secret_is_blanked_in_listings_results_and_progress
     assert re.search(r'"text": "QmVhcmVyIH\*\*\*[A-Za-z0-9]{0,2}=* ', call.stdout), call.stdout
     generate = _run(
         tmp_path, "-m", "codegen", "generate", "--infra", "infra.yaml", "--out", "out", "--package", "pkg",
-        "--snapshot", "toolgen.lock.json",
+        "--lock", "toolgen.lock.json",
     )  # fmt: skip
     assert generate.returncode == 0, generate.stderr
     written = [text for _, text in _every_file(tmp_path / "out")] + [(tmp_path / "toolgen.lock.json").read_text()]

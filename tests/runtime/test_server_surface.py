@@ -151,7 +151,7 @@ def test_the_registry_routes_reads_prompts_and_completions_to_the_owning_server(
         "plain": MCPToolProvider(stdio_config("plain")),
         "other": MCPToolProvider(stdio_config("other", "--with-resources")),
     }
-    with RuntimeRegistry(providers, namespaces={"other": "o"}) as registry:
+    with RuntimeRegistry(providers, prefixes={"other": "o"}) as registry:
         assert registry.surface_providers() == ["sample", "plain", "other"]
         assert {(r["server"], r["uri"]) for r in registry.list_resources()} >= {
             ("sample", "sample://guide"),

@@ -1210,7 +1210,7 @@ class _Run:
 
 
 def _no_direct_calls(module: str, function: str) -> Callable[..., Any]:
-    """The host functions' stand-ins: the run answers every call from its snapshot, so these
+    """The host functions' stand-ins: the run answers every call where monty pauses at it, so these
     are never called; they only tell the sandbox that the name is a function."""
 
     def host(*args: Any, **kwargs: Any) -> Any:  # pragma: no cover - never reached

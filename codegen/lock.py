@@ -32,25 +32,24 @@ from mas.runtime.lockfile import TASK_DIALECTS as DIALECTS
 from mas.runtime.redact import blank_json
 
 __all__ = [
-    "SNAPSHOT_VERSION",
+    "LOCK_VERSION",
     "TASKS_KEY",
     "LockChange",
-    "Snapshot",
+    "Lock",
     "canonical_json",
     "describe_lock",
     "dialect_changes",
     "is_lock",
-    "load_snapshot",
+    "load_lock",
     "lock_drift",
-    "parse_snapshot",
+    "parse_lock",
     "relock_inferred",
-    "render_snapshot",
+    "render_lock",
     "skills_drift",
-    "snapshot_changes",
-    "snapshot_from_data",
+    "drift_between",
+    "lock_from_data",
 ]
 
-SNAPSHOT_VERSION = LOCK_VERSION
 #: The key under which the lock keeps the YAML tools (``--tools``) of the build, when there were any.
 SKILLS_KEY = "skills"
 #: The key, in a source's entry, of the output types inferred for its tools (format 3).
@@ -70,7 +69,7 @@ InferredBySource = Mapping[str, Mapping[str, InferredOutput]]
 
 
 @dataclass(frozen=True)
-class Snapshot:
+class Lock:
     path: Path
     servers: Mapping[str, Sequence[Mapping[str, Any]]]
     #: The YAML tools the lock was written with (MCP-shaped); None when the build had none.
@@ -123,7 +122,7 @@ def _entry(
     return entry
 
 
-def render_snapshot(
+def render_lock(
     servers: Mapping[str, Sequence[Mapping[str, Any]]],
     skills: Sequence[Mapping[str, Any]] | None = None,
     inferred: InferredBySource | None = None,
@@ -141,7 +140,7 @@ def render_snapshot(
     servers = {name: blank_json(tools) for name, tools in servers.items()}
     skills = blank_json(skills)
     data: dict[str, Any] = {
-        VERSION_KEY: SNAPSHOT_VERSION,
+        VERSION_KEY: LOCK_VERSION,
         "servers": {
             name: _entry(tools, found.get(name), dialects.get(name), served.get(name))
             for name, tools in servers.items()
@@ -152,7 +151,7 @@ def render_snapshot(
     return canonical_json(data)
 
 
-def load_snapshot(path: Path) -> Snapshot:
+def load_lock(path: Path) -> Lock:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError as exc:
@@ -162,7 +161,7 @@ def load_snapshot(path: Path) -> Snapshot:
         ) from exc
     except OSError as exc:
         raise GenerateError(f"cannot read: {exc.strerror}", str(path)) from exc
-    return parse_snapshot(text, path)
+    return parse_lock(text, path)
 
 
 def is_lock(data: Any) -> bool:
@@ -170,11 +169,11 @@ def is_lock(data: Any) -> bool:
     return isinstance(data, Mapping) and VERSION_KEY in data
 
 
-def parse_snapshot(text: str, path: Path) -> Snapshot:
-    return snapshot_from_data(read_json(path, GenerateError, text=text), path)
+def parse_lock(text: str, path: Path) -> Lock:
+    return lock_from_data(read_json(path, GenerateError, text=text), path)
 
 
-def snapshot_from_data(data: Any, path: Path) -> Snapshot:
+def lock_from_data(data: Any, path: Path) -> Lock:
     problem = lock_version_problem(data)
     if problem is not None:
         raise GenerateError(problem, str(path), f"/{VERSION_KEY}")
@@ -212,7 +211,7 @@ def snapshot_from_data(data: Any, path: Path) -> Snapshot:
             inferred[name] = found
     # Formats 1 and 2 recorded no inferred types: unknown, not "none".
     record = record_from_data(data, path)
-    return Snapshot(path, out, skills, inferred if data[VERSION_KEY] >= 3 else None, tasks, record, surface)
+    return Lock(path, out, skills, inferred if data[VERSION_KEY] >= 3 else None, tasks, record, surface)
 
 
 def _checked_inferred(value: Any, path: Path, pointer: str) -> dict[str, InferredOutput]:
@@ -258,7 +257,7 @@ def _checked_tools(entry: Any, path: Path, pointer: str) -> Sequence[Mapping[str
     return tools
 
 
-def snapshot_changes(old: Snapshot, new: Snapshot) -> tuple[Change, ...]:
+def drift_between(old: Lock, new: Lock) -> tuple[Change, ...]:
     """Every classified change from ``old`` to ``new``: the listings, and the inferred output types
     when both locks recorded them (format 3)."""
     changes = diff_listings(old.listings(), new.listings()) + dialect_changes(old, new) + surface_changes(old, new)
@@ -267,7 +266,7 @@ def snapshot_changes(old: Snapshot, new: Snapshot) -> tuple[Change, ...]:
     return changes
 
 
-def surface_changes(old: Snapshot, new: Snapshot) -> tuple[Change, ...]:
+def surface_changes(old: Lock, new: Lock) -> tuple[Change, ...]:
     """What changed in each server's resources, templates and prompts (``codegen.drift.diff_surface``)."""
     out: tuple[Change, ...] = ()
     for name in sorted(set(old.servers) | set(new.servers)):
@@ -275,7 +274,7 @@ def surface_changes(old: Snapshot, new: Snapshot) -> tuple[Change, ...]:
     return out
 
 
-def dialect_changes(old: Snapshot, new: Snapshot) -> tuple[Change, ...]:
+def dialect_changes(old: Lock, new: Lock) -> tuple[Change, ...]:
     """A server whose task dialect changed: each tool it lists in both locks gets one
     ``task-dialect-changed`` (the server decides per call whether a 2026 call becomes a task)."""
     out: list[Change] = []
@@ -290,15 +289,15 @@ def dialect_changes(old: Snapshot, new: Snapshot) -> tuple[Change, ...]:
     return tuple(out)
 
 
-def lock_drift(path: Path, new_text: str, old: Snapshot | None = None) -> tuple[Change, ...]:
+def lock_drift(path: Path, new_text: str, old: Lock | None = None) -> tuple[Change, ...]:
     """What a new lock text changes against the lock at ``path`` (or ``old``, that lock already
     read; nothing when there is none yet)."""
     if old is None and not path.is_file():
         return ()
-    return snapshot_changes(old or load_snapshot(path), parse_snapshot(new_text, path))
+    return drift_between(old or load_lock(path), parse_lock(new_text, path))
 
 
-def relock_inferred(lock: Snapshot, built: Sequence[str], inferred: InferredBySource) -> str | None:
+def relock_inferred(lock: Lock, built: Sequence[str], inferred: InferredBySource) -> str | None:
     """The lock's text with the inferred types of the ``built`` sources replaced by ``inferred``
     (an ``--offline`` build lists no server, so nothing else changes); None when its recorded
     inferred types stay the same, so the file need not be written."""
@@ -309,7 +308,7 @@ def relock_inferred(lock: Snapshot, built: Sequence[str], inferred: InferredBySo
         return None  # a format 1 or 2 lock and nothing to record: leave it as it is
     if lock.inferred is not None and _recorded(lock.inferred) == _recorded(merged):
         return None
-    return render_snapshot(lock.servers, lock.skills, merged, lock.tasks, lock.surface)
+    return render_lock(lock.servers, lock.skills, merged, lock.tasks, lock.surface)
 
 
 def _recorded(inferred: InferredBySource) -> dict[str, Any]:
@@ -321,7 +320,7 @@ def skills_drift(path: Path, skills: Sequence[Mapping[str, Any]]) -> tuple[Chang
     counterpart of ``lock_drift`` (nothing when there is no lock, or it recorded no skills)."""
     if not path.is_file():
         return ()
-    locked = load_snapshot(path).skills
+    locked = load_lock(path).skills
     if locked is None:
         return ()
     return diff_listings({SKILLS_KEY: locked}, {SKILLS_KEY: skills})
@@ -341,5 +340,5 @@ class LockChange:
 def describe_lock(path: Path, new_text: str) -> LockChange:
     existed = path.is_file()
     changed = not existed or path.read_text(encoding="utf-8") != new_text
-    counts = {name: len(tools) for name, tools in parse_snapshot(new_text, path).listings().items()}
+    counts = {name: len(tools) for name, tools in parse_lock(new_text, path).listings().items()}
     return LockChange(path, dict(sorted(counts.items())), existed, changed)
