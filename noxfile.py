@@ -104,8 +104,8 @@ def fuzz(session: nox.Session) -> None:
     """Fuzz `generate` with thousands of random tool lists (tests/codegen/test_fuzz.py), and the
     runtime's boundary (tests/runtime/test_boundary_fuzz.py) with as many random inputs.
 
-    TOOLGEN_FUZZ_EXAMPLES sets the count (default 3000 here; the normal suite runs 40 through
-    `generate` and 80 per runtime property). The figures (examples, exit codes, how often each
+    TOOLGEN_FUZZ_EXAMPLES sets the count (default 3000 here; the fast tier runs 10 through
+    `generate` and 20 per runtime property, the full tier 40 and 80). The figures (examples, exit codes, how often each
     degradation kind fired) go to fuzz-report.json, and every listing that made `generate` exit 2
     to fuzz-refused/ (one JSON file each, with the error line).
     """

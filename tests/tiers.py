@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -31,3 +32,15 @@ def whole_module_full(path: Path) -> bool:
         return _WHOLE.search(path.read_text(encoding="utf-8")) is not None
     except OSError:
         return False
+
+
+def tiered(values: Iterable[object], fast: Iterable[object]) -> list[object]:
+    """Parameters for ``pytest.mark.parametrize``: those not in ``fast`` marked ``full``."""
+    kept = list(fast)
+    return [v if v in kept else pytest.param(v, marks=pytest.mark.full) for v in values]
+
+
+def examples(fast: int, full: int) -> int:
+    """A property's count of random examples in this run's tier (read when its module is imported;
+    tests/conftest.py sets ``TOOLGEN_TESTS_FULL`` for ``--full`` before any test module is)."""
+    return full if os.environ.get(FULL_ENV) == "1" else fast

@@ -123,6 +123,7 @@ def test_impact_lists_exactly_the_broken_call_sites(
     assert {p: p.read_bytes() for p in before} == before
 
 
+@pytest.mark.full  # test_impact_lists_exactly_the_broken_call_sites runs the same comparison in the fast tier
 def test_a_change_that_breaks_no_call_site_exits_0(
     project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -133,6 +134,7 @@ def test_a_change_that_breaks_no_call_site_exits_0(
     ]
 
 
+@pytest.mark.full
 def test_generate_check_reports_the_impact_when_asked(
     project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from gen_helpers import error_line, forked_python, toolgen_in_process, toolgen_process, tree
+from tiers import tiered
 
 pytestmark = pytest.mark.slow  # a live server for every run, a toolgen process for every kill
 
@@ -29,10 +30,6 @@ _KILL_POINTS = ("staged", "committed", "retired", "swapped", "locked")
 #: from outside; the full tier at every step and moment (docs/tests.md, "Two tiers").
 _FAST_POINTS = ("staged", "committed")
 _FAST_DELAY = 1.5
-
-
-def _tiered(values: tuple[object, ...], fast: tuple[object, ...]) -> list[object]:
-    return [v if v in fast else pytest.param(v, marks=pytest.mark.full) for v in values]
 
 
 def _infra_text(drift: bool) -> str:
@@ -81,7 +78,7 @@ def _workspace(tmp_path: Path, base: Path) -> Path:
     return tmp_path / "w"
 
 
-@pytest.mark.parametrize("point", _tiered(_KILL_POINTS, _FAST_POINTS))
+@pytest.mark.parametrize("point", tiered(_KILL_POINTS, _FAST_POINTS))
 def test_kill_9_at_each_write_step_leaves_one_consistent_pair(
     tmp_path: Path, pairs: tuple[Path, dict[str, bytes], dict[str, bytes]], point: str
 ) -> None:
@@ -99,7 +96,7 @@ def test_kill_9_at_each_write_step_leaves_one_consistent_pair(
     assert (finished in check.stderr) == (point != "staged")
 
 
-@pytest.mark.parametrize("delay", _tiered((0.3, 0.8, 1.5, 2.5, 4.0), (_FAST_DELAY,)))
+@pytest.mark.parametrize("delay", tiered((0.3, 0.8, 1.5, 2.5, 4.0), (_FAST_DELAY,)))
 def test_kill_9_from_outside_at_any_moment_leaves_one_consistent_pair(
     tmp_path: Path, pairs: tuple[Path, dict[str, bytes], dict[str, bytes]], delay: float
 ) -> None:
