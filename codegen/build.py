@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import inspect
 import re
 from collections.abc import Mapping, Sequence
@@ -192,7 +193,7 @@ class _Builder:
             by_module.setdefault(module, set()).add(original if original == local else f"{original} as {local}")
         imports = tuple(ImportSpec(m, tuple(sorted(names))) for m, names in sorted(by_module.items()))
         roots = [p.output_def for p in plans if p.output_def is not None]
-        output_modules = _split_outputs(out_models.code, roots)
+        output_modules = _split_outputs(out_models.code, roots, out_models.tree)
         return PackageSpec(
             name=package,
             header=header,
@@ -506,7 +507,7 @@ def _where(modules: Sequence[ModelModuleSpec]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted((str_literal(name), str_literal(module)) for name, module in where_defined(modules).items()))
 
 
-def _split_outputs(code: str, roots: Sequence[str]) -> tuple[ModelModuleSpec, ...]:
+def _split_outputs(code: str, roots: Sequence[str], tree: ast.Module | None = None) -> tuple[ModelModuleSpec, ...]:
     """``split_models``, from the cache layer when this exact model code was split before (a rerun
     after a description edit reuses the model code, and the split is most of what is left)."""
     store = cache.models_cache()
@@ -514,7 +515,7 @@ def _split_outputs(code: str, roots: Sequence[str]) -> tuple[ModelModuleSpec, ..
     cached = store.get_split(key) if store else None
     if cached is not None:
         return tuple(ModelModuleSpec(name, names, text) for name, names, text in cached)
-    modules = split_models(code, roots)
+    modules = split_models(code, roots, tree=tree)
     if store:
         store.put_split(key, [(m.name, m.names, m.code) for m in modules])
     return modules

@@ -97,6 +97,8 @@ class ModelModule:
         self.imports: Mapping[str, tuple[str, str]] = {k: v for c in self.chunks for k, v in c.imports.items()}
         #: Statements parsed so far (a cold build hands over the trees it parsed whole).
         self._parsed: dict[str, ast.stmt] = dict(parsed or {})
+        #: The module's whole tree, when a cold build parsed it as one (``split_models`` reads it).
+        self.tree: ast.Module | None = None
 
     def chunk_of(self, name: str) -> Chunk:
         return self._chunk_of[name]
@@ -211,16 +213,16 @@ def _respell_strings(code: str) -> str:
     return "".join(out)
 
 
-def _chunk(code: str, outlines: Memo | None) -> tuple[Chunk, dict[str, ast.stmt]]:
+def _chunk(code: str, outlines: Memo | None) -> tuple[Chunk, dict[str, ast.stmt], ast.Module | None]:
     """``code``'s outline, from ``outlines`` when this code was read before (then nothing is
-    parsed), else from its tree, which is handed on with it."""
+    parsed), else from its tree, which is handed on with it (its statements by name, and whole)."""
     digest = hashlib.sha256(code.encode("utf-8", "surrogatepass")).hexdigest()
     key = Memo.key("outline", digest)
     found = outlines.get(key) if outlines is not None else None
     if found is not None:
         imports = {local: (module, name) for local, (module, name) in found["imports"].items()}
         spans = {name: (start, end) for name, start, end in found["spans"]}
-        return Chunk(code, digest, imports, spans), {}
+        return Chunk(code, digest, imports, spans), {}, None
     tree = ast.parse(code)
     imports, spans, parsed = {}, {}, {}
     for stmt in tree.body:
@@ -236,17 +238,21 @@ def _chunk(code: str, outlines: Memo | None) -> tuple[Chunk, dict[str, ast.stmt]
     if outlines is not None:
         outline = {"imports": {k: list(v) for k, v in imports.items()}, "spans": [[n, *s] for n, s in spans.items()]}
         outlines.put(key, outline)
-    return Chunk(code, digest, imports, spans), parsed
+    return Chunk(code, digest, imports, spans), parsed, tree
 
 
 def _read_module(codes: Sequence[str], alias: str, outlines: Memo | None, joined: str | None = None) -> ModelModule:
     """The module made of ``codes`` (one run each; ``joined``: their text as one module)."""
     chunks, parsed = [], {}
+    whole: ast.Module | None = None
     for code in codes:
-        chunk, trees = _chunk(code, outlines)
+        chunk, trees, whole = _chunk(code, outlines)
         chunks.append(chunk)
         parsed.update(trees)
-    return ModelModule(joined if joined is not None else codes[0], alias, chunks, parsed)
+    module = ModelModule(joined if joined is not None else codes[0], alias, chunks, parsed)
+    if len(codes) == 1 and joined is None:  # the module is that one run's: its tree is the module's
+        module.tree = whole
+    return module
 
 
 def _base_name(node: ast.expr) -> str | None:
@@ -318,14 +324,14 @@ class _ClassNames:
         return name
 
 
-def _without_root(code: str) -> str:
+def _without_root(code: str, tree: ast.Module) -> tuple[str, ast.Module | None]:
     """The module without the class of the schema document itself (``Model: TypeAlias = Any``, or
     a ``RootModel[Any]``): no tool's type, and exported it would be an artificial name. Imports
-    only it used go too (strict pyright reports an unused import)."""
-    tree = ast.parse(code)
+    only it used go too (strict pyright reports an unused import). ``tree``: ``code`` parsed; it
+    is returned with the code while it still fits it, else None."""
     root = next((s for s in tree.body if defined_names(s) == [_DOCUMENT_ROOT]), None)
     if root is None or root.end_lineno is None:
-        return code
+        return code, tree
     lines = code.split("\n")
     del lines[root.lineno - 1 : root.end_lineno]
     body = "\n".join(line for line in lines if not line.startswith(("from ", "import ")))
@@ -337,7 +343,7 @@ def _without_root(code: str) -> str:
         if len(kept) < len(stmt.names):
             text = [f"from {stmt.module} import {', '.join(ast.unparse(a) for a in kept)}"] if kept else []
             lines[stmt.lineno - 1 : stmt.end_lineno] = text
-    return "\n".join(lines)
+    return "\n".join(lines), None
 
 
 def _without_empty_keys(node: Any) -> Any:
@@ -439,7 +445,12 @@ def model_code(document: Mapping[str, Any], *, kind: str, names: frozenset[str] 
     lines = generated.split("\n")  # not splitlines(), which also splits at U+2028 and other separators
     while lines and (lines[0].startswith("#") or not lines[0].strip()):
         lines.pop(0)
-    return _one_blank_line(_respell_strings(_without_root(_bare_aliases_respelled("\n".join(lines) + "\n"))))
+    code = _bare_aliases_respelled("\n".join(lines) + "\n")
+    # One parse for the two steps that read the module's statements (a module of 1,000 tools'
+    # outputs takes most of a second to parse); respelled strings change the text, so then two.
+    code, tree = _without_root(code, ast.parse(code))
+    respelled = _respell_strings(code)
+    return _one_blank_line(respelled, tree if respelled == code else None)
 
 
 def _bare_aliases_respelled(code: str) -> str:
@@ -477,14 +488,15 @@ def _bare_aliases_respelled(code: str) -> str:
     return "\n".join(lines)
 
 
-def _one_blank_line(code: str) -> str:
+def _one_blank_line(code: str, tree: ast.Module | None = None) -> str:
     """The module with one blank line between top-level statements (none between imports).
 
     The formatters keep up to two blank lines where the code has them, and black and ruff differ
     on how many they keep after imports; from one, both add exactly what black's style requires
-    (two around a class), so the formatted module is the same whichever of them runs.
+    (two around a class), so the formatted module is the same whichever of them runs. ``tree``:
+    ``code`` parsed, when the caller has it.
     """
-    tree = ast.parse(code)
+    tree = tree or ast.parse(code)
     lines = code.split("\n")  # "\n" only, as the parser counts lines
     out: list[str] = []
     previous: ast.stmt | None = None
@@ -561,6 +573,10 @@ def _runs(jobs: list[_Job]) -> list[str | None]:
 #: From this many tools, a rerun after an edit starts ``ModelWorker`` first: the model
 #: generator's import (~0.4 s) then overlaps the plans, keys and specs (as long, at this size).
 WARM_WORKER_TOOLS = LARGE_CATALOG_TOOLS
+#: From this many tools, a cold build starts ``ModelWorker`` first, as a rerun does: its share of
+#: the model runs (``generate_models``) then starts warm, the import done while this process planned.
+#: Below it (about PARALLEL_MIN_DEFINITIONS definitions) the runs stay in this process.
+COLD_WORKER_TOOLS = 100
 #: What the worker generates first, to import every module of the model generator it needs.
 _WARM_UP = {"$defs": {"Warm": {"type": "object", "properties": {"a": {"type": "integer"}}}}}
 
@@ -597,9 +613,11 @@ class ModelWorker:
         self.used = False
 
     @staticmethod
-    def start(tools: int) -> ModelWorker | None:
-        """A worker when the catalog is large enough to pay for it and a fork is safe."""
-        return ModelWorker() if tools >= WARM_WORKER_TOOLS and _can_fork() else None
+    def start(tools: int, *, rerun: bool = True) -> ModelWorker | None:
+        """A worker when the catalog is large enough to pay for it (``rerun``: a build of a package
+        built before, whose cache holds most runs) and a fork is safe."""
+        least = WARM_WORKER_TOOLS if rerun else COLD_WORKER_TOOLS
+        return ModelWorker() if tools >= least and _can_fork() else None
 
     def submit(self, jobs: list[_Job]) -> None:
         self.used = True
@@ -658,19 +676,19 @@ def generate_models(
     there = [i for i in missing if jobs[i].name != "outputs"]
     if worker is not None and not there:
         worker.close()  # nothing for it (a description edit): its warm-up ends here
-    if here and there and parallel and _can_fork():
+    if there and worker is not None and not worker.used:  # warmed up while this process planned: it runs them
+        worker.submit([jobs[i] for i in there])
+        for i in here:
+            codes[i] = jobs[i].run()
+        for i, code in zip(there, worker.results(), strict=True):
+            codes[i] = code
+    elif here and there and parallel and _can_fork():
         context = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
             pending = pool.submit(_runs, [jobs[i] for i in there])
             codes[here[0]] = jobs[here[0]].run()
             for i, code in zip(there, pending.result(), strict=True):
                 codes[i] = code
-    elif there and worker is not None and not worker.used:  # warmed up already: it runs them
-        worker.submit([jobs[i] for i in there])
-        for i in here:
-            codes[i] = jobs[i].run()
-        for i, code in zip(there, worker.results(), strict=True):
-            codes[i] = code
     else:
         for i in missing:
             codes[i] = jobs[i].run()

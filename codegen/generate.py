@@ -327,9 +327,11 @@ def render_files(
     from codegen.emit.render import render_package
 
     with few_collections():
-        # A rerun of a package built before (an edit): the model generator warms up meanwhile.
+        # The model worker forks now and imports the model generator while this process plans:
+        # for a cold build of a large catalog, which it then shares on two cores, and for a rerun
+        # of a package built before (an edit), whose missed runs it makes.
         rerun = cache.has_memo("specs", package)
-        worker = ModelWorker.start(sum(len(s.tools) for s in sources)) if rerun else None
+        worker = ModelWorker.start(sum(len(s.tools) for s in sources), rerun=rerun)
         try:
             # The cache is one layer around the stages: each finds its memo tables, the model
             # runs and the worker there (codegen/cache.py, ``Layer``); they are stored when all succeed.

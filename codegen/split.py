@@ -42,19 +42,21 @@ def _module_name(root: str, taken: set[str]) -> str:
     return name
 
 
-def _used_names(node: ast.AST, *, quoted: bool = True) -> set[str]:
-    """Names the statement uses; with ``quoted``, also those in strings that may be forward
-    references (a dependency too many only shares a class; an import too many fails pyright)."""
+def _used_names(node: ast.AST) -> tuple[set[str], set[str]]:
+    """Names the statement uses, and those in its strings that may be forward references (for
+    its dependencies both count: a dependency too many only shares a class; for its imports only
+    the first: an import too many fails pyright). One walk of the statement for both."""
     names: set[str] = set()
+    quoted: set[str] = set()
     for sub in ast.walk(node):
         if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):  # a field named ``Literal`` is no use
             names.add(sub.id)
-        elif quoted and isinstance(sub, ast.Constant) and isinstance(sub.value, str):
+        elif isinstance(sub, ast.Constant) and isinstance(sub.value, str):
             try:
-                names |= {n.id for n in ast.walk(ast.parse(sub.value, mode="eval")) if isinstance(n, ast.Name)}
+                quoted |= {n.id for n in ast.walk(ast.parse(sub.value, mode="eval")) if isinstance(n, ast.Name)}
             except SyntaxError:
                 pass
-    return names
+    return names, quoted
 
 
 def _defines(stmt: ast.stmt) -> str | None:
@@ -78,9 +80,10 @@ def _subject(stmt: ast.stmt) -> str | None:
     return None
 
 
-def split_models(code: str, roots: Sequence[str]) -> tuple[ModelModuleSpec, ...]:
-    """The modules of the outputs package; ``roots`` are the tools' output definitions, in order."""
-    tree = ast.parse(code)
+def split_models(code: str, roots: Sequence[str], *, tree: ast.Module | None = None) -> tuple[ModelModuleSpec, ...]:
+    """The modules of the outputs package; ``roots`` are the tools' output definitions, in order.
+    ``tree``: ``code`` parsed, when the caller parsed it already (never changed here)."""
+    tree = tree or ast.parse(code)
     lines = code.splitlines()
     imported: dict[str, tuple[str, str]] = {}  # local name -> (module, name there)
     body: list[tuple[ast.stmt, str]] = []  # statement, the name it defines or belongs with
@@ -95,8 +98,9 @@ def split_models(code: str, roots: Sequence[str]) -> tuple[ModelModuleSpec, ...]
         body.append((stmt, owner))
     defined = {owner for stmt, owner in body if _defines(stmt)}
     deps: dict[str, set[str]] = {name: set() for name in defined}
-    for stmt, owner in body:
-        deps[owner] |= _used_names(stmt) & defined - {owner}
+    uses = [_used_names(stmt) for stmt, _ in body]
+    for (_, owner), (plain, quoted) in zip(body, uses, strict=True):
+        deps[owner] |= (plain | quoted) & defined - {owner}
 
     reached_by: dict[str, set[str]] = {name: set() for name in defined}
     for root in roots:
@@ -122,12 +126,15 @@ def split_models(code: str, roots: Sequence[str]) -> tuple[ModelModuleSpec, ...]
     module_of = {root: _module_name(root, taken) for root in roots}
     module_of[SHARED] = SHARED
     modules = []
+    by_home: dict[str, list[tuple[ast.stmt, str, set[str]]]] = {}  # in module order
+    for (stmt, owner), (plain, _) in zip(body, uses, strict=True):
+        by_home.setdefault(home[owner], []).append((stmt, owner, plain))
     for group in [SHARED, *roots]:
-        members = [(stmt, owner) for stmt, owner in body if home[owner] == group]
+        members = [(stmt, owner) for stmt, owner, _ in by_home.get(group, ())]
         if not members:
             continue
         own = {owner for _, owner in members}
-        used = set().union(*(_used_names(stmt, quoted=False) for stmt, _ in members))
+        used = set().union(*(plain for _, _, plain in by_home[group]))
         import_block: list[str] = []
         by_module: dict[str, list[str]] = {}
         for name in sorted(used):

@@ -11,8 +11,17 @@ from pathlib import Path
 
 from codegen.emit.flavours import FLAVOURS, PARTS, SHIM_BASES, TOOLS_EXPORTS
 from codegen.generate import _canonical_digest
-from mas.runtime.contracts._rules import joined_text, json_equal, json_type, keywords_taken, options_for
-from mas.runtime.contracts.tool_contract import HINT_KEYS, declared_hints, entry_hints, tool_title
+from mas.runtime.contracts._rules import (
+    CALL_OPTIONS,
+    CallOptions,
+    checked_options,
+    joined_text,
+    json_equal,
+    json_type,
+    keywords_taken,
+    options_for,
+)
+from mas.runtime.contracts.tool_contract import CALL_KWARGS, HINT_KEYS, declared_hints, entry_hints, tool_title
 from mas.runtime.lockfile import canonical_json, tool_hash
 
 REPO = Path(__file__).resolve().parents[1]
@@ -254,3 +263,100 @@ def test_the_method_flavours_are_one_table() -> None:
     assert PARTS == 1 + 2 * len(FLAVOURS)
     package = (REPO / "generated" / "sample_tools" / "_tools.py").read_text(encoding="utf-8")
     assert all(f"\nclass {name}(" in package for name in TOOLS_EXPORTS if name != "TOOLS")
+
+
+# --------------------------------------------------------------------------------------------
+# Call options: one definition (``_rules.CallOptions``), checked once where a call enters, then
+# passed whole as one value down to the SDK call; the arguments copied once on the way.
+
+#: Where a call's options enter and are checked (``_rules.checked_options``): the contract's
+#: kwargs surface of each runtime provider and of a generated package. Past these, one value.
+OPTIONS_CHECKED_AT = [
+    "codegen/shim/_runtime/_base.py:__init__",  # Tools(provider, options)
+    "codegen/shim/_runtime/_base.py:with_options",
+    "codegen/shim/_runtime/_options.py:checked_options",  # the package's own options as well
+    "mas/runtime/contracts/tool_contract.py:acall_tool",  # ToolContract: a user's tool
+    "mas/runtime/contracts/tool_contract.py:ainvoke_call_tool",  # code mode, framework adapters
+    "mas/runtime/contracts/tool_contract.py:invoke_call_tool",
+    "mas/runtime/local.py:acall_tool",
+    "mas/runtime/local.py:call_tool",
+    "mas/runtime/mcp/provider.py:acall_tool",
+    "mas/runtime/mcp/provider.py:call_tool",
+    "mas/runtime/registry.py:acall_tool",
+    "mas/runtime/registry.py:call_tool",
+]
+#: The modules a call passes through from the registry to the MCP SDK (or a local tool).
+CALL_PATH = ("mas/runtime/registry.py", "mas/runtime/local.py", "mas/runtime/contracts/", "mas/runtime/mcp/")
+#: Where those modules copy a call's arguments, and why each copy is needed.
+ARGUMENTS_COPIED_AT = [
+    # A provider that is not the runtime's may keep or change the dict it gets.
+    "mas/runtime/contracts/tool_contract.py:acall_with_options",
+    "mas/runtime/contracts/tool_contract.py:call_with_options",
+    # Only a Mapping that is no dict: jsonschema's "object" is a dict.
+    "mas/runtime/contracts/tool_contract.py:validate_arguments",
+    "mas/runtime/mcp/_surface.py:prompt",  # a prompt's arguments (prompts/get), not a tool call's
+    "mas/runtime/mcp/provider.py:_start",  # the request is built on the provider's loop thread
+]
+
+
+def _names_option_fields(node: ast.AST) -> bool:
+    """A class that declares three or more call options as fields (a second definition of them)."""
+    if not isinstance(node, ast.ClassDef):
+        return False
+    fields = {s.target.id for s in node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)}
+    return len(fields & set(CALL_OPTIONS)) >= 3
+
+
+def _rebuilds_options(node: ast.AST) -> bool:
+    """``CallOptions(...)`` called, or a call spelling three or more options as keywords (options
+    rebuilt from loose values instead of passed on as the one value)."""
+    if not isinstance(node, ast.Call):
+        return False
+    named = {k.arg for k in node.keywords} & set(CALL_OPTIONS)
+    return ast.unparse(node.func).endswith("CallOptions") or len(named) >= 3
+
+
+def test_call_options_are_defined_once() -> None:
+    classes = sorted(
+        f"{rel}:{n.name}"
+        for rel, tree in _trees()
+        for n in ast.walk(tree)
+        if isinstance(n, ast.ClassDef) and _names_option_fields(n)
+    )
+    assert classes == ["mas/runtime/contracts/_rules.py:CallOptions"]
+    assert CALL_OPTIONS == tuple(CallOptions.__annotations__) and CALL_KWARGS == CALL_OPTIONS
+    # The package's CallOptions extends the contract's with only the options it acts on itself.
+    package = ast.parse((REPO / "codegen/shim/_runtime/_options.py").read_text(encoding="utf-8"))
+    (own,) = [n for n in package.body if isinstance(n, ast.ClassDef) and n.name == "CallOptions"]
+    assert [ast.unparse(b) for b in own.bases] == ["_rules.CallOptions"]
+    assert [ast.unparse(s.target) for s in own.body if isinstance(s, ast.AnnAssign)] == [
+        "on_input",
+        "retries",
+        "confirm",
+    ]
+
+
+def test_call_options_are_checked_where_a_call_enters_and_never_rebuilt() -> None:
+    def checks(node: ast.AST) -> bool:
+        return isinstance(node, ast.Call) and ast.unparse(node.func).endswith("checked_options")
+
+    assert _spelled(checks) == OPTIONS_CHECKED_AT
+    # The one place options take other words: the SDK's tools/call.
+    assert _spelled(_rebuilds_options) == [
+        "mas/runtime/frameworks/pydantic_ai.py:call_tool",  # the toolset's own fields, into _adapt.call
+        "mas/runtime/mcp/provider.py:_call_on",
+    ]
+    assert checked_options({"user": "u", "meta": None}) == {"user": "u"}
+
+
+def test_arguments_are_copied_once_on_the_way_to_the_sdk() -> None:
+    def copies_arguments(node: ast.AST) -> bool:
+        return (
+            isinstance(node, ast.Call)
+            and ast.unparse(node.func) == "dict"
+            and len(node.args) == 1
+            and re.match(r"(arguments|args)\b", ast.unparse(node.args[0])) is not None
+        )
+
+    found = [where for where in _spelled(copies_arguments) if where.startswith(CALL_PATH)]
+    assert found == ARGUMENTS_COPIED_AT

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from codegen import cache as cache_layer
 from codegen.emit.api_page import API_PAGE, api_page
 from codegen.emit.flavours import FLAVOURS, PARTS
-from codegen.emit.formatting import format_files
+from codegen.emit.formatting import Formatting, format_files
 from codegen.emit.templates import templates_dir
 from codegen.errors import GenerateError
 from codegen.model import SHARED_MODULE, PackageSpec, ToolSpec
@@ -95,32 +95,40 @@ def _split(text: str, header: str) -> tuple[str, str]:
     return "\n".join(parts[:lines]), parts[lines] if len(parts) > lines else ""
 
 
-def _format(files: Mapping[str, str], headers: Mapping[str, str]) -> dict[str, str]:
-    """``format_files``, run only on the modules whose formatted text the cache layer does not
-    hold. A module is formatted with a placeholder for its header (comment lines, whose text the
-    formatter never touches, so it formats alike whatever its header says); the layer's
-    ``formatted`` table keeps the formatted text below it under that text's digest."""
-    memo = cache_layer.memo("formatted")
-    out: dict[str, str] = {}
-    todo: dict[str, str] = {}
-    keys: dict[str, str | None] = {}
-    for rel, text in files.items():
-        header, body = _split(text, headers[rel])
-        placeholder = "\n".join(["# toolgen"] * (header.count("\n") + 1))
-        plain = f"{placeholder}\n{body}"
-        keys[rel] = key = memo.key("formatted", _sha256(plain)) if memo is not None else None
-        kept = memo.get(key) if memo is not None else None
-        if isinstance(kept, str):
-            out[rel] = f"{header}\n{kept}"
-        else:
-            todo[rel] = plain
-    for rel, formatted in format_files(todo).items():
-        header = _split(files[rel], headers[rel])[0]
-        body = _split(formatted, header)[1]
-        if memo is not None:
-            memo.put(keys[rel], body)
-        out[rel] = f"{header}\n{body}"
-    return out
+class _Formatted:
+    """The formatter run over the modules whose formatted text the cache layer does not hold,
+    started at once (``Formatting``), so the caller renders ``_tools.py`` meanwhile; ``result()``
+    gives every module formatted. A module is formatted with a placeholder for its header
+    (comment lines, whose text the formatter never touches, so it formats alike whatever its
+    header says); the layer's ``formatted`` table keeps the formatted text below it under that
+    text's digest."""
+
+    def __init__(self, files: Mapping[str, str], headers: Mapping[str, str]) -> None:
+        self.files, self.headers = files, headers
+        self.memo = memo = cache_layer.memo("formatted")
+        self.out: dict[str, str] = {}
+        todo: dict[str, str] = {}
+        self.keys: dict[str, str | None] = {}
+        for rel, text in files.items():
+            header, body = _split(text, headers[rel])
+            placeholder = "\n".join(["# toolgen"] * (header.count("\n") + 1))
+            plain = f"{placeholder}\n{body}"
+            self.keys[rel] = key = memo.key("formatted", _sha256(plain)) if memo is not None else None
+            kept = memo.get(key) if memo is not None else None
+            if isinstance(kept, str):
+                self.out[rel] = f"{header}\n{kept}"
+            else:
+                todo[rel] = plain
+        self.run = Formatting(todo)
+
+    def result(self) -> dict[str, str]:
+        for rel, formatted in self.run.result().items():
+            header = _split(self.files[rel], self.headers[rel])[0]
+            body = _split(formatted, header)[1]
+            if self.memo is not None:
+                self.memo.put(self.keys[rel], body)
+            self.out[rel] = f"{header}\n{body}"
+        return self.out
 
 
 def _sha256(text: str) -> str:
@@ -301,14 +309,16 @@ def render_package(pkg: PackageSpec) -> dict[str, str]:
     # Templates and the model generator print statements on one line each: one formatter run
     # lays every module out (black's style), whatever the number of tools.
     headers = {rel: pkg.package_header if rel == "__init__.py" else pkg.header for rel in files}
-    out = _format(files, headers)
-    out["_tools.py"] = tools_module(pkg)
-    # The shim and the rules are copied verbatim below the header: they stay the tested files byte for byte.
-    for path, source in runtime_sources(surface=bool(pkg.surfaces)).items():
-        out[path] = f"{pkg.header}\n{source.read_text(encoding='utf-8')}"
-    out["py.typed"] = ""
-    # The kit's data is one JSON literal, written as it is: nothing in it for the formatter to lay out.
-    out[DATA_MODULE] = data_module(pkg.header, pkg.testing_data or {"version": 1, "tools": {}})
-    out[API_PAGE] = api_page(pkg)
-    out.update(_code_mode_files(pkg))
+    formatted = _Formatted(files, headers)
+    with formatted.run:  # ruff formats these modules while this process renders the rest
+        out = {"_tools.py": tools_module(pkg)}
+        # The shim and the rules are copied verbatim below the header: they stay the tested files byte for byte.
+        for path, source in runtime_sources(surface=bool(pkg.surfaces)).items():
+            out[path] = f"{pkg.header}\n{source.read_text(encoding='utf-8')}"
+        out["py.typed"] = ""
+        # The kit's data is one JSON literal, written as it is: nothing in it for the formatter to lay out.
+        out[DATA_MODULE] = data_module(pkg.header, pkg.testing_data or {"version": 1, "tools": {}})
+        out[API_PAGE] = api_page(pkg)
+        out.update(_code_mode_files(pkg))
+        out.update(formatted.result())
     return dict(sorted(out.items()))

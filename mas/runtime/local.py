@@ -8,6 +8,7 @@ from typing import Any
 
 from mas.runtime.config import ConfigError, SourceLocation
 from mas.runtime.contracts import _rules
+from mas.runtime.contracts._rules import checked_options
 from mas.runtime.contracts.tool_contract import (
     CallCancelled,
     CallOptions,
@@ -18,6 +19,7 @@ from mas.runtime.contracts.tool_contract import (
     bound_failure,
     call_with_options,
     run_with_timeout,
+    takes_checked_options,
 )
 
 __all__ = ["LocalToolRegistry", "import_tool_class"]
@@ -47,6 +49,7 @@ def import_tool_class(spec: str) -> type[Any]:
     return target
 
 
+@takes_checked_options
 class LocalToolRegistry:
     """Merges the ``list_tools`` of several ToolContract tools and routes calls by name.
 
@@ -86,43 +89,51 @@ class LocalToolRegistry:
             f"unknown tool {tool_name!r} (local: {', '.join(self._tools)})", kind="unknown_tool"
         )
 
-    def _prepare(
-        self, tool_name: str, kwargs: Mapping[str, Any]
-    ) -> tuple[ToolContract, CallOptions, float | None] | ToolResultEnvelope:
-        """The tool, its checked options and its time limit, or the envelope that says why not."""
-        options = CallOptions.of(kwargs)
+    def _prepare(self, tool_name: str, options: CallOptions) -> tuple[ToolContract, float | None] | ToolResultEnvelope:
+        """The tool and its time limit, or the envelope that says why not."""
         tool = self._tools.get(tool_name)
         if tool is None:
             return self._unknown(tool_name)
         # timeout_seconds=0 is a limit ("at once"), not "unset": only None falls back to the spec.
-        given = options.timeout_seconds
-        return tool, options, given if given is not None else tool.get_timeout_seconds()
+        given = options.get("timeout_seconds")
+        return tool, given if given is not None else tool.get_timeout_seconds()
 
     def call_tool(self, tool_name: str, arguments: Mapping[str, Any] | None, **kwargs: Any) -> ToolResultEnvelope:
         """The tool's ``call_tool``; ``timeout_seconds`` (else the tool's own) and ``cancel_event``
         bound the wait. A tool that declares ``cancel_event`` also receives it, to stop early."""
-        prepared = self._prepare(tool_name, kwargs)
+        return self.call_checked(tool_name, arguments, checked_options(kwargs))
+
+    async def acall_tool(
+        self, tool_name: str, arguments: Mapping[str, Any] | None, **kwargs: Any
+    ) -> ToolResultEnvelope:
+        return await self.acall_checked(tool_name, arguments, checked_options(kwargs))
+
+    def call_checked(
+        self, tool_name: str, arguments: Mapping[str, Any] | None, options: CallOptions
+    ) -> ToolResultEnvelope:
+        """:meth:`call_tool` with its options checked already (the registry's one value)."""
+        prepared = self._prepare(tool_name, options)
         if isinstance(prepared, ToolResultEnvelope):
             return prepared
-        tool, options, limit = prepared
+        tool, limit = prepared
         try:
             value = run_with_timeout(
-                lambda: call_with_options(tool, tool_name, arguments, options), limit, options.cancel_event
+                lambda: call_with_options(tool, tool_name, arguments, options), limit, options.get("cancel_event")
             )
         except (TimeoutError, CallCancelled) as exc:
             return bound_failure(tool_name, limit, exc)
         return ToolResultEnvelope.coerce(value)
 
-    async def acall_tool(
-        self, tool_name: str, arguments: Mapping[str, Any] | None, **kwargs: Any
+    async def acall_checked(
+        self, tool_name: str, arguments: Mapping[str, Any] | None, options: CallOptions
     ) -> ToolResultEnvelope:
-        prepared = self._prepare(tool_name, kwargs)
+        prepared = self._prepare(tool_name, options)
         if isinstance(prepared, ToolResultEnvelope):
             return prepared
-        tool, options, limit = prepared
+        tool, limit = prepared
         try:
             value = await await_with_timeout(
-                acall_with_options(tool, tool_name, arguments, options), limit, options.cancel_event
+                acall_with_options(tool, tool_name, arguments, options), limit, options.get("cancel_event")
             )
         except (TimeoutError, CallCancelled) as exc:
             return bound_failure(tool_name, limit, exc)

@@ -19,6 +19,7 @@ from typing import Any, cast
 
 from mas.runtime.config import ConfigError, MCPServerConfig, SourceLocation
 from mas.runtime.contracts import _rules
+from mas.runtime.contracts._rules import checked_options
 from mas.runtime.contracts.server_contract import (
     PROMPT_REF,
     RESOURCE_REF,
@@ -33,6 +34,7 @@ from mas.runtime.contracts.tool_contract import (
     ToolResultEnvelope,
     acall_with_options,
     call_with_options,
+    takes_checked_options,
 )
 from mas.runtime.contracts.uri_template import matches
 from mas.runtime.infra import load_infra_files
@@ -83,6 +85,7 @@ def _raise_first(errors: list[Exception]) -> None:
     raise first
 
 
+@takes_checked_options
 class RuntimeRegistry:
     """Routes calls by tool name to the provider that lists it.
 
@@ -296,7 +299,18 @@ class RuntimeRegistry:
 
     def call_tool(self, tool_name: str, arguments: Mapping[str, Any] | None, **kwargs: Any) -> ToolResultEnvelope:
         """Forward to the owning provider (its prefix stripped); a tool failure is an error envelope."""
-        options = CallOptions.of(kwargs)  # a misspelt option is a caller bug: TypeError, before routing
+        # A misspelt option is a caller bug: TypeError, before routing. The one check of a call's options.
+        return self.call_checked(tool_name, arguments, checked_options(kwargs))
+
+    async def acall_tool(
+        self, tool_name: str, arguments: Mapping[str, Any] | None, **kwargs: Any
+    ) -> ToolResultEnvelope:
+        return await self.acall_checked(tool_name, arguments, checked_options(kwargs))
+
+    def call_checked(
+        self, tool_name: str, arguments: Mapping[str, Any] | None, options: CallOptions
+    ) -> ToolResultEnvelope:
+        """:meth:`call_tool` with its options checked already: the value goes to the provider whole."""
         route = self._route(tool_name)
         if isinstance(route, ToolResultEnvelope):
             return route
@@ -307,10 +321,9 @@ class RuntimeRegistry:
             return self._failed(tool_name, provider_name, exc)
         return self._observed(provider_name, inner, raw)
 
-    async def acall_tool(
-        self, tool_name: str, arguments: Mapping[str, Any] | None, **kwargs: Any
+    async def acall_checked(
+        self, tool_name: str, arguments: Mapping[str, Any] | None, options: CallOptions
     ) -> ToolResultEnvelope:
-        options = CallOptions.of(kwargs)
         route = self._route(tool_name)
         if isinstance(route, ToolResultEnvelope):
             return route

@@ -288,7 +288,7 @@ def test_a_changed_description_splits_no_model_code_again(tmp_path: Path, monkey
     expected = tree(project / "out" / "pkg")
     splits: list[int] = []
     real = build.split_models
-    monkeypatch.setattr(build, "split_models", lambda code, roots: splits.append(1) or real(code, roots))
+    monkeypatch.setattr(build, "split_models", lambda code, roots, **kw: splits.append(1) or real(code, roots, **kw))
     tools = _base()
     tools[0]["description"] = "Another description."
     (project / "tools.json").write_text(json.dumps({"tools": tools}))

@@ -98,3 +98,40 @@ def _alive(pid: int) -> bool:
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+def test_a_cold_build_shares_its_model_runs_with_a_worker_forked_before_it_plans(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cold build of a large catalog forks datamodels.ModelWorker before it plans (here: of any
+    catalog), so the model generator's import overlaps the plans; the worker makes the inputs and
+    the code-mode stubs while this process makes the outputs, and the package is byte for byte the
+    one made in one process."""
+    from gen_helpers import generate, tree
+
+    if not datamodels._can_fork():
+        pytest.fail(f"needs fork, two cores and one thread; threads: {[t.name for t in threading.enumerate()]}")
+    args = ["--package", "pkg", "--no-cache"]
+    for capture in CAPTURES:
+        args += ["--mcp-json", f"{capture.stem.replace('-', '_')}={capture}"]
+    monkeypatch.setattr(datamodels, "COLD_WORKER_TOOLS", 1)
+    submitted: list[str] = []
+    here: list[str] = []  # the worker's runs append to its own copy
+    real_submit, real_run = datamodels.ModelWorker.submit, datamodels._Job.run
+
+    def submit(worker: datamodels.ModelWorker, jobs: list[Any]) -> None:
+        submitted.extend(job.name for job in jobs)
+        real_submit(worker, jobs)
+
+    monkeypatch.setattr(datamodels.ModelWorker, "submit", submit)
+    monkeypatch.setattr(datamodels._Job, "run", lambda job: here.append(job.name) or real_run(job))
+    (tmp_path / "two").mkdir()
+    assert generate(tmp_path / "two", [*args, "--out", "out"], monkeypatch) == 0
+    assert here == ["outputs"]
+    assert set(submitted) == {"inputs", "code-mode-outputs"}
+    monkeypatch.setattr(datamodels, "_can_fork", lambda: False)  # one process: no worker, no pool
+    here.clear()
+    (tmp_path / "one").mkdir()
+    assert generate(tmp_path / "one", [*args, "--out", "out"], monkeypatch) == 0
+    assert sorted(set(here)) == ["code-mode-outputs", "inputs", "outputs"]
+    assert tree(tmp_path / "two" / "out" / "pkg") == tree(tmp_path / "one" / "out" / "pkg")

@@ -4,6 +4,8 @@ the reference style, agrees with every line of it, and it imports exactly what i
 from __future__ import annotations
 
 import ast
+import time
+from pathlib import Path
 
 import pytest
 from gen_helpers import REPO, black_agrees, black_formatted
@@ -117,3 +119,25 @@ def test_package_without_optional_parameters_imports_no_omission_sentinel() -> N
     text = render_package(build_package([SourceTools("s", "mcp-json", "t", (only,))], package="p", header="# h"))
     assert "_NOT_GIVEN" not in text["_tools.py"] and "_NotGiven" not in text["_tools.py"]
     assert _unused_imports(text["_tools.py"]) == []
+
+
+def test_a_formatter_run_left_before_its_result_is_ended_and_its_folder_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """render_package starts ruff on the modules and renders _tools.py meanwhile
+    (``formatting.Formatting``); an error in between ends the run still going and leaves no
+    scratch folder behind, and a run waited for gives what ``format_files`` gives."""
+    from codegen.emit import formatting
+
+    with formatting.Formatting({"m.py": "x  =  1\n"}) as run:
+        assert run.result() == formatting.format_files({"m.py": "x  =  1\n"}) == {"m.py": "x = 1\n"}
+    slow = tmp_path / "slow-ruff"
+    slow.write_text("#!/bin/sh\nexec sleep 60\n")
+    slow.chmod(0o755)
+    monkeypatch.setattr(formatting, "_ruff", lambda: str(slow))
+    started = time.monotonic()
+    with pytest.raises(RuntimeError), formatting.Formatting({"m.py": "x = 1\n"}) as run:
+        raise RuntimeError("a template failed meanwhile")
+    assert run._process is not None and run._process.returncode is not None  # ended, not left running
+    assert not run._root.exists()
+    assert time.monotonic() - started < 30

@@ -327,9 +327,11 @@ def test_the_default_call_tool_ignores_the_kwargs_and_runs_execute() -> None:
     assert tool.executed == [{"message": "m"}]
 
 
-def test_the_mcp_client_declares_every_option() -> None:
-    assert _rules.accepted_options(MCPToolProvider.call_tool) == frozenset(CALL_KWARGS)
-    assert _rules.accepted_options(MCPToolProvider.acall_tool) == frozenset(CALL_KWARGS)
+def test_the_mcp_client_takes_every_option() -> None:
+    # Typed by the one CallOptions (``**options: Unpack[CallOptions]``): every option is forwarded to it.
+    for method in (MCPToolProvider.call_tool, MCPToolProvider.acall_tool):
+        assert _rules.accepted_options(method) is None
+        assert method.__annotations__["options"] == "Unpack[CallOptions]"
 
 
 def test_the_mcp_client_maps_timeout_and_progress(mcp: MCPToolProvider) -> None:

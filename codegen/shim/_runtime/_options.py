@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol, TypedDict, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from .. import _rules
 
@@ -39,24 +39,15 @@ class SupportsAsyncCallTool(Protocol):
     def acall_tool(self, tool_name: str, arguments: dict[str, Any], /) -> Awaitable[object]: ...
 
 
-class CallOptions(TypedDict, total=False):
-    """The contract's optional ``call_tool`` keyword arguments, in the contract's order, then the
-    options this package acts on itself (never sent): ``on_input``, ``retries``, ``confirm``.
+class CallOptions(_rules.CallOptions, total=False):
+    """The call options a generated method takes: the contract's (``_rules.CallOptions``, the one
+    definition the runtime uses too), then the ones this package acts on itself and never sends:
+    ``on_input``, ``retries``, ``confirm``.
 
     A contract option reaches the provider only when the callable that finally receives it
-    declares a parameter of that name or takes ``**kwargs``; ``None`` values are never forwarded.
+    declares a parameter of that name or takes ``**kwargs``; ``None`` means "not set".
     """
 
-    timeout_seconds: float
-    progress_callback: Callable[..., object]
-    cancel_event: object
-    meta: dict[str, Any]
-    input_responses: object
-    request_state: str
-    allow_input_required: bool
-    allow_claimed: bool
-    ctx: object
-    user: str
     on_input: Callable[[list[InputRequest]], object]
     """Answers an ``input_required`` result: gets the typed requests, returns ``{key: response}``
     (a dict or an awaitable of one on the async path); the call is repeated with the responses."""
@@ -69,19 +60,19 @@ class CallOptions(TypedDict, total=False):
 #: The contract's option names, in the contract's order (the runtime's ``CALL_KWARGS``).
 CALL_OPTION_NAMES: tuple[str, ...] = _rules.CALL_OPTIONS
 #: Options this package handles itself; they never reach the provider.
-PACKAGE_OPTION_NAMES: tuple[str, ...] = ("on_input", "retries", "confirm")
+PACKAGE_OPTION_NAMES: tuple[str, ...] = tuple(CallOptions.__annotations__)[len(CALL_OPTION_NAMES) :]
 #: Input rounds one call may take before it fails with :class:`ToolProtocolError`.
 MAX_INPUT_ROUNDS = 8
 
 
 def checked_options(options: Mapping[str, object] | None) -> CallOptions:
-    if not options:
-        return {}
-    _rules.unknown_options(options, CALL_OPTION_NAMES + PACKAGE_OPTION_NAMES)
-    retries = options.get("retries")
+    """The options checked where they enter the package (``_rules.checked_options``: a misspelt
+    name is a :class:`TypeError`, ``None`` means "not set"), and ``retries`` a count."""
+    checked: Mapping[str, object] = _rules.checked_options(options or {}, CALL_OPTION_NAMES + PACKAGE_OPTION_NAMES)
+    retries = checked.get("retries")
     if retries is not None and (not isinstance(retries, int) or isinstance(retries, bool) or retries < 0):
         raise TypeError(f"retries must be a non-negative int, not {retries!r}")
-    return cast(CallOptions, dict(options))
+    return cast(CallOptions, checked)
 
 
 #: The contract options that reach ``provider.<method>`` (the runtime's rule, in ``_rules``).

@@ -26,10 +26,11 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any, cast
+from typing import Any, TypedDict, cast
 
 __all__ = [
     "CALL_OPTIONS",
+    "CallOptions",
     "ENVELOPE_KEYS",
     "ERROR_KINDS",
     "ERROR_KIND_KEY",
@@ -41,6 +42,7 @@ __all__ = [
     "acall_provider",
     "accepted_options",
     "aclose",
+    "checked_options",
     "error_kind",
     "failure_dict",
     "forward_target",
@@ -328,19 +330,30 @@ def to_envelope(raw: object) -> dict[str, Any]:
 # Forwarding call options
 # --------------------------------------------------------------------------------------------
 
-#: The contract's optional ``call_tool`` keyword arguments, in the contract's order.
-CALL_OPTIONS: tuple[str, ...] = (
-    "timeout_seconds",
-    "progress_callback",
-    "cancel_event",
-    "meta",
-    "input_responses",
-    "request_state",
-    "allow_input_required",
-    "allow_claimed",
-    "ctx",
-    "user",
-)
+
+class CallOptions(TypedDict, total=False):
+    """The contract's optional ``call_tool`` keyword arguments, in the contract's order: the one
+    definition of the call options. ``CALL_OPTIONS`` is read from it; the runtime passes one such
+    value from where a call enters (:func:`checked_options`) down to the MCP SDK; a generated
+    package's ``CallOptions`` extends it with the options the package acts on itself.
+
+    ``None`` means "not set": it is never forwarded, and :func:`checked_options` drops it.
+    """
+
+    timeout_seconds: float | None
+    progress_callback: Callable[..., object] | None
+    cancel_event: Any
+    meta: Mapping[str, Any] | None
+    input_responses: Mapping[str, Any] | None
+    request_state: str | None
+    allow_input_required: bool | None
+    allow_claimed: bool | None
+    ctx: Any
+    user: str | None
+
+
+#: The call options' names, in the contract's order (:class:`CallOptions`' keys).
+CALL_OPTIONS: tuple[str, ...] = tuple(CallOptions.__annotations__)
 #: A method whose function has this attribute (a sibling method name) hands its options on to that
 #: method; the forwarding rule then looks at the sibling (``ToolContract.acall_tool`` -> ``call_tool``).
 FORWARDS_TO = "__forwards_options_to__"
@@ -398,6 +411,19 @@ def unknown_options(names: Iterable[str], known: tuple[str, ...] = CALL_OPTIONS)
     unknown = sorted(set(names).difference(known))
     if unknown:
         raise TypeError(f"unknown call option(s): {', '.join(unknown)}; known: {', '.join(known)}")
+
+
+def checked_options(given: Mapping[str, object], known: tuple[str, ...] = CALL_OPTIONS) -> CallOptions:
+    """The call options in ``given``, checked: a name not in ``known`` is a :class:`TypeError`
+    (:func:`unknown_options`), and ``None`` values ("not set") are dropped.
+
+    The one check where options enter (the contract's ``call_tool`` of the registry, a runtime
+    provider or a generated package); past it, the value is passed on whole, never rebuilt.
+    """
+    if not given:
+        return {}
+    unknown_options(given, known)
+    return cast(CallOptions, {key: value for key, value in given.items() if value is not None})
 
 
 def forwarded(callee: object, method: str, options: Mapping[str, object]) -> dict[str, object]:

@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeVar, runtime_checkable
 
 from mas.runtime.contracts import _rules
 from mas.runtime.contracts._rules import ERROR_KIND_KEY, ERROR_KINDS
@@ -56,9 +56,12 @@ __all__ = [
     "invoke_call_tool",
     "resolve_awaitable",
     "run_with_timeout",
+    "takes_checked_options",
     "validate_arguments",
     "wrap_result",
 ]
+
+T = TypeVar("T")
 
 #: The optional keyword arguments of ``call_tool``, in the contract's order.
 CALL_KWARGS: tuple[str, ...] = _rules.CALL_OPTIONS
@@ -314,7 +317,8 @@ def validate_arguments(parameters: Mapping[str, Any], arguments: Any) -> str | N
     from jsonschema.exceptions import best_match
 
     validator = _compiled(parameters)
-    error = best_match(validator.iter_errors(dict(arguments)))
+    # jsonschema's "object" is a dict: another Mapping is read through a copy, a dict as it is.
+    error = best_match(validator.iter_errors(arguments if isinstance(arguments, dict) else dict(arguments)))
     return None if error is None else describe_argument_error(error)
 
 
@@ -409,12 +413,13 @@ class ToolContract:
 
     def _checked_arguments(
         self, tool_name: str, arguments: Mapping[str, Any] | None
-    ) -> dict[str, Any] | ToolResultEnvelope:
+    ) -> Mapping[str, Any] | ToolResultEnvelope:
         if tool_name != self.get_name():
             return ToolResultEnvelope.failure(
                 f"tool {tool_name!r} is not provided here (this is {self.get_name()!r})", kind="unknown_tool"
             )
-        args = {} if arguments is None else dict(arguments)
+        # Not copied: ``execute(**args)`` gets its own dict, and validation only reads.
+        args = {} if arguments is None else arguments
         problem = validate_arguments(self.get_parameters(), args)
         if problem is not None:
             return ToolResultEnvelope.failure(
@@ -430,6 +435,12 @@ class ToolContract:
 
         The optional kwargs are ignored here (the contract's default); errors come back as envelopes.
         """
+        return self.call_checked(tool_name, arguments, {})
+
+    def call_checked(
+        self, tool_name: str, arguments: Mapping[str, Any] | None, options: CallOptions
+    ) -> ToolResultEnvelope:
+        """:meth:`call_tool` with the options checked already (the runtime's one value; ignored here)."""
         args = self._checked_arguments(tool_name, arguments)
         if isinstance(args, ToolResultEnvelope):
             return args
@@ -447,7 +458,12 @@ class ToolContract:
         An ``async def execute`` is awaited on the caller's loop; an overridden ``async def
         call_tool`` is awaited; a sync one runs in a worker thread.
         """
-        options = CallOptions.of(kwargs)
+        return await self.acall_checked(tool_name, arguments, _rules.checked_options(kwargs))
+
+    async def acall_checked(
+        self, tool_name: str, arguments: Mapping[str, Any] | None, options: CallOptions
+    ) -> ToolResultEnvelope:
+        """:meth:`acall_tool` with the options checked already: ``call_tool`` gets those it declares."""
         if type(self).call_tool is ToolContract.call_tool and inspect.iscoroutinefunction(self.execute):
             args = self._checked_arguments(tool_name, arguments)
             if isinstance(args, ToolResultEnvelope):
@@ -458,7 +474,7 @@ class ToolContract:
                 return self._failed(tool_name, exc)
             return wrap_result(value, has_output_schema=self.get_output_schema() is not None)
         call_tool = self.call_tool
-        result = await _rules.acall(call_tool, tool_name, arguments, **_forwardable(call_tool, options))
+        result = await _rules.acall(call_tool, tool_name, arguments, **_rules.options_for(call_tool, options))
         return ToolResultEnvelope.coerce(result)
 
     # The options given to acall_tool are meant for call_tool: the forwarding rule looks there.
@@ -506,43 +522,42 @@ def accepted_call_kwargs(func: Callable[..., Any]) -> frozenset[str] | None:
     return _rules.accepted_options(func)
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class CallOptions:
-    """The contract's optional ``call_tool`` kwargs as one value: checked once where they enter
-    (:meth:`of`), then carried whole. ``None`` means "not set" and is never forwarded.
+#: The call options as one value (``_rules.CallOptions``, their one definition): checked once where
+#: a call enters (``_rules.checked_options``), then passed whole; an unset option is absent.
+CallOptions = _rules.CallOptions
 
-    The fields are ``CALL_KWARGS`` in the contract's order (a test holds them equal).
-    """
-
-    timeout_seconds: float | None = None
-    progress_callback: Callable[..., Any] | None = None
-    cancel_event: Any = None
-    meta: Mapping[str, Any] | None = None
-    input_responses: Mapping[str, Any] | None = None
-    request_state: str | None = None
-    allow_input_required: bool | None = None
-    allow_claimed: bool | None = None
-    ctx: Any = None
-    user: str | None = None
-
-    @classmethod
-    def of(cls, kwargs: Mapping[str, Any]) -> CallOptions:
-        """The options in ``kwargs``; a name that is not a call option is a :class:`TypeError`."""
-        if not kwargs:
-            return _NO_OPTIONS
-        _rules.unknown_options(kwargs)
-        return cls(**kwargs)
-
-    def given(self) -> dict[str, Any]:
-        """The options that are set, by name, in the contract's order."""
-        return {key: value for key in CALL_KWARGS if (value := getattr(self, key)) is not None}
+#: The runtime's providers that take a checked :class:`CallOptions` value whole
+#: (``call_checked``/``acall_checked``), and ``ToolContract``; a subclass too while it keeps their
+#: ``call_tool`` and ``acall_tool`` (:func:`_takes_checked`). Filled by :func:`takes_checked_options`.
+_TAKES_CHECKED: set[type] = set()
 
 
-_NO_OPTIONS = CallOptions()
+def takes_checked_options(cls: type[T]) -> type[T]:
+    """Mark a runtime provider class whose ``call_checked(tool_name, arguments, options)`` and
+    ``acall_checked`` do what its ``call_tool``/``acall_tool`` do, with the options checked already."""
+    _TAKES_CHECKED.add(cls)
+    return cls
 
 
-def _forwardable(func: Callable[..., Any], options: CallOptions) -> dict[str, Any]:
-    return _rules.options_for(func, options.given())
+takes_checked_options(ToolContract)
+
+
+#: :func:`_takes_checked` per class, found once (classes are few, and never freed before exit).
+_CHECKED_BY_TYPE: dict[type, bool] = {}
+
+
+def _takes_checked(cls: type) -> bool:
+    """Whether ``cls`` takes a checked value: its ``call_tool`` and ``acall_tool`` are those of a
+    marked class (a subclass that overrides either is called through it, with keyword options)."""
+    known = _CHECKED_BY_TYPE.get(cls)
+    if known is None:
+        marked = next((base for base in cls.__mro__ if base in _TAKES_CHECKED), None)
+        known = _CHECKED_BY_TYPE[cls] = (
+            marked is not None
+            and getattr(cls, "call_tool", None) is getattr(marked, "call_tool", None)
+            and getattr(cls, "acall_tool", None) is getattr(marked, "acall_tool", None)
+        )
+    return known
 
 
 # --- coroutines from sync code, and time limits -----------------------------------------------
@@ -662,7 +677,7 @@ def invoke_call_tool(callee: Any, tool_name: str, arguments: Mapping[str, Any] |
     ``None`` values mean "not set" and are never forwarded. An awaitable result (an ``async def
     call_tool``) is run to completion, so a coroutine is never returned as a result.
     """
-    return call_with_options(callee, tool_name, arguments, CallOptions.of(kwargs))
+    return call_with_options(callee, tool_name, arguments, _rules.checked_options(kwargs))
 
 
 async def ainvoke_call_tool(callee: Any, tool_name: str, arguments: Mapping[str, Any] | None, **kwargs: Any) -> Any:
@@ -673,17 +688,26 @@ async def ainvoke_call_tool(callee: Any, tool_name: str, arguments: Mapping[str,
     filtered by the callable that finally receives them (``ToolContract.acall_tool`` hands them to
     ``call_tool``).
     """
-    return await acall_with_options(callee, tool_name, arguments, CallOptions.of(kwargs))
+    return await acall_with_options(callee, tool_name, arguments, _rules.checked_options(kwargs))
 
 
 def call_with_options(callee: Any, tool_name: str, arguments: Mapping[str, Any] | None, options: CallOptions) -> Any:
-    """:func:`invoke_call_tool` with options already checked (one :class:`CallOptions`)."""
+    """:func:`invoke_call_tool` with options already checked (one :class:`CallOptions` value).
+
+    A runtime provider or local tool (:func:`takes_checked_options`) gets the value and the
+    arguments as they are; any other provider gets the options its ``call_tool`` declares (``_rules.options_for``)
+    and its own copy of the arguments, which it may keep or change without touching the caller's.
+    """
+    if _takes_checked(type(callee)):
+        return callee.call_checked(tool_name, arguments, options)
     func = callee.call_tool
-    return resolve_awaitable(func(tool_name, dict(arguments or {}), **_forwardable(func, options)))
+    return resolve_awaitable(func(tool_name, dict(arguments or {}), **_rules.options_for(func, options)))
 
 
 async def acall_with_options(
     callee: Any, tool_name: str, arguments: Mapping[str, Any] | None, options: CallOptions
 ) -> Any:
-    """:func:`ainvoke_call_tool` with options already checked (one :class:`CallOptions`)."""
-    return await _rules.acall_provider(callee, tool_name, dict(arguments or {}), options.given())
+    """Async twin of :func:`call_with_options`, by the one dispatch rule (``_rules.acall_provider``)."""
+    if _takes_checked(type(callee)):
+        return await callee.acall_checked(tool_name, arguments, options)
+    return await _rules.acall_provider(callee, tool_name, dict(arguments or {}), options)

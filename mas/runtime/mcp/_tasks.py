@@ -273,13 +273,13 @@ class Tasks:
     async def start(
         self,
         name: str,
-        arguments: Mapping[str, Any],
+        arguments: dict[str, Any],
         meta: Mapping[str, Any] | None,
         timeout: float | None,
     ) -> TaskState | types.CallToolResult:
         """2025-11-25: ``tools/call`` with a ``task`` parameter. A server that runs the call at
         once anyway (allowed for a task-optional tool) answers with the result itself."""
-        params: dict[str, Any] = {"name": name, "arguments": dict(arguments), "task": {}}
+        params: dict[str, Any] = {"name": name, "arguments": arguments, "task": {}}
         if meta is not None:
             params["_meta"] = dict(meta)
         raw = await self._raw("tools/call", params, timeout)
