@@ -193,7 +193,8 @@ class InputBridge:
         self.capabilities = frozenset(capabilities)
         #: Infra ``max_client_requests``: questions one call may ask; later ones are refused.
         self.max_requests = max_requests
-        self._calls: list[PendingCall] = []
+        #: The calls in flight, in the order they began (a dict: ending one is not a scan of the rest).
+        self._calls: dict[PendingCall, None] = {}
         self._suspended: dict[str, PendingCall] = {}
         self._counter = 0
         #: requestState of a server's input_required result -> {request key: form params}.
@@ -312,7 +313,7 @@ class InputBridge:
     # --- the caller side ------------------------------------------------------------------------
     def begin(self, label: str) -> PendingCall:
         call = PendingCall(label=label)
-        self._calls.append(call)
+        self._calls[call] = None
         return call
 
     def end(self, call: PendingCall, reason: str) -> None:
@@ -323,8 +324,7 @@ class InputBridge:
         if call.token is not None:
             self._suspended.pop(call.token, None)
         call.refuse(reason)
-        if call in self._calls:
-            self._calls.remove(call)
+        self._calls.pop(call, None)
 
     def suspend(self, call: PendingCall, timeout: float | None) -> types.InputRequiredResult:
         """The ``input_required`` result that hands the call's open questions to the caller."""

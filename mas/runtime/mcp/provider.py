@@ -197,6 +197,121 @@ def with_error_kind(envelope: ToolResultEnvelope) -> ToolResultEnvelope:
     return dataclasses.replace(envelope, metadata=metadata)
 
 
+class _Follower:
+    """Hands one call's envelope to its caller's ``outcome`` (``MCPToolProvider._follow``); it is
+    the call's ``follower``, called on the loop when the work ends or the server asks something.
+
+    An object rather than closures that call one another: such closures form a reference cycle
+    (with the call, its task and the caller's future hanging off it) that only the garbage
+    collector frees, and one per call made it run so often that it took about 0.9 ms of CPU a call
+    with 200 in flight. Once the envelope is handed over, nothing the call keeps points back here.
+    """
+
+    __slots__ = (
+        "cancel_event",
+        "cancelling",
+        "call",
+        "loop",
+        "outcome",
+        "poll",
+        "provider",
+        "timeout_seconds",
+        "tool_name",
+        "work",
+    )
+
+    def __init__(
+        self,
+        provider: MCPToolProvider,
+        tool_name: str,
+        call: PendingCall,
+        cancel_event: CancelSignal | None,
+        timeout_seconds: float | None,
+        outcome: concurrent.futures.Future[ToolResultEnvelope],
+    ) -> None:
+        assert call.work is not None
+        self.provider, self.tool_name, self.call, self.work = provider, tool_name, call, call.work
+        self.cancel_event, self.timeout_seconds = cancel_event, timeout_seconds
+        self.outcome: concurrent.futures.Future[ToolResultEnvelope] | None = outcome
+        self.loop = asyncio.get_running_loop()
+        self.poll: asyncio.TimerHandle | None = None
+        self.cancelling = False
+
+    def start(self) -> None:
+        call, outcome = self.call, self.outcome
+        assert outcome is not None
+        call.follower = self
+        self.work.add_done_callback(self.work_done)
+        if self.cancel_event is not None:
+            self.poll = self.loop.call_later(_POLL_SECONDS, self.check_cancel)
+        outcome.add_done_callback(self.caller_done)
+        self()  # a resumed call may have its result, or questions left, already
+
+    def deliver(self, envelope: ToolResultEnvelope, *, over: bool) -> None:
+        call, outcome = self.call, self.outcome
+        call.follower = None
+        self.work.remove_done_callback(self.work_done)
+        if self.poll is not None:
+            self.poll.cancel()
+            self.poll = None
+        if over:
+            self.provider._keeper.inputs.end(call, "the tools/call it belonged to is over")
+        self.outcome = None  # the outcome keeps caller_done, so this is what breaks the cycle
+        if outcome is not None and outcome.set_running_or_notify_cancel():
+            outcome.set_result(envelope)
+
+    def __call__(self) -> None:
+        """Settle: hand over whatever there is to hand over now (the call's ``follower``)."""
+        call, work, provider = self.call, self.work, self.provider
+        if call.follower is not self:
+            return  # handed over already
+        if self.cancelling:
+            if work.done():  # unwound: the SDK has told the server (a task is cancelled there too)
+                what = "was cancelled by the caller (cancel_event)"
+                if call.task_id is not None:
+                    what += f"; task {call.task_id!r} was cancelled on the server"
+                self.deliver(_of_task(provider._failure(self.tool_name, what, "cancelled"), call.task_id), over=True)
+        elif call.result is not None:
+            self.deliver(call.result, over=True)
+        elif work.done():  # cancelled (e.g. the provider is closing): no envelope of its own
+            self.deliver(provider._unfinished(self.tool_name, work), over=True)
+        elif call.unanswered():
+            keeper = provider._keeper
+            suspended = envelope_from_result(keeper.inputs.suspend(call, self.timeout_seconds))
+            self.deliver(scrub_envelope(suspended, keeper.secrets), over=False)
+
+    def check_cancel(self) -> None:
+        self.poll = None
+        if self.call.follower is not self:
+            return
+        if self.cancel_event is not None and self.cancel_event.is_set():
+            self.cancelling = True
+            self.work.cancel()  # the SDK sends notifications/cancelled for the in-flight request
+        else:
+            self.poll = self.loop.call_later(_POLL_SECONDS, self.check_cancel)
+
+    def give_up(self) -> None:
+        """The caller stopped waiting (Ctrl-C, its task was cancelled)."""
+        call, work, inputs = self.call, self.work, self.provider._keeper.inputs
+        if call.follower is self:
+            call.follower = None
+            if self.poll is not None:
+                self.poll.cancel()
+                self.poll = None
+        self.outcome = None
+        work.cancel()
+        work.add_done_callback(lambda _: inputs.end(call, "its caller stopped waiting"))
+
+    def caller_done(self, done: concurrent.futures.Future[ToolResultEnvelope]) -> None:
+        if done.cancelled():  # in the caller's thread
+            with suppress(RuntimeError):  # the loop is closed already: nothing runs any more
+                self.loop.call_soon_threadsafe(self.give_up)
+
+    def work_done(self, _: object) -> None:
+        """The work ended without handing over an envelope."""
+        self()
+
+
 @takes_checked_options
 class MCPToolProvider:
     """List and call the tools of one MCP server through the ToolContract surface."""
@@ -839,74 +954,8 @@ class MCPToolProvider:
         an ``input_required`` one when the server asks the caller something (the request stays in
         flight and the caller's answer resumes it: ``_mcp_input``), or a cancellation once
         ``cancel_event`` is set. Nothing here waits: the work's end, the server's questions and a
-        poll timer call :func:`settle`; the caller waits on ``outcome`` in its own way."""
-        work = call.work
-        assert work is not None
-        inputs = self._keeper.inputs
-        loop = asyncio.get_running_loop()
-        poll: asyncio.TimerHandle | None = None
-        cancelling = False
-
-        def deliver(envelope: ToolResultEnvelope, *, over: bool) -> None:
-            call.follower = None
-            work.remove_done_callback(work_done)
-            if poll is not None:
-                poll.cancel()
-            if over:
-                inputs.end(call, "the tools/call it belonged to is over")
-            if outcome.set_running_or_notify_cancel():
-                outcome.set_result(envelope)
-
-        def settle() -> None:
-            if call.follower is not settle:
-                return  # handed over already
-            if cancelling:
-                if work.done():  # unwound: the SDK has told the server (a task is cancelled there too)
-                    what = "was cancelled by the caller (cancel_event)"
-                    if call.task_id is not None:
-                        what += f"; task {call.task_id!r} was cancelled on the server"
-                    deliver(_of_task(self._failure(tool_name, what, "cancelled"), call.task_id), over=True)
-            elif call.result is not None:
-                deliver(call.result, over=True)
-            elif work.done():  # cancelled (e.g. the provider is closing): no envelope of its own
-                deliver(self._unfinished(tool_name, work), over=True)
-            elif call.unanswered():
-                suspended = envelope_from_result(inputs.suspend(call, timeout_seconds))
-                deliver(scrub_envelope(suspended, self._keeper.secrets), over=False)
-
-        def check_cancel() -> None:
-            nonlocal poll, cancelling
-            poll = None
-            if call.follower is not settle:
-                return
-            if cancel_event is not None and cancel_event.is_set():
-                cancelling = True
-                work.cancel()  # the SDK sends notifications/cancelled for the in-flight request
-            else:
-                poll = loop.call_later(_POLL_SECONDS, check_cancel)
-
-        def give_up() -> None:  # the caller stopped waiting (Ctrl-C, its task was cancelled)
-            if call.follower is settle:
-                call.follower = None
-                if poll is not None:
-                    poll.cancel()
-            work.cancel()
-            work.add_done_callback(lambda _: inputs.end(call, "its caller stopped waiting"))
-
-        def caller_done(done: concurrent.futures.Future[ToolResultEnvelope]) -> None:
-            if done.cancelled():  # in the caller's thread
-                with suppress(RuntimeError):  # the loop is closed already: nothing runs any more
-                    loop.call_soon_threadsafe(give_up)
-
-        def work_done(_: object) -> None:  # the work ended without handing over an envelope
-            settle()
-
-        call.follower = settle
-        work.add_done_callback(work_done)
-        if cancel_event is not None:
-            poll = loop.call_later(_POLL_SECONDS, check_cancel)
-        outcome.add_done_callback(caller_done)
-        settle()  # a resumed call may have its result, or questions left, already
+        poll timer call the :class:`_Follower`; the caller waits on ``outcome`` in its own way."""
+        _Follower(self, tool_name, call, cancel_event, timeout_seconds, outcome).start()
 
     def _unfinished(self, tool_name: str, work: asyncio.Future[Any]) -> ToolResultEnvelope:
         """The envelope of a call whose work ended without one."""
