@@ -203,8 +203,9 @@ class _Follower:
 
     An object rather than closures that call one another: such closures form a reference cycle
     (with the call, its task and the caller's future hanging off it) that only the garbage
-    collector frees, and one per call made it run so often that it took about 0.9 ms of CPU a call
-    with 200 in flight. Once the envelope is handed over, nothing the call keeps points back here.
+    collector frees, and one per call made it run so often that it took 0.5-0.9 ms of CPU a call
+    with 200 in flight (two runs; benchmarks/results.md, "MCP over stdio"). Once the envelope is
+    handed over, nothing the call keeps points back here.
     """
 
     __slots__ = (
