@@ -581,16 +581,21 @@ COLD_WORKER_TOOLS = 100
 _WARM_UP = {"$defs": {"Warm": {"type": "object", "properties": {"a": {"type": "integer"}}}}}
 
 
-def _serve(conn: Connection, parents_end: Connection) -> None:
-    """The worker: warm up, then run the one batch of jobs it is sent, or exit when it is sent none."""
+def _serve(conn: Connection, parents_end: Connection, claims: Any) -> None:
+    """The worker: warm up, then run the one batch of jobs it is sent (its own, then the shared
+    ones it claims from the front, ``_claim``), or exit when it is sent none."""
     # The fork holds a copy of the parent's end too: closed here, so a parent that dies (kill -9)
     # gives this end EOF, and the worker exits instead of waiting forever.
     parents_end.close()
     try:
         model_code(_WARM_UP, kind="inputs")
-        jobs = conn.recv()
+        jobs, shared = conn.recv()
         try:
-            conn.send(("done", _runs(jobs)))
+            codes = _runs(jobs)
+            mine: dict[int, str | None] = {}
+            while (index := _claim(claims, front=True)) is not None:
+                mine[index] = shared[index].run()
+            conn.send(("done", (codes, mine)))
         except Exception as exc:  # a GenerateError of a job: the parent raises it
             conn.send(("failed", exc))
     except (EOFError, OSError):  # the parent needed no model, or is gone
@@ -599,15 +604,34 @@ def _serve(conn: Connection, parents_end: Connection) -> None:
         os._exit(0)  # a fork: never flush or run what the parent's process would at exit
 
 
+def _claim(claims: Any, *, front: bool) -> int | None:
+    """The next shared job: the worker takes them from the front, the parent from the back, so
+    each runs once, by whichever process gets there first. ``claims``: shared ``[front, end)``."""
+    with claims.get_lock():
+        first, end = claims[0], claims[1]
+        if first >= end:
+            return None
+        if front:
+            claims[0] = first + 1
+            return int(first)
+        claims[1] = end - 1
+        return int(end - 1)
+
+
 class ModelWorker:
     """A forked process that imports datamodel-code-generator while the build plans, then runs
-    the model jobs this build misses (an edited group of inputs, say) while the parent runs the
-    outputs. Used once; ``close`` ends it whether or not it was used."""
+    the model jobs this build misses (the inputs and the code-mode stubs of a cold build, an edited
+    group of inputs, say) while the parent runs the outputs. The input groups are shared: when the
+    parent is done with its own runs it takes groups from the back of the list while the worker
+    takes them from the front (``steal``), so neither waits for the other. Each group's code is a
+    function of its document alone, so the package is the same whoever ran which. Used once;
+    ``close`` ends it whether or not it was used."""
 
     def __init__(self) -> None:
         context = multiprocessing.get_context("fork")
         self._conn, child = context.Pipe()
-        self._process = context.Process(target=_serve, args=(child, self._conn), daemon=True)
+        self._claims = context.Array("i", 2)  # [front, end) of the shared jobs not claimed yet
+        self._process = context.Process(target=_serve, args=(child, self._conn, self._claims), daemon=True)
         self._process.start()
         child.close()
         self.used = False
@@ -619,11 +643,19 @@ class ModelWorker:
         least = WARM_WORKER_TOOLS if rerun else COLD_WORKER_TOOLS
         return ModelWorker() if tools >= least and _can_fork() else None
 
-    def submit(self, jobs: list[_Job]) -> None:
+    def submit(self, jobs: list[_Job], shared: Sequence[_Job] = ()) -> None:
+        """``jobs`` for the worker, then ``shared`` for whichever process claims each first."""
         self.used = True
-        self._conn.send(jobs)
+        with self._claims.get_lock():
+            self._claims[0], self._claims[1] = 0, len(shared)
+        self._conn.send((jobs, list(shared)))
 
-    def results(self) -> list[str | None]:
+    def steal(self) -> int | None:
+        """The index of a shared job no process has claimed, now this one's; None when none is left."""
+        return _claim(self._claims, front=False)
+
+    def results(self) -> tuple[list[str | None], dict[int, str | None]]:
+        """The codes of the worker's own jobs, and of the shared jobs it ran by their index."""
         # Bounded by the worker's life: a worker killed (out of memory, say) ends the wait.
         while not self._conn.poll(1.0):
             if not self._process.is_alive() and not self._conn.poll(0):
@@ -634,7 +666,7 @@ class ModelWorker:
             raise GenerateError("the model worker ended without an answer") from exc
         if status == "failed":
             raise value
-        return cast(list[str | None], value)
+        return cast(tuple[list[str | None], dict[int, str | None]], value)
 
     def close(self) -> None:
         self.used = True
@@ -652,10 +684,11 @@ def generate_models(
     outlines: Memo | None = None,
 ) -> tuple[ModelModule, ModelModule, ModelModule | None]:
     """Input TypedDicts, output models and the code-mode stubs' output TypedDicts: batched runs,
-    on two cores when the catalog is large enough to pay for a forked worker (``parallel=None``
-    decides by size): the outputs here, the others in the worker. Fewer runs than that go to
-    the cache layer's model worker when one was started (warmed up while the build planned),
-    else run here.
+    on two cores: the outputs here, the stubs in the cache layer's model worker when one was
+    started (warmed up while the build planned), and the input groups in either, whichever is free
+    first (``ModelWorker.steal``). Without a warmed worker, a catalog large enough to pay for a
+    fork (``parallel=None`` decides by size) forks one now for the stubs and the inputs; else
+    every run is made here.
 
     ``inputs`` are the input definitions in groups (``input_group``), one run each, joined into
     one module afterwards; a run whose document was generated before comes from the cache layer
@@ -677,11 +710,19 @@ def generate_models(
     if worker is not None and not there:
         worker.close()  # nothing for it (a description edit): its warm-up ends here
     if there and worker is not None and not worker.used:  # warmed up while this process planned: it runs them
-        worker.submit([jobs[i] for i in there])
+        own = [i for i in there if jobs[i].name != "inputs"]
+        shared = [i for i in there if jobs[i].name == "inputs"]
+        worker.submit([jobs[i] for i in own], [jobs[i] for i in shared])
         for i in here:
             codes[i] = jobs[i].run()
-        for i, code in zip(there, worker.results(), strict=True):
+        # Done with its own runs (the model generator imported), this process helps with the groups left.
+        while here and (index := worker.steal()) is not None:
+            codes[shared[index]] = jobs[shared[index]].run()
+        done, theirs = worker.results()
+        for i, code in zip(own, done, strict=True):
             codes[i] = code
+        for index, code in theirs.items():
+            codes[shared[index]] = code
     elif here and there and parallel and _can_fork():
         context = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:

@@ -25,6 +25,8 @@ ROWS = (
     "MCP over stdio, async, 200 in flight",
     "pyright on a script using the 20-tool package",
     "mypy on a script using the 20-tool package",
+    "jedi on a hand-written package of one method: first completion, new install (parse cache empty)",
+    "jedi on a hand-written package of one method: first completion in an editor session (parse cache on disk)",
     "jedi on the 20-tool package: first completion of `tools.cat.`, new install (parse cache empty)",
     "jedi on the 20-tool package: first completion of `tools.cat.` in an editor session (parse cache on disk)",
     "jedi on the 20-tool package: warm completion",

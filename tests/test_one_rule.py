@@ -285,8 +285,14 @@ OPTIONS_CHECKED_AT = [
     "mas/runtime/registry.py:acall_tool",
     "mas/runtime/registry.py:call_tool",
 ]
-#: The modules a call passes through from the registry to the MCP SDK (or a local tool).
-CALL_PATH = ("mas/runtime/registry.py", "mas/runtime/local.py", "mas/runtime/contracts/", "mas/runtime/mcp/")
+#: The modules a call passes through to the MCP SDK (or a local tool).
+CALL_PATH = (
+    "mas/runtime/registry.py",
+    "mas/runtime/local.py",
+    "mas/runtime/contracts/",
+    "mas/runtime/mcp/",
+    "mas/runtime/frameworks/_adapt.py",  # an agent framework's call, on its way to the registry
+)
 #: Where those modules copy a call's arguments, and why each copy is needed.
 ARGUMENTS_COPIED_AT = [
     # A provider that is not the runtime's may keep or change the dict it gets.

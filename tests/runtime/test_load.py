@@ -81,7 +81,7 @@ def test_a_call_leaves_no_reference_cycle_behind() -> None:
     """What a call builds (its follower, task, futures, envelope) is freed by reference counting.
 
     A cycle per call leaves garbage only the collector frees: with 200 in flight that made it run
-    so often that it took about 0.9 ms of CPU a call (benchmarks/results.md, "MCP over stdio").
+    so often that it took 0.5-0.9 ms of CPU a call (benchmarks/results.md, "MCP over stdio").
     """
     with MCPToolProvider(stdio_config("cycles")) as provider:
 

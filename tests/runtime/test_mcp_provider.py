@@ -482,6 +482,52 @@ def test_the_background_loop_hands_back_results_errors_and_cancellations() -> No
         runner.close()
 
 
+def test_await_future_hands_over_results_errors_and_cancellations_in_one_wake_up() -> None:
+    """_loop.await_future, as ``asyncio.wrap_future`` does, plus: results finished on another thread
+    while the caller's loop was busy reach it in one wake-up (one handle on its loop, not one each)."""
+    import concurrent.futures
+
+    from mas.runtime.mcp._loop import await_future
+
+    async def scenario() -> None:
+        loop = asyncio.get_running_loop()
+        futures: list[concurrent.futures.Future[int]] = [concurrent.futures.Future() for _ in range(5)]
+        waiting = [asyncio.ensure_future(await_future(f)) for f in futures]
+        await asyncio.sleep(0)  # every waiter is registered
+        handles = len(loop._ready)  # type: ignore[attr-defined]
+
+        def finish() -> None:  # on another thread, while this loop does not run
+            for i, future in enumerate(futures):
+                future.set_result(i)
+
+        threading.Thread(target=finish).start()
+        time.sleep(0.2)  # blocks this loop: all five finish before it can hand any over
+        assert len(loop._ready) == handles + 1  # type: ignore[attr-defined]
+        assert await asyncio.gather(*waiting) == [0, 1, 2, 3, 4]
+
+        failing: concurrent.futures.Future[int] = concurrent.futures.Future()
+        threading.Timer(0.01, lambda: failing.set_exception(ValueError("no"))).start()
+        with pytest.raises(ValueError, match="no"):
+            await await_future(failing)
+
+        abandoned: concurrent.futures.Future[int] = concurrent.futures.Future()
+        task = asyncio.ensure_future(await_future(abandoned))
+        await asyncio.sleep(0)
+        task.cancel()  # the caller stops waiting: the work it waited for is cancelled too
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert abandoned.cancelled()
+
+        dropped: concurrent.futures.Future[int] = concurrent.futures.Future()
+        waiter = asyncio.ensure_future(await_future(dropped))
+        await asyncio.sleep(0)
+        dropped.cancel()  # the other side gave up
+        with pytest.raises(asyncio.CancelledError):
+            await waiter
+
+    asyncio.run(scenario())
+
+
 def test_contract_dispatch_helpers_forward_options(stdio_provider: MCPToolProvider) -> None:
     seen: list[float] = []
     envelope = invoke_call_tool(

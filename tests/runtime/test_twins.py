@@ -12,7 +12,14 @@ import pytest
 from mcp_helpers import stdio_config
 
 from mas.runtime.contracts import _rules
-from mas.runtime.contracts.tool_contract import CALL_KWARGS, CallOptions, ToolContract, resolve_awaitable
+from mas.runtime.contracts.tool_contract import (
+    CALL_KWARGS,
+    CallOptions,
+    ToolContract,
+    acall_with_options,
+    call_with_options,
+    resolve_awaitable,
+)
 from mas.runtime.local import LocalToolRegistry
 from mas.runtime.mcp.provider import MCPToolProvider
 from mas.runtime.registry import RuntimeRegistry
@@ -150,6 +157,44 @@ def test_call_options_are_the_contract_options_checked_once_with_one_message() -
     with pytest.raises(TypeError) as info:
         _rules.checked_options({"retries": 2, "colour": "red"})
     assert str(info.value) == f"unknown call option(s): colour, retries; known: {', '.join(CALL_KWARGS)}"
+
+
+class Counted(ToolContract):
+    name = "counted"
+
+    def __init__(self) -> None:
+        self.entered: list[str] = []
+        self.arguments: list[object] = []
+
+    def execute(self, **kwargs: Any) -> str:
+        return "ran"
+
+    def call_checked(self, tool_name: str, arguments: Any, options: CallOptions) -> Any:
+        self.entered.append("call_checked")
+        self.arguments.append(arguments)
+        return super().call_checked(tool_name, arguments, options)
+
+
+class OverridesCallTool(Counted):
+    def call_tool(self, tool_name: str, arguments: Any, *, timeout_seconds: float | None = None) -> Any:
+        self.entered.append(f"call_tool {timeout_seconds}")
+        return super().call_tool(tool_name, arguments)
+
+
+def test_a_checked_value_goes_whole_to_a_tool_unless_it_overrides_call_tool() -> None:
+    """The registry's one value reaches a runtime provider or a plain ToolContract through
+    ``call_checked`` (no second check or filtering); a tool that overrides ``call_tool`` is still
+    called through it, with the options it declares."""
+    options: CallOptions = {"timeout_seconds": 2.0, "user": "u"}
+    arguments: dict[str, Any] = {}
+    plain, overriding = Counted(), OverridesCallTool()
+    assert call_with_options(plain, "counted", arguments, options).result == "ran"
+    assert asyncio.run(acall_with_options(plain, "counted", arguments, options)).result == "ran"
+    assert plain.entered == ["call_checked", "call_checked"]
+    assert all(seen is arguments for seen in plain.arguments)  # not copied on the way
+    assert call_with_options(overriding, "counted", {}, options).result == "ran"
+    assert asyncio.run(acall_with_options(overriding, "counted", {}, options)).result == "ran"
+    assert overriding.entered == ["call_tool 2.0", "call_checked", "call_tool 2.0", "call_checked"]
 
 
 class AsyncOnly:

@@ -435,6 +435,12 @@ class ToolContract:
 
         The optional kwargs are ignored here (the contract's default); errors come back as envelopes.
         """
+        return self.call_checked(tool_name, arguments, {})
+
+    def call_checked(
+        self, tool_name: str, arguments: Mapping[str, Any] | None, options: CallOptions
+    ) -> ToolResultEnvelope:
+        """:meth:`call_tool` with the options checked already (the runtime's one value; ignored here)."""
         args = self._checked_arguments(tool_name, arguments)
         if isinstance(args, ToolResultEnvelope):
             return args
@@ -452,7 +458,12 @@ class ToolContract:
         An ``async def execute`` is awaited on the caller's loop; an overridden ``async def
         call_tool`` is awaited; a sync one runs in a worker thread.
         """
-        options = _rules.checked_options(kwargs)
+        return await self.acall_checked(tool_name, arguments, _rules.checked_options(kwargs))
+
+    async def acall_checked(
+        self, tool_name: str, arguments: Mapping[str, Any] | None, options: CallOptions
+    ) -> ToolResultEnvelope:
+        """:meth:`acall_tool` with the options checked already: ``call_tool`` gets those it declares."""
         if type(self).call_tool is ToolContract.call_tool and inspect.iscoroutinefunction(self.execute):
             args = self._checked_arguments(tool_name, arguments)
             if isinstance(args, ToolResultEnvelope):
@@ -516,8 +527,8 @@ def accepted_call_kwargs(func: Callable[..., Any]) -> frozenset[str] | None:
 CallOptions = _rules.CallOptions
 
 #: The runtime's providers that take a checked :class:`CallOptions` value whole
-#: (``call_checked``/``acall_checked``); exact types, so a subclass that overrides ``call_tool``
-#: is called through it. Filled by :func:`takes_checked_options`.
+#: (``call_checked``/``acall_checked``), and ``ToolContract``; a subclass too while it keeps their
+#: ``call_tool`` and ``acall_tool`` (:func:`_takes_checked`). Filled by :func:`takes_checked_options`.
 _TAKES_CHECKED: set[type] = set()
 
 
@@ -526,6 +537,27 @@ def takes_checked_options(cls: type[T]) -> type[T]:
     ``acall_checked`` do what its ``call_tool``/``acall_tool`` do, with the options checked already."""
     _TAKES_CHECKED.add(cls)
     return cls
+
+
+takes_checked_options(ToolContract)
+
+
+#: :func:`_takes_checked` per class, found once (classes are few, and never freed before exit).
+_CHECKED_BY_TYPE: dict[type, bool] = {}
+
+
+def _takes_checked(cls: type) -> bool:
+    """Whether ``cls`` takes a checked value: its ``call_tool`` and ``acall_tool`` are those of a
+    marked class (a subclass that overrides either is called through it, with keyword options)."""
+    known = _CHECKED_BY_TYPE.get(cls)
+    if known is None:
+        marked = next((base for base in cls.__mro__ if base in _TAKES_CHECKED), None)
+        known = _CHECKED_BY_TYPE[cls] = (
+            marked is not None
+            and getattr(cls, "call_tool", None) is getattr(marked, "call_tool", None)
+            and getattr(cls, "acall_tool", None) is getattr(marked, "acall_tool", None)
+        )
+    return known
 
 
 # --- coroutines from sync code, and time limits -----------------------------------------------
@@ -662,11 +694,11 @@ async def ainvoke_call_tool(callee: Any, tool_name: str, arguments: Mapping[str,
 def call_with_options(callee: Any, tool_name: str, arguments: Mapping[str, Any] | None, options: CallOptions) -> Any:
     """:func:`invoke_call_tool` with options already checked (one :class:`CallOptions` value).
 
-    A runtime provider (:func:`takes_checked_options`) gets the value and the arguments as they
-    are; any other provider gets the options its ``call_tool`` declares (``_rules.options_for``)
+    A runtime provider or local tool (:func:`takes_checked_options`) gets the value and the
+    arguments as they are; any other provider gets the options its ``call_tool`` declares (``_rules.options_for``)
     and its own copy of the arguments, which it may keep or change without touching the caller's.
     """
-    if type(callee) in _TAKES_CHECKED:
+    if _takes_checked(type(callee)):
         return callee.call_checked(tool_name, arguments, options)
     func = callee.call_tool
     return resolve_awaitable(func(tool_name, dict(arguments or {}), **_rules.options_for(func, options)))
@@ -676,6 +708,6 @@ async def acall_with_options(
     callee: Any, tool_name: str, arguments: Mapping[str, Any] | None, options: CallOptions
 ) -> Any:
     """Async twin of :func:`call_with_options`, by the one dispatch rule (``_rules.acall_provider``)."""
-    if type(callee) in _TAKES_CHECKED:
+    if _takes_checked(type(callee)):
         return await callee.acall_checked(tool_name, arguments, options)
     return await _rules.acall_provider(callee, tool_name, dict(arguments or {}), options)

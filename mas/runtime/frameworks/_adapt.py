@@ -442,7 +442,8 @@ async def call(
     rounds = 0
     while True:
         try:
-            raw = await ainvoke_call_tool(provider, tool.wire_name, dict(arguments), **options)
+            # Not copied here: the provider copies them where it must (acall_with_options, MCPToolProvider).
+            raw = await ainvoke_call_tool(provider, tool.wire_name, arguments, **options)
         except asyncio.CancelledError:  # the framework's run was cancelled: so is the call
             own.set()
             raise

@@ -74,7 +74,7 @@ from mas.runtime.mcp._http_limits import ERROR_STATUSES
 from mas.runtime.mcp._input import TOKEN_PREFIX, PendingCall
 from mas.runtime.mcp._lenient_listing import CacheHint, list_page, teach
 from mas.runtime.mcp._lenient_listing import summary as listing_summary
-from mas.runtime.mcp._loop import BackgroundLoop, LoopThreadError
+from mas.runtime.mcp._loop import BackgroundLoop, LoopThreadError, await_future
 from mas.runtime.mcp._oauth import AuthorizeCallback
 from mas.runtime.mcp._session import Connection, ProgressCallback, ProgressRelay, SessionKeeper
 from mas.runtime.mcp._subscribe import ResourceWatches
@@ -203,8 +203,9 @@ class _Follower:
 
     An object rather than closures that call one another: such closures form a reference cycle
     (with the call, its task and the caller's future hanging off it) that only the garbage
-    collector frees, and one per call made it run so often that it took about 0.9 ms of CPU a call
-    with 200 in flight. Once the envelope is handed over, nothing the call keeps points back here.
+    collector frees, and one per call made it run so often that it took 0.5-0.9 ms of CPU a call
+    with 200 in flight (two runs; benchmarks/results.md, "MCP over stdio"). Once the envelope is
+    handed over, nothing the call keeps points back here.
     """
 
     __slots__ = (
@@ -717,7 +718,7 @@ class MCPToolProvider:
         try:
             # Cancelling the awaiting task cancels the outcome, which cancels the work (_follow).
             outcome = self._start(tool_name, arguments, options, caller_loop=asyncio.get_running_loop())
-            return await asyncio.wrap_future(outcome)
+            return await await_future(outcome)
         except Exception as exc:
             return self._failure(tool_name, f"failed: {self._keeper.text(exc)}", "unavailable")
 
