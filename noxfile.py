@@ -35,8 +35,23 @@ def _install(session: nox.Session, *groups: str, target: str = ".") -> None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Run the test suite against the installed wheel (pass pytest options after --)."""
+    """The fast tier of the test suite against the installed wheel (pass pytest options after --).
+
+    The README's test command and CI's. Every area keeps tests with its real parts here; the
+    exhaustive and expensive variants are marked ``full`` and left out (docs/tests.md, "Two tiers").
+    """
     _install(session, "test", target=TEST_EXTRAS)
+    _pytest(session)
+
+
+@nox.session
+def tests_full(session: nox.Session) -> None:
+    """Both tiers: the fast one and every test marked ``full`` (pass pytest options after --)."""
+    _install(session, "test-full", target=TEST_EXTRAS)
+    _pytest(session, "--full")
+
+
+def _pytest(session: nox.Session, *tier: str) -> None:
     # importlib mode: tests import the installed package, not the source tree beside them.
     # -n: one pytest-xdist worker per core, plus one. Many tests wait on a clock rather than a core
     # (the reference server's four one-second research stages, timeouts that prove a timeout), and
@@ -50,7 +65,7 @@ def tests(session: nox.Session) -> None:
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     workers = str(cores + 1)
     session.run("pytest", "--import-mode=importlib", "-n", workers, "--dist", "loadfile", "--durations=15",
-                *session.posargs)  # fmt: skip
+                *tier, *session.posargs)  # fmt: skip
 
 
 @nox.session
@@ -89,8 +104,8 @@ def fuzz(session: nox.Session) -> None:
     """Fuzz `generate` with thousands of random tool lists (tests/codegen/test_fuzz.py), and the
     runtime's boundary (tests/runtime/test_boundary_fuzz.py) with as many random inputs.
 
-    TOOLGEN_FUZZ_EXAMPLES sets the count (default 3000 here; the normal suite runs 40 through
-    `generate` and 80 per runtime property). The figures (examples, exit codes, how often each
+    TOOLGEN_FUZZ_EXAMPLES sets the count (default 3000 here; the fast tier runs 10 through
+    `generate` and 20 per runtime property, the full tier 40 and 80). The figures (examples, exit codes, how often each
     degradation kind fired) go to fuzz-report.json, and every listing that made `generate` exit 2
     to fuzz-refused/ (one JSON file each, with the error line).
     """
@@ -111,5 +126,5 @@ def fuzz(session: nox.Session) -> None:
 @nox.session
 def bench(session: nox.Session) -> None:
     """Benchmarks against their floors; writes benchmarks/results.md (try `nox -s bench -- --quick`)."""
-    _install(session, "test")  # pyright and mypy are timed too
+    _install(session, "test-full")  # pyright, mypy and jedi are timed too; tiktoken counts tokens
     session.run("python", "benchmarks/bench.py", *session.posargs)

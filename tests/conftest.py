@@ -17,6 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from pyright_batch import FILES as PYRIGHT_BATCH_FILES  # noqa: E402  # found through the line above
 from pyright_batch import Batch  # noqa: E402
+from tiers import FULL_ENV, full_tier, whole_module_full  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -33,6 +34,30 @@ def fixtures_dir() -> Path:
     return FIXTURES
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--full",
+        action="store_true",
+        default=False,
+        help=f"run the full tier too: the tests marked `full` (docs/tests.md; or {FULL_ENV}=1). "
+        "`nox -s tests` runs the fast tier, `nox -s tests_full` both.",
+    )
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    if full_tier(config):
+        return "tier: full (the tests marked full run too)"
+    return "tier: fast (the tests marked full are left out; --full or nox -s tests_full runs them)"
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """In the fast tier a module marked ``full`` as a whole is not even imported: it may need what
+    only the full tier installs (jedi, pre-commit: the test-full dependency group)."""
+    if collection_path.suffix == ".py" and not full_tier(config) and whole_module_full(collection_path):
+        return True
+    return None
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """pytest-xdist's loadfile mode sorts files by how many tests they hold, unless told not to:
     then a file with one long test (the fuzz run, the benchmark smoke test) starts last and the
@@ -42,6 +67,8 @@ def pytest_configure(config: pytest.Config) -> None:
     two mypy processes write one cache at once): the standard library and pydantic are analysed
     once per process instead of once per run. mypy checks each cached module against its source
     and options, so a package generated anew is checked anew."""
+    if full_tier(config):  # modules that size their work at import (test_fuzz.py's count) read it
+        os.environ[FULL_ENV] = "1"
     if hasattr(config.option, "loadscopereorder"):
         config.option.loadscopereorder = False
     cache = tempfile.mkdtemp(prefix="toolgen-tests-mypy-")
@@ -50,19 +77,26 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.fixture(scope="session")
-def pyright_batch(tmp_path_factory: pytest.TempPathFactory) -> Batch:
-    """The test process's one pyright run over every declared workspace (tests/pyright_batch.py)."""
-    return Batch(tmp_path_factory.mktemp("pyright-batch"))
+def pyright_batch(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config) -> Batch:
+    """The test process's one pyright run over every declared workspace of this tier (tests/pyright_batch.py)."""
+    return Batch(tmp_path_factory.mktemp("pyright-batch"), full=full_tier(pytestconfig))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Files with a test marked ``slow`` run first: under pytest-xdist they then overlap the many
+    """Without --full, the tests marked ``full`` are deselected (docs/tests.md, "Two tiers").
+
+    Files with a test marked ``slow`` run first: under pytest-xdist they then overlap the many
     short tests instead of starting last and leaving the other workers idle at the end. Whole files
     move, so the files scheduled together (``pytest_xdist_make_scheduler``) stay one after another.
     The sort is stable and the same in every worker, as xdist requires.
 
     A test that may run the pyright batch (it builds and checks every workspace) gets ten minutes
     instead of the usual two."""
+    if not full_tier(config):
+        left_out = [item for item in items if item.get_closest_marker("full") is not None]
+        if left_out:
+            config.hook.pytest_deselected(items=left_out)
+            items[:] = [item for item in items if item.get_closest_marker("full") is None]
     slow = {item.path for item in items if item.get_closest_marker("slow") is not None}
     items.sort(key=lambda item: item.path not in slow)
     for item in items:

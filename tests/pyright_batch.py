@@ -58,6 +58,7 @@ class Workspace(Generic[T]):
     include: tuple[str, ...]  # folders and files, relative to root
     exclude: Callable[[Path], bool]  # read where imported, never checked
     extra_paths: tuple[str, ...]
+    full: bool  # built and checked only in the full tier (its tests are marked full)
 
     def checked(self, folder: Path) -> list[str]:
         """The files pyright checks, relative to root: listed one by one, so its count is exact."""
@@ -81,16 +82,18 @@ def pyright_workspace(
     exclude: Callable[[Path], bool] = runtime_copy,
     extra_paths: Sequence[str] = (),
     root: str = ".",
+    full: bool = False,
 ) -> Callable[[Callable[[Path], T]], Workspace[T]]:
     """Declare a workspace (see the module's docstring); by default the runtime copies are not checked
-    (gen_helpers.RUNTIME_COPIES says why)."""
+    (gen_helpers.RUNTIME_COPIES says why). A ``full`` workspace is built and checked only in the full
+    tier (docs/tests.md): every test that asks for it must be marked ``full``."""
 
     def declare(build: Callable[[Path], T]) -> Workspace[T]:
         module = Path(inspect.getfile(build)).resolve().relative_to(REPO).as_posix()
         if module not in FILES:
             raise AssertionError(f"{module} declares a pyright workspace: add it to FILES in tests/pyright_batch.py")
         workspace = Workspace(
-            f"{Path(module).stem}-{build.__name__}", build, root, tuple(include), exclude, tuple(extra_paths)
+            f"{Path(module).stem}-{build.__name__}", build, root, tuple(include), exclude, tuple(extra_paths), full
         )
         _DECLARED.append(workspace)
         return workspace
@@ -101,6 +104,7 @@ def pyright_workspace(
 @dataclass
 class Batch:
     root: Path
+    full: bool = False  # the full tier: the workspaces declared ``full`` are checked too
     _built: dict[Workspace[Any], Any] = field(default_factory=dict)
     _failed: dict[Workspace[Any], BaseException] = field(default_factory=dict)
     _reports: dict[Workspace[Any], dict[str, Any]] = field(default_factory=dict)
@@ -126,8 +130,12 @@ class Batch:
     def report(self, workspace: Workspace[Any]) -> dict[str, Any]:
         """pyright's JSON report restricted to ``workspace``: its ``generalDiagnostics``, and ``checked``,
         the files checked (relative to its root)."""
+        if workspace.full and not self.full:
+            pytest.fail(f"{workspace.name} is a full-tier workspace: mark the tests that use it `full`")
         if workspace not in self._reports:
-            pending = [w for w in _DECLARED if w not in self._reports and w not in self._failed]
+            pending = [
+                w for w in _DECLARED if w not in self._reports and w not in self._failed and (self.full or not w.full)
+            ]
             for w in pending:
                 with contextlib.suppress(*_BUILD_ERRORS):  # raised again to that workspace's own tests
                     self.built(w)

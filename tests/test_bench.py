@@ -57,6 +57,7 @@ ROWS = (
 )
 
 
+@pytest.mark.full  # every group, real checkers and jedi included: the benchmark's smoke test
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_quick_bench_writes_every_row(tmp_path: Path) -> None:

@@ -231,6 +231,7 @@ def test_quiet_progress_prints_nothing() -> None:
 # --- advice that works ----------------------------------------------------------------------------
 
 
+@pytest.mark.full  # test_generate_reports_progress_the_lock_and_the_package stays fast
 def test_offline_is_suggested_only_when_a_lock_exists(tmp_path: Path) -> None:
     (tmp_path / "infra.yaml").write_text(
         "kind: ToolServerRegistry\nmetadata:\n  name: t\nspec:\n  servers:\n"

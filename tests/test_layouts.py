@@ -17,6 +17,9 @@ from corpus import catalog  # noqa: E402
 from layouts import LAYOUTS, make_layout  # noqa: E402
 
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+# The full tier: like the benchmark's smoke test (tests/test_bench.py), cold mypy runs per layout and
+# the timing script's checkers and jedi (in the test-full group).
+pytestmark = pytest.mark.full
 
 
 @pytest.fixture(scope="module")

@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 from gen_helpers import REPO
 
+pytestmark = pytest.mark.full  # pip builds the hook's environment; pre-commit is in the test-full group
+
 TIME = REPO / "tests" / "fixtures" / "mcp-tools-list" / "time.json"
 _GIT_ENV = {
     "GIT_AUTHOR_NAME": "test",

@@ -35,6 +35,7 @@ def test_readme_test_kit_snippet_runs_without_a_server() -> None:
     assert proc.returncode == 0, proc.stderr
 
 
+@pytest.mark.full  # test_readme_snippet_runs_against_the_sample_server stays fast
 def test_readme_ci_and_drift_lines_pass_in_a_copy_of_the_checkout(tmp_path: Path) -> None:
     """The README's CI line and drift line, run as written in a fresh copy of the tracked files."""
     readme = (REPO / "README.md").read_text()
@@ -57,6 +58,7 @@ def test_readme_ci_and_drift_lines_pass_in_a_copy_of_the_checkout(tmp_path: Path
         assert proc.returncode == 0, (command, proc.stdout, proc.stderr)
 
 
+@pytest.mark.full
 def test_readme_record_generate_loop_runs_in_three_lines(tmp_path: Path) -> None:
     """The record -> generate -> check loop, run as written in a copy of the project."""
     readme = (REPO / "README.md").read_text()

@@ -22,6 +22,7 @@ import pytest
 from gen_helpers import REPO, generate, tree
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tiers import examples
 
 from codegen import datamodels
 from codegen.cache import Cache
@@ -88,7 +89,7 @@ EDITS = st.lists(
 )
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(4, 12), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(edits=EDITS)
 def test_cached_output_is_byte_identical_to_a_cold_run(
     edits: list[tuple[str, int, str]], tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch

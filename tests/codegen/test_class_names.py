@@ -17,6 +17,7 @@ from typing import Any
 from gen_helpers import generate
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tiers import examples
 
 from codegen.build import build_package
 from codegen.model import SourceTools
@@ -67,7 +68,7 @@ def _source(name: str, listing: list[dict[str, Any]]) -> SourceTools:
     return SourceTools(name=name, kind="mcp-json", origin=f"{name}.json", tools=tuple(unique))
 
 
-@settings(max_examples=12, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(4, 12), deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(base=st.lists(tools(), min_size=1, max_size=3), extra=tools(), second=st.lists(tools(), min_size=1, max_size=2))
 def test_adding_a_tool_or_a_source_leaves_the_other_tools_classes_unchanged(
     base: list[dict[str, Any]], extra: dict[str, Any], second: list[dict[str, Any]]

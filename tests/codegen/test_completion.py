@@ -19,6 +19,8 @@ from jedi.api.classes import BaseName
 
 from codegen.cli import main as toolgen
 
+pytestmark = pytest.mark.full  # jedi reads the generated package as an editor does (the full tier)
+
 REPO = Path(__file__).resolve().parents[2]
 CAPTURES = sorted((REPO / "tests" / "fixtures" / "mcp-tools-list").glob("*.json"))
 SAMPLE_TOOLS = REPO / "library-samples" / "tools"

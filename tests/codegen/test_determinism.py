@@ -99,6 +99,7 @@ def test_the_hash_seeds_really_differ() -> None:
     assert len(hashes) == 3
 
 
+@pytest.mark.full  # a process per hash seed; test_path_mtime_formatting_key_and_tool_order_change_nothing stays fast
 def test_every_file_is_byte_identical_under_every_hash_seed(seeded: dict[str, dict[str, bytes]]) -> None:
     reference = seeded["0"]
     top = sorted({name.split("/")[0] for name in reference})

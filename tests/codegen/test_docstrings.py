@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from gen_helpers import generate, import_fresh
 from old_sdk import OLD_SDK_SERVER, old_sdk_python
+from tiers import tiered
 
 from codegen.literals import docstring_literal
 
@@ -34,7 +35,7 @@ Args:
 Wire name: 'convert'."""
 
 
-@pytest.mark.parametrize("version", ["1.6.0", "1.30.0"])
+@pytest.mark.parametrize("version", tiered(["1.6.0", "1.30.0"], ["1.30.0"]))  # one old-SDK venv in the fast tier
 def test_a_python_servers_docstring_keeps_one_args_section_at_its_own_indent(version: str, tmp_path: Path) -> None:
     server = {"name": "old", "protocol": "mcp", "transport": "stdio", "command": str(old_sdk_python(version)),
               "args": [str(OLD_SDK_SERVER), "--docstrings"], "connect_mode": "legacy",

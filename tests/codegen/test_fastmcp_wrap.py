@@ -40,7 +40,7 @@ def use(provider: SupportsCallTool) -> int:
 """
 
 
-@pyright_workspace(include=["fm", "use_it.py"], root="out")
+@pyright_workspace(include=["fm", "use_it.py"], root="out", full=True)
 def checked(root: Path) -> None:
     """The package generated from the live server (recorded examples too), and code using it."""
     server = {"name": "fm", "protocol": "mcp", "transport": "stdio", **forked_python(str(SERVER)),
@@ -102,6 +102,7 @@ def test_a_wrapped_value_without_structured_content_is_read_from_its_text(fm: tu
     assert tools.add() == 7
 
 
+@pytest.mark.full
 @pytest.mark.slow
 def test_the_package_and_code_using_the_values_type_check(fm: tuple[Path, Any], pyright_batch: Batch) -> None:
     root, _ = fm

@@ -6,10 +6,11 @@ recording provider, never runs input (the canary file is not created), and comes
 on a second run from the same tools in another order. A sample of the packages, with every kept
 regression case, then goes through real mypy --strict and pyright strict in one run each.
 
-The normal suite runs ``TOOLGEN_FUZZ_EXAMPLES`` (default 40: each costs about 0.4 CPU-seconds, and the
-suite's time is bounded; every kept regression runs besides) derandomized examples; ``nox -s fuzz``
-runs thousands, random, and writes the figures (examples, outcomes, how often each degradation kind
-fired) to ``TOOLGEN_FUZZ_REPORT``. Every failure hypothesis found is kept below as an ``@example``.
+The normal suite runs ``TOOLGEN_FUZZ_EXAMPLES`` derandomized examples (default 10 in the fast tier,
+40 in the full one: each costs about 0.4 CPU-seconds, and the suite's time is bounded; every kept
+regression runs besides); ``nox -s fuzz`` runs thousands, random, and writes the figures (examples,
+outcomes, how often each degradation kind fired) to ``TOOLGEN_FUZZ_REPORT``. Every failure hypothesis
+found is kept below as an ``@example``.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from code_mode_helpers import assert_stubs_check
 from fuzz_strategies import CANARY_NAME, listings
 from gen_helpers import RecordingProvider, black_agrees, import_fresh, pyright_strict, tree
 from hypothesis import HealthCheck, Phase, example, given, settings
+from tiers import FULL_ENV
 
 import codegen.build
 from codegen.build import build_package
@@ -42,7 +44,11 @@ from codegen.emit.formatting import format_files
 from codegen.model import PackageSpec
 from mas.runtime.code_mode import CodeMode
 
-EXAMPLES = int(os.environ.get("TOOLGEN_FUZZ_EXAMPLES", "40"))
+#: The fast tier runs 10 random examples, the full tier 40 (docs/tests.md, "Two tiers"); every kept
+#: regression runs in both. The full tier (and ``nox -s fuzz``) type-checks every regression's package
+#: beside the random ones; the fast tier only the random ones.
+FULL = os.environ.get(FULL_ENV) == "1" or "TOOLGEN_FUZZ_EXAMPLES" in os.environ
+EXAMPLES = int(os.environ.get("TOOLGEN_FUZZ_EXAMPLES", "40" if FULL else "10"))
 TYPECHECKED = int(os.environ.get("TOOLGEN_FUZZ_TYPECHECKED", "2"))  # random packages type-checked per run
 REPORT = os.environ.get("TOOLGEN_FUZZ_REPORT")
 #: Every listing that made ``generate`` exit 2 is saved here (``nox -s fuzz`` sets it), so a rare
@@ -316,7 +322,7 @@ def test_random_tool_lists_generate_working_packages(tmp_path: Path, monkeypatch
     @given(listing=listings())
     def check(listing: dict[str, Any]) -> None:
         regression = any(listing is r for r in REGRESSIONS)
-        sample = regression or len(kept) < TYPECHECKED
+        sample = (regression and FULL) or (not regression and len(kept) < TYPECHECKED)
         _check_example(work, listing, stats, keep if sample else None, built)
         if sample:
             kept.append(stats.examples)

@@ -84,6 +84,7 @@ def test_broken_yaml_names_file_and_line(workdir: Path) -> None:
     assert tree(workdir / "out" / "pkg") == before
 
 
+@pytest.mark.full
 def test_unreachable_server_names_it_and_says_how_to_get_a_lock(workdir: Path) -> None:
     (workdir / "infra.yaml").write_text(
         "kind: ToolServerRegistry\nmetadata:\n  name: t\nspec:\n  servers:\n"
@@ -144,6 +145,7 @@ def test_refuses_to_replace_a_folder_it_did_not_generate(tmp_path: Path) -> None
     assert (tmp_path / "src" / "mine" / "__init__.py").read_text() == "# hand-written\n"
 
 
+@pytest.mark.full
 def test_settings_come_from_pyproject(tmp_path: Path) -> None:
     (tmp_path / "schemas").mkdir()
     (tmp_path / "schemas" / "time.json").write_text(TIME.read_text())
@@ -179,6 +181,7 @@ def test_committed_generated_package_is_current() -> None:
     assert "generated/sample_tools is up to date" in proc.stdout
 
 
+@pytest.mark.full
 def test_sources_on_the_command_line_replace_all_configured_sources(tmp_path: Path) -> None:
     """--mcp-json inside a configured project must not mix in the project's YAML or servers."""
     (tmp_path / "tools").mkdir()
@@ -241,6 +244,7 @@ def _infra(folder: Path, *args: str, connect_timeout_seconds: float = 20) -> Pat
     return path
 
 
+@pytest.mark.full  # live servers; test_check_is_1_after_an_input_change_and_0_after_regenerating stays fast
 def test_server_printing_a_banner_still_generates_with_one_warning(tmp_path: Path) -> None:
     _infra(tmp_path)
     proc = _run(tmp_path, "--infra", "infra.yaml", "--out", "out", "--package", "pkg", "--lock", "lock.json", "-q")
@@ -252,6 +256,7 @@ def test_server_printing_a_banner_still_generates_with_one_warning(tmp_path: Pat
     assert "def echo(" in (tmp_path / "out" / "pkg" / "_tools.py").read_text()
 
 
+@pytest.mark.full
 def test_server_speaking_no_json_rpc_is_one_error_line(tmp_path: Path) -> None:
     _infra(tmp_path, "--garbage", connect_timeout_seconds=1.5)  # it never answers: the bound runs out
     proc = _run(tmp_path, "--infra", "infra.yaml", "--out", "out", "--package", "pkg", "--lock", "lock.json", "-q")

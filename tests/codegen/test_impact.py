@@ -109,7 +109,7 @@ def _found(out: str) -> list[tuple[int, str, str]]:
     return found
 
 
-@pytest.mark.parametrize("checker", ["mypy", "pyright"])
+@pytest.mark.parametrize("checker", ["mypy", pytest.param("pyright", marks=pytest.mark.full)])
 def test_impact_lists_exactly_the_broken_call_sites(
     checker: str, project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -123,6 +123,7 @@ def test_impact_lists_exactly_the_broken_call_sites(
     assert {p: p.read_bytes() for p in before} == before
 
 
+@pytest.mark.full  # test_impact_lists_exactly_the_broken_call_sites runs the same comparison in the fast tier
 def test_a_change_that_breaks_no_call_site_exits_0(
     project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -133,6 +134,7 @@ def test_a_change_that_breaks_no_call_site_exits_0(
     ]
 
 
+@pytest.mark.full
 def test_generate_check_reports_the_impact_when_asked(
     project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -190,6 +192,7 @@ def test_the_rule_is_the_change_the_message_names(project: Path) -> None:
     assert attribute(Diagnostic("a.py", 1, 1, "", "something"), "x = 1", [text, other, units], tools) is None
 
 
+@pytest.mark.full  # the fast tier compares a lock with live servers; this, two saved listings
 def test_two_saved_listings_are_compared_the_same_way(
     project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -211,6 +214,7 @@ def test_two_saved_listings_are_compared_the_same_way(
     ]
 
 
+@pytest.mark.full  # the fast tier compares a lock with live servers; this, two locks
 @pytest.mark.timeout(600)  # two offline generations and two checker runs each, on a shared machine
 @pytest.mark.parametrize("checker", ["mypy", "pyright"])
 def test_two_locks_build_both_packages_and_list_the_same_call_sites(

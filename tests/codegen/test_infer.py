@@ -77,7 +77,7 @@ def kind_of(result: dict[str, Any]) -> str:
     return "text" if "structuredContent" not in result and [b["type"] for b in blocks] == ["text"] else "other"
 
 
-@pyright_workspace(include=["published", "stripped", "usage.py"])
+@pyright_workspace(include=["published", "stripped", "usage.py"], full=True)
 def checked(root: Path) -> dict[str, str]:
     """Both packages and the script; what `generate` printed for each package."""
     samples = root / "toolgen.samples.json"
@@ -209,6 +209,7 @@ def test_a_result_of_another_shape_falls_back_to_tool_output(workspace: tuple[Pa
     assert len(texts) == 2 and _call(pkg, "everything", "echo", image) == "\n".join(texts)
 
 
+@pytest.mark.full
 def test_packages_and_user_code_pass_mypy_strict_and_pyright_strict(
     workspace: tuple[Path, dict[str, str]], pyright_batch: Batch
 ) -> None:

@@ -19,6 +19,7 @@ from gen_helpers import RecordingProvider, generate, import_fresh
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
+from tiers import examples
 
 from codegen.infer import InferredOutput, infer_schema, inferred_output_changes
 from codegen.lock import parse_lock, render_lock
@@ -90,7 +91,7 @@ def _decode(pkg: Any, tool: str, result: dict[str, Any]) -> Any:
 # Each example generates a package (about a second), so no shrinking phase: shrinking one failure
 # took over five minutes. Failures found are kept below as explicit examples.
 @settings(
-    max_examples=15,
+    max_examples=examples(5, 15),
     deadline=None,
     phases=[Phase.explicit, Phase.generate],
     database=None,
@@ -153,7 +154,7 @@ def _changes(old: list[Any], new: list[Any]) -> tuple[Any, ...]:
 @example(values=[{"x": 1}, {"x": [1]}, {"x": {"a": 1}}], other=1)  # anyOf variants in sample order
 @example(values=[{"\u00a8": None}], other={})  # a dropped NFKC key left `required: []` behind
 @example(values=[{}], other={"\u00b2": None})  # ... and `properties: {}`
-@settings(max_examples=200, deadline=None, database=None)
+@settings(max_examples=examples(50, 200), deadline=None, database=None)
 @given(values=st.lists(SHAPED, min_size=1, max_size=4), other=JSON)
 def test_inferred_drift_is_reported_exactly_when_the_inferred_type_changes(values: list[Any], other: Any) -> None:
     """Reordering samples, or recording one of the same shape again, changes nothing; a sample

@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import json
 import keyword
+import os
 import subprocess
 import sys
 from functools import cache
@@ -24,8 +25,9 @@ from typing import Any
 
 import pytest
 from gen_helpers import REPO, RecordingProvider, generate, import_fresh, pyright_strict
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
+from tiers import FULL_ENV
 
 from codegen.naming import assign_names
 
@@ -114,8 +116,13 @@ _DANGEROUS = ["result", "self", "arguments", "info", "omit", "method", "kwargs",
               "Tools"]  # fmt: skip
 
 
+#: The fast tier runs the explicit example (every dangerous name) only; the full tier adds three
+#: random lists (each a generation, a mypy and a pyright run).
+_PHASES = tuple(Phase) if os.environ.get(FULL_ENV) == "1" else (Phase.explicit,)
+
+
 @pytest.mark.slow
-@settings(max_examples=3, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=3, deadline=None, derandomize=True, phases=_PHASES, suppress_health_check=[HealthCheck.too_slow])
 @example(params=[(name, kind, n % 2 == 0) for n, (name, kind) in
                  enumerate(zip(_DANGEROUS, [*sorted(_TYPES)] * 4, strict=False))])  # fmt: skip
 @given(params=_PARAMS)

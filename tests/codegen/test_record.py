@@ -198,6 +198,7 @@ def test_inferred_output_changes_have_declared_output_severities() -> None:
     assert messages[5] == "inferred output field 'b' removed"
 
 
+@pytest.mark.full  # pyright over generated packages: test_typecheck.py in the fast tier
 @pytest.mark.slow  # an old-SDK server, then pyright over the package
 def test_a_package_whose_only_untyped_tool_was_inferred_as_text_passes_strict_pyright(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]

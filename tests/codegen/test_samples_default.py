@@ -43,6 +43,7 @@ def test_record_writes_the_default_file_and_generate_check_and_diff_read_it(
     assert "removed" not in out
 
 
+@pytest.mark.full  # live records and generations; the other test here stays fast
 def test_a_configured_samples_file_that_does_not_exist_yet_is_no_samples(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -48,7 +48,7 @@ def listing() -> dict[str, Any]:
     return {"tools": tools}
 
 
-@pyright_workspace(include=[PACKAGE])
+@pyright_workspace(include=[PACKAGE], full=True)
 def checked(folder: Path) -> list[str]:
     """The package of a tool per case; the warnings `generate` printed."""
     (folder / "coverage.json").write_text(json.dumps(listing()), encoding="utf-8")
@@ -128,6 +128,7 @@ def test_every_warning_kind_is_one_line(generated: tuple[Path, ModuleType, list[
     assert warnings and all(w.startswith("toolgen: warning: coverage.json: tool 'kw_") for w in warnings)
 
 
+@pytest.mark.full
 @pytest.mark.slow  # mypy and pyright over a tool per keyword
 def test_coverage_package_type_checks(generated: tuple[Path, ModuleType, list[str]], pyright_batch: Batch) -> None:
     folder, _, _ = generated

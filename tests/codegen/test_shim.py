@@ -1113,6 +1113,7 @@ def typed_package(pyright_batch: Batch) -> Path:
     return pyright_batch.built(checked)[0]
 
 
+@pytest.mark.full  # a mypy cache of its own: the standard library and pydantic analysed anew
 def test_mypy_strict(typed_package: Path) -> None:
     completed = subprocess.run(
         # follow-imports=silent: mas (imported by runtime_providers.py) is checked by its own owners

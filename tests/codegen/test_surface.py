@@ -164,6 +164,7 @@ PYRIGHT_SNAPSHOT = [  # sorted by line, then message
 ]
 
 
+@pytest.mark.full  # the fast tier type-checks generated packages in test_typecheck.py
 @pytest.mark.slow  # one mypy --strict and one pyright run over a whole package: tens of seconds
 @pytest.mark.timeout(600)
 def test_the_package_is_strictly_typed_and_mistakes_are_reported_by_both_checkers(generated: Path) -> None:

@@ -161,6 +161,7 @@ def test_the_everything_servers_closed_sets_are_literals(everything: MCPServerCo
     ]
 
 
+@pytest.mark.full  # the fast tier type-checks generated packages in test_typecheck.py
 @pytest.mark.slow  # a generation, one mypy --strict and one pyright run over the package
 @pytest.mark.timeout(900)
 def test_the_everything_servers_package_is_strictly_typed(everything: MCPServerConfig, tmp_path: Path) -> None:

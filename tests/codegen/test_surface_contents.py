@@ -160,6 +160,7 @@ def use(registry: RuntimeRegistry) -> float:
 """
 
 
+@pytest.mark.full  # the fast tier type-checks generated packages in test_typecheck.py
 @pytest.mark.slow  # one mypy --strict and one pyright run over the package
 @pytest.mark.timeout(600)
 def test_both_checkers_type_the_learned_value(recorded: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -579,6 +579,7 @@ def test_a_call_assertion_names_the_first_difference(fake_tools):
 """
 
 
+@pytest.mark.full  # a pytest run of its own; the kit's fixtures are tested in-process in the fast tier
 def test_the_pytest_plugin_builds_fakes_and_reports_their_failures_readably(site: Path, tmp_path: Path) -> None:
     (tmp_path / "test_agent.py").write_text(_USER_TESTS, encoding="utf-8")
     (tmp_path / "pytest.ini").write_text("[pytest]\ntoolgen_package = sample_tools\n", encoding="utf-8")

@@ -79,7 +79,7 @@ def test_strict_schemas_refuses_a_typeless_input(gitlab: Path, capsys: pytest.Ca
     assert not (gitlab / "strict").exists()
 
 
-@pyright_workspace(include=["gitlab", "use_it.py"], root="tc")
+@pyright_workspace(include=["gitlab", "use_it.py"], root="tc", full=True)
 def checked(root: Path) -> None:
     (root / "gitlab.json").write_text(json.dumps(LISTING))
     assert generate(root, ["--mcp-json", "gitlab.json", "--out", "tc", "--package", "gitlab", "-q"]) == 0
@@ -90,6 +90,7 @@ def checked(root: Path) -> None:
     )
 
 
+@pytest.mark.full
 @pytest.mark.slow
 def test_the_package_and_code_calling_it_type_check(pyright_batch: Batch) -> None:
     gitlab = pyright_batch.built(checked)[0]

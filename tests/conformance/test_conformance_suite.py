@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from conformance_suite import Suite, client_scenarios, installed, unavailable
 from prefork import python_command
+from tiers import full_tier
 
 CLIENT = Path(__file__).resolve().parent / "client.py"
 #: The suite's own time limit for one client run (its default, 30 s), and ours for the whole scenario.
@@ -28,6 +29,14 @@ SCENARIO_TIMEOUT = 90
 #: Scenarios known not to pass yet, with the reason (none today); strict, so one that starts
 #: passing fails here and its entry must go.
 EXPECTED_FAILURES: dict[str, str] = {}
+
+#: The fast tier's part of the suite (docs/tests.md, "Two tiers"): the handshake, a tool call, an
+#: elicitation, a stream resumed after a cut, and two sign-ins (discovery and a step-up of scope).
+#: The full tier runs every scenario.
+FAST = frozenset(
+    {"initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry", "auth/metadata-default",
+     "auth/scope-step-up"}
+)  # fmt: skip
 
 
 def _expected_failure(scenario: str) -> str | None:
@@ -46,6 +55,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     for name in client_scenarios():
         why = _expected_failure(name)
         marks = [pytest.mark.xfail(strict=True, reason=why)] if why else []
+        if name not in FAST:
+            marks.append(pytest.mark.full)
         params.append(pytest.param(name, marks=marks, id=name))
     metafunc.parametrize("scenario", params)
 
@@ -79,16 +90,17 @@ def _run_scenario(suite: Suite, scenario: str, work: Path) -> subprocess.Complet
 
 
 @pytest.fixture(scope="module")
-def verdicts(
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[Verdicts]:
-    """Every scenario started at once (:data:`CONCURRENT` at a time), in a folder of its own; each
-    test then waits for its own verdict, so one scenario's failure is still one test's failure."""
+def verdicts(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config) -> Iterator[Verdicts]:
+    """Every scenario of this tier started at once (:data:`CONCURRENT` at a time), in a folder of its
+    own; each test then waits for its own verdict, so one scenario's failure is still one test's
+    failure."""
     suite = installed()
     pool = ThreadPoolExecutor(max_workers=CONCURRENT, thread_name_prefix="conformance")
+    full = full_tier(pytestconfig)
     runs = {
         name: pool.submit(_run_scenario, suite, name, tmp_path_factory.mktemp("scenario"))
         for name in client_scenarios()
+        if full or name in FAST
     }
     yield runs
     pool.shutdown(cancel_futures=True)
@@ -102,3 +114,10 @@ def test_client_scenario(scenario: str, verdicts: Verdicts) -> None:
     if done.returncode != 0:
         report = "\n".join((done.stdout + done.stderr).strip().splitlines()[-40:])
         pytest.fail(f"conformance scenario {scenario!r} failed (exit {done.returncode}):\n{report}", pytrace=False)
+
+
+def test_the_fast_tiers_scenarios_are_in_the_suite() -> None:
+    """A scenario the suite renames or drops must not fall out of the fast tier unnoticed."""
+    if unavailable() is not None:
+        pytest.skip("conformance suite not installed")
+    assert FAST <= set(client_scenarios()), sorted(FAST - set(client_scenarios()))

@@ -27,6 +27,7 @@ from fuzz_strategies import chunked, json_values, line_bytes, listings, nested, 
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from mcp.shared.message import SessionMessage
+from tiers import examples
 
 from mas.runtime import redact
 from mas.runtime.config import ConfigError, MCPServerConfig
@@ -39,7 +40,7 @@ from mas.runtime.pinning import ServerPin
 from mas.runtime.registry import RuntimeRegistry
 from mas.runtime.routing import Named, routed_names
 
-EXAMPLES = int(os.environ.get("TOOLGEN_FUZZ_EXAMPLES", "80"))
+EXAMPLES = int(os.environ.get("TOOLGEN_FUZZ_EXAMPLES", examples(20, 80)))  # 20 in the fast tier
 # The suite's 120 s per test is a hang guard sized for 80 examples: `nox -s fuzz` runs 3000, and the
 # routing property alone took 114 s of them on a loaded machine (the others failed by timeout).
 pytestmark = pytest.mark.timeout(max(120, EXAMPLES))

@@ -197,6 +197,7 @@ def test_the_mcp_face_answers_a_real_sdk_client(face: str) -> None:
     asyncio.run(talk())
 
 
+@pytest.mark.full  # the other tests here run code mode's command lines; this one, every README line
 def test_the_readme_code_mode_lines_run_as_written(tmp_path: Path) -> None:
     """The README's code-mode block, line by line in a folder beside the repo's samples (the
     ``serve`` line runs until stopped: the MCP-face test above serves the same)."""

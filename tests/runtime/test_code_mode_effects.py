@@ -17,6 +17,7 @@ from gen_helpers import import_fresh
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_helpers import stdio_config
+from tiers import tiered
 
 from mas.runtime.code_mode import CodeMode
 from mas.runtime.contracts.tool_contract import invoke_call_tool
@@ -102,7 +103,7 @@ def _text(result: Any) -> str:
     return "\n".join(block.text for block in result.content if getattr(block, "type", "") == "text")
 
 
-@pytest.mark.parametrize("answer", ["accept", "decline"])
+@pytest.mark.parametrize("answer", tiered(["accept", "decline"], ["accept"]))
 def test_serve_asks_the_client_before_a_destructive_call(answer: str) -> None:
     package = str(REPO / "generated" / "sample_tools")
     infra = str(REPO / "library-samples" / "infra" / "sample-stdio.yaml")

@@ -23,6 +23,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_helpers import free_port, served
 from prefork import python_command
+from tiers import tiered
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = str(REPO / "generated" / "sample_tools")
@@ -73,7 +74,7 @@ def _text(result: Any) -> str:
     return "\n".join(block.text for block in result.content if getattr(block, "type", "") == "text")
 
 
-@pytest.mark.parametrize("face", sorted(FACES))
+@pytest.mark.parametrize("face", tiered(sorted(FACES), ["http"]))  # stdio: the full tier
 def test_hostile_runs_cannot_hold_up_a_good_run_past_its_limit_and_the_queue_bound(face: str) -> None:
     """The issue's reproduction: ``--timeout 2`` (the default 4 runs at once, 10 s queue), 8 endless
     loops at once, then one run of a single call: it waits for its turn, then has its 2 s."""
@@ -99,7 +100,7 @@ def test_hostile_runs_cannot_hold_up_a_good_run_past_its_limit_and_the_queue_bou
     asyncio.run(talk())
 
 
-@pytest.mark.parametrize("face", sorted(FACES))
+@pytest.mark.parametrize("face", tiered(sorted(FACES), ["http"]))  # stdio: the full tier
 def test_a_request_the_client_abandons_stops_its_run(face: str) -> None:
     """One run at a time, a 4 s queue: the endless loop a client gave up on after 1 s must stop,
     or the next run (sent at once) would wait out its 30 s limit and be refused "busy"."""
@@ -118,7 +119,7 @@ def test_a_request_the_client_abandons_stops_its_run(face: str) -> None:
     asyncio.run(talk())
 
 
-@pytest.mark.parametrize("face", sorted(FACES))
+@pytest.mark.parametrize("face", tiered(sorted(FACES), ["http"]))  # stdio: the full tier
 def test_a_flood_of_output_comes_back_cut_and_once(face: str) -> None:
     async def talk() -> None:
         async with FACES[face]() as session:
@@ -138,7 +139,7 @@ def test_a_flood_of_output_comes_back_cut_and_once(face: str) -> None:
     asyncio.run(talk())
 
 
-@pytest.mark.parametrize("face", sorted(FACES))
+@pytest.mark.parametrize("face", tiered(sorted(FACES), ["http"]))  # stdio: the full tier
 def test_a_huge_search_query_is_refused_and_holds_up_no_one(face: str) -> None:
     async def talk() -> None:
         async with FACES[face]() as session:

@@ -19,6 +19,7 @@ from mcp.client import session as mcp_session
 from mcp.shared.exceptions import MCPError
 from mcp_helpers import stdio_config
 from old_sdk import OLD_SDK_SERVER, old_sdk_python
+from tiers import tiered
 
 from mas.runtime.config import MCPServerConfig
 from mas.runtime.infra import load_infra
@@ -70,7 +71,7 @@ def _methods(record: Path) -> list[str]:
 
 
 @pytest.mark.slow  # mcp 1.6 never answers server/discover: the probe waits out the SDK's bound
-@pytest.mark.parametrize("version", ["1.6.0", "1.30.0"])
+@pytest.mark.parametrize("version", tiered(["1.6.0", "1.30.0"], ["1.30.0"]))  # one old-SDK venv in the fast tier
 def test_the_registry_calls_an_old_sdk_server_with_the_default_handshake(
     version: str,
     tmp_path: Path,
@@ -103,7 +104,7 @@ def test_the_registry_calls_an_old_sdk_server_with_the_default_handshake(
     assert len(hints) == (1 if version == "1.6.0" else 0)
 
 
-@pytest.mark.parametrize("version", ["1.6.0", "1.30.0"])
+@pytest.mark.parametrize("version", tiered(["1.6.0", "1.30.0"], ["1.30.0"]))  # one old-SDK venv in the fast tier
 def test_connect_mode_legacy_sends_only_initialize_and_is_quick(
     version: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -121,7 +122,7 @@ def test_connect_mode_legacy_sends_only_initialize_and_is_quick(
 
 
 @pytest.mark.slow  # builds a package from a live 1.x server, twice
-@pytest.mark.parametrize("version", ["1.6.0", "1.30.0"])
+@pytest.mark.parametrize("version", tiered(["1.6.0", "1.30.0"], ["1.30.0"]))  # one old-SDK venv in the fast tier
 def test_generate_infra_from_an_old_sdk_server_is_quiet_and_its_package_answers(
     version: str, tmp_path: Path, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -18,6 +18,7 @@ import pytest
 from gen_helpers import forked_python
 from mcp_helpers import stdio_config
 from prefork import python_command
+from tiers import tiered
 
 from mas.runtime.mcp.provider import MCPToolProvider
 from mas.runtime.registry import RuntimeRegistry
@@ -186,7 +187,7 @@ def test_zod_validation_and_unknown_tools_of_the_typescript_reference_server(eve
         assert not provider.call_tool("get-sum", {"a": 1, "b": 2}).is_error
 
 
-@pytest.mark.parametrize("version", ["1.6.0", "1.30.0"])
+@pytest.mark.parametrize("version", tiered(["1.6.0", "1.30.0"], ["1.30.0"]))  # one old-SDK venv in the fast tier
 def test_pydantic_validation_and_unknown_tools_of_old_sdk_servers(version: str) -> None:
     from old_sdk import OLD_SDK_SERVER, old_sdk_python
 

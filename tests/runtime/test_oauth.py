@@ -428,6 +428,7 @@ with httpx2.Client(follow_redirects=True, timeout=10) as client:
 """
 
 
+@pytest.mark.full  # test_sign_in_once_then_a_new_process_refreshes_and_nothing_leaks stays fast
 def test_on_a_terminal_the_url_is_printed_and_a_browser_opened(tmp_path: Path) -> None:
     """With a terminal and no callback, the authorization URL goes to stderr and to the browser
     (``$BROWSER`` here: a script that follows the redirects as a browser would)."""

@@ -23,6 +23,11 @@ from old_sdk import published_python
 from codegen.cli import main as toolgen
 from mas.runtime.registry import RuntimeRegistry
 
+# The full tier: each server is installed from PyPI into a venv of its own (fastmcp and its
+# dependencies), which a fresh machine pays on its first run; the fast tier meets real servers of
+# other SDKs through the old-SDK venvs (tests/old_sdk.py).
+pytestmark = pytest.mark.full
+
 USE_MATH = """\
 from math_tools import Tools
 from math_tools._runtime import SupportsCallTool

@@ -54,7 +54,7 @@ def test_the_envelope_carries_an_array_and_primitives_at_the_root() -> None:
     assert (mean.structured_content, mean.result) == (4.2, 4.2)
 
 
-@pyright_workspace(include=["roots", "use_it.py"], root="out")
+@pyright_workspace(include=["roots", "use_it.py"], root="out", full=True)
 def checked(folder: Path) -> None:
     """A package generated from the live sample server with --with-root-outputs, and code using it."""
     config = stdio_config("sample", "--with-root-outputs")
@@ -88,6 +88,7 @@ def test_the_typed_methods_return_the_plain_values(roots: tuple[Path, Any, Any])
     assert mean == 4.2 and type(mean) is float
 
 
+@pytest.mark.full
 @pytest.mark.slow
 def test_code_using_root_typed_methods_type_checks(roots: tuple[Path, Any, Any], pyright_batch: Batch) -> None:
     out, _, _ = roots

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from mcp_helpers import REPO, free_port, http_config, http_sample_server, stdio_config
 from prefork import python_command
+from tiers import tiered
 
 from mas.runtime.config import ConfigError
 from mas.runtime.contracts.server_contract import ServerProvider
@@ -366,7 +367,7 @@ def test_the_everything_server_lists_reads_fills_gets_and_completes(everything_s
 
 
 @pytest.mark.timeout(600)  # a cold cache builds the old SDK's venv first
-@pytest.mark.parametrize("version", ["1.6.0", "1.30.0"])
+@pytest.mark.parametrize("version", tiered(["1.6.0", "1.30.0"], ["1.30.0"]))  # one old-SDK venv in the fast tier
 def test_an_old_sdk_server_lists_reads_fills_and_gets(version: str) -> None:
     from old_sdk import old_sdk_python
 

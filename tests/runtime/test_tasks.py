@@ -109,6 +109,7 @@ def test_the_everything_server_speaks_the_2025_dialect_and_requires_a_task_for_r
     assert research.task_dialect() == "2025-11-25"
 
 
+@pytest.mark.full
 def test_call_tool_returns_the_research_report_inline(research: MCPToolProvider) -> None:
     started = time.monotonic()
     envelope = research.call_tool(RESEARCH, {"topic": "typed wrappers"})
@@ -222,6 +223,7 @@ def test_the_typed_method_of_a_task_required_tool_waits_and_returns_the_report(g
     assert output.text.startswith("# Research Report: typed wrappers")
 
 
+@pytest.mark.full
 def test_the_typed_method_answers_the_clarification_through_on_input(generated: tuple[Any, Any]) -> None:
     pkg, registry = generated
     seen: list[Any] = []
@@ -352,6 +354,7 @@ def test_generate_records_the_2026_dialect_in_the_lock(tmp_path: Path) -> None:
 # --- typed task handles in a generated package (everything server) ----------------------------------
 
 
+@pytest.mark.full
 def test_a_typed_handle_moves_from_working_to_completed_and_wait_returns_the_typed_value(
     generated: tuple[Any, Any],
 ) -> None:
@@ -380,6 +383,7 @@ def test_a_typed_handle_is_resumed_from_its_id_and_cancelled(generated: tuple[An
         started.wait(timeout_seconds=10)
 
 
+@pytest.mark.full  # four one-second research stages each; the fast tier keeps three of the research tests
 def test_the_async_handle_answers_the_clarification_and_completes(generated: tuple[Any, Any]) -> None:
     pkg, registry = generated
 

@@ -69,6 +69,7 @@ def test_a_tool_without_hints_needs_approval_by_mcps_defaults() -> None:
     assert select_tools(Bare(), destructive=False) == []
 
 
+@pytest.mark.full  # each adapter keeps a test with its real package in its own file
 def test_mas_runtime_and_toolgen_generate_import_no_framework(tmp_path: Path) -> None:
     code = (
         "import sys\n"
@@ -112,6 +113,7 @@ def build(registry: RuntimeRegistry) -> None:
 """
 
 
+@pytest.mark.full  # each adapter keeps a test with its real package in its own file
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_the_adapters_and_a_user_script_type_check_strict(tmp_path: Path) -> None:
@@ -144,6 +146,7 @@ def test_the_adapters_and_a_user_script_type_check_strict(tmp_path: Path) -> Non
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+@pytest.mark.full  # each adapter keeps a test with its real package in its own file
 def test_the_readme_adapter_lines_build_an_agent_over_the_sample_server() -> None:
     pytest.importorskip("pydantic_ai")
     import os
