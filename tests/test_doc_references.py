@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -22,7 +23,8 @@ SECURITY = REPO / "docs" / "security.md"
 SECURITY_SECTIONS = ("## The runtime", "## The toolchain")  # each must exist and hold a table
 
 
-def _defined(path: Path) -> set[str]:
+@functools.cache  # the docs name hundreds of tests in a few dozen files: each file is parsed once
+def _defined(path: Path) -> frozenset[str]:
     """``name`` for module-level test functions and ``Class::name`` for methods."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     names: set[str] = set()
@@ -35,7 +37,7 @@ def _defined(path: Path) -> set[str]:
                 for item in node.body
                 if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)
             }
-    return names
+    return frozenset(names)
 
 
 def references(text: str) -> list[tuple[str, str]]:
