@@ -91,15 +91,20 @@ def _functions() -> Iterator[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]
                 yield f"{rel}:{node.name}", node
 
 
-def _spelled(test: Callable[[ast.AST], bool]) -> list[str]:
-    """The functions with a node for which ``test`` holds (a nested function counts for its own)."""
-    found = set()
+@functools.cache
+def _own_nodes() -> tuple[tuple[str, tuple[ast.AST, ...]], ...]:
+    """Each function and its own nodes (a nested function's are its own, not its parent's), walked once."""
+    found = []
     for where, func in _functions():
         inner = [n for n in ast.walk(func) if n is not func and isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
         skip = {id(n) for f in inner for n in ast.walk(f)}
-        if any(test(node) for node in ast.walk(func) if id(node) not in skip):
-            found.add(where)
-    return sorted(found)
+        found.append((where, tuple(node for node in ast.walk(func) if id(node) not in skip)))
+    return tuple(found)
+
+
+def _spelled(test: Callable[[ast.AST], bool]) -> list[str]:
+    """The functions with a node for which ``test`` holds (a nested function counts for its own)."""
+    return sorted({where for where, nodes in _own_nodes() if any(test(node) for node in nodes)})
 
 
 def _is_text_join(node: ast.AST) -> bool:
