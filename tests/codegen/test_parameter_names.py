@@ -17,7 +17,6 @@ from __future__ import annotations
 import ast
 import json
 import keyword
-import os
 import subprocess
 import sys
 from functools import cache
@@ -25,9 +24,8 @@ from typing import Any
 
 import pytest
 from gen_helpers import REPO, RecordingProvider, generate, import_fresh, pyright_strict
-from hypothesis import HealthCheck, Phase, example, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from tiers import FULL_ENV
 
 from codegen.naming import assign_names
 
@@ -116,13 +114,9 @@ _DANGEROUS = ["result", "self", "arguments", "info", "omit", "method", "kwargs",
               "Tools"]  # fmt: skip
 
 
-#: The fast tier runs the explicit example (every dangerous name) only; the full tier adds three
-#: random lists (each a generation, a mypy and a pyright run).
-_PHASES = tuple(Phase) if os.environ.get(FULL_ENV) == "1" else (Phase.explicit,)
-
-
+@pytest.mark.full  # a cold mypy and a pyright run per list; the fast tier's checker runs: test_typecheck.py
 @pytest.mark.slow
-@settings(max_examples=3, deadline=None, derandomize=True, phases=_PHASES, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=3, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @example(params=[(name, kind, n % 2 == 0) for n, (name, kind) in
                  enumerate(zip(_DANGEROUS, [*sorted(_TYPES)] * 4, strict=False))])  # fmt: skip
 @given(params=_PARAMS)
