@@ -8,6 +8,7 @@ type checker sees is still a cycle a reader has to follow.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -46,9 +47,10 @@ def _imported(name: str, path: Path, known: Mapping[str, Path]) -> set[str]:
     return {module for module in found if module in known and module != name}
 
 
-def import_graph() -> dict[str, set[str]]:
+@functools.cache  # read once for the module's tests (none of them changes it)
+def import_graph() -> Mapping[str, frozenset[str]]:
     known = modules()
-    return {name: _imported(name, path, known) for name, path in known.items()}
+    return {name: frozenset(_imported(name, path, known)) for name, path in known.items()}
 
 
 def cycles(graph: Mapping[str, Iterable[str]]) -> list[list[str]]:
