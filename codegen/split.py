@@ -80,6 +80,67 @@ def _subject(stmt: ast.stmt) -> str | None:
     return None
 
 
+def _homes(defined: set[str], deps: Mapping[str, set[str]], roots: Sequence[str]) -> dict[str, str]:
+    """Each class's module: the one root that reaches it, or ``SHARED`` when two roots (or none) do."""
+    reached_by: dict[str, set[str]] = {name: set() for name in defined}
+    for root in roots:
+        stack, seen = [root], {root}
+        while stack:
+            for dep in deps[stack.pop()]:
+                if dep not in seen:
+                    seen.add(dep)
+                    stack.append(dep)
+        for name in seen:
+            reached_by[name].add(root)
+    home = {name: next(iter(r)) if len(r) == 1 else SHARED for name, r in reached_by.items()}
+    changed = True
+    while changed:  # what a shared class needs is shared too (only unreached classes can need this)
+        changed = False
+        for name in defined:
+            if home[name] == SHARED:
+                for dep in deps[name]:
+                    if home[dep] != SHARED:
+                        home[dep], changed = SHARED, True
+    return home
+
+
+def _module_text(
+    grouped: Sequence[tuple[ast.stmt, str, set[str]]],
+    imported: Mapping[str, tuple[str, str]],
+    defined: set[str],
+    home: Mapping[str, str],
+    lines: Sequence[str],
+) -> str:
+    """One module's source: its imports, then its statements (``grouped``: each with the name it
+    defines or belongs with, and the names it uses) with their text and order kept."""
+    own = {owner for _, owner, _ in grouped}
+    used = set().union(*(plain for _, _, plain in grouped))
+    import_block: list[str] = []
+    by_module: dict[str, list[str]] = {}
+    for name in sorted(used):
+        if name in imported and name not in own:
+            module, original = imported[name]
+            by_module.setdefault(module, []).append(name if original == name else f"{original} as {name}")
+    for module in sorted(by_module):
+        import_block += import_lines(module, by_module[module])
+    shared_names = sorted(n for n in used & defined if n not in own and home[n] == SHARED)
+    if shared_names:
+        import_block += import_lines(f".{SHARED}", shared_names)
+    chunks: list[str] = []
+    previous: ast.stmt | None = None
+    for stmt, _, _ in grouped:
+        start = min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", []))])
+        text = "\n".join(lines[start - 1 : stmt.end_lineno])
+        if previous is not None:
+            blocky = isinstance(stmt, ast.ClassDef) or isinstance(previous, ast.ClassDef)
+            chunks.append("\n\n\n" if blocky else "\n")
+        chunks.append(text)
+        previous = stmt
+    # One blank line after the imports: the formatter makes it two before a class (split_models
+    # keeps what black and ruff agree on; datamodels._one_blank_line says why).
+    return "\n".join(["from __future__ import annotations", *import_block]) + "\n\n" + "".join(chunks)
+
+
 def split_models(code: str, roots: Sequence[str], *, tree: ast.Module | None = None) -> tuple[ModelModuleSpec, ...]:
     """The modules of the outputs package; ``roots`` are the tools' output definitions, in order.
     ``tree``: ``code`` parsed, when the caller parsed it already (never changed here)."""
@@ -102,25 +163,7 @@ def split_models(code: str, roots: Sequence[str], *, tree: ast.Module | None = N
     for (_, owner), (plain, quoted) in zip(body, uses, strict=True):
         deps[owner] |= (plain | quoted) & defined - {owner}
 
-    reached_by: dict[str, set[str]] = {name: set() for name in defined}
-    for root in roots:
-        stack, seen = [root], {root}
-        while stack:
-            for dep in deps[stack.pop()]:
-                if dep not in seen:
-                    seen.add(dep)
-                    stack.append(dep)
-        for name in seen:
-            reached_by[name].add(root)
-    home = {name: next(iter(r)) if len(r) == 1 else SHARED for name, r in reached_by.items()}
-    changed = True
-    while changed:  # what a shared class needs is shared too (only unreached classes can need this)
-        changed = False
-        for name in defined:
-            if home[name] == SHARED:
-                for dep in deps[name]:
-                    if home[dep] != SHARED:
-                        home[dep], changed = SHARED, True
+    home = _homes(defined, deps, roots)
 
     taken: set[str] = {SHARED}
     module_of = {root: _module_name(root, taken) for root in roots}
@@ -130,36 +173,11 @@ def split_models(code: str, roots: Sequence[str], *, tree: ast.Module | None = N
     for (stmt, owner), (plain, _) in zip(body, uses, strict=True):
         by_home.setdefault(home[owner], []).append((stmt, owner, plain))
     for group in [SHARED, *roots]:
-        members = [(stmt, owner) for stmt, owner, _ in by_home.get(group, ())]
-        if not members:
+        grouped = by_home.get(group)
+        if not grouped:
             continue
-        own = {owner for _, owner in members}
-        used = set().union(*(plain for _, _, plain in by_home[group]))
-        import_block: list[str] = []
-        by_module: dict[str, list[str]] = {}
-        for name in sorted(used):
-            if name in imported and name not in own:
-                module, original = imported[name]
-                by_module.setdefault(module, []).append(name if original == name else f"{original} as {name}")
-        for module in sorted(by_module):
-            import_block += import_lines(module, by_module[module])
-        shared_names = sorted(n for n in used & defined if n not in own and home[n] == SHARED)
-        if shared_names:
-            import_block += import_lines(f".{SHARED}", shared_names)
-        chunks: list[str] = []
-        previous: ast.stmt | None = None
-        for stmt, _ in members:
-            start = min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", []))])
-            text = "\n".join(lines[start - 1 : stmt.end_lineno])
-            if previous is not None:
-                blocky = isinstance(stmt, ast.ClassDef) or isinstance(previous, ast.ClassDef)
-                chunks.append("\n\n\n" if blocky else "\n")
-            chunks.append(text)
-            previous = stmt
-        # One blank line after the imports: the formatter makes it two before a class (split_models
-        # keeps what black and ruff agree on; datamodels._one_blank_line says why).
-        code_text = "\n".join(["from __future__ import annotations", *import_block]) + "\n\n" + "".join(chunks)
-        names = tuple(sorted(owner for stmt, owner in members if _defines(stmt)))
+        names = tuple(sorted(owner for stmt, owner, _ in grouped if _defines(stmt)))
+        code_text = _module_text(grouped, imported, defined, home, lines)
         modules.append(ModelModuleSpec(module_of[group], names, code_text + "\n"))
     return tuple(modules)
 
