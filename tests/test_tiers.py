@@ -17,7 +17,7 @@ from gen_helpers import REPO
 
 TESTS = REPO / "tests"
 DOC = REPO / "docs" / "tests.md"
-README_TEST_COMMAND = "python3 -m pip install nox && python3 -m nox -s tests"
+README_TEST_COMMAND = 'python3 -m pip install "nox[uv]" && python3 -m nox -s tests'
 FULL_COMMAND = "python3 -m nox -s tests_full"
 
 
