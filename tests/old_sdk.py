@@ -11,6 +11,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -63,6 +64,19 @@ def published_python(name: str) -> Path:
     return cached_venv(name, PUBLISHED[name])
 
 
+def _made_by_uv(folder: Path, requirements: tuple[str, ...]) -> bool:
+    """Make the venv with uv when it is on PATH (the README's ``nox[uv]`` brings it): 2 s where
+    venv and pip take 15 s from empty caches. Any failure leaves the job to venv and pip, which
+    also tell an unreachable registry from a failed install."""
+    uv = shutil.which("uv")
+    if uv is None:
+        return False
+    env = {**os.environ, "UV_COMPILE_BYTECODE": "1"}
+    run = [[uv, "venv", "-q", "--clear", "--python", sys.executable, str(folder)],
+           [uv, "pip", "install", "-q", "--python", str(folder / "bin" / "python"), *requirements]]  # fmt: skip
+    return all(subprocess.run(c, capture_output=True, env=env, timeout=600, check=False).returncode == 0 for c in run)
+
+
 def cached_venv(label: str, requirements: tuple[str, ...]) -> Path:
     """The interpreter of a venv with ``requirements``, made once under the cache folder.
 
@@ -77,6 +91,9 @@ def cached_venv(label: str, requirements: tuple[str, ...]) -> Path:
     with open(folder.parent / f"{label}-{key}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if ready.is_file() and python.exists():
+            return python
+        if _made_by_uv(folder, requirements):
+            ready.write_text("\n".join(requirements) + "\n", encoding="utf-8")
             return python
         made = subprocess.run(
             [sys.executable, "-m", "venv", "--clear", str(folder)], capture_output=True, text=True, check=False
