@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gen_helpers import generate, import_fresh
+from gen_helpers import forked_python, generate, import_fresh
 
 from mas.runtime.registry import RuntimeRegistry
 
@@ -22,8 +22,7 @@ SERVER = Path(__file__).resolve().parents[1] / "servers" / "issues_server.py"
 
 def _infra(folder: Path, *names: str) -> Path:
     servers = [
-        {"name": n, "protocol": "mcp", "transport": "stdio", "command": "python", "args": [str(SERVER), n],
-         "connect_timeout_seconds": 20}
+        {"name": n, "protocol": "mcp", "transport": "stdio", **forked_python(str(SERVER), n), "connect_timeout_seconds": 20}
         for n in names
     ]  # fmt: skip
     spec = {
@@ -70,12 +69,15 @@ def test_two_live_servers_sharing_a_tool_name_generate_and_each_method_reaches_i
 def test_the_registry_refuses_a_shared_bare_name_in_one_line_naming_both_servers(live: tuple[Path, Any]) -> None:
     root, _ = live
     infra = root / "infra.yaml"
+    lines = infra.read_text(encoding="utf-8").splitlines()
+    # Each entry's line is that of its "{", just above its name (0-based index = 1-based line above).
+    github, sentry = (lines.index(f'    "name": "{n}",') for n in ("github", "sentry"))
     with RuntimeRegistry.from_sources(infra=[infra]) as registry:
         refused = registry.call_tool("update_issue", {"issue": "1"})
         assert refused.is_error and refused.error_kind == "unknown_tool"
         assert refused.text == (
-            f"tool 'update_issue' is ambiguous: it is provided by 'github' ({infra}:9: spec.servers[0]) and "
-            f"'sentry' ({infra}:20: spec.servers[1]); call 'github.update_issue' or 'sentry.update_issue'"
+            f"tool 'update_issue' is ambiguous: it is provided by 'github' ({infra}:{github}: spec.servers[0]) and "
+            f"'sentry' ({infra}:{sentry}: spec.servers[1]); call 'github.update_issue' or 'sentry.update_issue'"
         )
         assert refused.metadata is not None
         assert refused.metadata["candidates"] == ["github.update_issue", "sentry.update_issue"]
