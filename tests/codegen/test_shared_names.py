@@ -22,7 +22,8 @@ SERVER = Path(__file__).resolve().parents[1] / "servers" / "issues_server.py"
 
 def _infra(folder: Path, *names: str) -> Path:
     servers = [
-        {"name": n, "protocol": "mcp", "transport": "stdio", **forked_python(str(SERVER), n), "connect_timeout_seconds": 20}
+        {"name": n, "protocol": "mcp", "transport": "stdio", **forked_python(str(SERVER), n),
+         "connect_timeout_seconds": 20}
         for n in names
     ]  # fmt: skip
     spec = {

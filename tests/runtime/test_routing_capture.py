@@ -26,8 +26,8 @@ def infra(folder: Path, *servers: tuple[str, list[str]] | tuple[str, list[str], 
     entries = []
     for server in servers:
         name, extra, more = server[0], server[1], (server[2] if len(server) > 2 else {})  # type: ignore[misc]
-        entries.append({"name": name, "protocol": "mcp", "transport": "stdio", **forked_python(str(SERVER), name, *extra),
-                        "connect_timeout_seconds": 20, **more})  # fmt: skip
+        entries.append({"name": name, "protocol": "mcp", "transport": "stdio",
+                        **forked_python(str(SERVER), name, *extra), "connect_timeout_seconds": 20, **more})  # fmt: skip
     path = folder / "infra.yaml"
     spec = {"kind": "ToolServerRegistry", "spec": {"servers": entries}}
     path.write_text(json.dumps(spec, indent=1))

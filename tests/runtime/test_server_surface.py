@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from mcp_helpers import REPO, free_port, http_config, http_sample_server, stdio_config
+from npm_cache import Reference, Unavailable, reference
 from prefork import python_command
 from tiers import tiered
 
@@ -29,7 +30,6 @@ from mas.runtime.mcp.provider import MCPToolProvider
 from mas.runtime.pinning import PinGuard
 from mas.runtime.registry import RuntimeRegistry
 
-EVERYTHING = "@modelcontextprotocol/server-everything@2026.8.31"
 OLD_RESOURCES_SERVER = Path(__file__).resolve().parents[1] / "servers" / "old_sdk_resources_server.py"
 WEATHER = "sample://weather/{city}{?units}"
 
@@ -323,27 +323,17 @@ def test_uri_templates_that_do_not_parse_say_where_and_matching_needs_the_litera
 
 
 @pytest.fixture(scope="module")
-def everything_server() -> Path:
-    import shutil
-
-    from old_sdk import cache_root
-
-    if shutil.which("node") is None or shutil.which("npm") is None:
-        pytest.skip("node and npm are not installed, so the TypeScript reference server cannot run")
-    folder = cache_root() / ("npm-" + EVERYTHING.replace("/", "+").replace("@", ""))
-    entry = folder / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
-    if not entry.is_file():
-        folder.mkdir(parents=True, exist_ok=True)
-        command = ["npm", "install", "--no-audit", "--no-fund", "--prefix", str(folder), EVERYTHING]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
-        if done.returncode != 0:
-            pytest.skip(f"npm install {EVERYTHING} failed: {done.stderr[-300:]}")
-    return entry
+def everything_server() -> Reference:
+    try:
+        return reference()
+    except Unavailable as exc:
+        pytest.skip(f"the everything server cannot be installed: {exc}")
 
 
 @pytest.mark.timeout(600)  # a cold cache installs the server from npm first
-def test_the_everything_server_lists_reads_fills_gets_and_completes(everything_server: Path) -> None:
-    config = stdio_config("everything", "stdio", script=everything_server, command="node", env={})
+def test_the_everything_server_lists_reads_fills_gets_and_completes(everything_server: Reference) -> None:
+    server = everything_server
+    config = stdio_config("everything", "stdio", script=server.everything, command=str(server.node), env={})
     with MCPToolProvider(config) as provider:
         resources = provider.list_resources()
         assert len(resources) >= 5 and all("uri" in r for r in resources)

