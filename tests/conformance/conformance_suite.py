@@ -38,6 +38,22 @@ def installed() -> Suite:
     return Suite(node=programs.node, script=programs.suite)
 
 
+#: The pinned suite's client scenarios, in its order (``conformance list --client``). Written out so
+#: that collecting the tests needs no install: the install then runs inside the tests, beside the
+#: other workers' tests, instead of holding up every worker's collection on a cold machine.
+#: tests/conformance/test_conformance_suite.py checks it against the suite's own list.
+SCENARIOS = (
+    "initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry", "auth/metadata-default",
+    "auth/metadata-var1", "auth/metadata-var2", "auth/metadata-var3", "auth/basic-cimd",
+    "auth/scope-from-www-authenticate", "auth/scope-from-scopes-supported", "auth/scope-omitted-when-undefined",
+    "auth/scope-step-up", "auth/scope-retry-limit", "auth/token-endpoint-auth-basic",
+    "auth/token-endpoint-auth-post", "auth/token-endpoint-auth-none", "auth/pre-registration",
+    "auth/2025-03-26-oauth-metadata-backcompat", "auth/2025-03-26-oauth-endpoint-fallback",
+    "auth/resource-mismatch", "auth/offline-access-scope", "auth/offline-access-not-supported",
+    "auth/client-credentials-jwt", "auth/client-credentials-basic", "auth/cross-app-access-complete-flow",
+)  # fmt: skip
+
+
 def unavailable() -> str | None:
     """Why the suite cannot run here (a skip reason), or None when it is installed."""
     try:
