@@ -13,7 +13,7 @@ FUZZ_REPORT = Path(__file__).resolve().parent / "fuzz-report.json"
 FUZZ_REFUSED = Path(__file__).resolve().parent / "fuzz-refused"
 
 # uv when it is there (the README installs ``nox[uv]``): it makes the test session's environment in
-# 9 s from an empty cache where pip took 28 s (docs/tests.md); plain venv and pip otherwise.
+# 9 s from an empty uv cache where pip took 28 s (docs/tests.md); plain venv and pip otherwise.
 nox.options.default_venv_backend = "uv|venv"
 nox.options.sessions = ["tests"]
 nox.options.reuse_existing_virtualenvs = True
