@@ -4,7 +4,7 @@
 "everything" server and the official conformance suite, installed together into one folder (one
 download of Node, one lock for every worker).
 
-``install("conformance", [...])`` runs ``npm install`` into
+``install(folder, [...])`` runs ``npm install`` into
 ``$XDG_CACHE_HOME/toolgen-tests/<folder>/`` (default ``~/.cache/...``), outside the repository,
 unless that folder already holds exactly those package specs; pytest-xdist workers wait on a file
 lock instead of installing twice. :class:`Unavailable` (a skip reason) is raised only when npm is
@@ -129,3 +129,14 @@ def reference() -> Reference:
     if missing:
         raise RuntimeError(f"npm installed {NODE}, {EVERYTHING} and {SUITE}, but not {', '.join(missing)}")
     return found
+
+
+def reference_or_skip() -> Reference:
+    """``reference()`` for a test or fixture: the test is skipped, with the reason, where the
+    programs cannot be installed."""
+    import pytest  # here only: the rest of this module serves code outside pytest too
+
+    try:
+        return reference()
+    except Unavailable as exc:
+        pytest.skip(f"the npm programs (Node 22, the everything server) cannot be installed: {exc}")

@@ -74,7 +74,11 @@ def _made_by_uv(folder: Path, requirements: tuple[str, ...]) -> bool:
     env = {**os.environ, "UV_COMPILE_BYTECODE": "1"}
     run = [[uv, "venv", "-q", "--clear", "--python", sys.executable, str(folder)],
            [uv, "pip", "install", "-q", "--python", str(folder / "bin" / "python"), *requirements]]  # fmt: skip
-    return all(subprocess.run(c, capture_output=True, env=env, timeout=600, check=False).returncode == 0 for c in run)
+    try:  # bounded like pip's install below, and on a timeout left to it
+        done = (subprocess.run(c, capture_output=True, env=env, timeout=600, check=False) for c in run)
+        return all(d.returncode == 0 for d in done)
+    except subprocess.TimeoutExpired:
+        return False
 
 
 def cached_venv(label: str, requirements: tuple[str, ...]) -> Path:

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from gen_helpers import forked_python, generate
-from npm_cache import Unavailable, reference
+from npm_cache import reference_or_skip
 
 from codegen.sources import read_live
 from codegen.surface import MAX_COMPLETION_VALUES, build_surface, closed_set, completion_items
@@ -131,10 +131,7 @@ def test_the_sample_servers_closed_style_is_a_literal_and_a_changed_set_is_str_o
 
 @pytest.fixture(scope="module")
 def everything() -> MCPServerConfig:
-    try:
-        programs = reference()
-    except Unavailable as exc:
-        pytest.skip(f"the everything server cannot be installed: {exc}")
+    programs = reference_or_skip()
     node, entry = str(programs.node), str(programs.everything)
     return MCPServerConfig(name="everything", transport="stdio", command=node, args=(entry, "stdio"),
                            connect_timeout_seconds=30.0, exit_grace_seconds=0.2)  # fmt: skip

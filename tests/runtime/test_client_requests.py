@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 from gen_helpers import generate, import_fresh
 from mcp_helpers import free_port, http_config, stdio_config
-from npm_cache import Unavailable, reference
+from npm_cache import reference_or_skip
 from prefork import python_args
 
 from mas.runtime.mcp._input import apply_elicitation_defaults
@@ -60,10 +60,7 @@ def asked(requests: list[Any], method: str) -> list[Any]:
 
 @pytest.fixture(scope="module")
 def everything_url() -> Iterator[str]:
-    try:
-        programs = reference()
-    except Unavailable as exc:
-        pytest.skip(f"the everything server cannot be installed: {exc}")
+    programs = reference_or_skip()
     port = free_port()
     proc = subprocess.Popen(
         [str(programs.node), str(programs.everything), "streamableHttp"],

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from gen_helpers import forked_python
 from mcp_helpers import stdio_config
-from npm_cache import Reference, Unavailable, reference
+from npm_cache import Reference, reference_or_skip
 from prefork import python_command
 from tiers import tiered
 
@@ -143,10 +143,7 @@ def test_a_server_that_writes_nothing_on_stderr_gets_no_summary(tmp_path: Path) 
 @pytest.fixture(scope="module")
 def everything_server() -> Reference:
     """The reference "everything" server (TypeScript SDK, zod) and its Node, installed once (tests/npm_cache.py)."""
-    try:
-        return reference()
-    except Unavailable as exc:
-        pytest.skip(f"the everything server cannot be installed: {exc}")
+    return reference_or_skip()
 
 
 def _kinds(provider: MCPToolProvider, calls: list[tuple[str, dict[str, Any]]]) -> list[str | None]:

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from mcp_helpers import REPO, free_port, http_config, http_sample_server, stdio_config
-from npm_cache import Reference, Unavailable, reference
+from npm_cache import Reference, reference_or_skip
 from prefork import python_command
 from tiers import tiered
 
@@ -324,10 +324,7 @@ def test_uri_templates_that_do_not_parse_say_where_and_matching_needs_the_litera
 
 @pytest.fixture(scope="module")
 def everything_server() -> Reference:
-    try:
-        return reference()
-    except Unavailable as exc:
-        pytest.skip(f"the everything server cannot be installed: {exc}")
+    return reference_or_skip()
 
 
 @pytest.mark.timeout(600)  # a cold cache installs the server from npm first

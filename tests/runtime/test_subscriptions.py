@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from mcp_helpers import free_port, http_config, http_sample_server, stdio_config
-from npm_cache import Unavailable, reference
+from npm_cache import reference_or_skip
 
 from mas.runtime.contracts.server_contract import SubscribingProvider
 from mas.runtime.mcp.provider import MCPToolProvider
@@ -281,10 +281,7 @@ def test_over_streamable_http(mode: str, monkeypatch: pytest.MonkeyPatch) -> Non
 
 @pytest.mark.timeout(600)  # a cold cache installs the server from npm first
 def test_the_everything_server_sends_updates_to_a_subscription() -> None:
-    try:
-        programs = reference()
-    except Unavailable as exc:
-        pytest.skip(f"the everything server cannot be installed: {exc}")
+    programs = reference_or_skip()
     config = stdio_config("everything", "stdio", script=programs.everything, command=str(programs.node), env={})
     with MCPToolProvider(config) as provider:
         uri = provider.list_resources()[0]["uri"]

@@ -26,7 +26,7 @@ from gen_helpers import generate, import_fresh
 from mcp import types as mcp_types
 from mcp.shared.exceptions import MCPError
 from mcp_helpers import free_port, http_config, http_sample_server, stdio_config
-from npm_cache import Unavailable, reference
+from npm_cache import reference_or_skip
 
 from mas.runtime.config import MCPServerConfig
 from mas.runtime.contracts.tool_contract import ToolResultEnvelope
@@ -71,10 +71,7 @@ def _answer(provider: MCPToolProvider, tool: str, asked: ToolResultEnvelope, ans
 @pytest.fixture(scope="module")
 def everything() -> tuple[str, str]:
     """(node, the server's entry point), installed from npm into the user cache once."""
-    try:
-        programs = reference()
-    except Unavailable as exc:
-        pytest.skip(f"the everything server cannot be installed: {exc}")
+    programs = reference_or_skip()
     return str(programs.node), str(programs.everything)
 
 
