@@ -31,10 +31,12 @@ def _install(session: nox.Session, *groups: str, target: str = ".") -> None:
     # pip as the installer, the one a new venv brings (23.2 with Python 3.11) spent 38 s resolving
     # the test group on the 2-core machine, pip 26 spends 20 s (docs/tests.md).
     session.install("pip>=25")
-    # A real (non-editable) install: templates and schemas must travel inside the wheel. uv writes
-    # no bytecode unless told; pip always does, and every process the tests start imports these.
-    env = {"UV_COMPILE_BYTECODE": "1"}
-    session.install(target, *nox.project.dependency_groups(PYPROJECT, *groups), env=env)
+    # A real (non-editable) install: templates and schemas must travel inside the wheel. No bytecode
+    # is compiled here (uv's default): the first process to import a module writes it (the pytest run sets
+    # PYTHONDONTWRITEBYTECODE empty), so only what something imports is compiled. Compiling every
+    # installed module up front cost 15 s of the 18 s install and 11 CPU-s more up to the first test
+    # (the frameworks' packages are large and mostly never imported; docs/tests.md, stop 39).
+    session.install(target, *nox.project.dependency_groups(PYPROJECT, *groups))
 
 
 @nox.session
