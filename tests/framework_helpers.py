@@ -3,6 +3,7 @@ the YAML skills, behind a recorder that keeps every call exactly as it reached t
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping
@@ -118,3 +119,20 @@ def cancel_once_sent(recording: Recording, start: Callable[[], Awaitable[Any]]) 
         raise AssertionError("the run ended before it was cancelled")
 
     asyncio.run(cancelled())
+
+
+def import_deferred(module: dict[str, Any]) -> None:
+    """Run the imports of a test module's ``if TYPE_CHECKING:`` block into its globals.
+
+    The framework modules import their framework this way, in an autouse module fixture, rather
+    than at the top: every pytest-xdist worker imports every test module to collect it while one
+    worker runs a given module's tests, and importing the three frameworks was about half of each
+    worker's collection (3.5 of 6.7 CPU-s; docs/tests.md). The block is the one list of those
+    imports, read by the type checker as usual; a name missing from it fails its test (NameError).
+    """
+    path = Path(module["__file__"])
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            exec(compile(ast.Module(body=node.body, type_ignores=[]), str(path), "exec"), module)
+            return
+    raise AssertionError(f"{path.name} has no `if TYPE_CHECKING:` block of imports")

@@ -7,20 +7,25 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+from framework_helpers import REPO, Recording, Tampered, cancel_once_sent, import_deferred
+from gen_helpers import import_fresh
 
-pytest.importorskip("langchain_core")
+if TYPE_CHECKING:  # and when the first test runs: the fixture below (framework_helpers.import_deferred)
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+    from langchain_core.tools import BaseTool, ToolException
+    from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from framework_helpers import REPO, Recording, Tampered, cancel_once_sent  # noqa: E402
-from gen_helpers import import_fresh  # noqa: E402
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel  # noqa: E402
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage  # noqa: E402
-from langchain_core.tools import BaseTool, ToolException  # noqa: E402
-from langchain_core.utils.function_calling import convert_to_openai_tool  # noqa: E402
+    from mas.runtime.frameworks.langchain import tools
 
-from mas.runtime.frameworks.langchain import tools  # noqa: E402
+
+@pytest.fixture(scope="module", autouse=True)
+def _framework() -> None:
+    pytest.importorskip("langchain_core")
+    import_deferred(globals())
 
 
 def agent(steps: list[list[tuple[str, dict[str, Any]]] | str], given: list[BaseTool]) -> list[BaseMessage]:

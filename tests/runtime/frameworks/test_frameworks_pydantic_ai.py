@@ -4,26 +4,32 @@ recorder in front of the registry shows exactly what reached ``call_tool``."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+from framework_helpers import REPO, Recording, Tampered, cancel_once_sent, import_deferred
+from gen_helpers import import_fresh
 
-pytest.importorskip("pydantic_ai")
+if TYPE_CHECKING:  # and when the first test runs: the fixture below (framework_helpers.import_deferred)
+    from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults
+    from pydantic_ai.messages import (
+        ModelMessage,
+        ModelRequest,
+        ModelResponse,
+        TextPart,
+        ToolCallPart,
+        ToolReturnPart,
+    )
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from framework_helpers import REPO, Recording, Tampered, cancel_once_sent  # noqa: E402
-from gen_helpers import import_fresh  # noqa: E402
-from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults  # noqa: E402
-from pydantic_ai.messages import (  # noqa: E402
-    ModelMessage,
-    ModelRequest,
-    ModelResponse,
-    TextPart,
-    ToolCallPart,
-    ToolReturnPart,
-)
-from pydantic_ai.models.function import AgentInfo, FunctionModel  # noqa: E402
+    from mas.runtime.frameworks.pydantic_ai import toolset
 
-from mas.runtime.frameworks.pydantic_ai import toolset  # noqa: E402
+
+@pytest.fixture(scope="module", autouse=True)
+def _framework() -> None:
+    pytest.importorskip("pydantic_ai")
+    import_deferred(globals())
+
 
 Step = list[tuple[str, dict[str, Any]]] | str
 
