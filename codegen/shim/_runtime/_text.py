@@ -5,7 +5,6 @@ Standard library only, so errors and decoding use it without building a content-
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import cast
 
@@ -34,6 +33,10 @@ joined_text = _rules.joined_text
 
 
 def json_or_none(text: str) -> object:
+    # json here, not at the top: a typed call decodes structured content and never reads JSON from
+    # text, and the json package (with the regexes it compiles) is a tenth of the shim's import.
+    import json
+
     try:
         return cast(object, json.loads(text))
     except ValueError:

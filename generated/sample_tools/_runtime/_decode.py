@@ -9,7 +9,6 @@ a model, never by importing this module.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
@@ -261,6 +260,8 @@ def decode_inferred(info: ToolInfo[T], envelope: Mapping[str, Any]) -> ToolResul
     model = info.output_model
     candidate = inferred_candidate(envelope)
     if model is not None and candidate is not None:
+        import json  # here: only inferred types read it (the import of a package does not pay for it)
+
         try:
             validated = model.model_validate_json(json.dumps(candidate, ensure_ascii=False), strict=True)
         except (TypeError, ValueError):  # pydantic's ValidationError is a ValueError

@@ -30,10 +30,15 @@ class InputRequest:
     params: dict[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
+# The three kinds below add no field, so they are not dataclasses of their own: they inherit
+# InputRequest's fields, __init__, __eq__, __hash__, __repr__ (which names the subclass) and frozen
+# __setattr__, and ``__slots__ = ()`` keeps them slotted, as ``slots=True`` did. Decorating each
+# again compiled the same methods anew at every import of the package (about 0.4 ms a class).
 class ElicitationRequest(InputRequest):
     """The server asks the user for data; answer ``{"action": "accept", "content": {...}}``
     (or ``{"action": "decline"}`` / ``{"action": "cancel"}``)."""
+
+    __slots__ = ()
 
     @property
     def message(self) -> str:
@@ -46,14 +51,16 @@ class ElicitationRequest(InputRequest):
         return cast("dict[str, Any]", schema) if isinstance(schema, dict) else None
 
 
-@dataclass(frozen=True, slots=True)
 class SamplingRequest(InputRequest):
     """The server asks for an LLM completion; answer an MCP ``CreateMessageResult`` dict."""
 
+    __slots__ = ()
 
-@dataclass(frozen=True, slots=True)
+
 class RootsRequest(InputRequest):
     """The server asks for the client's roots; answer ``{"roots": [{"uri": ...}, ...]}``."""
+
+    __slots__ = ()
 
 
 _REQUEST_TYPES: dict[str, type[InputRequest]] = {
