@@ -4,6 +4,8 @@ recorder in front of the registry shows exactly what reached ``call_tool``."""
 
 from __future__ import annotations
 
+import asyncio
+import warnings
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -63,7 +65,23 @@ class Script:
 
 def run(script: Script, tools: Any, **kwargs: Any) -> Any:
     agent = Agent(FunctionModel(script), toolsets=[tools], output_type=[str, DeferredToolRequests])
-    return agent.run_sync("go", **kwargs)
+    return run_sync(agent, "go", **kwargs)
+
+
+def run_sync(agent: Any, *args: Any, **kwargs: Any) -> Any:
+    """``agent.run_sync``, then the event loop it keeps closed, its default executor first
+    (pydantic-graph sets the loop on this thread and reuses it while it is open): a sync provider's
+    calls run in that executor (``ainvoke_call_tool``), and its idle thread, left in the pytest
+    worker, would stop tests/codegen/test_parallel.py from forking (a process with threads must not)."""
+    try:
+        return agent.run_sync(*args, **kwargs)
+    finally:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # no running loop: asking is the point
+            loop = asyncio.get_event_loop_policy().get_event_loop()
+        if not loop.is_running() and not loop.is_closed():
+            loop.run_until_complete(loop.shutdown_default_executor())
+            loop.close()
 
 
 def test_tools_carry_their_exact_schemas_and_calls_reach_the_registry_by_wire_name(recording: Recording) -> None:
@@ -144,12 +162,13 @@ def test_a_destructive_tool_waits_for_approval_and_runs_once_approved(recording:
     recording.calls.clear()
     script = Script([[("notes_delete", {"id": created["id"]})], "deleted"])
     agent = Agent(FunctionModel(script), toolsets=[toolset(recording)], output_type=[str, DeferredToolRequests])
-    first = agent.run_sync("go")
+    first = run_sync(agent, "go")
     assert isinstance(first.output, DeferredToolRequests)
     (asked,) = first.output.approvals
     assert asked.tool_name == "notes_delete" and first.output.metadata[asked.tool_call_id]["reason"] == "destructive"
     assert recording.calls == []  # nothing was sent before approval
-    second = agent.run_sync(
+    second = run_sync(
+        agent,
         message_history=first.all_messages(),
         deferred_tool_results=DeferredToolResults(approvals={asked.tool_call_id: True}),
     )
@@ -175,7 +194,7 @@ def test_an_input_round_is_answered_by_on_input(recording: Recording) -> None:
 def test_an_input_round_without_on_input_is_deferred_and_resumed_with_the_answers(recording: Recording) -> None:
     script = Script([[("greet", {})], "ok"])
     agent = Agent(FunctionModel(script), toolsets=[toolset(recording)], output_type=[str, DeferredToolRequests])
-    first = agent.run_sync("go")
+    first = run_sync(agent, "go")
     assert isinstance(first.output, DeferredToolRequests)
     (asked,) = first.output.approvals
     metadata = first.output.metadata[asked.tool_call_id]
@@ -183,7 +202,7 @@ def test_an_input_round_without_on_input_is_deferred_and_resumed_with_the_answer
     answers = {"input_responses": {"name": {"action": "accept", "content": {"name": "Lin"}}},
                "request_state": metadata["request_state"]}  # fmt: skip
     results = DeferredToolResults(approvals={asked.tool_call_id: True}, metadata={asked.tool_call_id: answers})
-    second = agent.run_sync(message_history=first.all_messages(), deferred_tool_results=results)
+    second = run_sync(agent, message_history=first.all_messages(), deferred_tool_results=results)
     assert second.output == "ok"
     assert script.part("greet").content == {"message": "Hello, Lin!"}
     assert recording.options[-1]["input_responses"] == answers["input_responses"]
