@@ -86,10 +86,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Without --full, the tests marked ``full`` are deselected (docs/tests.md, "Two tiers").
 
     Files with a test marked ``slow`` run first: under pytest-xdist they then overlap the many
-    short tests instead of starting last and leaving the other workers idle at the end; then the
-    runtime's files, which mostly wait (``_waits``), then the rest, which compute. Whole files
-    move, so the files scheduled together (``pytest_xdist_make_scheduler``) stay one after another.
-    The sort is stable and the same in every worker, as xdist requires.
+    short tests instead of starting last and leaving the other workers idle at the end. The other
+    files follow in an order that mixes those that mostly wait with those that compute (``_mixed``).
+    Whole files move, so the files scheduled together (``pytest_xdist_make_scheduler``) stay one
+    after another. The sort is stable and the same in every worker, as xdist requires.
 
     A test that may run the pyright batch (it builds and checks every workspace) gets ten minutes
     instead of the usual two."""
@@ -99,17 +99,24 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             config.hook.pytest_deselected(items=left_out)
             items[:] = [item for item in items if item.get_closest_marker("full") is None]
     slow = {item.path for item in items if item.get_closest_marker("slow") is not None}
-    items.sort(key=lambda item: (item.path not in slow, not _waits(item.path)))
+    place = _mixed(list(dict.fromkeys(item.path for item in items if item.path not in slow)))
+    items.sort(key=lambda item: (item.path not in slow, place.get(item.path, 0.0)))
     for item in items:
         if "pyright_batch" in item.fixturenames and item.get_closest_marker("timeout") is None:
             item.add_marker(pytest.mark.timeout(600))
 
 
-def _waits(path: Path) -> bool:
-    """The runtime's tests mostly wait (on servers, timeouts, clocks) where the generator's compute:
-    started before the generator's short files, they wait while those use the cores, instead of
-    leaving the cores idle at the end (stop 39: the last minute ran at 30-90% of two cores)."""
-    return path.relative_to(REPO / "tests").parts[0] == "runtime"
+def _mixed(files: list[Path]) -> dict[Path, float]:
+    """Each file's place in a run order that spreads the runtime's files (they mostly wait: on
+    servers, timeouts, clocks) evenly among the others (they compute), each kind in its own order,
+    so the cores always have work. Run one kind after the other, a stretch of the run sat at
+    30-90% of two cores while only waiting files were left (stop 39)."""
+    waiting = [f for f in files if f.relative_to(REPO / "tests").parts[0] == "runtime"]
+    computing = [f for f in files if f not in set(waiting)]
+    return {
+        **{f: (i + 0.5) / len(waiting) for i, f in enumerate(waiting)},
+        **{f: (i + 0.5) / len(computing) for i, f in enumerate(computing)},
+    }
 
 
 @pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist's, absent under -p no:xdist
