@@ -59,17 +59,18 @@ def tests_full(session: nox.Session) -> None:
 
 def _pytest(session: nox.Session, *tier: str) -> None:
     # importlib mode: tests import the installed package, not the source tree beside them.
-    # -n: one pytest-xdist worker per core, plus one. Many tests wait on a clock rather than a core
+    # -n: one pytest-xdist worker per core, plus two. Many tests wait on a clock rather than a core
     # (the reference server's four one-second research stages, timeouts that prove a timeout), and
-    # the extra worker computes meanwhile: on 2 cores the whole suite took 283 s with 3 workers
-    # against 329 s with 2 (means of 2 interleaved runs each, load 0.2-2.8; docs/tests.md). Every
+    # the extra workers compute meanwhile: on 2 cores pytest took 149-166 s with 4 workers against
+    # 172-179 s with 3 (two interleaved pairs, stop 39; 3 beat 2 at stop 26), now that a worker's
+    # collection costs 3 CPU-s rather than 8 (docs/tests.md). Every
     # test works in its own tmp_path and binds free 127.0.0.1 ports, so workers never share a file
     # or a port. loadfile keeps a module on one worker, so its module-scoped fixtures (generated
     # packages, mypy and pyright runs) run once; the files with tests marked slow start first
     # (tests/conftest.py). --durations: the slowest tests, so a test that grows slow shows up in
     # every run. Options after -- win.
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    workers = str(cores + 1)
+    workers = str(cores + 2)
     # Bytecode is written even where the environment says not to (PYTHONDONTWRITEBYTECODE, as on
     # this project's machines): else each worker rewrites the asserts of every test module again and
     # each test's Python process compiles the helpers it imports, 6 CPU-s a worker for collection
