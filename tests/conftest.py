@@ -111,8 +111,9 @@ def _mixed(files: list[Path]) -> dict[Path, float]:
     servers, timeouts, clocks) evenly among the others (they compute), each kind in its own order,
     so the cores always have work. Run one kind after the other, a stretch of the run sat at
     30-90% of two cores while only waiting files were left (stop 39)."""
-    waiting = [f for f in files if f.relative_to(REPO / "tests").parts[0] == "runtime"]
-    computing = [f for f in files if f not in set(waiting)]
+    runtime = REPO / "tests" / "runtime"
+    waiting = [f for f in files if f.is_relative_to(runtime)]
+    computing = [f for f in files if not f.is_relative_to(runtime)]
     return {
         **{f: (i + 0.5) / len(waiting) for i, f in enumerate(waiting)},
         **{f: (i + 0.5) / len(computing) for i, f in enumerate(computing)},
