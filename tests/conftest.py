@@ -6,6 +6,9 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +35,29 @@ def repo_root() -> Path:
 def fixtures_dir() -> Path:
     """Copies of the shared real MCP captures (tools/list and tools/call), unedited."""
     return FIXTURES
+
+
+#: How long the threads a test module started may take to end after its teardown.
+THREAD_END_SECONDS = 5.0
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _no_thread_left() -> Iterator[None]:
+    """A test module that leaves a non-daemon thread running fails here, naming the thread. Such a
+    thread keeps its xdist worker from forking (tests/codegen/test_parallel.py failed on one left by
+    a framework's event loop) and shows up far from the test that left it. Module scope: a
+    module's fixtures (a code-mode sandbox with its call pool, say) own threads across its tests.
+    Daemon threads are allowed: a call a test timed out on purpose goes on in one
+    (``run_with_timeout``)."""
+    before = set(threading.enumerate())
+    yield
+    left = [t for t in threading.enumerate() if t not in before and not t.daemon]
+    deadline = time.monotonic() + THREAD_END_SECONDS
+    for thread in left:
+        thread.join(max(deadline - time.monotonic(), 0.0))
+    alive = [t.name for t in left if t.is_alive()]
+    if alive:
+        pytest.fail(f"the module left non-daemon threads running: {alive}", pytrace=False)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

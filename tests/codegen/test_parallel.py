@@ -43,7 +43,21 @@ class RecordingPool(ProcessPoolExecutor):
         return super().submit(fn, *args, **kwargs)
 
 
+#: How long the test waits for threads an earlier test of its worker left running to end: a call an
+#: earlier test timed out keeps running in its daemon thread (Python cannot stop a thread), and a
+#: fork is refused while it lives (``datamodels._can_fork``).
+LEFTOVER_THREADS_SECONDS = 30.0
+
+
+def _join_leftover_threads() -> None:
+    deadline = time.monotonic() + LEFTOVER_THREADS_SECONDS
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread():
+            thread.join(max(deadline - time.monotonic(), 0.0))
+
+
 def test_forked_model_build_gives_the_same_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    _join_leftover_threads()
     if not datamodels._can_fork():
         pytest.fail(f"needs fork, two cores and one thread; threads: {[t.name for t in threading.enumerate()]}")
     monkeypatch.setattr(datamodels, "ProcessPoolExecutor", RecordingPool)
