@@ -18,7 +18,8 @@ import pytest
 # sys.path, so the tests exercise the installed package, not the source tree.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from pyright_batch import FILES as PYRIGHT_BATCH_FILES  # noqa: E402  # found through the line above
+import prefork  # noqa: E402  # found through the line above
+from pyright_batch import FILES as PYRIGHT_BATCH_FILES  # noqa: E402
 from pyright_batch import Batch  # noqa: E402
 from tiers import FULL_ENV, full_tier, whole_module_full  # noqa: E402
 
@@ -92,14 +93,26 @@ def pytest_configure(config: pytest.Config) -> None:
     Every mypy the tests run shares one cache per test process (each xdist worker its own, so no
     two mypy processes write one cache at once): the standard library and pydantic are analysed
     once per process instead of once per run. mypy checks each cached module against its source
-    and options, so a package generated anew is checked anew."""
+    and options, so a package generated anew is checked anew.
+
+    The controller of an xdist run starts the pre-imported interpreters its workers' servers and
+    clients are forked from (tests/prefork.py), once for all of them."""
     if full_tier(config):  # modules that size their work at import (test_fuzz.py's count) read it
         os.environ[FULL_ENV] = "1"
     if hasattr(config.option, "loadscopereorder"):
         config.option.loadscopereorder = False
+    if _starts_workers(config):  # before they start: they inherit the zygotes through the environment
+        prefork.share([None, prefork.REPO, os.environ.get("PYTHONPATH")])
     cache = tempfile.mkdtemp(prefix="toolgen-tests-mypy-")
     os.environ["MYPY_CACHE_DIR"] = cache
     config.add_cleanup(lambda: shutil.rmtree(cache, ignore_errors=True))
+
+
+def _starts_workers(config: pytest.Config) -> bool:
+    """Whether this is pytest-xdist's controller about to start workers (``-n`` above 0)."""
+    if hasattr(config, "workerinput") or not config.pluginmanager.hasplugin("xdist"):
+        return False
+    return bool(config.getoption("numprocesses", None)) and config.getoption("dist", "no") != "no"
 
 
 @pytest.fixture(scope="session")

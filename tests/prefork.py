@@ -30,12 +30,18 @@ only the standard library, so it starts quickly under ``python -S``.
 from __future__ import annotations
 
 import array
+import functools
 import json
 import os
 import signal
 import socket
 import sys
 import threading
+
+TYPE_CHECKING = False  # not typing's: the launcher imports as little as it can
+if TYPE_CHECKING:
+    import subprocess
+    from collections.abc import Callable
 
 #: What the zygote imports before it forks: the libraries that make a cold start slow.
 LIBRARIES = (
@@ -138,21 +144,25 @@ def launch(sock_path: str, args: list[str]) -> None:
 # --- the tests' side --------------------------------------------------------------------------
 
 
-def _start(pythonpath: str | None) -> str | None:
-    """Start a zygote of this test process for ``PYTHONPATH=pythonpath`` (None: unset); its socket
-    path, or None when it cannot start (then every command here is a cold ``python``)."""
+#: Set by :func:`share` in the pytest-xdist controller: the zygotes it started for its workers, as
+#: JSON ``[[pythonpath or null, socket path, pid], ...]``; the workers inherit the environment.
+SHARED = "TOOLGEN_TESTS_ZYGOTES"
+
+
+def _spawn(pythonpath: str | None) -> tuple[str, subprocess.Popen[bytes]] | None:
+    """Start a zygote of this test process for ``PYTHONPATH=pythonpath`` (None: unset), stopped
+    when this process exits; its socket path and process, or None when zygotes are turned off."""
     import atexit
     import shutil
     import subprocess
     import tempfile
-    import time
 
     if os.environ.get("TOOLGEN_TESTS_PREFORK") == "0":
         return None
     repo = str(REPO)
     folder = tempfile.mkdtemp(prefix="tz-")  # short: a Unix socket path has ~100 bytes
     sock_path = os.path.join(folder, "s")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON") and k != SHARED}
     if pythonpath is not None:
         env["PYTHONPATH"] = pythonpath
     with open(os.path.join(folder, "log"), "wb") as log:
@@ -173,12 +183,60 @@ def _start(pythonpath: str | None) -> str | None:
         shutil.rmtree(folder, ignore_errors=True)
 
     atexit.register(stop)
+    return sock_path, proc
+
+
+def _ready(sock_path: str, alive: Callable[[], bool]) -> str | None:
+    """``sock_path`` once its zygote listens (at most 60 s); None if it died or took longer."""
+    import time
+
     deadline = time.monotonic() + 60
     while not os.path.exists(sock_path + ".env"):
-        if proc.poll() is not None or time.monotonic() > deadline:
+        if not alive() or time.monotonic() > deadline:
             return None
         time.sleep(0.02)
     return sock_path
+
+
+def _start(pythonpath: str | None) -> str | None:
+    """A zygote of this process's own for ``PYTHONPATH=pythonpath``: its socket path, or None when
+    it cannot start (then every command here is a cold ``python``)."""
+    started = _spawn(pythonpath)
+    if started is None:
+        return None
+    sock_path, proc = started
+    return _ready(sock_path, lambda: proc.poll() is None)
+
+
+def share(pythonpaths: list[str | None]) -> None:
+    """Start a zygote for each of ``pythonpaths`` now, without waiting, for the processes this one
+    starts next (pytest-xdist's workers) to use instead of starting their own: each zygote costs
+    about a CPU-second of imports, and each of the 4 workers used to start two."""
+    shared = []
+    for pythonpath in dict.fromkeys(pythonpaths):
+        started = _spawn(pythonpath)
+        if started is not None:
+            shared.append([pythonpath, started[0], started[1].pid])
+    os.environ[SHARED] = json.dumps(shared)
+
+
+def _shared(pythonpath: str | None) -> str | None:
+    """The socket of the zygote :func:`share` started for ``pythonpath``, once it listens; None
+    when there is none (or it died)."""
+    for path, sock_path, pid in json.loads(os.environ.get(SHARED) or "[]"):
+        if path == pythonpath:
+            return _ready(sock_path, functools.partial(_alive, pid))
+    return None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
 
 
 _zygotes: dict[str | None, str | None] = {}
@@ -186,12 +244,13 @@ _starting = threading.Lock()  # the conformance tests ask from several threads a
 
 
 def python_args(*args: str, pythonpath: str | None = str(REPO)) -> tuple[str, ...]:
-    """What to give ``python`` so that it runs ``python *args`` as a fork of this process's zygote
-    for ``PYTHONPATH=pythonpath`` (the tests' servers run with the checkout on it; None: unset, as
-    for a client of the installed package). The command's environment must say the same."""
+    """What to give ``python`` so that it runs ``python *args`` as a fork of a zygote for
+    ``PYTHONPATH=pythonpath`` (the tests' servers run with the checkout on it; None: unset, as for a
+    client of the installed package): the one the xdist controller shares (:func:`share`), else
+    this process's own. The command's environment must say the same."""
     with _starting:
         if pythonpath not in _zygotes:
-            _zygotes[pythonpath] = _start(pythonpath)
+            _zygotes[pythonpath] = _shared(pythonpath) or _start(pythonpath)
     sock_path = _zygotes[pythonpath]
     return ("-S", LAUNCHER, sock_path, *args) if sock_path else args
 

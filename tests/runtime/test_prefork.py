@@ -7,9 +7,11 @@ launcher taking its child along, and the code under test imported fresh in every
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
+import sys
 import time
 
 import pytest
@@ -89,3 +91,33 @@ def _alive(pid: int) -> bool:
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+#: Run as the controller: share a zygote, then start a "worker" that runs one command through
+#: python_command (with PYTHONPATH unset, as the zygote's key None says) and prints the socket it
+#: was given and the command's parent pid.
+_SHARING = """
+import json, os, subprocess, sys
+import prefork
+prefork.share([None])
+(_, shared, pid), = json.loads(os.environ[prefork.SHARED])
+worker = (
+    "import os, prefork, subprocess\\n"
+    "args = prefork.python_command('-c', 'import os; print(os.getppid())', pythonpath=None)\\n"
+    "env = {k: v for k, v in os.environ.items() if k != 'PYTHONPATH'}\\n"
+    "print(args[3]); print(subprocess.run(args, capture_output=True, text=True, env=env, timeout=30).stdout)"
+)
+done = subprocess.run([sys.executable, "-c", worker], capture_output=True, text=True, timeout=60)
+print(json.dumps({"shared": shared, "pid": pid, "out": done.stdout.split(), "err": done.stderr}))
+"""
+
+
+def test_a_worker_uses_the_zygote_its_controller_shared() -> None:
+    """The controller of an xdist run starts the zygotes (``share``) and a process it starts after
+    uses them instead of starting its own: the command goes to the shared socket, and the child is
+    a fork of the shared zygote (its parent)."""
+    env = {"PYTHONPATH": str(REPO / "tests"), "PATH": os.environ.get("PATH", "")}
+    done = subprocess.run([sys.executable, "-c", _SHARING], capture_output=True, text=True, timeout=90, env=env)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["out"] == [report["shared"], str(report["pid"])], report
