@@ -5,12 +5,17 @@ Imported as ``mcp_helpers`` (tests/conftest.py puts tests/ on sys.path).
 
 from __future__ import annotations
 
+import atexit
+import json
 import os
+import shutil
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +43,27 @@ def stdio_config(
         **overrides,
     }
     return MCPServerConfig(name=name, transport="stdio", command=command, args=(*target, *args), **settings)
+
+
+SAMPLE_STDIO = REPO / "library-samples" / "infra" / "sample-stdio.yaml"
+_SAMPLE_ARGS = "      args: [-m, mas.samples.mcp_server]\n"
+
+
+@cache
+def sample_stdio_infra() -> str:
+    """library-samples/infra/sample-stdio.yaml, its server forked from the tests' pre-imported
+    interpreter (tests/prefork.py; the runtime passes no PYTHONPATH to it): the same file but its
+    ``args`` line, written once per test process. A cold ``python -m mas.samples.mcp_server`` costs
+    about a CPU-second, and the tests that only need some sample server started 25 of them."""
+    text = SAMPLE_STDIO.read_text(encoding="utf-8")
+    if text.count(_SAMPLE_ARGS) != 1:
+        raise AssertionError(f"{SAMPLE_STDIO} no longer has the line {_SAMPLE_ARGS.strip()!r} to fork")
+    forked = f"      args: {json.dumps(python_args('-m', 'mas.samples.mcp_server', pythonpath=None))}\n"
+    folder = tempfile.mkdtemp(prefix="toolgen-infra-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    path = Path(folder) / SAMPLE_STDIO.name
+    path.write_text(text.replace(_SAMPLE_ARGS, forked), encoding="utf-8")
+    return str(path)
 
 
 def http_config(name: str, url: str, **overrides: Any) -> MCPServerConfig:

@@ -8,11 +8,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from gen_helpers import REPO, run_module
+from prefork import LIBRARIES, python_command
 
 TIME = REPO / "tests" / "fixtures" / "mcp-tools-list" / "time.json"
 
@@ -31,7 +31,11 @@ _HEAVY = (
 def _cached_run(cwd: Path, user: Path, *args: str) -> tuple[int, str]:
     """``generate ARGS`` as ``user`` (their cache key lives in USER/toolgen/cache.key); the exit code
     and whether the generator libraries had to be loaded (a cache miss)."""
-    proc = subprocess.run([sys.executable, "-c", _HEAVY, *args], cwd=cwd, capture_output=True, text=True,
+    # A fork of the tests' pre-imported interpreter (tests/prefork.py): it holds pydantic and the
+    # MCP SDK, never the two generator libraries this looks for.
+    assert not {"datamodel_code_generator", "ruff"} & {name.split(".")[0] for name in LIBRARIES}
+    command = python_command("-c", _HEAVY, *args, pythonpath=os.environ.get("PYTHONPATH"))
+    proc = subprocess.run(command, cwd=cwd, capture_output=True, text=True,
                           timeout=120, env={**os.environ, "XDG_CACHE_HOME": str(user)})  # fmt: skip
     code, heavy = proc.stdout.strip().splitlines()[-1].split(" ", 1)
     return int(code), heavy

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from gen_helpers import generate
 from mcp_helpers import free_port, served
-from prefork import python_command
+from prefork import python_args, python_command
 
 from codegen.lock import LOCK_VERSION
 from mas.runtime.lockfile import canonical_tool
@@ -76,6 +76,8 @@ def test_the_lock_of_a_live_run_is_canonical_complete_and_secret_free(
     monkeypatch.setenv(TOKEN_VAR, token)
     url = f"http://127.0.0.1:{http_port}/mcp"
     # Infra order (zeta, alpha) is not name order either.
+    # The stdio server is a fork of the tests' pre-imported interpreter (tests/prefork.py).
+    server = python_args("-m", "mas.samples.mcp_server", pythonpath=None)
     (tmp_path / "infra.yaml").write_text(
         f"""apiVersion: toolgen/v1
 kind: ToolServerRegistry
@@ -87,7 +89,7 @@ spec:
       protocol: mcp
       transport: stdio
       command: python
-      args: [-m, mas.samples.mcp_server, --page-size, "2", --with-crash-tool]
+      args: {json.dumps([*server, "--page-size", "2", "--with-crash-tool"])}
       prefix: zns
       env:
         TOOLGEN_LOCK_ENV: {env_value}

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from gen_helpers import REPO, generate, import_fresh
+from mcp_helpers import sample_stdio_infra
 
 from codegen.cli import main as toolgen
 from codegen.infer import InferredOutput, infer_schema, inferred_output_changes
@@ -23,7 +24,7 @@ from mas.runtime.samples import (
     write_samples,
 )
 
-INFRA = REPO / "library-samples" / "infra" / "sample-stdio.yaml"
+INFRA = Path(sample_stdio_infra())
 EXAMPLES = """\
 - tool: list_cities
 - tool: list_cities

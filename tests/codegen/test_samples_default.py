@@ -10,11 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from gen_helpers import REPO
+from mcp_helpers import sample_stdio_infra
 
 from codegen.cli import main as toolgen
 
-INFRA = REPO / "library-samples" / "infra" / "sample-stdio.yaml"
+INFRA = Path(sample_stdio_infra())
 EXAMPLES = "- tool: list_cities\n- tool: list_cities\n  arguments: {country: FR}\n"
 
 

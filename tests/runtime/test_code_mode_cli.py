@@ -19,12 +19,12 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp_helpers import free_port, served
-from prefork import python_command
+from mcp_helpers import free_port, sample_stdio_infra, served
+from prefork import python_args, python_command
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = str(REPO / "generated" / "sample_tools")
-INFRA = str(REPO / "library-samples" / "infra" / "sample-stdio.yaml")
+INFRA = sample_stdio_infra()
 TOOLS = str(REPO / "library-samples" / "tools")
 SOURCES = ["--infra", INFRA, "--tools", TOOLS, "--package", PACKAGE]
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -122,7 +122,7 @@ def test_bad_usage_exits_2(args: list[str]) -> None:
 async def stdio_face() -> AsyncIterator[ClientSession]:
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "mas.runtime", "serve", "--code-mode", "-q", *SOURCES],
+        args=[*python_args("-m", "mas.runtime", "serve", "--code-mode", "-q", *SOURCES)],
         env=ENV,
         cwd=str(REPO),
     )

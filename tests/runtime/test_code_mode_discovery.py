@@ -17,7 +17,8 @@ import pytest
 from gen_helpers import import_fresh
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp_helpers import stdio_config
+from mcp_helpers import sample_stdio_infra, stdio_config
+from prefork import python_args
 
 from mas.runtime.code_mode import CodeMode
 from mas.runtime.mcp.provider import MCPToolProvider
@@ -78,14 +79,14 @@ def test_a_source_nothing_answers_is_left_out_with_one_warning_line() -> None:
     """The README's serve command without ``--tools``: the skills have no tool directory behind
     them, so ``tools.skills`` is not served (every call would be ``unknown_tool``)."""
     package = str(REPO / "generated" / "sample_tools")
-    infra = str(REPO / "library-samples" / "infra" / "sample-stdio.yaml")
+    infra = sample_stdio_infra()
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     errors = REPO / ".pytest-serve-stderr.txt"
 
     async def talk() -> tuple[str, str, str]:
         params = StdioServerParameters(
             command=sys.executable,
-            args=["-m", "mas.runtime", "serve", "--code-mode", "--package", package, "--infra", infra],
+            args=[*python_args("-m", "mas.runtime", "serve", "--code-mode", "--package", package, "--infra", infra)],
             env=env,
             cwd=str(REPO),
         )

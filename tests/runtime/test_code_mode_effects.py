@@ -16,7 +16,8 @@ import pytest
 from gen_helpers import import_fresh
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp_helpers import stdio_config
+from mcp_helpers import sample_stdio_infra, stdio_config
+from prefork import python_args
 from tiers import tiered
 
 from mas.runtime.code_mode import CodeMode
@@ -106,12 +107,11 @@ def _text(result: Any) -> str:
 @pytest.mark.parametrize("answer", tiered(["accept", "decline"], ["accept"]))
 def test_serve_asks_the_client_before_a_destructive_call(answer: str) -> None:
     package = str(REPO / "generated" / "sample_tools")
-    infra = str(REPO / "library-samples" / "infra" / "sample-stdio.yaml")
+    infra = sample_stdio_infra()
     params = StdioServerParameters(
         command=sys.executable,
         args=[
-            "-m",
-            "mas.runtime",
+            *python_args("-m", "mas.runtime"),
             "serve",
             "--code-mode",
             "-q",

@@ -26,14 +26,14 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp_helpers import free_port
+from mcp_helpers import free_port, sample_stdio_infra
 from prefork import python_command
 
 from mas.runtime.code_mode.server import RUN_OUTPUT_SCHEMA, HttpSecurityError, http_security
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = str(REPO / "generated" / "sample_tools")
-INFRA = str(REPO / "library-samples" / "infra" / "sample-stdio.yaml")
+INFRA = sample_stdio_infra()
 TOOLS = str(REPO / "library-samples" / "tools")
 SOURCES = ["--infra", INFRA, "--tools", TOOLS, "--package", PACKAGE]
 TOKEN = "code-mode-test-token-0123456789"

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import textwrap
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from prefork import python_args
 
 from mas.runtime.config import ConfigError, MCPServerConfig, SourceLocation
 from mas.runtime.contracts.tool_contract import ToolContract, ToolResultEnvelope, build_tool_entry
@@ -455,7 +457,7 @@ def test_sample_mcp_server_over_stdio_with_skills(tmp_path: Path, repo_root: Pat
               protocol: mcp
               transport: stdio
               command: python
-              args: [-m, mas.samples.mcp_server, --page-size, "2"]
+              args: {json.dumps([*python_args("-m", "mas.samples.mcp_server", pythonpath=None), "--page-size", "2"])}
               cwd: {repo_root}
               namespace: sample
         """,

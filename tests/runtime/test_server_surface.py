@@ -12,6 +12,7 @@ import asyncio
 import base64
 import json
 import logging
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from typing import Any
 import pytest
 from mcp_helpers import REPO, free_port, http_config, http_sample_server, stdio_config
 from npm_cache import Reference, reference_or_skip
-from prefork import python_command
+from prefork import python_args, python_command
 from tiers import tiered
 
 from mas.runtime.config import ConfigError
@@ -195,11 +196,13 @@ def test_the_async_twins_route_the_same_way() -> None:
 
 
 def test_mas_runtime_list_shows_resources_templates_and_prompts(tmp_path: Path) -> None:
-    args = ["-m", "mas.samples.mcp_server", "--with-resources"]
+    args = list(python_args("-m", "mas.samples.mcp_server", "--with-resources"))
     server = {"name": "sample", "protocol": "mcp", "transport": "stdio", "command": "python", "args": args,
               "env": {"PYTHONPATH": str(REPO)}}  # fmt: skip
     (tmp_path / "infra.yaml").write_text(json.dumps({"kind": "ToolServerRegistry", "spec": {"servers": [server]}}))
-    command = python_command("-m", "mas.runtime", "list", "--infra", "infra.yaml", "-q", pythonpath=str(REPO))
+    command = python_command(
+        "-m", "mas.runtime", "list", "--infra", "infra.yaml", "-q", pythonpath=os.environ.get("PYTHONPATH")
+    )
     done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
     assert (done.returncode, done.stderr) == (0, "")
     after_tools = done.stdout.split("\n\n", 1)[1]

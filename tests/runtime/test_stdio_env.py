@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from gen_helpers import REPO
+from prefork import python_command
 
 RAW = REPO / "tests" / "servers" / "raw_jsonrpc_server.py"
 SECRET = "s3cr3t-from-the-environment"
@@ -31,7 +32,8 @@ def _infra(folder: Path, env: dict[str, str]) -> Path:
 
 
 def _call(folder: Path, *flags: str, **env: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "mas.runtime", "call", "echo", '{"text": "x"}', "--infra", "infra.yaml", *flags]
+    # A fork of the pre-imported interpreter (tests/prefork.py) under exactly this environment.
+    command = python_command("-m", "mas.runtime", "call", "echo", '{"text": "x"}', "--infra", "infra.yaml", *flags)
     base = {k: v for k, v in os.environ.items() if k != "S3_API_TOKEN"}
     return subprocess.run(
         command, cwd=folder, capture_output=True, text=True, timeout=120,
