@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import prefork  # noqa: E402  # found through the line above
 from pyright_batch import FILES as PYRIGHT_BATCH_FILES  # noqa: E402
 from pyright_batch import Batch  # noqa: E402
+from rewrite_once import rewrite_once  # noqa: E402
 from tiers import FULL_ENV, full_tier, whole_module_full  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -103,6 +104,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.option.loadscopereorder = False
     if _starts_workers(config):  # before they start: they inherit the zygotes through the environment
         prefork.share([None, prefork.REPO, os.environ.get("PYTHONPATH")])
+        rewrite_once(config, Path(__file__).parent)
     cache = tempfile.mkdtemp(prefix="toolgen-tests-mypy-")
     os.environ["MYPY_CACHE_DIR"] = cache
     config.add_cleanup(lambda: shutil.rmtree(cache, ignore_errors=True))
