@@ -230,6 +230,13 @@ def _shared(pythonpath: str | None) -> str | None:
 
 
 def _alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs: a zygote that died stays a zombie until the controller
+    reaps it, and ``kill(pid, 0)`` alone would call it alive."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            return f.read().rpartition(")")[2].split()[0] not in ("Z", "X")
+    except OSError:
+        pass
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
