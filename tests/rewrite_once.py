@@ -22,7 +22,9 @@ import pytest
 
 def rewrite_once(config: pytest.Config, folder: Path) -> int:
     """Write the rewritten bytecode of every ``test_*.py`` under ``folder`` that lacks it or has an
-    out-of-date one, in two forked processes; how many modules were due (0 when nothing could be done)."""
+    out-of-date one; how many modules were due (0 when nothing could be done). Two forked
+    processes share the work, unless this process runs other threads (a fork copies only the
+    calling one, and could inherit a lock another holds): then it does it alone."""
     try:
         from _pytest.assertion import rewrite
 
@@ -30,8 +32,11 @@ def rewrite_once(config: pytest.Config, folder: Path) -> int:
         todo = [fn for fn in sorted(folder.rglob("test_*.py")) if _stale(rewrite, state, fn) is not None]
     except Exception:  # a pytest whose private rewrite functions changed: the workers rewrite
         return 0
-    if not todo or sys.dont_write_bytecode or not hasattr(os, "fork") or threading.active_count() > 1:
+    if not todo or sys.dont_write_bytecode:
         return 0
+    if not hasattr(os, "fork") or threading.active_count() > 1:
+        _write(rewrite, state, config, todo)
+        return len(todo)
     children = [_fork(rewrite, state, config, part) for part in (todo[0::2], todo[1::2])]
     for pid in children:
         os.waitpid(pid, 0)
@@ -44,14 +49,18 @@ def _fork(rewrite: Any, state: Any, config: pytest.Config, part: list[Path]) -> 
         return pid
     code = 0  # the child: write its half and exit at once (no atexit handlers, no pytest teardown)
     try:
-        for fn in part:
-            pyc = _stale(rewrite, state, fn)
-            if pyc is not None and rewrite.try_makedirs(pyc.parent):
-                source_hash, co = rewrite._rewrite_test(fn, config)
-                rewrite._write_pyc(state, co, source_hash, pyc)
+        _write(rewrite, state, config, part)
     except BaseException:  # what is not written, a worker rewrites
         code = 1
     os._exit(code)
+
+
+def _write(rewrite: Any, state: Any, config: pytest.Config, part: list[Path]) -> None:
+    for fn in part:
+        pyc = _stale(rewrite, state, fn)
+        if pyc is not None and rewrite.try_makedirs(pyc.parent):
+            source_hash, co = rewrite._rewrite_test(fn, config)
+            rewrite._write_pyc(state, co, source_hash, pyc)
 
 
 def _stale(rewrite: Any, state: Any, fn: Path) -> Path | None:

@@ -3,16 +3,27 @@ nothing to do. Fails when pytest's private rewrite functions change under it."""
 
 from __future__ import annotations
 
+import os
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 from rewrite_once import rewrite_once
 
 
-def test_it_writes_what_pytest_reads_and_then_nothing(tmp_path: Path, pytestconfig: pytest.Config) -> None:
+@pytest.mark.parametrize("threads", [1, 2], ids=["forked", "alone"])
+def test_it_writes_what_pytest_reads_and_then_nothing(
+    tmp_path: Path, pytestconfig: pytest.Config, monkeypatch: pytest.MonkeyPatch, threads: int
+) -> None:
+    """Forked in two processes when this is the only thread, in this process otherwise; the same
+    files either way. (Other threads here, an earlier test's daemon thread say, are ignored.)"""
     from _pytest.assertion import rewrite
 
+    monkeypatch.setattr(threading, "active_count", lambda: threads)
+    forks: list[int] = []
+    fork = os.fork
+    monkeypatch.setattr(os, "fork", lambda: forks.append(1) or fork())
     (tmp_path / "sub").mkdir()
     for fn in (tmp_path / "test_a.py", tmp_path / "sub" / "test_b.py"):
         fn.write_text("def test_x():\n    x = 1\n    assert x == 2\n", encoding="utf-8")
@@ -20,6 +31,7 @@ def test_it_writes_what_pytest_reads_and_then_nothing(tmp_path: Path, pytestconf
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(sys, "dont_write_bytecode", False)
         assert rewrite_once(pytestconfig, tmp_path) == 2
+        assert len(forks) == (2 if threads == 1 else 0)
         assert rewrite_once(pytestconfig, tmp_path) == 0
     state = pytestconfig.stash[rewrite.assertstate_key]
     pyc = tmp_path / "__pycache__" / f"test_a{rewrite.PYC_TAIL}"
