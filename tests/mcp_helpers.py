@@ -54,7 +54,7 @@ def sample_stdio_infra() -> str:
     """library-samples/infra/sample-stdio.yaml, its server forked from the tests' pre-imported
     interpreter (tests/prefork.py; the runtime passes no PYTHONPATH to it): the same file but its
     ``args`` line, written once per test process. A cold ``python -m mas.samples.mcp_server`` costs
-    about a CPU-second, and the tests that only need some sample server started 25 of them."""
+    about a CPU-second; a run started 40 of them, most through this file (docs/tests.md, stop 40)."""
     text = SAMPLE_STDIO.read_text(encoding="utf-8")
     if text.count(_SAMPLE_ARGS) != 1:
         raise AssertionError(f"{SAMPLE_STDIO} no longer has the line {_SAMPLE_ARGS.strip()!r} to fork")

@@ -211,7 +211,7 @@ def _start(pythonpath: str | None) -> str | None:
 def share(pythonpaths: list[str | None]) -> None:
     """Start a zygote for each of ``pythonpaths`` now, without waiting, for the processes this one
     starts next (pytest-xdist's workers) to use instead of starting their own: each zygote costs
-    about a CPU-second of imports, and each of the 4 workers used to start two."""
+    about a CPU-second of imports, and the 4 workers had started 11 between them."""
     shared = []
     for pythonpath in dict.fromkeys(pythonpaths):
         started = _spawn(pythonpath)

@@ -49,17 +49,18 @@ class RecordingPool(ProcessPoolExecutor):
 LEFTOVER_THREADS_SECONDS = 30.0
 
 
-def _join_leftover_threads() -> None:
+def _needs_fork() -> None:
+    """Wait for other threads to end (bounded), then fail unless this process may fork."""
     deadline = time.monotonic() + LEFTOVER_THREADS_SECONDS
     for thread in threading.enumerate():
         if thread is not threading.current_thread():
             thread.join(max(deadline - time.monotonic(), 0.0))
+    if not datamodels._can_fork():
+        pytest.fail(f"needs fork, two cores and one thread; threads: {[t.name for t in threading.enumerate()]}")
 
 
 def test_forked_model_build_gives_the_same_package(monkeypatch: pytest.MonkeyPatch) -> None:
-    _join_leftover_threads()
-    if not datamodels._can_fork():
-        pytest.fail(f"needs fork, two cores and one thread; threads: {[t.name for t in threading.enumerate()]}")
+    _needs_fork()
     monkeypatch.setattr(datamodels, "ProcessPoolExecutor", RecordingPool)
     RecordingPool.submitted = []
     parallel = render_package(build_package(_sources(), package="p", header="# h", parallel=True))
@@ -158,8 +159,7 @@ def test_a_cold_build_shares_its_model_runs_with_a_worker_forked_before_it_plans
     worker does."""
     from gen_helpers import generate, tree
 
-    if not datamodels._can_fork():
-        pytest.fail(f"needs fork, two cores and one thread; threads: {[t.name for t in threading.enumerate()]}")
+    _needs_fork()
     args = ["--package", "pkg", "--no-cache"]
     for capture in CAPTURES:
         args += ["--mcp-json", f"{capture.stem.replace('-', '_')}={capture}"]
@@ -196,8 +196,7 @@ def test_a_model_run_that_fails_in_either_process_types_its_tool_as_any_as_in_on
     and its warning are the one-process build's."""
     from gen_helpers import generate, tree
 
-    if not datamodels._can_fork():
-        pytest.fail(f"needs fork, two cores and one thread; threads: {[t.name for t in threading.enumerate()]}")
+    _needs_fork()
     args = ["--package", "pkg", "--no-cache"]
     for capture in CAPTURES:
         args += ["--mcp-json", f"{capture.stem.replace('-', '_')}={capture}"]
