@@ -236,8 +236,16 @@ class Cache:
         return _digest("files", fingerprint(), package, *parts)
 
     @staticmethod
-    def models_key(document: Mapping[str, Any], kind: str) -> str:
-        return _digest("models", fingerprint(), kind, _canonical(document))
+    def models_key(document: str, names: str, kind: str) -> str:
+        """The key of one model run: ``document`` and ``names`` spelled by ``spell`` (each spelled
+        once per build however many runs share it, ``datamodels._job_keys``)."""
+        return _digest("models", fingerprint(), kind, document, names)
+
+    @staticmethod
+    def spell(data: Any) -> str:
+        """Inputs as the one text a key is made of."""
+        return _canonical(data)
+
 
     @staticmethod
     def split_key(code: str, roots: Sequence[str]) -> str:

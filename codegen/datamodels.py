@@ -553,9 +553,6 @@ class _Job:
     #: whichever group it is generated in (_ClassNames).
     names: frozenset[str]
 
-    def key(self) -> str:
-        return Cache.models_key({"document": self.document, "names": sorted(self.names)}, self.name)
-
     def run(self) -> str | None:
         """The run's code; None for stubs the model generator cannot make (their results become Any)."""
         try:
@@ -564,6 +561,25 @@ class _Job:
             if self.name == STUB_RUN:
                 return None
             raise
+
+
+def _job_keys(jobs: Sequence[_Job]) -> list[str]:
+    """Each run's cache key (``Cache.models_key``). The outputs and the stubs share one document and
+    the runs of a kind one set of names, so each document and each set is spelled once, not once
+    per run: at 1,000 tools the 65 runs spelled the outputs twice and the 2,000 input names 63
+    times, about a tenth of an edited rerun."""
+    documents: dict[int, str] = {}  # id of a document -> its text (every job outlives this call)
+    names: dict[frozenset[str], str] = {}
+    keys = []
+    for job in jobs:
+        document = documents.get(id(job.document))
+        if document is None:
+            document = documents[id(job.document)] = Cache.spell(job.document)
+        spelled = names.get(job.names)
+        if spelled is None:
+            spelled = names[job.names] = Cache.spell(sorted(job.names))
+        keys.append(Cache.models_key(document, spelled, job.name))
+    return keys
 
 
 def _runs(jobs: list[_Job]) -> list[str | None]:
@@ -699,7 +715,7 @@ def generate_models(
     jobs = [_Job("inputs", doc, "inputs", input_names) for doc in inputs]
     output_names = frozenset(outputs.get("$defs", {}))
     jobs += [_Job("outputs", outputs, "outputs", output_names), _Job(STUB_RUN, outputs, "inputs", output_names)]
-    keys = [job.key() for job in jobs] if cache else []
+    keys = _job_keys(jobs) if cache else []
     codes: list[str | None] = [cache.get_models(key) for key in keys] if cache else [None] * len(jobs)
     missing = [i for i, code in enumerate(codes) if code is None]
     if parallel is None:
@@ -743,7 +759,7 @@ def generate_models(
     if inputs_code is None:  # two groups named a class alike: one run over every input, as one group
         merged = {n: d for doc in inputs for n, d in doc["$defs"].items()}
         whole = _Job("inputs", {**inputs[0], "$defs": merged}, "inputs", input_names)
-        key = whole.key() if cache else ""
+        key = _job_keys([whole])[0] if cache else ""
         inputs_code = (cache.get_models(key) if cache else None) or cast(str, whole.run())
         if cache:
             cache.put_models(key, inputs_code)
