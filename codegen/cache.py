@@ -77,7 +77,12 @@ __all__ = [
 CACHE_DIR_NAME = ".toolgen-cache"
 _FORMAT = 3  # bump when an entry's layout changes (2: a keyed digest; 3: of the data as stored)
 #: Entries kept per kind; the oldest beyond this are removed when a new one is stored.
-_KEEP = {"files": 4, "models": 256, "splits": 4, "memo": 32}  # models: a 1,000-tool build stores 65 (63 input groups)
+#: A memo table is stored in this many entries, by the first hex digit of its keys: an edit that
+#: changes a few results rewrites the few entries holding them, not the whole table. At 1,000 tools
+#: a build's 7 tables hold 19 MB; rewriting them whole cost an edited rerun about 0.1 s.
+MEMO_SHARDS = 16
+# models: a 1,000-tool build stores 65 (63 input groups); memo: 7 tables of MEMO_SHARDS entries a package
+_KEEP = {"files": 4, "models": 256, "splits": 4, "memo": 32 * MEMO_SHARDS}
 _HERE = Path(__file__).resolve().parent
 _README = "toolgen's cache: safe to delete; never commit it.\n"
 
@@ -194,8 +199,14 @@ def tool_digests(sources: Sequence[SourceTools]) -> dict[int, str | None]:
     return {id(tool): Memo.key(tool) for source in sources for tool in source.tools}
 
 
-def _memo_entry(table: str, scope: str) -> str:
-    return _digest("memo", fingerprint(), table, scope)
+def _shard(key: str) -> int:
+    """The entry of its table a result is kept in: by the key's first hex digit (keys are digests)."""
+    first = key[:1]
+    return int(first, 16) % MEMO_SHARDS if first and first in "0123456789abcdef" else 0
+
+
+def _memo_entry(table: str, scope: str, shard: int) -> str:
+    return _digest("memo", fingerprint(), table, scope, str(shard))
 
 
 class Cache:
@@ -246,7 +257,6 @@ class Cache:
         """Inputs as the one text a key is made of."""
         return _canonical(data)
 
-
     @staticmethod
     def split_key(code: str, roots: Sequence[str]) -> str:
         return _digest("split", fingerprint(), code, _canonical(list(roots)))
@@ -293,7 +303,7 @@ class Cache:
 
     def has_memo(self, table: str, scope: str) -> bool:
         """Whether the memo table ``table`` of ``scope`` was stored by this generator (unread)."""
-        return self.root is not None and self._path("memo", _memo_entry(table, scope)).is_file()
+        return self.root is not None and self._path("memo", _memo_entry(table, scope, 0)).is_file()
 
     def memo(self, table: str, scope: str) -> Memo:
         """The memo table ``table`` of the package ``scope`` (each package's build keeps its own)."""
@@ -328,8 +338,9 @@ class Cache:
             pass
         return data
 
-    def _write(self, kind: str, key: str, data: object) -> None:
-        """Store an entry; a cache that cannot be written is only a slower run, never an error."""
+    def _write(self, kind: str, key: str, data: object, *, prune: bool = True) -> None:
+        """Store an entry; a cache that cannot be written is only a slower run, never an error.
+        ``prune``: drop the oldest entries of its kind past their count (``prune``) now."""
         if self.root is None:
             return
         folder = self.root / kind
@@ -354,35 +365,48 @@ class Cache:
             except BaseException:
                 Path(tmp).unlink(missing_ok=True)
                 raise
-            self._prune(folder, _KEEP[kind])
+            if prune:
+                self.prune(kind)
         except OSError:
             return
 
-    @staticmethod
-    def _prune(folder: Path, keep: int) -> None:
-        entries = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
-        for old in entries[keep:]:
-            old.unlink(missing_ok=True)
+    def prune(self, kind: str) -> None:
+        """Drop the least recently used entries of ``kind`` past the number kept (``_KEEP``)."""
+        if self.root is None:
+            return
+        try:
+            entries = sorted((self.root / kind).glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+            for old in entries[_KEEP[kind] :]:
+                old.unlink(missing_ok=True)
+        except OSError:
+            return
 
 
 class Memo:
     """One table of results of a pure step, each stored under ``Memo.key`` of everything the step
     reads: a hit is the step's result, by construction, so a cached build writes what a cold one does.
 
-    The table is one cache entry (read once, written once by ``save``) and keeps only the results
-    the last build used, so it never grows past one build. Each result is kept as its JSON text
+    The table is ``MEMO_SHARDS`` cache entries, by the first hex digit of the key (each read once;
+    ``save`` writes those whose results changed), and keeps only the results the last build used,
+    so it never grows past one build. Each result is kept as its JSON text
     and parsed afresh on every ``get``, so no later step can change what is stored; a value or key
     JSON cannot spell exactly (a YAML date, a NaN) is never stored, and the step simply runs.
     """
 
     def __init__(self, cache: Cache | None, table: str, scope: str) -> None:
         self._cache = cache if cache is not None and cache.root is not None else None
-        self._entry = _memo_entry(table, scope) if self._cache else ""
+        self._entries = [_memo_entry(table, scope, n) for n in range(MEMO_SHARDS)] if self._cache else []
         self._old: dict[str, str] = {}
-        if self._cache is not None:
-            found = self._cache._read("memo", self._entry)
+        #: Each entry as read; None where there was none to read (it is written at ``save``)
+        self._stored: list[dict[str, str] | None] = []
+        for entry in self._entries:
+            assert self._cache is not None
+            found = self._cache._read("memo", entry)
             if isinstance(found, dict) and all(isinstance(v, str) for v in found.values()):
-                self._old = found
+                self._stored.append(found)
+                self._old.update(found)
+            else:
+                self._stored.append(None)
         self._new: dict[str, str] = {}
 
     @staticmethod
@@ -414,8 +438,18 @@ class Memo:
         self._new[key] = text
 
     def save(self) -> None:
-        if self._cache is not None and self._new != self._old:
-            self._cache._write("memo", self._entry, self._new)
+        if self._cache is None:
+            return
+        shards: list[dict[str, str]] = [{} for _ in self._entries]
+        for key, text in self._new.items():
+            shards[_shard(key)][key] = text
+        written = False
+        for entry, stored, new in zip(self._entries, self._stored, shards, strict=True):
+            if stored != new:
+                self._cache._write("memo", entry, new, prune=False)
+                written = True
+        if written:
+            self._cache.prune("memo")
 
 
 class Layer:
