@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import inspect
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
@@ -45,7 +45,7 @@ from codegen.schemas import (
 )
 from codegen.split import split_models, where_defined
 from codegen.surface import SURFACE_ATTRS, build_surface, prompt_wire_names
-from codegen.testkit import testing_data
+from codegen.testkit import data_text, testing_data
 from mas.runtime.contracts._rules import hint_words, json_equal, json_type
 from mas.runtime.contracts.tool_contract import declared_hints, tool_title
 from mas.runtime.routing import Named, NameTaken, QualifierClash, routed_names
@@ -109,8 +109,15 @@ def build_package(
     (``testkit.newest_samples``), the test kit's default answers. Inside a cache layer
     (``cache.Layer``) the build reuses what earlier builds of the package computed."""
     builder = _Builder(sources, inferred or {}, removed)
-    spec = builder.build(package=package, header=header, parallel=parallel)
-    spec = replace(spec, testing_data=testing_data(sources, builder.wire_names, inferred, samples, builder.removed))
+    kit: list[str] = []  # the test kit's data needs no model: made while the model worker runs
+
+    def make_kit() -> None:
+        if not kit:  # once, though a build that retries its models waits twice
+            kit.append(data_text(testing_data(sources, builder.wire_names, inferred, samples, builder.removed)))
+
+    spec = builder.build(package=package, header=header, parallel=parallel, meanwhile=make_kit)
+    make_kit()
+    spec = replace(spec, testing_data=kit[0])
     if init_header is not None:
         spec = replace(spec, init_header=init_header)
     return spec
@@ -156,7 +163,9 @@ class _Builder:
         #: id of a tool -> Memo.key of it (None: no JSON spelling)
         self.digests = cache.digests(sources)
 
-    def build(self, *, package: str, header: str, parallel: bool | None) -> PackageSpec:
+    def build(
+        self, *, package: str, header: str, parallel: bool | None, meanwhile: Callable[[], object] | None = None
+    ) -> PackageSpec:
         plans = []
         for source in self._ordered():
             by_name = {t["name"]: (i, t) for i, t in enumerate(source.tools)}
@@ -165,10 +174,10 @@ class _Builder:
             methods = assign_names(by_name, prefix="tool", reserved=reserved)
             plans += [self.plan(source, *by_name[wire], methods[wire]) for wire in sorted(by_name)]
         try:
-            in_models, out_models, stub_models = self._models(plans, parallel)
+            in_models, out_models, stub_models = self._models(plans, parallel, meanwhile)
         except GenerateError:  # some schema datamodel-code-generator cannot take: find it, type it as Any
             plans = [self.untype_failures(p) for p in plans]
-            in_models, out_models, stub_models = self._models(plans, parallel)
+            in_models, out_models, stub_models = self._models(plans, parallel, meanwhile)
         namespaces = []
         prompt_names = prompt_wire_names(self.sources)
         for source in self._ordered():
@@ -215,7 +224,7 @@ class _Builder:
         return sorted(self.sources, key=lambda s: self.ns_attrs[s.name])
 
     def _models(
-        self, plans: Sequence[ToolPlan], parallel: bool | None
+        self, plans: Sequence[ToolPlan], parallel: bool | None, meanwhile: Callable[[], object] | None = None
     ) -> tuple[ModelModule, ModelModule, ModelModule | None]:
         """The models, the inputs in groups of tools (``datamodels.input_group``) so that an edited
         input schema regenerates its group only. Each group keeps the documents' order."""
@@ -230,6 +239,7 @@ class _Builder:
             self.outputs.document(),
             parallel=parallel,
             outlines=self.outlines,
+            meanwhile=meanwhile,
         )
 
     def report(self, source: SourceTools, wire: str, index: int) -> Report:

@@ -19,7 +19,7 @@ import threading
 import tokenize
 import warnings
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
@@ -698,6 +698,7 @@ def generate_models(
     *,
     parallel: bool | None = None,
     outlines: Memo | None = None,
+    meanwhile: Callable[[], object] | None = None,
 ) -> tuple[ModelModule, ModelModule, ModelModule | None]:
     """Input TypedDicts, output models and the code-mode stubs' output TypedDicts: batched runs,
     on two cores: the outputs here, the stubs in the cache layer's model worker when one was
@@ -708,7 +709,9 @@ def generate_models(
 
     ``inputs`` are the input definitions in groups (``input_group``), one run each, joined into
     one module afterwards; a run whose document was generated before comes from the cache layer
-    (``cache.models_cache``)."""
+    (``cache.models_cache``). ``meanwhile``: work of the caller's that needs no model, called once,
+    while the worker runs when there is one (an edited input group: the worker's warm-up is then
+    most of the build's wait), else after the runs."""
     cache, found = models_cache(), layer_worker()
     worker = found if isinstance(found, ModelWorker) else None
     input_names = frozenset(n for doc in inputs for n in doc.get("$defs", {}))
@@ -734,6 +737,9 @@ def generate_models(
         # Done with its own runs (the model generator imported), this process helps with the groups left.
         while here and (index := worker.steal()) is not None:
             codes[shared[index]] = jobs[shared[index]].run()
+        if meanwhile is not None:
+            meanwhile()
+            meanwhile = None
         done, theirs = worker.results()
         for i, code in zip(own, done, strict=True):
             codes[i] = code
@@ -744,11 +750,16 @@ def generate_models(
         with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
             pending = pool.submit(_runs, [jobs[i] for i in there])
             codes[here[0]] = jobs[here[0]].run()
+            if meanwhile is not None:
+                meanwhile()
+                meanwhile = None
             for i, code in zip(there, pending.result(), strict=True):
                 codes[i] = code
     else:
         for i in missing:
             codes[i] = jobs[i].run()
+    if meanwhile is not None:
+        meanwhile()
     if cache:
         for i in missing:
             code = codes[i]

@@ -270,8 +270,10 @@ class PackageSpec:
     contents_code: str = ""
     #: ``__init__.py``'s header, when it differs (it names the inputs' hash); "": ``header``
     init_header: str = ""
-    #: The test kit's data (``codegen/testkit.py``): each tool's listing, output schema and newest sample
-    testing_data: Mapping[str, Any] | None = None
+    #: The test kit's data (``codegen/testkit.py``): each tool's listing, output schema and newest
+    #: sample, as its canonical JSON text (``testkit.data_text``; megabytes at 1,000 tools, spelled
+    #: once while the model worker runs); None: no tools
+    testing_data: str | None = None
 
     @property
     def surface_exports(self) -> tuple[str, ...]:

@@ -30,6 +30,7 @@ __all__ = [
     "TESTING_MODULE",
     "cassette_problems",
     "data_module",
+    "data_text",
     "newest_samples",
     "testing_context",
     "testing_data",
@@ -92,9 +93,14 @@ def testing_data(
     return {"version": DATA_VERSION, "tools": tools}
 
 
-def data_module(header: str, data: Mapping[str, Any]) -> str:
-    """``_testing_data.py``: the header, a docstring and ``DATA``, the JSON as one literal."""
-    text = json.dumps(data, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+def data_text(data: Mapping[str, Any]) -> str:
+    """The kit's data as the one JSON text ``_testing_data.py`` holds (keys sorted, ASCII)."""
+    return json.dumps(data, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+
+
+def data_module(header: str, text: str) -> str:
+    """``_testing_data.py``: the header, a docstring and ``DATA``, the kit's JSON text (``data_text``)
+    as one literal."""
     return f'{header}\n"""{_DOC}"""\n\nDATA = {wire_literal(text)}\n'
 
 
