@@ -16,7 +16,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from gen_helpers import REPO, generate, tree
@@ -280,6 +280,129 @@ def test_a_warmed_model_worker_runs_the_edited_group_and_the_output_equals_a_col
         here.clear()
         assert tree(project / "out" / "pkg") == tree(cold / "out" / "pkg")
     assert "extra: NotRequired[list[int]]" in (project / "out" / "pkg" / "inputs.py").read_text()
+
+
+def test_the_kit_data_is_made_once_while_the_worker_runs_the_edited_group(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The test kit's data needs no model: a build whose edited group goes to the model worker makes
+    it after submitting the group and before it waits for the worker's answer (the worker's
+    warm-up is most of that wait), once; a build with nothing for the worker makes it once too."""
+    from codegen import build
+
+    if not datamodels._can_fork():
+        pytest.skip("no fork here (another thread is alive, or one core)")
+    monkeypatch.setattr(datamodels, "WARM_WORKER_TOOLS", 1)
+    monkeypatch.setattr(datamodels, "INPUT_GROUP_TOOLS", 1)
+    project = _project(tmp_path, monkeypatch)
+    events: list[str] = []
+    real_kit, real_results = build.testing_data, datamodels.ModelWorker.results
+
+    def kit(*args: Any, **kwargs: Any) -> Any:
+        events.append("kit")
+        return real_kit(*args, **kwargs)
+
+    def results(worker: datamodels.ModelWorker) -> Any:
+        events.append("results")
+        return real_results(worker)
+
+    monkeypatch.setattr(build, "testing_data", kit)
+    monkeypatch.setattr(datamodels.ModelWorker, "results", results)
+    tools = _base()
+    tools[1]["inputSchema"]["properties"]["extra"] = {"type": "integer"}
+    (project / "tools.json").write_text(json.dumps({"tools": tools}))
+    assert generate(project, ARGS, monkeypatch) == 0
+    assert events == ["kit", "results"]
+    events.clear()
+    tools[2]["description"] = "A new description."
+    (project / "tools.json").write_text(json.dumps({"tools": tools}))
+    assert generate(project, ARGS, monkeypatch) == 0
+    assert events == ["kit"]
+    assert "extra" in (project / "out" / "pkg" / "_testing_data.py").read_text()
+
+
+@pytest.mark.parametrize("parallel", [False, True], ids=["one-process", "forked-pool"])
+def test_meanwhile_is_called_once_without_a_warmed_worker(parallel: bool) -> None:
+    """Outside a cache layer (no worker): after the runs in one process, and while the forked
+    pool runs the inputs and the stubs."""
+    if parallel and not datamodels._can_fork():
+        pytest.skip("no fork here (another thread is alive, or one core)")
+    document = {"$defs": {"ToolAInput": {"type": "object", "properties": {"a": {"type": "integer"}}}}}
+    outputs = {"$defs": {"ToolAOutput": {"type": "object", "properties": {"b": {"type": "string"}}}}}
+    calls: list[int] = []
+    ins, outs, stubs = datamodels.generate_models(
+        [document], outputs, parallel=parallel, meanwhile=lambda: calls.append(len(calls))
+    )
+    assert calls == [0]
+    assert "class ToolAInput(TypedDict)" in ins.code and "class ToolAOutput(BaseModel)" in outs.code
+    assert stubs is not None and "class ToolAOutput(TypedDict)" in stubs.code
+
+
+def test_model_run_keys_spelled_together_are_each_runs_own() -> None:
+    """``_job_keys`` spells a document or a set of names several runs share once: the keys are the
+    ones each run gets alone, and each input (document, names, run) still moves its run's key."""
+    doc = {"$defs": {"A": {"type": "object"}}}
+    other = {"$defs": {"A": {"type": "object", "properties": {"x": {"type": "integer"}}}}}
+    names, more = frozenset({"A"}), frozenset({"A", "B"})
+    jobs = [
+        datamodels._Job("outputs", doc, "outputs", names),
+        datamodels._Job(datamodels.STUB_RUN, doc, "inputs", names),
+        datamodels._Job("inputs", doc, "inputs", names),
+        datamodels._Job("inputs", other, "inputs", names),
+        datamodels._Job("inputs", doc, "inputs", more),
+    ]
+    together = datamodels._job_keys(jobs)
+    assert together == [datamodels._job_keys([job])[0] for job in jobs]
+    assert len(set(together)) == len(jobs)
+    assert datamodels._job_keys([datamodels._Job("inputs", copy.deepcopy(doc), "inputs", frozenset({"A"}))]) == [
+        together[2]
+    ]
+
+
+def test_a_memo_table_is_kept_in_shards_and_save_writes_only_the_changed_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A table is ``MEMO_SHARDS`` entries by its keys' first hex digit: a build that changes one
+    result rewrites one entry; a damaged entry loses its own results only."""
+    from codegen.cache import MEMO_SHARDS, Memo, _memo_entry
+
+    cache = Cache(tmp_path / ".toolgen-cache")
+    assert not cache.has_memo("specs", "pkg")
+    keys = [cast(str, Memo.key("result", i)) for i in range(64)]
+    table = cache.memo("specs", "pkg")
+    for i, key in enumerate(keys):
+        table.put(key, {"n": i})
+    written: list[str] = []
+    real = Cache._write
+
+    def counting(self: Cache, kind: str, key: str, data: object, **more: Any) -> None:
+        written.append(kind)
+        real(self, kind, key, data, **more)
+
+    monkeypatch.setattr(Cache, "_write", counting)
+    table.save()
+    assert written == ["memo"] * MEMO_SHARDS and cache.has_memo("specs", "pkg")
+    again = cache.memo("specs", "pkg")
+    assert [again.get(key) for key in keys] == [{"n": i} for i in range(64)]
+    again.put(cast(str, Memo.key("result", "new")), {"n": "new"})  # every old result used, one added
+    written.clear()
+    again.save()
+    assert written == ["memo"]
+    third = cache.memo("specs", "pkg")
+    for key in keys:
+        third.get(key)
+    written.clear()
+    third.save()  # dropping the one added (not used) rewrites its entry alone
+    assert written == ["memo"]
+    # A damaged entry is a miss for the results it holds, and only for those.
+    shard = {key: int(key[0], 16) % MEMO_SHARDS for key in keys}
+    path = tmp_path / ".toolgen-cache" / "memo" / f"{_memo_entry('specs', 'pkg', shard[keys[0]])}.json"
+    path.write_text(path.read_text()[:-1] + " }")  # the data as stored changed: its digest no longer matches
+    fourth = cache.memo("specs", "pkg")
+    assert [fourth.get(key) is not None for key in keys] == [shard[key] != shard[keys[0]] for key in keys]
+    written.clear()
+    cache.memo("specs", "pkg").save()  # nothing used: every entry that held a result is rewritten empty
+    assert written == ["memo"] * len(set(shard.values()))
 
 
 def test_a_changed_description_splits_no_model_code_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
