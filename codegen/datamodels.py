@@ -724,42 +724,7 @@ def generate_models(
     if parallel is None:
         size = sum(len(jobs[i].document.get("$defs", {})) for i in missing)
         parallel = size >= PARALLEL_MIN_DEFINITIONS and _can_fork()
-    here = [i for i in missing if jobs[i].name == "outputs"]
-    there = [i for i in missing if jobs[i].name != "outputs"]
-    if worker is not None and not there:
-        worker.close()  # nothing for it (a description edit): its warm-up ends here
-    if there and worker is not None and not worker.used:  # warmed up while this process planned: it runs them
-        own = [i for i in there if jobs[i].name != "inputs"]
-        shared = [i for i in there if jobs[i].name == "inputs"]
-        worker.submit([jobs[i] for i in own], [jobs[i] for i in shared])
-        for i in here:
-            codes[i] = jobs[i].run()
-        # Done with its own runs (the model generator imported), this process helps with the groups left.
-        while here and (index := worker.steal()) is not None:
-            codes[shared[index]] = jobs[shared[index]].run()
-        if meanwhile is not None:
-            meanwhile()
-            meanwhile = None
-        done, theirs = worker.results()
-        for i, code in zip(own, done, strict=True):
-            codes[i] = code
-        for index, code in theirs.items():
-            codes[shared[index]] = code
-    elif here and there and parallel and _can_fork():
-        context = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
-            pending = pool.submit(_runs, [jobs[i] for i in there])
-            codes[here[0]] = jobs[here[0]].run()
-            if meanwhile is not None:
-                meanwhile()
-                meanwhile = None
-            for i, code in zip(there, pending.result(), strict=True):
-                codes[i] = code
-    else:
-        for i in missing:
-            codes[i] = jobs[i].run()
-    if meanwhile is not None:
-        meanwhile()
+    _run_missing(jobs, codes, missing, worker, parallel, meanwhile or (lambda: None))
     if cache:
         for i in missing:
             code = codes[i]
@@ -781,6 +746,50 @@ def generate_models(
         _read_module([cast(str, outputs_code)], "_o", outlines),
         _read_module([stubs_code], "_s", outlines) if stubs_code is not None else None,
     )
+
+
+def _run_missing(
+    jobs: Sequence[_Job],
+    codes: list[str | None],
+    missing: Sequence[int],
+    worker: ModelWorker | None,
+    parallel: bool,
+    meanwhile: Callable[[], object],
+) -> None:
+    """The runs at ``missing`` made, their code put in ``codes``: the outputs here, the rest by the
+    warmed ``worker`` (the input groups shared with this process) or a pool forked now when
+    ``parallel``, else here. ``meanwhile`` is called once: while the other process runs, if any."""
+    here = [i for i in missing if jobs[i].name == "outputs"]
+    there = [i for i in missing if jobs[i].name != "outputs"]
+    if worker is not None and not there:
+        worker.close()  # nothing for it (a description edit): its warm-up ends here
+    if there and worker is not None and not worker.used:  # warmed up while this process planned: it runs them
+        own = [i for i in there if jobs[i].name != "inputs"]
+        shared = [i for i in there if jobs[i].name == "inputs"]
+        worker.submit([jobs[i] for i in own], [jobs[i] for i in shared])
+        for i in here:
+            codes[i] = jobs[i].run()
+        # Done with its own runs (the model generator imported), this process helps with the groups left.
+        while here and (index := worker.steal()) is not None:
+            codes[shared[index]] = jobs[shared[index]].run()
+        meanwhile()
+        done, theirs = worker.results()
+        for i, code in zip(own, done, strict=True):
+            codes[i] = code
+        for index, code in theirs.items():
+            codes[shared[index]] = code
+    elif here and there and parallel and _can_fork():
+        context = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
+            pending = pool.submit(_runs, [jobs[i] for i in there])
+            codes[here[0]] = jobs[here[0]].run()
+            meanwhile()
+            for i, code in zip(there, pending.result(), strict=True):
+                codes[i] = code
+    else:
+        for i in missing:
+            codes[i] = jobs[i].run()
+        meanwhile()
 
 
 #: What a run over no definitions makes.
