@@ -77,10 +77,12 @@ __all__ = [
 CACHE_DIR_NAME = ".toolgen-cache"
 _FORMAT = 3  # bump when an entry's layout changes (2: a keyed digest; 3: of the data as stored)
 #: Entries kept per kind; the oldest beyond this are removed when a new one is stored.
-#: A memo table is stored in this many entries, by the first hex digit of its keys: an edit that
-#: changes a few results rewrites the few entries holding them, not the whole table. At 1,000 tools
-#: a build's 7 tables hold 19 MB; rewriting them whole cost an edited rerun about 0.1 s.
+#: A memo table larger than MEMO_SHARD_BYTES is stored in this many entries, by the first hex digit
+#: of its keys: an edit that changes a few results rewrites the few entries holding them, not the
+#: whole table. At 1,000 tools a build's 7 tables hold 19 MB; rewriting them whole cost an edited
+#: rerun about 0.1 s. A smaller table stays one entry: 16 of them cost a small build 35 ms more.
 MEMO_SHARDS = 16
+MEMO_SHARD_BYTES = 1 << 20
 # models: a 1,000-tool build stores 65 (63 input groups); memo: 7 tables of MEMO_SHARDS entries a package
 _KEEP = {"files": 4, "models": 256, "splits": 4, "memo": 32 * MEMO_SHARDS}
 _HERE = Path(__file__).resolve().parent
@@ -386,9 +388,9 @@ class Memo:
     """One table of results of a pure step, each stored under ``Memo.key`` of everything the step
     reads: a hit is the step's result, by construction, so a cached build writes what a cold one does.
 
-    The table is ``MEMO_SHARDS`` cache entries, by the first hex digit of the key (each read once;
-    ``save`` writes those whose results changed), and keeps only the results the last build used,
-    so it never grows past one build. Each result is kept as its JSON text
+    The table is up to ``MEMO_SHARDS`` cache entries (each read once; ``save`` writes those whose
+    results changed): one while it is small, else one per first hex digit of the key. It keeps
+    only the results the last build used, so it never grows past one build. Each result is kept as its JSON text
     and parsed afresh on every ``get``, so no later step can change what is stored; a value or key
     JSON cannot spell exactly (a YAML date, a NaN) is never stored, and the step simply runs.
     """
@@ -397,7 +399,7 @@ class Memo:
         self._cache = cache if cache is not None and cache.root is not None else None
         self._entries = [_memo_entry(table, scope, n) for n in range(MEMO_SHARDS)] if self._cache else []
         self._old: dict[str, str] = {}
-        #: Each entry as read; None where there was none to read (it is written at ``save``)
+        #: Each entry as read; None where there was none to read
         self._stored: list[dict[str, str] | None] = []
         for entry in self._entries:
             assert self._cache is not None
@@ -441,11 +443,14 @@ class Memo:
         if self._cache is None:
             return
         shards: list[dict[str, str]] = [{} for _ in self._entries]
+        sharded = sum(len(key) + len(text) for key, text in self._new.items()) > MEMO_SHARD_BYTES
         for key, text in self._new.items():
-            shards[_shard(key)][key] = text
+            shards[_shard(key) if sharded else 0][key] = text
         written = False
-        for entry, stored, new in zip(self._entries, self._stored, shards, strict=True):
-            if stored != new:
+        for n, (entry, stored, new) in enumerate(zip(self._entries, self._stored, shards, strict=True)):
+            # The first entry is always there (``has_memo``); another is written when it holds
+            # results, or held some before (then empty, so no result outlives the build that used it).
+            if stored != new and (n == 0 or stored is not None or new):
                 self._cache._write("memo", entry, new, prune=False)
                 written = True
         if written:

@@ -362,47 +362,55 @@ def test_model_run_keys_spelled_together_are_each_runs_own() -> None:
 def test_a_memo_table_is_kept_in_shards_and_save_writes_only_the_changed_ones(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A table is ``MEMO_SHARDS`` entries by its keys' first hex digit: a build that changes one
-    result rewrites one entry; a damaged entry loses its own results only."""
+    """A large table is ``MEMO_SHARDS`` entries by its keys' first hex digit: a build that changes
+    one result rewrites one entry; a damaged entry loses its own results only. A small table is
+    one entry, and a table that shrinks leaves no result in the entries it no longer uses."""
+    from codegen import cache as cache_module
     from codegen.cache import MEMO_SHARDS, Memo, _memo_entry
 
     cache = Cache(tmp_path / ".toolgen-cache")
     assert not cache.has_memo("specs", "pkg")
     keys = [cast(str, Memo.key("result", i)) for i in range(64)]
-    table = cache.memo("specs", "pkg")
-    for i, key in enumerate(keys):
-        table.put(key, {"n": i})
     written: list[str] = []
     real = Cache._write
 
     def counting(self: Cache, kind: str, key: str, data: object, **more: Any) -> None:
-        written.append(kind)
+        written.append(key)
         real(self, kind, key, data, **more)
 
     monkeypatch.setattr(Cache, "_write", counting)
+    table = cache.memo("specs", "pkg")
+    for i, key in enumerate(keys):
+        table.put(key, {"n": i})
+    table.save()  # small: one entry
+    assert written == [_memo_entry("specs", "pkg", 0)] and cache.has_memo("specs", "pkg")
+    monkeypatch.setattr(cache_module, "MEMO_SHARD_BYTES", 0)  # from here on, every table is large
+    table = cache.memo("specs", "pkg")
+    for key in keys:
+        table.get(key)
+    written.clear()
     table.save()
-    assert written == ["memo"] * MEMO_SHARDS and cache.has_memo("specs", "pkg")
+    shard = {key: int(key[0], 16) % MEMO_SHARDS for key in keys}
+    assert sorted(written) == sorted(_memo_entry("specs", "pkg", n) for n in range(MEMO_SHARDS))
     again = cache.memo("specs", "pkg")
     assert [again.get(key) for key in keys] == [{"n": i} for i in range(64)]
-    again.put(cast(str, Memo.key("result", "new")), {"n": "new"})  # every old result used, one added
+    added = cast(str, Memo.key("result", "new"))
+    again.put(added, {"n": "new"})  # every old result used, one added: its entry alone
     written.clear()
     again.save()
-    assert written == ["memo"]
-    third = cache.memo("specs", "pkg")
-    for key in keys:
-        third.get(key)
-    written.clear()
-    third.save()  # dropping the one added (not used) rewrites its entry alone
-    assert written == ["memo"]
+    assert written == [_memo_entry("specs", "pkg", int(added[0], 16) % MEMO_SHARDS)]
     # A damaged entry is a miss for the results it holds, and only for those.
-    shard = {key: int(key[0], 16) % MEMO_SHARDS for key in keys}
     path = tmp_path / ".toolgen-cache" / "memo" / f"{_memo_entry('specs', 'pkg', shard[keys[0]])}.json"
     path.write_text(path.read_text()[:-1] + " }")  # the data as stored changed: its digest no longer matches
     fourth = cache.memo("specs", "pkg")
     assert [fourth.get(key) is not None for key in keys] == [shard[key] != shard[keys[0]] for key in keys]
-    written.clear()
-    cache.memo("specs", "pkg").save()  # nothing used: every entry that held a result is rewritten empty
-    assert written == ["memo"] * len(set(shard.values()))
+    # Shrunk to one entry again: the other entries are emptied, so none of their results comes back.
+    monkeypatch.setattr(cache_module, "MEMO_SHARD_BYTES", 1 << 20)
+    small = cache.memo("specs", "pkg")
+    small.get(keys[1])
+    small.save()
+    assert cache.memo("specs", "pkg").get(keys[2]) is None
+    assert cache.memo("specs", "pkg").get(keys[1]) == {"n": 1}
 
 
 def test_a_changed_description_splits_no_model_code_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
