@@ -42,11 +42,12 @@ def black_formatted(source: str) -> str:
     """``source`` as black, the reference style, lays it out (the generator formats with ruff)."""
     import black
     from black.mode import TargetVersion
+    from black.report import NothingChanged
 
     mode = black.Mode(target_versions={TargetVersion.PY311}, line_length=88)
     try:
         return black.format_file_contents(source, fast=False, mode=mode)
-    except black.NothingChanged:
+    except NothingChanged:
         return source
 
 

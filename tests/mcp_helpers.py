@@ -33,7 +33,7 @@ def stdio_config(
     ``python`` server is a fork of a pre-imported interpreter (tests/prefork.py): a real process on
     the runtime's pipes, without paying ``import mcp`` for every test. Another ``command`` (node,
     an old SDK's venv) runs ``script`` itself."""
-    target = (str(script),) if script else ("-m", "mas.samples.mcp_server")
+    target: tuple[str, ...] = (str(script),) if script else ("-m", "mas.samples.mcp_server")
     if command == "python":
         target = python_args(*target)
     settings: dict[str, Any] = {
