@@ -867,6 +867,36 @@ GROUPS = (
 )  # fmt: skip
 
 
+_WHERE = "import codegen, mas, pathlib; print(*(pathlib.Path(m.__file__).parent for m in (codegen, mas)), sep='\\n')"
+
+
+def checkout_drift(installed: Sequence[Path], checkout: Path) -> list[str]:
+    """The modules of ``codegen`` and ``mas`` in ``checkout`` whose bytes the installed packages
+    (``installed``: their folders, in that order) do not have, as paths relative to ``checkout``."""
+    differ = []
+    for folder, package in zip(installed, ("codegen", "mas"), strict=True):
+        for path in sorted((checkout / package).rglob("*.py")):
+            mine = path.relative_to(checkout / package)
+            theirs = folder / mine
+            if not theirs.is_file() or theirs.read_bytes() != path.read_bytes():
+                differ.append(path.relative_to(checkout).as_posix())
+    return differ
+
+
+def _measured_code() -> str | None:
+    """A note when the code every row runs (the installed packages: ``ENV`` has no PYTHONPATH, as a
+    user's shell has none) is not this checkout's: a run by hand after an edit, without installing
+    it, measures the previous install (``nox -s bench`` installs the checkout first)."""
+    found = subprocess.run([sys.executable, "-c", _WHERE], env=ENV, cwd=tempfile.gettempdir(), capture_output=True,
+                           text=True, check=True).stdout.split()  # fmt: skip
+    differ = checkout_drift([Path(p) for p in found], HERE.parent)
+    if not differ:
+        return None
+    shown = ", ".join(differ[:3]) + (f" and {len(differ) - 3} more" if len(differ) > 3 else "")
+    return (f"measured code: the installed packages are not this checkout's ({shown} differ); "
+            "`pip install .` first, as `nox -s bench` does")  # fmt: skip
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="tiny catalogs, one repeat: a smoke test")
@@ -906,6 +936,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     load_before = os.getloadavg()[0]
     rows: list[Row] = []
     notes: list[str] = []
+    stale = _measured_code()
+    if stale is not None:
+        print(f"bench: {stale}", file=sys.stderr)
+        notes.append(stale)
     with tempfile.TemporaryDirectory(prefix="toolgen-bench-") as tmp:
         root = Path(tmp)
         if only & {

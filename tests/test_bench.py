@@ -120,3 +120,26 @@ def test_the_committed_results_have_the_impact_rows() -> None:
         cells = [c.strip() for c in row.strip("|").split("|")]
         assert cells[1][0].isdigit() and cells[2].startswith(f"one plain {checker} run over the project: ")
         assert cells[3].endswith(")") and cells[3][0].isdigit()  # a median ratio with its spread
+
+
+def test_a_bench_of_code_that_is_not_the_checkouts_says_so(tmp_path: Path) -> None:
+    """The rows run the installed packages (the bench drops PYTHONPATH, as a user's shell has
+    none): ``checkout_drift`` names every module of the checkout the installed copy lacks or has
+    other bytes for, and nothing when they are the same."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        import bench
+    finally:
+        sys.path.remove(str(REPO / "benchmarks"))
+    checkout = tmp_path / "checkout"
+    for package, files in (("codegen", {"a.py": "x = 1\n", "emit/b.py": "y = 2\n"}), ("mas", {"c.py": "z = 3\n"})):
+        for name, text in files.items():
+            for root in (checkout, tmp_path / "site"):
+                (root / package / name).parent.mkdir(parents=True, exist_ok=True)
+                (root / package / name).write_text(text)
+    installed = [tmp_path / "site" / "codegen", tmp_path / "site" / "mas"]
+    assert bench.checkout_drift(installed, checkout) == []
+    (checkout / "codegen" / "emit" / "b.py").write_text("y = 3\n")  # edited, not installed again
+    (checkout / "mas" / "d.py").write_text("new = 1\n")  # added since
+    (tmp_path / "site" / "mas" / "gone.py").write_text("old = 1\n")  # removed since: nothing runs it
+    assert bench.checkout_drift(installed, checkout) == ["codegen/emit/b.py", "mas/d.py"]
