@@ -110,13 +110,20 @@ def build_package(
     (``cache.Layer``) the build reuses what earlier builds of the package computed."""
     builder = _Builder(sources, inferred or {}, removed)
     kit: list[str] = []  # the test kit's data needs no model: made while the model worker runs
+    failed: list[Exception] = []
 
     def make_kit() -> None:
-        if not kit:  # once, though a build that retries its models waits twice
+        if kit or failed:  # once, though a build that retries its models waits twice
+            return
+        try:
             kit.append(data_text(testing_data(sources, builder.wire_names, inferred, samples, builder.removed)))
+        except Exception as exc:  # raised after the build: never taken for a model run's failure
+            failed.append(exc)
 
     spec = builder.build(package=package, header=header, parallel=parallel, meanwhile=make_kit)
     make_kit()
+    if failed:
+        raise failed[0]
     spec = replace(spec, testing_data=kit[0])
     if init_header is not None:
         spec = replace(spec, init_header=init_header)

@@ -321,6 +321,27 @@ def test_the_kit_data_is_made_once_while_the_worker_runs_the_edited_group(
     assert "extra" in (project / "out" / "pkg" / "_testing_data.py").read_text()
 
 
+def test_an_error_making_the_kit_is_not_taken_for_a_model_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The kit's data is made inside the model step (``meanwhile``); an error there is the kit's:
+    the build does not retry its models tool by tool (as for a schema the model generator cannot
+    take) but ends with that error, one line, and writes nothing."""
+    from codegen import build
+    from codegen.errors import GenerateError
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise GenerateError("the kit cannot be made")
+
+    retried: list[str] = []
+    monkeypatch.setattr(build, "testing_data", broken)
+    monkeypatch.setattr(build._Builder, "untype_failures", lambda self, plan: retried.append(plan.method))
+    (tmp_path / "tools.json").write_text(json.dumps({"tools": _base()}))
+    assert generate(tmp_path, ARGS, monkeypatch) == 2
+    assert retried == [] and not (tmp_path / "out").exists()
+    assert "the kit cannot be made" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("parallel", [False, True], ids=["one-process", "forked-pool"])
 def test_meanwhile_is_called_once_without_a_warmed_worker(parallel: bool) -> None:
     """Outside a cache layer (no worker): after the runs in one process, and while the forked
