@@ -77,13 +77,15 @@ __all__ = [
 CACHE_DIR_NAME = ".toolgen-cache"
 _FORMAT = 3  # bump when an entry's layout changes (2: a keyed digest; 3: of the data as stored)
 #: Entries kept per kind; the oldest beyond this are removed when a new one is stored.
-#: A memo table larger than MEMO_SHARD_BYTES is stored in this many entries, by the first hex digit
-#: of its keys: an edit that changes a few results rewrites the few entries holding them, not the
-#: whole table. At 1,000 tools a build's 7 tables hold 19 MB; rewriting them whole cost an edited
-#: rerun about 0.1 s. A smaller table stays one entry: 16 of them cost a small build 35 ms more.
+#: A memo table larger than MEMO_SHARD_BYTES (its keys and results, counted in characters) is
+#: stored in this many entries, by the first hex digit of its keys: an edit that changes a few
+#: results rewrites the few entries holding them, not the whole table. At 1,000 tools a build's 7
+#: tables hold 19 MB; rewriting them whole cost an edited rerun about 0.1 s. A smaller table stays
+#: one entry: 16 of them cost a small build 35 ms more.
 MEMO_SHARDS = 16
 MEMO_SHARD_BYTES = 1 << 20
-# models: a 1,000-tool build stores 65 (63 input groups); memo: 7 tables of MEMO_SHARDS entries a package
+# models: a 1,000-tool build stores 65 (63 input groups); memo: room for four packages whose 7
+# tables are each split in MEMO_SHARDS entries (a small package's table is one entry)
 _KEEP = {"files": 4, "models": 256, "splits": 4, "memo": 32 * MEMO_SHARDS}
 _HERE = Path(__file__).resolve().parent
 _README = "toolgen's cache: safe to delete; never commit it.\n"
@@ -390,9 +392,10 @@ class Memo:
 
     The table is up to ``MEMO_SHARDS`` cache entries (each read once; ``save`` writes those whose
     results changed): one while it is small, else one per first hex digit of the key. It keeps
-    only the results the last build used, so it never grows past one build. Each result is kept as its JSON text
-    and parsed afresh on every ``get``, so no later step can change what is stored; a value or key
-    JSON cannot spell exactly (a YAML date, a NaN) is never stored, and the step simply runs.
+    only the results the last build used, so it never grows past one build. Each result is kept
+    as its JSON text and parsed afresh on every ``get``, so no later step can change what is
+    stored; a value or key JSON cannot spell exactly (a YAML date, a NaN) is never stored, and the
+    step simply runs.
     """
 
     def __init__(self, cache: Cache | None, table: str, scope: str) -> None:
@@ -400,16 +403,16 @@ class Memo:
         self._entries = [_memo_entry(table, scope, n) for n in range(MEMO_SHARDS)] if self._cache else []
         self._old: dict[str, str] = {}
         #: Each entry as read; None where there was none to read
-        self._stored: list[dict[str, str] | None] = []
-        for entry in self._entries:
-            assert self._cache is not None
-            found = self._cache._read("memo", entry)
-            if isinstance(found, dict) and all(isinstance(v, str) for v in found.values()):
-                self._stored.append(found)
-                self._old.update(found)
-            else:
-                self._stored.append(None)
+        self._stored: list[dict[str, str] | None] = [self._load(entry) for entry in self._entries]
+        for found in self._stored:
+            self._old.update(found or {})
         self._new: dict[str, str] = {}
+
+    def _load(self, entry: str) -> dict[str, str] | None:
+        found = self._cache._read("memo", entry) if self._cache is not None else None
+        if isinstance(found, dict) and all(isinstance(v, str) for v in found.values()):
+            return found
+        return None
 
     @staticmethod
     def key(*parts: Any) -> str | None:

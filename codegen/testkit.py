@@ -98,9 +98,11 @@ def data_text(data: Mapping[str, Any]) -> str:
     return json.dumps(data, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
 
 
-def data_module(header: str, text: str) -> str:
-    """``_testing_data.py``: the header, a docstring and ``DATA``, the kit's JSON text (``data_text``)
-    as one literal."""
+def data_module(header: str, text: str | None) -> str:
+    """``_testing_data.py``: the header, a docstring and ``DATA``, the kit's JSON text (``data_text``;
+    None: a package of no tools) as one literal."""
+    if text is None:
+        text = data_text({"version": DATA_VERSION, "tools": {}})
     return f'{header}\n"""{_DOC}"""\n\nDATA = {wire_literal(text)}\n'
 
 

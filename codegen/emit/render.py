@@ -291,7 +291,7 @@ def render_package(pkg: PackageSpec) -> dict[str, str]:
     module formatted before is not formatted again, nor a tool's parts of ``_tools.py`` rendered
     again: the layer keeps them under the digests of what they are made of."""
     env = _environment()
-    from codegen.testkit import DATA_MODULE, TESTING_MODULE, data_module, data_text, testing_context
+    from codegen.testkit import DATA_MODULE, TESTING_MODULE, data_module, testing_context
 
     files = {
         "__init__.py": env.get_template("__init__.py.jinja").render(pkg=pkg),
@@ -317,7 +317,7 @@ def render_package(pkg: PackageSpec) -> dict[str, str]:
             out[path] = f"{pkg.header}\n{source.read_text(encoding='utf-8')}"
         out["py.typed"] = ""
         # The kit's data is one JSON literal, written as it is: nothing in it for the formatter to lay out.
-        out[DATA_MODULE] = data_module(pkg.header, pkg.testing_data or data_text({"version": 1, "tools": {}}))
+        out[DATA_MODULE] = data_module(pkg.header, pkg.testing_data)
         out[API_PAGE] = api_page(pkg)
         out.update(_code_mode_files(pkg))
         out.update(formatted.result())
