@@ -871,14 +871,17 @@ _WHERE = "import codegen, mas, pathlib; print(*(pathlib.Path(m.__file__).parent 
 
 
 def checkout_drift(installed: Sequence[Path], checkout: Path) -> list[str]:
-    """The modules of ``codegen`` and ``mas`` in ``checkout`` whose bytes the installed packages
-    (``installed``: their folders, in that order) do not have, as paths relative to ``checkout``."""
+    """The modules of ``codegen`` and ``mas`` and the templates in ``checkout`` whose bytes the
+    installed packages (``installed``: their folders, in that order; the wheel keeps the templates
+    in ``codegen/templates``) do not have, as paths relative to ``checkout``."""
+    codegen, mas = installed
+    pairs = [(checkout / "codegen", "*.py", codegen), (checkout / "mas", "*.py", mas)]
+    pairs.append((checkout / "templates", "*.jinja", codegen / "templates"))
     differ = []
-    for folder, package in zip(installed, ("codegen", "mas"), strict=True):
-        for path in sorted((checkout / package).rglob("*.py")):
-            mine = path.relative_to(checkout / package)
-            theirs = folder / mine
-            if not theirs.is_file() or theirs.read_bytes() != path.read_bytes():
+    for mine, pattern, theirs in pairs:
+        for path in sorted(mine.rglob(pattern)):
+            copy = theirs / path.relative_to(mine)
+            if not copy.is_file() or copy.read_bytes() != path.read_bytes():
                 differ.append(path.relative_to(checkout).as_posix())
     return differ
 

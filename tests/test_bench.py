@@ -131,15 +131,21 @@ def test_a_bench_of_code_that_is_not_the_checkouts_says_so(tmp_path: Path) -> No
         import bench
     finally:
         sys.path.remove(str(REPO / "benchmarks"))
-    checkout = tmp_path / "checkout"
-    for package, files in (("codegen", {"a.py": "x = 1\n", "emit/b.py": "y = 2\n"}), ("mas", {"c.py": "z = 3\n"})):
-        for name, text in files.items():
-            for root in (checkout, tmp_path / "site"):
-                (root / package / name).parent.mkdir(parents=True, exist_ok=True)
-                (root / package / name).write_text(text)
+    checkout, site = tmp_path / "checkout", tmp_path / "site"
+    files = {
+        "codegen/a.py": "x = 1\n",
+        "codegen/emit/b.py": "y = 2\n",
+        "mas/c.py": "z = 3\n",
+        "templates/t.jinja": "{{ x }}",
+    }
+    for name, text in files.items():  # the wheel keeps the templates inside codegen
+        for path in (checkout / name, site / name.replace("templates/", "codegen/templates/")):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
     installed = [tmp_path / "site" / "codegen", tmp_path / "site" / "mas"]
     assert bench.checkout_drift(installed, checkout) == []
     (checkout / "codegen" / "emit" / "b.py").write_text("y = 3\n")  # edited, not installed again
     (checkout / "mas" / "d.py").write_text("new = 1\n")  # added since
     (tmp_path / "site" / "mas" / "gone.py").write_text("old = 1\n")  # removed since: nothing runs it
-    assert bench.checkout_drift(installed, checkout) == ["codegen/emit/b.py", "mas/d.py"]
+    (checkout / "templates" / "t.jinja").write_text("{{ y }}")
+    assert bench.checkout_drift(installed, checkout) == ["codegen/emit/b.py", "mas/d.py", "templates/t.jinja"]
