@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from gen_helpers import REPO
+from prefork import python_args
 
 from mas.runtime.progress import Progress
 
@@ -30,10 +31,19 @@ LAUNCHERS = {
     "mas-runtime": ([str(BIN / "mas-runtime")], [sys.executable, "-m", "mas.runtime"]),
 }
 STYLES = ("console script", "python -m")
-SAMPLE_INFRA = (
-    "kind: ToolServerRegistry\nmetadata:\n  name: t\nspec:\n  servers:\n"
-    "    - {name: sample, protocol: mcp, transport: stdio, command: python, args: [-m, mas.samples.mcp_server]}\n"
-)
+
+
+def sample_infra(*extra: str) -> str:
+    """An infra file naming the sample server, ``python -m mas.samples.mcp_server *extra``, as a fork
+    of the tests' pre-imported interpreter (tests/prefork.py): what is under test is toolgen's
+    process, and each cold server cost about a CPU-second."""
+    args = json.dumps(list(python_args("-m", "mas.samples.mcp_server", *extra, pythonpath=None)))
+    return (
+        "kind: ToolServerRegistry\nmetadata:\n  name: t\nspec:\n  servers:\n"
+        f"    - {{name: sample, protocol: mcp, transport: stdio, command: python, args: {args}}}\n"
+    )
+
+
 #: The runtime shim, a package of its own inside every generated package (codegen/shim/_runtime/).
 RUNTIME_MODULES = ("__init__", "_base", "_content", "_decode", "_envelope", "_errors", "_fake", "_info", "_input",
                    "_omit", "_options", "_plan", "_task", "_text")  # fmt: skip
@@ -126,9 +136,7 @@ def test_handler_modules_load_from_the_working_folder_and_the_yaml_folder(style:
 
 @pytest.mark.slow  # live discovery of several servers; the file is among the longest
 def test_generate_reports_progress_the_lock_and_the_package(tmp_path: Path) -> None:
-    (tmp_path / "infra.yaml").write_text(
-        SAMPLE_INFRA.replace("mas.samples.mcp_server]", "mas.samples.mcp_server, --with-crash-tool]")
-    )
+    (tmp_path / "infra.yaml").write_text(sample_infra("--with-crash-tool"))
     args = ("generate", "--infra", "infra.yaml", "--out", "out", "--package", "pkg")
     first = run("toolgen", "console script", tmp_path, *args)
     assert first.returncode == 0, first.stderr
@@ -159,7 +167,7 @@ def test_generate_reports_progress_the_lock_and_the_package(tmp_path: Path) -> N
         "toolgen: typed results: declared 6, inferred 0, untyped 4\n"
     )
     # The server drops a tool: the lock says what changed, the package which files.
-    (tmp_path / "infra.yaml").write_text(SAMPLE_INFRA)
+    (tmp_path / "infra.yaml").write_text(sample_infra())
     updated = run("toolgen", "console script", tmp_path, *args, "-v")
     assert updated.returncode == 0, updated.stderr
     # __init__.py names the inputs' hash; the files the removal does not reach keep their bytes. A

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import os
 import subprocess
 import sys
 import threading
@@ -14,11 +15,14 @@ from typing import Any
 
 import pytest
 from gen_helpers import REPO, generate, import_fresh
+from mcp_helpers import sample_stdio_infra
+from prefork import python_command
 
 from mas.runtime.contracts.tool_contract import invoke_call_tool
 from mas.runtime.registry import RuntimeRegistry
 
-INFRA = REPO / "library-samples" / "infra" / "sample-stdio.yaml"
+#: The sample server's infra file, its server forked from the pre-imported interpreter (mcp_helpers).
+INFRA = Path(sample_stdio_infra())
 TOOLS_DIR = REPO / "library-samples" / "tools"
 
 
@@ -206,8 +210,9 @@ def test_in_process_tool_class_generates_and_calls(tmp_path: Path, monkeypatch: 
     is a generator input, and the typed method calls it through the registry."""
     from mas.samples.local_tools import WordCount
 
+    command = ["-m", "mas.runtime", "list", "--local", "mas.samples.local_tools:WordCount", "--json"]
     listing = subprocess.run(
-        [sys.executable, "-m", "mas.runtime", "list", "--local", "mas.samples.local_tools:WordCount", "--json"],
+        python_command(*command, pythonpath=os.environ.get("PYTHONPATH")),
         capture_output=True,
         text=True,
         check=True,

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from gen_helpers import REPO, forked_python, generate, tree
+from prefork import python_command
 
 TIME = REPO / "tests" / "fixtures" / "mcp-tools-list" / "time.json"
 
@@ -33,10 +34,10 @@ def workdir(tmp_path: Path, generated_once: Path) -> Path:
 
 
 def _run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONPATH": os.environ.get("PYTHONPATH", "")}
-    return subprocess.run(
-        [sys.executable, "-m", "codegen", "generate", *args], cwd=cwd, capture_output=True, text=True, env=env
-    )
+    """``python -m codegen generate ARGS`` in ``cwd``: a real process (its exit status, its stderr),
+    forked from the tests' pre-imported interpreter (tests/prefork.py)."""
+    command = python_command("-m", "codegen", "generate", *args, pythonpath=os.environ.get("PYTHONPATH"))
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True)
 
 
 BAD_INPUTS = {

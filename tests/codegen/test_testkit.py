@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 from gen_helpers import REPO
+from mcp_helpers import sample_stdio_infra
 
 from codegen.cli import main as toolgen
 
@@ -396,7 +397,7 @@ def cassette(installed: dict[str, ModuleType], tmp_path_factory: pytest.TempPath
 
     redact.remember([SECRET])  # as the registry does with an infra entry's header values
     path = tmp_path_factory.mktemp("cassettes") / "run.json"
-    infra, tools = REPO / "library-samples" / "infra" / "sample-stdio.yaml", REPO / "library-samples" / "tools"
+    infra, tools = Path(sample_stdio_infra()), REPO / "library-samples" / "tools"  # the server forked (mcp_helpers)
     st = installed["sample_tools"]
     with RuntimeRegistry.from_sources(infra=[infra], tools=[tools]) as registry:
         with installed["sample_tools.testing"].Recorder(registry, path) as recorder:

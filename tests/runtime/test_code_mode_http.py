@@ -14,7 +14,6 @@ import asyncio
 import os
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -167,9 +166,11 @@ def test_on_loopback_a_forged_host_is_refused() -> None:
 
 @asynccontextmanager
 async def stdio_face() -> AsyncIterator[tuple[ClientSession, Any]]:
+    [command, *args] = python_command("-m", "mas.runtime", "serve", "--code-mode", "-q", *SOURCES,
+                                      pythonpath=ENV.get("PYTHONPATH"))  # fmt: skip
     params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "mas.runtime", "serve", "--code-mode", "-q", *SOURCES],
+        command=command,
+        args=args,
         env=ENV,
         cwd=str(REPO),
     )

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from mcp_helpers import stdio_config
+from prefork import python_command
 
 from mas.runtime import redact
 from mas.runtime.config import MCPServerConfig
@@ -278,14 +279,14 @@ def test_mas_runtime_list_shows_a_servers_escapes_and_line_breaks_as_text(tmp_pa
     now one visible line, escapes shown as `\\x1b`."""
     import json
     import subprocess
-    import sys
 
     entry = {"name": "raw", "protocol": "mcp", "transport": "stdio", "command": "python",
              "args": [str(SERVER), "--hostile-names"], "connect_timeout_seconds": 20}  # fmt: skip
     infra = tmp_path / "infra.yaml"
     infra.write_text(json.dumps({"kind": "ToolServerRegistry", "spec": {"servers": [entry]}}), encoding="utf-8")
     done = subprocess.run(
-        [sys.executable, "-m", "mas.runtime", "list", "-q", "--infra", str(infra)],
+        python_command("-m", "mas.runtime", "list", "-q", "--infra", str(infra),
+                       pythonpath=os.environ.get("PYTHONPATH")),
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
