@@ -12,6 +12,7 @@ expected columns of the fixture (review the diff).
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import inspect
 import json
@@ -70,12 +71,18 @@ def generated(pyright_batch: Batch) -> tuple[Path, ModuleType, list[str]]:
     return result
 
 
+@functools.cache
+def _outputs_tree(folder: Path) -> ast.Module:
+    """Every output model module of the package, parsed once (each of the 70 cases reads it)."""
+    outputs = sorted((folder / PACKAGE / "outputs").glob("*.py"))  # one model module per tool
+    return ast.parse("\n".join(f.read_text(encoding="utf-8") for f in outputs))
+
+
 def _observed(folder: Path, package: ModuleType, warnings: list[str], case: dict[str, Any]) -> dict[str, Any]:
     name = _tool_name(case)
     method = getattr(package._tools.CoverageTools, package.TOOLS[name].method)  # the source's namespace
     annotation = inspect.signature(method).parameters["v"].annotation
-    outputs = sorted((folder / PACKAGE / "outputs").glob("*.py"))  # one model module per tool
-    tree = ast.parse("\n".join(f.read_text(encoding="utf-8") for f in outputs))
+    tree = _outputs_tree(folder)
     cls = "Coverage" + "".join(w[:1].upper() + w[1:] for w in name.split("_")) + "Output"
     output = next(  # None: no output model (the result is untyped)
         (
