@@ -36,20 +36,28 @@ def _keywords(call: ast.Call) -> dict[str, str]:
 def canonical_dumps() -> list[str]:
     """Every ``json.dumps``/``json.dump`` call that spells canonical JSON, as ``path:function``."""
     found = []
-    for root in ("mas", "codegen"):
-        for path in sorted((REPO / root).rglob("*.py")):
-            tree = ast.parse(path.read_text(encoding="utf-8"))
-            for func in ast.walk(tree):
-                if not isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef):
+    for rel, tree in _all_trees():
+        for func in ast.walk(tree):
+            if not isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for node in ast.walk(func):
+                if not (isinstance(node, ast.Call) and _is_json_dump(node.func)):
                     continue
-                for node in ast.walk(func):
-                    if not (isinstance(node, ast.Call) and ast.unparse(node.func) in ("json.dumps", "json.dump")):
-                        continue
-                    words = _keywords(node)
-                    if words.get("sort_keys") == "True" and words.get("separators") == "(',', ':')":
-                        if words.get("ensure_ascii") == "False":
-                            found.append(f"{path.relative_to(REPO).as_posix()}:{func.name}")
+                words = _keywords(node)
+                if words.get("sort_keys") == "True" and words.get("separators") == "(',', ':')":
+                    if words.get("ensure_ascii") == "False":
+                        found.append(f"{rel}:{func.name}")
     return sorted(set(found))
+
+
+def _is_json_dump(func: ast.expr) -> bool:
+    """``json.dumps`` or ``json.dump`` (what ``ast.unparse`` would spell so, without unparsing)."""
+    return (
+        isinstance(func, ast.Attribute)
+        and func.attr in ("dumps", "dump")
+        and isinstance(func.value, ast.Name)
+        and func.value.id == "json"
+    )
 
 
 def test_canonical_json_is_spelled_once() -> None:
@@ -73,15 +81,18 @@ def test_the_header_hashes_each_tool_by_the_locks_hash() -> None:
 
 
 @functools.cache
-def _trees() -> tuple[tuple[str, ast.Module], ...]:
-    """Every module of mas/ and codegen/ but the sample server's, parsed once."""
+def _all_trees() -> tuple[tuple[str, ast.Module], ...]:
+    """Every module of mas/ and codegen/, parsed once for all the tests here."""
     found = []
     for root in ("mas", "codegen"):
         for path in sorted((REPO / root).rglob("*.py")):
-            rel = path.relative_to(REPO).as_posix()
-            if not rel.startswith("mas/samples/"):
-                found.append((rel, ast.parse(path.read_text(encoding="utf-8"))))
+            found.append((path.relative_to(REPO).as_posix(), ast.parse(path.read_text(encoding="utf-8"))))
     return tuple(found)
+
+
+def _trees() -> tuple[tuple[str, ast.Module], ...]:
+    """Every module of mas/ and codegen/ but the sample server's."""
+    return tuple((rel, tree) for rel, tree in _all_trees() if not rel.startswith("mas/samples/"))
 
 
 def _functions() -> Iterator[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
