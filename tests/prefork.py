@@ -12,8 +12,9 @@ libraries once; every server or client then is a fork of it:
   them as its fds 0-2 and runs ``ARGS`` (``-m module ...`` or ``script ...``) as ``__main__``;
 * so the server is still a real process on the very pipes the runtime made: its stdin EOF, its
   stdout and stderr, its exit status (the launcher exits with the child's status, or dies of the
-  child's signal), SIGTERM/SIGINT/SIGHUP (the launcher passes them on) and SIGKILL (the child
-  kills itself when the launcher's end of the socket closes) behave as for ``python ARGS...``;
+  child's signal), SIGTERM/SIGINT/SIGHUP (the launcher passes them on) and SIGKILL (the zygote
+  kills the child when the launcher's end of the socket closes) behave as for ``python ARGS...``;
+  the child runs one thread, as a fresh interpreter does;
 * only libraries are pre-imported (:data:`LIBRARIES`), never ``mas`` or ``codegen``: the code under
   test is imported by the child, as by a fresh interpreter.
 
@@ -68,8 +69,8 @@ LIBRARIES = (
     "yaml",
     "jwt",
 )
-#: Signals the launcher passes on to the child (SIGKILL cannot be caught: the child sees the
-#: launcher's end of the socket close and kills itself).
+#: Signals the launcher passes on to the child (SIGKILL cannot be caught: the zygote sees the
+#: launcher's end of the socket close and kills the child).
 FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
 #: One message: argv, environment and folder as JSON; environments here are a few KiB.
 MESSAGE = 1 << 20
@@ -77,6 +78,9 @@ LAUNCHER = os.path.abspath(__file__)
 REPO = os.path.dirname(os.path.dirname(LAUNCHER))
 #: PYTHON* settings a forked child applies itself (:meth:`_Job.run`); any other must match the zygote's.
 APPLIED = ("PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE")
+#: Their two options, which may come before ``-c``, ``-m`` or the script (pytest-xdist starts its
+#: workers with ``-u``); with any other option the launcher runs a cold ``python``.
+FLAGS = ("-u", "-B")
 
 
 # --- the launcher (stdlib only) --------------------------------------------------------------------
@@ -89,6 +93,14 @@ def _same_interpreter(env: dict[str, str], zygote_env: dict[str, str]) -> bool:
         return {k: v for k, v in e.items() if k.startswith("PYTHON") and k not in APPLIED}
 
     return python_settings(env) == python_settings(zygote_env)
+
+
+def _options(args: list[str]) -> tuple[list[str], list[str]]:
+    """The leading :data:`FLAGS` of ``python ARGS`` and what follows them."""
+    count = 0
+    while count < len(args) and args[count] in FLAGS:
+        count += 1
+    return args[:count], args[count:]
 
 
 def _exec(args: list[str]) -> None:
@@ -104,6 +116,9 @@ def launch(sock_path: str, args: list[str]) -> None:
     except (OSError, ValueError):
         _exec(args)
     if not _same_interpreter(dict(os.environ), zygote_env):
+        _exec(args)
+    rest = _options(args)[1]
+    if not rest or (rest[0].startswith("-") and rest[0] not in ("-c", "-m")):  # another option: -W, -X, -I...
         _exec(args)
     # Held back from the request until the handlers below pass them on: the child may already run
     # (and be signalled) before the launcher has read its pid. Without this, a SIGTERM in that
@@ -273,26 +288,23 @@ def python_command(*args: str, pythonpath: str | None = str(REPO)) -> list[str]:
 class _Job:
     """What a forked child runs: ``python ARGS`` under the launcher's environment and folder."""
 
-    def __init__(self, argv: list[str], conn: socket.socket) -> None:
+    def __init__(self, argv: list[str]) -> None:
         self.argv = argv
-        self.conn = conn
 
     def run(self) -> None:
         import io
         import random
         import runpy
-        import threading
 
         random.seed()  # a fresh interpreter's state, not the zygote's
-        sys.dont_write_bytecode = bool(os.environ.get("PYTHONDONTWRITEBYTECODE"))
-        if os.environ.get("PYTHONUNBUFFERED"):  # as python -u makes them: text straight to the fd
+        flags, args = _options(self.argv)
+        sys.dont_write_bytecode = "-B" in flags or bool(os.environ.get("PYTHONDONTWRITEBYTECODE"))
+        if "-u" in flags or os.environ.get("PYTHONUNBUFFERED"):  # as python -u: text straight to the fd
             for name, fd in (("stdout", 1), ("stderr", 2)):
                 old = getattr(sys, name)
                 new = io.TextIOWrapper(io.FileIO(fd, "w", closefd=False), old.encoding, old.errors, write_through=True)
                 setattr(sys, name, new)
                 setattr(sys, f"__{name}__", new)
-        threading.Thread(target=self._die_with_the_launcher, daemon=True).start()
-        args = self.argv
         if args[:1] == ["-c"] and len(args) >= 2:
             sys.argv = ["-c", *args[2:]]
             sys.path[0] = ""
@@ -306,14 +318,6 @@ class _Job:
             sys.argv = [args[0], *args[1:]]
             sys.path[0] = os.path.dirname(script)
             runpy.run_path(script, run_name="__main__")
-
-    def _die_with_the_launcher(self) -> None:
-        try:
-            while self.conn.recv(64):
-                pass
-        except OSError:
-            pass
-        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _serve(sock_path: str) -> _Job:
@@ -334,6 +338,7 @@ def _serve(sock_path: str) -> _Job:
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
     children: dict[int, socket.socket] = {}
+    watched: set[socket.socket] = set()  # the launchers' connections the selector watches
     sel = selectors.DefaultSelector()
     sel.register(listener, selectors.EVENT_READ, "accept")
     sel.register(wake_r, selectors.EVENT_READ, "child")
@@ -345,8 +350,9 @@ def _serve(sock_path: str) -> _Job:
     while True:
         for key, _ in sel.select():
             if key.data == "parent":
-                if not os.read(0, 4096):
-                    for child in children.values():
+                if not os.read(0, 4096):  # the test process is gone: so are what it started
+                    for pid, child in children.items():
+                        _kill(pid)
                         child.close()
                     os._exit(0)
             elif key.data == "child":
@@ -360,11 +366,20 @@ def _serve(sock_path: str) -> _Job:
                         break
                     done = children.pop(pid, None)
                     if done is not None:
+                        if done in watched:  # not if its launcher died first
+                            sel.unregister(done)
+                            watched.discard(done)
                         try:
                             done.send(b"S%d" % status)
                         except OSError:
                             pass
                         done.close()
+            elif isinstance(key.data, int):  # a launcher's end closed (it never writes): it died
+                gone = children.get(key.data)
+                if gone is not None and not _receives(gone):
+                    sel.unregister(gone)  # else its EOF would wake the loop again and again
+                    watched.discard(gone)
+                    _kill(key.data)
             else:
                 conn, _ = listener.accept()
                 try:
@@ -395,11 +410,34 @@ def _serve(sock_path: str) -> _Job:
                     os.chdir(request["cwd"])
                     os.environ.clear()
                     os.environ.update(request["env"])
-                    return _Job(request["argv"], conn)
+                    # The zygote watches the launcher for the child: the child runs no thread of its
+                    # own, as a fresh interpreter (a second thread makes the generator refuse to fork).
+                    conn.close()
+                    return _Job(request["argv"])
                 for fd in fds:
                     os.close(fd)
                 children[pid] = conn
+                sel.register(conn, selectors.EVENT_READ, pid)
+                watched.add(conn)
                 conn.send(b"P%d" % pid)
+
+
+def _receives(conn: socket.socket) -> bool:
+    """Whether a launcher's connection is still open (a launcher never writes after its request:
+    a readable end is a closed one, its launcher dead)."""
+    try:
+        return bool(conn.recv(64, socket.MSG_DONTWAIT))
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
 def _exit_as_python_would(job: _Job) -> None:

@@ -30,6 +30,27 @@ def test_a_child_has_the_libraries_but_imports_the_code_under_test_itself() -> N
     assert (done.returncode, done.stdout, done.stderr) == (0, "True False ['-c']\n", "")
 
 
+def test_a_child_runs_one_thread_as_a_fresh_interpreter() -> None:
+    """The zygote watches the launcher for the child: a second thread in the child made the
+    generator's ``_can_fork`` refuse its model worker in every forked command line."""
+    done = _run("import threading; print(threading.active_count())")
+    assert (done.returncode, done.stdout, done.stderr) == (0, "1\n", "")
+
+
+def test_the_options_a_child_applies_and_any_other_runs_cold() -> None:
+    """``-u`` and ``-B`` (pytest-xdist starts its workers with ``-u``) are the child's to apply; with
+    another option the launcher runs a cold ``python``, which alone can honour it."""
+    code = "import sys; print(sys.stdout.write_through, sys.dont_write_bytecode, sys.warnoptions, sys.argv)"
+    for args, expected in (
+        (("-u", "-B"), "True True [] ['-c', 'x']\n"),
+        ((), "False False [] ['-c', 'x']\n"),
+        (("-W", "error::UserWarning"), "False False ['error::UserWarning'] ['-c', 'x']\n"),
+    ):
+        command = python_command(*args, "-c", code, "x")
+        done = subprocess.run(command, capture_output=True, text=True, timeout=30, env=ENV)
+        assert (done.returncode, done.stdout, done.stderr) == (0, expected, ""), args
+
+
 def test_stdout_stderr_stdin_and_the_exit_status_are_the_childs() -> None:
     code = "import sys; print(sys.stdin.read().upper()); print('to err', file=sys.stderr); sys.exit(3)"
     done = _run(code, input="from stdin")
@@ -78,6 +99,13 @@ def test_a_sigkilled_launcher_takes_its_child_along() -> None:
             os.kill(child, signal.SIGKILL)
             pytest.fail("the child outlived its SIGKILLed launcher")
         time.sleep(0.05)
+    while os.path.exists(f"/proc/{child}") and time.monotonic() < deadline:  # until the zygote reaps it
+        time.sleep(0.05)
+    # The zygote that killed and reaped it serves the next command: a fork again (_started checks).
+    again, _ = _started("import os, sys; print(os.getpid(), flush=True); sys.stdin.read()")
+    assert again.stdin is not None
+    again.stdin.close()
+    assert again.wait(10) == 0
 
 
 def _alive(pid: int) -> bool:
