@@ -105,9 +105,19 @@ def pytest_configure(config: pytest.Config) -> None:
     if _starts_workers(config):  # before they start: they inherit the zygotes through the environment
         prefork.share([None, prefork.REPO, os.environ.get("PYTHONPATH")])
         rewrite_once(config, Path(__file__).parent)
+        _fork_workers(config)
     cache = tempfile.mkdtemp(prefix="toolgen-tests-mypy-")
     os.environ["MYPY_CACHE_DIR"] = cache
     config.add_cleanup(lambda: shutil.rmtree(cache, ignore_errors=True))
+
+
+def _fork_workers(config: pytest.Config) -> None:
+    """Start the workers as forks of the zygote for this run's PYTHONPATH (tests/prefork.py) rather
+    than as cold interpreters, unless TOOLGEN_TESTS_PREFORK=0 or the zygote does not listen."""
+    python = prefork.worker_python(os.environ.get("PYTHONPATH"))
+    tx = config.getoption("tx", None) or []
+    if python is not None and tx and all(spec == "popen" for spec in tx):  # -n N, no --tx of the user's
+        config.option.tx = [f"popen//python={python}"] * len(tx)
 
 
 def _starts_workers(config: pytest.Config) -> bool:

@@ -16,7 +16,7 @@ import time
 
 import pytest
 from mcp_helpers import REPO
-from prefork import python_command
+from prefork import SHARED, python_command
 
 ENV = {"PYTHONPATH": str(REPO), "PATH": os.environ.get("PATH", "")}
 
@@ -49,6 +49,15 @@ def test_the_options_a_child_applies_and_any_other_runs_cold() -> None:
         command = python_command(*args, "-c", code, "x")
         done = subprocess.run(command, capture_output=True, text=True, timeout=30, env=ENV)
         assert (done.returncode, done.stdout, done.stderr) == (0, expected, ""), args
+
+
+def test_an_xdist_worker_is_a_fork_of_the_zygote_its_controller_shared() -> None:
+    """Under pytest-xdist (tests/conftest.py) the workers start from the zygote too: a cold one
+    spent about half of its start importing the libraries the zygote has."""
+    if "PYTEST_XDIST_WORKER" not in os.environ or os.environ.get("TOOLGEN_TESTS_PREFORK") == "0":
+        pytest.skip("not a pytest-xdist worker, or zygotes are turned off")
+    shared = {path: pid for path, _, pid in json.loads(os.environ[SHARED])}
+    assert os.getppid() == shared[os.environ.get("PYTHONPATH")]
 
 
 def test_stdout_stderr_stdin_and_the_exit_status_are_the_childs() -> None:
