@@ -38,6 +38,21 @@ def generate(cwd: Path, args: Sequence[str], monkeypatch: pytest.MonkeyPatch | N
             mp.undo()
 
 
+#: The flags of every ``mypy --strict`` run over generated packages here: one set, so that the
+#: runs of one test process share their cache of the standard library and pydantic (mypy keeps a
+#: module's cache for one set of options; MYPY_CACHE_DIR is the process's, tests/conftest.py).
+MYPY_STRICT = ("--config-file", "mypy.ini", "--strict", "--enable-error-code", "deprecated", "--python-version",
+               "3.11", "--show-error-codes", "--no-pretty", "--no-color-output", "--no-error-summary")  # fmt: skip
+
+
+def mypy_strict(folder: Path, *targets: str) -> subprocess.CompletedProcess[str]:
+    """``mypy`` with :data:`MYPY_STRICT` over ``targets`` in ``folder``, under an empty config of its
+    own (never a user's or the repository's)."""
+    (folder / "mypy.ini").write_text("[mypy]\n", encoding="utf-8")
+    command = [sys.executable, "-m", "mypy", *MYPY_STRICT, *targets]
+    return subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=300)
+
+
 def black_formatted(source: str) -> str:
     """``source`` as black, the reference style, lays it out (the generator formats with ruff)."""
     import black

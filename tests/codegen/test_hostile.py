@@ -36,7 +36,7 @@ from typing import Any
 import pytest
 import yaml
 from gen_helpers import RecordingProvider as Recorder
-from gen_helpers import checked_modules, import_fresh
+from gen_helpers import checked_modules, import_fresh, mypy_strict
 from pyright_batch import Batch, pyright_workspace
 
 from codegen.cli import main as toolgen
@@ -651,12 +651,7 @@ SLOPPY_LISTING = {
 def mypy_errors(workspace: Path) -> list[tuple[str, str]]:
     (workspace / "sloppy.json").write_text(json.dumps(SLOPPY_LISTING), encoding="utf-8")
     assert _run_toolgen(workspace, ["--out", ".", "--package", SLOPPY, "--mcp-json", "sloppy.json"]) == 0
-    (workspace / "mypy.ini").write_text("[mypy]\n", encoding="utf-8")
-    completed = subprocess.run(
-        [sys.executable, "-m", "mypy", "--config-file", "mypy.ini", "--strict", "--show-error-codes",
-         "--no-pretty", "--no-color-output", "--no-error-summary", PACKAGE, YAML_PACKAGE, SLOPPY],
-        cwd=workspace, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+    completed = mypy_strict(workspace, PACKAGE, YAML_PACKAGE, SLOPPY)
     assert completed.returncode in (0, 1), completed.stdout + completed.stderr
     errors = []
     for line in completed.stdout.splitlines():

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from gen_helpers import REPO, error_line, run_module, toolgen_in_process
+from gen_helpers import REPO, error_line, mypy_strict, run_module, toolgen_in_process
 from pyright_batch import Batch, pyright_workspace
 
 TIME = REPO / "tests" / "fixtures" / "mcp-tools-list" / "time.json"
@@ -212,8 +212,7 @@ def shadowing(folder: Path) -> None:
 def test_sample_keys_that_shadow_imports_type_check_and_import_without_warnings(pyright_batch: Batch) -> None:
     """Keys from recorded results (and so from a server) name the fields of an inferred model."""
     folder = pyright_batch.built(shadowing)[0]
-    mypy = subprocess.run([sys.executable, "-m", "mypy", "--strict", "shadow"], cwd=folder, capture_output=True,
-                          text=True, timeout=300)  # fmt: skip
+    mypy = mypy_strict(folder, "shadow")
     assert mypy.returncode == 0, mypy.stdout
     report = pyright_batch.report(shadowing)
     assert [d for d in report["generalDiagnostics"] if d["severity"] == "error"] == [], report["generalDiagnostics"]

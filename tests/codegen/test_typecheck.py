@@ -19,13 +19,11 @@ import importlib.resources
 import json
 import re
 import shutil
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from gen_helpers import checked_modules, forked_python, runtime_copy
+from gen_helpers import checked_modules, forked_python, mypy_strict, runtime_copy
 from pyright_batch import Batch, pyright_workspace
 
 from codegen.cli import main as toolgen
@@ -219,13 +217,7 @@ def workspace(pyright_batch: Batch) -> Path:
 
 @pytest.fixture(scope="module")
 def mypy_report(workspace: Path) -> Report:
-    (workspace / "mypy.ini").write_text("[mypy]\n", encoding="utf-8")  # never a user's or the repo's config
-    completed = subprocess.run(
-        [sys.executable, "-m", "mypy", "--config-file", "mypy.ini", "--strict", "--enable-error-code", "deprecated",
-         "--python-version", "3.11",
-         "--show-error-codes", "--no-pretty", "--no-color-output", "--no-error-summary", *PACKAGES, *SCRIPT_NAMES],
-        cwd=workspace, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+    completed = mypy_strict(workspace, *PACKAGES, *SCRIPT_NAMES)
     output = completed.stdout + completed.stderr
     assert completed.returncode == 1, output  # 1: type errors found (the bad scripts); 2 would be a crash
     diagnostics = []
