@@ -307,11 +307,16 @@ class _ClassNames:
     def __init__(self, ours: frozenset[str]) -> None:
         self.ours = ours
         self.given: set[str] = set(ours)
+        self.rooted = False
 
     def __call__(self, raw: str) -> str:
         if raw in self.ours:
             return raw
-        if raw == _DOCUMENT_ROOT:
+        if raw == _DOCUMENT_ROOT and not self.rooted:
+            # The library names the document's class first; a later ``Model`` is a property's
+            # class (a key ``Model`` whose schema becomes an alias, found by the fuzz session),
+            # which would share the statement that _without_root removes.
+            self.rooted = True
             return _DOCUMENT_ROOT  # removed from the module afterwards (_without_root)
         parent, _, rest = raw.rpartition("_")
         while parent and parent not in self.given:  # the parent's name may itself hold a "_"

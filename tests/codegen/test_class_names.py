@@ -106,6 +106,21 @@ def test_nested_names_say_where_the_class_is(tmp_path: Path) -> None:
     assert '"Model"' not in init and "Model:" not in inputs
 
 
+def test_a_property_named_like_the_documents_own_class_keeps_its_class(tmp_path: Path) -> None:
+    """A key ``Model`` whose schema becomes an alias got the raw name of the schema document's own
+    class, and lost its statement with it: ``Model: NotRequired[Model]``, a name nothing defined,
+    and generate refused the listing (found by the fuzz session). The document's class is the
+    first to be named; the property's is another."""
+    schema = {"type": "object", "properties": {"Model": {"allOf": [{"minItems": 2}]}}}
+    listing = {"tools": [{"name": "a", "inputSchema": schema, "outputSchema": schema}]}
+    (tmp_path / "m.json").write_text(json.dumps(listing))
+    assert generate(tmp_path, ["--mcp-json", "m.json", "--out", "out", "--package", "m", "-q"]) == 0
+    inputs = (tmp_path / "out" / "m" / "inputs.py").read_text()
+    assert "ModelModel: TypeAlias = Any" in inputs and "Model: NotRequired[ModelModel]" in inputs
+    outputs = (tmp_path / "out" / "m" / "outputs" / "ma_output.py").read_text()
+    assert "class ModelModel(RootModel[Any]):" in outputs and "Model: ModelModel | None = None" in outputs
+
+
 def test_two_input_groups_that_name_a_class_alike_are_made_in_one_run() -> None:
     """``XInput.y_z`` and ``XInputY.z`` both make ``XInputYZ``: generated in two groups they would
     define it twice, so the inputs are made in one run, which names the second ``XInputYZ1``."""
