@@ -352,7 +352,6 @@ def _serve(sock_path: str) -> _Job:
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
     children: dict[int, socket.socket] = {}
-    watched: set[socket.socket] = set()  # the launchers' connections the selector watches
     sel = selectors.DefaultSelector()
     sel.register(listener, selectors.EVENT_READ, "accept")
     sel.register(wake_r, selectors.EVENT_READ, "child")
@@ -364,7 +363,7 @@ def _serve(sock_path: str) -> _Job:
     while True:
         for key, _ in sel.select():
             if key.data == "parent":
-                if not os.read(0, 4096):  # the test process is gone: so are what it started
+                if not os.read(0, 4096):  # the test process is gone, and what it started goes too
                     for pid, child in children.items():
                         _kill(pid)
                         child.close()
@@ -380,9 +379,8 @@ def _serve(sock_path: str) -> _Job:
                         break
                     done = children.pop(pid, None)
                     if done is not None:
-                        if done in watched:  # not if its launcher died first
+                        if done in sel.get_map():  # not if its launcher died first
                             sel.unregister(done)
-                            watched.discard(done)
                         try:
                             done.send(b"S%d" % status)
                         except OSError:
@@ -392,7 +390,6 @@ def _serve(sock_path: str) -> _Job:
                 gone = children.get(key.data)
                 if gone is not None and not _receives(gone):
                     sel.unregister(gone)  # else its EOF would wake the loop again and again
-                    watched.discard(gone)
                     _kill(key.data)
             else:
                 conn, _ = listener.accept()
@@ -432,7 +429,6 @@ def _serve(sock_path: str) -> _Job:
                     os.close(fd)
                 children[pid] = conn
                 sel.register(conn, selectors.EVENT_READ, pid)
-                watched.add(conn)
                 conn.send(b"P%d" % pid)
 
 

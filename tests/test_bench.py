@@ -142,10 +142,10 @@ def test_a_bench_of_code_that_is_not_the_checkouts_says_so(tmp_path: Path) -> No
         for path in (checkout / name, site / name.replace("templates/", "codegen/templates/")):
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
-    installed = [tmp_path / "site" / "codegen", tmp_path / "site" / "mas"]
+    installed = [site / "codegen", site / "mas"]
     assert bench.checkout_drift(installed, checkout) == []
     (checkout / "codegen" / "emit" / "b.py").write_text("y = 3\n")  # edited, not installed again
     (checkout / "mas" / "d.py").write_text("new = 1\n")  # added since
-    (tmp_path / "site" / "mas" / "gone.py").write_text("old = 1\n")  # removed since: nothing runs it
+    (site / "mas" / "gone.py").write_text("old = 1\n")  # removed since: nothing runs it
     (checkout / "templates" / "t.jinja").write_text("{{ y }}")
     assert bench.checkout_drift(installed, checkout) == ["codegen/emit/b.py", "mas/d.py", "templates/t.jinja"]
