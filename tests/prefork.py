@@ -41,6 +41,7 @@ import threading
 
 TYPE_CHECKING = False  # not typing's: the launcher imports as little as it can
 if TYPE_CHECKING:
+    import selectors
     import subprocess
     from collections.abc import Callable
 
@@ -392,44 +393,82 @@ def _serve(sock_path: str) -> _Job:
                     sel.unregister(gone)  # else its EOF would wake the loop again and again
                     _kill(key.data)
             else:
-                conn, _ = listener.accept()
-                try:
-                    msg, ancdata, _flags, _addr = conn.recvmsg(MESSAGE, socket.CMSG_SPACE(3 * 4))
-                    fds = array.array("i")
-                    for level, kind, data in ancdata:
-                        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-                            fds.frombytes(data[: len(data) - len(data) % fds.itemsize])
-                    request = json.loads(msg)
-                    if len(fds) != 3:
-                        raise ValueError(f"expected 3 fds, got {len(fds)}")
-                except (OSError, ValueError) as exc:
-                    print(f"prefork: a launcher's request was unusable: {exc}", file=sys.stderr)
-                    conn.close()
-                    continue
-                pid = os.fork()
-                if pid == 0:
-                    sel.close()
-                    signal.set_wakeup_fd(-1)
-                    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-                    for fd in (listener.fileno(), wake_r, wake_w):
-                        os.close(fd)
-                    for child in children.values():
-                        child.close()
-                    for target, fd in enumerate(fds):
-                        os.dup2(fd, target)
-                        os.close(fd)
-                    os.chdir(request["cwd"])
-                    os.environ.clear()
-                    os.environ.update(request["env"])
-                    # The zygote watches the launcher for the child: the child runs no thread of its
-                    # own, as a fresh interpreter (a second thread makes the generator refuse to fork).
-                    conn.close()
-                    return _Job(request["argv"])
-                for fd in fds:
-                    os.close(fd)
-                children[pid] = conn
-                sel.register(conn, selectors.EVENT_READ, pid)
-                conn.send(b"P%d" % pid)
+                job = _accept(listener, sel, children, (listener.fileno(), wake_r, wake_w))
+                if job is not None:
+                    return job
+
+
+def _accept(
+    listener: socket.socket, sel: selectors.BaseSelector, children: dict[int, socket.socket], own: tuple[int, ...]
+) -> _Job | None:
+    """Take one launcher's request and fork its child: the job in the child, None in the zygote.
+
+    The child runs nothing until its pid has reached the launcher. A launcher can be gone by then
+    (SIGKILLed by a test's timeout, or tired of waiting and started the command cold): the reply
+    then fails, the child exits unrun, and the zygote serves on. Unguarded, that failed reply
+    ended the zygote, and with it the exit status of every child it had forked (seen under load).
+    """
+    import selectors  # imported already (by _serve): the launcher half stays free of it
+
+    conn, _ = listener.accept()
+    try:
+        msg, ancdata, _flags, _addr = conn.recvmsg(MESSAGE, socket.CMSG_SPACE(3 * 4))
+        fds = array.array("i")
+        for level, kind, data in ancdata:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                fds.frombytes(data[: len(data) - len(data) % fds.itemsize])
+        request = json.loads(msg)
+        if len(fds) != 3:
+            raise ValueError(f"expected 3 fds, got {len(fds)}")
+    except (OSError, ValueError) as exc:
+        print(f"prefork: a launcher's request was unusable: {exc}", file=sys.stderr)
+        conn.close()
+        return None
+    go_r, go_w = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError as exc:  # the launcher reads no reply and runs the command cold
+        print(f"prefork: cannot fork: {exc}", file=sys.stderr)
+        for fd in (*fds, go_r, go_w):
+            os.close(fd)
+        conn.close()
+        return None
+    if pid == 0:
+        os.close(go_w)
+        if not os.read(go_r, 1):  # the zygote could not tell the launcher: nobody waits for this child
+            os._exit(1)
+        os.close(go_r)
+        sel.close()
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        for fd in own:
+            os.close(fd)
+        for child in children.values():
+            child.close()
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+            os.close(fd)
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update(request["env"])
+        # The zygote watches the launcher for the child: the child runs no thread of its
+        # own, as a fresh interpreter (a second thread makes the generator refuse to fork).
+        conn.close()
+        return _Job(request["argv"])
+    os.close(go_r)
+    for fd in fds:
+        os.close(fd)
+    try:
+        conn.send(b"P%d" % pid)
+    except OSError:  # the launcher is gone: the child reads EOF, exits unrun, and is reaped as any
+        os.close(go_w)
+        conn.close()
+        return None
+    os.write(go_w, b"g")
+    os.close(go_w)
+    children[pid] = conn
+    sel.register(conn, selectors.EVENT_READ, pid)
+    return None
 
 
 def _receives(conn: socket.socket) -> bool:

@@ -7,16 +7,19 @@ launcher taking its child along, and the code under test imported fresh in every
 
 from __future__ import annotations
 
+import array
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from mcp_helpers import REPO
-from prefork import SHARED, python_command
+from prefork import MESSAGE, SHARED, python_args, python_command
 
 ENV = {"PYTHONPATH": str(REPO), "PATH": os.environ.get("PATH", "")}
 
@@ -115,6 +118,31 @@ def test_a_sigkilled_launcher_takes_its_child_along() -> None:
     assert again.stdin is not None
     again.stdin.close()
     assert again.wait(10) == 0
+
+
+def test_a_launcher_gone_before_its_reply_gets_no_child_and_the_zygote_serves_on(tmp_path: Path) -> None:
+    """A launcher SIGKILLed (or out of patience) between its request and the zygote's reply: the
+    reply fails, the child it would have had runs nothing, and the next command is still a fork.
+    The zygote used to die of that failed reply, under load, with every child it had forked."""
+    args = python_args("-c", "pass")
+    if args[0] != "-S":
+        pytest.skip("no zygote in this run (TOOLGEN_TESTS_PREFORK=0)")
+    ran = tmp_path / "ran"
+    request = {"argv": ["-c", f"open({str(ran)!r}, 'w').close()"], "env": ENV, "cwd": str(tmp_path)}
+    payload = json.dumps(request).encode()
+    assert len(payload) < MESSAGE
+    null = os.open(os.devnull, os.O_RDWR)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as conn:
+        conn.settimeout(10)
+        conn.connect(args[2])
+        conn.sendmsg([payload], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [null] * 3))])
+    os.close(null)  # gone before any reply: as a launcher killed right after its request
+    again, _ = _started("import os, sys; print(os.getpid(), flush=True); sys.stdin.read()")
+    assert again.stdin is not None
+    again.stdin.close()
+    assert again.wait(10) == 0
+    time.sleep(0.5)  # the zygote took the request before the one above: a child would have run by now
+    assert not ran.exists(), "the request of a launcher that was gone ran anyway"
 
 
 def _alive(pid: int) -> bool:
