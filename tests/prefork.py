@@ -190,16 +190,34 @@ def _spawn(pythonpath: str | None) -> tuple[str, subprocess.Popen[bytes]] | None
 
     def stop() -> None:
         assert proc.stdin is not None
+        ended = proc.poll()  # before the EOF below, only a crash or a signal ends a zygote
         proc.stdin.close()  # the zygote exits on EOF
         try:
             proc.wait(5)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(5)
+        if ended is not None:
+            _report_early_end(pythonpath, ended, os.path.join(folder, "log"))
         shutil.rmtree(folder, ignore_errors=True)
 
     atexit.register(stop)
     return sock_path, proc
+
+
+def _report_early_end(pythonpath: str | None, status: int, log_path: str) -> None:
+    """Say on stderr that a zygote ended before its test process, with the end of its log (which
+    goes with its folder): the commands after it ran cold, slower but still passing, and a child
+    it had forked lost its exit status."""
+    try:
+        with open(log_path, encoding="utf-8", errors="replace") as f:
+            last = f.read().splitlines()[-20:]
+    except OSError:
+        last = []
+    print(
+        f"prefork: the zygote for PYTHONPATH={pythonpath} ended early (status {status}); later commands ran cold",
+        *(f"prefork:   {line}" for line in last), sep="\n", file=sys.stderr,
+    )  # fmt: skip
 
 
 def _ready(sock_path: str, alive: Callable[[], bool]) -> str | None:

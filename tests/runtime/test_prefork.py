@@ -145,6 +145,24 @@ def test_a_launcher_gone_before_its_reply_gets_no_child_and_the_zygote_serves_on
     assert not ran.exists(), "the request of a launcher that was gone ran anyway"
 
 
+_ENDING = """
+import os, signal, prefork
+sock_path, proc = prefork._spawn(None)
+os.kill(proc.pid, signal.SIGKILL)  # as a crash would end it, long before this process ends
+proc.wait(10)
+"""
+
+
+def test_a_zygote_that_ends_before_its_test_process_is_reported_at_exit() -> None:
+    """Its commands run cold after that and still pass, so only the report shows it (and the log's
+    end, which goes with the zygote's folder)."""
+    env = {"PYTHONPATH": str(REPO / "tests"), "PATH": os.environ.get("PATH", "")}
+    done = subprocess.run([sys.executable, "-c", _ENDING], capture_output=True, text=True, timeout=60, env=env)
+    assert done.returncode == 0
+    said = f"prefork: the zygote for PYTHONPATH=None ended early (status {-signal.SIGKILL})"
+    assert done.stderr.startswith(said), done.stderr
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
