@@ -900,7 +900,7 @@ def _measured_code() -> str | None:
             "`pip install .` first, as `nox -s bench` does")  # fmt: skip
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="tiny catalogs, one repeat: a smoke test")
     parser.add_argument("--tools", type=int, default=1000)
@@ -923,69 +923,76 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--note", default="", help="a sentence for the header, such as who else used the machine meanwhile"
     )
     parser.add_argument("--floor", type=Path, help=argparse.SUPPRESS)  # internal: run the floor once
-    args = parser.parse_args(argv)
-    if args.floor:
-        floor_once(args.floor)
-        return 0
+    return parser
+
+
+#: The groups that use the cold run's output (and its cache).
+_USE_COLD = {"generation", "edits", "import", "checkers", "completion", "code-mode", "impact"}
+
+
+def _measure(root: Path, only: set[str], args: argparse.Namespace) -> tuple[list[Row], list[str], int, int]:
+    """The rows of the groups in ``only``, the notes beside them, and the two catalog sizes."""
     big, small, repeat = (20, 8, 1) if args.quick else (args.tools, 300, args.repeat)
     big_repeat, slow_repeat = (1, 1) if args.quick else (args.big_repeat, args.slow_repeat)
     calls, number = (20, 200) if args.quick else (300, 2000)
     call_repeat = 3 if args.quick else 9
+    rows: list[Row] = []
+    notes: list[str] = []
+    if only & _USE_COLD:
+        cold, work = bench_cold(root, big, big_repeat)
+        rows.append(cold)
+    if "generation" in only:  # a folder of its own: with --tools 300 the two cold rows would share gen300
+        rows.append(bench_cold(root / "small", small, slow_repeat)[0])
+    if "edits" in only:
+        rows += bench_reruns(work, cold, repeat, slow_repeat)
+    if "import" in only:
+        rows += bench_import(work, big, max(repeat, 3))
+    if "calls" in only:
+        rows.append(bench_call_overhead(root, call_repeat, number))
+    if "mcp" in only:
+        rows += bench_mcp(repeat, calls)
+    if "checkers" in only:
+        rows += bench_checkers(work, big, slow_repeat)
+    if "completion" in only:
+        rows += bench_completion(work, big, slow_repeat)
+    if "code-mode" in only:
+        rows += bench_code_mode(root, work, big, repeat)
+    if "side-by-side" in only:
+        if args.quick:  # a smoke test installs nothing: say so rather than leave the rows out silently
+            notes.append("side by side: not run with --quick (it installs two peers from PyPI); "
+                         "run `nox -s bench -- --only side-by-side`")  # fmt: skip
+        else:
+            import side_by_side
+
+            found, said = side_by_side.rows(max(repeat, 15))
+            rows += found
+            notes += said
+    if "impact" in only:
+        rows += bench_impact(work, big, repeat)
+    if "kit" in only:
+        rows.append(bench_kit(root, big, big_repeat))
+    return rows, notes, big, small
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.floor:
+        floor_once(args.floor)
+        return 0
     only = set(args.only.split(",")) if args.only else set(GROUPS)
     if only - set(GROUPS):
         unknown = ", ".join(sorted(only - set(GROUPS)))
         parser.error(f"--only: unknown group(s) {unknown}; choose from {', '.join(GROUPS)}")
     started = time.perf_counter()
     load_before = os.getloadavg()[0]
-    rows: list[Row] = []
-    notes: list[str] = []
     stale = _measured_code()
     if stale is not None:
         print(f"bench: {stale}", file=sys.stderr)
-        notes.append(stale)
     with tempfile.TemporaryDirectory(prefix="toolgen-bench-") as tmp:
-        root = Path(tmp)
-        if only & {
-            "generation",
-            "edits",
-            "import",
-            "checkers",
-            "completion",
-            "code-mode",
-            "impact",
-        }:  # they use its output, cache
-            cold, work = bench_cold(root, big, big_repeat)
-            rows.append(cold)
-        if "generation" in only:  # a folder of its own: with --tools 300 the two cold rows would share gen300
-            rows.append(bench_cold(root / "small", small, slow_repeat)[0])
-        if "edits" in only:
-            rows += bench_reruns(work, cold, repeat, slow_repeat)
-        if "import" in only:
-            rows += bench_import(work, big, max(repeat, 3))
-        if "calls" in only:
-            rows.append(bench_call_overhead(root, call_repeat, number))
-        if "mcp" in only:
-            rows += bench_mcp(repeat, calls)
-        if "checkers" in only:
-            rows += bench_checkers(work, big, slow_repeat)
-        if "completion" in only:
-            rows += bench_completion(work, big, slow_repeat)
-        if "code-mode" in only:
-            rows += bench_code_mode(root, work, big, repeat)
-        if "side-by-side" in only:
-            if args.quick:  # a smoke test installs nothing: say so rather than leave the rows out silently
-                notes.append("side by side: not run with --quick (it installs two peers from PyPI); "
-                             "run `nox -s bench -- --only side-by-side`")  # fmt: skip
-            else:
-                import side_by_side
-
-                found, said = side_by_side.rows(max(repeat, 15))
-                rows += found
-                notes += said
-        if "impact" in only:
-            rows += bench_impact(work, big, repeat)
-        if "kit" in only:
-            rows.append(bench_kit(root, big, big_repeat))
+        rows, notes, big, small = _measure(Path(tmp), only, args)
+    if stale is not None:
+        notes.insert(0, stale)
     elapsed = time.perf_counter() - started
     given = [*(["--quick"] if args.quick else []), *([f"--only {args.only}"] if args.only else [])]
     flags = f" -- {' '.join(given)}" if given else ""
@@ -1008,7 +1015,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         out.write_text(text + kept_sections(out), encoding="utf-8")
     print(text)
     return 0
-
 
 if __name__ == "__main__":
     raise SystemExit(main())
