@@ -75,6 +75,8 @@ LIBRARIES = (
 FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
 #: One message: argv, environment and folder as JSON; environments here are a few KiB.
 MESSAGE = 1 << 20
+#: How long the zygote waits for the request of a launcher that has connected (it sends at once).
+REQUEST_TIMEOUT = 10
 LAUNCHER = os.path.abspath(__file__)
 REPO = os.path.dirname(os.path.dirname(LAUNCHER))
 #: PYTHON* settings a forked child applies itself (:meth:`_Job.run`); any other must match the zygote's.
@@ -429,6 +431,7 @@ def _accept(
     import selectors  # imported already (by _serve): the launcher half stays free of it
 
     conn, _ = listener.accept()
+    conn.settimeout(REQUEST_TIMEOUT)  # a launcher sends at once; a silent one must not stall the others
     try:
         msg, ancdata, _flags, _addr = conn.recvmsg(MESSAGE, socket.CMSG_SPACE(3 * 4))
         fds = array.array("i")

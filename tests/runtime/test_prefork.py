@@ -134,11 +134,16 @@ def test_a_launcher_gone_before_its_reply_gets_no_child_and_the_zygote_serves_on
     payload = json.dumps(request).encode()
     assert len(payload) < MESSAGE
     null = os.open(os.devnull, os.O_RDWR)
-    with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as conn:
-        conn.settimeout(10)
-        conn.connect(args[2])
-        conn.sendmsg([payload], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [null] * 3))])
-    os.close(null)  # gone before any reply: as a launcher killed right after its request
+    # The zygote takes connections in order: while it waits on the silent first one, the second
+    # sends its request and closes, so that launcher is surely gone before any reply to it.
+    with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as silent:
+        silent.settimeout(10)
+        silent.connect(args[2])
+        with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as conn:
+            conn.settimeout(10)
+            conn.connect(args[2])
+            conn.sendmsg([payload], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [null] * 3))])
+    os.close(null)
     again, _ = _started("import os, sys; print(os.getpid(), flush=True); sys.stdin.read()")
     assert again.stdin is not None
     again.stdin.close()
