@@ -75,8 +75,9 @@ LIBRARIES = (
 FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
 #: One message: argv, environment and folder as JSON; environments here are a few KiB.
 MESSAGE = 1 << 20
-#: How long the zygote waits for the request of a launcher that has connected (it sends at once).
-REQUEST_TIMEOUT = 10
+#: How long the zygote waits for the request of a launcher that has connected: a launcher sends it
+#: at once, and every launcher behind a silent one waits (each gives up on the zygote after 10 s).
+REQUEST_TIMEOUT = 3
 LAUNCHER = os.path.abspath(__file__)
 REPO = os.path.dirname(os.path.dirname(LAUNCHER))
 #: PYTHON* settings a forked child applies itself (:meth:`_Job.run`); any other must match the zygote's.

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from mcp_helpers import REPO
-from prefork import MESSAGE, SHARED, python_args, python_command
+from prefork import LAUNCHER, MESSAGE, REQUEST_TIMEOUT, SHARED, _start, python_args, python_command
 
 ENV = {"PYTHONPATH": str(REPO), "PATH": os.environ.get("PATH", "")}
 
@@ -73,11 +73,12 @@ def test_stdout_stderr_stdin_and_the_exit_status_are_the_childs() -> None:
     assert failed.returncode == 1 and failed.stderr.rstrip().endswith("ValueError: boom")
 
 
-def _started(code: str) -> tuple[subprocess.Popen[str], int]:
-    """A launcher whose child printed its pid and waits; the pid is the child's, not the launcher's."""
-    proc = subprocess.Popen(
-        python_command("-c", code), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=ENV
-    )
+def _started(code: str, sock_path: str | None = None) -> tuple[subprocess.Popen[str], int]:
+    """A launcher whose child printed its pid and waits; the pid is the child's, not the launcher's.
+    The zygote is this process's usual one, or the one listening at ``sock_path``."""
+    own = [sys.executable, "-S", LAUNCHER, sock_path, "-c", code] if sock_path is not None else None
+    command = own or python_command("-c", code)
+    proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=ENV)
     assert proc.stdout is not None
     child = int(proc.stdout.readline())
     assert child != proc.pid
@@ -150,6 +151,28 @@ def test_a_launcher_gone_before_its_reply_gets_no_child_and_the_zygote_serves_on
     assert again.wait(10) == 0
     time.sleep(0.5)  # the zygote took the request before the one above: a child would have run by now
     assert not ran.exists(), "the request of a launcher that was gone ran anyway"
+
+
+@pytest.mark.full  # a zygote of its own, and 3 s of waiting
+def test_a_launcher_silent_past_the_request_timeout_holds_up_the_next_one_no_longer() -> None:
+    """A connection that never sends its request is dropped after REQUEST_TIMEOUT: the launcher
+    queued behind it is served then, a fork, and not left to give up and start cold (10 s). A zygote
+    of the test's own: the shared one would hold up the other workers' commands meanwhile."""
+    sock_path = _start(str(REPO))
+    if sock_path is None:
+        pytest.skip("no zygote in this run (TOOLGEN_TESTS_PREFORK=0)")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as silent:
+        silent.settimeout(10)
+        silent.connect(sock_path)
+        started = time.monotonic()
+        proc, _ = _started("import os, sys; print(os.getpid(), flush=True); sys.stdin.read()", sock_path)  # a fork
+        waited = time.monotonic() - started
+        assert silent.recv(64) == b""  # the zygote dropped it, without a reply
+    assert proc.stdin is not None
+    proc.stdin.close()
+    assert proc.wait(10) == 0
+    # Served once the silent one was dropped: at the limit, not before it (nor at the launcher's 10 s).
+    assert REQUEST_TIMEOUT - 0.5 < waited < REQUEST_TIMEOUT + 5, waited
 
 
 _ENDING = """
